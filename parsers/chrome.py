@@ -1,0 +1,354 @@
+"""Chrome trace JSON (chrome://tracing, Perfetto), both ways.
+
+Reading understands two dialects:
+- TensorFlow's timeline (``timeline.Timeline(step_stats).generate_chrome_trace_format()``): one step per file,
+  ``pid`` resolved through ``process_name`` metadata (``"<device> Compute"``), ops as ``ph: "X"`` with
+  ``args.name``/``args.op``/``args.inputN``. It is lossy: ``RecvTensor`` events carry no tensor name, size or
+  source, so those stay ``<NA>`` and ``Trace.lost`` says so; op inputs become graph edges of the ops that ran.
+- Our own (written by :func:`write_trace`): every value of the Trace in ``args`` and a top-level ``tracegen``
+  object with the graph tables, so reading it back gives an equal Trace.
+
+Writing streams events to disk through :class:`ChromeWriter` (memory does not grow with the trace); the
+caller puts slices on named tracks and must not overlap slices on one track (Perfetto drops them):
+:func:`assign_lanes` spreads overlapping intervals over the fewest tracks. Times are integer ns inside and
+exact decimal microseconds (three decimals) in the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import json
+import os
+import pathlib
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from types import TracebackType
+from typing import IO, Any
+
+import pandas as pd
+
+from parsers.atomic import open_atomic
+from parsers.errors import TraceContentError, TraceFormatError
+from parsers.trace import SCHEMAS, Trace, device_role, direction_of, make_table
+
+OWN_FORMAT_VERSION = 1
+TF_LOST = (
+    "transfer tensor names (TF timeline RecvTensor events carry none)",
+    "transfer sizes in bytes",
+    "transfer source devices (direction inferred from the receiving device's job)",
+    "variables and their shapes",
+    "rendezvous (_Send/_Recv) pairs linking transfers to the ops that wait for them",
+    "graph nodes that did not run in the traced step",
+    "some control dependencies (the timeline lists data inputs and only part of the control inputs)",
+)
+_MAX_NS = 2**62
+
+
+# ----------------------------------------------------------------------------------------------- writing
+
+
+def format_us(ns: int) -> str:
+    """Integer ns as an exact decimal microsecond literal: 1234567 → ``1234.567``."""
+    sign = "-" if ns < 0 else ""
+    q, r = divmod(abs(int(ns)), 1000)
+    return f"{sign}{q}.{r:03d}"
+
+
+class ChromeWriter:
+    """Stream Chrome trace events to ``path``; the file appears atomically when the block ends cleanly.
+
+    Processes and tracks are named; their ``pid``/``tid`` are given in order of first use, with
+    ``process_name``/``thread_name`` metadata and sort indexes so viewers keep that order.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, extra: Mapping[str, Any] | None = None) -> None:
+        self._path = pathlib.Path(path)
+        self._extra = extra
+        self._pids: dict[str, int] = {}
+        self._tids: dict[tuple[str, str], int] = {}
+        self._fh: IO[str] | None = None
+        self._cm: contextlib.AbstractContextManager[IO[Any]] = contextlib.nullcontext()
+        self._first = True
+
+    def __enter__(self) -> ChromeWriter:
+        self._cm = open_atomic(self._path, "w")
+        self._fh = self._cm.__enter__()  # type: ignore[assignment]
+        self._fh.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if kind is None and self._fh is not None:
+            self._fh.write("\n]")
+            if self._extra is not None:
+                self._fh.write(', "tracegen": ' + json.dumps(self._extra, sort_keys=True))
+            self._fh.write("}\n")
+        self._cm.__exit__(kind, exc, tb)
+
+    def _emit(self, event: str) -> None:
+        assert self._fh is not None  # noqa: S101 - internal invariant: used inside the with block
+        self._fh.write(event if self._first else ",\n" + event)
+        self._first = False
+
+    def _ids(self, process: str, track: str) -> tuple[int, int]:
+        pid = self._pids.get(process)
+        if pid is None:
+            pid = self._pids[process] = len(self._pids) + 1
+            self._emit(json.dumps({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+                                   "args": {"name": process}}))
+            self._emit(json.dumps({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
+                                   "args": {"sort_index": pid}}))
+        tid = self._tids.get((process, track))
+        if tid is None:
+            tid = self._tids[(process, track)] = 1 + sum(1 for p, _ in self._tids if p == process)
+            self._emit(json.dumps({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                                   "args": {"name": track}}))
+            self._emit(json.dumps({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
+                                   "args": {"sort_index": tid}}))
+        return pid, tid
+
+    def slice(self, *, process: str, track: str, name: str, start_ns: int, dur_ns: int, cat: str = "op",
+              args: Mapping[str, Any] | None = None) -> None:
+        """A complete event (``ph: "X"``) on ``process``/``track``."""
+        pid, tid = self._ids(process, track)
+        body = json.dumps({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "args": dict(args or {})})
+        self._emit(f'{{"ts": {format_us(start_ns)}, "dur": {format_us(dur_ns)}, {body[1:]}')
+
+    def flow(self, *, flow_id: int, name: str, src: tuple[str, str, int], dst: tuple[str, str, int]) -> None:
+        """A flow arrow from the slice enclosing ``src`` = (process, track, ts_ns) to the one at ``dst``."""
+        for phase, (process, track, ts_ns) in (("s", src), ("f", dst)):
+            pid, tid = self._ids(process, track)
+            body = json.dumps({"ph": phase, "cat": "flow", "name": name, "id": flow_id, "pid": pid, "tid": tid,
+                               **({"bp": "e"} if phase == "f" else {})})
+            self._emit(f'{{"ts": {format_us(ts_ns)}, {body[1:]}')
+
+
+def assign_lanes(starts_ns: Sequence[int], ends_ns: Sequence[int]) -> list[int]:
+    """Lane per interval so that intervals on one lane never overlap, using the fewest lanes (greedy)."""
+    order = sorted(range(len(starts_ns)), key=lambda i: (starts_ns[i], ends_ns[i], i))
+    lanes = [0] * len(starts_ns)
+    busy: list[tuple[int, int]] = []  # (end_ns, lane)
+    free: list[int] = []
+    n_lanes = 0
+    for i in order:
+        while busy and busy[0][0] <= starts_ns[i]:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            lane = heapq.heappop(free)
+        else:
+            lane, n_lanes = n_lanes, n_lanes + 1
+        lanes[i] = lane
+        heapq.heappush(busy, (ends_ns[i], lane))
+    return lanes
+
+
+def _none_if_na(value: Any) -> Any:
+    """A JSON-ready scalar: ``None`` for a missing value, plain ``int``/``str`` for numpy and pandas ones."""
+    if value is None or value is pd.NA:
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def _table_json(frame: pd.DataFrame) -> dict[str, Any]:
+    rows = [[_none_if_na(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+    return {"columns": list(frame.columns), "rows": rows}
+
+
+def write_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
+    """Write ``trace`` as Chrome JSON that Perfetto loads and that :func:`read_chrome` reads back equal."""
+    extra = {
+        "format_version": OWN_FORMAT_VERSION, "source": trace.source, "source_format": trace.source_format,
+        "lost": list(trace.lost), "skipped": dict(trace.skipped),
+        "tables": {n: _table_json(getattr(trace, n)) for n in ("graph_nodes", "graph_edges", "rendezvous",
+                                                               "variables", "steps")},
+    }
+    ops, transfers = trace.ops, trace.transfers
+    op_lanes = _display_lanes(ops, ["device"])
+    transfer_lanes = _display_lanes(transfers, ["dst_device", "direction"])
+    with ChromeWriter(path, extra=extra) as out:  # rows in table order, so reading back gives equal tables
+        for lane, row in zip(op_lanes, ops.itertuples(index=False), strict=True):
+            out.slice(process=str(row.device), track=f"ops {lane}", name=str(_none_if_na(row.op_type) or "?"),
+                      start_ns=int(row.start_ns), dur_ns=int(row.dur_ns), cat="op",
+                      args={"node_name": row.node_name, "op_type": _none_if_na(row.op_type),
+                            "step": int(row.step), "lane": int(row.lane)})
+        for lane, row in zip(transfer_lanes, transfers.itertuples(index=False), strict=True):
+            out.slice(process=str(row.dst_device), track=f"{row.direction}s {lane}",
+                      name=str(_none_if_na(row.tensor_name) or "RecvTensor"),
+                      start_ns=int(row.start_ns), dur_ns=int(row.dur_ns), cat="transfer",
+                      args={"tensor_name": _none_if_na(row.tensor_name),
+                            "src_device": _none_if_na(row.src_device), "dst_device": row.dst_device,
+                            "direction": row.direction, "size_bytes": _none_if_na(row.size_bytes),
+                            "step": int(row.step)})
+
+
+def _display_lanes(frame: pd.DataFrame, keys: list[str]) -> list[int]:
+    """Per row, a lane within its ``keys`` group such that rows on one lane never overlap in time."""
+    lanes = [0] * len(frame)
+    for _, group in frame.groupby(keys, sort=False):
+        positions = [frame.index.get_loc(i) for i in group.index]
+        ends = group["start_ns"] + group["dur_ns"]
+        for pos, lane in zip(positions, assign_lanes(list(group["start_ns"]), list(ends)), strict=True):
+            lanes[pos] = lane
+    return lanes
+
+
+# ----------------------------------------------------------------------------------------------- reading
+
+
+def load_events(data: bytes, source: str) -> tuple[list[Any], dict[str, Any]]:
+    """Parse Chrome JSON bytes into (events, top-level object); errors name the line and column."""
+    try:
+        doc = json.loads(data, parse_float=Decimal)
+    except json.JSONDecodeError as exc:
+        raise TraceFormatError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(f"{source}: byte {exc.start}: JSON is not valid UTF-8") from exc
+    except RecursionError as exc:
+        raise TraceFormatError(f"{source}: JSON nested too deeply to be a trace") from exc
+    except ValueError as exc:  # e.g. an integer literal with too many digits
+        raise TraceFormatError(f"{source}: unreadable JSON value: {exc}") from exc
+    if isinstance(doc, list):
+        return doc, {}
+    if isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list):
+        return doc["traceEvents"], doc
+    raise TraceFormatError(f"{source}: JSON is not a Chrome trace (no 'traceEvents' list at the top)")
+
+
+def _ns(value: Any, what: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise TraceContentError(f"{where}: '{what}' must be a number (got {value!r})")
+    try:
+        ns = int(Decimal(value) * 1000)
+    except (InvalidOperation, OverflowError, ValueError) as exc:
+        raise TraceContentError(f"{where}: '{what}' is not a finite number (got {value!r})") from exc
+    if not 0 <= ns < _MAX_NS:
+        raise TraceContentError(f"{where}: '{what}' out of range (got {value!r} µs)")
+    return ns
+
+
+def read_chrome(data: bytes, source: str) -> Trace:
+    """Read one Chrome JSON trace (TensorFlow's timeline or our own) into a Trace."""
+    events, doc = load_events(data, source)
+    if "tracegen" in doc:
+        return _read_own(events, doc["tracegen"], source)
+    return _read_tf(events, source)
+
+
+def _process_names(events: Iterable[Any]) -> dict[Any, str]:
+    names: dict[Any, str] = {}
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name":
+            name = (e.get("args") or {}).get("name") if isinstance(e.get("args"), dict) else None
+            if isinstance(name, str):
+                names[e.get("pid")] = name
+    return names
+
+
+def _complete_events(events: Sequence[Any], source: str) -> Iterable[tuple[int, dict[str, Any], str]]:
+    for i, e in enumerate(events):
+        if not isinstance(e, dict):
+            raise TraceContentError(f"{source}: traceEvents[{i}] is not an object (got {type(e).__name__})")
+        if e.get("ph") == "X":
+            yield i, e, f"{source}: traceEvents[{i}]"
+
+
+def _read_tf(events: Sequence[Any], source: str) -> Trace:
+    processes = _process_names(events)
+    ops: list[dict[str, Any]] = []
+    transfers: list[dict[str, Any]] = []
+    nodes: dict[tuple[str, str], str] = {}
+    edges: dict[tuple[str, str, int, str], str] = {}
+    skipped: dict[str, int] = {}
+    n_complete = 0
+    for _i, e, where in _complete_events(events, source):
+        n_complete += 1
+        process = processes.get(e.get("pid"), "")
+        if not process.endswith(" Compute"):
+            skipped["events outside '<device> Compute' processes"] = (
+                skipped.get("events outside '<device> Compute' processes", 0) + 1)
+            continue
+        device = process[: -len(" Compute")]
+        start_ns, dur_ns = _ns(e.get("ts"), "ts", where), _ns(e.get("dur"), "dur", where)
+        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        name, lane = e.get("name"), e.get("tid", 0)
+        if not isinstance(name, str) or not isinstance(lane, int):
+            raise TraceContentError(f"{where}: complete event needs a string 'name' and an integer 'tid'")
+        if name == "RecvTensor":
+            transfers.append({"step": 0, "tensor_name": None, "src_device": None, "dst_device": device,
+                              "direction": direction_of(None, device), "size_bytes": None,
+                              "start_ns": start_ns, "dur_ns": dur_ns})
+            continue
+        node_name = args.get("name", name)
+        op_type = args.get("op", name)
+        if not isinstance(node_name, str) or not isinstance(op_type, str):
+            raise TraceContentError(f"{where}: 'args.name' and 'args.op' must be strings")
+        ops.append({"step": 0, "device": device, "node_name": node_name, "op_type": op_type,
+                    "start_ns": start_ns, "dur_ns": dur_ns, "lane": lane})
+        nodes.setdefault((device, node_name), op_type)
+        k = 0
+        while isinstance(args.get(f"input{k}"), str):
+            inp = args[f"input{k}"]
+            control = inp.startswith("^")
+            src, _, slot = inp.lstrip("^").rpartition(":")
+            if not src or not slot.isdigit():
+                src, slot = inp.lstrip("^"), "0"
+            edges.setdefault((device, src, -1 if control else int(slot), node_name),
+                             "control" if control else "data")
+            k += 1
+    if n_complete == 0:
+        raise TraceContentError(f"{source}: Chrome trace has no complete ('X') events")
+    if not ops and not transfers:
+        raise TraceContentError(f"{source}: no events in any '<device> Compute' process: not a TF timeline")
+    starts = [r["start_ns"] for r in ops + transfers]
+    ends = [r["start_ns"] + r["dur_ns"] for r in ops + transfers]
+    trace = Trace(
+        source=source, source_format="tf-timeline-json",
+        ops=make_table("ops", ops), transfers=make_table("transfers", transfers),
+        graph_nodes=make_table("graph_nodes", [{"device": d, "node_name": n, "op_type": t}
+                                               for (d, n), t in nodes.items()]),
+        graph_edges=make_table("graph_edges", [{"device": d, "src_node": s, "src_output": o, "dst_node": n,
+                                                "kind": k} for (d, s, o, n), k in edges.items()]),
+        rendezvous=make_table("rendezvous", []), variables=make_table("variables", []),
+        steps=make_table("steps", [{"step": 0, "source": source, "start_ns": min(starts), "end_ns": max(ends)}]),
+        lost=TF_LOST, skipped=skipped,
+    )
+    if not any(device_role(d) == "worker" for d in trace.devices):
+        raise TraceContentError(f"{source}: no device of job 'worker' in the trace (devices: "
+                                f"{', '.join(trace.devices)})")
+    return trace
+
+
+def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
+    if not isinstance(extra, dict) or extra.get("format_version") != OWN_FORMAT_VERSION:
+        version = extra.get("format_version") if isinstance(extra, dict) else extra
+        raise TraceFormatError(f"{source}: unsupported tracegen Chrome format_version {version!r}")
+    processes = _process_names(events)
+    ops: list[dict[str, Any]] = []
+    transfers: list[dict[str, Any]] = []
+    for _i, e, where in _complete_events(events, source):
+        args = e.get("args")
+        if not isinstance(args, dict):
+            raise TraceContentError(f"{where}: tracegen event without 'args'")
+        times = {"start_ns": _ns(e.get("ts"), "ts", where), "dur_ns": _ns(e.get("dur"), "dur", where)}
+        if e.get("cat") == "op":
+            ops.append({k: args.get(k) for k in ("node_name", "op_type", "step", "lane")}
+                       | {"device": processes.get(e.get("pid"), "")} | times)
+        elif e.get("cat") == "transfer":
+            transfers.append({k: args.get(k) for k in ("tensor_name", "src_device", "dst_device", "direction",
+                                                       "size_bytes", "step")} | times)
+    tables = extra.get("tables")
+    if not isinstance(tables, dict):
+        raise TraceFormatError(f"{source}: 'tracegen.tables' missing")
+    built: dict[str, pd.DataFrame] = {}
+    for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps"):
+        table = tables.get(name)
+        if not isinstance(table, dict) or table.get("columns") != list(SCHEMAS[name]):
+            raise TraceFormatError(f"{source}: 'tracegen.tables.{name}' does not have the columns "
+                                   f"{list(SCHEMAS[name])}")
+        built[name] = make_table(name, pd.DataFrame(table.get("rows") or [], columns=table["columns"]))
+    skipped = extra.get("skipped") if isinstance(extra.get("skipped"), dict) else {}
+    return Trace(source=str(extra.get("source", source)), source_format=str(extra.get("source_format", "")),
+                 ops=make_table("ops", ops), transfers=make_table("transfers", transfers),
+                 lost=tuple(extra.get("lost") or ()), skipped={str(k): int(v) for k, v in skipped.items()},
+                 **built)
+

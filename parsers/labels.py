@@ -1,0 +1,44 @@
+"""TensorFlow's ``timeline_label`` strings: the text that names a transfer or an op inside a NodeExecStats.
+
+Two shapes occur in RunMetadata traces:
+- a network receive: ``[20480B] [1.7Gb/s] edge_16_MatMul_2/ReadVariableOp from /job:ps/... to /job:worker/...``
+  (size, observed rate, rendezvous tensor name, source and destination device);
+- an op: ``fc1/kernel = VarHandleOp()`` or ``Relu = _MklNativeFusedMatMul(x, y, z)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+_RECV = re.compile(r"^\[(?P<size>[^\]]*)\] \[(?P<rate>[^\]]*)\] (?P<tensor>\S+) from (?P<src>\S+) to (?P<dst>\S+)$")
+_OP = re.compile(r"^(?P<name>\S+) = (?P<op>[A-Za-z0-9_>.]+)\(")
+_EXACT_BYTES = re.compile(r"^(?P<n>\d+)B$")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RecvLabel:
+    """What a ``RecvTensor`` label says. ``size_bytes`` is None when the label gives only a rounded size."""
+
+    tensor_name: str
+    src_device: str
+    dst_device: str
+    size_bytes: int | None
+
+
+def parse_recv_label(label: str) -> RecvLabel | None:
+    """Parse a ``RecvTensor`` label; None when it does not have the documented shape."""
+    m = _RECV.match(label.strip())
+    if m is None:
+        return None
+    exact = _EXACT_BYTES.match(m["size"])
+    return RecvLabel(
+        tensor_name=m["tensor"], src_device=m["src"], dst_device=m["dst"],
+        size_bytes=int(exact["n"]) if exact else None,
+    )
+
+
+def parse_op_type(label: str) -> str | None:
+    """The op type from an op label (``Relu = _MklNativeFusedMatMul(...)`` → ``_MklNativeFusedMatMul``)."""
+    m = _OP.match(label.strip())
+    return m["op"] if m else None

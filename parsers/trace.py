@@ -1,0 +1,197 @@
+"""The format-neutral trace: one frozen :class:`Trace` of typed pandas tables.
+
+Every reader in this package returns a ``Trace``; everything downstream reads only this. Times are integer
+nanoseconds on the trace's own clock (TensorFlow's: microseconds since the epoch, times 1000). The column
+schemas below are the contract: readers build tables through :func:`make_table`, which checks them, and the
+columns never change with options. Unknown values are pandas' ``<NA>`` (nullable dtypes), never a made-up 0.
+
+Tables (column: dtype — meaning):
+
+``ops`` — one row per executed node (not transfers) per traced step:
+    step: int64 — index of the traced step (0, 1, ... in reading order)
+    device: string — full TensorFlow device name, ``/job:worker/replica:0/task:0/device:CPU:0``
+    node_name: string — graph node name
+    op_type: string — op type (``MatMul``, ``_Recv``, ``ResourceApplyGradientDescent``, ...)
+    start_ns: int64 — start time
+    dur_ns: int64 — wall time from start to the end of all its work (TF's ``all_end_rel``)
+    lane: int64 — executor thread id from the RunMetadata; a display lane for Chrome input
+
+``transfers`` — one row per ``RecvTensor`` record (a tensor received over the network):
+    step: int64
+    tensor_name: string — rendezvous key, ``edge_34_conv3/kernel/read``; <NA> when the format lost it
+    src_device: string — sending device; <NA> when unknown
+    dst_device: string — receiving device
+    direction: string — ``pull`` (PS → worker), ``push`` (worker → PS) or ``other``
+    size_bytes: Int64 — bytes on the wire as TensorFlow reported them; <NA> when unknown
+    start_ns: int64
+    dur_ns: int64
+
+``graph_nodes`` — every node of the partition graphs TensorFlow ran (absent in Chrome input, then empty):
+    device: string — the partition's device
+    node_name: string
+    op_type: string
+
+``graph_edges`` — every input edge in the partition graphs:
+    device: string
+    src_node: string — producing node
+    src_output: int64 — its output slot (-1 for a control edge)
+    dst_node: string — consuming node
+    kind: string — ``data`` or ``control``
+
+``rendezvous`` — cross-device tensors: the ``_Send``/``_Recv`` pairs of the partition graphs:
+    tensor_name: string — the key that ``transfers.tensor_name`` uses
+    send_device: string
+    recv_device: string
+    send_node: string — the ``_Send`` node (its input is the tensor's producer)
+    recv_node: string — the ``_Recv`` node (its consumers wait for the transfer)
+    direction: string — ``pull``, ``push`` or ``other``
+
+``variables`` — variables held by the parameter server(s), from the partition graphs:
+    name: string
+    device: string
+    dtype: string — ``float32``, ``int64``, ...
+    shape: string — for display only, ``784x512``; ``scalar`` for rank 0
+    n_elements: int64
+    size_bytes: int64
+
+``steps`` — one row per traced step:
+    step: int64
+    source: string — file the step came from
+    start_ns: int64 — earliest start of any record in the step
+    end_ns: int64 — latest end of any record in the step
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from parsers.errors import SchemaError
+
+STR = "string"
+INT = "int64"
+NULLABLE_INT = "Int64"
+
+OPS_SCHEMA: Mapping[str, str] = {
+    "step": INT, "device": STR, "node_name": STR, "op_type": STR, "start_ns": INT, "dur_ns": INT, "lane": INT,
+}
+TRANSFERS_SCHEMA: Mapping[str, str] = {
+    "step": INT, "tensor_name": STR, "src_device": STR, "dst_device": STR, "direction": STR,
+    "size_bytes": NULLABLE_INT, "start_ns": INT, "dur_ns": INT,
+}
+GRAPH_NODES_SCHEMA: Mapping[str, str] = {"device": STR, "node_name": STR, "op_type": STR}
+GRAPH_EDGES_SCHEMA: Mapping[str, str] = {
+    "device": STR, "src_node": STR, "src_output": INT, "dst_node": STR, "kind": STR,
+}
+RENDEZVOUS_SCHEMA: Mapping[str, str] = {
+    "tensor_name": STR, "send_device": STR, "recv_device": STR, "send_node": STR, "recv_node": STR,
+    "direction": STR,
+}
+VARIABLES_SCHEMA: Mapping[str, str] = {
+    "name": STR, "device": STR, "dtype": STR, "shape": STR, "n_elements": INT, "size_bytes": INT,
+}
+STEPS_SCHEMA: Mapping[str, str] = {"step": INT, "source": STR, "start_ns": INT, "end_ns": INT}
+
+SCHEMAS: Mapping[str, Mapping[str, str]] = {
+    "ops": OPS_SCHEMA, "transfers": TRANSFERS_SCHEMA, "graph_nodes": GRAPH_NODES_SCHEMA,
+    "graph_edges": GRAPH_EDGES_SCHEMA, "rendezvous": RENDEZVOUS_SCHEMA, "variables": VARIABLES_SCHEMA,
+    "steps": STEPS_SCHEMA,
+}
+
+PULL, PUSH, OTHER = "pull", "push", "other"
+DIRECTIONS = (PULL, PUSH, OTHER)
+
+
+def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame) -> pd.DataFrame:
+    """Build table ``name`` from rows (or a frame), with exactly its schema's columns and dtypes."""
+    schema = SCHEMAS[name]
+    frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows), columns=list(schema))
+    missing = [c for c in schema if c not in frame.columns]
+    if missing:
+        raise SchemaError(f"table {name!r} lacks columns {missing}")
+    frame = frame[list(schema)]
+    try:
+        frame = frame.astype(dict(schema))
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(f"table {name!r}: a column does not fit its type: {exc}") from exc
+    return frame.reset_index(drop=True)
+
+
+def check_table(name: str, frame: pd.DataFrame) -> None:
+    """Raise SchemaError unless ``frame`` has exactly table ``name``'s columns, in order, with its dtypes."""
+    schema = SCHEMAS[name]
+    got = {c: str(t) for c, t in frame.dtypes.items()}
+    if list(got) != list(schema) or any(got[c] != schema[c] for c in schema):
+        raise SchemaError(f"table {name!r} has columns {got}, expected {dict(schema)}")
+
+
+def device_role(device: str) -> str:
+    """``ps``, ``worker`` or ``other``, from a TensorFlow device name's job."""
+    for part in device.split("/"):
+        if part.startswith("job:"):
+            job = part[len("job:"):]
+            return job if job in ("ps", "worker") else "other"
+    return "other"
+
+
+def direction_of(src_device: str | None, dst_device: str) -> str:
+    """``pull`` for PS → worker, ``push`` for worker → PS, else ``other`` (src may be unknown)."""
+    dst_role = device_role(dst_device)
+    src_role = device_role(src_device) if src_device else None
+    if dst_role == "worker" and src_role in ("ps", None):
+        return PULL
+    if dst_role == "ps" and src_role in ("worker", None):
+        return PUSH
+    return OTHER
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Trace:
+    """One worker's traced steps, format-neutral. Tables follow the schemas in this module's docstring.
+
+    ``source_format`` names the format read; ``lost`` lists what that format cannot carry (stated, never
+    invented); ``skipped`` counts records that were skipped, by reason.
+    """
+
+    source: str
+    source_format: str
+    ops: pd.DataFrame
+    transfers: pd.DataFrame
+    graph_nodes: pd.DataFrame
+    graph_edges: pd.DataFrame
+    rendezvous: pd.DataFrame
+    variables: pd.DataFrame
+    steps: pd.DataFrame
+    lost: tuple[str, ...] = ()
+    skipped: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in SCHEMAS:
+            check_table(name, getattr(self, name))
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        """Every device named by an op, a transfer or a graph, sorted."""
+        names = set(self.ops["device"]) | set(self.transfers["dst_device"]) | set(self.graph_nodes["device"])
+        names |= {d for d in self.transfers["src_device"] if isinstance(d, str)}
+        return tuple(sorted(names))
+
+    @property
+    def has_graph(self) -> bool:
+        """Whether the partition graphs were in the input (exact dependencies and variable shapes)."""
+        return not self.graph_nodes.empty
+
+    def equals(self, other: Trace) -> bool:
+        """Same tables, same values; where they were read from (``source``, ``source_format`` and the steps'
+        ``source`` column) may differ."""
+        same = [getattr(self, n).equals(getattr(other, n)) for n in SCHEMAS if n != "steps"]
+        steps = [t.steps.drop(columns="source") for t in (self, other)]
+        return all(same) and steps[0].equals(steps[1])
+
+
+def empty_table(name: str) -> pd.DataFrame:
+    """Table ``name`` with no rows."""
+    return make_table(name, [])

@@ -1,0 +1,31 @@
+"""Shared fixtures: the real traces bundled in data/ and format variants made from them by real TensorFlow."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TRACES = ROOT / "data" / "traces"
+MODELS = sorted(p.name for p in TRACES.iterdir() if p.is_dir())
+
+
+@pytest.fixture(params=MODELS)
+def model_dir(request: pytest.FixtureRequest) -> pathlib.Path:
+    """One bundled trace folder (three traced steps of one zoo model)."""
+    return TRACES / request.param
+
+
+@pytest.fixture(params=MODELS)
+def step_pb(request: pytest.FixtureRequest) -> pathlib.Path:
+    """The first traced step of one bundled model, as TensorFlow wrote it (binary RunMetadata)."""
+    return TRACES / request.param / "step_000.pb"
+
+
+@pytest.fixture(scope="session")
+def tf_protos():  # type: ignore[no-untyped-def]
+    """TensorFlow's own protobuf classes (the real schema we check our subset against)."""
+    from tensorflow.core.protobuf import config_pb2
+
+    return config_pb2

@@ -1,0 +1,119 @@
+"""Chrome trace JSON: TensorFlow's timeline read against its own RunMetadata, our output read back equal, and
+our output clean by Perfetto's rules."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import pathlib
+from collections import defaultdict
+from decimal import Decimal
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from parsers import read_trace
+from parsers.chrome import assign_lanes, format_us, write_trace
+
+
+def perfetto_problems(path: pathlib.Path) -> list[str]:
+    """Perfetto's rules for JSON traces that our writers must keep (see DOMAIN.md, 'Viewing traces')."""
+    doc = json.loads(path.read_text(), parse_float=Decimal)
+    problems = []
+    named = {e["pid"] for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+    tracks: dict[tuple[int, int], list[tuple[Decimal, Decimal]]] = defaultdict(list)
+    for e in doc["traceEvents"]:
+        if e["ph"] != "X":
+            continue
+        if e["pid"] not in named:
+            problems.append(f"pid {e['pid']} has no process_name")
+        if not (isinstance(e["ts"], int | Decimal) and isinstance(e["dur"], int | Decimal)) or e["dur"] < 0:
+            problems.append(f"bad ts/dur in {e}")
+        tracks[(e["pid"], e["tid"])].append((Decimal(e["ts"]), Decimal(e["ts"]) + Decimal(e["dur"])))
+    for key, spans in tracks.items():
+        spans.sort()
+        for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+            if start < end:
+                problems.append(f"overlapping slices on track {key}")
+                break
+    return problems
+
+
+def test_tf_timeline_has_the_same_records_as_its_runmetadata(model_dir: pathlib.Path) -> None:
+    for step in range(3):
+        chrome = read_trace(model_dir / f"step_{step:03d}.json")
+        proto = read_trace(model_dir / f"step_{step:03d}.pb")
+        assert chrome.source_format == "tf-timeline-json"
+        assert len(chrome.ops) == len(proto.ops)
+        assert len(chrome.transfers) == len(proto.transfers)
+        # The timeline keeps microseconds: our ns values are TF's µs times 1000.
+        assert sorted(chrome.transfers["start_ns"]) == sorted(proto.transfers["start_ns"])
+        assert set(chrome.ops["node_name"]) == set(proto.ops["node_name"])
+        assert chrome.transfers["tensor_name"].isna().all() and chrome.transfers["size_bytes"].isna().all()
+        assert sorted(chrome.transfers["direction"]) == sorted(proto.transfers["direction"])
+        assert any("sizes" in lost for lost in chrome.lost)
+
+
+def test_tf_timeline_op_inputs_become_graph_edges(model_dir: pathlib.Path) -> None:
+    chrome = read_trace(model_dir / "step_000.json")
+    proto = read_trace(model_dir / "step_000.pb")
+    ran = set(chrome.ops["node_name"])
+    graph_edges = {(s, d, k) for s, d, k in zip(proto.graph_edges["src_node"], proto.graph_edges["dst_node"],
+                                                proto.graph_edges["kind"], strict=True) if d in ran}
+    chrome_edges = set(zip(chrome.graph_edges["src_node"], chrome.graph_edges["dst_node"],
+                           chrome.graph_edges["kind"], strict=True))
+    # Every data input survives; the timeline drops some control inputs (Trace.lost says so).
+    assert chrome_edges <= graph_edges
+    assert {e for e in chrome_edges if e[2] == "data"} == {e for e in graph_edges if e[2] == "data"}
+    assert any("control" in lost for lost in chrome.lost)
+
+
+def test_gzipped_timeline_reads_the_same(model_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    plain = model_dir / "step_001.json"
+    zipped = tmp_path / "step_001.json.gz"
+    zipped.write_bytes(gzip.compress(plain.read_bytes()))
+    assert read_trace(zipped).equals(read_trace(plain))
+
+
+def test_own_chrome_output_reads_back_equal_and_is_perfetto_clean(model_dir: pathlib.Path,
+                                                                   tmp_path: pathlib.Path) -> None:
+    for source in (model_dir, model_dir / "step_002.json"):
+        trace = read_trace(source)
+        out = tmp_path / "out.json"
+        write_trace(trace, out)
+        again = read_trace(out)
+        assert again.equals(trace)
+        assert again.lost == trace.lost and again.source_format == trace.source_format
+        assert perfetto_problems(out) == []
+
+
+def test_own_chrome_output_carries_names_and_bytes(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    trace = read_trace(step_pb)
+    write_trace(trace, tmp_path / "t.json")
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    transfers = [e for e in events if e.get("cat") == "transfer"]
+    assert len(transfers) == len(trace.transfers)
+    assert {e["args"]["tensor_name"] for e in transfers} == set(trace.transfers["tensor_name"])
+    assert sum(e["args"]["size_bytes"] for e in transfers) == trace.transfers["size_bytes"].sum()
+
+
+@given(st.lists(st.integers(min_value=-10**15, max_value=10**15)))
+def test_format_us_is_exact(values: list[int]) -> None:
+    for ns in values:
+        assert int(Decimal(format_us(ns)) * 1000) == ns
+
+
+@given(st.lists(st.tuples(st.integers(0, 1000), st.integers(1, 100)), max_size=60))
+def test_assign_lanes_never_overlaps_and_uses_the_fewest_lanes(spans: list[tuple[int, int]]) -> None:
+    starts = [s for s, _ in spans]
+    ends = [s + d for s, d in spans]
+    lanes = assign_lanes(starts, ends)
+    by_lane: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for lane, s, e in zip(lanes, starts, ends, strict=True):
+        by_lane[lane].append((s, e))
+    for items in by_lane.values():
+        items.sort()
+        assert all(b[0] >= a[1] for a, b in zip(items, items[1:], strict=False))
+    # The fewest lanes possible is the largest number of intervals in flight at one instant.
+    depth = max((sum(1 for s, e in zip(starts, ends, strict=True) if s <= p < e) for p in starts), default=0)
+    assert len(set(lanes)) == depth

@@ -1,0 +1,104 @@
+"""RunMetadata and StepStats, binary and text, read from real TensorFlow traces and checked against
+TensorFlow's own protobuf classes parsing the same bytes."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+from google.protobuf import text_format
+
+from parsers import read_trace
+from parsers.trace import device_role
+
+
+def _tf_metadata(tf_protos, path: pathlib.Path):  # type: ignore[no-untyped-def]
+    md = tf_protos.RunMetadata()
+    md.ParseFromString(path.read_bytes())
+    return md
+
+
+def test_records_match_tensorflows_own_parse(step_pb: pathlib.Path, tf_protos) -> None:  # type: ignore[no-untyped-def]
+    md = _tf_metadata(tf_protos, step_pb)
+    nodes = [(d.device, n) for d in md.step_stats.dev_stats for n in d.node_stats]
+    recvs = [(dev, n) for dev, n in nodes if n.node_name == "RecvTensor"]
+    trace = read_trace(step_pb)
+    assert len(trace.transfers) == len(recvs)
+    assert len(trace.ops) == len(nodes) - len(recvs)
+    # Times: nanosecond fields when TF set them, microseconds otherwise; same values as TF's parse.
+    expected_starts = sorted(n.all_start_nanos or n.all_start_micros * 1000 for _, n in nodes if n.node_name != "RecvTensor")
+    assert sorted(trace.ops["start_ns"]) == expected_starts
+    assert sorted(trace.transfers["size_bytes"]) == sorted(
+        n.output[0].tensor_description.allocation_description.requested_bytes for _, n in recvs)
+    assert len(trace.graph_nodes) == sum(len(g.node) for g in md.partition_graphs)
+
+
+def test_transfers_are_named_directed_and_sized(step_pb: pathlib.Path) -> None:
+    trace = read_trace(step_pb)
+    xfers = trace.transfers
+    assert xfers["tensor_name"].notna().all()
+    assert xfers["size_bytes"].notna().all()
+    for row in xfers.itertuples():
+        roles = (device_role(row.src_device), device_role(row.dst_device))
+        assert row.direction == {("ps", "worker"): "pull", ("worker", "ps"): "push"}[roles]
+    # Every recorded transfer is one of the graph's _Send/_Recv pairs, in the same direction.
+    pairs = dict(zip(trace.rendezvous["tensor_name"], trace.rendezvous["direction"], strict=True))
+    assert all(pairs[t] == d for t, d in zip(xfers["tensor_name"], xfers["direction"], strict=True))
+
+
+def test_variables_have_the_graphs_shapes(step_pb: pathlib.Path, tf_protos) -> None:  # type: ignore[no-untyped-def]
+    md = _tf_metadata(tf_protos, step_pb)
+    expected = {}
+    for g in md.partition_graphs:
+        for n in g.node:
+            if n.op == "VarHandleOp":
+                dims = [d.size for d in n.attr["shape"].shape.dim]
+                count = 1
+                for d in dims:
+                    count *= d
+                expected[n.name] = count
+    trace = read_trace(step_pb)
+    assert dict(zip(trace.variables["name"], trace.variables["n_elements"], strict=True)) == expected
+
+
+def test_text_format_reads_like_binary(step_pb: pathlib.Path, tf_protos, tmp_path: pathlib.Path) -> None:  # type: ignore[no-untyped-def]
+    text_path = tmp_path / "step.pbtxt"
+    text_path.write_text(text_format.MessageToString(_tf_metadata(tf_protos, step_pb)))
+    text, binary = read_trace(text_path), read_trace(step_pb)
+    assert text.source_format == "runmetadata-text"
+    assert text.equals(binary)
+
+
+def test_bare_step_stats_read_without_graphs(step_pb: pathlib.Path, tf_protos, tmp_path: pathlib.Path) -> None:  # type: ignore[no-untyped-def]
+    md = _tf_metadata(tf_protos, step_pb)
+    (tmp_path / "stats.pb").write_bytes(md.step_stats.SerializeToString())
+    (tmp_path / "stats.pbtxt").write_text(text_format.MessageToString(md.step_stats))
+    full = read_trace(step_pb)
+    for name in ("stats.pb", "stats.pbtxt"):
+        bare = read_trace(tmp_path / name)
+        assert bare.ops.equals(full.ops)
+        assert bare.transfers.equals(full.transfers)
+        assert bare.graph_nodes.empty and bare.variables.empty
+        assert any("partition graphs" in lost for lost in bare.lost)
+
+
+def test_directory_and_glob_merge_steps_in_name_order(model_dir: pathlib.Path) -> None:
+    trace = read_trace(model_dir)
+    assert list(trace.steps["step"]) == [0, 1, 2]
+    assert [pathlib.Path(s).name for s in trace.steps["source"]] == ["step_000.pb", "step_001.pb", "step_002.pb"]
+    assert trace.steps["start_ns"].is_monotonic_increasing
+    assert trace.skipped["Chrome JSON files ignored in favour of RunMetadata of the same steps"] == 3
+    by_glob = read_trace(str(model_dir / "step_*.pb"))
+    assert by_glob.ops.equals(trace.ops)
+    # The partition graph is the same every step: merged once, not three times.
+    single = read_trace(model_dir / "step_000.pb")
+    assert len(trace.graph_nodes) == len(single.graph_nodes)
+
+
+def test_several_chrome_files_are_refused_as_steps(model_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    from parsers import TraceContentError
+
+    for p in model_dir.glob("step_*.json"):
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    with pytest.raises(TraceContentError, match="cannot be merged"):
+        read_trace(tmp_path)

@@ -1,0 +1,183 @@
+"""The ``tracegen`` command: a thin shell over the library, one subcommand per task.
+
+Every subcommand parses its options, calls one library function, prints a short summary and writes files only
+where told. Library errors become one line on stderr and exit code 2; a traceback is a bug. The CLI is the
+outermost layer, so it alone may reach into ``validation`` (for the commands that run real TensorFlow), and
+only lazily, inside the handler that needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import pathlib
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from parsers import TraceError, read_trace
+from parsers.chrome import write_trace
+from parsers.tables import table_paths, write_tables
+from tracegen.summary import summarize
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A problem with the command line itself (an output that exists, a missing option)."""
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    summary = summarize(read_trace(args.trace))
+    if args.json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        print(format_summary(summary))
+    return 0
+
+
+def _fmt_bytes(n: float | None) -> str:
+    if n is None:
+        return "unknown"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit} ({int(n)} B)"
+    return f"{int(n)} B"
+
+
+def _fmt_ms(ns: float | None) -> str:
+    return "unknown" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    """The human-readable form of :func:`tracegen.summary.summarize`'s result."""
+    rate = {k: "unknown" if s[k] is None else f"{s[k] * 8 / 1e6:.1f} Mbit/s"
+            for k in ("pull_rate_bytes_per_s", "push_rate_bytes_per_s")}
+    lines = [
+        f"trace      {s['source']} ({s['source_format']})",
+        f"steps      {s['n_steps']} traced; step time {_fmt_ms(s['step_time_ns'])} (median); per step: "
+        + ", ".join(_fmt_ms(t) for t in s["step_time_ns_per_step"]),
+        f"devices    {len(s['devices'])}: " + ", ".join(s["devices"]),
+        f"ops        {s['ops_per_step']} per step (median)",
+        f"params     {s['n_variables'] if s['n_variables'] is not None else 'unknown'} variables, "
+        f"{s['param_elements'] if s['param_elements'] is not None else 'unknown'} elements, "
+        f"{_fmt_bytes(s['param_bytes'])}"
+        + (f"; plus {s['n_other_variables']} other variables ({_fmt_bytes(s['other_variable_bytes'])})"
+           if s["n_other_variables"] else ""),
+        f"pulls      {s['pull_count']} per step, {_fmt_bytes(s['pull_bytes'])}; recorded per step: "
+        f"{s['pull_count_recorded_per_step']}",
+        f"pushes     {s['push_count']} per step, {_fmt_bytes(s['push_bytes'])} "
+        f"({s['gradient_push_count']} gradients, {_fmt_bytes(s['gradient_push_bytes'])}); recorded per step: "
+        f"{s['push_count_recorded_per_step']}",
+        f"transfers  in flight {_fmt_ms(s['transfer_time_ns'])}; compute {_fmt_ms(s['compute_time_ns'])}; "
+        f"overlap {_fmt_ms(s['overlap_ns'])}"
+        + (f" ({s['overlap_fraction']:.0%} of transfer time)" if s["overlap_fraction"] is not None else ""),
+        f"rate       pulls {rate['pull_rate_bytes_per_s']}, pushes {rate['push_rate_bytes_per_s']} (observed)",
+    ]
+    if s["lost"]:
+        lines.append("not in this format: " + "; ".join(s["lost"]))
+    if s["skipped"]:
+        lines.append("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())))
+    return "\n".join(lines)
+
+
+def _refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:
+    existing = [p for p in paths if p.exists()]
+    if existing and not force:
+        raise CliError(f"{existing[0]}: already exists; pass --force to overwrite")
+
+
+def _convert(args: argparse.Namespace) -> int:
+    trace = read_trace(args.trace)
+    out = pathlib.Path(args.out)
+    if args.to == "chrome":
+        _refuse_existing([out], args.force)
+        if not out.parent.is_dir():
+            raise CliError(f"{out.parent}: output directory does not exist")
+        write_trace(trace, out)
+        written = [out]
+    else:
+        _refuse_existing(table_paths(out, args.to), args.force)
+        written = write_tables(trace, out, args.to)
+    print(f"wrote {len(written)} file(s): {', '.join(str(p) for p in written)}")
+    return 0
+
+
+def _profile(args: argparse.Namespace) -> int:
+    from validation.capture import ProfileConfig, profile
+    from validation.zoo import ModelSpec
+
+    spec = ModelSpec(name=args.model, batch_size=args.batch_size, widths=tuple(args.widths or ()))
+    config = ProfileConfig(model=spec, warmup_steps=args.warmup, traced_steps=args.steps)
+    paths = profile(config, pathlib.Path(args.out))
+    print(f"traced {len(paths)} step(s) of {args.model} (batch {args.batch_size}) into {args.out}")
+    return 0
+
+
+def _widths(text: str) -> list[int]:
+    try:
+        return [int(w) for w in text.split(",") if w.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"widths must be comma-separated integers (got {text!r})") from exc
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="tracegen", description=(
+        "Predict how asynchronous parameter-server training scales, from one worker's TensorFlow trace."))
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (repeat for debug)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("inspect", help="summarise a trace: steps, parameters, transfers, overlap, rates")
+    p.add_argument("trace", help="RunMetadata .pb/.pbtxt, TF timeline or tracegen Chrome JSON (.json, .json.gz), "
+                                 "a directory of traced steps, or a glob")
+    p.add_argument("--json", action="store_true", help="print one JSON object (keys in tracegen.summary)")
+    p.set_defaults(handler=_inspect)
+
+    p = sub.add_parser("convert", help="write the normalised trace as Chrome JSON or as tables")
+    p.add_argument("trace", help="any trace tracegen reads (see inspect)")
+    p.add_argument("--to", choices=("chrome", "parquet", "csv"), required=True,
+                   help="chrome: one JSON file for Perfetto/chrome://tracing; parquet/csv: one file per table "
+                        "(columns documented in parsers.trace) plus trace.json, into directory OUT")
+    p.add_argument("out", help="output file (chrome) or directory (parquet, csv)")
+    p.add_argument("--force", action="store_true", help="overwrite existing output files")
+    p.set_defaults(handler=_convert)
+
+    p = sub.add_parser("profile", help="run a real 1-PS, 1-worker TensorFlow job on localhost and trace it "
+                                       "(needs the 'tf' extra)")
+    p.add_argument("--model", choices=("mlp", "cnn", "resnet"), default="mlp", help="zoo model (default mlp)")
+    p.add_argument("--batch-size", type=int, default=32, help="examples per step (default 32)")
+    p.add_argument("--widths", type=_widths, help="model widths, comma-separated: mlp hidden sizes; cnn "
+                                                  "conv1,conv2,dense channels; resnet stage channels")
+    p.add_argument("--warmup", type=int, default=5, help="untraced steps before tracing (default 5)")
+    p.add_argument("--steps", type=int, default=3, help="traced steps (default 3)")
+    p.add_argument("--out", required=True, help="directory for step_NNN.pb, step_NNN.json and meta.json")
+    p.set_defaults(handler=_profile)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``tracegen`` command line; returns the exit code."""
+    from validation.errors import ValidationError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verbose:
+        logging.basicConfig(level=logging.DEBUG if args.verbose > 1 else logging.INFO,
+                            format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.handler(args))
+    except (TraceError, CliError, ValidationError) as exc:
+        print(f"tracegen {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # an output that cannot be written: say which and why, in one line
+        print(f"tracegen {args.command}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"tracegen {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

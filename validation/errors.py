@@ -1,0 +1,36 @@
+"""Errors raised by the validation package.
+
+    ValidationError              base of everything this package raises on purpose
+    ├── ConfigError              an option or setting that cannot be used (quotes the value)
+    ├── JobError                 a real TensorFlow job that failed to start, crashed or timed out
+    ├── MissingDependencyError   TensorFlow (the ``tf`` extra) is not installed
+    ├── ClusterError             the emulated cluster cannot be built or removed here (not root, no ip/tc,
+    │                            no cgroup v1 cpu controller, address range in use, leftovers it could not remove)
+    └── Terminated               SIGTERM arrived while an emulated cluster was up (raised after its removal began)
+"""
+
+from __future__ import annotations
+
+
+class ValidationError(Exception):
+    """Base class of the validation package's errors."""
+
+
+class ConfigError(ValidationError):
+    """An option or setting that cannot be used."""
+
+
+class JobError(ValidationError):
+    """A real TensorFlow job that failed to start, crashed or timed out."""
+
+
+class MissingDependencyError(ValidationError):
+    """TensorFlow is needed for this command but is not installed."""
+
+
+class ClusterError(ValidationError):
+    """The emulated cluster cannot be built (or fully removed) on this machine."""
+
+
+class Terminated(ValidationError):
+    """SIGTERM arrived while an emulated cluster was up; the cluster is removed as the error propagates."""

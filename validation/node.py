@@ -1,0 +1,121 @@
+"""One node of a real async-PS TensorFlow job: ``python -m validation.node '<job JSON>'``.
+
+The PS serves its variables until it is killed. A worker builds the zoo model with
+``replica_device_setter``, trains with plain (asynchronous) gradient descent, optionally traces some steps
+after warm-up, and prints one JSON line: its own step count and the run's timing.
+
+With ``"control": "stdin"`` in the job (the emulated-cluster testbed), a worker's window is set by its
+controller instead: after warm-up (and tracing) it prints ``{"event": "warm", ...}``, keeps training, reads one
+JSON line ``{"start_s": A, "end_s": B}`` from stdin (times on ``time.monotonic()``, which is one system-wide
+clock for all processes of one Linux machine), trains until a step ends at or after B, and prints
+``{"event": "done", "steps": [[start, end], ...], "global_step_reads": [[t, global_step], ...]}``: the start and
+end of every step that overlaps [A, B], and ``global_step`` read at the first step boundary at or after A and
+again at or after B.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+import threading
+import time
+from typing import Any
+
+from validation.zoo import ModelSpec, build_loss
+
+
+def run_node(job: dict[str, Any]) -> dict[str, Any] | None:
+    """Run the node ``job`` describes; a worker returns its summary, the PS never returns."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    v1.disable_eager_execution()
+    cluster = tf.train.ClusterSpec(job["cluster"])
+    role, index = job["role"], int(job["task_index"])
+    server = tf.distribute.Server(cluster, job_name=role, task_index=index)
+    if role == "ps":
+        server.join()
+        return None
+    spec = ModelSpec(name=job["model"]["name"], batch_size=job["model"]["batch_size"],
+                     widths=tuple(job["model"]["widths"]))
+    setter = v1.train.replica_device_setter(worker_device=f"/job:worker/task:{index}", cluster=cluster)
+    with v1.device(setter):
+        global_step = v1.train.get_or_create_global_step()
+        loss = build_loss(spec)
+        train_op = v1.train.GradientDescentOptimizer(job["learning_rate"]).minimize(loss, global_step=global_step)
+        init = v1.global_variables_initializer()
+        uninitialized = v1.report_uninitialized_variables()
+    config = v1.ConfigProto(device_filters=["/job:ps", f"/job:worker/task:{index}"])
+    with v1.Session(server.target, config=config) as sess:
+        if index == 0:
+            sess.run(init)
+        while len(sess.run(uninitialized)) > 0:
+            time.sleep(0.2)
+        return _train(sess, train_op, global_step, job)
+
+
+def _train(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any]) -> dict[str, Any]:
+    from validation.capture import trace_step
+
+    for _ in range(int(job.get("warmup_steps", 0))):
+        sess.run(train_op)
+    trace_dir = job.get("trace_dir")
+    if trace_dir:
+        for k in range(int(job.get("traced_steps", 0))):
+            trace_step(sess, train_op, pathlib.Path(trace_dir) / f"step_{k:03d}")
+    if job.get("control") == "stdin":
+        return _train_controlled(sess, train_op, global_step)
+    own_steps, window_s = 0, float(job.get("window_s", 0.0))
+    start_global = int(sess.run(global_step))
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < window_s:
+        sess.run(train_op)
+        own_steps += 1
+    elapsed = time.monotonic() - t0
+    return {"own_steps": own_steps, "elapsed_s": elapsed,
+            "global_steps": int(sess.run(global_step)) - start_global}
+
+
+def _train_controlled(sess: Any, train_op: Any, global_step: Any) -> dict[str, Any]:
+    """Train through the window the controller sends on stdin; report every step that overlaps it."""
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(sys.stdin.readline()), daemon=True)
+    reader.start()
+    print(json.dumps({"event": "warm", "at_s": time.monotonic()}))
+    sys.stdout.flush()
+    steps: list[tuple[float, float]] = []
+    reads: list[tuple[float, int]] = []
+    window: tuple[float, float] | None = None
+    while True:
+        t0 = time.monotonic()
+        sess.run(train_op)
+        t1 = time.monotonic()
+        steps.append((t0, t1))
+        if window is None:
+            if not lines:
+                del steps[:-1000]  # only the steps that may overlap a window yet to come are kept
+                continue
+            if not lines[0].strip():
+                raise RuntimeError("the controller closed stdin before it sent the measurement window")
+            sent = json.loads(lines[0])
+            window = (float(sent["start_s"]), float(sent["end_s"]))
+        if not reads and t1 >= window[0]:
+            reads.append((time.monotonic(), int(sess.run(global_step))))
+        if t1 >= window[1]:
+            reads.append((time.monotonic(), int(sess.run(global_step))))
+            break
+    kept = [[s, e] for s, e in steps if e > window[0] and s < window[1]]
+    return {"event": "done", "steps": kept, "global_step_reads": [list(r) for r in reads]}
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of the node process."""
+    summary = run_node(json.loads(argv[0]))
+    print(json.dumps(summary))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

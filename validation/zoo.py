@@ -1,0 +1,136 @@
+"""The built-in model zoo: TF1-style graphs from ``tf.compat.v1.get_variable`` and ``tf.nn`` ops.
+
+Every builder takes a :class:`ModelSpec` and returns the scalar loss of one batch of synthetic data. The
+caller decides placement (``replica_device_setter``) and the optimiser; the builders only make variables
+and ops, so the same model runs on one machine or across a PS cluster.
+
+TensorFlow is imported lazily: this module is importable without it, for the CLI's ``--help``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from validation.errors import ConfigError
+
+MODEL_NAMES = ("mlp", "cnn", "resnet")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ModelSpec:
+    """What to build: a zoo model name, the batch size and the model's widths.
+
+    ``widths`` means, per model: ``mlp`` the hidden layer sizes; ``cnn`` the channels of its two conv layers
+    then the size of its hidden dense layer; ``resnet`` the channels of its stages (two residual blocks each).
+    An empty tuple picks the model's default widths.
+    """
+
+    name: str
+    batch_size: int = 32
+    widths: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.name not in MODEL_NAMES:
+            raise ConfigError(f"unknown model {self.name!r}; choose one of {', '.join(MODEL_NAMES)}")
+        if self.batch_size < 1:
+            raise ConfigError(f"'batch_size' must be >= 1 (got {self.batch_size})")
+        if any(w < 1 for w in self.widths):
+            raise ConfigError(f"'widths' must all be >= 1 (got {list(self.widths)})")
+
+    def resolved_widths(self) -> tuple[int, ...]:
+        """The widths the model is built with: the given ones or the model's defaults."""
+        if self.widths:
+            return self.widths
+        return {"mlp": (512, 512), "cnn": (16, 32, 128), "resnet": (16, 32, 64)}[self.name]
+
+
+def build_loss(spec: ModelSpec) -> Any:
+    """Build ``spec``'s model on synthetic data in the current default graph and return its loss tensor."""
+    builders: dict[str, Callable[[Any, ModelSpec], Any]] = {"mlp": _mlp, "cnn": _cnn, "resnet": _resnet}
+    import tensorflow as tf
+
+    return builders[spec.name](tf, spec)
+
+
+def _dense(tf: Any, x: Any, n_out: int, name: str, relu: bool = True) -> Any:
+    n_in = int(x.shape[-1])
+    v1 = tf.compat.v1
+    with v1.variable_scope(name):
+        w = v1.get_variable("kernel", [n_in, n_out], initializer=v1.glorot_uniform_initializer())
+        b = v1.get_variable("bias", [n_out], initializer=v1.zeros_initializer())
+    y = tf.nn.bias_add(tf.matmul(x, w), b)
+    return tf.nn.relu(y) if relu else y
+
+
+def _conv(tf: Any, x: Any, n_out: int, name: str, ksize: int = 3, stride: int = 1, bias: bool = True) -> Any:
+    n_in = int(x.shape[-1])
+    v1 = tf.compat.v1
+    with v1.variable_scope(name):
+        w = v1.get_variable("kernel", [ksize, ksize, n_in, n_out], initializer=v1.glorot_uniform_initializer())
+        y = tf.nn.conv2d(x, w, strides=[1, stride, stride, 1], padding="SAME")
+        if bias:
+            b = v1.get_variable("bias", [n_out], initializer=v1.zeros_initializer())
+            y = tf.nn.bias_add(y, b)
+    return y
+
+
+def _inputs(tf: Any, shape: list[int], seed: int) -> Any:
+    """A synthetic batch, drawn anew each step on the worker (a stateful op, so never constant-folded
+    into the graph: a folded batch would bloat every trace's partition graph by the batch's bytes)."""
+    return tf.compat.v1.random.uniform(shape, seed=seed)
+
+
+def _labels_loss(tf: Any, logits: Any, batch: int, n_classes: int) -> Any:
+    labels = tf.compat.v1.random.uniform([batch], maxval=n_classes, dtype=tf.int32, seed=7)
+    xent = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    return tf.reduce_mean(xent)
+
+
+def _mlp(tf: Any, spec: ModelSpec) -> Any:
+    x = _inputs(tf, [spec.batch_size, 784], 1)
+    for i, width in enumerate(spec.resolved_widths()):
+        x = _dense(tf, x, width, f"fc{i + 1}")
+    return _labels_loss(tf, _dense(tf, x, 10, "logits", relu=False), spec.batch_size, 10)
+
+
+def _cnn(tf: Any, spec: ModelSpec) -> Any:
+    widths = spec.resolved_widths()
+    if len(widths) != 3:
+        raise ConfigError(f"cnn takes 3 widths (conv1, conv2, dense) (got {list(widths)})")
+    x = _inputs(tf, [spec.batch_size, 32, 32, 3], 3)
+    for i, channels in enumerate(widths[:2]):
+        x = tf.nn.relu(_conv(tf, x, channels, f"conv{i + 1}", ksize=5))
+        x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding="SAME")
+    x = tf.reshape(x, [spec.batch_size, -1])
+    x = _dense(tf, x, widths[2], "fc1")
+    return _labels_loss(tf, _dense(tf, x, 10, "logits", relu=False), spec.batch_size, 10)
+
+
+def _norm(tf: Any, x: Any, name: str) -> Any:
+    """A per-channel scale and shift (BatchNorm's parameters without its batch statistics)."""
+    v1 = tf.compat.v1
+    channels = int(x.shape[-1])
+    with v1.variable_scope(name):
+        gamma = v1.get_variable("gamma", [channels], initializer=v1.ones_initializer())
+        beta = v1.get_variable("beta", [channels], initializer=v1.zeros_initializer())
+    return x * gamma + beta
+
+
+def _resnet(tf: Any, spec: ModelSpec) -> Any:
+    x = _inputs(tf, [spec.batch_size, 32, 32, 3], 5)
+    widths = spec.resolved_widths()
+    x = tf.nn.relu(_norm(tf, _conv(tf, x, widths[0], "stem", bias=False), "stem_norm"))
+    for s, channels in enumerate(widths):
+        for blk in range(2):
+            name = f"stage{s + 1}_block{blk + 1}"
+            stride = 2 if (s > 0 and blk == 0) else 1
+            shortcut = x
+            if stride != 1 or int(x.shape[-1]) != channels:
+                shortcut = _conv(tf, x, channels, f"{name}_proj", ksize=1, stride=stride, bias=False)
+            y = tf.nn.relu(_norm(tf, _conv(tf, x, channels, f"{name}_conv1", stride=stride, bias=False), f"{name}_norm1"))
+            y = _norm(tf, _conv(tf, y, channels, f"{name}_conv2", bias=False), f"{name}_norm2")
+            x = tf.nn.relu(y + shortcut)
+    x = tf.reduce_mean(x, axis=[1, 2])
+    return _labels_loss(tf, _dense(tf, x, 10, "logits", relu=False), spec.batch_size, 10)
