@@ -88,7 +88,9 @@ def _parse_text(data: bytes, source: str) -> Any:
     try:
         text_format.Parse(text, msg, allow_unknown_field=True)
     except text_format.ParseError as exc:
-        raise TraceFormatError(f"{source}:{exc}") from exc
+        detail = str(exc).split(" : ", 1)[-1]
+        raise TraceFormatError(f"{source}:{exc.GetLine()}:{exc.GetColumn()}: invalid text-format protobuf: "
+                               f"{detail}") from exc
     if starts_with_stats:
         md = pb.RunMetadata()
         md.step_stats.CopyFrom(msg)

@@ -1,0 +1,38 @@
+"""``summarize`` on real traces: the parameters, pulls and pushes must agree with each other and with the
+partition graphs, whatever the model."""
+
+from __future__ import annotations
+
+import pathlib
+
+from parsers import read_trace
+from tracegen.summary import summarize
+
+
+def test_pulls_and_gradient_pushes_move_every_parameter_once(model_dir: pathlib.Path) -> None:
+    trace = read_trace(model_dir)
+    s = summarize(trace)
+    applies = trace.graph_nodes[trace.graph_nodes["op_type"].str.contains("Apply")]
+    assert s["n_variables"] == len(applies) == s["gradient_push_count"]
+    assert s["param_bytes"] == s["pull_bytes"] == s["gradient_push_bytes"]
+    assert s["param_bytes"] == trace.variables["size_bytes"].sum() - s["other_variable_bytes"]
+    # Non-gradient pushes (the learning rate) are small scalars.
+    assert 0 < s["push_bytes"] - s["gradient_push_bytes"] <= 8 * (s["push_count"] - s["gradient_push_count"])
+
+
+def test_recorded_counts_and_times_are_per_step(model_dir: pathlib.Path) -> None:
+    trace = read_trace(model_dir)
+    s = summarize(trace)
+    assert s["n_steps"] == len(s["step_time_ns_per_step"]) == len(s["pull_count_recorded_per_step"]) == 3
+    assert all(n <= s["push_count"] for n in s["push_count_recorded_per_step"])
+    assert 0 <= s["overlap_ns"] <= min(s["transfer_time_ns"], s["compute_time_ns"])
+    assert s["transfer_time_ns"] <= s["step_time_ns"] * 1.5
+
+
+def test_chrome_input_says_unknown_instead_of_guessing(model_dir: pathlib.Path) -> None:
+    s = summarize(read_trace(model_dir / "step_000.json"))
+    full = summarize(read_trace(model_dir / "step_000.pb"))
+    assert s["pull_bytes"] is None and s["param_bytes"] is None and s["n_variables"] is None
+    assert s["pull_count"] == full["pull_count_recorded_per_step"][0]
+    # The timeline keeps whole microseconds: the step time agrees to within their rounding.
+    assert abs(s["step_time_ns"] - full["step_time_ns"]) <= 2000
