@@ -10,8 +10,8 @@ Keys and their meaning (per-step quantities are the median over traced steps unl
 - ``pull_count``, ``pull_bytes`` (PS → worker) and ``push_count``, ``push_bytes`` (worker → PS): the tensors a
   step moves, from the partition graphs' ``_Send``/``_Recv`` pairs (exact per step even when a traced step
   missed records), their bytes as recorded. Without graphs: the median of what was recorded, bytes ``None``.
-- ``gradient_push_count``, ``gradient_push_bytes``: pushes that feed exactly one optimizer apply op (a shared
-  input such as the learning rate feeds all of them).
+- ``gradient_push_count``, ``gradient_push_bytes``: pushes that flow into exactly one optimizer apply op (a
+  shared input such as the learning rate feeds all of them; a sparse gradient counts its values and indices).
 - ``pull_count_recorded_per_step``, ``push_count_recorded_per_step``: records actually present per step.
 - ``step_time_ns`` (median), ``step_time_ns_per_step``: first record start to last record end of a step.
 - ``transfer_time_ns``: time at least one transfer was in flight; ``compute_time_ns``: time at least one
@@ -47,12 +47,32 @@ def parameter_names(trace: Trace) -> set[str]:
 
 
 def gradient_tensors(trace: Trace) -> set[str]:
-    """Pushed tensors whose ``_Recv`` feeds exactly one optimizer apply op."""
+    """Pushed tensors that flow, through ops on the PS, into exactly one optimizer apply op.
+
+    A dense gradient feeds its apply op directly; a sparse one (values and indices of an embedding's
+    IndexedSlices) passes through ``Unique``/``UnsortedSegmentSum`` first. Hyper-parameters sent by the worker
+    (learning rate, momentum) reach every apply op, and inputs pushed for a PS-side lookup reach none.
+    """
     nodes, edges = trace.graph_nodes, trace.graph_edges
     applies = set(nodes.loc[nodes["op_type"].map(is_apply_op), "node_name"])
+    data = edges[edges["kind"] == "data"]
+    consumers: dict[tuple[str, str], list[str]] = {}
+    for device, src, dst in zip(data["device"], data["src_node"], data["dst_node"], strict=True):
+        consumers.setdefault((device, src), []).append(dst)
     pushes = trace.rendezvous[trace.rendezvous["direction"] == PUSH]
-    fed = edges[(edges["kind"] == "data") & edges["dst_node"].isin(applies)].groupby("src_node")["dst_node"].nunique()
-    return {t for t, r in zip(pushes["tensor_name"], pushes["recv_node"], strict=True) if fed.get(r, 0) == 1}
+    gradients = set()
+    for tensor, device, recv in zip(pushes["tensor_name"], pushes["recv_device"], pushes["recv_node"], strict=True):
+        seen, frontier, reached = {recv}, [recv], set()
+        while frontier:
+            for nxt in consumers.get((device, frontier.pop()), []):
+                if nxt in applies:
+                    reached.add(nxt)
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    frontier.append(nxt)
+        if len(reached) == 1:
+            gradients.add(tensor)
+    return gradients
 
 
 def _union_length(intervals: Iterable[tuple[int, int]]) -> tuple[int, IntervalTree]:

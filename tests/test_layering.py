@@ -1,0 +1,64 @@
+"""The house rules that keep the three packages apart: imports flow parsers ← tracegen ← validation, and
+each package is imported from this repository (PyPI has unrelated packages named tracegen and validation)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+LAYER = {"parsers": 0, "tracegen": 1, "validation": 2}
+# The CLI is the shell around all three packages; it alone reaches up, lazily, for the commands that run
+# real TensorFlow.
+ALLOWED_UPWARD = {ROOT / "tracegen" / "cli.py"}
+
+
+def _imports(path: pathlib.Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("package", sorted(LAYER))
+def test_imports_flow_one_way(package: str) -> None:
+    for path in sorted((ROOT / package).rglob("*.py")):
+        if path in ALLOWED_UPWARD:
+            continue
+        upward = {n for n in _imports(path) if LAYER.get(n, -1) > LAYER[package]}
+        assert not upward, f"{path.relative_to(ROOT)} imports {sorted(upward)} from a higher layer"
+
+
+@pytest.mark.parametrize("package", sorted(LAYER))
+def test_packages_come_from_this_repository(package: str) -> None:
+    module = importlib.import_module(package)
+    assert pathlib.Path(module.__file__ or "").resolve().parent == ROOT / package
+
+
+def test_reading_traces_needs_no_tensorflow() -> None:
+    code = ("import sys; sys.modules['tensorflow'] = None\n"
+            "from parsers import read_trace\n"
+            f"t = read_trace({str(ROOT / 'data/traces/resnet')!r})\n"
+            "print(len(t.variables))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(done.stdout) > 20
+
+
+def test_generated_protobuf_module_matches_its_proto(tmp_path: pathlib.Path) -> None:
+    from grpc_tools import protoc
+
+    proto_dir = ROOT / "parsers" / "proto"
+    assert protoc.main(["protoc", f"-I{proto_dir}", f"--python_out={tmp_path}", str(proto_dir / "tf_trace.proto")]) == 0
+    # The serialized descriptor is the schema; the rest of the file only varies with protoc's version.
+    fresh = [ln for ln in (tmp_path / "tf_trace_pb2.py").read_text().splitlines() if "AddSerializedFile" in ln]
+    committed = (proto_dir / "tf_trace_pb2.py").read_text().splitlines()
+    assert fresh and fresh[0] in committed, "regenerate parsers/proto/tf_trace_pb2.py (command in the .proto)"

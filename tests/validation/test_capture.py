@@ -1,0 +1,86 @@
+"""Capture with real TensorFlow: ``tracegen profile`` end to end, and the user's own loop traced with
+``trace_step`` on a model this project has never seen, whose sizes ``inspect`` must report exactly."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tracegen.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def test_profile_then_inspect(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cnn"
+    assert main(["profile", "--model", "cnn", "--batch-size", "4", "--widths", "3,5,7", "--warmup", "1",
+                 "--steps", "2", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["meta.json", "step_000.json", "step_000.pb",
+                                                     "step_001.json", "step_001.pb"]
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["model"] == "cnn" and meta["widths"] == [3, 5, 7] and meta["tensorflow"].startswith("2.")
+    capsys.readouterr()
+    assert main(["inspect", "--json", str(out)]) == 0
+    s = json.loads(capsys.readouterr().out)
+    # conv1 5x5x3x3+3, conv2 5x5x3x5+5, fc1 (8*8*5)x7+7, logits 7x10+10 float32 parameters.
+    elements = (75 * 3 + 3) + (75 * 5 + 5) + (320 * 7 + 7) + (7 * 10 + 10)
+    assert (s["n_variables"], s["param_elements"], s["param_bytes"]) == (8, elements, 4 * elements)
+    assert (s["pull_bytes"], s["gradient_push_bytes"], s["n_steps"]) == (4 * elements, 4 * elements, 2)
+    # Refuses to overwrite the trace it made.
+    assert main(["profile", "--model", "mlp", "--out", str(out)]) == 2
+    assert "already holds a trace" in capsys.readouterr().err
+
+
+UNSEEN_MODEL = textwrap.dedent('''
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    from validation.capture import free_port, trace_step
+    v1 = tf.compat.v1
+    v1.disable_eager_execution()
+    cluster = tf.train.ClusterSpec({"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]})
+    ps = tf.distribute.Server(cluster, job_name="ps", task_index=0)
+    worker = tf.distribute.Server(cluster, job_name="worker", task_index=0)
+    with v1.device(v1.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=cluster)):
+        step = v1.train.get_or_create_global_step()
+        emb = v1.get_variable("embedding", [301, 17])
+        ids = v1.random.uniform([9, 5], maxval=301, dtype=tf.int32)
+        x = tf.reduce_sum(tf.gather(emb, ids), axis=1)
+        w = v1.get_variable("proj", [17, 23], dtype=tf.float64)
+        h = tf.cast(tf.tanh(tf.matmul(tf.cast(x, tf.float64), w)), tf.float32)
+        scale = v1.get_variable("scale", [], initializer=v1.ones_initializer())
+        loss = tf.reduce_mean(tf.square(h * scale))
+        train = v1.train.MomentumOptimizer(0.01, 0.9).minimize(loss, global_step=step)
+    with v1.Session(worker.target) as sess:
+        sess.run(v1.global_variables_initializer())
+        for _ in range(2):
+            sess.run(train)
+        trace_step(sess, train, sys.argv[1] + "/step_000")
+        trace_step(sess, train, sys.argv[1] + "/step_001")
+        params = v1.trainable_variables()
+        sizes = {v.op.name: int(np.prod(v.shape)) * v.dtype.size for v in params}
+        print(json.dumps({"n": len(params), "bytes": sum(sizes.values()), "sizes": sizes}))
+''')
+
+
+def test_a_model_never_seen_is_measured_exactly(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = subprocess.run([sys.executable, "-c", UNSEEN_MODEL, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    truth = json.loads(done.stdout.strip().splitlines()[-1])
+    assert main(["inspect", "--json", str(tmp_path)]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert (s["n_variables"], s["param_bytes"]) == (truth["n"], truth["bytes"])
+    # Momentum keeps one slot per parameter on the PS: other variables = slots + global_step.
+    assert s["n_other_variables"] == truth["n"] + 1
+    # Dense parameters are pulled whole, but TensorFlow runs the gather next to the embedding on the PS, so
+    # only the 9 x 5 looked-up rows of 17 float32 cross the link.
+    dense = truth["bytes"] - truth["sizes"]["embedding"]
+    assert s["pull_bytes"] == dense + 9 * 5 * 17 * 4
+    # Its gradient is sparse too (IndexedSlices: values and indices pushed separately).
+    assert s["gradient_push_count"] == truth["n"] + 1
