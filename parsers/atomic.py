@@ -7,7 +7,7 @@ import os
 import pathlib
 import tempfile
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 
 def _umask() -> int:
@@ -17,7 +17,7 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def open_atomic(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[bytes] | IO[str]]:
+def open_atomic(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on a clean exit it is synced and renamed onto ``path``.
 
     On an exception the temporary file is removed and ``path`` is left as it was. The new file gets the
@@ -27,11 +27,11 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[b
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        pathlib.Path(tmp).replace(target)
     finally:
         pathlib.Path(tmp).unlink(missing_ok=True)
 
@@ -39,4 +39,4 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[b
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (see :func:`open_atomic`)."""
     with open_atomic(path, "wb") as fh:
-        fh.write(data)  # type: ignore[arg-type]
+        fh.write(data)

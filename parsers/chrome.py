@@ -30,6 +30,7 @@ import pandas as pd
 
 from parsers.atomic import open_atomic
 from parsers.errors import TraceContentError, TraceFormatError
+from parsers.labels import split_input
 from parsers.trace import SCHEMAS, Trace, device_role, direction_of, make_table
 
 OWN_FORMAT_VERSION = 1
@@ -68,13 +69,14 @@ class ChromeWriter:
         self._pids: dict[str, int] = {}
         self._tids: dict[tuple[str, str], int] = {}
         self._fh: IO[str] | None = None
-        self._cm: contextlib.AbstractContextManager[IO[Any]] = contextlib.nullcontext()
+        self._cm: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
         self._first = True
 
     def __enter__(self) -> ChromeWriter:
         self._cm = open_atomic(self._path, "w")
-        self._fh = self._cm.__enter__()  # type: ignore[assignment]
-        self._fh.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
+        fh: IO[str] = self._cm.__enter__()
+        fh.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
+        self._fh = fh
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -166,26 +168,26 @@ def write_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
     op_lanes = _display_lanes(ops, ["device"])
     transfer_lanes = _display_lanes(transfers, ["dst_device", "direction"])
     with ChromeWriter(path, extra=extra) as out:  # rows in table order, so reading back gives equal tables
-        for lane, row in zip(op_lanes, ops.itertuples(index=False), strict=True):
-            out.slice(process=str(row.device), track=f"ops {lane}", name=str(_none_if_na(row.op_type) or "?"),
-                      start_ns=int(row.start_ns), dur_ns=int(row.dur_ns), cat="op",
-                      args={"node_name": row.node_name, "op_type": _none_if_na(row.op_type),
-                            "step": int(row.step), "lane": int(row.lane)})
-        for lane, row in zip(transfer_lanes, transfers.itertuples(index=False), strict=True):
-            out.slice(process=str(row.dst_device), track=f"{row.direction}s {lane}",
-                      name=str(_none_if_na(row.tensor_name) or "RecvTensor"),
-                      start_ns=int(row.start_ns), dur_ns=int(row.dur_ns), cat="transfer",
-                      args={"tensor_name": _none_if_na(row.tensor_name),
-                            "src_device": _none_if_na(row.src_device), "dst_device": row.dst_device,
-                            "direction": row.direction, "size_bytes": _none_if_na(row.size_bytes),
-                            "step": int(row.step)})
+        for lane, op in zip(op_lanes, ops.to_dict("records"), strict=True):
+            out.slice(process=str(op["device"]), track=f"ops {lane}", name=str(_none_if_na(op["op_type"]) or "?"),
+                      start_ns=int(op["start_ns"]), dur_ns=int(op["dur_ns"]), cat="op",
+                      args={k: _none_if_na(op[k]) for k in ("node_name", "op_type", "step", "lane")})
+        for lane, xfer in zip(transfer_lanes, transfers.to_dict("records"), strict=True):
+            out.slice(process=str(xfer["dst_device"]), track=f"{xfer['direction']}s {lane}",
+                      name=str(_none_if_na(xfer["tensor_name"]) or "RecvTensor"),
+                      start_ns=int(xfer["start_ns"]), dur_ns=int(xfer["dur_ns"]), cat="transfer",
+                      args={k: _none_if_na(xfer[k]) for k in ("tensor_name", "src_device", "dst_device",
+                                                               "direction", "size_bytes", "step")})
 
 
 def _display_lanes(frame: pd.DataFrame, keys: list[str]) -> list[int]:
-    """Per row, a lane within its ``keys`` group such that rows on one lane never overlap in time."""
+    """Per row, a lane within its ``keys`` group such that rows on one lane never overlap in time.
+
+    Trace tables have a RangeIndex (``make_table`` resets it), so index labels are row positions.
+    """
     lanes = [0] * len(frame)
     for _, group in frame.groupby(keys, sort=False):
-        positions = [frame.index.get_loc(i) for i in group.index]
+        positions = [int(i) for i in group.index]
         ends = group["start_ns"] + group["dur_ns"]
         for pos, lane in zip(positions, assign_lanes(list(group["start_ns"]), list(ends)), strict=True):
             lanes[pos] = lane
@@ -269,7 +271,7 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
             continue
         device = process[: -len(" Compute")]
         start_ns, dur_ns = _ns(e.get("ts"), "ts", where), _ns(e.get("dur"), "dur", where)
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        args: dict[str, Any] = e["args"] if isinstance(e.get("args"), dict) else {}
         name, lane = e.get("name"), e.get("tid", 0)
         if not isinstance(name, str) or not isinstance(lane, int):
             raise TraceContentError(f"{where}: complete event needs a string 'name' and an integer 'tid'")
@@ -287,13 +289,8 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
         nodes.setdefault((device, node_name), op_type)
         k = 0
         while isinstance(args.get(f"input{k}"), str):
-            inp = args[f"input{k}"]
-            control = inp.startswith("^")
-            src, _, slot = inp.lstrip("^").rpartition(":")
-            if not src or not slot.isdigit():
-                src, slot = inp.lstrip("^"), "0"
-            edges.setdefault((device, src, -1 if control else int(slot), node_name),
-                             "control" if control else "data")
+            src, slot = split_input(args[f"input{k}"])
+            edges.setdefault((device, src, slot, node_name), "control" if slot < 0 else "data")
             k += 1
     if n_complete == 0:
         raise TraceContentError(f"{source}: Chrome trace has no complete ('X') events")
@@ -346,9 +343,75 @@ def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
             raise TraceFormatError(f"{source}: 'tracegen.tables.{name}' does not have the columns "
                                    f"{list(SCHEMAS[name])}")
         built[name] = make_table(name, pd.DataFrame(table.get("rows") or [], columns=table["columns"]))
-    skipped = extra.get("skipped") if isinstance(extra.get("skipped"), dict) else {}
+    skipped = extra["skipped"] if isinstance(extra.get("skipped"), dict) else {}
     return Trace(source=str(extra.get("source", source)), source_format=str(extra.get("source_format", "")),
                  ops=make_table("ops", ops), transfers=make_table("transfers", transfers),
                  lost=tuple(extra.get("lost") or ()), skipped={str(k): int(v) for k, v in skipped.items()},
                  **built)
 
+
+
+def check_perfetto(events: Sequence[Any]) -> list[str]:
+    """Problems that make Perfetto drop or misplace events; empty when the trace is clean.
+
+    Checked: complete events have numeric ``ts``/``dur`` ≥ 0 and integer ``pid``/``tid``; slices on one track
+    never partly overlap (nesting is allowed); every pid/tid used is named by ``process_name``/``thread_name``
+    metadata; every flow id has one start (``s``) and one finish (``f``), each inside a slice of its track.
+    """
+    problems: list[str] = []
+    tracks: dict[tuple[Any, Any], list[tuple[int, int]]] = {}
+    named_p: set[Any] = set()
+    named_t: set[tuple[Any, Any]] = set()
+    flows: dict[Any, dict[str, tuple[Any, Any, int]]] = {}
+    for i, e in enumerate(events):
+        if not isinstance(e, dict):
+            problems.append(f"traceEvents[{i}] is not an object")
+            continue
+        ph, pid, tid = e.get("ph"), e.get("pid"), e.get("tid")
+        if ph == "M":
+            if e.get("name") == "process_name":
+                named_p.add(pid)
+            elif e.get("name") == "thread_name":
+                named_t.add((pid, tid))
+            continue
+        if not isinstance(pid, int) or not isinstance(tid, int):
+            problems.append(f"traceEvents[{i}]: pid/tid must be integers (got {pid!r}, {tid!r})")
+            continue
+        ts = e.get("ts")
+        if isinstance(ts, bool) or not isinstance(ts, int | float | Decimal) or ts < 0:
+            problems.append(f"traceEvents[{i}]: 'ts' must be a number >= 0 (got {ts!r})")
+            continue
+        ts_ns = round(Decimal(str(ts)) * 1000)
+        if ph == "X":
+            dur = e.get("dur")
+            if isinstance(dur, bool) or not isinstance(dur, int | float | Decimal) or dur < 0:
+                problems.append(f"traceEvents[{i}]: 'dur' must be a number >= 0 (got {dur!r})")
+                continue
+            tracks.setdefault((pid, tid), []).append((ts_ns, ts_ns + round(Decimal(str(dur)) * 1000)))
+        elif ph in ("s", "f"):
+            ends = flows.setdefault(e.get("id"), {})
+            if ph in ends:
+                problems.append(f"traceEvents[{i}]: flow id {e.get('id')!r} has two '{ph}' events")
+            ends[ph] = (pid, tid, ts_ns)
+    for (pid, tid), slices in tracks.items():
+        if pid not in named_p:
+            problems.append(f"pid {pid} has slices but no process_name")
+        if (pid, tid) not in named_t:
+            problems.append(f"pid {pid} tid {tid} has slices but no thread_name")
+        stack: list[int] = []
+        for start, end in sorted(slices, key=lambda s: (s[0], -s[1])):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            if stack and end > stack[-1]:
+                problems.append(f"pid {pid} tid {tid}: slice [{start}, {end}] ns partly overlaps one ending at "
+                                f"{stack[-1]} ns")
+            stack.append(end)
+    for flow_id, ends in flows.items():
+        if set(ends) != {"s", "f"}:
+            problems.append(f"flow id {flow_id!r} lacks its {'start' if 's' not in ends else 'finish'}")
+            continue
+        for phase, (pid, tid, ts_ns) in ends.items():
+            if not any(s <= ts_ns <= e for s, e in tracks.get((pid, tid), [])):
+                problems.append(f"flow id {flow_id!r} '{phase}' at {ts_ns} ns is inside no slice of pid {pid} "
+                                f"tid {tid}")
+    return problems

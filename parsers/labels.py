@@ -38,6 +38,16 @@ def parse_recv_label(label: str) -> RecvLabel | None:
     )
 
 
+def split_input(text: str) -> tuple[str, int]:
+    """A GraphDef node input: ``name:2`` → (name, 2); ``name`` → (name, 0); ``^name`` (control) → (name, -1)."""
+    if text.startswith("^"):
+        return text[1:], -1
+    name, _, slot = text.rpartition(":")
+    if name and slot.isdigit():
+        return name, int(slot)
+    return text, 0
+
+
 def parse_op_type(label: str) -> str | None:
     """The op type from an op label (``Relu = _MklNativeFusedMatMul(...)`` → ``_MklNativeFusedMatMul``)."""
     m = _OP.match(label.strip())

@@ -2,8 +2,8 @@
 
 Accepted: a RunMetadata or bare StepStats protobuf (binary or text format); a TF timeline or tracegen Chrome
 JSON, plain or gzipped; a directory or glob of several traced steps (RunMetadata files are preferred over
-Chrome JSON of the same steps, which is lossy); a table directory written by ``tracegen convert``. Sizes are bounded: a file (or what a gzip file expands to)
-larger than ``max_bytes`` is refused rather than read.
+Chrome JSON of the same steps, which is lossy); a table directory written by ``tracegen convert``.
+Sizes are bounded: a file (or what a gzip file expands to) larger than ``max_bytes`` is refused unread.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
         return _read_many(sorted(p for p in target.iterdir() if p.is_file() and not p.name.startswith(".")),
                           text, max_bytes)
     if not target.exists() and glob.has_magic(text):
-        return _read_many(sorted(pathlib.Path(p) for p in glob.glob(text) if os.path.isfile(p)), text, max_bytes)
+        matches = (pathlib.Path(p) for p in glob.glob(text))  # noqa: PTH207 - the pattern may be absolute
+        return _read_many(sorted(p for p in matches if p.is_file()), text, max_bytes)
     if not target.exists():
         raise TraceFormatError(f"{text}: no such file or directory")
     data = read_bytes(target, max_bytes)

@@ -13,7 +13,7 @@ from typing import Any
 from google.protobuf import message, text_format
 
 from parsers.errors import TraceContentError, TraceFormatError
-from parsers.labels import parse_op_type, parse_recv_label
+from parsers.labels import parse_op_type, parse_recv_label, split_input
 from parsers.proto import tf_trace_pb2 as pb
 from parsers.trace import Trace, direction_of, make_table
 
@@ -223,15 +223,9 @@ def _read_graphs(graphs: Sequence[Any], skipped: dict[str, int]) -> tuple[list[d
 
 def _edges(node: Any) -> Iterable[dict[str, Any]]:
     for inp in node.input:
-        if inp.startswith("^"):
-            yield {"device": node.device, "src_node": inp[1:], "src_output": -1, "dst_node": node.name,
-                   "kind": "control"}
-            continue
-        name, _, slot = inp.rpartition(":")
-        if not name or not slot.isdigit():
-            name, slot = inp, "0"
-        yield {"device": node.device, "src_node": name, "src_output": int(slot), "dst_node": node.name,
-               "kind": "data"}
+        src, slot = split_input(inp)
+        yield {"device": node.device, "src_node": src, "src_output": slot, "dst_node": node.name,
+               "kind": "control" if slot < 0 else "data"}
 
 
 def _variable_row(node: Any) -> dict[str, Any] | None:

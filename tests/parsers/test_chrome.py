@@ -4,6 +4,7 @@ our output clean by Perfetto's rules."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import pathlib
 from collections import defaultdict
@@ -32,7 +33,7 @@ def perfetto_problems(path: pathlib.Path) -> list[str]:
         tracks[(e["pid"], e["tid"])].append((Decimal(e["ts"]), Decimal(e["ts"]) + Decimal(e["dur"])))
     for key, spans in tracks.items():
         spans.sort()
-        for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        for (_, end), (start, _) in itertools.pairwise(spans):
             if start < end:
                 problems.append(f"overlapping slices on track {key}")
                 break
@@ -113,7 +114,7 @@ def test_assign_lanes_never_overlaps_and_uses_the_fewest_lanes(spans: list[tuple
         by_lane[lane].append((s, e))
     for items in by_lane.values():
         items.sort()
-        assert all(b[0] >= a[1] for a, b in zip(items, items[1:], strict=False))
+        assert all(b[0] >= a[1] for a, b in itertools.pairwise(items))
     # The fewest lanes possible is the largest number of intervals in flight at one instant.
     depth = max((sum(1 for s, e in zip(starts, ends, strict=True) if s <= p < e) for p in starts), default=0)
     assert len(set(lanes)) == depth

@@ -26,7 +26,8 @@ def test_records_match_tensorflows_own_parse(step_pb: pathlib.Path, tf_protos) -
     assert len(trace.transfers) == len(recvs)
     assert len(trace.ops) == len(nodes) - len(recvs)
     # Times: nanosecond fields when TF set them, microseconds otherwise; same values as TF's parse.
-    expected_starts = sorted(n.all_start_nanos or n.all_start_micros * 1000 for _, n in nodes if n.node_name != "RecvTensor")
+    expected_starts = sorted(n.all_start_nanos or n.all_start_micros * 1000 for _, n in nodes
+                             if n.node_name != "RecvTensor")
     assert sorted(trace.ops["start_ns"]) == expected_starts
     assert sorted(trace.transfers["size_bytes"]) == sorted(
         n.output[0].tensor_description.allocation_description.requested_bytes for _, n in recvs)
