@@ -3,7 +3,8 @@
 Two shapes occur in RunMetadata traces:
 - a network receive: ``[20480B] [1.7Gb/s] edge_16_MatMul_2/ReadVariableOp from /job:ps/... to /job:worker/...``
   (size, observed rate, rendezvous tensor name, source and destination device);
-- an op: ``fc1/kernel = VarHandleOp()`` or ``Relu = _MklNativeFusedMatMul(x, y, z)``.
+- an op: ``fc1/kernel = VarHandleOp()`` or ``Relu = _MklNativeFusedMatMul(x, y, z)``, sometimes after a
+  memory note: ``[mklcpu 1.0MB 1.0MB] gradients/MatMul_1_grad/MatMul_1 = _MklMatMul(Relu, ...)``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import dataclasses
 import re
 
 _RECV = re.compile(r"^\[(?P<size>[^\]]*)\] \[(?P<rate>[^\]]*)\] (?P<tensor>\S+) from (?P<src>\S+) to (?P<dst>\S+)$")
-_OP = re.compile(r"^(?P<name>\S+) = (?P<op>[A-Za-z0-9_>.]+)\(")
+_OP = re.compile(r"^(?:\[[^\]]*\] )*(?P<name>\S+) = (?P<op>[A-Za-z0-9_>.]+)\(")
 _EXACT_BYTES = re.compile(r"^(?P<n>\d+)B$")
 
 

@@ -15,7 +15,7 @@ Keys and their meaning (per-step quantities are the median over traced steps unl
 - ``pull_count_recorded_per_step``, ``push_count_recorded_per_step``: records actually present per step.
 - ``step_time_ns`` (median), ``step_time_ns_per_step``: first record start to last record end of a step.
 - ``transfer_time_ns``: time at least one transfer was in flight; ``compute_time_ns``: time at least one
-  worker op ran; ``overlap_ns``: both at once; ``overlap_fraction`` = overlap / transfer time.
+  worker op ran (not counting ``_Recv``/``_Send``, whose spans are waits for the network); ``overlap_ns``: both at once; ``overlap_fraction`` = overlap / transfer time.
 - ``pull_rate_bytes_per_s``, ``push_rate_bytes_per_s``: bytes moved ÷ time any transfer of that direction
   was in flight (the observed rate of that direction of the link).
 """
@@ -30,6 +30,10 @@ import pandas as pd
 from intervaltree import IntervalTree
 
 from parsers.trace import PULL, PUSH, Trace, device_role
+
+
+# Rendezvous ops: their recorded span covers waiting for the network, so they are not computation.
+TRANSFER_OPS = ("_Recv", "_Send", "_HostRecv", "_HostSend", "_Retval", "_Arg")
 
 
 def is_apply_op(op_type: str) -> bool:
@@ -158,7 +162,8 @@ def summarize(trace: Trace) -> dict[str, Any]:
 def _step_figures(trace: Trace, step: int) -> dict[str, Any]:
     ops = trace.ops[trace.ops["step"] == step]
     xfers = trace.transfers[trace.transfers["step"] == step]
-    worker_ops = ops[ops["device"].map(lambda d: device_role(d) == "worker")]
+    on_worker = ops["device"].map(lambda d: device_role(d) == "worker")
+    worker_ops = ops[on_worker & ~ops["op_type"].isin(TRANSFER_OPS)]
     transfer_ns, transfer_tree = _union_length(zip(xfers["start_ns"], xfers["start_ns"] + xfers["dur_ns"],
                                                     strict=True))
     compute_ns, compute_tree = _union_length(zip(worker_ops["start_ns"],

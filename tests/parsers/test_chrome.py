@@ -50,6 +50,10 @@ def test_tf_timeline_has_the_same_records_as_its_runmetadata(model_dir: pathlib.
         # The timeline keeps microseconds: our ns values are TF's µs times 1000.
         assert sorted(chrome.transfers["start_ns"]) == sorted(proto.transfers["start_ns"])
         assert set(chrome.ops["node_name"]) == set(proto.ops["node_name"])
+        # Op types: from the RunMetadata's labels, from the timeline's args; they must agree, none missing.
+        assert proto.ops["op_type"].notna().all()
+        assert dict(zip(chrome.ops["node_name"], chrome.ops["op_type"], strict=True)) == dict(
+            zip(proto.ops["node_name"], proto.ops["op_type"], strict=True))
         assert chrome.transfers["tensor_name"].isna().all() and chrome.transfers["size_bytes"].isna().all()
         assert sorted(chrome.transfers["direction"]) == sorted(proto.transfers["direction"])
         assert any("sizes" in lost for lost in chrome.lost)
