@@ -15,7 +15,8 @@ Keys and their meaning (per-step quantities are the median over traced steps unl
 - ``pull_count_recorded_per_step``, ``push_count_recorded_per_step``: records actually present per step.
 - ``step_time_ns`` (median), ``step_time_ns_per_step``: first record start to last record end of a step.
 - ``transfer_time_ns``: time at least one transfer was in flight; ``compute_time_ns``: time at least one
-  worker op ran (not counting ``_Recv``/``_Send``, whose spans are waits for the network); ``overlap_ns``: both at once; ``overlap_fraction`` = overlap / transfer time.
+  worker op ran (not counting ``_Recv``/``_Send``, whose spans are waits for the network);
+  ``ps_compute_time_ns``: summed duration of the PS's ops (apply ops, reads; not transfers) in a step; ``overlap_ns``: both at once; ``overlap_fraction`` = overlap / transfer time.
 - ``pull_rate_bytes_per_s``, ``push_rate_bytes_per_s``: bytes moved ÷ time any transfer of that direction
   was in flight (the observed rate of that direction of the link).
 """
@@ -150,6 +151,7 @@ def summarize(trace: Trace) -> dict[str, Any]:
         "step_time_ns_per_step": step_times,
         "transfer_time_ns": _median([f["transfer_ns"] for f in per_step]),
         "compute_time_ns": _median([f["compute_ns"] for f in per_step]),
+        "ps_compute_time_ns": _median([f["ps_compute_ns"] for f in per_step]),
         "overlap_ns": _median([f["overlap_ns"] for f in per_step]),
         "overlap_fraction": _median([f["overlap_ns"] / f["transfer_ns"] for f in per_step if f["transfer_ns"]]),
         "pull_rate_bytes_per_s": _median([f["pull_rate"] for f in per_step if f["pull_rate"] is not None]),
@@ -163,7 +165,9 @@ def _step_figures(trace: Trace, step: int) -> dict[str, Any]:
     ops = trace.ops[trace.ops["step"] == step]
     xfers = trace.transfers[trace.transfers["step"] == step]
     on_worker = ops["device"].map(lambda d: device_role(d) == "worker")
-    worker_ops = ops[on_worker & ~ops["op_type"].isin(TRANSFER_OPS)]
+    computing = ~ops["op_type"].isin(TRANSFER_OPS)
+    worker_ops = ops[on_worker & computing]
+    ps_ops = ops[ops["device"].map(lambda d: device_role(d) == "ps") & computing]
     transfer_ns, transfer_tree = _union_length(zip(xfers["start_ns"], xfers["start_ns"] + xfers["dur_ns"],
                                                     strict=True))
     compute_ns, compute_tree = _union_length(zip(worker_ops["start_ns"],
@@ -176,5 +180,5 @@ def _step_figures(trace: Trace, step: int) -> dict[str, Any]:
         rates[direction] = float(part["size_bytes"].sum()) * 1e9 / busy_ns if known and busy_ns else None
     return {"ops": len(ops), "pulls": int((xfers["direction"] == PULL).sum()),
             "pushes": int((xfers["direction"] == PUSH).sum()), "transfer_ns": transfer_ns,
-            "compute_ns": compute_ns, "overlap_ns": _overlap_length(transfer_tree, compute_tree),
+            "compute_ns": compute_ns, "ps_compute_ns": int(ps_ops["dur_ns"].sum()), "overlap_ns": _overlap_length(transfer_tree, compute_tree),
             "pull_rate": rates[PULL], "push_rate": rates[PUSH]}
