@@ -1,0 +1,59 @@
+"""Measurements in, scores out: the CSV contract, hand-computed scores, and malformed files."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from validation.compare import compare, knee_of, read_measured, report_markdown, setting
+from validation.errors import ConfigError
+
+
+def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
+    path = tmp_path / "m.csv"
+    path.write_text(text)
+    return path
+
+
+def test_scores_by_hand(tmp_path: pathlib.Path) -> None:
+    runs = read_measured(_csv(tmp_path, "n_workers,repeat,steps_per_s\n1,0,1.0\n1,1,1.2\n2,0,2.0\n2,1,2.0\n"
+                                        "3,0,1.9\n3,1,2.1\n"))
+    result = compare(runs, {"good": [1.1, 2.0, 2.0], "flat": [1.1, 1.1, 1.1]})
+    assert list(result.table["measured_mean"]) == pytest.approx([1.1, 2.0, 2.0])
+    good, flat = result.scores["good"], result.scores["flat"]
+    assert (good.mape, good.max_error, good.inside_range) == (0.0, 0.0, 3)
+    assert flat.mape == pytest.approx((0 + 0.45 + 0.45) / 3)
+    assert flat.max_error == pytest.approx(0.45)
+    assert (result.measured_knee_n_workers, good.knee_n_workers, flat.knee_n_workers) == (2, 2, 1)
+    text = report_markdown(result, {"link": "x"}, "t")
+    assert "| good | 0.0% | 0.0% | 2 | 3 of 3 |" in text and "| flat | 30.0% | 45.0% | 1 | 1 of 3 |" in text
+
+
+def test_knee_is_the_first_point_reaching_95_percent() -> None:
+    assert knee_of([1, 2, 3, 4], [1.0, 1.9, 2.0, 1.8]) == 2
+    assert knee_of([1, 2, 4], [3.0, 2.0, 1.0]) == 1
+
+
+def test_bandwidth_with_units_and_settings(tmp_path: pathlib.Path) -> None:
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth,extra\n1,1.5,500Mbit/s,x\n2,2,500Mbit/s,y\n"))
+    assert setting(runs, "bandwidth_bytes_per_s", "m.csv") == 62_500_000
+    mixed = read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth_bits_per_s\n1,1,8e8\n2,2,4e8\n"))
+    with pytest.raises(ConfigError, match="runs differ in 'bandwidth_bytes_per_s'"):
+        setting(mixed, "bandwidth_bytes_per_s", "m.csv")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("n_workers,throughput\n1,2\n", "missing column 'steps_per_s'"),
+    ("n_workers,steps_per_s\n", "no measurement rows"),
+    ("n_workers,steps_per_s\n1,2\n2,fast\n", "m.csv:3: 'steps_per_s' must be a number (got 'fast')"),
+    ("n_workers,steps_per_s\n0,2\n", "m.csv:2: 'n_workers' must be > 0 (got '0')"),
+    ("n_workers,steps_per_s\n1.5,2\n", "'n_workers' must be an integer (got '1.5')"),
+    ("n_workers,steps_per_s\n1,nan\n", "'steps_per_s' must be > 0 (got 'nan')"),
+    ("n_workers,steps_per_s,bandwidth\n1,2,fast\n", "m.csv:2: 'bandwidth': cannot read 'fast' as a rate"),
+    ('n_workers,steps_per_s\n1,"2\n', "not a readable CSV"),
+])
+def test_malformed_measurements_name_file_line_and_value(tmp_path: pathlib.Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        read_measured(_csv(tmp_path, text))
+    assert message in str(info.value) and str(tmp_path / "m.csv") in str(info.value)

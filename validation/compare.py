@@ -1,0 +1,208 @@
+"""Measured against predicted: read measurements, compare them with predictions, score and plot.
+
+Measurements come from ``tracegen testbed`` (``measured.csv``, schema in :mod:`validation.testbed`) or from
+anywhere else as a CSV with one row per run and at least these columns (others are ignored)::
+
+    n_workers             int    workers in the run (>= 1)
+    steps_per_s           float  aggregate training steps per second of the run (> 0)
+
+and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per direction, either as
+``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
+``125MB/s``). Several rows per N are repeats: a prediction is judged against their mean and shown against their
+range.
+
+Scores per predictor: the absolute relative error per N (|predicted - mean| / mean), its mean over N (MAPE)
+and maximum, and the knee (the smallest N reaching 95 % of the curve's maximum) beside the measured knee.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+import os
+import pathlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from tracegen.curve import KNEE_FRACTION
+from tracegen.errors import ConfigError as TracegenConfigError
+from tracegen.units import parse_rate
+from validation.errors import ConfigError
+
+REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
+
+
+def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read and check a measurements CSV; errors name the file, the line and the bad value."""
+    source = os.fspath(path)
+    try:
+        frame = pd.read_csv(source, dtype=str, keep_default_na=False)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{source}: no such measurements file") from exc
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise ConfigError(f"{source}: not a readable CSV: {str(exc).strip().splitlines()[-1]}") from exc
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ConfigError(f"{source}: missing column {missing[0]!r} (columns: {', '.join(frame.columns) or 'none'};"
+                          f" required: {', '.join(REQUIRED_COLUMNS)})")
+    if frame.empty:
+        raise ConfigError(f"{source}: no measurement rows")
+    out = pd.DataFrame({
+        "n_workers": [_number(v, int, "n_workers", source, i) for i, v in enumerate(frame["n_workers"])],
+        "steps_per_s": [_number(v, float, "steps_per_s", source, i) for i, v in enumerate(frame["steps_per_s"])],
+    })
+    if "repeat" in frame.columns:
+        out["repeat"] = [_number(v, int, "repeat", source, i, positive=False) for i, v in enumerate(frame["repeat"])]
+    if "batch_size" in frame.columns:
+        out["batch_size"] = [_number(v, int, "batch_size", source, i) for i, v in enumerate(frame["batch_size"])]
+    if "bandwidth_bits_per_s" in frame.columns:
+        out["bandwidth_bytes_per_s"] = [
+            _number(v, float, "bandwidth_bits_per_s", source, i) / 8 for i, v in enumerate(frame["bandwidth_bits_per_s"])]
+    elif "bandwidth" in frame.columns:
+        out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in enumerate(frame["bandwidth"])]
+    return out
+
+
+def _number(text: str, kind: type[int] | type[float], column: str, source: str, row: int, *,
+            positive: bool = True) -> Any:
+    line = row + 2  # the header is line 1
+    try:
+        value = kind(text.strip())
+    except ValueError:
+        raise ConfigError(f"{source}:{line}: {column!r} must be {'an integer' if kind is int else 'a number'} "
+                          f"(got {text!r})") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise ConfigError(f"{source}:{line}: {column!r} must be {'> 0' if positive else '>= 0'} (got {text!r})")
+    return value
+
+
+def _rate(text: str, source: str, row: int) -> float:
+    try:
+        return float(parse_rate(text, what="bandwidth"))
+    except TracegenConfigError as exc:
+        raise ConfigError(f"{source}:{row + 2}: {exc}") from exc
+
+
+def setting(measured: pd.DataFrame, column: str, source: str) -> Any:
+    """The one value ``column`` has in every row, None if absent; an error if runs disagree."""
+    if column not in measured.columns:
+        return None
+    values = sorted(set(measured[column]))
+    if len(values) > 1:
+        raise ConfigError(f"{source}: runs differ in {column!r} ({', '.join(str(v) for v in values)}); "
+                          "compare one setting at a time")
+    return values[0].item() if hasattr(values[0], "item") else values[0]
+
+
+def measured_curve(measured: pd.DataFrame) -> pd.DataFrame:
+    """Per N: repeats, mean, min, max and standard deviation of the measured steps per second."""
+    grouped = measured.groupby("n_workers")["steps_per_s"]
+    table = pd.DataFrame({
+        "n_repeats": grouped.size(), "measured_mean": grouped.mean(), "measured_min": grouped.min(),
+        "measured_max": grouped.max(), "measured_std": grouped.std(ddof=1).fillna(0.0),
+    })
+    return table.reset_index()
+
+
+def knee_of(workers: Sequence[int], rates: Sequence[float], fraction: float = KNEE_FRACTION) -> int:
+    """The smallest N whose rate reaches ``fraction`` of the largest."""
+    best = max(rates)
+    return min(n for n, r in zip(workers, rates, strict=True) if r >= fraction * best)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Score:
+    """How one predictor did against the measured means."""
+
+    mape: float
+    max_error: float
+    knee_n_workers: int
+    inside_range: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Comparison:
+    """The per-N table (measured statistics, then ``<name>``, ``<name>_error`` per predictor) and scores."""
+
+    table: pd.DataFrame
+    scores: Mapping[str, Score]
+    measured_knee_n_workers: int
+
+
+def compare(measured: pd.DataFrame, predictions: Mapping[str, Sequence[float]]) -> Comparison:
+    """Score each predictor (its steps per second for every measured N, in ascending N) against the means."""
+    table = measured_curve(measured)
+    scores = {}
+    for name, values in predictions.items():
+        if len(values) != len(table):
+            raise ConfigError(f"prediction {name!r} has {len(values)} points for {len(table)} measured worker "
+                              "counts")
+        table[name] = list(values)
+        table[f"{name}_error"] = (table[name] - table["measured_mean"]).abs() / table["measured_mean"]
+        inside = (table[name] >= table["measured_min"]) & (table[name] <= table["measured_max"])
+        scores[name] = Score(mape=float(table[f"{name}_error"].mean()), max_error=float(table[f"{name}_error"].max()),
+                             knee_n_workers=knee_of(list(table["n_workers"]), list(values)),
+                             inside_range=int(inside.sum()))
+    return Comparison(table=table, scores=scores,
+                      measured_knee_n_workers=knee_of(list(table["n_workers"]), list(table["measured_mean"])))
+
+
+def comparison_csv(comparison: Comparison) -> bytes:
+    """The per-N table as CSV with fixed decimals (equal inputs, equal bytes)."""
+    buf = io.StringIO()
+    comparison.table.to_csv(buf, index=False, float_format="%.4f", lineterminator="\n")
+    return buf.getvalue().encode()
+
+
+def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: str) -> str:
+    """``report.md``: settings, the per-N table and the scores of every predictor."""
+    names = list(comparison.scores)
+    lines = [f"# {title}", "", "## Settings", ""]
+    lines += [f"- {k}: {v}" for k, v in settings.items()]
+    lines += ["", "## Steps per second, measured and predicted", "",
+              "| N | repeats | measured mean | measured range | " + " | ".join(f"{n} (error)" for n in names) + " |",
+              "|---|---|---|---|" + "---|" * len(names)]
+    for row in comparison.table.to_dict("records"):
+        cells = [f"{row[n]:.3f} ({row[f'{n}_error']:.1%})" for n in names]
+        lines.append(f"| {row['n_workers']} | {row['n_repeats']} | {row['measured_mean']:.3f} | "
+                     f"{row['measured_min']:.3f}–{row['measured_max']:.3f} | " + " | ".join(cells) + " |")
+    lines += ["", "## Scores", "", "| predictor | MAPE | max error | knee (measured "
+              f"{comparison.measured_knee_n_workers}) | inside measured range |", "|---|---|---|---|---|"]
+    n_points = len(comparison.table)
+    for name, s in comparison.scores.items():
+        lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {s.knee_n_workers} | "
+                     f"{s.inside_range} of {n_points} |")
+    return "\n".join(lines) + "\n"
+
+
+def comparison_png(comparison: Comparison, title: str) -> bytes:
+    """Measured means with their range as error bars, and every predictor's curve."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    table = comparison.table
+    fig = Figure(figsize=(6.4, 4.0), dpi=100)
+    ax = fig.add_subplot()
+    mean = table["measured_mean"]
+    ax.errorbar(table["n_workers"], mean, yerr=[mean - table["measured_min"], table["measured_max"] - mean],
+                fmt="o", color="black", capsize=4, label="measured (mean, range)")
+    for name, style in zip(comparison.scores, ("-", "--", ":", "-."), strict=False):
+        ax.plot(table["n_workers"], table[name], style, marker=".", label=name)
+    ax.set_xlabel("workers (N)")
+    ax.set_ylabel("steps per second (all workers)")
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right", fontsize="small")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
+
+
+def report_paths(out_dir: pathlib.Path) -> list[pathlib.Path]:
+    """The files :func:`validation.validate.validate` writes."""
+    return [out_dir / "report.md", out_dir / "comparison.csv", out_dir / "comparison.png"]
