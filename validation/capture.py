@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import importlib.metadata
 import json
 import os
 import pathlib
@@ -78,20 +79,13 @@ def free_port() -> int:
 
 
 def tensorflow_version() -> str:
-    """The installed TensorFlow's version, or raise MissingDependencyError."""
-    try:
-        from importlib.metadata import version
-
-        return version("tensorflow-cpu")
-    except Exception:  # noqa: BLE001 - fall through to the other distribution names
-        pass
-    try:
-        import tensorflow as tf
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "TensorFlow is not installed; install the extra: pip install 'tracegen-ps[tf]'"
-        ) from exc
-    return str(tf.__version__)
+    """The installed TensorFlow's version (read from package metadata: no import), or MissingDependencyError."""
+    for distribution in ("tensorflow-cpu", "tensorflow"):
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    raise MissingDependencyError("TensorFlow is not installed; install the extra: pip install 'tracegen-ps[tf]'")
 
 
 def profile(config: ProfileConfig, out_dir: pathlib.Path) -> list[pathlib.Path]:

@@ -59,8 +59,9 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     if "batch_size" in frame.columns:
         out["batch_size"] = [_number(v, int, "batch_size", source, i) for i, v in enumerate(frame["batch_size"])]
     if "bandwidth_bits_per_s" in frame.columns:
-        out["bandwidth_bytes_per_s"] = [
-            _number(v, float, "bandwidth_bits_per_s", source, i) / 8 for i, v in enumerate(frame["bandwidth_bits_per_s"])]
+        bits = frame["bandwidth_bits_per_s"]
+        out["bandwidth_bytes_per_s"] = [_number(v, float, "bandwidth_bits_per_s", source, i) / 8
+                                        for i, v in enumerate(bits)]
     elif "bandwidth" in frame.columns:
         out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in enumerate(frame["bandwidth"])]
     return out
@@ -168,7 +169,7 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
     for row in comparison.table.to_dict("records"):
         cells = [f"{row[n]:.3f} ({row[f'{n}_error']:.1%})" for n in names]
         lines.append(f"| {row['n_workers']} | {row['n_repeats']} | {row['measured_mean']:.3f} | "
-                     f"{row['measured_min']:.3f}–{row['measured_max']:.3f} | " + " | ".join(cells) + " |")
+                     f"{row['measured_min']:.3f} to {row['measured_max']:.3f} | " + " | ".join(cells) + " |")
     lines += ["", "## Scores", "", "| predictor | MAPE | max error | knee (measured "
               f"{comparison.measured_knee_n_workers}) | inside measured range |", "|---|---|---|---|---|"]
     n_points = len(comparison.table)

@@ -6,7 +6,7 @@
     ├── MissingDependencyError   TensorFlow (the ``tf`` extra) is not installed
     ├── ClusterError             the emulated cluster cannot be built or removed here (not root, no ip/tc,
     │                            no cgroup v1 cpu controller, address range in use, leftovers it could not remove)
-    └── Terminated               SIGTERM arrived while an emulated cluster was up (raised after its removal began)
+    └── TerminatedError          SIGTERM arrived while an emulated cluster was up (raised after its removal began)
 """
 
 from __future__ import annotations
@@ -32,5 +32,5 @@ class ClusterError(ValidationError):
     """The emulated cluster cannot be built (or fully removed) on this machine."""
 
 
-class Terminated(ValidationError):
+class TerminatedError(ValidationError):
     """SIGTERM arrived while an emulated cluster was up; the cluster is removed as the error propagates."""

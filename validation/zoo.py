@@ -129,7 +129,8 @@ def _resnet(tf: Any, spec: ModelSpec) -> Any:
             shortcut = x
             if stride != 1 or int(x.shape[-1]) != channels:
                 shortcut = _conv(tf, x, channels, f"{name}_proj", ksize=1, stride=stride, bias=False)
-            y = tf.nn.relu(_norm(tf, _conv(tf, x, channels, f"{name}_conv1", stride=stride, bias=False), f"{name}_norm1"))
+            y = _conv(tf, x, channels, f"{name}_conv1", stride=stride, bias=False)
+            y = tf.nn.relu(_norm(tf, y, f"{name}_norm1"))
             y = _norm(tf, _conv(tf, y, channels, f"{name}_conv2", bias=False), f"{name}_norm2")
             x = tf.nn.relu(y + shortcut)
     x = tf.reduce_mean(x, axis=[1, 2])

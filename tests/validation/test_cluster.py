@@ -1,0 +1,245 @@
+"""The emulated cluster: config checks, refusals, and real namespaces, tc and cgroups (as root)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from validation import cluster as cluster_mod
+from validation.cluster import (
+    CGROUP_CPU_ROOT,
+    Cluster,
+    ClusterConfig,
+    LinkShape,
+    available_cores,
+    check_host,
+    leftovers,
+)
+from validation.errors import ClusterError, ConfigError
+
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root: network namespaces, tc and cgroups")
+TEST_SUBNET = "10.79.3.0/24"  # a subnet only these tests use, so their node processes can be told apart
+
+LINK = LinkShape(rate_bits_per_s=100_000_000, burst_bytes=16_384, latency_ms=20.0)
+
+
+def _config(**changes: object) -> ClusterConfig:
+    base: dict[str, object] = {"n_workers": 2, "link": LINK, "cpu_cap_ps": 0.2, "cpu_cap_worker": 0.2,
+                               "subnet": TEST_SUBNET}
+    base.update(changes)
+    return ClusterConfig(**base)  # type: ignore[arg-type]
+
+
+def _gone(run_id: str) -> list[str]:
+    """What of run ``run_id`` is still on this machine (namespaces, cgroups)."""
+    return [item for item in leftovers() if f"_{run_id}_" in item]
+
+
+# ----- configuration
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"rate_bits_per_s": 0}, "'rate_bits_per_s' must be >= 8000 (got 0)"),
+        ({"burst_bytes": 1000}, "'burst_bytes' must be >= 1514 (one full Ethernet frame) (got 1000)"),
+        ({"latency_ms": 0.0}, "'latency_ms' must be > 0 and <= 10000 (got 0.0)"),
+    ],
+)
+def test_link_shape_refuses_bad_values(changes: dict[str, object], message: str) -> None:
+    fields: dict[str, object] = {"rate_bits_per_s": 10**8, "burst_bytes": 16_384, "latency_ms": 5.0}
+    fields.update(changes)
+    with pytest.raises(ConfigError) as info:
+        LinkShape(**fields)  # type: ignore[arg-type]
+    assert str(info.value) == message
+
+
+def test_link_shape_speaks_tc_units_exactly() -> None:
+    link = LinkShape(rate_bits_per_s=200_000_000, burst_bytes=16_384, latency_ms=2.5)
+    assert link.tbf_args() == ["rate", "200000000bit", "burst", "16384", "latency", "2500us"]
+    assert link.queue_limit_bytes() == 25_000_000 * 25 // 10_000 + 16_384
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"n_workers": 0}, "'n_workers' must be >= 1 (got 0)"),
+        ({"cpu_cap_ps": 0.0}, "'cpu_cap_ps' must be > 0 cores (got 0.0)"),
+        ({"cpu_cap_worker": -1.0}, "'cpu_cap_worker' must be > 0 cores (got -1.0)"),
+        ({"cfs_period_us": 10}, "'cfs_period_us' must be between 1000 and 1000000 (got 10)"),
+        ({"subnet": "10.77.0.1/24"}, "'subnet' must be an IPv4 network like 10.77.0.0/24 (got '10.77.0.1/24')"),
+        ({"subnet": "8.8.8.0/24"}, "'subnet' must be a private IPv4 network like 10.77.0.0/24 (got '8.8.8.0/24')"),
+        ({"subnet": "10.77.0.0/29"}, "'subnet' 10.77.0.0/29 is too small for 1 PS + 2 workers"),
+    ],
+)
+def test_cluster_config_refuses_bad_values(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        _config(**changes)
+    assert str(info.value).startswith(message)
+
+
+def test_addresses_and_names_follow_the_layout() -> None:
+    cluster = Cluster(_config(n_workers=3))
+    assert cluster.nodes == ("ps", "w0", "w1", "w2")
+    assert cluster.tf_cluster() == {
+        "ps": ["10.79.3.10:2222"], "worker": ["10.79.3.11:2222", "10.79.3.12:2222", "10.79.3.13:2222"],
+    }
+    assert cluster.namespace("w1") == f"tg_{cluster.run_id}_w1"
+    assert cluster.cgroup("ps") == CGROUP_CPU_ROOT / f"tracegen_{cluster.run_id}_ps"
+    assert Cluster(_config()).run_id != cluster.run_id
+    with pytest.raises(ConfigError, match="no node 'w3'"):
+        cluster.address("w3")
+
+
+# ----- refusals
+
+
+def test_refuses_without_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cluster_mod.os, "geteuid", lambda: 1000)
+    with pytest.raises(ClusterError, match=r"needs root .* running as uid 1000"):
+        check_host(_config())
+
+
+def test_refuses_without_ip_and_tc(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    if not IS_ROOT:
+        pytest.skip("the root check comes first")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ClusterError, match=r"needs 'ip' \(iproute2\) on PATH"):
+        check_host(_config())
+
+
+def test_refuses_without_cgroup_cpu_controller(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    if not IS_ROOT:
+        pytest.skip("the root check comes first")
+    monkeypatch.setattr(cluster_mod, "CGROUP_CPU_ROOT", tmp_path)
+    with pytest.raises(ClusterError, match="cgroup v1 cpu controller"):
+        check_host(_config())
+
+
+@needs_root
+def test_refuses_caps_that_fill_the_machine() -> None:
+    cores = available_cores()
+    config = _config(n_workers=1, cpu_cap_ps=cores / 2, cpu_cap_worker=cores / 2)
+    with pytest.raises(ClusterError, match=f"must total less than the {cores} available cores"):
+        check_host(config)
+
+
+@needs_root
+def test_refuses_a_subnet_in_use_on_the_host() -> None:
+    with pytest.raises(ClusterError, match=r"subnet 127\.0\.0\.0/24 is already in use on this host: 127\.0\.0\.1/8"):
+        check_host(_config(subnet="127.0.0.0/24"))
+
+
+# ----- the real thing
+
+_SERVER = r"""
+import socket, sys
+s = socket.socket(); s.bind(("0.0.0.0", 2222)); s.listen()
+print("listening", flush=True)
+conn, _ = s.accept(); n = 0
+while chunk := conn.recv(1 << 20):
+    n += len(chunk)
+print(n, flush=True)
+"""
+_CLIENT = "import socket, sys; c = socket.create_connection((sys.argv[1], 2222)); c.sendall(b'x' * 2_000_000)"
+
+
+@needs_root
+def test_builds_shapes_caps_and_removes_everything() -> None:
+    with Cluster(_config()) as cluster:
+        run_id = cluster.run_id
+        names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+        for node in cluster.nodes:
+            assert cluster.namespace(node) in names
+            assert (cluster.cgroup(node) / "cpu.cfs_period_us").read_text().strip() == "10000"
+            assert (cluster.cgroup(node) / "cpu.cfs_quota_us").read_text().strip() == "2000"
+        assert cluster.bridge_namespace in names
+        for ns, dev in ((cluster.namespace("ps"), "eth0"), (cluster.bridge_namespace, "p_ps")):
+            shown = json.loads(subprocess.run(["tc", "-n", ns, "-j", "qdisc", "show", "dev", dev],
+                                              capture_output=True, text=True, check=True).stdout)
+            assert shown[0]["kind"] == "tbf"
+            assert shown[0]["options"]["rate"] == 100_000_000 // 8  # tc reports bytes per second
+        # The host namespace gains nothing: the addresses exist only inside the cluster.
+        host = subprocess.run(["ip", "-4", "addr"], capture_output=True, text=True, check=True).stdout
+        assert "10.79.3." not in host
+
+        server = cluster.start("ps", [sys.executable, "-c", _SERVER], stdout=subprocess.PIPE)
+        assert server.popen.stdout is not None
+        assert server.popen.stdout.readline().strip() == "listening"
+        cgroup_line = pathlib.Path(f"/proc/{server.popen.pid}/cgroup").read_text()
+        assert f"cpu:/tracegen_{run_id}_ps" in cgroup_line.replace("cpu,cpuacct", "cpu")
+        own_netns = pathlib.Path("/proc/self/ns/net").readlink()
+        assert pathlib.Path(f"/proc/{server.popen.pid}/ns/net").readlink() != own_netns
+        cluster.run("w1", [sys.executable, "-c", _CLIENT, cluster.address("ps")])
+        assert server.popen.stdout.readline().strip() == "2000000"
+        stats = cluster.link_stats()
+        assert stats.push_bytes > 2_000_000  # the bytes crossed the shaped port facing the PS
+        assert stats.pull_bytes > 0  # ACKs went out through the PS's own shaped interface
+        sleeper = cluster.start("w0", ["sleep", "600"])
+    assert _gone(run_id) == []
+    assert sleeper.popen.returncode == -signal.SIGKILL
+
+
+@needs_root
+def test_removes_everything_when_the_body_raises() -> None:
+    with pytest.raises(RuntimeError, match="boom"), Cluster(_config(n_workers=1)) as cluster:  # noqa: PT012
+        run_id = cluster.run_id
+        sleeper = cluster.start("w0", ["sleep", "600"])
+        raise RuntimeError("boom")
+    assert _gone(run_id) == []
+    assert sleeper.popen.returncode == -signal.SIGKILL
+
+
+@needs_root
+def test_a_failed_start_is_quoted_and_cleaned_up() -> None:
+    with Cluster(_config(n_workers=1)) as cluster:
+        run_id = cluster.run_id
+        proc = cluster.start("w0", [sys.executable, "-c", "import sys; sys.exit('node says: cannot bind')"])
+        proc.popen.wait(timeout=30)
+        assert proc.stderr_tail() == "node says: cannot bind"
+    assert _gone(run_id) == []
+
+
+_HOLDER = r"""
+import sys, time
+from validation.cluster import Cluster, ClusterConfig, LinkShape
+config = ClusterConfig(n_workers=1, link=LinkShape(rate_bits_per_s=10**8, burst_bytes=16384, latency_ms=20.0),
+                       cpu_cap_ps=0.2, cpu_cap_worker=0.2, subnet=sys.argv[1])
+with Cluster(config) as cluster:
+    sleeper = cluster.start("w0", ["sleep", "600"])
+    print(cluster.run_id, sleeper.popen.pid, flush=True)
+    time.sleep(600)
+"""
+
+
+@needs_root
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_removes_everything_on_a_signal(signum: int) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, TEST_SUBNET], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        run_id, pid = holder.stdout.readline().split()
+        assert _gone(run_id) != []
+        holder.send_signal(signum)
+        _, err = holder.communicate(timeout=30)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    assert holder.returncode != 0
+    expected = "TerminatedError: received SIGTERM" if signum == signal.SIGTERM else "KeyboardInterrupt"
+    assert expected in err
+    assert _gone(run_id) == []
+    deadline = time.monotonic() + 5
+    while pathlib.Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:  # reaped by init
+        time.sleep(0.05)
+    assert not pathlib.Path(f"/proc/{pid}").exists()

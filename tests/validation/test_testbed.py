@@ -1,0 +1,199 @@
+"""The testbed: option parsing, config checks, the window arithmetic, and short real runs (root, TensorFlow)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from validation import testbed
+from validation.cluster import leftovers
+from validation.errors import ConfigError
+from validation.testbed import (
+    MEASURED_COLUMNS,
+    MEASURED_SCHEMA,
+    TestbedConfig,
+    run_testbed,
+    steps_in_window,
+)
+
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root: network namespaces, tc and cgroups")
+TEST_SUBNET = "10.79.4.0/24"  # only these tests use it, so their node processes can be told apart
+RUN_ID = re.compile(r"cluster ([0-9a-f]{6}) is up")
+
+
+def _config(out_dir: pathlib.Path, **changes: object) -> TestbedConfig:
+    base: dict[str, object] = {
+        "out_dir": out_dir, "model": "mlp", "widths": (32,), "batch_size": 16, "workers": (1, 2),
+        "bandwidth_bits_per_s": 100_000_000, "repeats": 1, "window_s": 2.5, "warmup_steps": 3,
+        "cpu_cap_ps": 0.5, "cpu_cap_worker": 0.6, "subnet": TEST_SUBNET,
+    }
+    base.update(changes)
+    return TestbedConfig(**base)  # type: ignore[arg-type]
+
+
+def _node_processes() -> list[str]:
+    """Node processes of these tests still alive: their job JSON names an address in TEST_SUBNET."""
+    prefix = TEST_SUBNET.rsplit(".", 1)[0] + "."
+    found = []
+    for cmdline in pathlib.Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # the process ended while we looked
+        if "validation.node" in text and prefix in text:
+            found.append(f"{cmdline.parent.name}: {text[:80]}")
+    return found
+
+
+def _assert_nothing_left(run_ids: list[str]) -> None:
+    assert run_ids, "no cluster was reported up"
+    left = [item for item in leftovers() if any(f"_{r}_" in item for r in run_ids)]
+    assert left == []
+    deadline = time.monotonic() + 5.0
+    while _node_processes() and time.monotonic() < deadline:  # killed processes are reaped asynchronously
+        time.sleep(0.05)
+    assert _node_processes() == []
+
+
+# ----- parsing and checks
+
+
+def test_steps_in_window_counts_partial_steps_by_fraction() -> None:
+    steps = [(0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.5, 4.5)]
+    assert steps_in_window(steps, 0.5, 2.5) == pytest.approx(2.0)
+    assert steps_in_window(steps, 3.0, 3.5) == 0.0  # a gap between steps holds no step
+    assert steps_in_window(steps, 3.0, 4.0) == pytest.approx(0.5)
+    assert steps_in_window([(1.0, 1.0)], 0.0, 2.0) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"workers": ()}, "'workers' must name at least one worker count (got none)"),
+        ({"workers": (0, 1)}, "'workers' must all be >= 1 (got [0, 1])"),
+        ({"workers": (1, 1)}, "'workers' must not repeat a count (got [1, 1])"),
+        ({"repeats": 0}, "'repeats' must be >= 1 (got 0)"),
+        ({"window_s": 0.0}, "'window_s' must be > 0 (got 0.0)"),
+        ({"warmup_steps": 0}, "'warmup_steps' must be >= 1 (got 0)"),
+        ({"traced_steps": 0}, "'traced_steps' must be >= 1 (got 0)"),
+        ({"model": "vgg"}, "unknown model 'vgg'"),
+        ({"batch_size": 0}, "'batch_size' must be >= 1 (got 0)"),
+        ({"burst_bytes": 100}, "'burst_bytes' must be >= 1514"),
+        ({"bandwidth_bits_per_s": 10}, "'rate_bits_per_s' must be >= 8000 (got 10)"),
+        ({"latency_ms": -1.0}, "'latency_ms' must be > 0 and <= 10000 (got -1.0)"),
+        ({"cpu_cap_worker": 0.0}, "'cpu_cap_worker' must be > 0 cores (got 0.0)"),
+        ({"subnet": "10.79.4.0/29", "workers": (1, 8)}, "'subnet' 10.79.4.0/29 is too small for 1 PS + 8 workers"),
+    ],
+)
+def test_config_refuses_bad_values(tmp_path: pathlib.Path, changes: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        _config(tmp_path, **changes)
+    assert str(info.value).startswith(message)
+
+
+def test_refuses_an_output_folder_that_holds_measurements(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "measured.csv").write_text("n_workers\n")
+    with pytest.raises(ConfigError, match=r"already holds measured\.csv or trace/"):
+        run_testbed(_config(tmp_path))
+
+
+def test_schema_is_documented_in_order() -> None:
+    doc = testbed.__doc__ or ""
+    documented = [m.group(1) for m in re.finditer(r"^    (\w+) +(int|float|str) ", doc, flags=re.MULTILINE)]
+    assert documented == list(MEASURED_COLUMNS)
+    assert [t for _, t in MEASURED_SCHEMA] == re.findall(r"^    \w+ +(int|float|str) ", doc, flags=re.MULTILINE)
+
+
+# ----- real runs
+
+
+@pytest.mark.slow
+@pytest.mark.root
+@needs_root
+def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path) -> None:
+    messages: list[str] = []
+    result = run_testbed(_config(tmp_path), progress=messages.append)
+
+    assert [(m.n_workers, m.repeat) for m in result.measurements] == [(1, 0), (2, 0)]
+    for m in result.measurements:
+        assert len(m.worker_steps_per_s) == m.n_workers
+        assert all(rate > 0.0 for rate in m.worker_steps_per_s)
+        assert m.steps_per_s == pytest.approx(sum(m.worker_steps_per_s))
+        # global_step, read by worker 0 over nearly the same window, counts the same steps
+        assert m.global_steps_per_s == pytest.approx(m.steps_per_s, rel=0.25)
+
+    with result.csv_path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert tuple(rows[0]) == MEASURED_COLUMNS
+    assert [int(r["n_workers"]) for r in rows] == [1, 2]
+    assert len(rows[1]["worker_steps_per_s"].split(";")) == 2
+    assert rows[0]["widths"] == "32"
+    assert rows[0]["bandwidth_bits_per_s"] == "100000000"
+    assert rows[0]["tensorflow_version"] != ""
+    assert float(rows[1]["steps_per_s"]) > 0.0
+
+    traced = sorted(p.name for p in result.trace_dir.iterdir())
+    assert traced == ["meta.json", "step_000.json", "step_000.pb", "step_001.json", "step_001.pb",
+                      "step_002.json", "step_002.pb"]
+    meta = json.loads((result.trace_dir / "meta.json").read_text())
+    assert meta["bandwidth_bits_per_s"] == 100_000_000
+    assert meta["tool"] == "tracegen testbed"
+
+    _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
+
+
+_RUNNER = r"""
+import pathlib, sys
+from validation.testbed import TestbedConfig, run_testbed
+config = TestbedConfig(out_dir=pathlib.Path(sys.argv[1]), model="mlp", widths=(32,), batch_size=16, workers=(1,),
+                       bandwidth_bits_per_s=100_000_000, repeats=1, window_s=300.0, warmup_steps=3,
+                       cpu_cap_ps=0.5, cpu_cap_worker=0.6, subnet=sys.argv[2])
+run_testbed(config, progress=lambda message: print(message, flush=True))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.root
+@needs_root
+@pytest.mark.parametrize(
+    ("signum", "when", "expected"),
+    [
+        (signal.SIGINT, "starting TensorFlow", "KeyboardInterrupt"),
+        (signal.SIGTERM, "measuring", "TerminatedError: received SIGTERM"),
+    ],
+)
+def test_an_interrupted_run_leaves_nothing(tmp_path: pathlib.Path, signum: int, when: str, expected: str) -> None:
+    runner = subprocess.Popen([sys.executable, "-c", _RUNNER, str(tmp_path), TEST_SUBNET],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: list[str] = []
+    try:
+        assert runner.stdout is not None
+        for line in runner.stdout:
+            seen.append(line)
+            if when in line:
+                break
+        else:
+            err = runner.stderr.read() if runner.stderr else ""
+            pytest.fail(f"the run ended before {when!r}: {''.join(seen)} {err}")
+        if signum == signal.SIGTERM:
+            time.sleep(1.0)  # well inside the window
+        runner.send_signal(signum)
+        _, err = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert runner.returncode != 0
+    assert expected in err
+    _assert_nothing_left(RUN_ID.findall("".join(seen)))
+    assert not (tmp_path / "measured.csv").exists()  # nothing was measured, so nothing was written

@@ -1,0 +1,429 @@
+"""Measure the real scaling curve of async-PS training on an emulated cluster: ``tracegen testbed``.
+
+For each worker count N and each repeat, :func:`run_testbed` builds a fresh :class:`~validation.cluster.Cluster`
+(1 PS + N workers, the PS link shaped both ways, every node CPU-capped), runs the zoo model with real
+TensorFlow, and measures over one window that is common to all workers:
+
+1. every worker runs ``warmup_steps`` steps and reports "warm" (worker 0 of the first N = 1 run also traces
+   ``traced_steps`` steps here, under the very same settings, into ``out_dir/trace/``);
+2. once all workers are warm, the controller sets one window [A, A + ``window_s``] on the machine's
+   monotonic clock (one clock for every process here) and sends it to every worker;
+3. every worker keeps training without pause and reports the start and end of each of its steps that overlap
+   the window.
+
+A worker's rate is the number of its steps done inside the window — each step counted by the fraction of its
+duration that lies inside [A, B] — divided by the window's length. The aggregate ``steps_per_s`` is the sum of
+the workers' rates. This equals the rate of ``global_step`` increments over the window: every worker step
+increments ``global_step`` exactly once, and all workers are counted over the same interval of the same clock,
+with the partial steps at both ends counted by fraction instead of dropped or counted whole. As a cross-check,
+worker 0 also reads ``global_step`` at its first step boundary at or after A and at or after B, and
+``global_steps_per_s`` is that difference over the time between the two reads.
+
+``out_dir/measured.csv`` is rewritten (atomically) after every run, so an interrupted campaign keeps what it
+measured. Its schema, which :data:`MEASURED_SCHEMA` holds for readers to validate against (one row per run;
+columns never change with N or options)::
+
+    n_workers             int    workers in this run (N)
+    repeat                int    repeat index, 0-based
+    steps_per_s           float  aggregate training steps per second over the window (sum of the workers')
+    worker_steps_per_s    str    each worker's steps per second, worker 0 first, joined by ';'
+    global_steps_per_s    float  global_step increments per second read by worker 0 (cross-check)
+    window_s              float  length of the common measurement window, seconds
+    model                 str    zoo model name (mlp, cnn, resnet)
+    batch_size            int    examples per step per worker
+    widths                str    the model's widths as built, joined by ';'
+    learning_rate         float  plain SGD learning rate
+    warmup_steps          int    steps each worker ran before the window
+    bandwidth_bits_per_s  int    tbf rate of the PS link, each direction, bits per second
+    burst_bytes           int    tbf bucket size, bytes
+    latency_ms            float  tbf queue latency (queue limit = rate * latency + burst), milliseconds
+    cpu_cap_ps            float  the PS's CPU cap, cores
+    cpu_cap_worker        float  each worker's CPU cap, cores
+    qdisc_drops           int    packets the PS link's two qdiscs dropped, whole run (warm-up included)
+    tcp_retrans_segs      int    TCP segments retransmitted by all nodes, whole run (warm-up included)
+    tensorflow_version    str    TensorFlow version of the nodes
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime
+import io
+import json
+import os
+import pathlib
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import IO, Any
+
+from parsers.atomic import write_bytes_atomic
+from validation.capture import tensorflow_version
+from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, check_host
+from validation.errors import ConfigError, JobError
+from validation.zoo import ModelSpec
+
+MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
+    ("n_workers", "int"),
+    ("repeat", "int"),
+    ("steps_per_s", "float"),
+    ("worker_steps_per_s", "str"),
+    ("global_steps_per_s", "float"),
+    ("window_s", "float"),
+    ("model", "str"),
+    ("batch_size", "int"),
+    ("widths", "str"),
+    ("learning_rate", "float"),
+    ("warmup_steps", "int"),
+    ("bandwidth_bits_per_s", "int"),
+    ("burst_bytes", "int"),
+    ("latency_ms", "float"),
+    ("cpu_cap_ps", "float"),
+    ("cpu_cap_worker", "float"),
+    ("qdisc_drops", "int"),
+    ("tcp_retrans_segs", "int"),
+    ("tensorflow_version", "str"),
+)
+"""The columns of ``measured.csv`` in order, each with its type (see the module docstring for units)."""
+
+MEASURED_COLUMNS: tuple[str, ...] = tuple(name for name, _ in MEASURED_SCHEMA)
+LIST_SEPARATOR = ";"
+MIN_STEPS_PER_WORKER = 60  # the issue's bar for a window long enough to trust
+_WINDOW_LEAD_S = 0.3  # time between sending the window and its start, so every worker has it in time
+_PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "grpc_proxy", "no_proxy")
+
+Progress = Callable[[str], None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class TestbedConfig:
+    """Everything ``tracegen testbed`` runs with; one field per command-line option.
+
+    The default queue, ``burst_bytes`` 16384 and ``latency_ms`` 50, was chosen by measurement so that the
+    link behaves like a switch port (fair sharing, no loss) rather than a lossy emulation artefact. With
+    mlp 512-512 (2.7 MB of parameters), batch 32, 200 Mbit/s, caps 0.3 cores, 10 s windows, two repeats:
+    ``latency_ms`` 5 (a 141 KB queue) dropped 16 000 - 55 000 packets per run with 26 000 - 84 000 TCP
+    retransmissions and gave N = 1, 2, 3: 4.28/4.22, 5.58/6.52, 5.87/6.42 steps/s; ``latency_ms`` 50 (a
+    1.27 MB queue) dropped 0 - 88 packets (1 - 94 retransmissions) and gave 4.17/4.27, 6.05/5.89, 6.04/6.44
+    steps/s. Two plain TCP flows of 25 MB pushed at once into the PS finished after 1.96 s and 2.24 s at
+    5 ms (1.60 s and 2.32 s at 1 ms: unfair, lossy) and both after 2.12 s at 50 ms (fair, at line rate).
+    """
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    out_dir: pathlib.Path
+    model: str
+    workers: tuple[int, ...]
+    bandwidth_bits_per_s: int
+    batch_size: int = 32
+    widths: tuple[int, ...] = ()
+    burst_bytes: int = 16_384
+    latency_ms: float = 50.0
+    repeats: int = 3
+    window_s: float = 30.0
+    warmup_steps: int = 10
+    cpu_cap_ps: float = 0.3
+    cpu_cap_worker: float = 0.3
+    traced_steps: int = 3
+    learning_rate: float = 0.01
+    subnet: str = "10.77.0.0/24"
+    timeout_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        self.model_spec()
+        if not self.workers:
+            raise ConfigError("'workers' must name at least one worker count (got none)")
+        if any(n < 1 for n in self.workers):
+            raise ConfigError(f"'workers' must all be >= 1 (got {list(self.workers)})")
+        if len(set(self.workers)) != len(self.workers):
+            raise ConfigError(f"'workers' must not repeat a count (got {list(self.workers)})")
+        if self.repeats < 1:
+            raise ConfigError(f"'repeats' must be >= 1 (got {self.repeats})")
+        if not self.window_s > 0.0:
+            raise ConfigError(f"'window_s' must be > 0 (got {self.window_s})")
+        if self.warmup_steps < 1:
+            raise ConfigError(f"'warmup_steps' must be >= 1 (got {self.warmup_steps})")
+        if self.traced_steps < 1:
+            raise ConfigError(f"'traced_steps' must be >= 1 (got {self.traced_steps})")
+        if not self.learning_rate > 0.0:
+            raise ConfigError(f"'learning_rate' must be > 0 (got {self.learning_rate})")
+        if not self.timeout_s > 0.0:
+            raise ConfigError(f"'timeout_s' must be > 0 (got {self.timeout_s})")
+        self.cluster_config(max(self.workers))  # checks the link, the caps and the subnet
+
+    def model_spec(self) -> ModelSpec:
+        """The zoo model to train."""
+        return ModelSpec(name=self.model, batch_size=self.batch_size, widths=self.widths)
+
+    def link(self) -> LinkShape:
+        """The PS link's shape."""
+        return LinkShape(rate_bits_per_s=self.bandwidth_bits_per_s, burst_bytes=self.burst_bytes,
+                         latency_ms=self.latency_ms)
+
+    def cluster_config(self, n_workers: int) -> ClusterConfig:
+        """The emulated cluster of one run with ``n_workers`` workers."""
+        return ClusterConfig(n_workers=n_workers, link=self.link(), cpu_cap_ps=self.cpu_cap_ps,
+                             cpu_cap_worker=self.cpu_cap_worker, subnet=self.subnet)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Measurement:
+    """One run's result: the rates over the common window and the link's counters."""
+
+    n_workers: int
+    repeat: int
+    steps_per_s: float
+    worker_steps_per_s: tuple[float, ...]
+    global_steps_per_s: float
+    window_s: float
+    qdisc_drops: int
+    tcp_retrans_segs: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class TestbedResult:
+    """What :func:`run_testbed` measured and where it wrote it."""
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    measurements: tuple[Measurement, ...]
+    csv_path: pathlib.Path
+    trace_dir: pathlib.Path
+
+
+def steps_in_window(steps: Sequence[tuple[float, float]], start_s: float, end_s: float) -> float:
+    """Steps done inside [start_s, end_s]: each step counted by the fraction of its duration inside."""
+    total = 0.0
+    for s, e in steps:
+        overlap = min(e, end_s) - max(s, start_s)
+        if overlap > 0.0 and e > s:
+            total += overlap / (e - s)
+    return total
+
+
+def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> TestbedResult:
+    """Measure every worker count of ``config`` ``repeats`` times and capture the N = 1 trace.
+
+    Writes ``measured.csv`` and ``trace/`` into ``config.out_dir`` (which must not hold either yet) and
+    reports progress as one-line messages through ``progress``. Raises ClusterError when this machine cannot
+    host the largest cluster, JobError when a node fails, TerminatedError on SIGTERM; the cluster of the run in
+    progress is removed in every case.
+    """
+    report = progress or (lambda _message: None)
+    out_dir = config.out_dir
+    csv_path, trace_dir = out_dir / "measured.csv", out_dir / "trace"
+    if csv_path.exists() or (trace_dir.is_dir() and any(trace_dir.iterdir())):
+        raise ConfigError(f"{out_dir}: already holds measured.csv or trace/; choose an empty directory")
+    check_host(config.cluster_config(max(config.workers)))  # refuse before anything starts
+    tf_version = tensorflow_version()
+    trace_dir.mkdir(parents=True, exist_ok=True)
+
+    if 1 not in config.workers:
+        report("N=1: trace run (1 is not among the worker counts, so it is traced in a run of its own)")
+        measure(config, 1, repeat=0, trace_dir=trace_dir, progress=report)
+    measurements: list[Measurement] = []
+    total = len(config.workers) * config.repeats
+    for repeat in range(config.repeats):
+        for n in config.workers:
+            report(f"run {len(measurements) + 1}/{total}: N={n} repeat {repeat}")
+            traced = trace_dir if (n == 1 and repeat == 0) else None
+            m = measure(config, n, repeat=repeat, trace_dir=traced, progress=report)
+            measurements.append(m)
+            _write_csv(csv_path, config, measurements, tf_version)
+            if traced is not None:
+                _write_trace_meta(trace_dir, config, tf_version)
+            rates = ", ".join(f"{r:.3f}" for r in m.worker_steps_per_s)
+            report(f"N={n} repeat {repeat}: {m.steps_per_s:.3f} steps/s (workers {rates}; global_step "
+                   f"{m.global_steps_per_s:.3f}/s; {m.qdisc_drops} drops, {m.tcp_retrans_segs} retransmits)")
+            fewest = min(m.worker_steps_per_s) * m.window_s
+            if fewest < MIN_STEPS_PER_WORKER:
+                report(f"note: a worker did only {fewest:.0f} steps in the {m.window_s:g} s window "
+                       f"(fewer than {MIN_STEPS_PER_WORKER}); a longer window gives a steadier rate")
+    return TestbedResult(measurements=tuple(measurements), csv_path=csv_path, trace_dir=trace_dir)
+
+
+def measure(
+    config: TestbedConfig,
+    n_workers: int,
+    *,
+    repeat: int = 0,
+    trace_dir: pathlib.Path | None = None,
+    progress: Progress | None = None,
+) -> Measurement:
+    """Build one cluster with ``n_workers`` workers, measure one window, remove the cluster.
+
+    With ``trace_dir``, worker 0 traces ``config.traced_steps`` steps after warm-up into it.
+    """
+    report = progress or (lambda _message: None)
+    env = {k: v for k, v in os.environ.items() if k.lower() not in _PROXY_VARS}
+    env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+    with Cluster(config.cluster_config(n_workers)) as cluster:
+        report(f"N={n_workers}: cluster {cluster.run_id} is up; starting TensorFlow")
+        job: dict[str, Any] = {
+            "cluster": cluster.tf_cluster(),
+            "model": dataclasses.asdict(config.model_spec()),
+            "learning_rate": config.learning_rate,
+            "warmup_steps": config.warmup_steps,
+            "control": "stdin",
+        }
+        ps = cluster.start("ps", _node_argv(job, "ps", 0), env=env)
+        workers: list[NodeProcess] = []
+        for i in range(n_workers):
+            spec = dict(job)
+            if i == 0 and trace_dir is not None:
+                spec.update(trace_dir=str(trace_dir), traced_steps=config.traced_steps)
+            workers.append(cluster.start(f"w{i}", _node_argv(spec, "worker", i), env=env,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE))
+        events: queue.Queue[tuple[int, str | None]] = queue.Queue()
+        for i, w in enumerate(workers):
+            if w.popen.stdout is None:
+                raise JobError(f"worker {i}: no stdout pipe")
+            threading.Thread(target=_pump, args=(i, w.popen.stdout, events), daemon=True).start()
+
+        _collect(events, ps=ps, workers=workers, want="warm", deadline_s=time.monotonic() + config.timeout_s,
+                 timeout_s=config.timeout_s)
+        report(f"N={n_workers}: all workers warm; measuring {config.window_s:g} s")
+        start_s = time.monotonic() + _WINDOW_LEAD_S
+        end_s = start_s + config.window_s
+        window = json.dumps({"start_s": start_s, "end_s": end_s}) + "\n"
+        for i, w in enumerate(workers):
+            if w.popen.stdin is None:
+                raise JobError(f"worker {i}: no stdin pipe")
+            try:
+                w.popen.stdin.write(window)
+                w.popen.stdin.flush()
+            except BrokenPipeError as exc:
+                raise JobError(f"worker {i} exited before the window began: {w.stderr_tail()}") from exc
+        done = _collect(events, ps=ps, workers=workers, want="done", deadline_s=end_s + config.timeout_s,
+                        timeout_s=config.timeout_s)
+        stats = cluster.link_stats()
+
+    rates = []
+    for i in range(n_workers):
+        steps = [(float(s), float(e)) for s, e in done[i]["steps"]]
+        rates.append(steps_in_window(steps, start_s, end_s) / config.window_s)
+    reads = done[0]["global_step_reads"]
+    if len(reads) != 2 or reads[1][0] <= reads[0][0]:
+        raise JobError(f"worker 0 reported unusable global_step reads {reads}")
+    global_rate = (reads[1][1] - reads[0][1]) / (reads[1][0] - reads[0][0])
+    return Measurement(
+        n_workers=n_workers, repeat=repeat, steps_per_s=sum(rates), worker_steps_per_s=tuple(rates),
+        global_steps_per_s=global_rate, window_s=config.window_s,
+        qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
+    )
+
+
+def _node_argv(job: dict[str, Any], role: str, index: int) -> list[str]:
+    return [sys.executable, "-m", "validation.node", json.dumps(dict(job, role=role, task_index=index))]
+
+
+def _pump(index: int, stream: IO[str], events: queue.Queue[tuple[int, str | None]]) -> None:
+    """Forward a worker's stdout lines to ``events``; ``None`` marks its end."""
+    try:
+        for line in stream:
+            events.put((index, line))
+    except (OSError, ValueError):
+        pass  # the stream was closed under us while the cluster was removed
+    events.put((index, None))
+
+
+def _collect(
+    events: queue.Queue[tuple[int, str | None]],
+    *,
+    ps: NodeProcess,
+    workers: Sequence[NodeProcess],
+    want: str,
+    deadline_s: float,
+    timeout_s: float,
+) -> dict[int, dict[str, Any]]:
+    """Wait until every worker has sent the event ``want``; raise JobError if a node dies or time runs out."""
+    got: dict[int, dict[str, Any]] = {}
+    while len(got) < len(workers):
+        code = ps.popen.poll()
+        if code is not None:
+            raise JobError(f"the PS exited with code {code} while workers waited for '{want}': {ps.stderr_tail()}")
+        remaining = deadline_s - time.monotonic()
+        if remaining <= 0.0:
+            missing = [i for i in range(len(workers)) if i not in got]
+            tails = "; ".join(f"worker {i}: {workers[i].stderr_tail()}" for i in missing)
+            raise JobError(f"no '{want}' from worker(s) {missing} within {timeout_s:g} s ({tails})")
+        try:
+            index, line = events.get(timeout=min(0.5, remaining))
+        except queue.Empty:
+            continue
+        if line is None:
+            if want == "warm" or index not in got:
+                code = workers[index].popen.wait(timeout=10.0)
+                raise JobError(
+                    f"worker {index} exited with code {code} before it reported '{want}': "
+                    f"{workers[index].stderr_tail()}"
+                )
+            continue
+        if not line.startswith("{"):
+            continue  # not a protocol line
+        event = json.loads(line)
+        if isinstance(event, dict) and event.get("event") == want:
+            got[index] = event
+    return got
+
+
+def _fmt(value: float) -> str:
+    return format(value, ".6g")
+
+
+def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measurement], tf_version: str) -> None:
+    spec = config.model_spec()
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(MEASURED_COLUMNS)
+    for m in rows:
+        record = {
+            "n_workers": m.n_workers,
+            "repeat": m.repeat,
+            "steps_per_s": _fmt(m.steps_per_s),
+            "worker_steps_per_s": LIST_SEPARATOR.join(_fmt(r) for r in m.worker_steps_per_s),
+            "global_steps_per_s": _fmt(m.global_steps_per_s),
+            "window_s": _fmt(m.window_s),
+            "model": spec.name,
+            "batch_size": spec.batch_size,
+            "widths": LIST_SEPARATOR.join(str(w) for w in spec.resolved_widths()),
+            "learning_rate": _fmt(config.learning_rate),
+            "warmup_steps": config.warmup_steps,
+            "bandwidth_bits_per_s": config.bandwidth_bits_per_s,
+            "burst_bytes": config.burst_bytes,
+            "latency_ms": _fmt(config.latency_ms),
+            "cpu_cap_ps": _fmt(config.cpu_cap_ps),
+            "cpu_cap_worker": _fmt(config.cpu_cap_worker),
+            "qdisc_drops": m.qdisc_drops,
+            "tcp_retrans_segs": m.tcp_retrans_segs,
+            "tensorflow_version": tf_version,
+        }
+        writer.writerow([record[name] for name in MEASURED_COLUMNS])
+    write_bytes_atomic(path, buf.getvalue().encode())
+
+
+def _write_trace_meta(trace_dir: pathlib.Path, config: TestbedConfig, tf_version: str) -> None:
+    spec = config.model_spec()
+    meta = {
+        "tool": "tracegen testbed",
+        "model": spec.name,
+        "batch_size": spec.batch_size,
+        "widths": list(spec.resolved_widths()),
+        "learning_rate": config.learning_rate,
+        "warmup_steps": config.warmup_steps,
+        "traced_steps": config.traced_steps,
+        "cluster": "1 PS + 1 worker, each in its own network namespace on one bridge (emulated cluster)",
+        "bandwidth_bits_per_s": config.bandwidth_bits_per_s,
+        "burst_bytes": config.burst_bytes,
+        "latency_ms": config.latency_ms,
+        "cpu_cap_ps": config.cpu_cap_ps,
+        "cpu_cap_worker": config.cpu_cap_worker,
+        "tensorflow": tf_version,
+        "python": sys.version.split()[0],
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    write_bytes_atomic(trace_dir / "meta.json", (json.dumps(meta, indent=2) + "\n").encode())
