@@ -19,7 +19,13 @@ from typing import Any
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
 from parsers.tables import table_paths, write_tables
+from tracegen.curve import parse_workers
+from tracegen.errors import TracegenError
+from tracegen.link import LINK_MODELS
+from tracegen.policy import parse_policy
+from tracegen.predict import PredictConfig, add_predict_arguments, run_predict
 from tracegen.summary import summarize
+from tracegen.units import parse_duration, parse_rate
 
 EXIT_USAGE = 2
 
@@ -115,11 +121,96 @@ def _profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _testbed(args: argparse.Namespace) -> int:
+    from validation.testbed import TestbedConfig, run_testbed
+
+    config = TestbedConfig(
+        out_dir=pathlib.Path(args.out), model=args.model, workers=parse_workers(args.workers),
+        bandwidth_bits_per_s=8 * parse_rate(args.bandwidth), batch_size=args.batch_size,
+        widths=tuple(args.widths or ()), burst_bytes=args.burst, latency_ms=args.queue_latency,
+        repeats=args.repeats, window_s=args.window, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
+        cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
+        timeout_s=args.timeout)
+    result = run_testbed(config, progress=lambda line: print(line, flush=True))
+    print(f"measured {len(result.measurements)} run(s) into {result.csv_path}; trace in {result.trace_dir}")
+    print("   N  repeat  steps/s  per worker")
+    for m in result.measurements:
+        print(f"{m.n_workers:4d}  {m.repeat:6d}  {m.steps_per_s:7.3f}  "
+              + " ".join(f"{r:.3f}" for r in m.worker_steps_per_s))
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from validation.validate import validate
+
+    policy, order = parse_policy(args.policy)
+    config = PredictConfig(
+        bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),
+        latency_ns=None if args.latency is None else parse_duration(args.latency), link=args.link,
+        policy=policy, order=order, steps=args.steps, seeds=args.seeds)
+    comparison = validate(args.measured, args.trace, config, args.out)
+    print(f"measured knee N={comparison.measured_knee_n_workers}")
+    for name, score in comparison.scores.items():
+        print(f"{name:12s} MAPE {score.mape:6.1%}  max error {score.max_error:6.1%}  knee N={score.knee_n_workers}"
+              f"  inside measured range {score.inside_range}/{len(comparison.table)}")
+    print(f"wrote {args.out}/report.md, comparison.csv, comparison.png")
+    return 0
+
+
 def _widths(text: str) -> list[int]:
     try:
         return [int(w) for w in text.split(",") if w.strip()]
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"widths must be comma-separated integers (got {text!r})") from exc
+
+
+TESTBED_HELP = ("measure the real curve on an emulated cluster (root; needs the 'tf' extra, iproute2 and the "
+                "cgroup v1 cpu controller)")
+VALIDATE_HELP = "compare measured throughput with predictions and the baselines"
+
+
+def _add_testbed(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", choices=("mlp", "cnn", "resnet"), default="mlp", help="zoo model (default mlp)")
+    p.add_argument("--workers", default="1-4", metavar="LIST", help="worker counts, e.g. 1-5 or 1,2,4 "
+                                                                    "(default 1-4)")
+    p.add_argument("--bandwidth", required=True, metavar="RATE",
+                   help="PS link rate per direction, e.g. 200Mbit/s, 1Gbit/s (bits/s) or 25MB/s (bytes/s)")
+    p.add_argument("--batch-size", type=int, default=32, help="examples per step per worker (default 32)")
+    p.add_argument("--widths", type=_widths, help="model widths, comma-separated (see profile)")
+    p.add_argument("--burst", type=int, default=16_384, metavar="BYTES",
+                   help="tc tbf bucket size in bytes (default 16384)")
+    p.add_argument("--queue-latency", type=float, default=50.0, metavar="MS",
+                   help="tc tbf queue latency in milliseconds: queue = rate x latency + burst (default 50, "
+                        "lossless and fair; see validation.testbed)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per worker count (default 3)")
+    p.add_argument("--window", type=float, default=30.0, metavar="SECONDS",
+                   help="measurement window after warm-up, seconds (default 30)")
+    p.add_argument("--warmup", type=int, default=10, metavar="STEPS", help="steps before the window (default 10)")
+    p.add_argument("--cpu-ps", type=float, default=0.3, metavar="CORES", help="the PS's CPU cap (default 0.3)")
+    p.add_argument("--cpu-worker", type=float, default=0.3, metavar="CORES",
+                   help="each worker's CPU cap (default 0.3); all caps together must stay under the cores")
+    p.add_argument("--traced-steps", type=int, default=3, help="steps traced in the N=1 run (default 3)")
+    p.add_argument("--subnet", default="10.77.0.0/24", help="private subnet inside the namespaces")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="limit for warm-up and for finishing after the window (default 300)")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for measured.csv and trace/")
+    p.set_defaults(handler=_testbed)
+
+
+
+def _add_validate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--measured", required=True, metavar="CSV|DIR",
+                   help="measurements CSV (n_workers, steps_per_s, ...; see validation.compare) or a testbed "
+                        "output directory")
+    p.add_argument("--trace", help="the single-worker trace (default: DIR/trace of a testbed directory)")
+    p.add_argument("--bandwidth", metavar="RATE", help="override the link rate recorded in the measurements")
+    p.add_argument("--latency", metavar="TIME", help="fixed cost per transfer, e.g. 50us (default: estimated)")
+    p.add_argument("--link", choices=sorted(LINK_MODELS), default="fair", help="link model (see predict)")
+    p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict)")
+    p.add_argument("--steps", type=int, default=10, metavar="K", help="simulated steps per worker (default 10)")
+    p.add_argument("--seeds", type=int, default=3, metavar="S", help="simulations per worker count (default 3)")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for report.md, comparison.csv/.png")
+    p.set_defaults(handler=_validate)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -154,6 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=3, help="traced steps (default 3)")
     p.add_argument("--out", required=True, help="directory for step_NNN.pb, step_NNN.json and meta.json")
     p.set_defaults(handler=_profile)
+
+    p = sub.add_parser("predict", help="predict throughput for N workers from one worker's trace")
+    add_predict_arguments(p)
+    p.set_defaults(handler=run_predict)
+
+    _add_testbed(sub.add_parser("testbed", help=TESTBED_HELP))
+    _add_validate(sub.add_parser("validate", help=VALIDATE_HELP))
     return parser
 
 
@@ -168,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.handler(args))
-    except (TraceError, CliError, ValidationError) as exc:
+    except (TraceError, TracegenError, CliError, ValidationError) as exc:
         print(f"tracegen {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:  # an output that cannot be written: say which and why, in one line

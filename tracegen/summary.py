@@ -16,7 +16,8 @@ Keys and their meaning (per-step quantities are the median over traced steps unl
 - ``step_time_ns`` (median), ``step_time_ns_per_step``: first record start to last record end of a step.
 - ``transfer_time_ns``: time at least one transfer was in flight; ``compute_time_ns``: time at least one
   worker op ran (not counting ``_Recv``/``_Send``, whose spans are waits for the network);
-  ``ps_compute_time_ns``: summed duration of the PS's ops (apply ops, reads; not transfers) in a step; ``overlap_ns``: both at once; ``overlap_fraction`` = overlap / transfer time.
+  ``ps_compute_time_ns``: summed duration of the PS's ops (apply ops, reads; not transfers) in a step;
+  ``overlap_ns``: transfers and worker compute at once; ``overlap_fraction`` = overlap / transfer time.
 - ``pull_rate_bytes_per_s``, ``push_rate_bytes_per_s``: bytes moved ÷ time any transfer of that direction
   was in flight (the observed rate of that direction of the link).
 """
@@ -31,7 +32,6 @@ import pandas as pd
 from intervaltree import IntervalTree
 
 from parsers.trace import PULL, PUSH, Trace, device_role
-
 
 # Rendezvous ops: their recorded span covers waiting for the network, so they are not computation.
 TRANSFER_OPS = ("_Recv", "_Send", "_HostRecv", "_HostSend", "_Retval", "_Arg")
@@ -180,5 +180,6 @@ def _step_figures(trace: Trace, step: int) -> dict[str, Any]:
         rates[direction] = float(part["size_bytes"].sum()) * 1e9 / busy_ns if known and busy_ns else None
     return {"ops": len(ops), "pulls": int((xfers["direction"] == PULL).sum()),
             "pushes": int((xfers["direction"] == PUSH).sum()), "transfer_ns": transfer_ns,
-            "compute_ns": compute_ns, "ps_compute_ns": int(ps_ops["dur_ns"].sum()), "overlap_ns": _overlap_length(transfer_tree, compute_tree),
+            "compute_ns": compute_ns, "ps_compute_ns": int(ps_ops["dur_ns"].sum()),
+            "overlap_ns": _overlap_length(transfer_tree, compute_tree),
             "pull_rate": rates[PULL], "push_rate": rates[PUSH]}

@@ -15,29 +15,7 @@ from hypothesis import strategies as st
 
 from parsers import read_trace
 from parsers.chrome import assign_lanes, format_us, write_trace
-
-
-def perfetto_problems(path: pathlib.Path) -> list[str]:
-    """Perfetto's rules for JSON traces that our writers must keep (see DOMAIN.md, 'Viewing traces')."""
-    doc = json.loads(path.read_text(), parse_float=Decimal)
-    problems = []
-    named = {e["pid"] for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
-    tracks: dict[tuple[int, int], list[tuple[Decimal, Decimal]]] = defaultdict(list)
-    for e in doc["traceEvents"]:
-        if e["ph"] != "X":
-            continue
-        if e["pid"] not in named:
-            problems.append(f"pid {e['pid']} has no process_name")
-        if not (isinstance(e["ts"], int | Decimal) and isinstance(e["dur"], int | Decimal)) or e["dur"] < 0:
-            problems.append(f"bad ts/dur in {e}")
-        tracks[(e["pid"], e["tid"])].append((Decimal(e["ts"]), Decimal(e["ts"]) + Decimal(e["dur"])))
-    for key, spans in tracks.items():
-        spans.sort()
-        for (_, end), (start, _) in itertools.pairwise(spans):
-            if start < end:
-                problems.append(f"overlapping slices on track {key}")
-                break
-    return problems
+from parsers.perfetto import check_perfetto
 
 
 def test_tf_timeline_has_the_same_records_as_its_runmetadata(model_dir: pathlib.Path) -> None:
@@ -89,7 +67,7 @@ def test_own_chrome_output_reads_back_equal_and_is_perfetto_clean(model_dir: pat
         again = read_trace(out)
         assert again.equals(trace)
         assert again.lost == trace.lost and again.source_format == trace.source_format
-        assert perfetto_problems(out) == []
+        assert check_perfetto(json.loads(out.read_text())["traceEvents"]) == []
 
 
 def test_own_chrome_output_carries_names_and_bytes(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:

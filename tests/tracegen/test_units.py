@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import pytest
+
+from tracegen.errors import ConfigError
+from tracegen.units import format_duration, format_rate, parse_duration, parse_rate
+
+
+@pytest.mark.parametrize(("text", "bytes_per_s"), [
+    ("500Mbit/s", 62_500_000), ("1Gbit/s", 125_000_000), ("125MB/s", 125_000_000), ("10G", 1_250_000_000),
+    ("10Gbps", 1_250_000_000), ("1.5GB/s", 1_500_000_000), ("64KiB/s", 65_536), ("1000", 1000),
+    ("100 kbit/s", 12_500),
+])
+def test_parse_rate(text: str, bytes_per_s: int) -> None:
+    assert parse_rate(text) == bytes_per_s
+
+
+@pytest.mark.parametrize(("text", "ns"), [("50us", 50_000), ("50µs", 50_000), ("2ms", 2_000_000), ("0", 0),
+                                          ("1.5s", 1_500_000_000), ("100ns", 100), ("250", 250)])
+def test_parse_duration(text: str, ns: int) -> None:
+    assert parse_duration(text) == ns
+
+
+@pytest.mark.parametrize("text", ["", "fast", "10 parsecs", "-5Mbit/s", "1Gbit/h", "0", "0.01b/s", "10^9"])
+def test_bad_rates_quote_the_value(text: str) -> None:
+    with pytest.raises(ConfigError, match="bandwidth") as info:
+        parse_rate(text)
+    assert repr(text) in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["soon", "5 minutes", "-1ms", "2h", "7200s"])
+def test_bad_durations_quote_the_value(text: str) -> None:
+    with pytest.raises(ConfigError, match="latency") as info:
+        parse_duration(text)
+    assert repr(text) in str(info.value)
+
+
+def test_formats_echo_units() -> None:
+    assert format_rate(62_500_000) == "500 Mbit/s (62.5 MB/s)"
+    assert format_rate(parse_rate("1Gbit/s")).startswith("1 Gbit/s")
+    assert format_duration(50_000) == "50 us"
+    assert format_duration(2_000_000) == "2 ms"
+    assert format_duration(12) == "12 ns"

@@ -1,0 +1,110 @@
+"""Transfer-order policies: in which order a worker's step hands its transfers to the link.
+
+A policy gives every task of one worker step a priority (lower goes first). It matters where transfers wait
+in a queue (``fifo``, ``conn`` link models); under ``fair`` every transfer is served at once.
+
+- ``tf``: TensorFlow's default. The executor issues every pull at step start in an order of its own that the
+  trace does not pin down, so the order is a random permutation drawn per step from the run's seeded RNG.
+- ``tictac``: by first need (TicTac, Hashemi et al. 2019): a transfer whose first consumer started earlier in
+  the trace goes first.
+- ``fixed``: the order of tensor names read from a file (one per line, ``#`` comments); transfers not named
+  go after the named ones, in trace order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from tracegen.errors import ConfigError
+from tracegen.model import TRANSFER_KINDS, StepModel
+
+
+class Policy(Protocol):
+    """Priorities of one worker step's tasks."""
+
+    @property
+    def name(self) -> str:
+        """Short name for output."""
+        ...
+
+    def priorities(self, model: StepModel, rng: np.random.Generator) -> Sequence[int]:
+        """One priority per task id (lower first); called once per worker step."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TfOrder:
+    """A random order per step (the executor's order is not in the trace)."""
+
+    name: str = "tf"
+
+    def priorities(self, model: StepModel, rng: np.random.Generator) -> Sequence[int]:
+        """A fresh permutation of task ids."""
+        return rng.permutation(model.n_tasks).tolist()  # type: ignore[no-any-return]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TicTac:
+    """By when the trace first needed each transfer."""
+
+    name: str = "tictac"
+
+    def priorities(self, model: StepModel, rng: np.random.Generator) -> Sequence[int]:
+        """Rank by first need, ties by task id."""
+        del rng
+        order = sorted(range(model.n_tasks), key=lambda t: (model.first_need_ns[t], t))
+        prio = [0] * model.n_tasks
+        for r, t in enumerate(order):
+            prio[t] = r
+        return prio
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FixedOrder:
+    """A given order of tensor names."""
+
+    order: tuple[str, ...]
+    name: str = "fixed"
+
+    def priorities(self, model: StepModel, rng: np.random.Generator) -> Sequence[int]:
+        """Named transfers first, in file order; the rest after, in trace rank order."""
+        del rng
+        pos = {name: i for i, name in enumerate(self.order)}
+        n = len(self.order)
+        return [pos.get(model.names[t], n + model.rank[t]) for t in range(model.n_tasks)]
+
+
+def read_order(path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """Tensor names from a policy file, one per line; blank lines and ``#`` comments ignored."""
+    p = pathlib.Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"'policy': cannot read order file {str(p)!r}: {exc}") from exc
+    names = tuple(line.split("#", 1)[0].strip() for line in text.splitlines())
+    names = tuple(n for n in names if n)
+    if not names:
+        raise ConfigError(f"'policy': order file {str(p)!r} names no tensors")
+    return names
+
+
+def parse_policy(text: str) -> tuple[str, tuple[str, ...]]:
+    """``tf`` or ``tictac`` as they are; anything else names an order file: (``fixed``, its tensor names)."""
+    if text in ("tf", "tictac"):
+        return text, ()
+    return "fixed", read_order(text)
+
+
+def check_order(model: StepModel, order: Sequence[str]) -> None:
+    """ConfigError unless every name in ``order`` is a transfer of ``model``."""
+    transfers = {model.names[t] for t in range(model.n_tasks) if model.kinds[t] in TRANSFER_KINDS}
+    unknown = [n for n in order if n not in transfers]
+    if unknown:
+        raise ConfigError(f"'policy': order file names tensors that are not transfers of the model: "
+                          f"{', '.join(repr(u) for u in unknown[:5])}")

@@ -1,0 +1,107 @@
+"""Synthetic multi-worker traces: what a simulation ran, as Chrome JSON that Perfetto and ``read_trace`` load.
+
+The simulator decides what happened; :class:`parsers.chrome.ChromeWriter` writes it, streaming (memory holds
+only the steps in progress, not the trace). Layout:
+- one process per worker, named by its TensorFlow device (``/job:worker/replica:0/task:W/device:CPU:0``),
+  with tracks ``compute T`` (its CPU threads), ``pulls L`` and ``pushes L`` (one lane per concurrent transfer,
+  so slices on a track never overlap);
+- one process for the PS (``/job:ps/replica:0/task:0/device:CPU:0``) with tracks ``thread T``;
+- transfers span from issue to arrival, with ``tensor_name``, ``size_bytes``, ``direction``, devices in args;
+- flow arrows from each pull to the ops that read it, from each gradient's producer to its push, and from each
+  push to the PS op that consumes it.
+Ops that took no time (graph nodes that did not run) are not written. Steps are numbered
+``worker * steps + k``. Reading the file back with :func:`parsers.read_trace` gives the ops and transfers.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Any
+
+from parsers.chrome import OWN_FORMAT_VERSION, ChromeWriter, assign_lanes
+from parsers.trace import SCHEMAS
+from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, TaskKind
+from tracegen.simulate import SimConfig, SimResult, TaskRecord, simulate
+
+PS_DEVICE = "/job:ps/replica:0/task:0/device:CPU:0"
+
+
+def worker_device(worker: int) -> str:
+    """TensorFlow device name of worker ``worker``."""
+    return f"/job:worker/replica:0/task:{worker}/device:CPU:0"
+
+
+def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.PathLike[str]) -> SimResult:
+    """Simulate ``config`` and stream the run to ``path`` (atomically); returns the simulation result."""
+    n = model.n_tasks
+    pending: dict[tuple[int, int], list[TaskRecord]] = {}
+    steps_rows: list[list[Any]] = []
+    flow_id = 0
+    cross = [[p for p in model.preds(t) if _track_kind(model, p) != _track_kind(model, t)] for t in range(n)]
+
+    extra: dict[str, Any] = {
+        "format_version": OWN_FORMAT_VERSION, "source": f"tracegen synthetic: {model.source}",
+        "source_format": "tracegen-synthetic", "lost": ["graph tables (synthetic trace of a simulation)"],
+        "skipped": {}, "tables": {name: {"columns": list(SCHEMAS[name]), "rows": []}
+                                  for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps")},
+    }
+    with ChromeWriter(path, extra=extra) as out:
+        def emit_step(w: int, records: list[TaskRecord]) -> None:
+            nonlocal flow_id
+            step_id = w * config.steps + records[0].step
+            where: dict[int, tuple[str, str, int, int]] = {}
+            for direction, kind in (("pull", TaskKind.PULL), ("push", TaskKind.PUSH)):
+                group = [r for r in records if model.kinds[r.task] == kind]
+                lanes = assign_lanes([r.ready_ns for r in group], [r.end_ns for r in group])
+                for lane, r in zip(lanes, group, strict=True):
+                    process, track = worker_device(w), f"{direction}s {lane}"
+                    src, dst = ((PS_DEVICE, worker_device(w)) if kind == TaskKind.PULL
+                                else (worker_device(w), PS_DEVICE))
+                    out.slice(process=process, track=track, name=model.names[r.task], start_ns=r.ready_ns,
+                              dur_ns=r.end_ns - r.ready_ns, cat="transfer",
+                              args={"tensor_name": model.names[r.task], "src_device": src, "dst_device": dst,
+                                    "direction": direction, "size_bytes": model.size_bytes[r.task],
+                                    "step": step_id})
+                    where[r.task] = (process, track, r.ready_ns, r.end_ns)
+            for r in records:
+                kind = model.kinds[r.task]
+                if kind in TRANSFER_KINDS or r.end_ns == r.start_ns:
+                    continue
+                ps = kind in PS_KINDS
+                process = PS_DEVICE if ps else worker_device(w)
+                track = f"thread {r.slot}" if ps else f"compute {r.slot}"
+                out.slice(process=process, track=track, name=model.names[r.task], start_ns=r.start_ns,
+                          dur_ns=r.end_ns - r.start_ns, cat="op",
+                          args={"node_name": model.names[r.task], "op_type": kind.name, "step": step_id,
+                                "lane": r.slot, "worker": w})
+                where[r.task] = (process, track, r.start_ns, r.end_ns)
+            for t, (process, track, start, _end) in sorted(where.items()):
+                for p in cross[t]:
+                    if p not in where:
+                        continue
+                    p_process, p_track, p_start, p_end = where[p]
+                    flow_id += 1
+                    out.flow(flow_id=flow_id, name=model.names[p], src=(p_process, p_track, max(p_start, p_end - 1)),
+                             dst=(process, track, start))
+            steps_rows.append([step_id, pathlib.PurePath(path).name, min(r.ready_ns for r in records),
+                               max(r.end_ns for r in records)])
+
+        def on_task(record: TaskRecord) -> None:
+            key = (record.worker, record.step)
+            bucket = pending.setdefault(key, [])
+            bucket.append(record)
+            if len(bucket) == n:
+                del pending[key]
+                emit_step(record.worker, bucket)
+
+        result = simulate(model, config, on_task=on_task)
+        extra["tables"]["steps"]["rows"] = sorted(steps_rows)
+    return result
+
+
+def _track_kind(model: StepModel, t: int) -> str:
+    kind = model.kinds[t]
+    if kind in TRANSFER_KINDS:
+        return "transfer"
+    return "ps" if kind in PS_KINDS else "worker"

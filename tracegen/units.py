@@ -1,0 +1,86 @@
+"""Quantities as users write them, to the integers the model uses, and back for echoing.
+
+Rates (→ bytes per second, an int):
+- bits per second: ``500Mbit/s``, ``1Gbit/s``, ``10Gbps``, ``100kbit/s``, ``10G`` (a bare SI prefix means bits
+  per second, as network links are quoted), ``800M``;
+- bytes per second: ``125MB/s``, ``1.5GB/s``, ``64KiB/s``, ``1000B/s``, ``1000`` (a bare number is bytes/s).
+SI prefixes are powers of 1000 (k, M, G, T); ``Ki``/``Mi``/``Gi``/``Ti`` are powers of 1024. ``b``/``bit`` is a
+bit, ``B`` a byte. Bit rates that are not whole bytes per second are rounded to the nearest byte per second.
+
+Durations (→ ns, an int): ``50us`` (or ``50µs``), ``2ms``, ``1.5s``, ``100ns``, ``0``; a bare number is ns.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from tracegen.errors import ConfigError
+
+_PREFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+_RATE = re.compile(r"^(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?P<prefix>Ki|Mi|Gi|Ti|[kKMGT]?)"
+                   r"(?P<unit>bit/s|bits/s|bps|b/s|B/s|Bps|bit|b|B|)$")
+_DURATION = re.compile(r"^(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>ns|us|µs|ms|s|)$")
+_DURATION_NS = {"": 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+MAX_RATE_BYTES_PER_S = 10**15
+MAX_DURATION_NS = 3600 * 10**9
+
+
+def parse_rate(text: str, *, what: str = "bandwidth") -> int:
+    """``500Mbit/s`` → 62500000 (bytes per second). Raises ConfigError quoting ``text``."""
+    m = _RATE.match(text.strip())
+    if m is None:
+        raise ConfigError(f"{what!r}: cannot read {text!r} as a rate; write e.g. 500Mbit/s, 1Gbit/s, 10G "
+                          "(bits per second) or 125MB/s (bytes per second)")
+    prefix, unit = m["prefix"], m["unit"]
+    bits = unit in ("bit/s", "bits/s", "bps", "b/s", "bit", "b") or (unit == "" and prefix != "")
+    value = Decimal(m["num"]) * _PREFIX[prefix]
+    rate = int((value / 8 if bits else value).to_integral_value())
+    if not 1 <= rate <= MAX_RATE_BYTES_PER_S:
+        raise ConfigError(f"{what!r} must be between 1 B/s and 1 PB/s (got {text!r})")
+    return rate
+
+
+def parse_duration(text: str, *, what: str = "latency") -> int:
+    """``50us`` → 50000 (ns). Raises ConfigError quoting ``text``."""
+    m = _DURATION.match(text.strip())
+    if m is None:
+        raise ConfigError(f"{what!r}: cannot read {text!r} as a duration; write e.g. 50us, 2ms, 0")
+    try:
+        ns = int((Decimal(m["num"]) * _DURATION_NS[m["unit"]]).to_integral_value())
+    except InvalidOperation as exc:  # pragma: no cover - the pattern admits only plain decimals
+        raise ConfigError(f"{what!r}: cannot read {text!r} as a duration") from exc
+    if ns > MAX_DURATION_NS:
+        raise ConfigError(f"{what!r} must be at most 1 hour (got {text!r})")
+    return ns
+
+
+def format_rate(bytes_per_s: float) -> str:
+    """62500000 → ``500 Mbit/s (62.5 MB/s)``: bits per second as links are quoted, bytes beside."""
+    bits = bytes_per_s * 8
+    return f"{_si(bits)}bit/s ({_si(bytes_per_s)}B/s)"
+
+
+def format_duration(ns: float) -> str:
+    """50000 → ``50 us``."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if abs(ns) >= scale:
+            return f"{_num(ns / scale)} {unit}"
+    return f"{_num(ns)} ns"
+
+
+def format_bytes(n: float) -> str:
+    """2678824 → ``2.68 MB``."""
+    return f"{_si(n)}B"
+
+
+def _si(value: float) -> str:
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{_num(value / scale)} {prefix}"
+    return f"{_num(value)} "
+
+
+def _num(x: float) -> str:
+    return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
