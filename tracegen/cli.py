@@ -128,7 +128,8 @@ def _testbed(args: argparse.Namespace) -> int:
         out_dir=pathlib.Path(args.out), model=args.model, workers=parse_workers(args.workers),
         bandwidth_bits_per_s=8 * parse_rate(args.bandwidth), batch_size=args.batch_size,
         widths=tuple(args.widths or ()), burst_bytes=args.burst, latency_ms=args.queue_latency,
-        repeats=args.repeats, window_s=args.window, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
+        repeats=args.repeats, window_s=args.window, window_steps=args.window_steps, max_window_s=args.max_window,
+        trace_workers=not args.no_worker_traces, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
         cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
         timeout_s=args.timeout)
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
@@ -185,6 +186,13 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=int, default=3, help="runs per worker count (default 3)")
     p.add_argument("--window", type=float, default=30.0, metavar="SECONDS",
                    help="measurement window after warm-up, seconds (default 30)")
+    p.add_argument("--window-steps", type=int, default=0, metavar="STEPS",
+                   help="lengthen each window so every worker does about this many steps, judged from the first "
+                        "N=1 run's rate (default 0: fixed windows)")
+    p.add_argument("--max-window", type=float, default=120.0, metavar="SECONDS",
+                   help="longest window --window-steps may ask for (default 120)")
+    p.add_argument("--no-worker-traces", action="store_true",
+                   help="do not trace every worker after the window of each N>1 run (DIR/workers/nN/wI)")
     p.add_argument("--warmup", type=int, default=10, metavar="STEPS", help="steps before the window (default 10)")
     p.add_argument("--cpu-ps", type=float, default=0.3, metavar="CORES", help="the PS's CPU cap (default 0.3)")
     p.add_argument("--cpu-worker", type=float, default=0.3, metavar="CORES",

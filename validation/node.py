@@ -65,7 +65,7 @@ def _train(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any]) -> d
         for k in range(int(job.get("traced_steps", 0))):
             trace_step(sess, train_op, pathlib.Path(trace_dir) / f"step_{k:03d}")
     if job.get("control") == "stdin":
-        return _train_controlled(sess, train_op, global_step)
+        return _train_controlled(sess, train_op, global_step, job)
     own_steps, window_s = 0, float(job.get("window_s", 0.0))
     start_global = int(sess.run(global_step))
     t0 = time.monotonic()
@@ -77,8 +77,12 @@ def _train(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any]) -> d
             "global_steps": int(sess.run(global_step)) - start_global}
 
 
-def _train_controlled(sess: Any, train_op: Any, global_step: Any) -> dict[str, Any]:
-    """Train through the window the controller sends on stdin; report every step that overlaps it."""
+def _train_controlled(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any]) -> dict[str, Any]:
+    """Train through the window the controller sends on stdin; report every step that overlaps it.
+
+    With ``after_trace_dir`` in the job, trace ``after_traced_steps`` steps once the window is over, then
+    train as many steps again, so that the other workers' traced steps also run beside this one's.
+    """
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.append(sys.stdin.readline()), daemon=True)
     reader.start()
@@ -106,6 +110,14 @@ def _train_controlled(sess: Any, train_op: Any, global_step: Any) -> dict[str, A
             reads.append((time.monotonic(), int(sess.run(global_step))))
             break
     kept = [[s, e] for s, e in steps if e > window[0] and s < window[1]]
+    if job.get("after_trace_dir"):
+        from validation.capture import trace_step
+
+        count = int(job.get("after_traced_steps", 0))
+        for k in range(count):
+            trace_step(sess, train_op, pathlib.Path(job["after_trace_dir"]) / f"step_{k:03d}")
+        for _ in range(count):
+            sess.run(train_op)
     return {"event": "done", "steps": kept, "global_step_reads": [list(r) for r in reads]}
 
 

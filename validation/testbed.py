@@ -125,6 +125,9 @@ class TestbedConfig:
     latency_ms: float = 50.0
     repeats: int = 3
     window_s: float = 30.0
+    window_steps: int = 0
+    max_window_s: float = 120.0
+    trace_workers: bool = True
     warmup_steps: int = 10
     cpu_cap_ps: float = 0.3
     cpu_cap_worker: float = 0.3
@@ -145,6 +148,10 @@ class TestbedConfig:
             raise ConfigError(f"'repeats' must be >= 1 (got {self.repeats})")
         if not self.window_s > 0.0:
             raise ConfigError(f"'window_s' must be > 0 (got {self.window_s})")
+        if self.window_steps < 0:
+            raise ConfigError(f"'window_steps' must be >= 0 (got {self.window_steps})")
+        if not self.max_window_s >= self.window_s:
+            raise ConfigError(f"'max_window_s' must be >= 'window_s' (got {self.max_window_s} < {self.window_s})")
         if self.warmup_steps < 1:
             raise ConfigError(f"'warmup_steps' must be >= 1 (got {self.warmup_steps})")
         if self.traced_steps < 1:
@@ -231,7 +238,10 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
         for n in config.workers:
             report(f"run {len(measurements) + 1}/{total}: N={n} repeat {repeat}")
             traced = trace_dir if (n == 1 and repeat == 0) else None
-            m = measure(config, n, repeat=repeat, trace_dir=traced, progress=report)
+            after = out_dir / "workers" / f"n{n}" if (config.trace_workers and n > 1 and repeat == 0) else None
+            window = window_for(config, n, measurements)
+            m = measure(config, n, repeat=repeat, trace_dir=traced, after_trace_dir=after, window_s=window,
+                        progress=report)
             measurements.append(m)
             _write_csv(csv_path, config, measurements, tf_version)
             if traced is not None:
@@ -246,18 +256,35 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
     return TestbedResult(measurements=tuple(measurements), csv_path=csv_path, trace_dir=trace_dir)
 
 
+def window_for(config: TestbedConfig, n_workers: int, done: Sequence[Measurement]) -> float:
+    """The window for a run of ``n_workers``: ``config.window_s``, lengthened (up to ``max_window_s``) so that
+    each worker does about ``window_steps`` steps, assuming a worker of N runs at least 1/N of the first
+    N = 1 run's rate (the aggregate does not fall below one worker's). Without an N = 1 run yet: window_s."""
+    first = next((m for m in done if m.n_workers == 1), None)
+    if config.window_steps == 0 or first is None or first.steps_per_s <= 0:
+        return config.window_s
+    wanted = 1.15 * config.window_steps * n_workers / first.steps_per_s
+    return round(min(max(config.window_s, wanted), config.max_window_s), 1)
+
+
 def measure(
     config: TestbedConfig,
     n_workers: int,
     *,
     repeat: int = 0,
     trace_dir: pathlib.Path | None = None,
+    after_trace_dir: pathlib.Path | None = None,
+    window_s: float | None = None,
     progress: Progress | None = None,
 ) -> Measurement:
     """Build one cluster with ``n_workers`` workers, measure one window, remove the cluster.
 
-    With ``trace_dir``, worker 0 traces ``config.traced_steps`` steps after warm-up into it.
+    With ``trace_dir``, worker 0 traces ``config.traced_steps`` steps after warm-up into it. With
+    ``after_trace_dir``, every worker I traces ``config.traced_steps`` steps right after the window into
+    ``after_trace_dir/wI`` (the measurement is over by then; the workers keep training a few steps more so
+    that each traced step runs beside the others). ``window_s`` overrides ``config.window_s``.
     """
+    window_len_s = config.window_s if window_s is None else window_s
     report = progress or (lambda _message: None)
     env = {k: v for k, v in os.environ.items() if k.lower() not in _PROXY_VARS}
     env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
@@ -276,6 +303,9 @@ def measure(
             spec = dict(job)
             if i == 0 and trace_dir is not None:
                 spec.update(trace_dir=str(trace_dir), traced_steps=config.traced_steps)
+            if after_trace_dir is not None:
+                (after_trace_dir / f"w{i}").mkdir(parents=True, exist_ok=True)
+                spec.update(after_trace_dir=str(after_trace_dir / f"w{i}"), after_traced_steps=config.traced_steps)
             workers.append(cluster.start(f"w{i}", _node_argv(spec, "worker", i), env=env,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE))
         events: queue.Queue[tuple[int, str | None]] = queue.Queue()
@@ -286,9 +316,9 @@ def measure(
 
         _collect(events, ps=ps, workers=workers, want="warm", deadline_s=time.monotonic() + config.timeout_s,
                  timeout_s=config.timeout_s)
-        report(f"N={n_workers}: all workers warm; measuring {config.window_s:g} s")
+        report(f"N={n_workers}: all workers warm; measuring {window_len_s:g} s")
         start_s = time.monotonic() + _WINDOW_LEAD_S
-        end_s = start_s + config.window_s
+        end_s = start_s + window_len_s
         window = json.dumps({"start_s": start_s, "end_s": end_s}) + "\n"
         for i, w in enumerate(workers):
             if w.popen.stdin is None:
@@ -305,14 +335,14 @@ def measure(
     rates = []
     for i in range(n_workers):
         steps = [(float(s), float(e)) for s, e in done[i]["steps"]]
-        rates.append(steps_in_window(steps, start_s, end_s) / config.window_s)
+        rates.append(steps_in_window(steps, start_s, end_s) / window_len_s)
     reads = done[0]["global_step_reads"]
     if len(reads) != 2 or reads[1][0] <= reads[0][0]:
         raise JobError(f"worker 0 reported unusable global_step reads {reads}")
     global_rate = (reads[1][1] - reads[0][1]) / (reads[1][0] - reads[0][0])
     return Measurement(
         n_workers=n_workers, repeat=repeat, steps_per_s=sum(rates), worker_steps_per_s=tuple(rates),
-        global_steps_per_s=global_rate, window_s=config.window_s,
+        global_steps_per_s=global_rate, window_s=window_len_s,
         qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
     )
 
