@@ -23,7 +23,7 @@ from tracegen.curve import parse_workers
 from tracegen.errors import TracegenError
 from tracegen.link import LINK_MODELS
 from tracegen.policy import parse_policy
-from tracegen.predict import PredictConfig, add_predict_arguments, run_predict
+from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, add_predict_arguments, run_predict
 from tracegen.summary import summarize
 from tracegen.units import parse_duration, parse_rate
 
@@ -132,6 +132,15 @@ def _testbed(args: argparse.Namespace) -> int:
         trace_workers=not args.no_worker_traces, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
         cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
         timeout_s=args.timeout)
+    if args.transfer_bench:
+        from validation.testbed import measure_transfer_rates
+
+        rates = measure_transfer_rates(config, window_s=config.window_s,
+                                       progress=lambda line: print(line, flush=True))
+        for kind, rate in rates.items():
+            print(f"{kind:5s} {rate / 1e6:8.1f} MB/s")
+        print(f"wrote {config.out_dir / 'ps_transfer.csv'}; pass 'both' to predict as --ps-transfer-rate")
+        return 0
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
     print(f"measured {len(result.measurements)} run(s) into {result.csv_path}; trace in {result.trace_dir}")
     print("   N  repeat  steps/s  per worker")
@@ -145,10 +154,18 @@ def _validate(args: argparse.Namespace) -> int:
     from validation.validate import validate
 
     policy, order = parse_policy(args.policy)
+    transfer = args.ps_transfer_rate
+    if transfer is not None and pathlib.Path(transfer).is_file():
+        from validation.testbed import read_transfer_rate
+
+        transfer_rate: int | None = read_transfer_rate(transfer)
+    else:
+        transfer_rate = None if transfer is None else parse_rate(transfer, what="ps-transfer-rate")
     config = PredictConfig(
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),
         latency_ns=None if args.latency is None else parse_duration(args.latency), link=args.link,
-        policy=policy, order=order, steps=args.steps, seeds=args.seeds)
+        policy=policy, order=order, steps=args.steps, seeds=args.seeds, payload_fraction=args.payload_fraction,
+        ps_transfer_bytes_per_s=transfer_rate)
     comparison = validate(args.measured, args.trace, config, args.out)
     print(f"measured knee N={comparison.measured_knee_n_workers}")
     for name, score in comparison.scores.items():
@@ -191,6 +208,9 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                         "N=1 run's rate (default 0: fixed windows)")
     p.add_argument("--max-window", type=float, default=120.0, metavar="SECONDS",
                    help="longest window --window-steps may ask for (default 120)")
+    p.add_argument("--transfer-bench", action="store_true",
+                   help="instead of training, measure how many bytes/s the capped PS moves with no computation "
+                        "and no link limit (pull, push, both at once) into DIR/ps_transfer.csv")
     p.add_argument("--no-worker-traces", action="store_true",
                    help="do not trace every worker after the window of each N>1 run (DIR/workers/nN/wI)")
     p.add_argument("--warmup", type=int, default=10, metavar="STEPS", help="steps before the window (default 10)")
@@ -213,6 +233,11 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trace", help="the single-worker trace (default: DIR/trace of a testbed directory)")
     p.add_argument("--bandwidth", metavar="RATE", help="override the link rate recorded in the measurements")
     p.add_argument("--latency", metavar="TIME", help="fixed cost per transfer, e.g. 50us (default: estimated)")
+    p.add_argument("--payload-fraction", type=float, default=PAYLOAD_FRACTION, metavar="F",
+                   help=f"share of the link rate that carries tensor bytes (default {PAYLOAD_FRACTION:.4f})")
+    p.add_argument("--ps-transfer-rate", metavar="RATE|CSV",
+                   help="bytes/s the PS's CPU moves in and out together, or a ps_transfer.csv from "
+                        "'tracegen testbed --transfer-bench' (default: no limit)")
     p.add_argument("--link", choices=sorted(LINK_MODELS), default="fair", help="link model (see predict)")
     p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict)")
     p.add_argument("--steps", type=int, default=10, metavar="K", help="simulated steps per worker (default 10)")

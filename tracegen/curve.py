@@ -3,7 +3,10 @@
 For each N the simulation runs once per seed; a point reports the mean steps/s and the lowest and highest over
 seeds. The knee is the smallest N whose mean reaches 95 % of the curve's maximum. A point's bottleneck is the
 resource busiest in that run: ``link-pull`` / ``link-push`` (a PS link direction busy ≥ 80 % of the run),
-``ps-cpu`` (PS threads busy ≥ 80 %), else ``workers`` (each worker's own step time: adding workers helps).
+``ps-cpu`` (PS threads busy ≥ 80 %), ``ps-transfer`` (the PS's CPU moving bytes at ≥ 80 % of
+``ps_transfer_bytes_per_s``); when none is that busy: ``workers`` up to the knee (each worker's own step time:
+adding workers helps) and ``contention`` past it (workers wait on each other's transfers and applies, although
+no single resource is saturated).
 The link bound is the throughput at which one direction would be busy all the time.
 """
 
@@ -23,6 +26,7 @@ from tracegen.simulate import (
     link_utilisation,
     ps_bound_steps_per_s,
     ps_cpu_utilisation,
+    ps_transfer_utilisation,
     simulate,
     steps_per_s,
 )
@@ -42,6 +46,7 @@ class CurvePoint:
     pull_link_utilisation: float
     push_link_utilisation: float
     ps_cpu_utilisation: float
+    ps_transfer_utilisation: float
     bottleneck: str
 
 
@@ -80,7 +85,7 @@ def parse_workers(text: str) -> tuple[int, ...]:
 def bottleneck(result: SimResult) -> str:
     """Name of the resource that bounds a run (see the module docstring)."""
     use = {"link-pull": link_utilisation(result, "pull"), "link-push": link_utilisation(result, "push"),
-           "ps-cpu": ps_cpu_utilisation(result)}
+           "ps-cpu": ps_cpu_utilisation(result), "ps-transfer": ps_transfer_utilisation(result)}
     name, value = max(use.items(), key=lambda kv: kv[1])
     return name if value >= BUSY_THRESHOLD else "workers"
 
@@ -112,10 +117,14 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
             pull_link_utilisation=statistics.fmean(link_utilisation(r, "pull") for r in runs),
             push_link_utilisation=statistics.fmean(link_utilisation(r, "push") for r in runs),
             ps_cpu_utilisation=statistics.fmean(ps_cpu_utilisation(r) for r in runs),
+            ps_transfer_utilisation=statistics.fmean(ps_transfer_utilisation(r) for r in runs),
             bottleneck=max(sorted(set(names)), key=names.count)))
         last = runs[0]
     assert last is not None  # noqa: S101 - workers is non-empty
-    return Curve(points=tuple(points), knee_n_workers=knee(points),
+    knee_n = knee(points)
+    points = [dataclasses.replace(p, bottleneck="contention") if p.bottleneck == "workers" and p.n_workers > knee_n
+              else p for p in points]
+    return Curve(points=tuple(points), knee_n_workers=knee_n,
                  link_bound_steps_per_s=link_bound_steps_per_s(model, last),
                  ps_bound_steps_per_s=ps_bound_steps_per_s(model, last),
                  pull_bandwidth_bytes_per_s=last.pull_bandwidth_bytes_per_s,

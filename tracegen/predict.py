@@ -28,16 +28,27 @@ from tracegen.simulate import SimConfig, calibrate_link
 from tracegen.synth import write_synthetic_trace
 from tracegen.units import format_duration, format_rate, parse_duration, parse_rate
 
+PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 CSV_COLUMNS = ("n_workers", "steps_per_s", "samples_per_s", "steps_per_s_low", "steps_per_s_high",
-               "pull_link_utilisation", "push_link_utilisation", "ps_cpu_utilisation", "bottleneck")
+               "pull_link_utilisation", "push_link_utilisation", "ps_cpu_utilisation", "ps_transfer_utilisation",
+               "bottleneck")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class PredictConfig:
-    """What to predict. ``bandwidth_bytes_per_s``/``latency_ns`` None: estimated from the trace."""
+    """What to predict. ``bandwidth_bytes_per_s``/``latency_ns`` None: estimated from the trace.
+
+    A given ``bandwidth_bytes_per_s`` is the link's line rate, as a link or ``tc`` is configured; tensors move
+    at ``payload_fraction`` of it (the rest is TCP/IP and Ethernet headers: 1448 payload bytes in a 1514-byte
+    frame with TCP timestamps at a 1500-byte MTU). A rate estimated from the trace is payload already.
+    ``ps_transfer_bytes_per_s``: how many bytes the PS's CPU can send and receive per second together (None:
+    no limit); see :mod:`tracegen.simulate`.
+    """
 
     workers: tuple[int, ...] = tuple(range(1, 17))
     bandwidth_bytes_per_s: int | None = None
+    payload_fraction: float = PAYLOAD_FRACTION
+    ps_transfer_bytes_per_s: int | None = None
     latency_ns: int | None = None
     link: str = "fair"
     policy: str = "tf"
@@ -55,6 +66,8 @@ class PredictConfig:
             raise ConfigError(f"'workers' must be worker counts >= 1 (got {self.workers!r})")
         if self.batch_size < 1:
             raise ConfigError(f"'batch_size' must be >= 1 (got {self.batch_size})")
+        if not 0 < self.payload_fraction <= 1:
+            raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {self.payload_fraction})")
         if self.seeds < 1:
             raise ConfigError(f"'seeds' must be >= 1 (got {self.seeds})")
         if self.emit_traces and min(self.emit_traces) < 1:
@@ -62,8 +75,11 @@ class PredictConfig:
 
     def sim_config(self) -> SimConfig:
         """The simulation settings (n_workers is set per point)."""
-        return SimConfig(steps=self.steps, seed=self.seed, pull_bandwidth_bytes_per_s=self.bandwidth_bytes_per_s,
-                         push_bandwidth_bytes_per_s=self.bandwidth_bytes_per_s, latency_ns=self.latency_ns,
+        payload = None if self.bandwidth_bytes_per_s is None else max(
+            1, round(self.bandwidth_bytes_per_s * self.payload_fraction))
+        return SimConfig(steps=self.steps, seed=self.seed, pull_bandwidth_bytes_per_s=payload,
+                         push_bandwidth_bytes_per_s=payload, latency_ns=self.latency_ns,
+                         ps_transfer_bytes_per_s=self.ps_transfer_bytes_per_s,
                          link=self.link, policy=self.policy, order=self.order, ps_threads=self.ps_threads)
 
 
@@ -109,7 +125,8 @@ def curve_csv(curve: Curve, batch_size: int) -> str:
         lines.append(",".join([
             str(p.n_workers), f"{p.steps_per_s:.4f}", f"{p.steps_per_s * batch_size:.4f}",
             f"{p.steps_per_s_low:.4f}", f"{p.steps_per_s_high:.4f}", f"{p.pull_link_utilisation:.4f}",
-            f"{p.push_link_utilisation:.4f}", f"{p.ps_cpu_utilisation:.4f}", p.bottleneck]))
+            f"{p.push_link_utilisation:.4f}", f"{p.ps_cpu_utilisation:.4f}", f"{p.ps_transfer_utilisation:.4f}",
+            p.bottleneck]))
     return "\n".join(lines) + "\n"
 
 
@@ -155,6 +172,12 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bandwidth", metavar="RATE",
                         help="PS link bandwidth per direction, e.g. 500Mbit/s, 1Gbit/s, 10G (bits/s) or 125MB/s "
                              "(bytes/s); default: estimated from the trace and printed")
+    parser.add_argument("--payload-fraction", type=float, default=PAYLOAD_FRACTION, metavar="F",
+                        help="share of a given --bandwidth that carries tensor bytes; the rest is protocol headers "
+                             f"(default {PAYLOAD_FRACTION:.4f}: TCP/IPv4 with timestamps at MTU 1500)")
+    parser.add_argument("--ps-transfer-rate", metavar="RATE",
+                        help="bytes per second the PS's CPU can send and receive together (gRPC's copies), e.g. "
+                             "30MB/s; both directions share it (default: no limit)")
     parser.add_argument("--latency", metavar="TIME",
                         help="fixed cost per transfer, e.g. 50us, 2ms; default: estimated from the trace")
     parser.add_argument("--link", choices=sorted(LINK_MODELS), default="fair",
@@ -197,6 +220,9 @@ def run_predict(args: argparse.Namespace) -> int:
     config = PredictConfig(
         workers=parse_workers(args.workers),
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),
+        payload_fraction=args.payload_fraction,
+        ps_transfer_bytes_per_s=None if args.ps_transfer_rate is None else parse_rate(
+            args.ps_transfer_rate, what="ps-transfer-rate"),
         latency_ns=None if args.latency is None else parse_duration(args.latency),
         link=args.link, policy=policy, order=order, steps=args.steps, seeds=args.seeds, ps_threads=args.ps_threads,
         batch_size=_batch_size(args.trace, args.batch_size),
@@ -207,15 +233,21 @@ def run_predict(args: argparse.Namespace) -> int:
           f"measured step {format_duration(model.measured_step_ns)}")
     for note in model.notes:
         print(f"note: {note}")
-    how = f"estimated from the trace ({model.link.method})" if result.bandwidth_estimated else "given"
+    if result.bandwidth_estimated:
+        how = f"estimated from the trace ({model.link.method})"
+    else:
+        assert config.bandwidth_bytes_per_s is not None  # noqa: S101 - not estimated means given
+        how = (f"given as {format_rate(config.bandwidth_bytes_per_s)}, of which tensors get "
+               f"{config.payload_fraction:.2%} (the rest is protocol headers)")
     print(f"link: pull {format_rate(curve.pull_bandwidth_bytes_per_s)}, push "
           f"{format_rate(curve.push_bandwidth_bytes_per_s)}, latency {format_duration(curve.latency_ns)}: {how}")
-    print(f"{'N':>4} {'steps/s':>9} {'samples/s':>10} {'low':>8} {'high':>8} {'pull':>5} {'push':>5} {'ps':>5}  "
-          "bottleneck")
+    print(f"{'N':>4} {'steps/s':>9} {'samples/s':>10} {'low':>8} {'high':>8} {'pull':>5} {'push':>5} {'ps':>5} "
+          f"{'psnet':>5}  bottleneck")
     for p in curve.points:
         print(f"{p.n_workers:>4} {p.steps_per_s:>9.2f} {p.steps_per_s * config.batch_size:>10.1f} "
               f"{p.steps_per_s_low:>8.2f} {p.steps_per_s_high:>8.2f} {p.pull_link_utilisation:>5.0%} "
-              f"{p.push_link_utilisation:>5.0%} {p.ps_cpu_utilisation:>5.0%}  {p.bottleneck}")
+              f"{p.push_link_utilisation:>5.0%} {p.ps_cpu_utilisation:>5.0%} {p.ps_transfer_utilisation:>5.0%}  "
+              f"{p.bottleneck}")
     print(f"knee: N={curve.knee_n_workers} (smallest N reaching 95% of the maximum); link bound "
           f"{curve.link_bound_steps_per_s:.2f} steps/s")
     print(f"wrote {', '.join(str(f) for f in result.files)}")

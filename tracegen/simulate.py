@@ -11,12 +11,16 @@ What runs (assumptions, each a knob in :class:`SimConfig`):
   (the dispatch gap the trace showed), then waits for its resource: ``COMPUTE`` for one of the worker's
   ``worker_threads`` CPU threads, ``APPLY``/``PS_OP`` for one of the PS's ``ps_threads`` threads shared by all
   workers, ``PULL``/``PUSH`` for the PS link's outgoing/incoming direction (:mod:`tracegen.link`; each transfer
-  first pays ``latency_ns``). Queued CPU work runs in trace order (``rank``) on a worker and in arrival order
-  on the PS; queued transfers in the policy's order (:mod:`tracegen.policy`).
+  first pays ``latency_ns``). With ``ps_transfer_bytes_per_s`` set, the PS's CPU also limits the bytes it can
+  send and receive together (gRPC's serialisation and copies): while both directions carry data they share
+  that rate max-min fairly (a direction never exceeds its link; the other gets the rest). Queued CPU
+  work runs in trace order (``rank``) on a worker and in arrival order on the PS; queued transfers in the
+  policy's order (:mod:`tracegen.policy`).
 - The step ends when all its tasks are done (the last apply and the global-step update included); the next
   starts ``step_gap_ns`` later.
 
-Metrics are functions of the result: :func:`steps_per_s`, :func:`link_utilisation`, :func:`ps_cpu_utilisation`.
+Metrics are functions of the result: :func:`steps_per_s`, :func:`link_utilisation`, :func:`ps_cpu_utilisation`,
+:func:`ps_transfer_utilisation`.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ class SimConfig:
     policy: str = "tf"
     order: tuple[str, ...] = ()
     ps_threads: int | None = None
+    ps_transfer_bytes_per_s: int | None = None
     worker_threads: int | None = None
     start_spread_ns: int | None = None
     step_gap_ns: int = 0
@@ -62,7 +67,7 @@ class SimConfig:
 
     def __post_init__(self) -> None:
         for name in ("n_workers", "steps", "ps_threads", "worker_threads", "pull_bandwidth_bytes_per_s",
-                     "push_bandwidth_bytes_per_s"):
+                     "push_bandwidth_bytes_per_s", "ps_transfer_bytes_per_s"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ConfigError(f"{name!r} must be an integer >= 1 (got {value!r})")
@@ -107,8 +112,9 @@ class SimResult:
     link_bytes: tuple[int, int]
     ps_busy_ns: int  # thread-ns of PS CPU work
     n_events: int
-    # (time_ns, pull busy ns, push busy ns, PS busy thread-ns) cumulative, at every step end, in time order
-    snapshots: tuple[tuple[int, int, int, int], ...] = ()
+    # (time_ns, pull busy ns, push busy ns, PS busy thread-ns, bytes moved both ways) cumulative, at every
+    # step end, in time order
+    snapshots: tuple[tuple[int, int, int, int, int], ...] = ()
     tasks: tuple[TaskRecord, ...] = ()
 
 
@@ -155,13 +161,37 @@ def _topo_order(model: StepModel) -> list[int]:
     return order
 
 
-class _Direction:
-    """Processor sharing over queue heads, tracked in virtual bytes (bytes each head has received)."""
+def transfer_shares(cap: float, demands: list[float]) -> list[float]:
+    """Max-min fair shares of ``cap`` among ``demands`` (each share at most its demand)."""
+    shares = [0.0] * len(demands)
+    left, open_ = cap, sorted(range(len(demands)), key=lambda i: demands[i])
+    while open_:
+        even = left / len(open_)
+        i = open_[0]
+        if demands[i] <= even:
+            shares[i] = demands[i]
+            left -= demands[i]
+            open_.pop(0)
+        else:
+            for j in open_:
+                shares[j] = even
+            break
+    return shares
 
-    __slots__ = ("busy_ns", "bw", "bytes", "heads", "model", "n_active", "queues", "t_last", "v", "version")
+
+class _Direction:
+    """Processor sharing over queue heads, tracked in virtual bytes (bytes each head has received).
+
+    ``link_bw`` is the direction's bandwidth; ``bw`` the rate it runs at now (lower while the PS's CPU limits
+    transfers, see :func:`transfer_shares`).
+    """
+
+    __slots__ = ("busy_ns", "bw", "bytes", "heads", "link_bw", "model", "n_active", "queues", "t_last", "v",
+                 "version")
 
     def __init__(self, bw: int, model: LinkModel) -> None:
-        self.bw = bw
+        self.link_bw = bw
+        self.bw: float = bw
         self.model = model
         self.v = 0.0
         self.t_last = 0
@@ -217,6 +247,7 @@ def simulate(model: StepModel, config: SimConfig,  # noqa: PLR0912, PLR0915 - on
     offsets = [0] + [int(x) for x in rng.integers(0, max(1, spread), size=n_workers - 1)]
 
     dirs = (_Direction(pull_bw, link), _Direction(push_bw, link))
+    transfer_cap = config.ps_transfer_bytes_per_s
     record = config.record_tasks or on_task is not None
     records: list[TaskRecord] = []
     heap: list[tuple[int, int, int, int, Any]] = []
@@ -238,7 +269,7 @@ def simulate(model: StepModel, config: SimConfig,  # noqa: PLR0912, PLR0915 - on
     ps_busy = 0
     ps_running = 0
     ps_t = 0
-    snapshots: list[tuple[int, int, int, int]] = []
+    snapshots: list[tuple[int, int, int, int, int]] = []
 
     def push(time: int, kind: int, payload: Any) -> None:
         nonlocal seq
@@ -310,6 +341,20 @@ def simulate(model: StepModel, config: SimConfig,  # noqa: PLR0912, PLR0915 - on
         else:
             heapq.heappush(q, (prio[w][t], now, instance, w, t, 0))
         schedule(d)
+        rebalance(now)
+
+    def rebalance(now: int) -> None:
+        """Re-share the PS's transfer rate after a direction went busy or idle."""
+        if transfer_cap is None:
+            return
+        active = [d for d in dirs if d.n_active]
+        rates = dict(zip(map(id, active), transfer_shares(transfer_cap, [d.link_bw for d in active]), strict=True))
+        for d in dirs:
+            rate = rates.get(id(d), d.link_bw)
+            if rate != d.bw:
+                d.advance(now)
+                d.bw = rate
+                schedule(d)
 
     def start_head(d: _Direction, key: Hashable, instance: int, w: int, t: int, now: int) -> None:
         heapq.heappush(d.heads, (d.v + size[t], instance, key, w * n + t, now))
@@ -352,7 +397,7 @@ def simulate(model: StepModel, config: SimConfig,  # noqa: PLR0912, PLR0915 - on
                 ps_account(now, 0)
                 for d in dirs:
                     d.advance(now)
-                snapshots.append((now, dirs[0].busy_ns, dirs[1].busy_ns, ps_busy))
+                snapshots.append((now, dirs[0].busy_ns, dirs[1].busy_ns, ps_busy, dirs[0].bytes + dirs[1].bytes))
                 cur_step[w] += 1
                 if cur_step[w] < n_steps:
                     at = now + config.step_gap_ns
@@ -393,6 +438,7 @@ def simulate(model: StepModel, config: SimConfig,  # noqa: PLR0912, PLR0915 - on
                 d.bytes += size[t]
                 done.append((w, t, start))
             schedule(d)
+            rebalance(now)
             for w, t, start in done:
                 finish(w, t, start, now, -1)
         elif kind == _READY:
@@ -446,7 +492,7 @@ def _window_busy(result: SimResult, column: int) -> tuple[int, int]:
     at = {s[0]: s for s in result.snapshots}
     if t_a in at and t_b in at:
         return at[t_b][column] - at[t_a][column], t_b - t_a
-    totals = (result.end_ns, *result.link_busy_ns, result.ps_busy_ns)
+    totals = (result.end_ns, *result.link_busy_ns, result.ps_busy_ns, sum(result.link_bytes))
     return totals[column], result.end_ns
 
 
@@ -455,6 +501,16 @@ def link_utilisation(result: SimResult, direction: str) -> float:
     runs at full rate whenever busy, so this is also bytes carried / (bandwidth x window)."""
     busy, span = _window_busy(result, 1 + DIRECTIONS.index(direction))
     return busy / max(1, span)
+
+
+def ps_transfer_utilisation(result: SimResult) -> float:
+    """Bytes the PS sent and received / what its transfer rate allows in the measurement window (0 when
+    ``ps_transfer_bytes_per_s`` is unset)."""
+    cap = result.config.ps_transfer_bytes_per_s
+    if cap is None:
+        return 0.0
+    moved, span = _window_busy(result, 4)
+    return moved * 1e9 / max(1, cap * span)
 
 
 def ps_cpu_utilisation(result: SimResult) -> float:

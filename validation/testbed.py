@@ -189,6 +189,7 @@ class Measurement:
     window_s: float
     qdisc_drops: int
     tcp_retrans_segs: int
+    param_bytes: int = 0  # bytes of the model's trainable variables, as a worker reported them
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -275,6 +276,7 @@ def measure(
     trace_dir: pathlib.Path | None = None,
     after_trace_dir: pathlib.Path | None = None,
     window_s: float | None = None,
+    bench: Sequence[str] = (),
     progress: Progress | None = None,
 ) -> Measurement:
     """Build one cluster with ``n_workers`` workers, measure one window, remove the cluster.
@@ -282,7 +284,8 @@ def measure(
     With ``trace_dir``, worker 0 traces ``config.traced_steps`` steps after warm-up into it. With
     ``after_trace_dir``, every worker I traces ``config.traced_steps`` steps right after the window into
     ``after_trace_dir/wI`` (the measurement is over by then; the workers keep training a few steps more so
-    that each traced step runs beside the others). ``window_s`` overrides ``config.window_s``.
+    that each traced step runs beside the others). ``window_s`` overrides ``config.window_s``. With ``bench``,
+    worker I runs the transfer benchmark ``bench[I]`` (``pull`` or ``push``) instead of training.
     """
     window_len_s = config.window_s if window_s is None else window_s
     report = progress or (lambda _message: None)
@@ -303,6 +306,8 @@ def measure(
             spec = dict(job)
             if i == 0 and trace_dir is not None:
                 spec.update(trace_dir=str(trace_dir), traced_steps=config.traced_steps)
+            if bench:
+                spec.update(bench=bench[i])
             if after_trace_dir is not None:
                 (after_trace_dir / f"w{i}").mkdir(parents=True, exist_ok=True)
                 spec.update(after_trace_dir=str(after_trace_dir / f"w{i}"), after_traced_steps=config.traced_steps)
@@ -344,7 +349,58 @@ def measure(
         n_workers=n_workers, repeat=repeat, steps_per_s=sum(rates), worker_steps_per_s=tuple(rates),
         global_steps_per_s=global_rate, window_s=window_len_s,
         qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
+        param_bytes=int(done[0].get("param_bytes", 0)),
     )
+
+
+def read_transfer_rate(path: str | os.PathLike[str]) -> int:
+    """The ``both`` rate (bytes per second) from a ``ps_transfer.csv`` written by
+    :func:`measure_transfer_rates`; errors name the file."""
+    try:
+        with pathlib.Path(path).open(encoding="utf-8", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the transfer benchmark: {exc.strerror or exc}") from exc
+    for row in rows:
+        if row.get("kind") == "both":
+            try:
+                return round(float(row["bytes_per_s"]))
+            except (KeyError, TypeError, ValueError):
+                raise ConfigError(f"{path}: 'bytes_per_s' of the 'both' row is not a number "
+                                  f"(got {row.get('bytes_per_s')!r})") from None
+    raise ConfigError(f"{path}: no 'both' row (columns: {', '.join(TRANSFER_COLUMNS)})")
+
+
+BENCH_LINK_BITS_PER_S = 10**10  # far above what the capped nodes can move: the link does not bind
+BENCH_BURST_BYTES = 2 << 20  # tbf needs a bucket of at least rate / HZ to reach a high rate
+BENCH_KINDS = (("pull", ("pull",)), ("push", ("push",)), ("both", ("pull", "push")))
+TRANSFER_COLUMNS = ("kind", "bytes_per_s", "window_s", "param_bytes", "model", "cpu_cap_ps", "cpu_cap_worker",
+                    "tensorflow_version")
+
+
+def measure_transfer_rates(config: TestbedConfig, window_s: float = 10.0,
+                           progress: Progress | None = None) -> dict[str, float]:
+    """Bytes per second the capped nodes move with no computation and a link that does not bind: one worker
+    pulling every parameter (``pull``), one pushing (``push``), and one of each at once (``both``: the PS
+    sends and receives together, which its CPU cap limits; the rate ``tracegen predict --ps-transfer-rate``
+    takes). Writes ``config.out_dir/ps_transfer.csv``."""
+    fast = dataclasses.replace(config, bandwidth_bits_per_s=BENCH_LINK_BITS_PER_S, burst_bytes=BENCH_BURST_BYTES)
+    rates: dict[str, float] = {}
+    rows = []
+    for kind, roles in BENCH_KINDS:
+        m = measure(fast, len(roles), window_s=window_s, bench=roles, progress=progress)
+        rates[kind] = m.steps_per_s * m.param_bytes
+        rows.append([kind, f"{rates[kind]:.0f}", _fmt(window_s), str(m.param_bytes), config.model,
+                     _fmt(config.cpu_cap_ps), _fmt(config.cpu_cap_worker), tensorflow_version()])
+        if progress:
+            progress(f"transfer benchmark {kind}: {rates[kind] / 1e6:.1f} MB/s")
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(TRANSFER_COLUMNS)
+    writer.writerows(rows)
+    config.out_dir.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(config.out_dir / "ps_transfer.csv", buf.getvalue().encode())
+    return rates
 
 
 def _node_argv(job: dict[str, Any], role: str, index: int) -> list[str]:

@@ -74,6 +74,9 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     })
     settings = {
         "measurements": source, "trace": str(trace_path), "link rate (each direction)": format_rate(bandwidth),
+        "payload fraction of the link rate": f"{cfg.payload_fraction:.4f}",
+        "PS transfer rate (both directions together)": "no limit" if cfg.ps_transfer_bytes_per_s is None
+        else format_rate(cfg.ps_transfer_bytes_per_s),
         "batch size": batch, "link model": cfg.link, "transfer order": cfg.policy, "simulated steps": cfg.steps,
         "seeds": cfg.seeds,
     }

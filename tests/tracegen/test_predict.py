@@ -50,8 +50,8 @@ def test_given_bandwidth_is_echoed(mlp_trace_dir: pathlib.Path, tmp_path: pathli
                   "--link", "fifo", "--policy", "tictac", "--steps", "3", "--seeds", "1", "--out", str(tmp_path)])
     assert run_predict(args) == 0
     out = capsys.readouterr().out
-    assert "pull 500 Mbit/s (62.5 MB/s)" in out
-    assert "latency 50 us: given" in out
+    assert "given as 500 Mbit/s (62.5 MB/s), of which tensors get 95.64%" in out
+    assert "pull 478 Mbit/s (59.8 MB/s)" in out and "latency 50 us" in out
 
 
 def test_policy_file(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
@@ -87,5 +87,6 @@ def test_knee_is_smallest_n_reaching_95_percent() -> None:
     def point(n: int, rate: float) -> CurvePoint:
         return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,
                           pull_link_utilisation=0, push_link_utilisation=0, ps_cpu_utilisation=0,
+                          ps_transfer_utilisation=0,
                           bottleneck="workers")
     assert knee([point(1, 1.0), point(2, 1.89), point(3, 1.96), point(4, 2.0), point(5, 1.7)]) == 3

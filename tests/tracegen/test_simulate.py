@@ -196,3 +196,35 @@ def test_same_seed_same_result_and_model_untouched(s: dict[str, int | str]) -> N
     first = simulate(model, config)
     assert simulate(model, config) == first
     assert model == before
+
+
+def test_ps_transfer_rate_is_shared_by_both_directions() -> None:
+    # No compute: worker 0 pushes while worker 1 pulls (fifo). Each direction could run at 1 GB/s, but the
+    # PS moves only 1 GB/s in and out together: the two 1 MB transfers share it and take 2 ms each.
+    model = dataclasses.replace(one_parameter_model(), dur_ns=(0, 0, 0, MS // 10))
+    config = SimConfig(n_workers=2, steps=1, link="fifo", policy="tictac", ps_threads=1, start_spread_ns=0,
+                       record_tasks=True, ps_transfer_bytes_per_s=10**9)
+    result = simulate(model, config)
+    assert log(result, model) == [
+        (0, "apply w", 3 * MS, 3 * MS, 3_100_000),
+        (0, "matmul", 1 * MS, 1 * MS, 1 * MS),
+        (0, "pull w", 0, 0, 1 * MS),  # alone: the full link
+        (0, "push grad", 1 * MS, 1 * MS, 3 * MS),  # beside worker 1's pull: half of the PS's rate
+        (1, "apply w", 4 * MS, 4 * MS, 4_100_000),
+        (1, "matmul", 3 * MS, 3 * MS, 3 * MS),
+        (1, "pull w", 0, 1 * MS, 3 * MS),
+        (1, "push grad", 3 * MS, 3 * MS, 4 * MS),  # alone again: the full link
+    ]
+    unlimited = simulate(model, dataclasses.replace(config, ps_transfer_bytes_per_s=None))
+    assert max(e for (e,) in unlimited.step_end_ns) < max(e for (e,) in result.step_end_ns)
+
+
+@given(cap=st.integers(1, 4 * 10**9), a=st.integers(1, 4 * 10**9), b=st.integers(1, 4 * 10**9))
+def test_transfer_shares_are_max_min_fair(cap: int, a: int, b: int) -> None:
+    from tracegen.simulate import transfer_shares
+
+    x, y = transfer_shares(cap, [a, b])
+    assert x <= a and y <= b
+    assert x + y == pytest.approx(min(cap, a + b))
+    if x < a and y < b:  # both limited: equal shares
+        assert x == pytest.approx(y)
