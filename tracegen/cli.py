@@ -238,7 +238,7 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ps-transfer-rate", metavar="RATE|CSV",
                    help="bytes/s the PS's CPU moves in and out together, or a ps_transfer.csv from "
                         "'tracegen testbed --transfer-bench' (default: no limit)")
-    p.add_argument("--link", choices=sorted(LINK_MODELS), default="fair", help="link model (see predict)")
+    p.add_argument("--link", choices=sorted(LINK_MODELS), default="fifo", help="link model (see predict)")
     p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict)")
     p.add_argument("--steps", type=int, default=10, metavar="K", help="simulated steps per worker (default 10)")
     p.add_argument("--seeds", type=int, default=3, metavar="S", help="simulations per worker count (default 3)")

@@ -8,16 +8,18 @@
   rendezvous pair a ``PULL`` (PS → worker) or ``PUSH`` (worker → PS) task. ``_Send``/``_Recv`` nodes are folded
   into their transfer: the ``_Send``'s inputs become the transfer's predecessors, the ``_Recv``'s consumers its
   successors. Data and control dependencies are kept apart (``data_preds``, ``control_preds``); both order.
-- Durations are the median over the traced steps in which the node ran (0 for nodes that never ran, such as
-  graph nodes that a step skipped); transfer sizes are the median of the bytes TensorFlow reported. A push
+- Timings replay one real step: the *representative* step, the traced step of median duration. A task's
+  duration and ``delay_ns`` come from that step, so that durations and gaps stay consistent with each other;
+  a task absent from it takes its median duration and smallest gap over the other steps (0 for nodes that
+  never ran, such as graph nodes that a step skipped). Transfer sizes are the median of the bytes TensorFlow
+  reported. A push
   missing from every traced step (DOMAIN.md: PS-side ``RecvTensor`` records can be lost) is reconstructed
   from the rendezvous with the size of the variable its apply op updates, and ``notes`` says so.
 - ``delay_ns`` is the gap the trace shows between a task's inputs being ready and the task starting (executor
-  dispatch, RPC set-up; for a root task: its start after the step's start), the *smallest* over steps, never
-  < 0: a gap is a fixed overhead plus interference from the other process sharing the traced machine's cores,
-  and the smallest observed is the closest to the overhead alone (medians of gaps, summed along the critical
-  path, exceeded the median step time on a real trace). Replaying the gaps is what lets one worker reproduce
-  the trace's step time.
+  dispatch, RPC set-up; for a root task: its start after the step's start), never < 0. Per-task medians or
+  minima taken from different steps do not add up to any real step (medians of gaps summed along the
+  critical path exceeded the median step; minima fell up to 16 % short of it); one step replayed whole
+  does.
 - ``rank`` is the order in which tasks started in the trace (median start); a CPU with fewer free threads
   than ready tasks runs them in this order. ``first_need_ns`` of a transfer is when its first consumer
   started in the trace (the TicTac order).
@@ -27,8 +29,10 @@ The link estimator (:func:`estimate_link`, per direction; pulls and pushes separ
 work-conserving and that each transfer also pays one fixed latency:
 - ``latency_ns`` = the median over steps of the shortest transfer's duration (a transfer of a few bytes is all
   latency), the smaller of the two directions;
-- ``bandwidth`` = bytes moved in the step / (time with at least one transfer of that direction in flight minus
-  one latency per busy period), the median over steps.
+- ``bandwidth`` = bytes moved in the representative step (see below) / (time with at least one transfer of
+  that direction on the wire, minus one latency per busy period). A transfer counts as on the wire from the
+  later of its record's start and its inputs' readiness: a push's record starts when the PS asks for the
+  gradient, often long before the worker has produced it.
 So it is an *effective* rate: on localhost it measures gRPC's serialisation and copies, not a wire.
 
 A Chrome JSON timeline cannot be modelled: it lost tensor names, sizes and the send/recv pairing
@@ -52,6 +56,7 @@ from tracegen.errors import ModelError
 
 SEND_OPS = frozenset({"_Send", "_HostSend"})
 RECV_OPS = frozenset({"_Recv", "_HostRecv"})
+LARGE_TRANSFER_BYTES = 64 * 1024  # above this a transfer's duration is mostly bytes / bandwidth
 APPLY_PREFIXES = ("ResourceApply", "Apply", "AssignAdd", "ResourceSparseApply", "SparseApply")
 
 
@@ -201,32 +206,52 @@ def _busy(intervals: Sequence[tuple[int, int]]) -> tuple[int, int]:
 
 
 def estimate_link(trace: Trace) -> LinkEstimate:
-    """Effective per-direction bandwidth and per-transfer latency of the PS link, from the trace's transfers.
+    """Effective per-direction bandwidth and per-transfer latency of the PS link (module docstring): the
+    estimate :func:`build_model` makes."""
+    return build_model(trace).link
 
-    See the module docstring for the estimator. Raises ModelError when a direction has no sized transfer.
-    """
+
+def _latency_ns(trace: Trace) -> int:
+    """The median over steps of the shortest sized transfer's duration, the smaller of the two directions."""
     tr = trace.transfers[trace.transfers["size_bytes"].notna() & trace.transfers["direction"].isin([PULL, PUSH])]
-    shortest: dict[str, list[int]] = {PULL: [], PUSH: []}
-    rates: dict[str, list[float]] = {PULL: [], PUSH: []}
-    per_step: dict[tuple[int, str], pd.DataFrame] = {
-        (int(k[0]), str(k[1])): g for k, g in _rows(tr.groupby(["step", "direction"], sort=True))}
-    for (_step, direction), group in per_step.items():
-        shortest[direction].append(int(group["dur_ns"].min()))
-    lat = min((_median_int(v) for v in shortest.values() if v), default=0)
-    for (_step, direction), group in per_step.items():
-        starts = [int(s) for s in group["start_ns"]]
-        ends = [int(s + d) for s, d in zip(group["start_ns"], group["dur_ns"], strict=True)]
-        busy_ns, periods = _busy(list(zip(starts, ends, strict=True)))
-        transfer_ns = max(busy_ns - periods * lat, busy_ns // 10, 1)
-        n_bytes = int(group["size_bytes"].sum())
-        if n_bytes > 0:
-            rates[direction].append(n_bytes / transfer_ns * 1e9)
-    missing = [d for d in (PULL, PUSH) if not rates[d]]
-    if missing:
-        raise ModelError(f"{trace.source}: no sized {' or '.join(missing)} transfers to estimate the link from")
-    return LinkEstimate(pull_bandwidth_bytes_per_s=max(1, round(statistics.median(rates[PULL]))),
-                        push_bandwidth_bytes_per_s=max(1, round(statistics.median(rates[PUSH]))),
-                        latency_ns=lat, method="bytes / busy time per direction, median over steps")
+    shortest = tr.groupby(["direction", "step"])["dur_ns"].min()
+    per_direction = [int(g.median()) for _, g in shortest.groupby(level=0)]
+    return min(per_direction, default=0)
+
+
+def _replay_link(source: str, step: int, obs: Sequence[Mapping[int, tuple[int, int]]],
+                 preds: Sequence[set[int]], kinds: Sequence[TaskKind], size: Sequence[int],
+                 latency_ns: int) -> LinkEstimate:
+    """Per direction: bytes moved in ``step`` / the time the network carried them there. A transfer's record
+    starts when its receiver asked for it, which for a push can be long before the worker produced the
+    gradient: each record is counted from the later of its start and its inputs' readiness."""
+    rates = {}
+    for kind in (TaskKind.PULL, TaskKind.PUSH):
+        spans, n_bytes = [], 0
+        sized = [t for t in range(len(kinds)) if kinds[t] == kind and step in obs[t] and size[t] > 0]
+        large = [t for t in sized if size[t] >= LARGE_TRANSFER_BYTES]
+        if sum(size[t] for t in large) >= 0.9 * sum(size[t] for t in sized):
+            sized = large  # small transfers' records measure latency and CPU scheduling, not the wire
+        for t in sized:
+            start, end = obs[t][step]
+            ready = max((obs[p][step][1] for p in preds[t] if step in obs[p]), default=start)
+            spans.append((min(max(start, ready), end), end))
+            n_bytes += size[t]
+        if not n_bytes:
+            raise ModelError(f"{source}: no sized {kind.name.lower()} transfers in traced step {step} to estimate "
+                             "the link from")
+        busy_ns, periods = _busy(spans)
+        rates[kind] = n_bytes / max(busy_ns - periods * latency_ns, busy_ns // 10, 1) * 1e9
+    return LinkEstimate(pull_bandwidth_bytes_per_s=max(1, round(rates[TaskKind.PULL])),
+                        push_bandwidth_bytes_per_s=max(1, round(rates[TaskKind.PUSH])), latency_ns=latency_ns,
+                        method="bytes / time on the wire per direction in the representative (median) step")
+
+
+def representative_step(trace: Trace) -> int:
+    """The traced step whose duration is the median (the lower one of an even count)."""
+    steps = trace.steps.assign(dur_ns=trace.steps["end_ns"] - trace.steps["start_ns"])
+    ordered = steps.sort_values(["dur_ns", "step"], kind="stable")
+    return int(ordered["step"].iloc[(len(ordered) - 1) // 2])
 
 
 def _kind_for(device: str, op_type: str, node_name: str) -> TaskKind:
@@ -318,17 +343,22 @@ def build_model(trace: Trace) -> StepModel:  # noqa: PLR0912, PLR0915 - one pass
     dur = [0] * n
     delay = [0] * n
     start_med = [0] * n
+    rep = representative_step(trace)
     for t in range(n):
         preds = data[t] | control[t]
         if not obs[t]:
             continue
-        dur[t] = _median_int(e - s for s, e in obs[t].values())
         start_med[t] = _median_int(s for s, _ in obs[t].values())
-        gaps = []
+        gaps = {}
         for step, (s, _e) in obs[t].items():
             ready = max((obs[p][step][1] for p in preds if step in obs[p]), default=0)
-            gaps.append(max(0, s - ready))
-        delay[t] = min(gaps)
+            gaps[step] = max(0, s - ready)
+        if rep in obs[t]:  # replay the representative step as it ran
+            dur[t] = obs[t][rep][1] - obs[t][rep][0]
+            delay[t] = gaps[rep]
+        else:
+            dur[t] = _median_int(e - s for s, e in obs[t].values())
+            delay[t] = min(gaps.values())
     # tasks that never ran start when their inputs are ready
     order = sorted(range(n), key=lambda t: (start_med[t], t))
     rank = [0] * n
@@ -374,7 +404,9 @@ def build_model(trace: Trace) -> StepModel:  # noqa: PLR0912, PLR0915 - one pass
         names=tuple(names), kinds=tuple(kinds), dur_ns=tuple(dur), size_bytes=tuple(size),
         delay_ns=tuple(delay), data_preds=tuple(tuple(sorted(s)) for s in data),
         control_preds=tuple(tuple(sorted(s)) for s in control), rank=tuple(rank), first_need_ns=tuple(first_need),
-        link=estimate_link(trace), measured_step_ns=_median_int(steps_ns), worker_threads=max(worker_conc),
+        link=_replay_link(trace.source, rep, obs, [data[t] | control[t] for t in range(n)], kinds, size,
+                          _latency_ns(trace)),
+        measured_step_ns=_median_int(steps_ns), worker_threads=max(worker_conc),
         ps_threads=max(ps_conc), source=trace.source, n_traced_steps=len(step_start), notes=tuple(notes),
     )
 

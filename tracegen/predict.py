@@ -1,8 +1,8 @@
 """``predict``: from a trace to the scaling curve, its plot and synthetic traces, and the CLI's ``predict``.
 
-Pipeline: read the trace → :func:`tracegen.model.build_model` → link: the given bandwidth, or the trace's
-estimate calibrated so that one worker reproduces the measured step time
-(:func:`tracegen.simulate.calibrate_link`) → :func:`tracegen.curve.scaling_curve` → files, each written
+Pipeline: read the trace → :func:`tracegen.model.build_model` → link: the given bandwidth (its payload share),
+or the trace's estimate (optionally calibrated so that one worker reproduces the measured step time,
+:func:`tracegen.simulate.calibrate_link`) → :func:`tracegen.curve.scaling_curve` → files, each written
 atomically: ``curve.csv``, ``curve.png`` and, when asked, ``traces/n{N}.json``. The same trace, config and seed
 give byte-identical ``curve.csv`` and traces.
 """
@@ -50,7 +50,7 @@ class PredictConfig:
     payload_fraction: float = PAYLOAD_FRACTION
     ps_transfer_bytes_per_s: int | None = None
     latency_ns: int | None = None
-    link: str = "fair"
+    link: str = "fifo"
     policy: str = "tf"
     order: tuple[str, ...] = ()
     steps: int = 10
@@ -59,7 +59,7 @@ class PredictConfig:
     ps_threads: int | None = None
     batch_size: int = 1
     emit_traces: tuple[int, ...] = ()
-    calibrate: bool = True
+    calibrate: bool = False
 
     def __post_init__(self) -> None:
         if not self.workers or min(self.workers) < 1:
@@ -180,9 +180,10 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                              "30MB/s; both directions share it (default: no limit)")
     parser.add_argument("--latency", metavar="TIME",
                         help="fixed cost per transfer, e.g. 50us, 2ms; default: estimated from the trace")
-    parser.add_argument("--link", choices=sorted(LINK_MODELS), default="fair",
+    parser.add_argument("--link", choices=sorted(LINK_MODELS), default="fifo",
                         help="how a link direction shares bandwidth: fair = all transfers equally, fifo = one at "
-                             "a time, conn = one at a time per worker, workers equally (default fair)")
+                             "a time in arrival and policy order, conn = one at a time per worker, workers equally "
+                             "(default fifo: what real 1- and 2-worker traces showed, see tracegen.link)")
     parser.add_argument("--policy", default="tf", metavar="tf|tictac|FILE",
                         help="transfer order: tf = random per step like TensorFlow's executor, tictac = by first "
                              "need, or a FILE of tensor names, one per line (default tf)")
@@ -197,8 +198,9 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="samples per step, for samples/s (default: meta.json beside the trace, else 1)")
     parser.add_argument("--emit-traces", default="", metavar="LIST",
                         help="also write synthetic Chrome traces DIR/traces/n{N}.json for these N, e.g. 1,4,16")
-    parser.add_argument("--no-calibrate", action="store_true",
-                        help="use the raw bytes/busy-time link estimate, not the one fitted to the step time")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="scale the estimated link rates so that one worker reproduces the trace's step time "
+                             "(a fit; off by default: the estimate alone reproduces the real traces here)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for curve.csv, curve.png, traces/")
 
 
@@ -226,7 +228,7 @@ def run_predict(args: argparse.Namespace) -> int:
         latency_ns=None if args.latency is None else parse_duration(args.latency),
         link=args.link, policy=policy, order=order, steps=args.steps, seeds=args.seeds, ps_threads=args.ps_threads,
         batch_size=_batch_size(args.trace, args.batch_size),
-        emit_traces=parse_workers(args.emit_traces) if args.emit_traces else (), calibrate=not args.no_calibrate)
+        emit_traces=parse_workers(args.emit_traces) if args.emit_traces else (), calibrate=args.calibrate)
     result = predict(args.trace, config, args.out)
     curve, model = result.curve, result.model
     print(f"model: {model.n_tasks} tasks from {model.n_traced_steps} traced steps of {model.source}; "

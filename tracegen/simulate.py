@@ -55,7 +55,7 @@ class SimConfig:
     pull_bandwidth_bytes_per_s: int | None = None
     push_bandwidth_bytes_per_s: int | None = None
     latency_ns: int | None = None
-    link: str = "fair"
+    link: str = "fifo"
     policy: str = "tf"
     order: tuple[str, ...] = ()
     ps_threads: int | None = None

@@ -26,10 +26,17 @@ def test_real_model_has_every_transfer_and_its_bytes(real_trace_dir: pathlib.Pat
 
 
 def test_one_worker_reproduces_the_measured_step_time(real_model: StepModel) -> None:
-    """Issue 3: N=1 simulated from a trace reproduces its measured (median) step time within 5 %."""
+    """Issue 3: N=1 simulated from a trace reproduces its measured (median) step time within 5 %, with the
+    link as estimated (no calibration: nothing here is fitted to the step time)."""
+    for seed in range(3):
+        got = step_time_ns(simulate(real_model, SimConfig(n_workers=1, steps=3, seed=seed)))
+        assert all(abs(g / real_model.measured_step_ns - 1) <= 0.05 for g in got), (got, real_model.measured_step_ns)
+
+
+def test_calibration_fits_the_step_time_when_asked(real_model: StepModel) -> None:
     model = calibrate_link(real_model)
-    got = step_time_ns(simulate(model, SimConfig(n_workers=1, steps=3)))
-    assert all(abs(g / real_model.measured_step_ns - 1) <= 0.05 for g in got), (got, real_model.measured_step_ns)
+    got = step_time_ns(simulate(model, SimConfig(n_workers=1, steps=1)))[0]
+    assert abs(got / real_model.measured_step_ns - 1) <= 0.01 or "impossible" in model.link.method
 
 
 def test_link_estimate_is_positive_and_documented(real_trace_dir: pathlib.Path) -> None:
@@ -37,7 +44,7 @@ def test_link_estimate_is_positive_and_documented(real_trace_dir: pathlib.Path) 
     assert est.pull_bandwidth_bytes_per_s > 0
     assert est.push_bandwidth_bytes_per_s > 0
     assert 0 <= est.latency_ns < 10**8
-    assert "busy time" in est.method
+    assert "representative" in est.method
 
 
 def test_chrome_timeline_cannot_be_modelled(mlp_trace_dir: pathlib.Path) -> None:
