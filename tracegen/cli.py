@@ -209,8 +209,8 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-window", type=float, default=120.0, metavar="SECONDS",
                    help="longest window --window-steps may ask for (default 120)")
     p.add_argument("--transfer-bench", action="store_true",
-                   help="instead of training, measure how many bytes/s the capped PS moves with no computation "
-                        "and no link limit (pull, push, both at once) into DIR/ps_transfer.csv")
+                   help="instead of training, measure how many bytes/s the PS moves over this link with no "
+                        "computation: one worker pulling, one pushing, both at once (DIR/ps_transfer.csv)")
     p.add_argument("--no-worker-traces", action="store_true",
                    help="do not trace every worker after the window of each N>1 run (DIR/workers/nN/wI)")
     p.add_argument("--warmup", type=int, default=10, metavar="STEPS", help="steps before the window (default 10)")

@@ -3,7 +3,8 @@
 The PS link is full duplex: pulls of all workers share its outgoing direction, pushes its incoming direction,
 each direction with its own bandwidth. A direction serves *queues* by processor sharing: every non-empty
 queue's head transfer gets an equal share of the direction's bandwidth; inside a queue transfers go one at a
-time, in the policy's order (then arrival order). A link model only says which queue a transfer joins:
+time, first come first served, and those that arrive together (a worker's requests at step start) in the
+policy's order. A link model only says which queue a transfer joins:
 
 - ``fair``: every transfer is its own queue, so all transfers in flight share the bandwidth equally.
 - ``fifo`` (the default): one queue for everything: one transfer at a time, the whole bandwidth each. What real

@@ -41,8 +41,8 @@ class PredictConfig:
     A given ``bandwidth_bytes_per_s`` is the link's line rate, as a link or ``tc`` is configured; tensors move
     at ``payload_fraction`` of it (the rest is TCP/IP and Ethernet headers: 1448 payload bytes in a 1514-byte
     frame with TCP timestamps at a 1500-byte MTU). A rate estimated from the trace is payload already.
-    ``ps_transfer_bytes_per_s``: how many bytes the PS's CPU can send and receive per second together (None:
-    no limit); see :mod:`tracegen.simulate`.
+    ``ps_transfer_bytes_per_s``: how many bytes the PS can send and receive per second together (None: no
+    limit); see :mod:`tracegen.simulate`.
     """
 
     workers: tuple[int, ...] = tuple(range(1, 17))
@@ -176,8 +176,9 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="share of a given --bandwidth that carries tensor bytes; the rest is protocol headers "
                              f"(default {PAYLOAD_FRACTION:.4f}: TCP/IPv4 with timestamps at MTU 1500)")
     parser.add_argument("--ps-transfer-rate", metavar="RATE",
-                        help="bytes per second the PS's CPU can send and receive together (gRPC's copies), e.g. "
-                             "30MB/s; both directions share it (default: no limit)")
+                        help="bytes per second the PS sends and receives together while both directions are busy "
+                             "(its CPU, or acknowledgements queued behind the other direction's data), e.g. 38MB/s "
+                             "or the 'both' rate of tracegen testbed --transfer-bench; default: no limit")
     parser.add_argument("--latency", metavar="TIME",
                         help="fixed cost per transfer, e.g. 50us, 2ms; default: estimated from the trace")
     parser.add_argument("--link", choices=sorted(LINK_MODELS), default="fifo",

@@ -11,9 +11,11 @@ What runs (assumptions, each a knob in :class:`SimConfig`):
   (the dispatch gap the trace showed), then waits for its resource: ``COMPUTE`` for one of the worker's
   ``worker_threads`` CPU threads, ``APPLY``/``PS_OP`` for one of the PS's ``ps_threads`` threads shared by all
   workers, ``PULL``/``PUSH`` for the PS link's outgoing/incoming direction (:mod:`tracegen.link`; each transfer
-  first pays ``latency_ns``). With ``ps_transfer_bytes_per_s`` set, the PS's CPU also limits the bytes it can
-  send and receive together (gRPC's serialisation and copies): while both directions carry data they share
-  that rate max-min fairly (a direction never exceeds its link; the other gets the rest). Queued CPU
+  first pays ``latency_ns``). With ``ps_transfer_bytes_per_s`` set, the PS moves at most that many bytes per
+  second in and out together: while both directions carry data they share that rate max-min fairly (a
+  direction never exceeds its link; the other gets the rest). What sets it is measured, not assumed (the
+  testbed's ``--transfer-bench``): the PS's CPU (gRPC's serialisation and copies), or a duplex link whose
+  directions slow each other (each direction's TCP acknowledgements queue behind the other's data). Queued CPU
   work runs in trace order (``rank``) on a worker and in arrival order on the PS; queued transfers in the
   policy's order (:mod:`tracegen.policy`).
 - The step ends when all its tasks are done (the last apply and the global-step update included); the next
@@ -112,9 +114,9 @@ class SimResult:
     link_bytes: tuple[int, int]
     ps_busy_ns: int  # thread-ns of PS CPU work
     n_events: int
-    # (time_ns, pull busy ns, push busy ns, PS busy thread-ns, bytes moved both ways) cumulative, at every
+    # (time_ns, pull busy ns, push busy ns, PS busy thread-ns, pull bytes, push bytes) cumulative, at every
     # step end, in time order
-    snapshots: tuple[tuple[int, int, int, int, int], ...] = ()
+    snapshots: tuple[tuple[int, int, int, int, int, int], ...] = ()
     tasks: tuple[TaskRecord, ...] = ()
 
 
@@ -269,7 +271,7 @@ def simulate(model: StepModel, config: SimConfig,  # noqa: PLR0912, PLR0915 - on
     ps_busy = 0
     ps_running = 0
     ps_t = 0
-    snapshots: list[tuple[int, int, int, int, int]] = []
+    snapshots: list[tuple[int, int, int, int, int, int]] = []
 
     def push(time: int, kind: int, payload: Any) -> None:
         nonlocal seq
@@ -339,7 +341,7 @@ def simulate(model: StepModel, config: SimConfig,  # noqa: PLR0912, PLR0915 - on
             d.queues[key] = []
             start_head(d, key, instance, w, t, now)
         else:
-            heapq.heappush(q, (prio[w][t], now, instance, w, t, 0))
+            heapq.heappush(q, (now, prio[w][t], instance, w, t, 0))  # arrival order, then the policy's
         schedule(d)
         rebalance(now)
 
@@ -397,7 +399,7 @@ def simulate(model: StepModel, config: SimConfig,  # noqa: PLR0912, PLR0915 - on
                 ps_account(now, 0)
                 for d in dirs:
                     d.advance(now)
-                snapshots.append((now, dirs[0].busy_ns, dirs[1].busy_ns, ps_busy, dirs[0].bytes + dirs[1].bytes))
+                snapshots.append((now, dirs[0].busy_ns, dirs[1].busy_ns, ps_busy, dirs[0].bytes, dirs[1].bytes))
                 cur_step[w] += 1
                 if cur_step[w] < n_steps:
                     at = now + config.step_gap_ns
@@ -492,15 +494,16 @@ def _window_busy(result: SimResult, column: int) -> tuple[int, int]:
     at = {s[0]: s for s in result.snapshots}
     if t_a in at and t_b in at:
         return at[t_b][column] - at[t_a][column], t_b - t_a
-    totals = (result.end_ns, *result.link_busy_ns, result.ps_busy_ns, sum(result.link_bytes))
+    totals = (result.end_ns, *result.link_busy_ns, result.ps_busy_ns, *result.link_bytes)
     return totals[column], result.end_ns
 
 
 def link_utilisation(result: SimResult, direction: str) -> float:
-    """Fraction of the measurement window in which ``direction`` (``pull``/``push``) carried data; the link
-    runs at full rate whenever busy, so this is also bytes carried / (bandwidth x window)."""
-    busy, span = _window_busy(result, 1 + DIRECTIONS.index(direction))
-    return busy / max(1, span)
+    """Bytes ``direction`` (``pull``/``push``) carried in the measurement window / what its bandwidth allows
+    there. Without a PS transfer limit a busy link runs at full rate, so this is also its busy fraction."""
+    moved, span = _window_busy(result, 4 + DIRECTIONS.index(direction))
+    bw = result.pull_bandwidth_bytes_per_s if direction == "pull" else result.push_bandwidth_bytes_per_s
+    return moved * 1e9 / max(1, bw * span)
 
 
 def ps_transfer_utilisation(result: SimResult) -> float:
@@ -509,8 +512,9 @@ def ps_transfer_utilisation(result: SimResult) -> float:
     cap = result.config.ps_transfer_bytes_per_s
     if cap is None:
         return 0.0
-    moved, span = _window_busy(result, 4)
-    return moved * 1e9 / max(1, cap * span)
+    pulled, span = _window_busy(result, 4)
+    pushed, _ = _window_busy(result, 5)
+    return (pulled + pushed) * 1e9 / max(1, cap * span)
 
 
 def ps_cpu_utilisation(result: SimResult) -> float:

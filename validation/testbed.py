@@ -371,26 +371,27 @@ def read_transfer_rate(path: str | os.PathLike[str]) -> int:
     raise ConfigError(f"{path}: no 'both' row (columns: {', '.join(TRANSFER_COLUMNS)})")
 
 
-BENCH_LINK_BITS_PER_S = 10**10  # far above what the capped nodes can move: the link does not bind
-BENCH_BURST_BYTES = 2 << 20  # tbf needs a bucket of at least rate / HZ to reach a high rate
 BENCH_KINDS = (("pull", ("pull",)), ("push", ("push",)), ("both", ("pull", "push")))
-TRANSFER_COLUMNS = ("kind", "bytes_per_s", "window_s", "param_bytes", "model", "cpu_cap_ps", "cpu_cap_worker",
-                    "tensorflow_version")
+TRANSFER_COLUMNS = ("kind", "bytes_per_s", "window_s", "param_bytes", "model", "bandwidth_bits_per_s",
+                    "burst_bytes", "latency_ms", "cpu_cap_ps", "cpu_cap_worker", "tensorflow_version")
 
 
 def measure_transfer_rates(config: TestbedConfig, window_s: float = 10.0,
                            progress: Progress | None = None) -> dict[str, float]:
-    """Bytes per second the capped nodes move with no computation and a link that does not bind: one worker
+    """Bytes per second the PS moves with no computation, over the configured link and CPU caps: one worker
     pulling every parameter (``pull``), one pushing (``push``), and one of each at once (``both``: the PS
-    sends and receives together, which its CPU cap limits; the rate ``tracegen predict --ps-transfer-rate``
-    takes). Writes ``config.out_dir/ps_transfer.csv``."""
-    fast = dataclasses.replace(config, bandwidth_bits_per_s=BENCH_LINK_BITS_PER_S, burst_bytes=BENCH_BURST_BYTES)
+    sends and receives together). ``both`` is the rate ``tracegen predict --ps-transfer-rate`` takes: whatever
+    keeps it below pull + push (the PS's CPU, or TCP acknowledgements of one direction queued behind the
+    other's data) limits the PS whenever its two directions are busy at once. Writes
+    ``config.out_dir/ps_transfer.csv``. (A link far faster than the nodes, ``--bandwidth 10Gbit/s``, isolates
+    the CPUs.)"""
     rates: dict[str, float] = {}
     rows = []
     for kind, roles in BENCH_KINDS:
-        m = measure(fast, len(roles), window_s=window_s, bench=roles, progress=progress)
+        m = measure(config, len(roles), window_s=window_s, bench=roles, progress=progress)
         rates[kind] = m.steps_per_s * m.param_bytes
         rows.append([kind, f"{rates[kind]:.0f}", _fmt(window_s), str(m.param_bytes), config.model,
+                     str(config.bandwidth_bits_per_s), str(config.burst_bytes), _fmt(config.latency_ms),
                      _fmt(config.cpu_cap_ps), _fmt(config.cpu_cap_worker), tensorflow_version()])
         if progress:
             progress(f"transfer benchmark {kind}: {rates[kind] / 1e6:.1f} MB/s")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import dataclasses
 
 import pytest
@@ -228,3 +229,17 @@ def test_transfer_shares_are_max_min_fair(cap: int, a: int, b: int) -> None:
     assert x + y == pytest.approx(min(cap, a + b))
     if x < a and y < b:  # both limited: equal shares
         assert x == pytest.approx(y)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n_workers=st.integers(2, 5), seed=st.integers(0, 1000), policy=st.sampled_from(["tf", "tictac"]))
+def test_fifo_serves_transfers_in_arrival_order(n_workers: int, seed: int, policy: str) -> None:
+    model = synthetic_model(n_params=3, n_layers_ops=3)
+    result = simulate(model, SimConfig(n_workers=n_workers, steps=3, seed=seed, link="fifo", policy=policy,
+                                       record_tasks=True))
+    for kind in (TaskKind.PULL, TaskKind.PUSH):
+        served = sorted((r.start_ns, r.ready_ns + result.latency_ns) for r in result.tasks
+                        if model.kinds[r.task] == kind)
+        arrivals = [a for _, a in served]
+        # one at a time, first come first served: start order never reverses arrival order
+        assert all(b >= a for a, b in itertools.pairwise(arrivals))
