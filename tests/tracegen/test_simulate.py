@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import copy
-import itertools
 import dataclasses
+import itertools
 
 import pytest
 from hypothesis import HealthCheck, given, settings
