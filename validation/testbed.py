@@ -385,6 +385,9 @@ def measure_transfer_rates(config: TestbedConfig, window_s: float = 10.0,
     other's data) limits the PS whenever its two directions are busy at once. Writes
     ``config.out_dir/ps_transfer.csv``. (A link far faster than the nodes, ``--bandwidth 10Gbit/s``, isolates
     the CPUs.)"""
+    target = config.out_dir / "ps_transfer.csv"
+    if target.exists():
+        raise ConfigError(f"{target}: already exists; move it away to measure again")
     rates: dict[str, float] = {}
     rows = []
     for kind, roles in BENCH_KINDS:
@@ -400,7 +403,7 @@ def measure_transfer_rates(config: TestbedConfig, window_s: float = 10.0,
     writer.writerow(TRANSFER_COLUMNS)
     writer.writerows(rows)
     config.out_dir.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(config.out_dir / "ps_transfer.csv", buf.getvalue().encode())
+    write_bytes_atomic(target, buf.getvalue().encode())
     return rates
 
 
