@@ -73,14 +73,21 @@ def format_summary(s: dict[str, Any]) -> str:
            if s["n_other_variables"] else ""),
         f"pulls      {s['pull_count']} per step, {_fmt_bytes(s['pull_bytes'])}; recorded per step: "
         f"{s['pull_count_recorded_per_step']}",
-        f"pushes     {s['push_count']} per step, {_fmt_bytes(s['push_bytes'])} "
-        f"({s['gradient_push_count']} gradients, {_fmt_bytes(s['gradient_push_bytes'])}); recorded per step: "
-        f"{s['push_count_recorded_per_step']}",
+        f"pushes     {s['push_count']} per step, {_fmt_bytes(s['push_bytes'])}"
+        + (f" ({s['gradient_push_count']} gradients, {_fmt_bytes(s['gradient_push_bytes'])})"
+           if s["gradient_push_count"] is not None else "")
+        + f"; recorded per step: {s['push_count_recorded_per_step']}",
         f"transfers  in flight {_fmt_ms(s['transfer_time_ns'])}; compute {_fmt_ms(s['compute_time_ns'])}; "
         f"overlap {_fmt_ms(s['overlap_ns'])}"
         + (f" ({s['overlap_fraction']:.0%} of transfer time)" if s["overlap_fraction"] is not None else ""),
         f"rate       pulls {rate['pull_rate_bytes_per_s']}, pushes {rate['push_rate_bytes_per_s']} (observed)",
     ]
+    link = s["link_estimate"]
+    if link is not None:
+        lines.append(f"link est.  pull {link['pull_bandwidth_bytes_per_s'] * 8 / 1e6:.1f} Mbit/s, push "
+                     f"{link['push_bandwidth_bytes_per_s'] * 8 / 1e6:.1f} Mbit/s, latency "
+                     f"{link['latency_ns'] / 1e3:.0f} us ({link['method']}; what predict uses without "
+                     "--bandwidth)")
     if s["lost"]:
         lines.append("not in this format: " + "; ".join(s["lost"]))
     if s["skipped"]:

@@ -20,6 +20,9 @@ Keys and their meaning (per-step quantities are the median over traced steps unl
   ``overlap_ns``: transfers and worker compute at once; ``overlap_fraction`` = overlap / transfer time.
 - ``pull_rate_bytes_per_s``, ``push_rate_bytes_per_s``: bytes moved ÷ time any transfer of that direction
   was in flight (the observed rate of that direction of the link).
+- ``link_estimate``: what ``tracegen predict`` uses when no ``--bandwidth`` is given
+  (:func:`tracegen.model.estimate_link`: ``pull_bandwidth_bytes_per_s``, ``push_bandwidth_bytes_per_s``,
+  ``latency_ns``, ``method``); ``None`` when the trace cannot be modelled (no partition graphs).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import pandas as pd
 from intervaltree import IntervalTree
 
 from parsers.trace import PULL, PUSH, Trace, device_role
+from tracegen.errors import ModelError
+from tracegen.model import estimate_link
 
 # Rendezvous ops: their recorded span covers waiting for the network, so they are not computation.
 TRANSFER_OPS = ("_Recv", "_Send", "_HostRecv", "_HostSend", "_Retval", "_Arg")
@@ -156,9 +161,22 @@ def summarize(trace: Trace) -> dict[str, Any]:
         "overlap_fraction": _median([f["overlap_ns"] / f["transfer_ns"] for f in per_step if f["transfer_ns"]]),
         "pull_rate_bytes_per_s": _median([f["pull_rate"] for f in per_step if f["pull_rate"] is not None]),
         "push_rate_bytes_per_s": _median([f["push_rate"] for f in per_step if f["push_rate"] is not None]),
+        "link_estimate": _link_estimate(trace),
         "lost": list(trace.lost),
         "skipped": dict(trace.skipped),
     }
+
+
+def _link_estimate(trace: Trace) -> dict[str, Any] | None:
+    if trace.rendezvous.empty:
+        return None
+    try:
+        link = estimate_link(trace)
+    except ModelError:
+        return None
+    return {"pull_bandwidth_bytes_per_s": link.pull_bandwidth_bytes_per_s,
+            "push_bandwidth_bytes_per_s": link.push_bandwidth_bytes_per_s, "latency_ns": link.latency_ns,
+            "method": link.method}
 
 
 def _step_figures(trace: Trace, step: int) -> dict[str, Any]:
