@@ -262,8 +262,18 @@ def _kind_for(device: str, op_type: str, node_name: str) -> TaskKind:
     return TaskKind.PS_OP
 
 
-def build_model(trace: Trace) -> StepModel:  # noqa: PLR0912, PLR0915 - one pass per table reads best whole
-    """The step model of ``trace`` (one worker, one or more PS tasks, several traced steps merged)."""
+TIMINGS = ("representative", "median")
+
+
+def build_model(trace: Trace, *, timing: str = "representative") -> StepModel:  # noqa: PLR0912, PLR0915
+    """The step model of ``trace`` (one worker, one or more PS tasks, several traced steps merged).
+
+    ``timing``: ``representative`` replays the traced step of median length (module docstring); ``median``
+    takes each task's median duration and smallest gap over all traced steps (per-task statistics, which
+    need not add up to any real step).
+    """
+    if timing not in TIMINGS:
+        raise ModelError(f"'timing' must be one of {', '.join(TIMINGS)} (got {timing!r})")
     if not trace.has_graph or trace.rendezvous.empty:
         raise ModelError(f"{trace.source}: the trace has no partition graphs with _Send/_Recv pairs "
                          f"(format {trace.source_format!r}); a step model needs RunMetadata traced with "
@@ -343,7 +353,7 @@ def build_model(trace: Trace) -> StepModel:  # noqa: PLR0912, PLR0915 - one pass
     dur = [0] * n
     delay = [0] * n
     start_med = [0] * n
-    rep = representative_step(trace)
+    rep = representative_step(trace) if timing == "representative" else -1
     for t in range(n):
         preds = data[t] | control[t]
         if not obs[t]:
@@ -404,8 +414,8 @@ def build_model(trace: Trace) -> StepModel:  # noqa: PLR0912, PLR0915 - one pass
         names=tuple(names), kinds=tuple(kinds), dur_ns=tuple(dur), size_bytes=tuple(size),
         delay_ns=tuple(delay), data_preds=tuple(tuple(sorted(s)) for s in data),
         control_preds=tuple(tuple(sorted(s)) for s in control), rank=tuple(rank), first_need_ns=tuple(first_need),
-        link=_replay_link(trace.source, rep, obs, [data[t] | control[t] for t in range(n)], kinds, size,
-                          _latency_ns(trace)),
+        link=_replay_link(trace.source, representative_step(trace), obs,
+                          [data[t] | control[t] for t in range(n)], kinds, size, _latency_ns(trace)),
         measured_step_ns=_median_int(steps_ns), worker_threads=max(worker_conc),
         ps_threads=max(ps_conc), source=trace.source, n_traced_steps=len(step_start), notes=tuple(notes),
     )

@@ -22,7 +22,7 @@ from parsers.trace import Trace
 from tracegen.curve import Curve, parse_workers, scaling_curve
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.model import StepModel, build_model
+from tracegen.model import TIMINGS, StepModel, build_model
 from tracegen.policy import parse_policy
 from tracegen.simulate import SimConfig, calibrate_link
 from tracegen.synth import write_synthetic_trace
@@ -60,6 +60,7 @@ class PredictConfig:
     batch_size: int = 1
     emit_traces: tuple[int, ...] = ()
     calibrate: bool = False
+    timing: str = "representative"
 
     def __post_init__(self) -> None:
         if not self.workers or min(self.workers) < 1:
@@ -97,7 +98,7 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig,
             out_dir: str | os.PathLike[str]) -> Prediction:
     """Run the pipeline of the module docstring and write its files under ``out_dir`` (created if needed)."""
     tr = trace if isinstance(trace, Trace) else read_trace(trace)
-    model = build_model(tr)
+    model = build_model(tr, timing=config.timing)
     sim = config.sim_config()
     sim.__post_init__()
     if config.bandwidth_bytes_per_s is None and config.calibrate:
@@ -199,6 +200,9 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="samples per step, for samples/s (default: meta.json beside the trace, else 1)")
     parser.add_argument("--emit-traces", default="", metavar="LIST",
                         help="also write synthetic Chrome traces DIR/traces/n{N}.json for these N, e.g. 1,4,16")
+    parser.add_argument("--timing", choices=TIMINGS, default="representative",
+                        help="op durations and gaps: representative = replay the traced step of median length "
+                             "(default); median = each op's median over the traced steps")
     parser.add_argument("--calibrate", action="store_true",
                         help="scale the estimated link rates so that one worker reproduces the trace's step time "
                              "(a fit; off by default: the estimate alone reproduces the real traces here)")
@@ -229,7 +233,8 @@ def run_predict(args: argparse.Namespace) -> int:
         latency_ns=None if args.latency is None else parse_duration(args.latency),
         link=args.link, policy=policy, order=order, steps=args.steps, seeds=args.seeds, ps_threads=args.ps_threads,
         batch_size=_batch_size(args.trace, args.batch_size),
-        emit_traces=parse_workers(args.emit_traces) if args.emit_traces else (), calibrate=args.calibrate)
+        emit_traces=parse_workers(args.emit_traces) if args.emit_traces else (), calibrate=args.calibrate,
+        timing=args.timing)
     result = predict(args.trace, config, args.out)
     curve, model = result.curve, result.model
     print(f"model: {model.n_tasks} tasks from {model.n_traced_steps} traced steps of {model.source}; "

@@ -62,3 +62,14 @@ def test_synthetic_model_shape() -> None:
     assert model.count(TaskKind.COMPUTE) == 12
     with pytest.raises(ModelError, match="n_params >= 1"):
         synthetic_model(n_params=0)
+
+
+def test_median_timing_is_the_per_task_statistic(real_trace_dir: pathlib.Path, real_model: StepModel) -> None:
+    trace = read_trace(real_trace_dir)
+    median = build_model(trace, timing="median")
+    assert median.names == real_model.names and median.link == real_model.link
+    ops = trace.ops[trace.ops["node_name"] == "Relu"] if "Relu" in median.names else trace.ops.iloc[:0]
+    if not ops.empty:  # the mlp and cnn: Relu ran in every step
+        assert median.dur_ns[median.names.index("Relu")] == int(ops["dur_ns"].median())
+    with pytest.raises(ModelError, match="'timing' must be one of"):
+        build_model(trace, timing="mean")
