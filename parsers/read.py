@@ -22,7 +22,7 @@ from parsers.trace import Trace
 
 MAX_BYTES = 1 << 30  # 1 GiB: far above any real single-step trace, far below this machine's memory
 GZIP_MAGIC = b"\x1f\x8b"
-PROTO_SUFFIXES = (".pb", ".pbtxt", ".txt", ".runmeta", ".stepstats")
+PROTO_SUFFIXES = (".pb", ".pbtxt", ".txt", ".runmeta", ".stepstats", ".pb.gz", ".pbtxt.gz")
 JSON_SUFFIXES = (".json", ".json.gz", ".trace", ".trace.gz")
 META_NAME = "meta.json"  # the capture settings ``tracegen profile`` writes beside the steps: not a trace
 
@@ -88,7 +88,7 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
 def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
     candidates = [p for p in paths if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES) and p.name != META_NAME]
     if not candidates:
-        raise TraceFormatError(f"{source}: no trace files (*.pb, *.pbtxt, *.json, *.json.gz) found")
+        raise TraceFormatError(f"{source}: no trace files (*.pb, *.pbtxt, *.json, each maybe .gz) found")
     protos = [p for p in candidates if p.name.endswith(PROTO_SUFFIXES)]
     if not protos:
         if len(candidates) > 1:

@@ -103,3 +103,11 @@ def test_several_chrome_files_are_refused_as_steps(model_dir: pathlib.Path, tmp_
         (tmp_path / p.name).write_bytes(p.read_bytes())
     with pytest.raises(TraceContentError, match="cannot be merged"):
         read_trace(tmp_path)
+
+
+def test_gzipped_steps_read_like_plain_ones(model_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    import gzip
+
+    for p in model_dir.glob("step_*.pb"):
+        (tmp_path / f"{p.name}.gz").write_bytes(gzip.compress(p.read_bytes()))
+    assert read_trace(tmp_path).equals(read_trace(model_dir))
