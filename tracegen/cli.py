@@ -23,7 +23,7 @@ from tracegen.curve import parse_workers
 from tracegen.errors import TracegenError
 from tracegen.link import LINK_MODELS
 from tracegen.policy import parse_policy
-from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, add_predict_arguments, run_predict
+from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, add_predict_arguments, refuse_existing, run_predict
 from tracegen.summary import summarize
 from tracegen.units import parse_duration, parse_rate
 
@@ -95,23 +95,17 @@ def format_summary(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:
-    existing = [p for p in paths if p.exists()]
-    if existing and not force:
-        raise CliError(f"{existing[0]}: already exists; pass --force to overwrite")
-
-
 def _convert(args: argparse.Namespace) -> int:
     trace = read_trace(args.trace)
     out = pathlib.Path(args.out)
     if args.to == "chrome":
-        _refuse_existing([out], args.force)
+        refuse_existing([out], args.force)
         if not out.parent.is_dir():
             raise CliError(f"{out.parent}: output directory does not exist")
         write_trace(trace, out)
         written = [out]
     else:
-        _refuse_existing(table_paths(out, args.to), args.force)
+        refuse_existing(table_paths(out, args.to), args.force)
         written = write_tables(trace, out, args.to)
     print(f"wrote {len(written)} file(s): {', '.join(str(p) for p in written)}")
     return 0
@@ -158,8 +152,11 @@ def _testbed(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from validation.compare import report_paths
     from validation.validate import validate
 
+    out = pathlib.Path(args.out)
+    refuse_existing([*report_paths(out), out / "prediction", out / "prediction_nominal"], args.force)
     policy, order = parse_policy(args.policy)
     transfer = args.ps_transfer_rate
     if transfer is not None and pathlib.Path(transfer).is_file():
@@ -250,6 +247,7 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=int, default=10, metavar="K", help="simulated steps per worker (default 10)")
     p.add_argument("--seeds", type=int, default=3, metavar="S", help="simulations per worker count (default 3)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for report.md, comparison.csv/.png")
+    p.add_argument("--force", action="store_true", help="overwrite a report that already exists")
     p.set_defaults(handler=_validate)
 
 

@@ -15,6 +15,7 @@ import io
 import json
 import os
 import pathlib
+from collections.abc import Iterable
 
 from parsers.atomic import write_bytes_atomic
 from parsers.read import read_trace
@@ -207,6 +208,7 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="scale the estimated link rates so that one worker reproduces the trace's step time "
                              "(a fit; off by default: the estimate alone reproduces the real traces here)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for curve.csv, curve.png, traces/")
+    parser.add_argument("--force", action="store_true", help="overwrite output files that already exist")
 
 
 def _batch_size(trace_path: str, given: int | None) -> int:
@@ -221,8 +223,20 @@ def _batch_size(trace_path: str, given: int | None) -> int:
     return value if isinstance(value, int) and value >= 1 else 1
 
 
+def refuse_existing(paths: Iterable[pathlib.Path], force: bool) -> None:
+    """ConfigError naming the first of ``paths`` that exists, unless ``force``: outputs never silently
+    replace what a user has."""
+    existing = [p for p in paths if p.exists()]
+    if existing and not force:
+        raise ConfigError(f"{existing[0]}: already exists; pass --force to overwrite")
+
+
 def run_predict(args: argparse.Namespace) -> int:
     """Handle ``tracegen predict``: print the table, the knee and the link used; return the exit code."""
+    out = pathlib.Path(args.out)
+    emitted = parse_workers(args.emit_traces) if args.emit_traces else ()
+    refuse_existing([out / "curve.csv", out / "curve.png", *(out / "traces" / f"n{n}.json" for n in emitted)],
+                    args.force)
     policy, order = parse_policy(args.policy)
     config = PredictConfig(
         workers=parse_workers(args.workers),

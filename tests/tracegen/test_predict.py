@@ -62,7 +62,10 @@ def test_policy_file(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> Non
     args = parse([str(mlp_trace_dir), "--workers", "2", "--policy", str(order), "--link", "conn", "--steps", "3",
                   "--seeds", "1", "--out", str(tmp_path / "o")])
     assert run_predict(args) == 0
+    with pytest.raises(ConfigError, match=r"curve\.csv: already exists; pass --force"):
+        run_predict(args)  # nothing the user has is overwritten without asking
     order.write_text("no_such_tensor\n")
+    args.force = True
     with pytest.raises(ConfigError, match="no_such_tensor"):
         run_predict(args)
 
