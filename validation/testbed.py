@@ -150,8 +150,8 @@ class TestbedConfig:
             raise ConfigError(f"'window_s' must be > 0 (got {self.window_s})")
         if self.window_steps < 0:
             raise ConfigError(f"'window_steps' must be >= 0 (got {self.window_steps})")
-        if not self.max_window_s >= self.window_s:
-            raise ConfigError(f"'max_window_s' must be >= 'window_s' (got {self.max_window_s} < {self.window_s})")
+        if not self.max_window_s > 0.0:
+            raise ConfigError(f"'max_window_s' must be > 0 (got {self.max_window_s})")
         if self.warmup_steps < 1:
             raise ConfigError(f"'warmup_steps' must be >= 1 (got {self.warmup_steps})")
         if self.traced_steps < 1:
@@ -259,13 +259,14 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
 
 def window_for(config: TestbedConfig, n_workers: int, done: Sequence[Measurement]) -> float:
     """The window for a run of ``n_workers``: ``config.window_s``, lengthened (up to ``max_window_s``) so that
-    each worker does about ``window_steps`` steps, assuming a worker of N runs at least 1/N of the first
-    N = 1 run's rate (the aggregate does not fall below one worker's). Without an N = 1 run yet: window_s."""
+    each worker does about ``window_steps`` steps, assuming a worker of N runs at least 1/N of the first N = 1
+    run's rate (the aggregate does not fall below one worker's). Never shorter than ``window_s``; without an
+    N = 1 run yet, ``window_s``."""
     first = next((m for m in done if m.n_workers == 1), None)
     if config.window_steps == 0 or first is None or first.steps_per_s <= 0:
         return config.window_s
     wanted = 1.15 * config.window_steps * n_workers / first.steps_per_s
-    return round(min(max(config.window_s, wanted), config.max_window_s), 1)
+    return round(max(config.window_s, min(wanted, config.max_window_s)), 1)
 
 
 def measure(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import pathlib
@@ -20,9 +21,11 @@ from validation.errors import ConfigError
 from validation.testbed import (
     MEASURED_COLUMNS,
     MEASURED_SCHEMA,
+    Measurement,
     TestbedConfig,
     run_testbed,
     steps_in_window,
+    window_for,
 )
 
 IS_ROOT = os.geteuid() == 0
@@ -197,3 +200,15 @@ def test_an_interrupted_run_leaves_nothing(tmp_path: pathlib.Path, signum: int, 
     assert expected in err
     _assert_nothing_left(RUN_ID.findall("".join(seen)))
     assert not (tmp_path / "measured.csv").exists()  # nothing was measured, so nothing was written
+
+
+def test_windows_grow_with_workers_from_the_first_single_worker_rate(tmp_path: pathlib.Path) -> None:
+    config = TestbedConfig(out_dir=tmp_path, model="mlp", workers=(1, 2, 5), bandwidth_bits_per_s=10**8,
+                           window_s=20.0, window_steps=60, max_window_s=60.0)
+    assert window_for(config, 1, []) == 20.0  # no N = 1 rate yet
+    first = Measurement(n_workers=1, repeat=0, steps_per_s=4.0, worker_steps_per_s=(4.0,), global_steps_per_s=4.0,
+                        window_s=20.0, qdisc_drops=0, tcp_retrans_segs=0)
+    assert window_for(config, 2, [first]) == pytest.approx(1.15 * 60 * 2 / 4.0, abs=0.05)  # 34.5 s
+    assert window_for(config, 5, [first]) == 60.0  # capped
+    fast = dataclasses.replace(first, steps_per_s=100.0, worker_steps_per_s=(100.0,))
+    assert window_for(config, 2, [fast]) == 20.0  # never shorter than window_s
