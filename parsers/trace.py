@@ -191,7 +191,3 @@ class Trace:
         steps = [t.steps.drop(columns="source") for t in (self, other)]
         return all(same) and steps[0].equals(steps[1])
 
-
-def empty_table(name: str) -> pd.DataFrame:
-    """Table ``name`` with no rows."""
-    return make_table(name, [])

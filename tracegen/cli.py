@@ -25,7 +25,7 @@ from tracegen.link import LINK_MODELS
 from tracegen.policy import parse_policy
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, add_predict_arguments, refuse_existing, run_predict
 from tracegen.summary import summarize
-from tracegen.units import parse_duration, parse_rate
+from tracegen.units import format_bytes, parse_duration, parse_rate
 
 EXIT_USAGE = 2
 
@@ -46,10 +46,7 @@ def _inspect(args: argparse.Namespace) -> int:
 def _fmt_bytes(n: float | None) -> str:
     if n is None:
         return "unknown"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.2f} {unit} ({int(n)} B)"
-    return f"{int(n)} B"
+    return format_bytes(n) if n < 1000 else f"{format_bytes(n)} ({int(n)} B)"
 
 
 def _fmt_ms(ns: float | None) -> str:

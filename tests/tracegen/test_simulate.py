@@ -180,8 +180,13 @@ def test_throughput_bounded_by_n_single_workers_and_the_link(s: dict[str, int | 
 @PROPERTY
 @given(scenario)
 def test_fair_throughput_does_not_drop_when_bandwidth_rises(s: dict[str, int | str]) -> None:
+    """Holds while the link is the only shared resource. With few CPU threads it does not, and must not be
+    forced to: a faster link reorders work queued on the PS threads (Graham's list-scheduling anomaly).
+    Hypothesis found one: 3 parameters of 4 bytes, 300 us latency, 2 PS threads; doubling the bandwidth made
+    the step 1.7 us longer."""
     model, config = build(s)
-    config = dataclasses.replace(config, link="fair", n_workers=1, record_tasks=False)
+    config = dataclasses.replace(config, link="fair", n_workers=1, record_tasks=False, ps_threads=10_000,
+                                 worker_threads=10_000)
     slow = simulate(model, dataclasses.replace(config, pull_bandwidth_bytes_per_s=int(s["bandwidth"]),
                                                push_bandwidth_bytes_per_s=int(s["bandwidth"])))
     fast = simulate(model, dataclasses.replace(config, pull_bandwidth_bytes_per_s=2 * int(s["bandwidth"]),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import signal
 import subprocess
@@ -24,8 +23,6 @@ from validation.cluster import (
 )
 from validation.errors import ClusterError, ConfigError
 
-IS_ROOT = os.geteuid() == 0
-needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root: network namespaces, tc and cgroups")
 TEST_SUBNET = "10.79.3.0/24"  # a subnet only these tests use, so their node processes can be told apart
 
 LINK = LinkShape(rate_bits_per_s=100_000_000, burst_bytes=16_384, latency_ms=20.0)
@@ -108,23 +105,21 @@ def test_refuses_without_root(monkeypatch: pytest.MonkeyPatch) -> None:
         check_host(_config())
 
 
+@pytest.mark.root  # the root check comes first
 def test_refuses_without_ip_and_tc(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
-    if not IS_ROOT:
-        pytest.skip("the root check comes first")
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ClusterError, match=r"needs 'ip' \(iproute2\) on PATH"):
         check_host(_config())
 
 
+@pytest.mark.root  # the root check comes first
 def test_refuses_without_cgroup_cpu_controller(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
-    if not IS_ROOT:
-        pytest.skip("the root check comes first")
     monkeypatch.setattr(cluster_mod, "CGROUP_CPU_ROOT", tmp_path)
     with pytest.raises(ClusterError, match="cgroup v1 cpu controller"):
         check_host(_config())
 
 
-@needs_root
+@pytest.mark.root
 def test_refuses_caps_that_fill_the_machine() -> None:
     cores = available_cores()
     config = _config(n_workers=1, cpu_cap_ps=cores / 2, cpu_cap_worker=cores / 2)
@@ -132,7 +127,7 @@ def test_refuses_caps_that_fill_the_machine() -> None:
         check_host(config)
 
 
-@needs_root
+@pytest.mark.root
 def test_refuses_a_subnet_in_use_on_the_host() -> None:
     with pytest.raises(ClusterError, match=r"subnet 127\.0\.0\.0/24 is already in use on this host: 127\.0\.0\.1/8"):
         check_host(_config(subnet="127.0.0.0/24"))
@@ -152,7 +147,7 @@ print(n, flush=True)
 _CLIENT = "import socket, sys; c = socket.create_connection((sys.argv[1], 2222)); c.sendall(b'x' * 2_000_000)"
 
 
-@needs_root
+@pytest.mark.root
 def test_builds_shapes_caps_and_removes_everything() -> None:
     with Cluster(_config()) as cluster:
         run_id = cluster.run_id
@@ -188,7 +183,7 @@ def test_builds_shapes_caps_and_removes_everything() -> None:
     assert sleeper.popen.returncode == -signal.SIGKILL
 
 
-@needs_root
+@pytest.mark.root
 def test_removes_everything_when_the_body_raises() -> None:
     with pytest.raises(RuntimeError, match="boom"), Cluster(_config(n_workers=1)) as cluster:  # noqa: PT012
         run_id = cluster.run_id
@@ -198,7 +193,7 @@ def test_removes_everything_when_the_body_raises() -> None:
     assert sleeper.popen.returncode == -signal.SIGKILL
 
 
-@needs_root
+@pytest.mark.root
 def test_a_failed_start_is_quoted_and_cleaned_up() -> None:
     with Cluster(_config(n_workers=1)) as cluster:
         run_id = cluster.run_id
@@ -220,7 +215,7 @@ with Cluster(config) as cluster:
 """
 
 
-@needs_root
+@pytest.mark.root
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_removes_everything_on_a_signal(signum: int) -> None:
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER, TEST_SUBNET], stdout=subprocess.PIPE,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import os
 import pathlib
 import re
 import signal
@@ -28,8 +27,6 @@ from validation.testbed import (
     window_for,
 )
 
-IS_ROOT = os.geteuid() == 0
-needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root: network namespaces, tc and cgroups")
 TEST_SUBNET = "10.79.4.0/24"  # only these tests use it, so their node processes can be told apart
 RUN_ID = re.compile(r"cluster ([0-9a-f]{6}) is up")
 
@@ -122,7 +119,6 @@ def test_schema_is_documented_in_order() -> None:
 
 @pytest.mark.slow
 @pytest.mark.root
-@needs_root
 def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path) -> None:
     messages: list[str] = []
     result = run_testbed(_config(tmp_path), progress=messages.append)
@@ -167,7 +163,6 @@ run_testbed(config, progress=lambda message: print(message, flush=True))
 
 @pytest.mark.slow
 @pytest.mark.root
-@needs_root
 @pytest.mark.parametrize(
     ("signum", "when", "expected"),
     [
