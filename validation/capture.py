@@ -61,7 +61,7 @@ class ProfileConfig:
 
     model: ModelSpec
     warmup_steps: int = 5
-    traced_steps: int = 3
+    traced_steps: int = 10
     learning_rate: float = 0.01
 
     def __post_init__(self) -> None:

@@ -44,34 +44,15 @@ def run_node(job: dict[str, Any]) -> dict[str, Any] | None:
         global_step = v1.train.get_or_create_global_step()
         loss = build_loss(spec)
         train_op = v1.train.GradientDescentOptimizer(job["learning_rate"]).minimize(loss, global_step=global_step)
-        if job.get("bench"):
-            train_op = _bench_op(tf, job["bench"], index, global_step)
         init = v1.global_variables_initializer()
         uninitialized = v1.report_uninitialized_variables()
     config = v1.ConfigProto(device_filters=["/job:ps", f"/job:worker/task:{index}"])
     with v1.Session(server.target, config=config) as sess:
         if index == 0:
             sess.run(init)
-        sess.run(v1.local_variables_initializer())  # this worker's own (the push benchmark's source data)
         while len(sess.run(uninitialized)) > 0:
             time.sleep(0.2)
         return _train(sess, train_op, global_step, job)
-
-
-def _bench_op(tf: Any, kind: str, index: int, global_step: Any) -> Any:
-    """One step of a transfer benchmark: move every trainable variable PS → worker (``pull``) or worker → PS
-    (``push``), with no computation, and count the step on ``global_step``."""
-    v1 = tf.compat.v1
-    params = v1.trainable_variables()
-    with v1.device(f"/job:worker/task:{index}"):
-        if kind == "pull":
-            moved = [tf.reduce_sum(tf.identity(v)[..., :1]) for v in params]  # the whole tensor crosses
-        else:
-            local = [v1.Variable(v1.random.uniform(v.shape), trainable=False, name=f"bench_{i}",
-                                 collections=[v1.GraphKeys.LOCAL_VARIABLES]) for i, v in enumerate(params)]
-            moved = [v.assign(x) for v, x in zip(params, local, strict=True)]
-    with v1.control_dependencies(moved):
-        return v1.assign_add(global_step, 1)
 
 
 def _train(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any]) -> dict[str, Any]:

@@ -63,8 +63,10 @@ from typing import IO, Any
 
 from parsers.atomic import write_bytes_atomic
 from validation.capture import tensorflow_version
+from parsers.linkprofile import PROFILE_NAME
 from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, check_host
 from validation.errors import ConfigError, JobError
+from validation.testbed_link import default_client_cores, measure_link_profile
 from validation.zoo import ModelSpec
 
 MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
@@ -131,10 +133,12 @@ class TestbedConfig:
     warmup_steps: int = 10
     cpu_cap_ps: float = 0.3
     cpu_cap_worker: float = 0.3
-    traced_steps: int = 3
+    traced_steps: int = 10
     learning_rate: float = 0.01
     subnet: str = "10.77.0.0/24"
     timeout_s: float = 300.0
+    link_profile: bool = True
+    netbench_client_cores: float | None = None
 
     def __post_init__(self) -> None:
         self.model_spec()
@@ -229,6 +233,11 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
     check_host(config.cluster_config(max(config.workers)))  # refuse before anything starts
     tf_version = tensorflow_version()
     trace_dir.mkdir(parents=True, exist_ok=True)
+    if config.link_profile:
+        client = config.netbench_client_cores or default_client_cores(config.cpu_cap_ps)
+        report(f"link profile: tracegen netbench between the PS and one client host ({client:g} cores)")
+        measure_link_profile(dataclasses.replace(config.cluster_config(1), cpu_cap_worker=client),
+                             trace_dir / PROFILE_NAME, progress=report)
 
     if 1 not in config.workers:
         report("N=1: trace run (1 is not among the worker counts, so it is traced in a run of its own)")
@@ -277,7 +286,6 @@ def measure(
     trace_dir: pathlib.Path | None = None,
     after_trace_dir: pathlib.Path | None = None,
     window_s: float | None = None,
-    bench: Sequence[str] = (),
     progress: Progress | None = None,
 ) -> Measurement:
     """Build one cluster with ``n_workers`` workers, measure one window, remove the cluster.
@@ -285,8 +293,7 @@ def measure(
     With ``trace_dir``, worker 0 traces ``config.traced_steps`` steps after warm-up into it. With
     ``after_trace_dir``, every worker I traces ``config.traced_steps`` steps right after the window into
     ``after_trace_dir/wI`` (the measurement is over by then; the workers keep training a few steps more so
-    that each traced step runs beside the others). ``window_s`` overrides ``config.window_s``. With ``bench``,
-    worker I runs the transfer benchmark ``bench[I]`` (``pull`` or ``push``) instead of training.
+    that each traced step runs beside the others). ``window_s`` overrides ``config.window_s``.
     """
     window_len_s = config.window_s if window_s is None else window_s
     report = progress or (lambda _message: None)
@@ -307,8 +314,6 @@ def measure(
             spec = dict(job)
             if i == 0 and trace_dir is not None:
                 spec.update(trace_dir=str(trace_dir), traced_steps=config.traced_steps)
-            if bench:
-                spec.update(bench=bench[i])
             if after_trace_dir is not None:
                 (after_trace_dir / f"w{i}").mkdir(parents=True, exist_ok=True)
                 spec.update(after_trace_dir=str(after_trace_dir / f"w{i}"), after_traced_steps=config.traced_steps)
@@ -352,60 +357,6 @@ def measure(
         qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
         param_bytes=int(done[0].get("param_bytes", 0)),
     )
-
-
-def read_transfer_rate(path: str | os.PathLike[str]) -> int:
-    """The ``both`` rate (bytes per second) from a ``ps_transfer.csv`` written by
-    :func:`measure_transfer_rates`; errors name the file."""
-    try:
-        with pathlib.Path(path).open(encoding="utf-8", newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the transfer benchmark: {exc.strerror or exc}") from exc
-    for row in rows:
-        if row.get("kind") == "both":
-            try:
-                return round(float(row["bytes_per_s"]))
-            except (KeyError, TypeError, ValueError):
-                raise ConfigError(f"{path}: 'bytes_per_s' of the 'both' row is not a number "
-                                  f"(got {row.get('bytes_per_s')!r})") from None
-    raise ConfigError(f"{path}: no 'both' row (columns: {', '.join(TRANSFER_COLUMNS)})")
-
-
-BENCH_KINDS = (("pull", ("pull",)), ("push", ("push",)), ("both", ("pull", "push")))
-TRANSFER_COLUMNS = ("kind", "bytes_per_s", "window_s", "param_bytes", "model", "bandwidth_bits_per_s",
-                    "burst_bytes", "latency_ms", "cpu_cap_ps", "cpu_cap_worker", "tensorflow_version")
-
-
-def measure_transfer_rates(config: TestbedConfig, window_s: float = 10.0,
-                           progress: Progress | None = None) -> dict[str, float]:
-    """Bytes per second the PS moves with no computation, over the configured link and CPU caps: one worker
-    pulling every parameter (``pull``), one pushing (``push``), and one of each at once (``both``: the PS
-    sends and receives together). ``both`` is the rate ``tracegen predict --ps-transfer-rate`` takes: whatever
-    keeps it below pull + push (the PS's CPU, or TCP acknowledgements of one direction queued behind the
-    other's data) limits the PS whenever its two directions are busy at once. Writes
-    ``config.out_dir/ps_transfer.csv``. (A link far faster than the nodes, ``--bandwidth 10Gbit/s``, isolates
-    the CPUs.)"""
-    target = config.out_dir / "ps_transfer.csv"
-    if target.exists():
-        raise ConfigError(f"{target}: already exists; move it away to measure again")
-    rates: dict[str, float] = {}
-    rows = []
-    for kind, roles in BENCH_KINDS:
-        m = measure(config, len(roles), window_s=window_s, bench=roles, progress=progress)
-        rates[kind] = m.steps_per_s * m.param_bytes
-        rows.append([kind, f"{rates[kind]:.0f}", _fmt(window_s), str(m.param_bytes), config.model,
-                     str(config.bandwidth_bits_per_s), str(config.burst_bytes), _fmt(config.latency_ms),
-                     _fmt(config.cpu_cap_ps), _fmt(config.cpu_cap_worker), tensorflow_version()])
-        if progress:
-            progress(f"transfer benchmark {kind}: {rates[kind] / 1e6:.1f} MB/s")
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(TRANSFER_COLUMNS)
-    writer.writerows(rows)
-    config.out_dir.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(target, buf.getvalue().encode())
-    return rates
 
 
 def _node_argv(job: dict[str, Any], role: str, index: int) -> list[str]:

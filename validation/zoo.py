@@ -15,7 +15,13 @@ from typing import Any
 
 from validation.errors import ConfigError
 
-MODEL_NAMES = ("mlp", "cnn", "resnet")
+MODEL_NAMES = ("mlp", "cnn", "resnet", "embed", "deep", "wide")
+
+
+DEFAULT_WIDTHS: dict[str, tuple[int, ...]] = {
+    "mlp": (512, 512), "cnn": (16, 32, 128), "resnet": (16, 32, 64), "embed": (100_000, 64, 64, 256),
+    "deep": (64, 64), "wide": (1024, 4096),
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -23,8 +29,10 @@ class ModelSpec:
     """What to build: a zoo model name, the batch size and the model's widths.
 
     ``widths`` means, per model: ``mlp`` the hidden layer sizes; ``cnn`` the channels of its two conv layers
-    then the size of its hidden dense layer; ``resnet`` the channels of its stages (two residual blocks each).
-    An empty tuple picks the model's default widths.
+    then the size of its hidden dense layer; ``resnet`` the channels of its stages (two residual blocks each);
+    ``embed`` vocabulary, embedding size, tokens per example and hidden size (an embedding table read sparsely:
+    only the looked-up rows travel); ``deep`` layer width and number of layers (many small tensors); ``wide``
+    input size and the one wide hidden layer's size (one large tensor). An empty tuple picks the defaults.
     """
 
     name: str
@@ -43,12 +51,13 @@ class ModelSpec:
         """The widths the model is built with: the given ones or the model's defaults."""
         if self.widths:
             return self.widths
-        return {"mlp": (512, 512), "cnn": (16, 32, 128), "resnet": (16, 32, 64)}[self.name]
+        return DEFAULT_WIDTHS[self.name]
 
 
 def build_loss(spec: ModelSpec) -> Any:
     """Build ``spec``'s model on synthetic data in the current default graph and return its loss tensor."""
-    builders: dict[str, Callable[[Any, ModelSpec], Any]] = {"mlp": _mlp, "cnn": _cnn, "resnet": _resnet}
+    builders: dict[str, Callable[[Any, ModelSpec], Any]] = {"mlp": _mlp, "cnn": _cnn, "resnet": _resnet,
+                                                            "embed": _embed, "deep": _deep, "wide": _wide}
     import tensorflow as tf
 
     return builders[spec.name](tf, spec)
@@ -134,4 +143,40 @@ def _resnet(tf: Any, spec: ModelSpec) -> Any:
             y = _norm(tf, _conv(tf, y, channels, f"{name}_conv2", bias=False), f"{name}_norm2")
             x = tf.nn.relu(y + shortcut)
     x = tf.reduce_mean(x, axis=[1, 2])
+    return _labels_loss(tf, _dense(tf, x, 10, "logits", relu=False), spec.batch_size, 10)
+
+
+def _widths(spec: ModelSpec, names: tuple[str, ...]) -> tuple[int, ...]:
+    widths = spec.resolved_widths()
+    if len(widths) != len(names):
+        raise ConfigError(f"{spec.name} takes {len(names)} widths ({', '.join(names)}) (got {list(widths)})")
+    return widths
+
+
+def _embed(tf: Any, spec: ModelSpec) -> Any:
+    """Mean of looked-up embeddings, then a dense layer: the table stays on the PS (TensorFlow runs the gather
+    there), so a step pulls only the looked-up rows and pushes their gradients as values and indices."""
+    vocab, dim, tokens, hidden = _widths(spec, ("vocabulary", "embedding size", "tokens", "hidden"))
+    v1 = tf.compat.v1
+    table = v1.get_variable("embedding", [vocab, dim], initializer=v1.random_uniform_initializer(-0.05, 0.05))
+    ids = v1.random.uniform([spec.batch_size, tokens], maxval=vocab, dtype=tf.int64, seed=11)
+    x = tf.reduce_mean(tf.nn.embedding_lookup(table, ids), axis=1)
+    x = _dense(tf, x, hidden, "fc1")
+    return _labels_loss(tf, _dense(tf, x, 10, "logits", relu=False), spec.batch_size, 10)
+
+
+def _deep(tf: Any, spec: ModelSpec) -> Any:
+    """A deep stack of narrow dense layers: two small tensors per layer (about 100 at the default depth)."""
+    width, depth = _widths(spec, ("width", "layers"))
+    x = _inputs(tf, [spec.batch_size, width], 13)
+    for i in range(depth):
+        x = _dense(tf, x, width, f"layer{i + 1}")
+    return _labels_loss(tf, _dense(tf, x, 10, "logits", relu=False), spec.batch_size, 10)
+
+
+def _wide(tf: Any, spec: ModelSpec) -> Any:
+    """One wide hidden layer: a single large kernel dominates the bytes a step moves."""
+    n_in, hidden = _widths(spec, ("input", "hidden"))
+    x = _inputs(tf, [spec.batch_size, n_in], 17)
+    x = _dense(tf, x, hidden, "wide")
     return _labels_loss(tf, _dense(tf, x, 10, "logits", relu=False), spec.batch_size, 10)

@@ -1,0 +1,229 @@
+"""The link profile: what ``tracegen netbench`` measured between a PS host and a client host, as JSON.
+
+``link-profile.json`` (format ``tracegen-link-profile``, version 1) — every key is required unless marked::
+
+    format      "tracegen-link-profile"
+    version     1
+    tool        what wrote it, e.g. "tracegen netbench 0.2.0"
+    date        when, ISO 8601 UTC ("2026-12-01T10:00:00Z")
+    ps          {"address": "10.0.0.1:2222", "host": "...", "cores": 2.0, "tensorflow": "2.21.0"}
+    client      {"address": "10.0.0.2", "host": "...", "cores": 2.0, "processes": 8}
+    payload     {"tensors": 32, "tensor_bytes": 262144}     the most tensors a client step moves each way, and
+                                                            their size (a point's steps may move fewer)
+    window_s    the shortest measurement window, seconds (a point's own may be longer)
+    idle_rtt_ns (optional, null when unknown) round trip of one small request (a 4-byte read) on the idle link
+    points      a list, one per measurement:
+                  mode              "pull" (k connections pulling), "push" (k pushing) or "both"
+                                    (k pulling and k more pushing, all at once)
+                  connections       k, >= 1: client processes per direction, each its own gRPC connection
+                  pull_bytes_per_s  tensor bytes per second PS -> clients, summed over connections (>= 0)
+                  push_bytes_per_s  tensor bytes per second clients -> PS (>= 0)
+                  ps_cpu_cores      (optional, null when unknown) CPU the PS process used, in cores
+                  probe_rtt_ns      (optional, null when unknown) the small request's round trip meanwhile
+                  window_s          (optional) this point's window, seconds
+                  step_bytes        (optional) bytes one client step moved each way at this point
+    notes       (optional) list of strings
+
+Rates are tensor payload: what TensorFlow's ``RecvTensor`` moved, not what the wire carried with headers.
+Readers check every value and name the file and the key path of the first bad one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import pathlib
+from collections.abc import Mapping
+from typing import Any
+
+from parsers.atomic import write_bytes_atomic
+from parsers.errors import TraceFormatError
+
+FORMAT = "tracegen-link-profile"
+VERSION = 1
+MODES = ("pull", "push", "both", "cycle")
+PROFILE_NAME = "link-profile.json"  # the name a profile has beside a trace
+MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kB; anything this large is not one
+MAX_POINTS = 1000
+MAX_RATE_BYTES_PER_S = 10**15
+
+
+class ProfileError(TraceFormatError):
+    """A link profile that cannot be read or does not follow the schema."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ProfilePoint:
+    """One measurement: ``connections`` clients per direction in ``mode``, and the rates they moved."""
+
+    mode: str
+    connections: int
+    pull_bytes_per_s: float
+    push_bytes_per_s: float
+    ps_cpu_cores: float | None = None
+    probe_rtt_ns: int | None = None
+    window_s: float | None = None
+    step_bytes: int | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LinkProfile:
+    """A whole ``link-profile.json`` (see the module docstring)."""
+
+    tool: str
+    date: str
+    ps: Mapping[str, Any]
+    client: Mapping[str, Any]
+    tensors: int
+    tensor_bytes: int
+    window_s: float
+    points: tuple[ProfilePoint, ...]
+    idle_rtt_ns: int | None = None
+    notes: tuple[str, ...] = ()
+    source: str = ""
+
+    def of_mode(self, mode: str) -> tuple[ProfilePoint, ...]:
+        """The points of ``mode``, by number of connections."""
+        return tuple(sorted((p for p in self.points if p.mode == mode), key=lambda p: p.connections))
+
+
+def profile_json(profile: LinkProfile) -> bytes:
+    """The profile as JSON text (keys in schema order, so equal profiles give equal bytes)."""
+    doc = {
+        "format": FORMAT, "version": VERSION, "tool": profile.tool, "date": profile.date,
+        "ps": dict(profile.ps), "client": dict(profile.client),
+        "payload": {"tensors": profile.tensors, "tensor_bytes": profile.tensor_bytes},
+        "window_s": profile.window_s, "idle_rtt_ns": profile.idle_rtt_ns,
+        "points": [{"mode": p.mode, "connections": p.connections, "pull_bytes_per_s": round(p.pull_bytes_per_s, 1),
+                    "push_bytes_per_s": round(p.push_bytes_per_s, 1),
+                    "ps_cpu_cores": None if p.ps_cpu_cores is None else round(p.ps_cpu_cores, 4),
+                    "probe_rtt_ns": p.probe_rtt_ns, "window_s": p.window_s, "step_bytes": p.step_bytes}
+                   for p in profile.points],
+        "notes": list(profile.notes),
+    }
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def write_link_profile(profile: LinkProfile, path: str | os.PathLike[str]) -> None:
+    """Write ``profile`` to ``path`` atomically."""
+    write_bytes_atomic(path, profile_json(profile))
+
+
+def read_link_profile(path: str | os.PathLike[str]) -> LinkProfile:
+    """Read and check a ``link-profile.json``; :class:`ProfileError` names the file and the bad key."""
+    source = os.fspath(path)
+    p = pathlib.Path(source)
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(MAX_PROFILE_BYTES + 1)
+    except OSError as exc:
+        raise ProfileError(f"{source}: cannot read the link profile: {exc.strerror or exc}") from exc
+    if len(data) > MAX_PROFILE_BYTES:
+        raise ProfileError(f"{source}: more than {MAX_PROFILE_BYTES} bytes; not a link profile")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{source}: byte {exc.start}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"{source}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ProfileError(f"{source}: JSON nested too deeply") from None
+    return _profile_from(doc, source)
+
+
+def _profile_from(doc: Any, source: str) -> LinkProfile:
+    c = _Checker(source)
+    c.mapping(doc, "")
+    if doc.get("format") != FORMAT:
+        raise ProfileError(f"{source}: 'format' must be {FORMAT!r} (got {_short(doc.get('format'))})")
+    if doc.get("version") != VERSION:
+        raise ProfileError(f"{source}: 'version' {_short(doc.get('version'))} is not supported (this reader "
+                           f"knows version {VERSION})")
+    payload = c.mapping(c.key(doc, "payload", ""), "payload")
+    points_raw = c.key(doc, "points", "")
+    if not isinstance(points_raw, list) or not points_raw or len(points_raw) > MAX_POINTS:
+        raise ProfileError(f"{source}: 'points' must be a list of 1 to {MAX_POINTS} measurements "
+                           f"(got {_short(points_raw)})")
+    points = []
+    for i, raw in enumerate(points_raw):
+        where = f"points[{i}]"
+        c.mapping(raw, where)
+        mode = c.key(raw, "mode", where)
+        if mode not in MODES:
+            raise ProfileError(f"{source}: {where}.mode must be one of {', '.join(MODES)} (got {_short(mode)})")
+        cpu, rtt, win, sb = raw.get("ps_cpu_cores"), raw.get("probe_rtt_ns"), raw.get("window_s"), raw.get("step_bytes")
+        points.append(ProfilePoint(
+            mode=mode, connections=c.integer(c.key(raw, "connections", where), f"{where}.connections", low=1,
+                                             high=10_000),
+            pull_bytes_per_s=c.number(c.key(raw, "pull_bytes_per_s", where), f"{where}.pull_bytes_per_s"),
+            push_bytes_per_s=c.number(c.key(raw, "push_bytes_per_s", where), f"{where}.push_bytes_per_s"),
+            ps_cpu_cores=None if cpu is None else c.number(cpu, f"{where}.ps_cpu_cores", high=10_000.0),
+            probe_rtt_ns=None if rtt is None else c.integer(rtt, f"{where}.probe_rtt_ns", low=0, high=10**12),
+            window_s=None if win is None else c.number(win, f"{where}.window_s", positive=True, high=86_400.0),
+            step_bytes=None if sb is None else c.integer(sb, f"{where}.step_bytes", low=1, high=1 << 50)))
+    seen: set[tuple[str, int]] = set()
+    for i, pt in enumerate(points):
+        if (pt.mode, pt.connections) in seen:
+            raise ProfileError(f"{source}: points[{i}] repeats mode {pt.mode!r} with {pt.connections} connections")
+        seen.add((pt.mode, pt.connections))
+        moving = {"pull": pt.pull_bytes_per_s, "push": pt.push_bytes_per_s}.get(
+            pt.mode, min(pt.pull_bytes_per_s, pt.push_bytes_per_s))
+        if moving <= 0:
+            raise ProfileError(f"{source}: points[{i}] ({pt.mode}, {pt.connections} connections) moved nothing in "
+                               "the direction it measured")
+    notes = doc.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise ProfileError(f"{source}: 'notes' must be a list of strings (got {_short(notes)})")
+    return LinkProfile(
+        tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
+        ps=c.mapping(c.key(doc, "ps", ""), "ps"), client=c.mapping(c.key(doc, "client", ""), "client"),
+        tensors=c.integer(c.key(payload, "tensors", "payload"), "payload.tensors", low=1, high=1_000_000),
+        tensor_bytes=c.integer(c.key(payload, "tensor_bytes", "payload"), "payload.tensor_bytes", low=1,
+                               high=1 << 40),
+        window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
+        points=tuple(points), notes=tuple(notes), source=source,
+        idle_rtt_ns=None if doc.get("idle_rtt_ns") is None else c.integer(doc["idle_rtt_ns"], "idle_rtt_ns", low=0,
+                                                                          high=10**12))
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Checker:
+    source: str
+
+    def key(self, obj: Mapping[str, Any], name: str, where: str) -> Any:
+        if name not in obj:
+            raise ProfileError(f"{self.source}: {where + '.' if where else ''}{name} is missing")
+        return obj[name]
+
+    def mapping(self, value: Any, where: str) -> Mapping[str, Any]:
+        if not isinstance(value, dict):
+            raise ProfileError(f"{self.source}: {where or 'the document'} must be a JSON object "
+                               f"(got {_short(value)})")
+        return value
+
+    def text(self, value: Any, where: str) -> str:
+        if not isinstance(value, str) or len(value) > 1000:
+            raise ProfileError(f"{self.source}: {where} must be a string of at most 1000 characters "
+                               f"(got {_short(value)})")
+        return value
+
+    def integer(self, value: Any, where: str, *, low: int, high: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ProfileError(f"{self.source}: {where} must be an integer from {low} to {high} (got {_short(value)})")
+        return value
+
+    def number(self, value: Any, where: str, *, positive: bool = False,
+               high: float = MAX_RATE_BYTES_PER_S) -> float:
+        ok = (not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+              and (value > 0 if positive else value >= 0) and value <= high)
+        if not ok:
+            raise ProfileError(f"{self.source}: {where} must be a number {'>' if positive else '>='} 0 and <= "
+                               f"{high:g} (got {_short(value)})")
+        return float(value)

@@ -1,0 +1,126 @@
+"""The TensorFlow processes of ``tracegen netbench``: ``python -m validation.netbench_node '<job JSON>'``.
+
+- ``role: ps`` — a TensorFlow PS task (``tf.distribute.Server``) for the job's cluster; it prints
+  ``{"event": "ready"}`` once it listens and serves until it is killed.
+- ``role: client`` — worker task ``index`` of the cluster. It places ``tensors`` float32 variables of
+  ``tensor_bytes`` each on the PS (client 0 initialises them, the others wait), builds for n = 1, 2, 4, ... of
+  them a *pull* step (read the first n variables onto the client: each whole tensor crosses PS -> client, as a
+  worker's parameter reads do) and a *push* step (assign a client-side tensor to each: it crosses client -> PS,
+  as gradients do), and prints ``{"event": "ready"}``. Then it reads commands from stdin, one JSON line each:
+  ``{"mode": "pull"|"push", "tensors": n, "start_s": A, "end_s": B}`` runs that step back to back from now until
+  a step ends at or after B (times on ``time.monotonic()``, one clock for every process of a machine) and prints
+  ``{"event": "done", "steps": [[start, end], ...]}`` with every step overlapping [A, B];
+  ``{"mode": "exit"}`` ends the process. Two more modes: ``cycle`` (every pull, then every push: a worker's step
+  without its computation) and ``probe`` (read a 4-byte variable: the round trip of one small request).
+Nothing is computed beyond what moves the tensors, so the rates are the link's and the two hosts' gRPC stacks'.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+FLOAT_BYTES = 4
+
+
+def _say(event: dict[str, Any]) -> None:
+    print(json.dumps(event), flush=True)
+
+
+def run_ps(job: dict[str, Any]) -> None:
+    """Serve as the PS task until killed."""
+    import tensorflow as tf
+
+    server = tf.distribute.Server(tf.train.ClusterSpec(job["cluster"]), job_name="ps", task_index=0)
+    _say({"event": "ready"})
+    server.join()
+
+
+def step_sizes(max_tensors: int) -> list[int]:
+    """The tensor counts a client has steps for: 1, 2, 4, ... up to ``max_tensors`` (always included)."""
+    sizes = [1]
+    while sizes[-1] * 2 <= max_tensors:
+        sizes.append(sizes[-1] * 2)
+    return sizes if sizes[-1] == max_tensors else [*sizes, max_tensors]
+
+
+def run_client(job: dict[str, Any]) -> None:
+    """Serve commands from stdin as client ``job['index']`` (module docstring)."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    v1.disable_eager_execution()
+    index = int(job["index"])
+    here = f"/job:worker/task:{index}"
+    cluster = tf.train.ClusterSpec(job["cluster"])
+    server = tf.distribute.Server(cluster, job_name="worker", task_index=index)
+    elements = max(1, int(job["tensor_bytes"]) // FLOAT_BYTES)
+    with v1.device("/job:ps/task:0"):
+        params = [v1.get_variable(f"netbench_{i}", shape=[elements], initializer=v1.zeros_initializer())
+                  for i in range(int(job["tensors"]))]
+        tiny = v1.get_variable("netbench_probe", shape=[1], initializer=v1.zeros_initializer())
+    with v1.device(here):
+        probe = tf.identity(tiny)  # a 4-byte read: one small request and response, as a step's own RPCs
+        local = [v1.Variable(tf.ones([elements]), trainable=False, name=f"local_{i}",
+                             collections=[v1.GraphKeys.LOCAL_VARIABLES]) for i in range(len(params))]
+
+    def pull_first(n: int) -> Any:
+        with v1.device(here):
+            return tf.group(*[tf.reduce_sum(tf.identity(p)[:1]) for p in params[:n]])
+
+    def push_first(n: int) -> Any:
+        assigns = []
+        for p, x in zip(params[:n], local[:n], strict=True):
+            with v1.device("/job:ps/task:0"):
+                assigns.append(p.assign(x).op)
+        with v1.device(here):
+            return tf.group(*assigns)
+
+    ops: dict[tuple[str, int], Any] = {("probe", 1): probe.op}
+    for n in step_sizes(len(params)):
+        ops["pull", n] = pull = pull_first(n)
+        ops["push", n] = push_first(n)
+        with v1.control_dependencies([pull]):
+            ops["cycle", n] = push_first(n)  # a worker's step without its computation: pulls, then pushes
+    with v1.device(here):
+        uninitialized = v1.report_uninitialized_variables(v1.global_variables())
+    config = v1.ConfigProto(device_filters=["/job:ps", here])
+    with v1.Session(server.target, config=config) as sess:
+        if index == 0:
+            sess.run(v1.variables_initializer([*params, tiny]))
+        while len(sess.run(uninitialized)) > 0:
+            time.sleep(0.1)
+        sess.run(v1.local_variables_initializer())
+        sess.run(ops["cycle", len(params)])
+        _say({"event": "ready"})
+        for line in sys.stdin:
+            command = json.loads(line)
+            if command.get("mode") == "exit":
+                return
+            op, end_s = ops[command["mode"], int(command.get("tensors", 1))], float(command["end_s"])
+            steps = []
+            while True:
+                t0 = time.monotonic()
+                sess.run(op)
+                t1 = time.monotonic()
+                steps.append((t0, t1))
+                if t1 >= end_s:
+                    break
+            start_s = float(command["start_s"])
+            _say({"event": "done", "steps": [[s, e] for s, e in steps if e > start_s]})
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of a netbench TensorFlow process."""
+    job = json.loads(argv[0])
+    if job["role"] == "ps":
+        run_ps(job)
+    else:
+        run_client(job)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,74 @@
+"""The link profile of a testbed condition, measured as a user would before buying nodes: ``tracegen netbench``
+between the PS and *one* client host, inside the emulated cluster.
+
+A cluster of two nodes is built with the condition's PS link shape and PS CPU cap: ``ps`` runs
+``tracegen netbench serve --once`` and ``w0`` — the client host — runs ``tracegen netbench run`` with all its
+client processes, under a CPU cap of its own (``client_cores``, default: what the PS leaves of the machine less
+a margin), so that the clients are not what limits the rates. Never the N-worker cluster: what it measures is
+the answer the prediction is judged against, not an input.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+from parsers.linkprofile import LinkProfile, read_link_profile
+from validation.cluster import Cluster, ClusterConfig, available_cores
+from validation.errors import ConfigError, JobError
+
+CONTROL_PORT = 7070
+TF_PORT = 2222
+CLIENT_MARGIN_CORES = 0.1
+
+
+def default_client_cores(ps_cores: float) -> float:
+    """The client host's cap: the machine's cores less the PS's cap and a margin, at most 2 cores."""
+    return round(min(2.0, available_cores() - ps_cores - CLIENT_MARGIN_CORES), 2)
+
+
+def measure_link_profile(cluster_config: ClusterConfig, out_path: pathlib.Path, *, max_connections: int = 8,
+                         window_s: float = 3.0, timeout_s: float = 600.0,
+                         progress: Callable[[str], None] | None = None) -> LinkProfile:
+    """Run netbench between the PS and one client host of ``cluster_config`` (its ``n_workers`` must be 1 and
+    its worker cap is the client host's) and write the profile to ``out_path``."""
+    report = progress or (lambda _line: None)
+    if cluster_config.n_workers != 1:
+        raise ConfigError(f"a link profile is measured with one client host (got n_workers={cluster_config.n_workers})")
+    if out_path.exists():
+        raise ConfigError(f"{out_path}: already exists; move it away to measure again")
+    with Cluster(cluster_config) as cluster:
+        ps_ip, client_ip = cluster.address("ps"), cluster.address("w0")
+        report(f"netbench: cluster {cluster.run_id} is up: PS {ps_ip} ({cluster_config.cpu_cap_ps:g} cores), client "
+               f"host {client_ip} ({cluster_config.cpu_cap_worker:g} cores)")
+        server = cluster.start("ps", [sys.executable, "-m", "tracegen", "netbench", "serve", "--once", "--bind",
+                                      ps_ip, "--port", str(CONTROL_PORT), "--tf-port", str(TF_PORT), "--cores",
+                                      str(cluster_config.cpu_cap_ps)],
+                               stdout=subprocess.DEVNULL)
+        time.sleep(0.5)
+        if server.popen.poll() is not None:
+            raise JobError(f"netbench serve exited with code {server.popen.returncode}: {server.stderr_tail()}")
+        tmp = out_path.with_name(f".{out_path.name}.partial")
+        tmp.unlink(missing_ok=True)
+        client = cluster.start("w0", [sys.executable, "-m", "tracegen", "netbench", "run", "--ps",
+                                      f"{ps_ip}:{CONTROL_PORT}", "--out", str(tmp), "--force", "--max-connections",
+                                      str(max_connections), "--window", str(window_s)],
+                               stdout=subprocess.PIPE)
+        assert client.popen.stdout is not None  # noqa: S101 - started with a pipe
+        deadline = time.monotonic() + timeout_s
+        for line in client.popen.stdout:
+            report(line.rstrip())
+            if time.monotonic() > deadline:
+                break
+        try:
+            code = client.popen.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise JobError(f"netbench run did not finish within {timeout_s:g} s") from None
+        if code != 0:
+            raise JobError(f"netbench run exited with code {code}: {client.stderr_tail()}")
+    profile = read_link_profile(tmp)
+    tmp.replace(out_path)
+    return profile
