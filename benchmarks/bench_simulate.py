@@ -15,8 +15,10 @@ import tempfile
 import time
 
 from tracegen.curve import scaling_curve
-from tracegen.model import TaskKind, synthetic_model
-from tracegen.simulate import SimConfig, simulate, steps_per_s
+from tracegen.model import TaskKind
+from tracegen.synthetic import synthetic_model
+from tracegen.metrics import steps_per_s
+from tracegen.simulate import SimConfig, simulate
 from tracegen.synth import write_synthetic_trace
 
 

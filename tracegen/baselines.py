@@ -1,72 +1,91 @@
-"""Two analytic baselines, so that what the simulator adds is visible beside it.
+"""Analytic baselines, so that what the simulator adds is visible beside it. Each gets exactly the simulator's
+inputs: the single-worker trace (its complete steps) and the same link (a profile or a bandwidth), through
+:func:`link_rates`, which says how many bytes per second each direction gives N workers.
 
-Both take a step's costs from the single-worker trace (:func:`step_costs`) and a link bandwidth:
-
-- ``no_overlap``: one step = pull everything + compute + push everything, nothing overlapped:
-  ``T1 = pull_bytes / B + compute + push_bytes / B``; throughput ``X(N) = min(N / T1, link bound)``, where the
-  link bound is ``B / max(pull_bytes, push_bytes)`` (full duplex: each direction carries its own bytes).
+- ``roofline``: ``X(N) = min(N / T1, min over directions of rate(N) / bytes per step)``, with ``T1`` the median
+  traced step: perfect scaling until a link direction saturates.
+- ``no_overlap``: one step = pull everything + compute + push everything, nothing overlapped, each at the link's
+  rate for one worker: ``T1' = pull / r + compute + push / r``; ``X(N) = min(N / T1', link bound)``.
 - ``ps_queue``: the PS as one server in a closed queueing network (exact mean-value analysis). Each of the N
-  workers computes for ``Z = compute`` (a delay station), then queues at the PS, whose service demand per step
-  is ``D = (pull_bytes + push_bytes) / B + ps_compute`` (both directions and the applies served by one
-  server). ``R(n) = D (1 + Q(n-1))``, ``X(n) = n / (R(n) + Z)``, ``Q(n) = X(n) R(n)``; ``X(N) <= 1 / D``.
+  workers computes for ``Z = compute`` (a delay station), then queues at the PS, whose service demand per step is
+  ``D = pull / r + push / r + ps_compute`` (both directions and the applies served by one server).
+  ``R(n) = D (1 + Q(n-1))``, ``X(n) = n / (R(n) + Z)``, ``Q(n) = X(n) R(n)``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from parsers.trace import Trace
 from tracegen.errors import ModelError
-from tracegen.summary import summarize
+from tracegen.link import PULL, PUSH, LinkSpec
+from tracegen.model import PS_KINDS, StepModel, TaskKind
 
-BASELINES = ("no_overlap", "ps_queue")
+BASELINES = ("roofline", "no_overlap", "ps_queue")
+RateFn = Callable[[int], tuple[float, float]]  # N -> (pull, push) bytes per second the link gives N workers
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class StepCosts:
-    """What one step of one worker costs, from its trace."""
+    """What one step of one worker costs, from its complete traced steps (means over them)."""
 
     pull_bytes: int
     push_bytes: int
-    compute_ns: int
-    ps_compute_ns: int
+    step_ns: int
+    compute_ns: float
+    ps_compute_ns: float
 
 
-def step_costs(trace: Trace) -> StepCosts:
-    """A step's bytes and compute times (per-step medians of :func:`tracegen.summary.summarize`)."""
-    s = summarize(trace)
-    missing = [k for k in ("pull_bytes", "push_bytes", "compute_time_ns", "ps_compute_time_ns") if s[k] is None]
-    if missing:
-        raise ModelError(f"{trace.source}: the baselines need {', '.join(missing)}, which this "
-                         f"{trace.source_format} trace does not give")
-    return StepCosts(pull_bytes=int(s["pull_bytes"]), push_bytes=int(s["push_bytes"]),
-                     compute_ns=int(s["compute_time_ns"]), ps_compute_ns=int(s["ps_compute_time_ns"]))
+def step_costs(model: StepModel) -> StepCosts:
+    """A step's bytes, its median length, and its compute times (worker ops over the worker's threads)."""
+    return StepCosts(pull_bytes=model.bytes_of(TaskKind.PULL), push_bytes=model.bytes_of(TaskKind.PUSH),
+                     step_ns=model.measured_step_ns,
+                     compute_ns=model.mean_work_ns([TaskKind.COMPUTE]) / model.worker_threads,
+                     ps_compute_ns=model.mean_work_ns(PS_KINDS) / model.ps_threads)
 
 
-def _check(workers: Sequence[int], bandwidth_bytes_per_s: float) -> None:
+def link_rates(spec: LinkSpec) -> RateFn:
+    """Per direction, what N workers get while both directions are busy: the capacity for N connections, at
+    most N times one connection's limit."""
+    def rates(n: int) -> tuple[float, float]:
+        return (min(spec.capacity(PULL, n, True), n * spec.connection_bytes_per_s[PULL]),
+                min(spec.capacity(PUSH, n, True), n * spec.connection_bytes_per_s[PUSH]))
+    return rates
+
+
+def _check(workers: Sequence[int]) -> None:
     if not workers or min(workers) < 1:
         raise ModelError(f"'workers' must be counts >= 1 (got {list(workers)})")
-    if bandwidth_bytes_per_s <= 0:
-        raise ModelError(f"'bandwidth_bytes_per_s' must be > 0 (got {bandwidth_bytes_per_s})")
 
 
-def no_overlap(costs: StepCosts, workers: Sequence[int], bandwidth_bytes_per_s: float) -> list[float]:
-    """Steps per second for each N: no overlap inside a step, capped by the busier link direction."""
-    _check(workers, bandwidth_bytes_per_s)
-    step_s = (costs.pull_bytes + costs.push_bytes) / bandwidth_bytes_per_s + costs.compute_ns / 1e9
-    bound = bandwidth_bytes_per_s / max(costs.pull_bytes, costs.push_bytes, 1)
-    return [min(n / step_s, bound) for n in workers]
+def _link_bound(costs: StepCosts, rates: tuple[float, float]) -> float:
+    bounds = [r / b for r, b in zip(rates, (costs.pull_bytes, costs.push_bytes), strict=True) if b > 0]
+    return min(bounds) if bounds else float("inf")
 
 
-def ps_queue(costs: StepCosts, workers: Sequence[int], bandwidth_bytes_per_s: float) -> list[float]:
+def roofline(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[float]:
+    """Steps per second for each N: N / T1 until the busier direction saturates."""
+    _check(workers)
+    return [min(n * 1e9 / costs.step_ns, _link_bound(costs, rates(n))) for n in workers]
+
+
+def no_overlap(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[float]:
+    """Steps per second for each N: nothing overlapped inside a step, capped by the busier direction."""
+    _check(workers)
+    pull_rate, push_rate = rates(1)
+    step_s = costs.pull_bytes / pull_rate + costs.compute_ns / 1e9 + costs.push_bytes / push_rate
+    return [min(n / step_s, _link_bound(costs, rates(n))) for n in workers]
+
+
+def ps_queue(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[float]:
     """Steps per second for each N: exact MVA of one PS server and N workers (module docstring)."""
-    _check(workers, bandwidth_bytes_per_s)
-    demand_s = (costs.pull_bytes + costs.push_bytes) / bandwidth_bytes_per_s + costs.ps_compute_ns / 1e9
+    _check(workers)
     think_s = costs.compute_ns / 1e9
     throughput: dict[int, float] = {}
     queue = 0.0
     for n in range(1, max(workers) + 1):
+        pull_rate, push_rate = rates(n)
+        demand_s = costs.pull_bytes / pull_rate + costs.push_bytes / push_rate + costs.ps_compute_ns / 1e9
         response = demand_s * (1 + queue)
         throughput[n] = n / (response + think_s)
         queue = throughput[n] * response

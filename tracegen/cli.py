@@ -23,9 +23,11 @@ from tracegen.curve import parse_workers
 from tracegen.errors import TracegenError
 from tracegen.link import LINK_MODELS
 from tracegen.policy import parse_policy
-from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, add_predict_arguments, refuse_existing, run_predict
+from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.outputs import refuse_existing
 from tracegen.summary import summarize
-from tracegen.units import format_bytes, parse_duration, parse_rate
+from tracegen.cli_tf import add_tf_commands
+from tracegen.units import format_bytes
 
 EXIT_USAGE = 2
 
@@ -108,146 +110,6 @@ def _convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def _profile(args: argparse.Namespace) -> int:
-    from validation.capture import ProfileConfig, profile
-    from validation.zoo import ModelSpec
-
-    spec = ModelSpec(name=args.model, batch_size=args.batch_size, widths=tuple(args.widths or ()))
-    config = ProfileConfig(model=spec, warmup_steps=args.warmup, traced_steps=args.steps)
-    paths = profile(config, pathlib.Path(args.out))
-    print(f"traced {len(paths)} step(s) of {args.model} (batch {args.batch_size}) into {args.out}")
-    return 0
-
-
-def _testbed(args: argparse.Namespace) -> int:
-    from validation.testbed import TestbedConfig, run_testbed
-
-    config = TestbedConfig(
-        out_dir=pathlib.Path(args.out), model=args.model, workers=parse_workers(args.workers),
-        bandwidth_bits_per_s=8 * parse_rate(args.bandwidth), batch_size=args.batch_size,
-        widths=tuple(args.widths or ()), burst_bytes=args.burst, latency_ms=args.queue_latency,
-        repeats=args.repeats, window_s=args.window, window_steps=args.window_steps, max_window_s=args.max_window,
-        trace_workers=not args.no_worker_traces, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
-        cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
-        timeout_s=args.timeout)
-    if args.transfer_bench:
-        from validation.testbed import measure_transfer_rates
-
-        rates = measure_transfer_rates(config, window_s=config.window_s,
-                                       progress=lambda line: print(line, flush=True))
-        for kind, rate in rates.items():
-            print(f"{kind:5s} {rate / 1e6:8.1f} MB/s")
-        print(f"wrote {config.out_dir / 'ps_transfer.csv'}; pass 'both' to predict as --ps-transfer-rate")
-        return 0
-    result = run_testbed(config, progress=lambda line: print(line, flush=True))
-    print(f"measured {len(result.measurements)} run(s) into {result.csv_path}; trace in {result.trace_dir}")
-    print("   N  repeat  steps/s  per worker")
-    for m in result.measurements:
-        print(f"{m.n_workers:4d}  {m.repeat:6d}  {m.steps_per_s:7.3f}  "
-              + " ".join(f"{r:.3f}" for r in m.worker_steps_per_s))
-    return 0
-
-
-def _validate(args: argparse.Namespace) -> int:
-    from validation.compare import report_paths
-    from validation.validate import validate
-
-    out = pathlib.Path(args.out)
-    refuse_existing([*report_paths(out), out / "prediction", out / "prediction_nominal"], args.force)
-    policy, order = parse_policy(args.policy)
-    transfer = args.ps_transfer_rate
-    if transfer is not None and pathlib.Path(transfer).is_file():
-        from validation.testbed import read_transfer_rate
-
-        transfer_rate: int | None = read_transfer_rate(transfer)
-    else:
-        transfer_rate = None if transfer is None else parse_rate(transfer, what="ps-transfer-rate")
-    config = PredictConfig(
-        bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),
-        latency_ns=None if args.latency is None else parse_duration(args.latency), link=args.link,
-        policy=policy, order=order, steps=args.steps, seeds=args.seeds, payload_fraction=args.payload_fraction,
-        ps_transfer_bytes_per_s=transfer_rate)
-    comparison = validate(args.measured, args.trace, config, args.out)
-    print(f"measured knee N={comparison.measured_knee_n_workers}")
-    for name, score in comparison.scores.items():
-        print(f"{name:12s} MAPE {score.mape:6.1%}  max error {score.max_error:6.1%}  knee N={score.knee_n_workers}"
-              f"  inside measured range {score.inside_range}/{len(comparison.table)}")
-    print(f"wrote {args.out}/report.md, comparison.csv, comparison.png")
-    return 0
-
-
-def _widths(text: str) -> list[int]:
-    try:
-        return [int(w) for w in text.split(",") if w.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"widths must be comma-separated integers (got {text!r})") from exc
-
-
-TESTBED_HELP = ("measure the real curve on an emulated cluster (root; needs the 'tf' extra, iproute2 and the "
-                "cgroup v1 cpu controller)")
-VALIDATE_HELP = "compare measured throughput with predictions and the baselines"
-
-
-def _add_testbed(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", choices=("mlp", "cnn", "resnet"), default="mlp", help="zoo model (default mlp)")
-    p.add_argument("--workers", default="1-4", metavar="LIST", help="worker counts, e.g. 1-5 or 1,2,4 "
-                                                                    "(default 1-4)")
-    p.add_argument("--bandwidth", required=True, metavar="RATE",
-                   help="PS link rate per direction, e.g. 200Mbit/s, 1Gbit/s (bits/s) or 25MB/s (bytes/s)")
-    p.add_argument("--batch-size", type=int, default=32, help="examples per step per worker (default 32)")
-    p.add_argument("--widths", type=_widths, help="model widths, comma-separated (see profile)")
-    p.add_argument("--burst", type=int, default=16_384, metavar="BYTES",
-                   help="tc tbf bucket size in bytes (default 16384)")
-    p.add_argument("--queue-latency", type=float, default=50.0, metavar="MS",
-                   help="tc tbf queue latency in milliseconds: queue = rate x latency + burst (default 50, "
-                        "lossless and fair; see validation.testbed)")
-    p.add_argument("--repeats", type=int, default=3, help="runs per worker count (default 3)")
-    p.add_argument("--window", type=float, default=30.0, metavar="SECONDS",
-                   help="measurement window after warm-up, seconds (default 30)")
-    p.add_argument("--window-steps", type=int, default=0, metavar="STEPS",
-                   help="lengthen each window so every worker does about this many steps, judged from the first "
-                        "N=1 run's rate (default 0: fixed windows)")
-    p.add_argument("--max-window", type=float, default=120.0, metavar="SECONDS",
-                   help="longest window --window-steps may ask for (default 120)")
-    p.add_argument("--transfer-bench", action="store_true",
-                   help="instead of training, measure how many bytes/s the PS moves over this link with no "
-                        "computation: one worker pulling, one pushing, both at once (DIR/ps_transfer.csv)")
-    p.add_argument("--no-worker-traces", action="store_true",
-                   help="do not trace every worker after the window of each N>1 run (DIR/workers/nN/wI)")
-    p.add_argument("--warmup", type=int, default=10, metavar="STEPS", help="steps before the window (default 10)")
-    p.add_argument("--cpu-ps", type=float, default=0.3, metavar="CORES", help="the PS's CPU cap (default 0.3)")
-    p.add_argument("--cpu-worker", type=float, default=0.3, metavar="CORES",
-                   help="each worker's CPU cap (default 0.3); all caps together must stay under the cores")
-    p.add_argument("--traced-steps", type=int, default=3, help="steps traced in the N=1 run (default 3)")
-    p.add_argument("--subnet", default="10.77.0.0/24", help="private subnet inside the namespaces")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
-                   help="limit for warm-up and for finishing after the window (default 300)")
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for measured.csv and trace/")
-    p.set_defaults(handler=_testbed)
-
-
-
-def _add_validate(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--measured", required=True, metavar="CSV|DIR",
-                   help="measurements CSV (n_workers, steps_per_s, ...; see validation.compare) or a testbed "
-                        "output directory")
-    p.add_argument("--trace", help="the single-worker trace (default: DIR/trace of a testbed directory)")
-    p.add_argument("--bandwidth", metavar="RATE", help="override the link rate recorded in the measurements")
-    p.add_argument("--latency", metavar="TIME", help="fixed cost per transfer, e.g. 50us (default: estimated)")
-    p.add_argument("--payload-fraction", type=float, default=PAYLOAD_FRACTION, metavar="F",
-                   help=f"share of the link rate that carries tensor bytes (default {PAYLOAD_FRACTION:.4f})")
-    p.add_argument("--ps-transfer-rate", metavar="RATE|CSV",
-                   help="bytes/s the PS's CPU moves in and out together, or a ps_transfer.csv from "
-                        "'tracegen testbed --transfer-bench' (default: no limit)")
-    p.add_argument("--link", choices=sorted(LINK_MODELS), default="fifo", help="link model (see predict)")
-    p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict)")
-    p.add_argument("--steps", type=int, default=10, metavar="K", help="simulated steps per worker (default 10)")
-    p.add_argument("--seeds", type=int, default=3, metavar="S", help="simulations per worker count (default 3)")
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for report.md, comparison.csv/.png")
-    p.add_argument("--force", action="store_true", help="overwrite a report that already exists")
-    p.set_defaults(handler=_validate)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="tracegen", description=(
@@ -270,23 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite existing output files")
     p.set_defaults(handler=_convert)
 
-    p = sub.add_parser("profile", help="run a real 1-PS, 1-worker TensorFlow job on localhost and trace it "
-                                       "(needs the 'tf' extra)")
-    p.add_argument("--model", choices=("mlp", "cnn", "resnet"), default="mlp", help="zoo model (default mlp)")
-    p.add_argument("--batch-size", type=int, default=32, help="examples per step (default 32)")
-    p.add_argument("--widths", type=_widths, help="model widths, comma-separated: mlp hidden sizes; cnn "
-                                                  "conv1,conv2,dense channels; resnet stage channels")
-    p.add_argument("--warmup", type=int, default=5, help="untraced steps before tracing (default 5)")
-    p.add_argument("--steps", type=int, default=3, help="traced steps (default 3)")
-    p.add_argument("--out", required=True, help="directory for step_NNN.pb, step_NNN.json and meta.json")
-    p.set_defaults(handler=_profile)
 
     p = sub.add_parser("predict", help="predict throughput for N workers from one worker's trace")
     add_predict_arguments(p)
     p.set_defaults(handler=run_predict)
-
-    _add_testbed(sub.add_parser("testbed", help=TESTBED_HELP))
-    _add_validate(sub.add_parser("validate", help=VALIDATE_HELP))
+    add_tf_commands(sub)
     return parser
 
 

@@ -1,13 +1,15 @@
-"""The scaling curve: predicted throughput for each number of workers, its knee and its bottleneck.
+"""The scaling curve: predicted throughput for each number of workers, its plateau, knee and bottleneck.
 
 For each N the simulation runs once per seed; a point reports the mean steps/s and the lowest and highest over
-seeds. The knee is the smallest N whose mean reaches 95 % of the curve's maximum. A point's bottleneck is the
-resource busiest in that run: ``link-pull`` / ``link-push`` (a PS link direction busy ≥ 80 % of the run),
-``ps-cpu`` (PS threads busy ≥ 80 %), ``ps-transfer`` (the PS's CPU moving bytes at ≥ 80 % of
-``ps_transfer_bytes_per_s``); when none is that busy: ``workers`` up to the knee (each worker's own step time:
-adding workers helps) and ``contention`` past it (workers wait on each other's transfers and applies, although
-no single resource is saturated).
-The link bound is the throughput at which one direction would be busy all the time.
+seeds. The *plateau* is what the model gives once workers are plentiful: the throughput simulated at
+``saturation_workers`` (enough workers to keep the tighter of the link and PS bounds busy, or the largest asked
+N if that is more). The *knee* is the smallest asked N whose mean reaches 95 % of the plateau; when no asked N
+does, the knee is ``None`` ("not reached by N=<largest>"), never the largest N of a curve that still climbs.
+
+A point's bottleneck is the resource busiest in that run: ``link-pull`` / ``link-push`` (a PS link direction
+carrying ≥ 80 % of its peak capacity), ``ps-cpu`` (PS threads busy ≥ 80 %); when none is that busy:
+``workers`` below the knee (adding workers helps) and ``contention`` from it on (workers wait on each other's
+transfers, requests and applies, though no single resource is saturated).
 """
 
 from __future__ import annotations
@@ -15,24 +17,22 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tracegen.errors import ConfigError
-from tracegen.model import StepModel
-from tracegen.simulate import (
-    SimConfig,
-    SimResult,
+from tracegen.metrics import (
     link_bound_steps_per_s,
     link_utilisation,
     ps_bound_steps_per_s,
     ps_cpu_utilisation,
-    ps_transfer_utilisation,
-    simulate,
     steps_per_s,
 )
+from tracegen.model import StepModel
+from tracegen.simulate import MAX_WORKERS, SimConfig, SimResult, simulate
 
 KNEE_FRACTION = 0.95
 BUSY_THRESHOLD = 0.8
+MAX_SATURATION_WORKERS = 256
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +46,6 @@ class CurvePoint:
     pull_link_utilisation: float
     push_link_utilisation: float
     ps_cpu_utilisation: float
-    ps_transfer_utilisation: float
     bottleneck: str
 
 
@@ -55,12 +54,12 @@ class Curve:
     """A scaling curve and what bounds it."""
 
     points: tuple[CurvePoint, ...]
-    knee_n_workers: int
+    plateau_steps_per_s: float
+    saturation_workers: int
+    knee_n_workers: int | None
     link_bound_steps_per_s: float
     ps_bound_steps_per_s: float
-    pull_bandwidth_bytes_per_s: int
-    push_bandwidth_bytes_per_s: int
-    latency_ns: int
+    link_description: str
     n_events: int
 
 
@@ -70,66 +69,81 @@ def parse_workers(text: str) -> tuple[int, ...]:
     for part in text.split(","):
         piece = part.strip()
         lo_s, sep, hi_s = piece.partition("-")
-        try:
-            lo = int(lo_s)
-            hi = int(hi_s) if sep else lo
-        except ValueError:
-            raise ConfigError(f"'workers': cannot read {piece!r} in {text!r}; write e.g. 1-16 or 1,2,4,8") from None
-        if lo < 1 or hi < lo or hi > 100_000:
-            raise ConfigError(f"'workers': {piece!r} must be N or LO-HI with 1 <= LO <= HI <= 100000 "
+        if not (lo_s.isascii() and lo_s.isdigit()) or (sep and not (hi_s.isascii() and hi_s.isdigit())):
+            raise ConfigError(f"'workers': cannot read {piece!r} in {text!r}; write e.g. 1-16 or 1,2,4,8")
+        lo = int(lo_s)
+        hi = int(hi_s) if sep else lo
+        if lo < 1 or hi < lo or hi > MAX_WORKERS:
+            raise ConfigError(f"'workers': {piece!r} must be N or LO-HI with 1 <= LO <= HI <= {MAX_WORKERS} "
                               f"(got {text!r})")
         out.update(range(lo, hi + 1))
     return tuple(sorted(out))
 
 
 def bottleneck(result: SimResult) -> str:
-    """Name of the resource that bounds a run (see the module docstring)."""
+    """Name of the busiest resource of a run, or ``workers`` when none is busy (module docstring)."""
     use = {"link-pull": link_utilisation(result, "pull"), "link-push": link_utilisation(result, "push"),
-           "ps-cpu": ps_cpu_utilisation(result), "ps-transfer": ps_transfer_utilisation(result)}
+           "ps-cpu": ps_cpu_utilisation(result)}
     name, value = max(use.items(), key=lambda kv: kv[1])
     return name if value >= BUSY_THRESHOLD else "workers"
 
 
-def knee(points: Sequence[CurvePoint], fraction: float = KNEE_FRACTION) -> int:
-    """The smallest N whose throughput reaches ``fraction`` of the curve's maximum."""
-    best = max(p.steps_per_s for p in points)
-    return min(p.n_workers for p in points if p.steps_per_s >= fraction * best)
+def knee(points: Sequence[CurvePoint], plateau: float, fraction: float = KNEE_FRACTION) -> int | None:
+    """The smallest N whose throughput reaches ``fraction`` of the plateau; None if none does."""
+    return min((p.n_workers for p in points if p.steps_per_s >= fraction * plateau), default=None)
 
 
-def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3) -> Curve:
-    """Simulate every N in ``workers`` with seeds ``config.seed .. config.seed + seeds - 1``."""
+def saturation_workers(one_worker_steps_per_s: float, bound_steps_per_s: float, largest: int) -> int:
+    """Workers enough to saturate the tighter bound (1.5 x bound / one worker's rate, plus one), at least
+    ``largest``, at most :data:`MAX_SATURATION_WORKERS` (or ``largest`` if that is more)."""
+    if not math.isfinite(bound_steps_per_s) or one_worker_steps_per_s <= 0:
+        return largest
+    wanted = math.ceil(1.5 * bound_steps_per_s / one_worker_steps_per_s) + 1
+    return max(largest, min(wanted, MAX_SATURATION_WORKERS))
+
+
+def _point(model: StepModel, config: SimConfig, n: int, seeds: int) -> tuple[CurvePoint, list[SimResult]]:
+    runs = [simulate(model, dataclasses.replace(config, n_workers=n, seed=config.seed + s, record_tasks=False))
+            for s in range(seeds)]
+    rates = [steps_per_s(r) for r in runs]
+    names = [bottleneck(r) for r in runs]
+    return CurvePoint(
+        n_workers=n, steps_per_s=statistics.fmean(rates), steps_per_s_low=min(rates), steps_per_s_high=max(rates),
+        pull_link_utilisation=statistics.fmean(link_utilisation(r, "pull") for r in runs),
+        push_link_utilisation=statistics.fmean(link_utilisation(r, "push") for r in runs),
+        ps_cpu_utilisation=statistics.fmean(ps_cpu_utilisation(r) for r in runs),
+        bottleneck=max(sorted(set(names)), key=names.count)), runs
+
+
+def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3,
+                  progress: Callable[[int], None] | None = None) -> Curve:
+    """Simulate every N in ``workers`` with seeds ``config.seed .. config.seed + seeds - 1``, and the plateau."""
     if not workers:
         raise ConfigError("'workers' must name at least one worker count (got none)")
-    if seeds < 1:
-        raise ConfigError(f"'seeds' must be >= 1 (got {seeds})")
-    points = []
+    if not 1 <= seeds <= 1000:
+        raise ConfigError(f"'seeds' must be from 1 to 1000 (got {seeds})")
+    ns = sorted(set(workers))
+    points: list[CurvePoint] = []
     n_events = 0
-    last: SimResult | None = None
-    for n in sorted(set(workers)):
-        runs = [simulate(model, dataclasses.replace(config, n_workers=n, seed=config.seed + s, record_tasks=False))
-                for s in range(seeds)]
-        rates = [steps_per_s(r) for r in runs]
+    first: SimResult | None = None
+    for n in ns:
+        point, runs = _point(model, config, n, seeds)
+        points.append(point)
         n_events += sum(r.n_events for r in runs)
-        names = [bottleneck(r) for r in runs]
-        points.append(CurvePoint(
-            n_workers=n, steps_per_s=statistics.fmean(rates), steps_per_s_low=min(rates),
-            steps_per_s_high=max(rates),
-            pull_link_utilisation=statistics.fmean(link_utilisation(r, "pull") for r in runs),
-            push_link_utilisation=statistics.fmean(link_utilisation(r, "push") for r in runs),
-            ps_cpu_utilisation=statistics.fmean(ps_cpu_utilisation(r) for r in runs),
-            ps_transfer_utilisation=statistics.fmean(ps_transfer_utilisation(r) for r in runs),
-            bottleneck=max(sorted(set(names)), key=names.count)))
-        last = runs[0]
-    assert last is not None  # noqa: S101 - workers is non-empty
-    knee_n = knee(points)
-    points = [dataclasses.replace(p, bottleneck="contention") if p.bottleneck == "workers" and p.n_workers > knee_n
-              else p for p in points]
-    return Curve(points=tuple(points), knee_n_workers=knee_n,
-                 link_bound_steps_per_s=link_bound_steps_per_s(model, last),
-                 ps_bound_steps_per_s=ps_bound_steps_per_s(model, last),
-                 pull_bandwidth_bytes_per_s=last.pull_bandwidth_bytes_per_s,
-                 push_bandwidth_bytes_per_s=last.push_bandwidth_bytes_per_s, latency_ns=last.latency_ns,
-                 n_events=n_events)
+        first = first or runs[0]
+        if progress is not None:
+            progress(n)
+    assert first is not None  # noqa: S101 - workers is non-empty
+    link_bound, ps_bound = link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first)
+    one = points[0].steps_per_s / points[0].n_workers
+    sat = saturation_workers(one, min(link_bound, ps_bound), ns[-1])
+    plateau = points[-1].steps_per_s if sat == ns[-1] else _point(model, config, sat, seeds)[0].steps_per_s
+    knee_n = knee(points, plateau)
+    points = [dataclasses.replace(p, bottleneck="contention")
+              if p.bottleneck == "workers" and knee_n is not None and p.n_workers >= knee_n else p for p in points]
+    return Curve(points=tuple(points), plateau_steps_per_s=plateau, saturation_workers=sat, knee_n_workers=knee_n,
+                 link_bound_steps_per_s=link_bound, ps_bound_steps_per_s=ps_bound,
+                 link_description=first.link_spec.description, n_events=n_events)
 
 
 def finite(x: float) -> float | None:

@@ -1,43 +1,107 @@
-"""Link models: how one direction of the PS link shares its bandwidth among the transfers in flight.
+"""The PS link as a flow-level resource: transfers in flight share each direction's rate, re-shared whenever one
+starts or ends.
 
-The PS link is full duplex: pulls of all workers share its outgoing direction, pushes its incoming direction,
-each direction with its own bandwidth. A direction serves *queues* by processor sharing: every non-empty
-queue's head transfer gets an equal share of the direction's bandwidth; inside a queue transfers go one at a
-time, first come first served, and those that arrive together (a worker's requests at step start) in the
-policy's order. A link model only says which queue a transfer joins:
+The link has two directions: *pull* (PS -> workers: parameters) and *push* (workers -> PS: gradients). What a
+direction can carry is a :class:`LinkSpec`, built from a measured link profile (``tracegen netbench``), from a
+given bandwidth, or from the trace alone:
 
-- ``fair``: every transfer is its own queue, so all transfers in flight share the bandwidth equally.
-- ``fifo`` (the default): one queue for everything: one transfer at a time, the whole bandwidth each. What real
-  traces showed: at N = 1, replaying a traced step with ``fifo`` reproduced its step time within 1.3 % on the
-  three bundled traces and 0.2-1.8 % on two testbed traces, where ``fair`` missed by up to 7.7 % (the transfer
-  requested first finishes first; under ``fair`` the large early-needed tensors all finish last); at N = 2 on
-  the testbed the two workers settled into alternation, one pulling while the other pushed, which ``fifo``
-  reproduces and ``fair`` does not (equal sharing keeps workers in lock-step: a start offset neither grows
-  nor shrinks).
-- ``conn``: one queue per worker (its gRPC connection): a worker's transfers go one after the other, different
-  workers share the link equally. The probe in DOMAIN.md saw two large pulls of one worker served mostly one
-  after the other while transfers of different workers shared the link; this model is that observation.
+- ``capacity(direction, k, other_busy)``: bytes/s the direction carries with ``k`` connections active, alone or
+  while the other direction is busy too (the profile's ``pull``/``push`` and ``both`` points, interpolated
+  linearly in k, flat beyond the largest k measured). Two-way traffic loses rate because each direction's
+  acknowledgements and requests queue behind the other direction's data (DOMAIN.md; Zhang, Shenker & Clark 1991).
+- ``connection_bytes_per_s``: the most one worker's connection moves (what the single-worker trace showed:
+  the worker's own CPU and gRPC stack, which a profile taken with strong clients does not see).
+- ``latency_ns`` and ``queue_delay_ns``: a transfer starts moving ``latency_ns`` after it is requested, plus,
+  for each direction that is busy at that moment, that direction's queue delay: the request crosses one
+  direction and the data the other, and on a busy direction both wait behind queued data (the profile's small
+  request round trip under load, less its round trip on the idle link).
 
-Every model is work-conserving: whenever a transfer is in flight the direction moves bytes at its full rate,
-so with zero latency the busy time is exactly bytes / bandwidth. Each transfer also pays ``latency_ns`` (the
-request's trip and gRPC set-up) before it joins its queue; that time does not use the link.
-
-Each worker's own link is assumed as fast as the PS link. Then it never binds: a worker with k of the M
-transfers in flight gets k/M of the PS link's rate ≤ its own link's rate under ``fair``, and at most one
-transfer at a time under ``fifo``/``conn``. Slower worker links are not modelled.
+Within a direction, transfers join *queues* (:class:`LinkModel`): ``conn`` (default) one queue per worker
+connection, served one transfer at a time, first come first served; ``fifo`` one queue for everyone; ``fair``
+a queue per transfer. The heads of all non-empty queues share the direction's capacity equally (max-min with
+equal limits), each at most ``connection_bytes_per_s``. A direction is thus work-conserving up to its capacity.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable
+import heapq
+import math
+from collections.abc import Callable, Hashable, Sequence
 from typing import Protocol
 
+from tracegen.engine import ARRIVE, DONE, Engine
 from tracegen.errors import ConfigError
+
+PULL, PUSH = 0, 1
+DIRECTIONS = ("pull", "push")
+Table = tuple[tuple[int, float], ...]  # (connections, bytes per second), by connections
+_EPS_BYTES = 1e-3
+
+
+def interpolate(table: Table, k: int) -> float:
+    """The table's rate at ``k`` connections: linear between measured counts, flat outside them."""
+    if k <= table[0][0]:
+        return table[0][1]
+    for (k0, r0), (k1, r1) in zip(table, table[1:], strict=False):
+        if k <= k1:
+            return r0 + (r1 - r0) * (k - k0) / (k1 - k0)
+    return table[-1][1]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LinkSpec:
+    """What the PS link can do (module docstring). Rates in bytes per second, delays in nanoseconds; every table
+    is per direction (pull, push) and sorted by connections."""
+
+    alone: tuple[Table, Table]
+    both: tuple[Table, Table]
+    connection_bytes_per_s: tuple[float, float]
+    latency_ns: int
+    queue_delay_ns: tuple[Table, Table] = (((1, 0.0),), ((1, 0.0),))
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("alone", "both", "queue_delay_ns"):
+            for table in getattr(self, name):
+                if not table or any(k < 1 or not math.isfinite(r) or r < 0 for k, r in table):
+                    raise ConfigError(f"link {name} table must list (connections >= 1, rate >= 0) (got {table!r})")
+                if [k for k, _ in table] != sorted({k for k, _ in table}):
+                    raise ConfigError(f"link {name} table must be sorted by distinct connection counts")
+        for name in ("alone", "both"):
+            if any(r <= 0 for table in getattr(self, name) for _, r in table):
+                raise ConfigError(f"link {name} rates must be > 0 bytes/s")
+        if min(self.connection_bytes_per_s) <= 0 or self.latency_ns < 0:
+            raise ConfigError(f"link per-connection rates must be > 0 and latency >= 0 (got "
+                              f"{self.connection_bytes_per_s}, {self.latency_ns})")
+
+    def capacity(self, direction: int, k: int, other_busy: bool) -> float:
+        """Bytes/s the direction carries with ``k`` >= 1 active connections."""
+        return interpolate((self.both if other_busy else self.alone)[direction], k)
+
+    def peak_bytes_per_s(self, direction: int) -> float:
+        """The most the direction ever carries (the reference for its utilisation)."""
+        return max(r for table in (self.alone[direction], self.both[direction]) for _, r in table)
+
+    def queue_delay(self, direction: int, k: int) -> int:
+        """Extra wait of anything crossing the direction while ``k`` connections keep it busy."""
+        return round(interpolate(self.queue_delay_ns[direction], k))
+
+
+def uniform_link(bytes_per_s: Sequence[float], *, connection_bytes_per_s: Sequence[float] | None = None,
+                 latency_ns: int = 0, two_way_bytes_per_s: Sequence[float] | None = None,
+                 description: str = "") -> LinkSpec:
+    """A link whose capacity does not depend on the number of connections: ``bytes_per_s`` per direction (pull,
+    push), ``two_way_bytes_per_s`` while both are busy (default: the same)."""
+    alone = tuple(((1, float(r)),) for r in bytes_per_s)
+    both = alone if two_way_bytes_per_s is None else tuple(((1, float(r)),) for r in two_way_bytes_per_s)
+    conn = tuple(float(r) for r in (connection_bytes_per_s or bytes_per_s))
+    return LinkSpec(alone=(alone[0], alone[1]), both=(both[0], both[1]), connection_bytes_per_s=(conn[0], conn[1]),
+                    latency_ns=latency_ns, description=description)
 
 
 class LinkModel(Protocol):
-    """Which queue of a link direction a transfer joins (see the module docstring)."""
+    """Which queue of a direction a transfer joins."""
 
     @property
     def name(self) -> str:
@@ -50,20 +114,20 @@ class LinkModel(Protocol):
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Fair:
-    """Every transfer in flight gets an equal share."""
+class Conn:
+    """One queue per worker connection (gRPC serves one worker's tensors mostly one after another)."""
 
-    name: str = "fair"
+    name: str = "conn"
 
     def queue_of(self, *, worker: int, transfer: int) -> Hashable:
-        """Its own queue."""
-        del worker
-        return transfer
+        """The worker's queue."""
+        del transfer
+        return worker
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Fifo:
-    """One transfer at a time over the whole direction."""
+    """One queue for the whole direction: one transfer at a time."""
 
     name: str = "fifo"
 
@@ -74,18 +138,18 @@ class Fifo:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Conn:
-    """One queue per worker connection; connections share equally."""
+class Fair:
+    """Every transfer its own queue: all in flight share equally."""
 
-    name: str = "conn"
+    name: str = "fair"
 
     def queue_of(self, *, worker: int, transfer: int) -> Hashable:
-        """The worker's queue."""
-        del transfer
-        return (worker,)
+        """Its own queue."""
+        del worker
+        return ("t", transfer)
 
 
-LINK_MODELS: dict[str, LinkModel] = {m.name: m for m in (Fair(), Fifo(), Conn())}
+LINK_MODELS: dict[str, LinkModel] = {m.name: m for m in (Conn(), Fifo(), Fair())}
 
 
 def link_model(name: str) -> LinkModel:
@@ -94,3 +158,117 @@ def link_model(name: str) -> LinkModel:
         return LINK_MODELS[name]
     except KeyError:
         raise ConfigError(f"'link' must be one of {', '.join(LINK_MODELS)} (got {name!r})") from None
+
+
+Done = Callable[[int], None]  # called with the transfer's start time (when it began to move)
+
+
+class _Direction:
+    """One direction: waiting queues, the heads being served, and a virtual clock of bytes per head."""
+
+    __slots__ = ("heads", "moved", "queues", "rate", "v", "version")
+
+    def __init__(self) -> None:
+        self.queues: dict[Hashable, list[tuple[int, int, int, int, Done]]] = {}
+        self.heads: list[tuple[float, int, Hashable, int, int, Done]] = []  # (v_end, seq, key, size, start, done)
+        self.v = 0.0  # bytes every head has received since the run began (equal shares)
+        self.rate = 0.0  # bytes/s each head receives now
+        self.moved = 0.0  # bytes carried so far
+        self.version = 0
+
+
+class FlowLink:
+    """The PS link resource (module docstring): ``send`` a transfer, get a callback when it has arrived."""
+
+    __slots__ = ("_dirs", "_seq", "_t", "engine", "model", "spec")
+
+    def __init__(self, engine: Engine, spec: LinkSpec, model: LinkModel) -> None:
+        self.engine, self.spec, self.model = engine, spec, model
+        self._dirs = (_Direction(), _Direction())
+        self._seq = 0
+        self._t = 0
+
+    def busy(self, direction: int) -> bool:
+        """Whether a transfer is moving in ``direction``."""
+        return bool(self._dirs[direction].heads)
+
+    def moved_bytes(self, direction: int) -> float:
+        """Bytes carried in ``direction`` up to now."""
+        d = self._dirs[direction]
+        return d.moved + d.rate * len(d.heads) * (self.engine.now - self._t) / 1e9
+
+    def send(self, direction: int, worker: int, size_bytes: int, priority: int, on_done: Done) -> None:
+        """Request a transfer now; it moves after the latency (module docstring), in its queue's order."""
+        spec, now = self.spec, self.engine.now
+        wait = spec.latency_ns
+        for other in (PULL, PUSH):
+            k = len(self._dirs[other].heads)
+            if k:
+                wait += spec.queue_delay(other, k)
+        self._seq += 1
+        self.engine.at(now + wait, ARRIVE, self._arrive, (direction, worker, size_bytes, priority, self._seq, on_done))
+
+    def _arrive(self, arg: tuple[int, int, int, int, int, Done]) -> None:
+        direction, worker, size, priority, seq, on_done = arg
+        now = self.engine.now
+        if size <= 0:
+            on_done(now)
+            return
+        self._advance()
+        d = self._dirs[direction]
+        key = self.model.queue_of(worker=worker, transfer=seq)
+        queue = d.queues.get(key)
+        if queue is None:
+            d.queues[key] = []
+            heapq.heappush(d.heads, (d.v + size, seq, key, size, now, on_done))
+            self._reshare()
+        else:
+            heapq.heappush(queue, (now, priority, seq, size, on_done))
+
+    def _advance(self) -> None:
+        """Bring both directions' clocks and byte counts to now at the rates that held since the last change."""
+        now = self.engine.now
+        dt = now - self._t
+        if dt:
+            for d in self._dirs:
+                if d.heads:
+                    d.v += d.rate * dt / 1e9
+                    d.moved += d.rate * len(d.heads) * dt / 1e9
+            self._t = now
+
+    def _reshare(self) -> None:
+        """New rates after the set of heads changed, and the next completion of each direction."""
+        spec = self.spec
+        for direction, d in enumerate(self._dirs):
+            k = len(d.heads)
+            if k:
+                other_busy = bool(self._dirs[1 - direction].heads)
+                d.rate = min(spec.connection_bytes_per_s[direction],
+                             spec.capacity(direction, k, other_busy) / k)
+            d.version += 1
+            if k:
+                need = d.heads[0][0] - d.v
+                # done already (up to rounding): now; else at least 1 ns later, so that time always advances
+                at = self._t if need <= _EPS_BYTES else self._t + max(1, math.ceil(need * 1e9 / d.rate - 1e-6))
+                self.engine.at(at, DONE, self._wake, (direction, d.version))
+
+    def _wake(self, arg: tuple[int, int]) -> None:
+        direction, version = arg
+        d = self._dirs[direction]
+        if version != d.version:
+            return  # rescheduled since
+        self._advance()
+        now = self.engine.now
+        finished = []
+        while d.heads and d.heads[0][0] <= d.v + _EPS_BYTES:
+            _, _, key, _size, start, on_done = heapq.heappop(d.heads)
+            queue = d.queues[key]
+            if queue:
+                _, _, seq, size, nxt = heapq.heappop(queue)
+                heapq.heappush(d.heads, (d.v + size, seq, key, size, now, nxt))
+            else:
+                del d.queues[key]
+            finished.append((start, on_done))
+        self._reshare()
+        for start, on_done in finished:
+            on_done(start)

@@ -8,36 +8,29 @@
   rendezvous pair a ``PULL`` (PS → worker) or ``PUSH`` (worker → PS) task. ``_Send``/``_Recv`` nodes are folded
   into their transfer: the ``_Send``'s inputs become the transfer's predecessors, the ``_Recv``'s consumers its
   successors. Data and control dependencies are kept apart (``data_preds``, ``control_preds``); both order.
-- Timings replay one real step: the *representative* step, the traced step of median duration. A task's
-  duration and ``delay_ns`` come from that step, so that durations and gaps stay consistent with each other;
-  a task absent from it takes its median duration and smallest gap over the other steps (0 for nodes that
-  never ran, such as graph nodes that a step skipped). Transfer sizes are the median of the bytes TensorFlow
-  reported. A push
-  missing from every traced step (DOMAIN.md: PS-side ``RecvTensor`` records can be lost) is reconstructed
-  from the rendezvous with the size of the variable its apply op updates, and ``notes`` says so.
+- Timings: one :class:`StepTiming` per *complete* traced step — a step in which every transfer of the
+  partition graphs and every apply op has its record. TensorFlow's RunMetadata can lose PS-side records
+  (DOMAIN.md); a step with a record missing is never replayed, and ``notes`` says which were left out. Within a
+  step, a task's ``dur_ns`` and ``delay_ns`` come from that step, so that durations and gaps stay consistent with
+  each other (per-task medians taken across steps add up to no real step); a task that did not run in it (a
+  graph node that never executes) takes 0. The simulator draws one timing per simulated step.
 - ``delay_ns`` is the gap the trace shows between a task's inputs being ready and the task starting (executor
-  dispatch, RPC set-up; for a root task: its start after the step's start), never < 0. Per-task medians or
-  minima taken from different steps do not add up to any real step (medians of gaps summed along the
-  critical path exceeded the median step; minima fell up to 16 % short of it); one step replayed whole
-  does.
-- ``rank`` is the order in which tasks started in the trace (median start); a CPU with fewer free threads
-  than ready tasks runs them in this order. ``first_need_ns`` of a transfer is when its first consumer
-  started in the trace (the TicTac order).
-- ``worker_threads`` / ``ps_threads``: the most ops the trace shows running at once on each device, ≥ 1.
+  dispatch, RPC set-up; for a root task: its start after the step's start), never < 0.
+- Transfer sizes are the median of the bytes TensorFlow reported; a transfer absent from every step takes the
+  size of the variable it reads or updates (and ``notes`` says so).
+- ``rank`` is the order in which tasks started (median over complete steps); a CPU with fewer free threads than
+  ready tasks runs them in this order. ``first_need_ns`` of a transfer is when its first consumer started (the
+  TicTac order). ``worker_threads`` / ``ps_threads``: the most ops the trace shows running at once, ≥ 1.
 
-The link estimator (:func:`estimate_link`, per direction; pulls and pushes separately) assumes the link is
-work-conserving and that each transfer also pays one fixed latency:
-- ``latency_ns`` = the median over steps of the shortest transfer's duration (a transfer of a few bytes is all
-  latency), the smaller of the two directions;
-- ``bandwidth`` = bytes moved in the representative step (see below) / (time with at least one transfer of
-  that direction on the wire, minus one latency per busy period). A transfer counts as on the wire from the
-  later of its record's start and its inputs' readiness: a push's record starts when the PS asks for the
-  gradient, often long before the worker has produced it.
-So it is an *effective* rate: on localhost it measures gRPC's serialisation and copies, not a wire.
+The link estimate (:class:`LinkEstimate`, per direction) assumes each transfer pays one fixed latency and the
+rest is bytes / rate: ``latency_ns`` = the median over steps of the shortest sized transfer's duration, the
+smaller of the two directions; the rate = bytes moved / (time with a transfer of that direction on the wire,
+minus one latency per busy period), per complete step, median over steps. A transfer counts as on the wire
+from the later of its record's start and its inputs' readiness (a push's record starts when the PS asks for
+the gradient, often long before the worker has produced it). It is an *effective* rate: what one worker's
+connection achieved, including the worker's own gRPC and CPU costs.
 
-A Chrome JSON timeline cannot be modelled: it lost tensor names, sizes and the send/recv pairing
-(:class:`ModelError` says so). :func:`synthetic_model` builds layered models of any size for tests and
-benchmarks.
+A Chrome JSON timeline cannot be modelled: it lost tensor names, sizes and the send/recv pairing.
 """
 
 from __future__ import annotations
@@ -48,7 +41,6 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from parsers.trace import PULL, PUSH, Trace, device_role
@@ -57,7 +49,10 @@ from tracegen.errors import ModelError
 SEND_OPS = frozenset({"_Send", "_HostSend"})
 RECV_OPS = frozenset({"_Recv", "_HostRecv"})
 LARGE_TRANSFER_BYTES = 64 * 1024  # above this a transfer's duration is mostly bytes / bandwidth
-APPLY_PREFIXES = ("ResourceApply", "Apply", "AssignAdd", "ResourceSparseApply", "SparseApply")
+APPLY_PREFIXES = ("ResourceApply", "Apply", "AssignAdd", "ResourceSparseApply", "SparseApply", "ResourceScatter",
+                  "ScatterSub", "ScatterAdd")
+MAX_TASK_NS = 24 * 3600 * 10**9  # a day: no op or gap of a training step takes longer
+MAX_TRANSFER_BYTES = 1 << 44  # 16 TiB: more than any tensor; keeps byte arithmetic exact in floats
 
 
 class TaskKind(enum.IntEnum):
@@ -72,6 +67,7 @@ class TaskKind(enum.IntEnum):
 
 PS_KINDS = frozenset({TaskKind.APPLY, TaskKind.PS_OP})
 TRANSFER_KINDS = frozenset({TaskKind.PULL, TaskKind.PUSH})
+TIMINGS = ("steps", "representative", "median")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,23 +81,29 @@ class LinkEstimate:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class StepModel:
-    """One worker's training step: tasks with integer ids ``0 .. n_tasks-1`` and their dependencies.
+class StepTiming:
+    """The timings of one traced step: per task id, its duration and dispatch gap; ``step_ns`` its length."""
 
-    All per-task fields are tuples indexed by task id. The model is immutable; simulations copy what they need.
-    """
+    dur_ns: tuple[int, ...]
+    delay_ns: tuple[int, ...]
+    step_ns: int
+    traced_step: int = -1
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class StepModel:
+    """One worker's training step: tasks with integer ids ``0 .. n_tasks-1``, their dependencies, and one timing
+    per complete traced step. Immutable; simulations keep their own state."""
 
     names: tuple[str, ...]
     kinds: tuple[TaskKind, ...]
-    dur_ns: tuple[int, ...]
     size_bytes: tuple[int, ...]
-    delay_ns: tuple[int, ...]
     data_preds: tuple[tuple[int, ...], ...]
     control_preds: tuple[tuple[int, ...], ...]
     rank: tuple[int, ...]
     first_need_ns: tuple[int, ...]
+    timings: tuple[StepTiming, ...]
     link: LinkEstimate
-    measured_step_ns: int
     worker_threads: int = 1
     ps_threads: int = 1
     source: str = ""
@@ -110,28 +112,46 @@ class StepModel:
 
     def __post_init__(self) -> None:
         n = len(self.names)
-        for field in ("kinds", "dur_ns", "size_bytes", "delay_ns", "data_preds", "control_preds", "rank",
-                      "first_need_ns"):
-            if len(getattr(self, field)) != n:
-                raise ModelError(f"StepModel.{field} has {len(getattr(self, field))} entries, expected {n}")
         if n == 0:
             raise ModelError("a step model needs at least one task (got 0)")
-        for field in ("dur_ns", "size_bytes", "delay_ns"):
-            bad = next((v for v in getattr(self, field) if v < 0), None)
-            if bad is not None:
-                raise ModelError(f"StepModel.{field} must be >= 0 (got {bad})")
+        for field in ("kinds", "size_bytes", "data_preds", "control_preds", "rank", "first_need_ns"):
+            if len(getattr(self, field)) != n:
+                raise ModelError(f"StepModel.{field} has {len(getattr(self, field))} entries, expected {n}")
+        if not self.timings:
+            raise ModelError("a step model needs at least one step timing (got 0)")
+        for i, timing in enumerate(self.timings):
+            for field in ("dur_ns", "delay_ns"):
+                values = getattr(timing, field)
+                if len(values) != n:
+                    raise ModelError(f"timing {i}: {field} has {len(values)} entries, expected {n}")
+                bad = next((v for v in values if not 0 <= v <= MAX_TASK_NS), None)
+                if bad is not None:
+                    raise ModelError(f"timing {i}: {field} must be from 0 to {MAX_TASK_NS} ns (got {bad})")
+        bad_size = next((v for v in self.size_bytes if not 0 <= v <= MAX_TRANSFER_BYTES), None)
+        if bad_size is not None:
+            raise ModelError(f"StepModel.size_bytes must be from 0 to {MAX_TRANSFER_BYTES} (got {bad_size})")
         for t, preds in enumerate(self.data_preds):
             for p in (*preds, *self.control_preds[t]):
                 if not 0 <= p < n or p == t:
                     raise ModelError(f"task {t} ({self.names[t]!r}) has predecessor {p}, not a task id != {t}")
-        if self.worker_threads < 1 or self.ps_threads < 1:
-            raise ModelError(f"thread counts must be >= 1 (got {self.worker_threads}, {self.ps_threads})")
-        _check_acyclic(self.names, self.data_preds, self.control_preds)
+        if not 1 <= self.worker_threads <= 4096 or not 1 <= self.ps_threads <= 4096:
+            raise ModelError(f"thread counts must be from 1 to 4096 (got {self.worker_threads}, {self.ps_threads})")
+        if self.link.pull_bandwidth_bytes_per_s < 1 or self.link.push_bandwidth_bytes_per_s < 1:
+            raise ModelError(f"the link estimate's rates must be >= 1 byte/s (got {self.link})")
+        if len(self.topo_order()) != n:
+            indeg = _indegrees(self)
+            stuck = next(t for t in range(n) if indeg[t] > 0)
+            raise ModelError(f"the step's dependencies form a cycle (through task {stuck}: {self.names[stuck]!r})")
 
     @property
     def n_tasks(self) -> int:
         """Number of tasks."""
         return len(self.names)
+
+    @property
+    def measured_step_ns(self) -> int:
+        """The median length of the traced steps the timings come from."""
+        return round(statistics.median(t.step_ns for t in self.timings))
 
     def bytes_of(self, kind: TaskKind) -> int:
         """Bytes per step moved by tasks of ``kind`` (``PULL`` or ``PUSH``)."""
@@ -141,9 +161,37 @@ class StepModel:
         """Number of tasks of ``kind``."""
         return sum(1 for k in self.kinds if k == kind)
 
+    def mean_work_ns(self, kinds: Iterable[TaskKind]) -> float:
+        """The mean over timings of the summed durations of tasks of ``kinds`` (CPU time per step)."""
+        wanted = set(kinds)
+        ids = [t for t in range(self.n_tasks) if self.kinds[t] in wanted]
+        return statistics.fmean(sum(timing.dur_ns[t] for t in ids) for timing in self.timings)
+
     def preds(self, task: int) -> tuple[int, ...]:
         """Data and control predecessors of ``task``."""
         return self.data_preds[task] + self.control_preds[task]
+
+    def topo_order(self) -> list[int]:
+        """Task ids in an order where every task comes after its predecessors (shorter on a cycle)."""
+        indeg = [len(self.data_preds[t]) + len(self.control_preds[t]) for t in range(self.n_tasks)]
+        succ: list[list[int]] = [[] for _ in range(self.n_tasks)]
+        for t in range(self.n_tasks):
+            for p in self.preds(t):
+                succ[p].append(t)
+        order = [t for t in range(self.n_tasks) if indeg[t] == 0]
+        for t in order:
+            for s in succ[t]:
+                indeg[s] -= 1
+                if indeg[s] == 0:
+                    order.append(s)
+        return order
+
+
+def _indegrees(model: StepModel) -> list[int]:
+    indeg = [len(model.data_preds[t]) + len(model.control_preds[t]) for t in range(model.n_tasks)]
+    for t in model.topo_order():
+        indeg[t] = 0
+    return indeg
 
 
 def _rows(rows: Iterable[Any]) -> Iterable[Any]:
@@ -151,37 +199,13 @@ def _rows(rows: Iterable[Any]) -> Iterable[Any]:
     return rows
 
 
-def _check_acyclic(names: Sequence[str], data: Sequence[Sequence[int]], control: Sequence[Sequence[int]]) -> None:
-    n = len(names)
-    indeg = [len(data[t]) + len(control[t]) for t in range(n)]
-    succ: list[list[int]] = [[] for _ in range(n)]
-    for t in range(n):
-        for p in (*data[t], *control[t]):
-            succ[p].append(t)
-    stack = [t for t in range(n) if indeg[t] == 0]
-    seen = 0
-    while stack:
-        t = stack.pop()
-        seen += 1
-        for s in succ[t]:
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                stack.append(s)
-    if seen != n:
-        stuck = next(t for t in range(n) if indeg[t] > 0)
-        raise ModelError(f"the step's dependencies form a cycle (through task {stuck}: {names[stuck]!r})")
-
-
-# ------------------------------------------------------------------------------------------------ building
-
-
 def _median_int(values: Iterable[float]) -> int:
     vals = list(values)
     return round(statistics.median(vals)) if vals else 0
 
 
-def _concurrency(starts: Sequence[int], ends: Sequence[int]) -> int:
-    events = sorted([(e, -1) for e in ends] + [(s, 1) for s in starts])
+def _concurrency(intervals: Sequence[tuple[int, int]]) -> int:
+    events = sorted([(e, -1) for _, e in intervals] + [(s, 1) for s, _ in intervals])
     level = best = 0
     for _, d in events:
         level += d
@@ -206,52 +230,8 @@ def _busy(intervals: Sequence[tuple[int, int]]) -> tuple[int, int]:
 
 
 def estimate_link(trace: Trace) -> LinkEstimate:
-    """Effective per-direction bandwidth and per-transfer latency of the PS link (module docstring): the
-    estimate :func:`build_model` makes."""
+    """Effective per-direction rate and per-transfer latency of the PS link (module docstring)."""
     return build_model(trace).link
-
-
-def _latency_ns(trace: Trace) -> int:
-    """The median over steps of the shortest sized transfer's duration, the smaller of the two directions."""
-    tr = trace.transfers[trace.transfers["size_bytes"].notna() & trace.transfers["direction"].isin([PULL, PUSH])]
-    shortest = tr.groupby(["direction", "step"])["dur_ns"].min()
-    per_direction = [int(g.median()) for _, g in shortest.groupby(level=0)]
-    return min(per_direction, default=0)
-
-
-def _replay_link(source: str, step: int, obs: Sequence[Mapping[int, tuple[int, int]]],
-                 preds: Sequence[set[int]], kinds: Sequence[TaskKind], size: Sequence[int],
-                 latency_ns: int) -> LinkEstimate:
-    """Per direction: bytes moved in ``step`` / the time the network carried them there. A transfer's record
-    starts when its receiver asked for it, which for a push can be long before the worker produced the
-    gradient: each record is counted from the later of its start and its inputs' readiness."""
-    rates = {}
-    for kind in (TaskKind.PULL, TaskKind.PUSH):
-        spans, n_bytes = [], 0
-        sized = [t for t in range(len(kinds)) if kinds[t] == kind and step in obs[t] and size[t] > 0]
-        large = [t for t in sized if size[t] >= LARGE_TRANSFER_BYTES]
-        if sum(size[t] for t in large) >= 0.9 * sum(size[t] for t in sized):
-            sized = large  # small transfers' records measure latency and CPU scheduling, not the wire
-        for t in sized:
-            start, end = obs[t][step]
-            ready = max((obs[p][step][1] for p in preds[t] if step in obs[p]), default=start)
-            spans.append((min(max(start, ready), end), end))
-            n_bytes += size[t]
-        if not n_bytes:
-            raise ModelError(f"{source}: no sized {kind.name.lower()} transfers in traced step {step} to estimate "
-                             "the link from")
-        busy_ns, periods = _busy(spans)
-        rates[kind] = n_bytes / max(busy_ns - periods * latency_ns, busy_ns // 10, 1) * 1e9
-    return LinkEstimate(pull_bandwidth_bytes_per_s=max(1, round(rates[TaskKind.PULL])),
-                        push_bandwidth_bytes_per_s=max(1, round(rates[TaskKind.PUSH])), latency_ns=latency_ns,
-                        method="bytes / time on the wire per direction in the representative (median) step")
-
-
-def representative_step(trace: Trace) -> int:
-    """The traced step whose duration is the median (the lower one of an even count)."""
-    steps = trace.steps.assign(dur_ns=trace.steps["end_ns"] - trace.steps["start_ns"])
-    ordered = steps.sort_values(["dur_ns", "step"], kind="stable")
-    return int(ordered["step"].iloc[(len(ordered) - 1) // 2])
 
 
 def _kind_for(device: str, op_type: str, node_name: str) -> TaskKind:
@@ -262,29 +242,23 @@ def _kind_for(device: str, op_type: str, node_name: str) -> TaskKind:
     return TaskKind.PS_OP
 
 
-TIMINGS = ("representative", "median")
+@dataclasses.dataclass(slots=True)
+class _Graph:
+    """The tasks and edges of the partition graphs, before timings."""
+
+    names: list[str]
+    kinds: list[TaskKind]
+    data: list[set[int]]
+    control: list[set[int]]
+    node_task: dict[tuple[str, str], int]
+    tensor_task: dict[str, int]
+    notes: list[str]
+
+    def preds(self, t: int) -> set[int]:
+        return self.data[t] | self.control[t]
 
 
-def build_model(trace: Trace, *, timing: str = "representative") -> StepModel:  # noqa: PLR0912, PLR0915
-    """The step model of ``trace`` (one worker, one or more PS tasks, several traced steps merged).
-
-    ``timing``: ``representative`` replays the traced step of median length (module docstring); ``median``
-    takes each task's median duration and smallest gap over all traced steps (per-task statistics, which
-    need not add up to any real step).
-    """
-    if timing not in TIMINGS:
-        raise ModelError(f"'timing' must be one of {', '.join(TIMINGS)} (got {timing!r})")
-    if not trace.has_graph or trace.rendezvous.empty:
-        raise ModelError(f"{trace.source}: the trace has no partition graphs with _Send/_Recv pairs "
-                         f"(format {trace.source_format!r}); a step model needs RunMetadata traced with "
-                         "output_partition_graphs=True")
-    workers = sorted({d for d in trace.devices if device_role(d) == "worker"})
-    if len(workers) != 1:
-        raise ModelError(f"{trace.source}: expected the trace of exactly one worker device, got {workers}")
-    keep = {workers[0]} | {d for d in trace.devices if device_role(d) == "ps"}
-    notes: list[str] = []
-
-    # nodes -> task ids
+def _graph(trace: Trace, keep: set[str]) -> _Graph:
     names: list[str] = []
     kinds: list[TaskKind] = []
     node_task: dict[tuple[str, str], int] = {}
@@ -310,32 +284,35 @@ def build_model(trace: Trace, *, timing: str = "representative") -> StepModel:  
         if op_type in SEND_OPS or op_type in RECV_OPS:
             continue
         node_task[(device, node)] = len(names)
-        names.append(f"{node}" if device_role(device) == "worker" else f"ps:{node}")
+        names.append(node if device_role(device) == "worker" else f"ps:{node}")
         kinds.append(_kind_for(device, op_type, node))
-
-    # edges
     n = len(names)
     data: list[set[int]] = [set() for _ in range(n)]
     control: list[set[int]] = [set() for _ in range(n)]
-    skipped_edges = 0
+    skipped = 0
     for row in _rows(trace.graph_edges[trace.graph_edges["device"].isin(keep)].itertuples(index=False)):
         src_key, dst_key = (str(row.device), str(row.src_node)), (str(row.device), str(row.dst_node))
         src = recv_task.get(src_key, node_task.get(src_key))
         dst = send_task.get(dst_key, node_task.get(dst_key, recv_task.get(dst_key)))
         if src is None or dst is None or src == dst:
-            skipped_edges += 1
+            skipped += 1
             continue
         (control if row.kind == "control" else data)[dst].add(src)
     for t in range(n):
         control[t] -= data[t]
-    if skipped_edges:
-        notes.append(f"{skipped_edges} graph edges touch no modelled task (other devices, unpaired send/recv)")
+    notes = [f"{skipped} graph edges touch no modelled task (other devices, unpaired send/recv)"] if skipped else []
+    return _Graph(names, kinds, data, control, node_task, tensor_task, notes)
 
-    # timing per step, relative to each step's start
+
+def _observations(trace: Trace, g: _Graph, keep: set[str]) -> tuple[list[dict[int, tuple[int, int]]],
+                                                                   list[list[int]], dict[int, int]]:
+    """Per task, per step: (start, end) relative to the step's start; per task the bytes recorded; per step its
+    start."""
     step_start = dict(zip(trace.steps["step"].astype(int), trace.steps["start_ns"].astype(int), strict=True))
-    obs: list[dict[int, tuple[int, int]]] = [{} for _ in range(n)]  # task -> step -> (start, end) rel
-    for row in _rows(op_rows.itertuples(index=False)):
-        found = node_task.get((str(row.device), str(row.node_name)))
+    n = len(g.names)
+    obs: list[dict[int, tuple[int, int]]] = [{} for _ in range(n)]
+    for row in _rows(trace.ops[trace.ops["device"].isin(keep)].itertuples(index=False)):
+        found = g.node_task.get((str(row.device), str(row.node_name)))
         if found is not None:
             s = int(row.start_ns) - step_start[int(row.step)]
             prev = obs[found].get(int(row.step))
@@ -343,157 +320,181 @@ def build_model(trace: Trace, *, timing: str = "representative") -> StepModel:  
                 obs[found][int(row.step)] = (s, s + int(row.dur_ns))
     sizes: list[list[int]] = [[] for _ in range(n)]
     for row in _rows(trace.transfers.itertuples(index=False)):
-        if row.tensor_name is pd.NA or str(row.tensor_name) not in tensor_task:
+        if row.tensor_name is pd.NA or str(row.tensor_name) not in g.tensor_task:
             continue
-        t = tensor_task[str(row.tensor_name)]
+        t = g.tensor_task[str(row.tensor_name)]
         s = int(row.start_ns) - step_start[int(row.step)]
         obs[t][int(row.step)] = (s, s + int(row.dur_ns))
         if row.size_bytes is not pd.NA:
             sizes[t].append(int(row.size_bytes))
-    dur = [0] * n
-    delay = [0] * n
-    start_med = [0] * n
-    rep = representative_step(trace) if timing == "representative" else -1
-    for t in range(n):
-        preds = data[t] | control[t]
-        if not obs[t]:
-            continue
-        start_med[t] = _median_int(s for s, _ in obs[t].values())
-        gaps = {}
-        for step, (s, _e) in obs[t].items():
-            ready = max((obs[p][step][1] for p in preds if step in obs[p]), default=0)
-            gaps[step] = max(0, s - ready)
-        if rep in obs[t]:  # replay the representative step as it ran
-            dur[t] = obs[t][rep][1] - obs[t][rep][0]
-            delay[t] = gaps[rep]
-        else:
-            dur[t] = _median_int(e - s for s, e in obs[t].values())
-            delay[t] = min(gaps.values())
-    # tasks that never ran start when their inputs are ready
-    order = sorted(range(n), key=lambda t: (start_med[t], t))
-    rank = [0] * n
-    for r, t in enumerate(order):
-        rank[t] = r
+    return obs, sizes, step_start
 
-    # transfer sizes, reconstructing lost pushes from the variables
-    var_bytes = {(str(d), str(v)): int(b) for d, v, b in
-                 zip(trace.variables["device"], trace.variables["name"], trace.variables["size_bytes"], strict=True)}
-    size = [0] * n
+
+def complete_steps(trace: Trace) -> tuple[list[int], dict[int, str]]:
+    """The traced steps that hold every transfer and apply op of the partition graphs, and why each other step
+    is not complete."""
+    g, obs, _, step_start = _prepare(trace)
+    return _complete(g, obs, step_start)
+
+
+def _complete(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step_start: Mapping[int, int],
+              ) -> tuple[list[int], dict[int, str]]:
+    must = [t for t in range(len(g.names)) if g.kinds[t] in (TaskKind.PULL, TaskKind.PUSH, TaskKind.APPLY)
+            and any(obs[t].values())]
+    transfers = [t for t in range(len(g.names)) if g.kinds[t] in TRANSFER_KINDS]
+    must = sorted(set(must) | set(transfers))
+    complete, why = [], {}
+    for step in sorted(step_start):
+        missing = [t for t in must if step not in obs[t]]
+        if missing:
+            pulls = sum(1 for t in missing if g.kinds[t] == TaskKind.PULL)
+            pushes = sum(1 for t in missing if g.kinds[t] == TaskKind.PUSH)
+            applies = len(missing) - pulls - pushes
+            why[step] = f"{pulls} pulls, {pushes} pushes and {applies} apply ops unrecorded"
+        else:
+            complete.append(step)
+    return complete, why
+
+
+def _prepare(trace: Trace) -> tuple[_Graph, list[dict[int, tuple[int, int]]], list[list[int]], dict[int, int]]:
+    if not trace.has_graph or trace.rendezvous.empty:
+        raise ModelError(f"{trace.source}: the trace has no partition graphs with _Send/_Recv pairs "
+                         f"(format {trace.source_format!r}); a step model needs RunMetadata traced with "
+                         "output_partition_graphs=True")
+    workers = sorted({d for d in trace.devices if device_role(d) == "worker"})
+    if len(workers) != 1:
+        raise ModelError(f"{trace.source}: expected the trace of exactly one worker device, got {workers}")
+    keep = {workers[0]} | {d for d in trace.devices if device_role(d) == "ps"}
+    g = _graph(trace, keep)
+    obs, sizes, step_start = _observations(trace, g, keep)
+    return g, obs, sizes, step_start
+
+
+def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int] | None = None) -> StepModel:
+    """The step model of ``trace`` (one worker, one or more PS tasks, several traced steps merged).
+
+    ``timing``: ``steps`` keeps one timing per complete traced step (module docstring); ``representative``
+    only the complete step of median length; ``median`` one timing of per-task medians and smallest gaps over
+    the complete steps (statistics that need not add up to any real step). ``use_steps`` limits the timings to
+    those traced steps (the leave-one-step-out check).
+    """
+    if timing not in TIMINGS:
+        raise ModelError(f"'timing' must be one of {', '.join(TIMINGS)} (got {timing!r})")
+    g, obs, sizes, step_start = _prepare(trace)
+    notes = list(g.notes)
+    complete, why = _complete(g, obs, step_start)
+    for step, reason in why.items():
+        notes.append(f"traced step {step} left out: {reason}")
+    if use_steps is not None:
+        complete = [s for s in complete if s in set(use_steps)]
+    if not complete:
+        raise ModelError(f"{trace.source}: none of the {len(step_start)} traced steps is complete ("
+                         + "; ".join(f"step {s}: {r}" for s, r in sorted(why.items())[:3])
+                         + "); trace more steps (tracegen profile --steps 10)")
+    n = len(g.names)
+    step_len = {int(s): int(e) - int(b) for s, b, e in
+                zip(trace.steps["step"], trace.steps["start_ns"], trace.steps["end_ns"], strict=True)}
+    timings = [_timing(g, obs, step, step_len[step]) for step in complete]
+    if timing == "representative":
+        ordered = sorted(timings, key=lambda t: (t.step_ns, t.traced_step))
+        timings = [ordered[(len(ordered) - 1) // 2]]
+    elif timing == "median":
+        timings = [StepTiming(
+            dur_ns=tuple(_median_int(t.dur_ns[i] for t in timings) for i in range(n)),
+            delay_ns=tuple(min(t.delay_ns[i] for t in timings) for i in range(n)),
+            step_ns=_median_int(t.step_ns for t in timings))]
+    start_med = [_median_int(obs[t][s][0] for s in complete if s in obs[t]) for t in range(n)]
+    rank = [0] * n
+    for r, t in enumerate(sorted(range(n), key=lambda t: (start_med[t], t))):
+        rank[t] = r
+    size = _sizes(trace, g, sizes, notes)
     succ: list[list[int]] = [[] for _ in range(n)]
     for t in range(n):
-        for p in data[t] | control[t]:
+        for p in g.preds(t):
             succ[p].append(t)
+    first_need = list(start_med)
+    for t in g.tensor_task.values():
+        consumers = [start_med[c] for c in succ[t] if obs[c]]
+        first_need[t] = min(consumers) if consumers else start_med[t]
+    worker_conc, ps_conc = [1], [1]
+    for step in complete:
+        worker_conc.append(_concurrency([obs[t][step] for t in range(n)
+                                         if step in obs[t] and g.kinds[t] == TaskKind.COMPUTE]))
+        ps_conc.append(_concurrency([obs[t][step] for t in range(n) if step in obs[t] and g.kinds[t] in PS_KINDS]))
+    return StepModel(
+        names=tuple(g.names), kinds=tuple(g.kinds), size_bytes=tuple(size),
+        data_preds=tuple(tuple(sorted(s)) for s in g.data), control_preds=tuple(tuple(sorted(s)) for s in g.control),
+        rank=tuple(rank), first_need_ns=tuple(first_need), timings=tuple(timings),
+        link=_estimate_link(trace, g, obs, size, complete), worker_threads=max(worker_conc),
+        ps_threads=max(ps_conc), source=trace.source, n_traced_steps=len(step_start), notes=tuple(notes))
+
+
+def _timing(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step: int, step_ns: int) -> StepTiming:
+    n = len(g.names)
+    dur, delay = [0] * n, [0] * n
+    for t in range(n):
+        if step not in obs[t]:
+            continue
+        s, e = obs[t][step]
+        ready = max((obs[p][step][1] for p in g.preds(t) if step in obs[p]), default=0)
+        dur[t] = e - s
+        delay[t] = max(0, s - ready)
+    return StepTiming(dur_ns=tuple(dur), delay_ns=tuple(delay), step_ns=step_ns, traced_step=step)
+
+
+def _sizes(trace: Trace, g: _Graph, sizes: Sequence[Sequence[int]], notes: list[str]) -> list[int]:
+    """Median recorded bytes per transfer; a transfer never recorded takes its variable's size."""
+    var_bytes = {(str(d), str(v)): int(b) for d, v, b in
+                 zip(trace.variables["device"], trace.variables["name"], trace.variables["size_bytes"], strict=True)}
+    by_task = {task: key for key, task in g.node_task.items()}
+    size = [0] * len(g.names)
     reconstructed = []
-    for tensor, t in tensor_task.items():
+    for tensor, t in g.tensor_task.items():
         if sizes[t]:
             size[t] = _median_int(sizes[t])
             continue
-        size[t] = _variable_size(t, kinds, data, succ, names, node_task, var_bytes)
+        near = (list(g.data[t]) if g.kinds[t] == TaskKind.PULL
+                else [c for c in range(len(g.names)) if t in g.data[c] and g.kinds[c] == TaskKind.APPLY])
+        for task in near:
+            found = next((var_bytes[by_task[p]] for p in [*sorted(g.data[task]), task]
+                          if p in by_task and by_task[p] in var_bytes), None)
+            if found is not None:
+                size[t] = found
+                break
         reconstructed.append(tensor)
     if reconstructed:
         notes.append(f"{len(reconstructed)} transfers absent from every traced step were reconstructed from the "
                      f"rendezvous (size from the variable): {', '.join(sorted(reconstructed)[:5])}"
                      + (" ..." if len(reconstructed) > 5 else ""))
-    missing_steps = sum(1 for t in tensor_task.values() if 0 < len(obs[t]) < len(step_start))
-    if missing_steps:
-        notes.append(f"{missing_steps} transfers missing from some traced steps: timings from the others")
-    first_need = list(start_med)
-    for t in tensor_task.values():
-        consumers = [start_med[c] for c in succ[t] if obs[c]]
-        first_need[t] = min(consumers) if consumers else start_med[t]
-
-    worker_conc, ps_conc = [1], [1]
-    for step in step_start:
-        for target, want in ((worker_conc, TaskKind.COMPUTE), (ps_conc, None)):
-            ivs = [obs[t][step] for t in range(n) if step in obs[t]
-                   and (kinds[t] == want if want is not None else kinds[t] in PS_KINDS)]
-            if ivs:
-                target.append(_concurrency([s for s, _ in ivs], [e for _, e in ivs]))
-    steps_ns = (trace.steps["end_ns"] - trace.steps["start_ns"]).astype(int)
-    return StepModel(
-        names=tuple(names), kinds=tuple(kinds), dur_ns=tuple(dur), size_bytes=tuple(size),
-        delay_ns=tuple(delay), data_preds=tuple(tuple(sorted(s)) for s in data),
-        control_preds=tuple(tuple(sorted(s)) for s in control), rank=tuple(rank), first_need_ns=tuple(first_need),
-        link=_replay_link(trace.source, representative_step(trace), obs,
-                          [data[t] | control[t] for t in range(n)], kinds, size, _latency_ns(trace)),
-        measured_step_ns=_median_int(steps_ns), worker_threads=max(worker_conc),
-        ps_threads=max(ps_conc), source=trace.source, n_traced_steps=len(step_start), notes=tuple(notes),
-    )
+    return size
 
 
-def _variable_size(t: int, kinds: Sequence[TaskKind], data: Sequence[set[int]], succ: Sequence[Sequence[int]],
-                   names: Sequence[str], node_task: Mapping[tuple[str, str], int],
-                   var_bytes: Mapping[tuple[str, str], int]) -> int:
-    """Bytes of the variable a transfer carries: the variable read (pull) or updated (push) next to it."""
-    by_task = {task: key for key, task in node_task.items()}
-    near = list(data[t]) if kinds[t] == TaskKind.PULL else [c for c in succ[t] if kinds[c] == TaskKind.APPLY]
-    for task in near:
-        for p in [*sorted(data[task]), task]:
-            key = by_task.get(p)
-            if key is not None and key in var_bytes:
-                return var_bytes[key]
-    del names
-    return 0
-
-
-# ----------------------------------------------------------------------------------------------- synthetic
-
-
-def synthetic_model(*, n_params: int = 4, n_layers_ops: int = 4, param_bytes: int = 1 << 20,
-                    op_dur_ns: int = 100_000, apply_dur_ns: int = 10_000, seed: int = 0,
-                    bandwidth_bytes_per_s: int = 125_000_000, latency_ns: int = 0) -> StepModel:
-    """A layered model like a deep network's step: per parameter a pull, a forward chain of
-    ``n_layers_ops`` ops reading it, a backward chain producing its gradient, a push and an apply.
-
-    Sizes and durations vary ±50 % around the given values (seeded); used by tests and benchmarks.
-    """
-    if n_params < 1 or n_layers_ops < 1:
-        raise ModelError(f"synthetic_model needs n_params >= 1 and n_layers_ops >= 1 (got {n_params}, "
-                         f"{n_layers_ops})")
-    rng = np.random.default_rng(seed)
-    names: list[str] = []
-    kinds: list[TaskKind] = []
-    dur: list[int] = []
-    size: list[int] = []
-    data: list[tuple[int, ...]] = []
-
-    def add(name: str, kind: TaskKind, d: int, s: int, preds: tuple[int, ...]) -> int:
-        names.append(name)
-        kinds.append(kind)
-        dur.append(d)
-        size.append(s)
-        data.append(preds)
-        return len(names) - 1
-
-    def vary(x: int) -> int:
-        return int(x * rng.uniform(0.5, 1.5))
-
-    prev: tuple[int, ...] = ()
-    pulls, forward_last = [], []
-    for p in range(n_params):
-        read = add(f"ps:layer{p}/read", TaskKind.PS_OP, 1_000, 0, ())
-        pull = add(f"edge_{p}_layer{p}/read", TaskKind.PULL, 0, vary(param_bytes), (read,))
-        pulls.append(pull)
-        for i in range(n_layers_ops):
-            prev = (add(f"layer{p}/fwd{i}", TaskKind.COMPUTE, vary(op_dur_ns), 0,
-                        prev + ((pull,) if i == 0 else ())),)
-        forward_last.append(prev[0])
-    applies = []
-    for p in reversed(range(n_params)):
-        for i in range(n_layers_ops):
-            prev = (add(f"gradients/layer{p}/bwd{i}", TaskKind.COMPUTE, vary(op_dur_ns), 0, prev),)
-        push = add(f"edge_g{p}_gradients/layer{p}", TaskKind.PUSH, 0, size[pulls[p]], prev)
-        applies.append(add(f"ps:update_layer{p}", TaskKind.APPLY, vary(apply_dur_ns), 0, (push,)))
-    gstep = add("ps:GradientDescent", TaskKind.APPLY, 2_000, 0, ())
-    n = len(names)
-    control: list[tuple[int, ...]] = [() for _ in range(n)]
-    control[gstep] = tuple(applies)
-    start = list(range(n))
-    return StepModel(
-        names=tuple(names), kinds=tuple(kinds), dur_ns=tuple(dur), size_bytes=tuple(size), delay_ns=(0,) * n,
-        data_preds=tuple(data), control_preds=tuple(control), rank=tuple(start), first_need_ns=tuple(start),
-        link=LinkEstimate(pull_bandwidth_bytes_per_s=bandwidth_bytes_per_s,
-                          push_bandwidth_bytes_per_s=bandwidth_bytes_per_s, latency_ns=latency_ns,
-                          method="given"),
-        measured_step_ns=0, source=f"synthetic(n_params={n_params}, n_layers_ops={n_layers_ops}, seed={seed})",
-    )
+def _estimate_link(trace: Trace, g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Sequence[int],
+                   complete: Sequence[int]) -> LinkEstimate:
+    tr = trace.transfers[trace.transfers["size_bytes"].notna() & trace.transfers["direction"].isin([PULL, PUSH])]
+    shortest = tr.groupby(["direction", "step"])["dur_ns"].min()
+    latency = min((int(grp.median()) for _, grp in shortest.groupby(level=0)), default=0)
+    rates: dict[TaskKind, list[float]] = {TaskKind.PULL: [], TaskKind.PUSH: []}
+    for step in complete:
+        for kind in rates:
+            sized = [t for t in range(len(g.names)) if g.kinds[t] == kind and step in obs[t] and size[t] > 0]
+            large = [t for t in sized if size[t] >= LARGE_TRANSFER_BYTES]
+            if sum(size[t] for t in large) >= 0.9 * sum(size[t] for t in sized):
+                sized = large  # small transfers' records measure latency and CPU scheduling, not the wire
+            spans = []
+            for t in sized:
+                start, end = obs[t][step]
+                ready = max((obs[p][step][1] for p in g.preds(t) if step in obs[p]), default=start)
+                spans.append((min(max(start, ready), end), end))
+            n_bytes = sum(size[t] for t in sized)
+            if n_bytes:
+                busy_ns, periods = _busy(spans)
+                rates[kind].append(n_bytes / max(busy_ns - periods * latency, busy_ns // 10, 1) * 1e9)
+    for kind, values in rates.items():
+        if not values:
+            raise ModelError(f"{trace.source}: no sized {kind.name.lower()} transfers in the complete traced steps "
+                             "to estimate the link from")
+    return LinkEstimate(
+        pull_bandwidth_bytes_per_s=max(1, round(statistics.median(rates[TaskKind.PULL]))),
+        push_bandwidth_bytes_per_s=max(1, round(statistics.median(rates[TaskKind.PUSH]))), latency_ns=latency,
+        method=f"bytes / time on the wire per direction, median over {len(complete)} complete traced steps")

@@ -49,7 +49,7 @@ def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.Pa
     with ChromeWriter(path, extra=extra) as out:
         def emit_step(w: int, records: list[TaskRecord]) -> None:
             nonlocal flow_id
-            step_id = w * config.steps + records[0].step
+            step_id = w * config.total_steps + records[0].step
             where: dict[int, tuple[str, str, int, int]] = {}
             for direction, kind in (("pull", TaskKind.PULL), ("push", TaskKind.PUSH)):
                 group = [r for r in records if model.kinds[r.task] == kind]

@@ -35,21 +35,47 @@ from validation.errors import ConfigError
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
 
 
+MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundred kB
+MAX_MEASURED_ROWS = 100_000
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read and check a measurements CSV; errors name the file, the line and the bad value."""
+    """Read and check a measurements CSV; errors name the file, the line and the bad value. Reads at most
+    :data:`MAX_MEASURED_BYTES` bytes (counted as read, so pipes and devices are bounded too)."""
     source = os.fspath(path)
+    p = pathlib.Path(source)
+    if not p.exists():
+        raise ConfigError(f"{source}: no such measurements file")
+    if not p.is_file():
+        raise ConfigError(f"{source}: not a regular file")
     try:
-        frame = pd.read_csv(source, dtype=str, keep_default_na=False)
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{source}: no such measurements file") from exc
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise ConfigError(f"{source}: not a readable CSV: {str(exc).strip().splitlines()[-1]}") from exc
+        with p.open("rb") as fh:
+            data = fh.read(MAX_MEASURED_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from exc
+    if len(data) > MAX_MEASURED_BYTES:
+        raise ConfigError(f"{source}: larger than {MAX_MEASURED_BYTES} bytes; not a measurements file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise ConfigError(f"{source}: not a readable CSV: {_short(str(exc).strip().splitlines()[-1])}") from exc
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
-        raise ConfigError(f"{source}: missing column {missing[0]!r} (columns: {', '.join(frame.columns) or 'none'};"
-                          f" required: {', '.join(REQUIRED_COLUMNS)})")
+        raise ConfigError(f"{source}: missing column {missing[0]!r} (columns: "
+                          f"{_short(', '.join(map(str, frame.columns)) or 'none')}; required: "
+                          f"{', '.join(REQUIRED_COLUMNS)})")
     if frame.empty:
         raise ConfigError(f"{source}: no measurement rows")
+    if len(frame) > MAX_MEASURED_ROWS:
+        raise ConfigError(f"{source}: {len(frame)} rows, more than {MAX_MEASURED_ROWS}")
     out = pd.DataFrame({
         "n_workers": [_number(v, int, "n_workers", source, i) for i, v in enumerate(frame["n_workers"])],
         "steps_per_s": [_number(v, float, "steps_per_s", source, i) for i, v in enumerate(frame["steps_per_s"])],
@@ -58,25 +84,33 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         out["repeat"] = [_number(v, int, "repeat", source, i, positive=False) for i, v in enumerate(frame["repeat"])]
     if "batch_size" in frame.columns:
         out["batch_size"] = [_number(v, int, "batch_size", source, i) for i, v in enumerate(frame["batch_size"])]
+    for column in ("model", "widths"):
+        if column in frame.columns:
+            out[column] = [_short(str(v), 200) for v in frame[column]]
     if "bandwidth_bits_per_s" in frame.columns:
         bits = frame["bandwidth_bits_per_s"]
         out["bandwidth_bytes_per_s"] = [_number(v, float, "bandwidth_bits_per_s", source, i) / 8
                                         for i, v in enumerate(bits)]
     elif "bandwidth" in frame.columns:
         out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in enumerate(frame["bandwidth"])]
+    if out["n_workers"].max() > 100_000:
+        raise ConfigError(f"{source}: 'n_workers' must be at most 100000 (got {out['n_workers'].max()})")
     return out
 
 
 def _number(text: str, kind: type[int] | type[float], column: str, source: str, row: int, *,
             positive: bool = True) -> Any:
     line = row + 2  # the header is line 1
+    stripped = text.strip()
     try:
-        value = kind(text.strip())
-    except ValueError:
+        if not stripped.isascii():
+            raise ValueError(stripped)
+        value = kind(stripped)
+    except (ValueError, OverflowError):
         raise ConfigError(f"{source}:{line}: {column!r} must be {'an integer' if kind is int else 'a number'} "
-                          f"(got {text!r})") from None
+                          f"(got {_short(text)!r})") from None
     if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        raise ConfigError(f"{source}:{line}: {column!r} must be {'> 0' if positive else '>= 0'} (got {text!r})")
+        raise ConfigError(f"{source}:{line}: {column!r} must be {'> 0' if positive else '>= 0'} (got {_short(text)!r})")
     return value
 
 
@@ -109,7 +143,8 @@ def measured_curve(measured: pd.DataFrame) -> pd.DataFrame:
 
 
 def knee_of(workers: Sequence[int], rates: Sequence[float], fraction: float = KNEE_FRACTION) -> int:
-    """The smallest N whose rate reaches ``fraction`` of the largest."""
+    """The smallest N whose rate reaches ``fraction`` of the largest *within the measured worker counts* (for the
+    measurements and every predictor alike, so that knees compare like for like)."""
     best = max(rates)
     return min(n for n, r in zip(workers, rates, strict=True) if r >= fraction * best)
 
@@ -122,21 +157,27 @@ class Score:
     max_error: float
     knee_n_workers: int
     inside_range: int
+    in_band: int | None = None  # measured means inside the predictor's band (when it has one)
+    band_width: float | None = None  # median over N of (band_high - band_low) / measured mean
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Comparison:
-    """The per-N table (measured statistics, then ``<name>``, ``<name>_error`` per predictor) and scores."""
+    """The per-N table (measured statistics, then ``<name>``, ``<name>_error`` per predictor, and
+    ``<name>_band_low``/``_band_high`` for a predictor with a band) and scores."""
 
     table: pd.DataFrame
     scores: Mapping[str, Score]
     measured_knee_n_workers: int
 
 
-def compare(measured: pd.DataFrame, predictions: Mapping[str, Sequence[float]]) -> Comparison:
-    """Score each predictor (its steps per second for every measured N, in ascending N) against the means."""
+def compare(measured: pd.DataFrame, predictions: Mapping[str, Sequence[float]],
+            bands: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None) -> Comparison:
+    """Score each predictor (its steps per second for every measured N, in ascending N) against the means;
+    ``bands`` gives some of them a (low, high) band, scored by how many means lie inside and how wide it is."""
     table = measured_curve(measured)
     scores = {}
+    bands = bands or {}
     for name, values in predictions.items():
         if len(values) != len(table):
             raise ConfigError(f"prediction {name!r} has {len(values)} points for {len(table)} measured worker "
@@ -144,9 +185,16 @@ def compare(measured: pd.DataFrame, predictions: Mapping[str, Sequence[float]]) 
         table[name] = list(values)
         table[f"{name}_error"] = (table[name] - table["measured_mean"]).abs() / table["measured_mean"]
         inside = (table[name] >= table["measured_min"]) & (table[name] <= table["measured_max"])
+        in_band = width = None
+        if name in bands:
+            low, high = bands[name]
+            table[f"{name}_band_low"], table[f"{name}_band_high"] = list(low), list(high)
+            mean = table["measured_mean"]
+            in_band = int(((table[f"{name}_band_low"] <= mean) & (mean <= table[f"{name}_band_high"])).sum())
+            width = float(((table[f"{name}_band_high"] - table[f"{name}_band_low"]) / mean).median())
         scores[name] = Score(mape=float(table[f"{name}_error"].mean()), max_error=float(table[f"{name}_error"].max()),
                              knee_n_workers=knee_of(list(table["n_workers"]), list(values)),
-                             inside_range=int(inside.sum()))
+                             inside_range=int(inside.sum()), in_band=in_band, band_width=width)
     return Comparison(table=table, scores=scores,
                       measured_knee_n_workers=knee_of(list(table["n_workers"]), list(table["measured_mean"])))
 
@@ -158,11 +206,14 @@ def comparison_csv(comparison: Comparison) -> bytes:
     return buf.getvalue().encode()
 
 
-def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: str) -> str:
-    """``report.md``: settings, the per-N table and the scores of every predictor."""
+def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: str,
+                    warnings: Sequence[str] = ()) -> str:
+    """``report.md``: settings, warnings, the per-N table and the scores of every predictor."""
     names = list(comparison.scores)
     lines = [f"# {title}", "", "## Settings", ""]
     lines += [f"- {k}: {v}" for k, v in settings.items()]
+    if warnings:
+        lines += ["", "## Warnings", ""] + [f"- {w}" for w in warnings]
     lines += ["", "## Steps per second, measured and predicted", "",
               "| N | repeats | measured mean | measured range | " + " | ".join(f"{n} (error)" for n in names) + " |",
               "|---|---|---|---|" + "---|" * len(names)]
@@ -171,11 +222,14 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
         lines.append(f"| {row['n_workers']} | {row['n_repeats']} | {row['measured_mean']:.3f} | "
                      f"{row['measured_min']:.3f} to {row['measured_max']:.3f} | " + " | ".join(cells) + " |")
     lines += ["", "## Scores", "", "| predictor | MAPE | max error | knee (measured "
-              f"{comparison.measured_knee_n_workers}) | inside measured range |", "|---|---|---|---|---|"]
+              f"{comparison.measured_knee_n_workers}) | inside measured range | means inside band | band width |",
+              "|---|---|---|---|---|---|---|"]
     n_points = len(comparison.table)
     for name, s in comparison.scores.items():
+        band = (f"{s.in_band} of {n_points} | {s.band_width:.0%}" if s.in_band is not None and s.band_width is not None
+                else "- | -")
         lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {s.knee_n_workers} | "
-                     f"{s.inside_range} of {n_points} |")
+                     f"{s.inside_range} of {n_points} | {band} |")
     return "\n".join(lines) + "\n"
 
 
@@ -192,7 +246,12 @@ def comparison_png(comparison: Comparison, title: str) -> bytes:
     mean = table["measured_mean"]
     ax.errorbar(table["n_workers"], mean, yerr=[mean - table["measured_min"], table["measured_max"] - mean],
                 fmt="o", color="black", capsize=4, label="measured (mean, range)")
-    for name, style in zip(comparison.scores, ("-", "--", ":", "-."), strict=False):
+    shown = [n for n in ("simulator", "simulator_bw", "roofline", "roofline_bw") if n in comparison.scores]
+    for name in comparison.scores:
+        if f"{name}_band_low" in table.columns:
+            ax.fill_between(table["n_workers"], table[f"{name}_band_low"], table[f"{name}_band_high"], alpha=0.15,
+                            label=f"{name} band")
+    for name, style in zip(shown or list(comparison.scores), ("-", "--", ":", "-."), strict=False):
         ax.plot(table["n_workers"], table[name], style, marker=".", label=name)
     ax.set_xlabel("workers (N)")
     ax.set_ylabel("steps per second (all workers)")
@@ -204,6 +263,3 @@ def comparison_png(comparison: Comparison, title: str) -> bytes:
     return buf.getvalue()
 
 
-def report_paths(out_dir: pathlib.Path) -> list[pathlib.Path]:
-    """The files :func:`validation.validate.validate` writes."""
-    return [out_dir / "report.md", out_dir / "comparison.csv", out_dir / "comparison.png"]

@@ -1,49 +1,69 @@
-"""``tracegen validate``: predict with the settings the measurements were taken under, and score the result.
+"""``tracegen validate``: predict what was measured, from only what a user has before buying nodes, and score it.
 
-Inputs: measurements (a CSV, see :mod:`validation.compare`, or a ``tracegen testbed`` output folder holding
-``measured.csv``, the single-worker ``trace/`` captured under the same settings, and optionally
-``ps_transfer.csv`` from ``--transfer-bench`` and ``workers/`` traces of every worker of each N) and a trace.
-The simulator is scored beside the two analytic baselines of :mod:`tracegen.baselines`, with the same metrics.
+Inputs, each reported in the printed summary and the report (never picked up silently):
+- the measurements: a CSV (:mod:`validation.compare`) or a ``tracegen testbed`` folder holding ``measured.csv``;
+- the single-worker trace: ``--trace``, else the testbed folder's ``trace/``;
+- the link profile: ``--link-profile``, else ``link-profile.json`` in the trace's folder (measured by netbench
+  between the PS and *one* client host — never by the N-worker cluster);
+- the link's bandwidth: ``--bandwidth``, else the measurements' ``bandwidth_bits_per_s``.
 
-Writes into ``out_dir``: ``report.md``, ``comparison.csv``, ``comparison.png`` and the simulator's own
-``prediction/`` and ``prediction_nominal/`` (curve.csv, curve.png).
+Predictors, each given the same inputs:
+- with the link profile: ``simulator``, and the baselines ``roofline``, ``no_overlap``, ``ps_queue``;
+- with the bandwidth only: ``simulator_bw`` (its band: ``band_low``/``band_high``) and ``roofline_bw``,
+  ``no_overlap_bw``, ``ps_queue_bw``.
+A mismatch between the trace's capture settings (``meta.json``) and the measurements' (model, batch, widths)
+is printed as a warning and written into the report.
+
+Writes into its output directory: ``report.md``, ``comparison.csv``, ``comparison.png`` and each simulator's
+``prediction*/curve.csv``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import pathlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from parsers.atomic import write_bytes_atomic
+import pandas as pd
+
+from parsers.linkprofile import read_link_profile
 from parsers.read import read_trace
-from tracegen.baselines import no_overlap, ps_queue, step_costs
-from tracegen.model import StepModel
-from tracegen.predict import PredictConfig, predict
+from tracegen.baselines import BASELINES, link_rates, no_overlap, ps_queue, roofline, step_costs
+from tracegen.linkspec import from_bandwidth, from_profile
+from tracegen.model import build_model
+from tracegen.outputs import OutputDir
+from tracegen.plots import curve_csv
+from tracegen.predict import BAND_TWO_WAY, PredictConfig, profile_beside
+from tracegen.curve import scaling_curve
 from tracegen.units import format_rate
-from validation.compare import (
-    Comparison,
-    compare,
-    comparison_csv,
-    comparison_png,
-    read_measured,
-    report_markdown,
-    report_paths,
-    setting,
-)
+from validation.compare import Comparison, compare, comparison_csv, comparison_png, read_measured, report_markdown
 from validation.errors import ConfigError
-from validation.multiworker import real_stats, simulated_stats
-from validation.testbed import read_transfer_rate
 
 MEASURED_NAME = "measured.csv"
 TRACE_DIR_NAME = "trace"
-TRANSFER_NAME = "ps_transfer.csv"
-WORKERS_DIR_NAME = "workers"
+OUTPUT_FILES = ("report.md", "comparison.csv", "comparison.png", "prediction/curve.csv",
+                "prediction_bw/curve.csv")
+BASELINE_FUNCTIONS = {"roofline": roofline, "no_overlap": no_overlap, "ps_queue": ps_queue}
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Inputs:
+    """What a validation uses, and where each came from."""
+
+    measured: pathlib.Path
+    trace: pathlib.Path
+    profile: pathlib.Path | None
+    bandwidth_bytes_per_s: int | None
+    bandwidth_from: str
 
 
 def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | None,
-                   ) -> tuple[pathlib.Path, pathlib.Path]:
-    """The measurements CSV and the trace: explicit, or from a testbed output folder."""
+                   profile: str | os.PathLike[str] | None, bandwidth_bytes_per_s: int | None,
+                   runs: pd.DataFrame | None = None) -> Inputs:
+    """The measurements CSV, the trace, the profile and the bandwidth: as given, else from a testbed folder."""
     path = pathlib.Path(measured)
     if path.is_dir():
         if trace is None:
@@ -52,87 +72,110 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
     if trace is None:
         raise ConfigError(f"{path}: give the single-worker trace with --trace (or a testbed folder holding "
                           f"{MEASURED_NAME} and {TRACE_DIR_NAME}/)")
-    return path, pathlib.Path(trace)
+    found = pathlib.Path(profile) if profile is not None else profile_beside(trace)
+    bandwidth, source = bandwidth_bytes_per_s, "--bandwidth"
+    if bandwidth is None and runs is not None and "bandwidth_bytes_per_s" in runs.columns:
+        values = sorted(set(runs["bandwidth_bytes_per_s"]))
+        if len(values) > 1:
+            raise ConfigError(f"{path}: runs differ in their link rate ({values}); compare one setting at a time")
+        bandwidth, source = round(values[0]), f"{path} (bandwidth_bits_per_s)"
+    return Inputs(measured=path, trace=pathlib.Path(trace), profile=found, bandwidth_bytes_per_s=bandwidth,
+                  bandwidth_from=source if bandwidth is not None else "none")
 
 
-def _transfer_rate(config: PredictConfig, measured_dir: pathlib.Path | None) -> int | None:
-    """The PS's two-way rate: as given, else the testbed folder's transfer benchmark, else no limit."""
-    if config.ps_transfer_bytes_per_s is not None or measured_dir is None:
-        return config.ps_transfer_bytes_per_s
-    bench = measured_dir / TRANSFER_NAME
-    return read_transfer_rate(bench) if bench.is_file() else None
+def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
+    """Where the trace's capture settings (its ``meta.json``) differ from the measurements' columns."""
+    meta_path = (trace if trace.is_dir() else trace.parent) / "meta.json"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return [f"{meta_path}: no readable meta.json beside the trace; cannot check it matches the measurements"]
+    if not isinstance(meta, dict):
+        return [f"{meta_path}: not a JSON object"]
+    found = []
+    widths = meta.get("widths")
+    wanted = {"model": meta.get("model"), "batch_size": meta.get("batch_size"),
+              "widths": ";".join(str(w) for w in widths) if isinstance(widths, list) else None}
+    for column, value in wanted.items():
+        if column in runs.columns and value is not None:
+            measured = sorted({str(v) for v in runs[column]})
+            if measured != [str(value)]:
+                found.append(f"the trace was captured with {column} {value!r}, the measurements have {measured}")
+    return found
 
 
-def _phase_table(model: StepModel, cfg: PredictConfig, workers_dir: pathlib.Path) -> list[str]:
-    """Markdown rows: real multi-worker traces against a simulation of the same N."""
-    rows = ["| N | step ms (real / sim) | pull phase ms | rest of step ms | both directions busy |",
-            "|---|---|---|---|---|"]
-    for n_dir in sorted(workers_dir.glob("n*"), key=lambda p: int(p.name[1:]) if p.name[1:].isdigit() else 0):
-        dirs = sorted(d for d in n_dir.iterdir() if d.is_dir())
-        if not dirs:
-            continue
-        real = real_stats(dirs)
-        sim = simulated_stats(model, dataclasses.replace(cfg.sim_config(), n_workers=real.n_workers, steps=8))
-        rows.append(f"| {real.n_workers} | {real.step_ms:.0f} / {sim.step_ms:.0f} | {real.pull_ms:.0f} / "
-                    f"{sim.pull_ms:.0f} | {real.rest_ms:.0f} / {sim.rest_ms:.0f} | {real.both_busy:.0%} / "
-                    f"{sim.both_busy:.0%} |")
-    return rows
+Progress = Callable[[str], None]
 
 
 def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | None, config: PredictConfig,
-             out_dir: str | os.PathLike[str]) -> Comparison:
-    """Predict for every measured N under the measured settings, compare, and write the report.
+             out: OutputDir, *, profile: str | os.PathLike[str] | None = None,
+             progress: Progress | None = None) -> tuple[Comparison, Inputs, list[str]]:
+    """Predict every measured N from the inputs (module docstring), compare, and write the report."""
+    report = progress or (lambda _line: None)
+    first = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s)
+    runs = read_measured(first.measured)
+    inputs = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s, runs)
+    warnings = mismatches(inputs.trace, runs)
+    for w in warnings:
+        report(f"warning: {w}")
+    if "batch_size" in runs.columns and len(set(runs["batch_size"])) == 1:
+        config = dataclasses.replace(config, batch_size=int(runs["batch_size"].iloc[0]))
+    workers = tuple(sorted(set(int(n) for n in runs["n_workers"])))
+    config = dataclasses.replace(config, workers=workers, emit_traces=())
+    model = build_model(read_trace(inputs.trace), timing=config.timing)
+    costs = step_costs(model)
+    predictions: dict[str, Sequence[float]] = {}
+    bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
+    link_notes: dict[str, str] = {}
+    if inputs.profile is not None:
+        spec = from_profile(read_link_profile(inputs.profile), model.link)
+        report(f"simulating with the link profile {inputs.profile}")
+        curve = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds)
+        out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
+        predictions["simulator"] = [p.steps_per_s for p in curve.points]
+        for name in BASELINES:
+            predictions[name] = BASELINE_FUNCTIONS[name](costs, workers, link_rates(spec))
+        link_notes["profile"] = spec.description
+    if inputs.bandwidth_bytes_per_s is not None:
+        payload = round(inputs.bandwidth_bytes_per_s * config.payload_fraction)
+        curves = {}
+        for name, two_way in BAND_TWO_WAY.items():
+            report(f"simulating with the bandwidth only ({name} end)" if name != "mid" else
+                   "simulating with the bandwidth only")
+            spec = from_bandwidth(payload, model.link, two_way=two_way)
+            curves[name] = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds)
+        band = (curves["low"], curves["high"])
+        out.write("prediction_bw/curve.csv", curve_csv(curves["mid"], config.batch_size, band).encode())
+        predictions["simulator_bw"] = [p.steps_per_s for p in curves["mid"].points]
+        bands["simulator_bw"] = ([min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in
+                                  zip(curves["low"].points, curves["mid"].points, strict=True)],
+                                 [max(hi.steps_per_s_high, p.steps_per_s_high) for hi, p in
+                                  zip(curves["high"].points, curves["mid"].points, strict=True)])
+        rates = link_rates(from_bandwidth(payload, model.link))
+        for name in BASELINES:
+            predictions[f"{name}_bw"] = BASELINE_FUNCTIONS[name](costs, workers, rates)
+    if not predictions:
+        raise ConfigError(f"{inputs.measured}: no link profile and no bandwidth to predict with; give "
+                          "--link-profile or --bandwidth")
+    comparison = compare(runs, predictions, bands)
+    settings = _settings(inputs, model, config, link_notes)
+    title = f"Predicted vs measured: {pathlib.Path(measured).name}"
+    text = report_markdown(comparison, settings, title, warnings)
+    out.write("report.md", text.encode())
+    out.write("comparison.csv", comparison_csv(comparison))
+    out.write("comparison.png", comparison_png(comparison, title))
+    return comparison, inputs, warnings
 
-    Predictors: ``simulator`` with the link rate estimated from the trace (taken under the measurements'
-    settings, it measures the link as it performed), ``simulator_nominal`` with the recorded link rate (its
-    payload share), and the two baselines at the recorded rate.
-    """
-    measured_path, trace_path = resolve_inputs(measured, trace)
-    measured_dir = pathlib.Path(measured) if pathlib.Path(measured).is_dir() else None
-    runs = read_measured(measured_path)
-    source = str(measured_path)
-    bandwidth = config.bandwidth_bytes_per_s or setting(runs, "bandwidth_bytes_per_s", source)
-    if bandwidth is None:
-        raise ConfigError(f"{source}: no 'bandwidth_bits_per_s' or 'bandwidth' column; give --bandwidth")
-    batch = setting(runs, "batch_size", source) or config.batch_size
-    workers = tuple(sorted(set(runs["n_workers"])))
-    base = dataclasses.replace(config, workers=workers, batch_size=int(batch), emit_traces=(),
-                               ps_transfer_bytes_per_s=_transfer_rate(config, measured_dir))
-    nominal = dataclasses.replace(base, bandwidth_bytes_per_s=int(bandwidth))
-    estimated = dataclasses.replace(base, bandwidth_bytes_per_s=None)
-    out = pathlib.Path(out_dir)
-    tr = read_trace(trace_path)
-    prediction = predict(tr, estimated, out / "prediction")
-    nominal_curve = predict(tr, nominal, out / "prediction_nominal").curve
-    costs = step_costs(tr)
-    payload = bandwidth * base.payload_fraction
-    comparison = compare(runs, {
-        "simulator": [p.steps_per_s for p in prediction.curve.points],
-        "simulator_nominal": [p.steps_per_s for p in nominal_curve.points],
-        "no_overlap": no_overlap(costs, workers, payload),
-        "ps_queue": ps_queue(costs, workers, payload),
-    })
-    link = prediction.model.link
-    settings = {
-        "measurements": source, "trace": str(trace_path),
-        "link rate recorded (each direction)": format_rate(bandwidth),
-        "payload share of the recorded rate": f"{base.payload_fraction:.4f}",
-        "link rate estimated from the trace": f"pull {format_rate(link.pull_bandwidth_bytes_per_s)}, push "
-                                              f"{format_rate(link.push_bandwidth_bytes_per_s)}",
-        "PS two-way transfer rate": "no limit" if base.ps_transfer_bytes_per_s is None
-        else format_rate(base.ps_transfer_bytes_per_s),
-        "batch size": batch, "link model": base.link, "transfer order": base.policy, "simulated steps": base.steps,
-        "seeds": base.seeds,
+
+def _settings(inputs: Inputs, model: Any, config: PredictConfig, link_notes: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "measurements": str(inputs.measured), "trace": str(inputs.trace),
+        "complete traced steps used": f"{len(model.timings)} of {model.n_traced_steps}",
+        "link profile": str(inputs.profile) if inputs.profile else "none (no link-profile.json beside the trace)",
+        "bandwidth": (f"{format_rate(inputs.bandwidth_bytes_per_s)} line rate from {inputs.bandwidth_from}, "
+                      f"{config.payload_fraction:.4f} of it payload") if inputs.bandwidth_bytes_per_s else "none",
+        **{f"link ({k})": v for k, v in link_notes.items()},
+        "link model": config.link, "transfer order": config.policy,
+        "simulated steps per worker": f"{config.warmup_steps} warm-up + {config.steps} measured",
+        "seeds": config.seeds, "batch size": config.batch_size,
     }
-    title = f"Predicted vs measured: {measured_dir.name if measured_dir else trace_path.name}"
-    text = report_markdown(comparison, settings, title)
-    if measured_dir is not None and (measured_dir / WORKERS_DIR_NAME).is_dir():
-        text += ("\n## Real multi-worker traces against simulated ones\n\nEvery worker traced a few steps after "
-                 "its measurement window (real) and a simulation of the same N (sim), figures as defined in "
-                 "validation.multiworker:\n\n" + "\n".join(_phase_table(prediction.model, estimated,
-                                                                       measured_dir / WORKERS_DIR_NAME)) + "\n")
-    md_path, csv_path, png_path = report_paths(out)
-    write_bytes_atomic(md_path, text.encode())
-    write_bytes_atomic(csv_path, comparison_csv(comparison))
-    write_bytes_atomic(png_path, comparison_png(comparison, title))
-    return comparison

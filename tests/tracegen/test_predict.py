@@ -1,18 +1,23 @@
+"""``tracegen predict``: files, determinism, the link it uses, the band, the knee, and refusals."""
+
 from __future__ import annotations
 
 import argparse
 import csv
 import pathlib
+import shutil
 
 import pytest
 
 from parsers import read_trace
 from parsers.chrome import load_events
+from parsers.linkprofile import PROFILE_NAME, LinkProfile, ProfilePoint, write_link_profile
 from parsers.perfetto import check_perfetto
-from tracegen.curve import CurvePoint, knee, parse_workers
+from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.curve import CurvePoint, knee, parse_workers, saturation_workers
 from tracegen.errors import ConfigError
 from tracegen.model import TaskKind, build_model
-from tracegen.predict import CSV_COLUMNS, add_predict_arguments, run_predict
+from tracegen.plots import CSV_COLUMNS
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -21,20 +26,23 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def rows(path: pathlib.Path) -> list[dict[str, str]]:
+    with path.open() as fh:
+        return list(csv.DictReader(fh))
+
+
 def test_predict_writes_curve_plot_and_traces(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     argv = [str(mlp_trace_dir), "--workers", "1-3,6", "--steps", "4", "--seeds", "2", "--emit-traces", "1,3"]
     assert run_predict(parse([*argv, "--out", str(tmp_path / "a")])) == 0
     out = capsys.readouterr().out
-    assert "knee: N=" in out
-    assert "estimated from the trace" in out
-    assert "Gbit/s" in out or "Mbit/s" in out
-    with (tmp_path / "a" / "curve.csv").open() as fh:
-        rows = list(csv.DictReader(fh))
-    assert tuple(rows[0]) == CSV_COLUMNS
-    assert [int(r["n_workers"]) for r in rows] == [1, 2, 3, 6]
-    for r in rows:
+    assert "knee (95% of the plateau)" in out and "estimated from the trace" in out
+    table = rows(tmp_path / "a" / "curve.csv")
+    assert tuple(table[0]) == CSV_COLUMNS
+    assert [int(r["n_workers"]) for r in table] == [1, 2, 3, 6]
+    for r in table:
         assert float(r["steps_per_s_low"]) <= float(r["steps_per_s"]) <= float(r["steps_per_s_high"])
+        assert r["band_low"] == r["band_high"] == ""  # no bandwidth given: the trace's own link, no band
     assert (tmp_path / "a" / "curve.png").read_bytes().startswith(b"\x89PNG")
     events, _ = load_events((tmp_path / "a" / "traces" / "n3.json").read_bytes(), "n3.json")
     assert check_perfetto(events) == []
@@ -44,30 +52,62 @@ def test_predict_writes_curve_plot_and_traces(mlp_trace_dir: pathlib.Path, tmp_p
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
-def test_given_bandwidth_is_echoed(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
-    args = parse([str(mlp_trace_dir), "--workers", "1,2", "--bandwidth", "500Mbit/s", "--latency", "50us",
-                  "--link", "fifo", "--policy", "tictac", "--steps", "3", "--seeds", "1", "--out", str(tmp_path)])
+def test_a_bandwidth_alone_gives_a_band_around_the_prediction(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    args = parse([str(mlp_trace_dir), "--workers", "1,2,8", "--bandwidth", "200Mbit/s", "--steps", "6",
+                  "--seeds", "2", "--out", str(tmp_path)])
     assert run_predict(args) == 0
     out = capsys.readouterr().out
-    assert "given as 500 Mbit/s (62.5 MB/s), of which tensors get 95.64%" in out
-    assert "pull 478 Mbit/s (59.8 MB/s)" in out and "latency 50 us" in out
+    assert "the plateau is NOT pinned" in out and "200 Mbit/s" in out
+    for r in rows(tmp_path / "curve.csv"):
+        low, mid, high = float(r["band_low"]), float(r["steps_per_s"]), float(r["band_high"])
+        assert low <= mid <= high
+    saturated = rows(tmp_path / "curve.csv")[-1]  # 8 workers on 200 Mbit/s: the link is the limit
+    assert float(saturated["band_high"]) > 1.2 * float(saturated["band_low"])
 
 
-def test_policy_file(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+def _profile(rate: float) -> LinkProfile:
+    points = tuple(ProfilePoint(mode=m, connections=k, pull_bytes_per_s=rate if m != "push" else 0.0,
+                                push_bytes_per_s=rate if m != "pull" else 0.0, probe_rtt_ns=1_000_000)
+                   for m in ("pull", "push", "both") for k in (1, 2))
+    return LinkProfile(tool="test", date="2026-12-01T00:00:00Z", ps={}, client={}, tensors=1, tensor_bytes=4,
+                       window_s=1.0, points=points, idle_rtt_ns=1_000_000)
+
+
+def test_a_profile_beside_the_trace_is_used_and_named(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "trace"
+    shutil.copytree(mlp_trace_dir, trace)
+    write_link_profile(_profile(5e6), trace / PROFILE_NAME)
+    assert run_predict(parse([str(trace), "--workers", "1,4", "--steps", "4", "--seeds", "1",
+                              "--out", str(tmp_path / "o")])) == 0
+    out = capsys.readouterr().out
+    assert f"link profile {trace / PROFILE_NAME}" in out
+    table = rows(tmp_path / "o" / "curve.csv")
+    bytes_per_step = build_model(read_trace(trace)).bytes_of(TaskKind.PULL)
+    assert float(table[-1]["steps_per_s"]) <= 5e6 / bytes_per_step * 1.05  # the profile's 5 MB/s binds
+    # --bandwidth wins over the profile beside the trace, and says so
+    assert run_predict(parse([str(trace), "--workers", "1", "--bandwidth", "1Gbit/s", "--steps", "4",
+                              "--seeds", "1", "--out", str(tmp_path / "p")])) == 0
+    assert "is not used: --bandwidth was given" in capsys.readouterr().out
+
+
+def test_outputs_are_never_replaced_without_asking(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
     model = build_model(read_trace(mlp_trace_dir))
     pulls = [model.names[t] for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL]
     order = tmp_path / "order.txt"
     order.write_text("# last pull first\n" + "\n".join(reversed(pulls)) + "\n")
-    args = parse([str(mlp_trace_dir), "--workers", "2", "--policy", str(order), "--link", "conn", "--steps", "3",
-                  "--seeds", "1", "--out", str(tmp_path / "o")])
-    assert run_predict(args) == 0
+    base = [str(mlp_trace_dir), "--workers", "2", "--policy", str(order), "--steps", "3", "--seeds", "1",
+            "--out", str(tmp_path / "o")]
+    assert run_predict(parse([*base, "--emit-traces", "2"])) == 0
     with pytest.raises(ConfigError, match=r"curve\.csv: already exists; pass --force"):
-        run_predict(args)  # nothing the user has is overwritten without asking
+        run_predict(parse(base))
+    # --force replaces the whole earlier run: its traces/n2.json does not survive beside the new curve
+    assert run_predict(parse([*base, "--force"])) == 0
+    assert not (tmp_path / "o" / "traces" / "n2.json").exists()
     order.write_text("no_such_tensor\n")
-    args.force = True
     with pytest.raises(ConfigError, match="no_such_tensor"):
-        run_predict(args)
+        run_predict(parse([*base, "--force"]))
 
 
 def test_bad_options_raise_config_errors(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
@@ -75,21 +115,34 @@ def test_bad_options_raise_config_errors(mlp_trace_dir: pathlib.Path, tmp_path: 
         run_predict(parse([str(mlp_trace_dir), "--bandwidth", "10 furlongs", "--out", str(tmp_path)]))
     with pytest.raises(ConfigError, match="'workers'"):
         run_predict(parse([str(mlp_trace_dir), "--workers", "4-2", "--out", str(tmp_path)]))
+    with pytest.raises(ConfigError, match="'--steps' must be from 3"):
+        run_predict(parse([str(mlp_trace_dir), "--steps", "2", "--out", str(tmp_path)]))
+    with pytest.raises(ConfigError, match="'out' must name a directory"):
+        run_predict(parse([str(mlp_trace_dir), "--out", ""]))
 
 
 def test_parse_workers() -> None:
     assert parse_workers("1-4") == (1, 2, 3, 4)
     assert parse_workers("1,2,4,8") == (1, 2, 4, 8)
     assert parse_workers("8,1-2") == (1, 2, 8)
-    for bad in ("0", "a", "3-1", ""):
+    for bad in ("0", "a", "3-1", "", "+3", "\u0663", "1-100001"):
         with pytest.raises(ConfigError, match="'workers'"):
             parse_workers(bad)
 
 
-def test_knee_is_smallest_n_reaching_95_percent() -> None:
-    def point(n: int, rate: float) -> CurvePoint:
-        return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,
-                          pull_link_utilisation=0, push_link_utilisation=0, ps_cpu_utilisation=0,
-                          ps_transfer_utilisation=0,
-                          bottleneck="workers")
-    assert knee([point(1, 1.0), point(2, 1.89), point(3, 1.96), point(4, 2.0), point(5, 1.7)]) == 3
+def point(n: int, rate: float) -> CurvePoint:
+    return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,
+                      pull_link_utilisation=0, push_link_utilisation=0, ps_cpu_utilisation=0, bottleneck="workers")
+
+
+def test_knee_is_measured_against_the_plateau_not_the_range_asked() -> None:
+    curve = [point(1, 1.0), point(2, 1.89), point(3, 1.96), point(4, 2.0), point(5, 1.7)]
+    assert knee(curve, plateau=2.0) == 3
+    # a curve still climbing: its largest N is no knee
+    assert knee([point(n, float(n)) for n in range(1, 9)], plateau=20.0) is None
+
+
+def test_saturation_workers_covers_the_bound() -> None:
+    assert saturation_workers(1.0, 10.0, 8) == 16  # 1.5 x 10 / 1, plus one
+    assert saturation_workers(1.0, float("inf"), 8) == 8
+    assert saturation_workers(0.001, 10.0, 4) == 256

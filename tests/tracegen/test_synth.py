@@ -5,14 +5,15 @@ import pathlib
 
 from parsers import read_trace
 from parsers.perfetto import check_perfetto
-from tracegen.model import TaskKind, synthetic_model
+from tracegen.model import TaskKind
+from tracegen.synthetic import synthetic_model
 from tracegen.simulate import SimConfig
 from tracegen.synth import write_synthetic_trace
 
 
 def test_synthetic_trace_reads_back_and_is_perfetto_clean(tmp_path: pathlib.Path) -> None:
     model = synthetic_model(n_params=3, n_layers_ops=2, latency_ns=20_000)
-    config = SimConfig(n_workers=3, steps=2, link="fair", seed=4)
+    config = SimConfig(n_workers=3, steps=2, warmup_steps=0, link="fair", seed=4)
     path = tmp_path / "n3.json"
     result = write_synthetic_trace(model, config, path)
     doc = json.loads(path.read_bytes())
@@ -33,7 +34,7 @@ def test_synthetic_trace_reads_back_and_is_perfetto_clean(tmp_path: pathlib.Path
 
 def test_synthetic_trace_is_deterministic(tmp_path: pathlib.Path) -> None:
     model = synthetic_model(n_params=2, n_layers_ops=2)
-    config = SimConfig(n_workers=2, steps=2, link="conn", seed=7)
+    config = SimConfig(n_workers=2, steps=2, warmup_steps=0, link="conn", seed=7)
     write_synthetic_trace(model, config, tmp_path / "a.json")
     write_synthetic_trace(model, config, tmp_path / "b.json")
     a, b = (tmp_path / "a.json").read_bytes(), (tmp_path / "b.json").read_bytes()

@@ -1,0 +1,142 @@
+"""``tracegen predict``: arguments, the call, and the printed table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+
+from tracegen.curve import parse_workers
+from tracegen.errors import ConfigError
+from tracegen.link import LINK_MODELS
+from tracegen.model import TIMINGS
+from tracegen.outputs import OutputDir
+from tracegen.policy import parse_policy
+from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, load_profile, predict, profile_beside
+from tracegen.simulate import MAX_STEPS
+from tracegen.units import format_duration, format_rate, parse_rate
+
+SLOW_TASK_INSTANCES = 50_000_000  # above this many simulated task instances, say what the run will cost
+
+
+def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``tracegen predict``."""
+    parser.add_argument("trace", help="trace file or directory of traced steps (RunMetadata .pb/.pbtxt)")
+    parser.add_argument("--workers", default="1-16", metavar="LIST",
+                        help="numbers of workers to predict: a range 1-16, a list 1,2,4,8, or both (default 1-16)")
+    parser.add_argument("--link-profile", metavar="FILE",
+                        help="link profile from 'tracegen netbench run' (default: link-profile.json beside the "
+                             "trace, unless --bandwidth is given)")
+    parser.add_argument("--bandwidth", metavar="RATE",
+                        help="PS link line rate per direction, e.g. 500Mbit/s, 1Gbit/s, 10G (bits/s) or 125MB/s "
+                             "(bytes/s); without a link profile the plateau is not pinned and curve.csv gets "
+                             "band_low/band_high")
+    parser.add_argument("--payload-fraction", type=float, default=PAYLOAD_FRACTION, metavar="F",
+                        help="share of a given --bandwidth that carries tensor bytes; the rest is protocol headers "
+                             f"(default {PAYLOAD_FRACTION:.4f}: TCP/IPv4 with timestamps at MTU 1500)")
+    parser.add_argument("--link", choices=sorted(LINK_MODELS), default="conn",
+                        help="which transfers queue behind each other in a link direction: conn = one worker's, "
+                             "fifo = everyone's, fair = none (default conn; see tracegen.link)")
+    parser.add_argument("--policy", default="tf", metavar="tf|tictac|FILE",
+                        help="transfer order: tf = random per step like TensorFlow's executor, tictac = by first "
+                             "need, or a FILE of tensor names, one per line (default tf)")
+    parser.add_argument("--steps", type=int, default=20, metavar="K",
+                        help="measured steps each simulated worker runs after its warm-up (default 20)")
+    parser.add_argument("--warmup-steps", type=int, default=3, metavar="W",
+                        help="steps each simulated worker runs before the measurement window opens (default 3)")
+    parser.add_argument("--seeds", type=int, default=3, metavar="S",
+                        help="simulations per worker count, seeds 0..S-1; low/high columns are their range "
+                             "(default 3)")
+    parser.add_argument("--ps-threads", type=int, metavar="T",
+                        help="threads of the PS CPU running apply ops (default: as many as the trace ran at once)")
+    parser.add_argument("--batch-size", type=int, metavar="B",
+                        help="samples per step, for samples/s (default: meta.json beside the trace, else 1)")
+    parser.add_argument("--emit-traces", default="", metavar="LIST",
+                        help="also write synthetic Chrome traces DIR/traces/n{N}.json for these N, e.g. 1,4,16")
+    parser.add_argument("--timing", choices=TIMINGS, default="steps",
+                        help="op timings: steps = each simulated step replays one complete traced step, drawn at "
+                             "random (default); representative = only the median one; median = per-op medians")
+    parser.add_argument("--out", required=True, metavar="DIR", help="directory for curve.csv, curve.png, traces/")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an earlier run's files in DIR (all of them, not only those written again)")
+
+
+def batch_size_of(trace_path: str, given: int | None) -> int:
+    """The given batch size, else ``batch_size`` of ``meta.json`` beside the trace, else 1."""
+    if given is not None:
+        return given
+    path = pathlib.Path(trace_path)
+    meta = (path if path.is_dir() else path.parent) / "meta.json"
+    try:
+        value = json.loads(meta.read_text(encoding="utf-8")).get("batch_size")
+    except (OSError, ValueError, AttributeError):
+        return 1
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 1
+
+
+def _int_option(value: int, name: str, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise ConfigError(f"'--{name}' must be from {low} to {high} (got {value})")
+    return value
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    """Handle ``tracegen predict``: print the link used, the table and the knee; return the exit code."""
+    emitted = parse_workers(args.emit_traces) if args.emit_traces else ()
+    workers = parse_workers(args.workers)
+    steps = _int_option(args.steps, "steps", 3, MAX_STEPS)
+    warmup = _int_option(args.warmup_steps, "warmup-steps", 1, MAX_STEPS)
+    seeds = _int_option(args.seeds, "seeds", 1, 1000)
+    profile_path = args.link_profile
+    if profile_path is None and args.bandwidth is None:
+        found = profile_beside(args.trace)
+        profile_path = None if found is None else str(found)
+    elif profile_path is None and profile_beside(args.trace) is not None:
+        print(f"note: {profile_beside(args.trace)} is not used: --bandwidth was given")
+    policy, order = parse_policy(args.policy)
+    config = PredictConfig(
+        workers=workers, link_profile=load_profile(profile_path),
+        bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),
+        payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order, steps=steps,
+        warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,
+        batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing)
+    instances = sum(workers) * seeds * (steps + warmup)
+    if instances > SLOW_TASK_INSTANCES // 100:
+        print(f"note: simulating {len(workers)} worker counts x {seeds} seeds x {steps + warmup} steps per worker "
+              f"({instances} worker steps); this can take a while", file=sys.stderr)
+    planned = ["curve.csv", "curve.png", *(f"traces/n{n}.json" for n in emitted)]
+    with OutputDir(args.out, planned, force=args.force) as out:
+        result = predict(args.trace, config, out)
+    _print(result, config)
+    return 0
+
+
+def _print(result: object, config: PredictConfig) -> None:
+    from tracegen.predict import Prediction
+
+    assert isinstance(result, Prediction)  # noqa: S101 - what predict returns
+    curve, model = result.curve, result.model
+    print(f"model: {model.n_tasks} tasks; timings of {len(model.timings)} complete traced steps of "
+          f"{model.n_traced_steps} in {model.source}; median step {format_duration(model.measured_step_ns)}")
+    for note in model.notes:
+        print(f"note: {note}")
+    print(f"link: {result.link_source}")
+    if config.bandwidth_bytes_per_s is not None and config.link_profile is None:
+        print(f"      {format_rate(config.bandwidth_bytes_per_s)} line rate, {config.payload_fraction:.2%} of it "
+              "tensor payload; the plateau is NOT pinned: band_low/band_high bound it, a link profile "
+              "('tracegen netbench') pins it")
+    band = result.band
+    print(f"{'N':>4} {'steps/s':>9} {'samples/s':>10} {'low':>8} {'high':>8}"
+          + (f" {'band_low':>9} {'band_high':>9}" if band else "") + f" {'pull':>5} {'push':>5} {'ps':>5}  bottleneck")
+    for i, p in enumerate(curve.points):
+        cells = f" {band[0].points[i].steps_per_s_low:>9.2f} {band[1].points[i].steps_per_s_high:>9.2f}" if band else ""
+        print(f"{p.n_workers:>4} {p.steps_per_s:>9.2f} {p.steps_per_s * config.batch_size:>10.1f} "
+              f"{p.steps_per_s_low:>8.2f} {p.steps_per_s_high:>8.2f}{cells} {p.pull_link_utilisation:>5.0%} "
+              f"{p.push_link_utilisation:>5.0%} {p.ps_cpu_utilisation:>5.0%}  {p.bottleneck}")
+    largest = curve.points[-1].n_workers
+    knee = (f"N={curve.knee_n_workers}" if curve.knee_n_workers is not None
+            else f"not reached by N={largest}")
+    print(f"plateau {curve.plateau_steps_per_s:.2f} steps/s (simulated at N={curve.saturation_workers}); knee "
+          f"(95% of the plateau): {knee}; link bound {curve.link_bound_steps_per_s:.2f} steps/s")
+    print(f"wrote {', '.join(str(f) for f in result.files)}")

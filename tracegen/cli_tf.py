@@ -1,0 +1,235 @@
+"""The subcommands that run real TensorFlow or judge against it: ``profile``, ``testbed``, ``netbench``,
+``validate``. Each imports ``validation`` lazily, inside its handler, so that ``tracegen --help`` and the
+trace-only commands work without TensorFlow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+from typing import Any
+
+from tracegen.curve import parse_workers
+from tracegen.errors import ConfigError
+from tracegen.link import LINK_MODELS
+from tracegen.policy import parse_policy
+from tracegen.outputs import refuse_existing
+from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
+from tracegen.units import parse_rate
+
+
+def _profile(args: argparse.Namespace) -> int:
+    from validation.capture import ProfileConfig, profile
+    from validation.zoo import ModelSpec
+
+    spec = ModelSpec(name=args.model, batch_size=args.batch_size, widths=tuple(args.widths or ()))
+    config = ProfileConfig(model=spec, warmup_steps=args.warmup, traced_steps=args.steps)
+    paths = profile(config, pathlib.Path(args.out))
+    print(f"traced {len(paths)} step(s) of {args.model} (batch {args.batch_size}) into {args.out}")
+    return 0
+
+
+def _testbed(args: argparse.Namespace) -> int:
+    from validation.testbed import TestbedConfig, run_testbed
+
+    config = TestbedConfig(
+        out_dir=pathlib.Path(args.out), model=args.model, workers=parse_workers(args.workers),
+        bandwidth_bits_per_s=8 * parse_rate(args.bandwidth), batch_size=args.batch_size,
+        widths=tuple(args.widths or ()), burst_bytes=args.burst, latency_ms=args.queue_latency,
+        repeats=args.repeats, window_s=args.window, window_steps=args.window_steps, max_window_s=args.max_window,
+        trace_workers=not args.no_worker_traces, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
+        cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
+        timeout_s=args.timeout, link_profile=not args.no_link_profile)
+    result = run_testbed(config, progress=lambda line: print(line, flush=True))
+    print(f"measured {len(result.measurements)} run(s) into {result.csv_path}; trace in {result.trace_dir}")
+    print("   N  repeat  steps/s  per worker")
+    for m in result.measurements:
+        print(f"{m.n_workers:4d}  {m.repeat:6d}  {m.steps_per_s:7.3f}  "
+              + " ".join(f"{r:.3f}" for r in m.worker_steps_per_s))
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from tracegen.outputs import OutputDir
+    from validation.validate import OUTPUT_FILES, validate
+
+    policy, order = parse_policy(args.policy)
+    config = PredictConfig(
+        bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth), link=args.link,
+        policy=policy, order=order, steps=args.steps, warmup_steps=args.warmup_steps, seeds=args.seeds,
+        payload_fraction=args.payload_fraction)
+    with OutputDir(args.out, OUTPUT_FILES, force=args.force) as out:
+        comparison, inputs, _warnings = validate(args.measured, args.trace, config, out, profile=args.link_profile,
+                                                 progress=lambda line: print(line, flush=True))
+    print(f"inputs: measurements {inputs.measured}; trace {inputs.trace}; link profile "
+          f"{inputs.profile or 'none'}; bandwidth from {inputs.bandwidth_from}")
+    print(f"measured knee N={comparison.measured_knee_n_workers}")
+    for name, score in comparison.scores.items():
+        band = "" if score.in_band is None else f"  inside band {score.in_band}/{len(comparison.table)}"
+        print(f"{name:14s} MAPE {score.mape:6.1%}  max error {score.max_error:6.1%}  knee N={score.knee_n_workers}"
+              f"  inside measured range {score.inside_range}/{len(comparison.table)}{band}")
+    print(f"wrote {', '.join(str(out.root / n) for n in out.written)}")
+    return 0
+
+
+def _model_names() -> tuple[str, ...]:
+    from validation.zoo import MODEL_NAMES  # importable without TensorFlow
+
+    return MODEL_NAMES
+
+
+def _widths(text: str) -> list[int]:
+    try:
+        return [int(w) for w in text.split(",") if w.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"widths must be comma-separated integers (got {text!r})") from exc
+
+
+TESTBED_HELP = ("measure the real curve on an emulated cluster (root; needs the 'tf' extra, iproute2 and the "
+                "cgroup v1 cpu controller)")
+VALIDATE_HELP = "compare measured throughput with predictions and the baselines"
+
+
+def _add_testbed(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", choices=_model_names(), default="mlp", help="zoo model (default mlp)")
+    p.add_argument("--workers", default="1-4", metavar="LIST", help="worker counts, e.g. 1-5 or 1,2,4 "
+                                                                    "(default 1-4)")
+    p.add_argument("--bandwidth", required=True, metavar="RATE",
+                   help="PS link rate per direction, e.g. 200Mbit/s, 1Gbit/s (bits/s) or 25MB/s (bytes/s)")
+    p.add_argument("--batch-size", type=int, default=32, help="examples per step per worker (default 32)")
+    p.add_argument("--widths", type=_widths, help="model widths, comma-separated (see profile)")
+    p.add_argument("--burst", type=int, default=16_384, metavar="BYTES",
+                   help="tc tbf bucket size in bytes (default 16384)")
+    p.add_argument("--queue-latency", type=float, default=50.0, metavar="MS",
+                   help="tc tbf queue latency in milliseconds: queue = rate x latency + burst (default 50, "
+                        "lossless and fair; see validation.testbed)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per worker count (default 3)")
+    p.add_argument("--window", type=float, default=30.0, metavar="SECONDS",
+                   help="measurement window after warm-up, seconds (default 30)")
+    p.add_argument("--window-steps", type=int, default=0, metavar="STEPS",
+                   help="lengthen each window so every worker does about this many steps, judged from the first "
+                        "N=1 run's rate (default 0: fixed windows)")
+    p.add_argument("--max-window", type=float, default=120.0, metavar="SECONDS",
+                   help="longest window --window-steps may ask for (default 120)")
+    p.add_argument("--no-link-profile", action="store_true",
+                   help="do not measure the link profile (tracegen netbench between the PS and one client host) "
+                        "into DIR/trace/link-profile.json before the runs")
+    p.add_argument("--no-worker-traces", action="store_true",
+                   help="do not trace every worker after the window of each N>1 run (DIR/workers/nN/wI)")
+    p.add_argument("--warmup", type=int, default=10, metavar="STEPS", help="steps before the window (default 10)")
+    p.add_argument("--cpu-ps", type=float, default=0.3, metavar="CORES", help="the PS's CPU cap (default 0.3)")
+    p.add_argument("--cpu-worker", type=float, default=0.3, metavar="CORES",
+                   help="each worker's CPU cap (default 0.3); all caps together must stay under the cores")
+    p.add_argument("--traced-steps", type=int, default=10, help="steps traced in the N=1 run (default 10)")
+    p.add_argument("--subnet", default="10.77.0.0/24", help="private subnet inside the namespaces")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="limit for warm-up and for finishing after the window (default 300)")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for measured.csv and trace/")
+    p.set_defaults(handler=_testbed)
+
+
+
+def _add_validate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--measured", required=True, metavar="CSV|DIR",
+                   help="measurements CSV (n_workers, steps_per_s, ...; see validation.compare) or a testbed "
+                        "output directory")
+    p.add_argument("--trace", help="the single-worker trace (default: DIR/trace of a testbed directory)")
+    p.add_argument("--link-profile", metavar="FILE",
+                   help="link profile from 'tracegen netbench' (default: link-profile.json beside the trace)")
+    p.add_argument("--bandwidth", metavar="RATE",
+                   help="the link's line rate for the bandwidth-only predictors (default: the measurements' "
+                        "bandwidth_bits_per_s)")
+    p.add_argument("--payload-fraction", type=float, default=PAYLOAD_FRACTION, metavar="F",
+                   help=f"share of the link rate that carries tensor bytes (default {PAYLOAD_FRACTION:.4f})")
+    p.add_argument("--link", choices=sorted(LINK_MODELS), default="conn", help="link model (see predict)")
+    p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict)")
+    p.add_argument("--steps", type=int, default=20, metavar="K",
+                   help="measured simulated steps per worker (default 20)")
+    p.add_argument("--warmup-steps", type=int, default=3, metavar="W",
+                   help="simulated warm-up steps per worker (default 3)")
+    p.add_argument("--seeds", type=int, default=3, metavar="S", help="simulations per worker count (default 3)")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for report.md, comparison.csv/.png")
+    p.add_argument("--force", action="store_true", help="replace an earlier report in DIR")
+    p.set_defaults(handler=_validate)
+
+
+
+
+def add_tf_commands(sub: Any) -> None:
+    """Add ``profile``, ``testbed``, ``netbench`` and ``validate`` to the subparsers ``sub``."""
+    p = sub.add_parser("profile", help="run a real 1-PS, 1-worker TensorFlow job on localhost and trace it "
+                                       "(needs the 'tf' extra)")
+    p.add_argument("--model", choices=_model_names(), default="mlp", help="zoo model (default mlp)")
+    p.add_argument("--batch-size", type=int, default=32, help="examples per step (default 32)")
+    p.add_argument("--widths", type=_widths, help="model widths, comma-separated: mlp hidden sizes; cnn "
+                                                  "conv1,conv2,dense channels; resnet stage channels")
+    p.add_argument("--warmup", type=int, default=5, help="untraced steps before tracing (default 5)")
+    p.add_argument("--steps", type=int, default=10,
+                   help="traced steps (default 10: steps with records missing are left out, and the simulator "
+                        "draws from the rest)")
+    p.add_argument("--out", required=True, help="directory for step_NNN.pb, step_NNN.json and meta.json")
+    p.set_defaults(handler=_profile)
+
+    _add_testbed(sub.add_parser("testbed", help=TESTBED_HELP))
+    _add_validate(sub.add_parser("validate", help=VALIDATE_HELP))
+    _add_netbench(sub.add_parser("netbench", help=NETBENCH_HELP))
+
+
+NETBENCH_HELP = ("measure the PS link as TensorFlow uses it, between two hosts: 'serve' on the PS host, 'run' on "
+                 "another (needs the 'tf' extra)")
+
+
+def _netbench_serve(args: argparse.Namespace) -> int:
+    from validation.netbench import serve
+
+    serve(bind=args.bind, port=args.port, tf_port=args.tf_port, once=args.once, cores=args.cores,
+          progress=lambda line: print(line, flush=True))
+    return 0
+
+
+def _netbench_run(args: argparse.Namespace) -> int:
+    from parsers.linkprofile import write_link_profile
+    from tracegen.units import format_rate
+    from validation.netbench import NetbenchConfig, run_netbench
+
+    out = pathlib.Path(args.out)
+    refuse_existing([out], args.force)
+    if not out.parent.is_dir():
+        raise ConfigError(f"{out.parent}: output directory does not exist")
+    config = NetbenchConfig(ps=args.ps, max_connections=args.max_connections, window_s=args.window,
+                            tensors=args.tensors, tensor_bytes=args.tensor_bytes)
+    profile = run_netbench(config, progress=lambda line: print(line, flush=True))
+    write_link_profile(profile, out)
+    best = max(profile.points, key=lambda p: p.pull_bytes_per_s + p.push_bytes_per_s)
+    print(f"most moved: {best.mode} with {best.connections} connection(s) per direction, pull "
+          f"{format_rate(round(best.pull_bytes_per_s))}, push {format_rate(round(best.push_bytes_per_s))}")
+    print(f"wrote {out}")
+    return 0
+
+
+def _add_netbench(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="netbench_command", required=True, metavar="serve|run")
+    s = sub.add_parser("serve", help="on the PS host: wait for 'netbench run' and serve it a real TensorFlow PS task")
+    s.add_argument("--bind", default="0.0.0.0", metavar="ADDR",  # noqa: S104 - a server for another host
+                   help="address to listen on for the control connection (default 0.0.0.0: every interface)")
+    s.add_argument("--port", type=int, default=7070, help="control port (default 7070)")
+    s.add_argument("--tf-port", type=int, default=2222, help="port of the TensorFlow PS task (default 2222)")
+    s.add_argument("--once", action="store_true", help="exit after one session")
+    s.add_argument("--cores", type=float, metavar="CORES",
+                   help="the PS host's CPU to record in the profile (default: what this process may use: its "
+                        "CPU affinity and cgroup quota)")
+    s.set_defaults(handler=_netbench_serve)
+    r = sub.add_parser("run", help="on a second host: measure pull, push and two-way rates for 1, 2, 4, ... "
+                                   "connections and write a link profile")
+    r.add_argument("--ps", required=True, metavar="HOST:PORT", help="where 'netbench serve' listens")
+    r.add_argument("--out", default="link-profile.json", metavar="FILE",
+                   help="the link profile to write (default link-profile.json)")
+    r.add_argument("--max-connections", type=int, default=8, metavar="K",
+                   help="most connections per direction; doubling stops earlier once rates settle (default 8)")
+    r.add_argument("--window", type=float, default=3.0, metavar="SECONDS",
+                   help="measurement window per point, seconds (default 3)")
+    r.add_argument("--tensors", type=int, default=32, help="most tensors a client step moves (default 32)")
+    r.add_argument("--tensor-bytes", type=int, default=256 * 1024, metavar="BYTES",
+                   help="bytes per tensor (default 262144)")
+    r.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    r.set_defaults(handler=_netbench_run)

@@ -1,0 +1,117 @@
+"""Where a :class:`~tracegen.link.LinkSpec` comes from: a measured link profile, a given bandwidth, or the trace.
+
+- :func:`from_profile`: the profile's one-way points (``pull``, ``push``) give each direction's capacity for k
+  connections, its ``both`` points the capacity while the other direction is busy too, and the small request's
+  round trip under one-way load, less its round trip on the idle link, each direction's queue delay. The
+  profile's ``cycle`` points (clients alternating pulls and pushes, as workers do) are not used: they are what
+  :func:`check_profile` predicts, a check of the link model on the two hosts' own measurements.
+- :func:`from_bandwidth`: a line rate (its payload share per direction), the same for any number of connections.
+  With ``two_way`` < 1 both directions together carry that fraction of what they carry apart.
+- Every spec keeps the single-worker trace's per-connection rate (one worker's own limit) and latency.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from parsers.linkprofile import LinkProfile, ProfilePoint
+from tracegen.errors import ConfigError
+from tracegen.link import PULL, PUSH, LinkSpec, Table
+from tracegen.model import LinkEstimate, StepModel, StepTiming, TaskKind
+
+
+def _table(points: tuple[ProfilePoint, ...], direction: int) -> Table:
+    attr = "pull_bytes_per_s" if direction == PULL else "push_bytes_per_s"
+    return tuple((p.connections, max(1.0, float(getattr(p, attr)))) for p in points)
+
+
+def from_profile(profile: LinkProfile, trace_link: LinkEstimate | None) -> LinkSpec:
+    """The link a profile describes, limited per connection by what one traced worker moved (if given)."""
+    one_way = (profile.of_mode("pull"), profile.of_mode("push"))
+    both = profile.of_mode("both")
+    for name, pts in (("pull", one_way[0]), ("push", one_way[1]), ("both", both)):
+        if not pts:
+            raise ConfigError(f"{profile.source}: the link profile has no {name!r} points")
+    alone = (_table(one_way[0], PULL), _table(one_way[1], PUSH))
+    two_way = (_table(both, PULL), _table(both, PUSH))
+    idle = profile.idle_rtt_ns
+    delays: list[Table] = []
+    for pts in one_way:
+        known = [(p.connections, float(max(0, p.probe_rtt_ns - idle))) for p in pts
+                 if p.probe_rtt_ns is not None and idle is not None]
+        delays.append(tuple(known) if known else ((1, 0.0),))
+    best = tuple(max(r for _, r in t) for t in alone)
+    conn = best if trace_link is None else (
+        min(best[0], trace_link.pull_bandwidth_bytes_per_s), min(best[1], trace_link.push_bandwidth_bytes_per_s))
+    latency = trace_link.latency_ns if trace_link is not None else (idle or 0)
+    return LinkSpec(alone=alone, both=two_way, connection_bytes_per_s=conn, latency_ns=latency,
+                    queue_delay_ns=(delays[0], delays[1]),
+                    description=f"link profile {profile.source or '(in memory)'} ({profile.date}), per connection "
+                                f"at most what the trace moved")
+
+
+def from_bandwidth(bytes_per_s: int, trace_link: LinkEstimate, *, two_way: float = 1.0) -> LinkSpec:
+    """A link of ``bytes_per_s`` payload each way; both busy: each direction at ``two_way`` of it."""
+    if not 0 < two_way <= 1:
+        raise ConfigError(f"'two_way' must be in (0, 1] (got {two_way})")
+    alone = ((1, float(bytes_per_s)),)
+    both = ((1, float(bytes_per_s) * two_way),)
+    conn = (min(float(bytes_per_s), trace_link.pull_bandwidth_bytes_per_s),
+            min(float(bytes_per_s), trace_link.push_bandwidth_bytes_per_s))
+    return LinkSpec(alone=(alone, alone), both=(both, both), connection_bytes_per_s=conn,
+                    latency_ns=trace_link.latency_ns,
+                    description=f"given bandwidth {bytes_per_s} B/s payload each way"
+                                + (f", both ways at once {two_way:.0%} of it" if two_way < 1 else ""))
+
+
+def cycle_model(point: ProfilePoint, profile: LinkProfile) -> StepModel:
+    """A netbench ``cycle`` client's step as a step model: pull ``n`` tensors, then push them, nothing else; the
+    step starts one idle round trip after the last (the session's own request and reply)."""
+    if point.step_bytes is None:
+        raise ConfigError(f"{profile.source}: cycle point k={point.connections} lacks 'step_bytes'")
+    n = max(1, math.ceil(point.step_bytes / profile.tensor_bytes))
+    size = point.step_bytes // n
+    names = [f"pull{i}" for i in range(n)] + [f"push{i}" for i in range(n)]
+    kinds = [TaskKind.PULL] * n + [TaskKind.PUSH] * n
+    data = [()] * n + [tuple(range(n))] * n
+    idle = profile.idle_rtt_ns or 0
+    timing = StepTiming(dur_ns=(0,) * (2 * n), delay_ns=(idle,) * n + (0,) * n, step_ns=0)
+    fast = 10**15
+    return StepModel(names=tuple(names), kinds=tuple(kinds), size_bytes=(size,) * (2 * n), data_preds=tuple(data),
+                     control_preds=((),) * (2 * n), rank=tuple(range(2 * n)), first_need_ns=tuple(range(2 * n)),
+                     timings=(timing,), link=LinkEstimate(pull_bandwidth_bytes_per_s=fast,
+                                                          push_bandwidth_bytes_per_s=fast, latency_ns=0,
+                                                          method="netbench cycle"),
+                     source=f"netbench cycle k={point.connections}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CycleCheck:
+    """A profile's ``cycle`` point beside what the link model built from its other points predicts."""
+
+    connections: int
+    measured_bytes_per_s: float
+    predicted_bytes_per_s: float
+
+    @property
+    def error(self) -> float:
+        """Relative error of the prediction."""
+        return (self.predicted_bytes_per_s - self.measured_bytes_per_s) / self.measured_bytes_per_s
+
+
+def check_profile(profile: LinkProfile, *, steps: int = 30, seed: int = 0) -> list[CycleCheck]:
+    """Predict every ``cycle`` point of ``profile`` from its other points (module docstring)."""
+    from tracegen.metrics import steps_per_s
+    from tracegen.simulate import SimConfig, simulate
+
+    spec = dataclasses.replace(from_profile(profile, None), latency_ns=0)
+    checks = []
+    for point in profile.of_mode("cycle"):
+        model = cycle_model(point, profile)
+        result = simulate(model, SimConfig(n_workers=point.connections, steps=steps, seed=seed, link_spec=spec,
+                                           policy="tictac"))
+        predicted = steps_per_s(result) * model.bytes_of(TaskKind.PULL)
+        checks.append(CycleCheck(connections=point.connections, measured_bytes_per_s=point.pull_bytes_per_s,
+                                 predicted_bytes_per_s=predicted))
+    return checks

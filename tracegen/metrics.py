@@ -1,0 +1,91 @@
+"""What a simulation result says, as functions of it (never stored beside it).
+
+The estimator of throughput is the testbed's own (:func:`validation.testbed.steps_in_window` does the same on real
+runs): over a window common to all workers, every worker's steps are counted by the fraction of their duration
+that lies inside it, and the sum is divided by the window's length. The window opens when the last worker ends
+its warm-up steps (the start-up transient, when workers started at offsets and had the link to themselves, is
+left out) and closes when the first worker ends its last step (after which fewer workers compete). Utilisations
+are bytes (or CPU time) used inside that same window over what the resource could have given in it, so they
+can never exceed 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from tracegen.errors import ConfigError
+from tracegen.link import PULL, PUSH
+from tracegen.model import PS_KINDS, StepModel, TaskKind
+from tracegen.simulate import SimResult
+
+
+def fraction_in_window(steps: Sequence[tuple[int, int]], start_ns: int, end_ns: int) -> float:
+    """Steps done inside [start_ns, end_ns]: each step counted by the fraction of its duration inside."""
+    total = 0.0
+    for s, e in steps:
+        overlap = min(e, end_ns) - max(s, start_ns)
+        if overlap > 0 and e > s:
+            total += overlap / (e - s)
+    return total
+
+
+def measurement_window(result: SimResult) -> tuple[int, int]:
+    """(from_ns, to_ns) of the steady window (module docstring); ConfigError when the run is too short to have
+    one."""
+    warm = result.config.warmup_steps
+    ends = result.step_end_ns
+    t_a = max(e[warm - 1] for e in ends) if warm else min(s[0] for s in result.step_start_ns)
+    t_b = min(e[-1] for e in ends)
+    if t_b <= t_a:
+        raise ConfigError(f"the simulation is too short for a steady window: with {result.config.n_workers} workers, "
+                          f"{result.config.warmup_steps} warm-up steps and {result.config.steps} measured steps "
+                          "each, one worker had finished before the last one was warm; simulate more steps")
+    return t_a, t_b
+
+
+def steps_per_s(result: SimResult) -> float:
+    """Training steps per second of all workers together, over the steady window."""
+    t_a, t_b = measurement_window(result)
+    done = sum(fraction_in_window(list(zip(s, e, strict=True)), t_a, t_b)
+               for s, e in zip(result.step_start_ns, result.step_end_ns, strict=True))
+    return done * 1e9 / (t_b - t_a)
+
+
+def step_time_ns(result: SimResult, worker: int = 0) -> list[int]:
+    """Durations of ``worker``'s steps, warm-up included."""
+    return [e - s for s, e in zip(result.step_start_ns[worker], result.step_end_ns[worker], strict=True)]
+
+
+def _window_use(result: SimResult, column: int) -> tuple[float, int]:
+    """(amount used, window length) of snapshot ``column`` (1 pull bytes, 2 push bytes, 3 PS thread-ns)."""
+    t_a, t_b = measurement_window(result)
+    at = {s[0]: s for s in result.snapshots}
+    return at[t_b][column] - at[t_a][column], t_b - t_a
+
+
+def link_utilisation(result: SimResult, direction: str) -> float:
+    """Bytes ``direction`` (``pull``/``push``) carried in the window / what its peak capacity allows there."""
+    d = PULL if direction == "pull" else PUSH
+    moved, span = _window_use(result, 1 + d)
+    return moved * 1e9 / (result.link_spec.peak_bytes_per_s(d) * span)
+
+
+def ps_cpu_utilisation(result: SimResult) -> float:
+    """PS thread-time used in the window / (threads x window)."""
+    busy, span = _window_use(result, 3)
+    return busy / (result.ps_threads * span)
+
+
+def link_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
+    """The most steps per second the link allows: each direction carries one step's bytes per step, at most at
+    its peak capacity."""
+    bounds = [result.link_spec.peak_bytes_per_s(d) / b
+              for d, b in ((PULL, model.bytes_of(TaskKind.PULL)), (PUSH, model.bytes_of(TaskKind.PUSH))) if b > 0]
+    return min(bounds) if bounds else math.inf
+
+
+def ps_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
+    """The most steps per second the PS's threads allow."""
+    work = model.mean_work_ns(PS_KINDS)
+    return result.ps_threads * 1e9 / work if work else math.inf

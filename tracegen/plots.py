@@ -1,0 +1,72 @@
+"""A curve as files: ``curve.csv`` (fixed decimals, so equal curves give equal bytes) and ``curve.png``.
+
+``curve.csv`` columns: ``n_workers``; ``steps_per_s`` (mean over seeds) and ``samples_per_s`` (times the batch);
+``steps_per_s_low``/``steps_per_s_high`` (lowest and highest over seeds); ``band_low``/``band_high`` (steps/s at
+the two ends of what the link can do when only its bandwidth is known, empty when a link profile pins it: see
+:mod:`tracegen.predict`); the link's and the PS's utilisations (fractions); ``bottleneck``.
+"""
+
+from __future__ import annotations
+
+import io
+
+from tracegen.curve import Curve
+
+CSV_COLUMNS = ("n_workers", "steps_per_s", "samples_per_s", "steps_per_s_low", "steps_per_s_high", "band_low",
+               "band_high", "pull_link_utilisation", "push_link_utilisation", "ps_cpu_utilisation", "bottleneck")
+
+
+def curve_csv(curve: Curve, batch_size: int, band: tuple[Curve, Curve] | None = None) -> str:
+    """The curve as CSV (module docstring)."""
+    lines = [",".join(CSV_COLUMNS)]
+    for i, p in enumerate(curve.points):
+        low = high = ""
+        if band is not None:
+            low = f"{min(band[0].points[i].steps_per_s_low, p.steps_per_s_low):.4f}"
+            high = f"{max(band[1].points[i].steps_per_s_high, p.steps_per_s_high):.4f}"
+        lines.append(",".join([
+            str(p.n_workers), f"{p.steps_per_s:.4f}", f"{p.steps_per_s * batch_size:.4f}",
+            f"{p.steps_per_s_low:.4f}", f"{p.steps_per_s_high:.4f}", low, high, f"{p.pull_link_utilisation:.4f}",
+            f"{p.push_link_utilisation:.4f}", f"{p.ps_cpu_utilisation:.4f}", p.bottleneck]))
+    return "\n".join(lines) + "\n"
+
+
+def curve_png(curve: Curve, *, title: str, band: tuple[Curve, Curve] | None = None) -> bytes:
+    """Throughput against N: the prediction with its seed spread, the band when there is one, the knee and the
+    bounds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.0), dpi=100)
+    ax = fig.add_subplot()
+    ns = [p.n_workers for p in curve.points]
+    if band is not None:
+        ax.fill_between(ns, [min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in zip(band[0].points,
+                                                                                        curve.points, strict=True)],
+                        [max(hi.steps_per_s_high, p.steps_per_s_high) for hi, p in zip(band[1].points, curve.points,
+                                                                                     strict=True)],
+                        color="tab:orange", alpha=0.2, label="band: link two-way loss unknown")
+    ax.fill_between(ns, [p.steps_per_s_low for p in curve.points], [p.steps_per_s_high for p in curve.points],
+                    alpha=0.3, label="range over seeds")
+    ax.plot(ns, [p.steps_per_s for p in curve.points], marker="o", label="predicted steps/s")
+    if curve.knee_n_workers is not None:
+        knee = next(p for p in curve.points if p.n_workers == curve.knee_n_workers)
+        ax.axvline(knee.n_workers, color="grey", linestyle=":")
+        ax.annotate(f"knee N={knee.n_workers}", (knee.n_workers, knee.steps_per_s), textcoords="offset points",
+                    xytext=(6, -14))
+    top = max(p.steps_per_s_high for p in curve.points)
+    ax.axhline(curve.plateau_steps_per_s, color="grey", linestyle="--",
+               label=f"plateau {curve.plateau_steps_per_s:.3g} steps/s (N={curve.saturation_workers})")
+    if curve.link_bound_steps_per_s < 3 * top:
+        ax.axhline(curve.link_bound_steps_per_s, color="red", linestyle="--",
+                   label=f"link bound {curve.link_bound_steps_per_s:.3g} steps/s")
+    ax.set_xlabel("workers (N)")
+    ax.set_ylabel("steps per second (all workers)")
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right", fontsize="small")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
