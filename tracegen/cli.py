@@ -9,10 +9,14 @@ only lazily, inside the handler that needs it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import pathlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +34,7 @@ from tracegen.cli_tf import add_tf_commands
 from tracegen.units import format_bytes
 
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a tool killed by a closed pipe returns
 
 
 class CliError(Exception):
@@ -140,6 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(Exception):  # noqa: N818 - named for what happened, like KeyboardInterrupt
+    """SIGTERM or SIGHUP arrived: unwinds the command so that its temporary files and processes go."""
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise Terminated(signal.Signals(signum).name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``tracegen`` command line; returns the exit code."""
     from validation.errors import ValidationError
@@ -149,17 +162,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verbose:
         logging.basicConfig(level=logging.DEBUG if args.verbose > 1 else logging.INFO,
                             format="%(levelname)s %(name)s: %(message)s")
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return int(args.handler(args))
     except (TraceError, TracegenError, CliError, ValidationError) as exc:
-        print(f"tracegen {args.command}: error: {exc}", file=sys.stderr)
+        print(f"tracegen {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # the reader went away (| head): stop quietly, as other Unix tools do
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except OSError as exc:  # an output that cannot be written: say which and why, in one line
         print(f"tracegen {args.command}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"tracegen {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:
+        print(f"tracegen {args.command}: stopped by {exc}", file=sys.stderr)
+        return 143
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    """A message on one line of bounded length (a library message may quote a long or multi-line value)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 if __name__ == "__main__":

@@ -15,10 +15,7 @@ from tracegen.outputs import OutputDir
 from tracegen.policy import parse_policy
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, load_profile, predict, profile_beside
 from tracegen.simulate import MAX_STEPS
-from tracegen.units import format_duration, format_rate, parse_rate
-
-SLOW_TASK_INSTANCES = 50_000_000  # above this many simulated task instances, say what the run will cost
-
+from tracegen.units import format_duration, format_rate, parse_count, parse_number, parse_rate
 
 def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``tracegen predict``."""
@@ -32,7 +29,7 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="PS link line rate per direction, e.g. 500Mbit/s, 1Gbit/s, 10G (bits/s) or 125MB/s "
                              "(bytes/s); without a link profile the plateau is not pinned and curve.csv gets "
                              "band_low/band_high")
-    parser.add_argument("--payload-fraction", type=float, default=PAYLOAD_FRACTION, metavar="F",
+    parser.add_argument("--payload-fraction", type=parse_number, default=PAYLOAD_FRACTION, metavar="F",
                         help="share of a given --bandwidth that carries tensor bytes; the rest is protocol headers "
                              f"(default {PAYLOAD_FRACTION:.4f}: TCP/IPv4 with timestamps at MTU 1500)")
     parser.add_argument("--link", choices=sorted(LINK_MODELS), default="conn",
@@ -41,16 +38,16 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", default="tf", metavar="tf|tictac|FILE",
                         help="transfer order: tf = random per step like TensorFlow's executor, tictac = by first "
                              "need, or a FILE of tensor names, one per line (default tf)")
-    parser.add_argument("--steps", type=int, default=20, metavar="K",
+    parser.add_argument("--steps", type=parse_count, default=20, metavar="K",
                         help="measured steps each simulated worker runs after its warm-up (default 20)")
-    parser.add_argument("--warmup-steps", type=int, default=3, metavar="W",
+    parser.add_argument("--warmup-steps", type=parse_count, default=3, metavar="W",
                         help="steps each simulated worker runs before the measurement window opens (default 3)")
-    parser.add_argument("--seeds", type=int, default=3, metavar="S",
+    parser.add_argument("--seeds", type=parse_count, default=3, metavar="S",
                         help="simulations per worker count, seeds 0..S-1; low/high columns are their range "
                              "(default 3)")
-    parser.add_argument("--ps-threads", type=int, metavar="T",
+    parser.add_argument("--ps-threads", type=parse_count, metavar="T",
                         help="threads of the PS CPU running apply ops (default: as many as the trace ran at once)")
-    parser.add_argument("--batch-size", type=int, metavar="B",
+    parser.add_argument("--batch-size", type=parse_count, metavar="B",
                         help="samples per step, for samples/s (default: meta.json beside the trace, else 1)")
     parser.add_argument("--emit-traces", default="", metavar="LIST",
                         help="also write synthetic Chrome traces DIR/traces/n{N}.json for these N, e.g. 1,4,16")
@@ -101,13 +98,9 @@ def run_predict(args: argparse.Namespace) -> int:
         payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order, steps=steps,
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,
         batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing)
-    instances = sum(workers) * seeds * (steps + warmup)
-    if instances > SLOW_TASK_INSTANCES // 100:
-        print(f"note: simulating {len(workers)} worker counts x {seeds} seeds x {steps + warmup} steps per worker "
-              f"({instances} worker steps); this can take a while", file=sys.stderr)
     planned = ["curve.csv", "curve.png", *(f"traces/n{n}.json" for n in emitted)]
     with OutputDir(args.out, planned, force=args.force) as out:
-        result = predict(args.trace, config, out)
+        result = predict(args.trace, config, out, progress=lambda line: print(line, file=sys.stderr, flush=True))
     _print(result, config)
     return 0
 

@@ -15,7 +15,7 @@ from tracegen.link import LINK_MODELS
 from tracegen.policy import parse_policy
 from tracegen.outputs import refuse_existing
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
-from tracegen.units import parse_rate
+from tracegen.units import parse_count, parse_number, parse_rate
 
 
 def _profile(args: argparse.Namespace) -> int:
@@ -32,6 +32,15 @@ def _profile(args: argparse.Namespace) -> int:
 def _testbed(args: argparse.Namespace) -> int:
     from validation.testbed import TestbedConfig, run_testbed
 
+    if args.clean is not None:
+        from validation.cluster import clean
+
+        removed = clean(args.clean)
+        print("\n".join(f"removed {x}" for x in removed) if removed else "nothing to remove")
+        return 0
+    if args.bandwidth is None or args.out is None:
+        raise ConfigError("testbed needs --bandwidth and --out (or --clean RUN_ID)")
+
     config = TestbedConfig(
         out_dir=pathlib.Path(args.out), model=args.model, workers=parse_workers(args.workers),
         bandwidth_bits_per_s=8 * parse_rate(args.bandwidth), batch_size=args.batch_size,
@@ -39,7 +48,7 @@ def _testbed(args: argparse.Namespace) -> int:
         repeats=args.repeats, window_s=args.window, window_steps=args.window_steps, max_window_s=args.max_window,
         trace_workers=not args.no_worker_traces, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
         cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
-        timeout_s=args.timeout, link_profile=not args.no_link_profile)
+        timeout_s=args.timeout, link_profile=not args.no_link_profile, only_link_profile=args.only_link_profile)
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
     print(f"measured {len(result.measurements)} run(s) into {result.csv_path}; trace in {result.trace_dir}")
     print("   N  repeat  steps/s  per worker")
@@ -94,37 +103,42 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", choices=_model_names(), default="mlp", help="zoo model (default mlp)")
     p.add_argument("--workers", default="1-4", metavar="LIST", help="worker counts, e.g. 1-5 or 1,2,4 "
                                                                     "(default 1-4)")
-    p.add_argument("--bandwidth", required=True, metavar="RATE",
+    p.add_argument("--bandwidth", metavar="RATE",
                    help="PS link rate per direction, e.g. 200Mbit/s, 1Gbit/s (bits/s) or 25MB/s (bytes/s)")
-    p.add_argument("--batch-size", type=int, default=32, help="examples per step per worker (default 32)")
+    p.add_argument("--batch-size", type=parse_count, default=32, help="examples per step per worker (default 32)")
     p.add_argument("--widths", type=_widths, help="model widths, comma-separated (see profile)")
-    p.add_argument("--burst", type=int, default=16_384, metavar="BYTES",
+    p.add_argument("--burst", type=parse_count, default=16_384, metavar="BYTES",
                    help="tc tbf bucket size in bytes (default 16384)")
-    p.add_argument("--queue-latency", type=float, default=50.0, metavar="MS",
+    p.add_argument("--queue-latency", type=parse_number, default=50.0, metavar="MS",
                    help="tc tbf queue latency in milliseconds: queue = rate x latency + burst (default 50, "
                         "lossless and fair; see validation.testbed)")
-    p.add_argument("--repeats", type=int, default=3, help="runs per worker count (default 3)")
-    p.add_argument("--window", type=float, default=30.0, metavar="SECONDS",
+    p.add_argument("--repeats", type=parse_count, default=3, help="runs per worker count (default 3)")
+    p.add_argument("--window", type=parse_number, default=30.0, metavar="SECONDS",
                    help="measurement window after warm-up, seconds (default 30)")
-    p.add_argument("--window-steps", type=int, default=0, metavar="STEPS",
+    p.add_argument("--window-steps", type=parse_count, default=0, metavar="STEPS",
                    help="lengthen each window so every worker does about this many steps, judged from the first "
                         "N=1 run's rate (default 0: fixed windows)")
-    p.add_argument("--max-window", type=float, default=120.0, metavar="SECONDS",
+    p.add_argument("--max-window", type=parse_number, default=120.0, metavar="SECONDS",
                    help="longest window --window-steps may ask for (default 120)")
     p.add_argument("--no-link-profile", action="store_true",
                    help="do not measure the link profile (tracegen netbench between the PS and one client host) "
                         "into DIR/trace/link-profile.json before the runs")
     p.add_argument("--no-worker-traces", action="store_true",
                    help="do not trace every worker after the window of each N>1 run (DIR/workers/nN/wI)")
-    p.add_argument("--warmup", type=int, default=10, metavar="STEPS", help="steps before the window (default 10)")
-    p.add_argument("--cpu-ps", type=float, default=0.3, metavar="CORES", help="the PS's CPU cap (default 0.3)")
-    p.add_argument("--cpu-worker", type=float, default=0.3, metavar="CORES",
+    p.add_argument("--warmup", type=parse_count, default=10, metavar="STEPS", help="steps before the window (default 10)")
+    p.add_argument("--cpu-ps", type=parse_number, default=0.3, metavar="CORES", help="the PS's CPU cap (default 0.3)")
+    p.add_argument("--cpu-worker", type=parse_number, default=0.3, metavar="CORES",
                    help="each worker's CPU cap (default 0.3); all caps together must stay under the cores")
-    p.add_argument("--traced-steps", type=int, default=10, help="steps traced in the N=1 run (default 10)")
+    p.add_argument("--traced-steps", type=parse_count, default=10, help="steps traced in the N=1 run (default 10)")
     p.add_argument("--subnet", default="10.77.0.0/24", help="private subnet inside the namespaces")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=parse_number, default=300.0, metavar="SECONDS",
                    help="limit for warm-up and for finishing after the window (default 300)")
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for measured.csv and trace/")
+    p.add_argument("--only-link-profile", action="store_true",
+                   help="measure only the link profile, into DIR/trace/link-profile.json (refused if it exists)")
+    p.add_argument("--out", metavar="DIR", help="directory for measured.csv and trace/")
+    p.add_argument("--clean", metavar="RUN_ID",
+                   help="instead of measuring, remove what a crashed run left (its node processes, network "
+                        "namespaces and cgroups): the 6 hex digits it printed ('cluster 3fa9c1 is up'), or all")
     p.set_defaults(handler=_testbed)
 
 
@@ -139,15 +153,15 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bandwidth", metavar="RATE",
                    help="the link's line rate for the bandwidth-only predictors (default: the measurements' "
                         "bandwidth_bits_per_s)")
-    p.add_argument("--payload-fraction", type=float, default=PAYLOAD_FRACTION, metavar="F",
+    p.add_argument("--payload-fraction", type=parse_number, default=PAYLOAD_FRACTION, metavar="F",
                    help=f"share of the link rate that carries tensor bytes (default {PAYLOAD_FRACTION:.4f})")
     p.add_argument("--link", choices=sorted(LINK_MODELS), default="conn", help="link model (see predict)")
     p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict)")
-    p.add_argument("--steps", type=int, default=20, metavar="K",
+    p.add_argument("--steps", type=parse_count, default=20, metavar="K",
                    help="measured simulated steps per worker (default 20)")
-    p.add_argument("--warmup-steps", type=int, default=3, metavar="W",
+    p.add_argument("--warmup-steps", type=parse_count, default=3, metavar="W",
                    help="simulated warm-up steps per worker (default 3)")
-    p.add_argument("--seeds", type=int, default=3, metavar="S", help="simulations per worker count (default 3)")
+    p.add_argument("--seeds", type=parse_count, default=3, metavar="S", help="simulations per worker count (default 3)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for report.md, comparison.csv/.png")
     p.add_argument("--force", action="store_true", help="replace an earlier report in DIR")
     p.set_defaults(handler=_validate)
@@ -160,11 +174,11 @@ def add_tf_commands(sub: Any) -> None:
     p = sub.add_parser("profile", help="run a real 1-PS, 1-worker TensorFlow job on localhost and trace it "
                                        "(needs the 'tf' extra)")
     p.add_argument("--model", choices=_model_names(), default="mlp", help="zoo model (default mlp)")
-    p.add_argument("--batch-size", type=int, default=32, help="examples per step (default 32)")
+    p.add_argument("--batch-size", type=parse_count, default=32, help="examples per step (default 32)")
     p.add_argument("--widths", type=_widths, help="model widths, comma-separated: mlp hidden sizes; cnn "
                                                   "conv1,conv2,dense channels; resnet stage channels")
-    p.add_argument("--warmup", type=int, default=5, help="untraced steps before tracing (default 5)")
-    p.add_argument("--steps", type=int, default=10,
+    p.add_argument("--warmup", type=parse_count, default=5, help="untraced steps before tracing (default 5)")
+    p.add_argument("--steps", type=parse_count, default=10,
                    help="traced steps (default 10: steps with records missing are left out, and the simulator "
                         "draws from the rest)")
     p.add_argument("--out", required=True, help="directory for step_NNN.pb, step_NNN.json and meta.json")
@@ -212,10 +226,10 @@ def _add_netbench(p: argparse.ArgumentParser) -> None:
     s = sub.add_parser("serve", help="on the PS host: wait for 'netbench run' and serve it a real TensorFlow PS task")
     s.add_argument("--bind", default="0.0.0.0", metavar="ADDR",  # noqa: S104 - a server for another host
                    help="address to listen on for the control connection (default 0.0.0.0: every interface)")
-    s.add_argument("--port", type=int, default=7070, help="control port (default 7070)")
-    s.add_argument("--tf-port", type=int, default=2222, help="port of the TensorFlow PS task (default 2222)")
+    s.add_argument("--port", type=parse_count, default=7070, help="control port (default 7070)")
+    s.add_argument("--tf-port", type=parse_count, default=2222, help="port of the TensorFlow PS task (default 2222)")
     s.add_argument("--once", action="store_true", help="exit after one session")
-    s.add_argument("--cores", type=float, metavar="CORES",
+    s.add_argument("--cores", type=parse_number, metavar="CORES",
                    help="the PS host's CPU to record in the profile (default: what this process may use: its "
                         "CPU affinity and cgroup quota)")
     s.set_defaults(handler=_netbench_serve)
@@ -224,12 +238,12 @@ def _add_netbench(p: argparse.ArgumentParser) -> None:
     r.add_argument("--ps", required=True, metavar="HOST:PORT", help="where 'netbench serve' listens")
     r.add_argument("--out", default="link-profile.json", metavar="FILE",
                    help="the link profile to write (default link-profile.json)")
-    r.add_argument("--max-connections", type=int, default=8, metavar="K",
+    r.add_argument("--max-connections", type=parse_count, default=8, metavar="K",
                    help="most connections per direction; doubling stops earlier once rates settle (default 8)")
-    r.add_argument("--window", type=float, default=3.0, metavar="SECONDS",
+    r.add_argument("--window", type=parse_number, default=3.0, metavar="SECONDS",
                    help="measurement window per point, seconds (default 3)")
-    r.add_argument("--tensors", type=int, default=32, help="most tensors a client step moves (default 32)")
-    r.add_argument("--tensor-bytes", type=int, default=256 * 1024, metavar="BYTES",
+    r.add_argument("--tensors", type=parse_count, default=32, help="most tensors a client step moves (default 32)")
+    r.add_argument("--tensor-bytes", type=parse_count, default=256 * 1024, metavar="BYTES",
                    help="bytes per tensor (default 262144)")
     r.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     r.set_defaults(handler=_netbench_run)

@@ -11,10 +11,12 @@ given bandwidth, or from the trace alone:
   acknowledgements and requests queue behind the other direction's data (DOMAIN.md; Zhang, Shenker & Clark 1991).
 - ``connection_bytes_per_s``: the most one worker's connection moves (what the single-worker trace showed:
   the worker's own CPU and gRPC stack, which a profile taken with strong clients does not see).
-- ``latency_ns`` and ``queue_delay_ns``: a transfer starts moving ``latency_ns`` after it is requested, plus,
-  for each direction that is busy at that moment, that direction's queue delay: the request crosses one
-  direction and the data the other, and on a busy direction both wait behind queued data (the profile's small
-  request round trip under load, less its round trip on the idle link).
+- ``latency_ns`` and ``queue_delay_ns``: a transfer starts moving ``latency_ns`` after it is requested, plus the
+  queue delay of the direction its request crosses if that direction is busy then: the request waits behind the
+  data queued there (the profile's small request round trip under load, less its round trip on the idle link).
+  In TensorFlow a worker requests its parameters at step start (the requests cross the push direction); the
+  PS requests each gradient as its step begins, long before the gradient exists, so a push waits for no
+  request; and the worker learns its step is over when the PS's reply has crossed the pull direction.
 
 Within a direction, transfers join *queues* (:class:`LinkModel`): ``conn`` (default) one queue per worker
 connection, served one transfer at a time, first come first served; ``fifo`` one queue for everyone; ``fair``
@@ -197,16 +199,20 @@ class FlowLink:
         d = self._dirs[direction]
         return d.moved + d.rate * len(d.heads) * (self.engine.now - self._t) / 1e9
 
-    def send(self, direction: int, worker: int, size_bytes: int, priority: int, on_done: Done) -> None:
-        """Request a transfer now; it moves after the latency (module docstring), in its queue's order."""
-        spec, now = self.spec, self.engine.now
-        wait = spec.latency_ns
-        for other in (PULL, PUSH):
-            k = len(self._dirs[other].heads)
-            if k:
-                wait += spec.queue_delay(other, k)
+    def crossing_delay(self, direction: int) -> int:
+        """How long a small message crossing ``direction`` now waits behind its queue (0 when it is idle)."""
+        k = len(self._dirs[direction].heads)
+        return self.spec.queue_delay(direction, k) if k else 0
+
+    def send(self, direction: int, worker: int, size_bytes: int, priority: int, on_done: Done,
+             request_crosses: int | None) -> None:
+        """Request a transfer now. It starts moving after the link's latency, plus the queue delay of the
+        direction its request crosses (``request_crosses``; None when the request was made long before, as the
+        PS's requests for gradients are), in its queue's order."""
+        wait = self.spec.latency_ns + (0 if request_crosses is None else self.crossing_delay(request_crosses))
         self._seq += 1
-        self.engine.at(now + wait, ARRIVE, self._arrive, (direction, worker, size_bytes, priority, self._seq, on_done))
+        self.engine.at(self.engine.now + wait, ARRIVE, self._arrive,
+                       (direction, worker, size_bytes, priority, self._seq, on_done))
 
     def _arrive(self, arg: tuple[int, int, int, int, int, Done]) -> None:
         direction, worker, size, priority, seq, on_done = arg

@@ -22,8 +22,14 @@ from tracegen.model import LinkEstimate, StepModel, StepTiming, TaskKind
 
 
 def _table(points: tuple[ProfilePoint, ...], direction: int) -> Table:
+    """Rate by connections, never falling as connections are added: k connections can always move what fewer
+    moved (a lower figure at more connections is each client's own per-step pause showing, not the link)."""
     attr = "pull_bytes_per_s" if direction == PULL else "push_bytes_per_s"
-    return tuple((p.connections, max(1.0, float(getattr(p, attr)))) for p in points)
+    table, best = [], 1.0
+    for p in points:
+        best = max(best, float(getattr(p, attr)))
+        table.append((p.connections, best))
+    return tuple(table)
 
 
 def from_profile(profile: LinkProfile, trace_link: LinkEstimate | None) -> LinkSpec:
@@ -43,12 +49,12 @@ def from_profile(profile: LinkProfile, trace_link: LinkEstimate | None) -> LinkS
         delays.append(tuple(known) if known else ((1, 0.0),))
     best = tuple(max(r for _, r in t) for t in alone)
     conn = best if trace_link is None else (
-        min(best[0], trace_link.pull_bandwidth_bytes_per_s), min(best[1], trace_link.push_bandwidth_bytes_per_s))
+        float(trace_link.pull_bandwidth_bytes_per_s), float(trace_link.push_bandwidth_bytes_per_s))
     latency = trace_link.latency_ns if trace_link is not None else (idle or 0)
     return LinkSpec(alone=alone, both=two_way, connection_bytes_per_s=conn, latency_ns=latency,
                     queue_delay_ns=(delays[0], delays[1]),
-                    description=f"link profile {profile.source or '(in memory)'} ({profile.date}), per connection "
-                                f"at most what the trace moved")
+                    description=f"link profile {profile.source or '(in memory)'} ({profile.date}); one worker's "
+                                "connection moves at most what the trace's did")
 
 
 def from_bandwidth(bytes_per_s: int, trace_link: LinkEstimate, *, two_way: float = 1.0) -> LinkSpec:

@@ -40,6 +40,14 @@ from tracegen.synth import write_synthetic_trace
 
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
+EVENTS_PER_S = 300_000  # what this pure-Python engine manages on one core (benchmarks/bench_simulate.py)
+SLOW_EVENTS = 3_000_000  # about ten seconds: above it, say what the run will cost and show progress
+
+
+def estimated_events(model: StepModel, config: PredictConfig) -> float:
+    """Events one curve will take: about three per task instance (ready, start, end), every N and seed."""
+    steps = config.steps + config.warmup_steps
+    return 3.0 * model.n_tasks * steps * config.seeds * sum(config.workers)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,11 +137,16 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     tr = trace if isinstance(trace, Trace) else read_trace(trace)
     model = build_model(tr, timing=config.timing)
     links = resolve_links(model, config)
+    events = len(links) * estimated_events(model, config)
+    if events > SLOW_EVENTS:
+        report(f"about {events:.2g} simulated events: roughly {events / EVENTS_PER_S:.0f} s on one core")
     curves = {}
     for name, spec in links.items():
         report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
                + (f" ({name} end of the band)" if name != "mid" else ""))
-        curves[name] = scaling_curve(model, config.sim_config(spec), config.workers, seeds=config.seeds)
+        progress_n = (lambda n: report(f"  N={n} done")) if events > SLOW_EVENTS else None
+        curves[name] = scaling_curve(model, config.sim_config(spec), config.workers, seeds=config.seeds,
+                                     progress=progress_n)
     curve = curves["mid"]
     band = (curves["low"], curves["high"]) if "low" in curves else None
     title = pathlib.Path(tr.source).name or tr.source

@@ -15,7 +15,8 @@ What runs:
   finished, then waits for its resource: a worker thread (``COMPUTE``, queued in trace order), a PS thread
   (``APPLY``/``PS_OP``, in arrival order), or the link (``PULL``/``PUSH``, in its connection's queue, in the
   policy's order among transfers requested together: :mod:`tracegen.policy`).
-- The step ends when all its tasks are done; the next starts ``step_gap_ns`` later.
+- The step ends when all its tasks are done; the next starts ``step_gap_ns`` later, plus the pull direction's
+  queue delay if it is busy (the PS's reply that the step is over crosses it: :mod:`tracegen.link`).
 
 Metrics are functions of the result, in :mod:`tracegen.metrics`.
 """
@@ -225,9 +226,13 @@ class _Run:
             self.ready_at[w][t] = now
         kind = self.kinds[t]
         model = self.model
-        if kind in (TaskKind.PULL, TaskKind.PUSH):
-            self.link.send(PULL if kind == TaskKind.PULL else PUSH, w, model.size_bytes[t], self.prio[w][t],
-                           lambda start: self.finish(w, t, start, -1))
+        if kind == TaskKind.PULL:  # the worker's request crosses the push direction
+            self.link.send(PULL, w, model.size_bytes[t], self.prio[w][t], lambda start: self.finish(w, t, start, -1),
+                           request_crosses=PUSH)
+            return
+        if kind == TaskKind.PUSH:  # the PS asked for it when the step began: no request to wait for
+            self.link.send(PUSH, w, model.size_bytes[t], self.prio[w][t], lambda start: self.finish(w, t, start, -1),
+                           request_crosses=None)
             return
         dur = model.timings[self.variant[w]].dur_ns[t]
         pool = self.ps if kind in self.ps_kinds else self.cpus[w]
@@ -269,8 +274,8 @@ class _Run:
         self.ends[w].append(now)
         self.snapshots.append((now, self.link.moved_bytes(PULL), self.link.moved_bytes(PUSH), self.ps.busy_ns()))
         self.step_of[w] += 1
-        if self.step_of[w] < self.config.total_steps:
-            self.engine.at(now + self.config.step_gap_ns, START, self.start_step, w)
+        if self.step_of[w] < self.config.total_steps:  # the PS's "done" crosses the pull direction first
+            self.engine.at(now + self.config.step_gap_ns + self.link.crossing_delay(PULL), START, self.start_step, w)
 
 
 def simulate(model: StepModel, config: SimConfig, *, on_task: Callable[[TaskRecord], None] | None = None) -> SimResult:

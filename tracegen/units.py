@@ -84,3 +84,32 @@ def _si(value: float) -> str:
 
 def _num(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
+
+
+def parse_count(text: str) -> int:
+    """A whole number written with ASCII digits only (``int`` would also take ``+3``, ``٣`` and ``1_000``):
+    for the command line's counts. Raises ``argparse.ArgumentTypeError`` so argparse reports it."""
+    import argparse
+
+    stripped = text.strip()
+    if not stripped.isascii() or not stripped.isdigit() or len(stripped) > 18:
+        raise argparse.ArgumentTypeError(f"must be a whole number written with digits 0-9 (got {text!r})")
+    return int(stripped)
+
+
+def parse_number(text: str) -> float:
+    """A finite decimal number written with ASCII characters (``float`` would also take ``nan``, ``inf`` and
+    ``٣``): for the command line's fractions and seconds."""
+    import argparse
+    import math
+
+    stripped = text.strip()
+    try:
+        if not stripped.isascii():
+            raise ValueError(stripped)
+        value = float(stripped)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number (got {text!r})")
+    return value

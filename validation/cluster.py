@@ -212,6 +212,39 @@ def leftovers() -> list[str]:
     return found
 
 
+RUN_ID_LENGTH = 6
+
+
+def clean(run_id: str) -> list[str]:
+    """Remove what the run ``run_id`` left (``all``: every run's): its node processes, cgroups and namespaces
+    (which take its veths, bridge and qdiscs). For a crashed run: a run still going is stopped. Returns what was
+    removed; ClusterError lists what could not be."""
+    if run_id != "all" and (len(run_id) != RUN_ID_LENGTH or not all(c in "0123456789abcdef" for c in run_id)):
+        raise ConfigError(f"'run_id' must be the 6 hex digits a run printed ('cluster 3fa9c1 is up') or 'all' "
+                          f"(got {run_id!r})")
+    tag = "" if run_id == "all" else f"{run_id}_"
+    removed, problems = [], []
+    namespaces = [x.split(" ", 1)[1] for x in leftovers() if x.startswith(f"netns {NAMESPACE_PREFIX}{tag}")]
+    cgroups = [pathlib.Path(x.split(" ", 1)[1]) for x in leftovers()
+               if x.startswith(f"cgroup {CGROUP_CPU_ROOT / (CGROUP_PREFIX + tag)}")]
+    for path in cgroups:
+        _kill_pids(_read_pids(path / "cgroup.procs"))
+    for ns in namespaces:
+        _kill_pids(_namespace_pids(ns))
+    for path in cgroups:
+        problem = _remove_cgroup(path)
+        (problems.append(problem) if problem else removed.append(f"cgroup {path}"))
+    for ns in sorted(namespaces, key=lambda n: n.endswith("_br")):  # node namespaces first, the bridge's last
+        try:
+            _run(["ip", "netns", "del", ns], missing_ok=True)
+            removed.append(f"netns {ns}")
+        except ClusterError as err:
+            problems.append(str(err))
+    if problems:
+        raise ClusterError("could not remove " + "; ".join(problems))
+    return removed
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class NodeProcess:
     """A process started inside one node's namespace and cgroup; its stderr goes to ``stderr_path``."""
@@ -249,7 +282,7 @@ class Cluster:
 
     def __init__(self, config: ClusterConfig) -> None:
         self.config = config
-        self.run_id = secrets.token_hex(3)
+        self.run_id = secrets.token_hex(RUN_ID_LENGTH // 2)
         self.nodes: tuple[str, ...] = ("ps", *(f"w{i}" for i in range(config.n_workers)))
         self._network = parse_subnet(config.subnet)
         self._namespaces: list[str] = []

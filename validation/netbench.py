@@ -385,6 +385,8 @@ def _own_version() -> str:
     return "unknown"
 
 
+STREAMS = 2  # steps in flight per loading client: its connection never idles between steps, as a worker's
+# does not while it has many tensors to move
 MIN_STEPS_IN_WINDOW = 4  # every loading client completes this many steps inside a window, else it is lengthened
 MAX_WINDOW_S = 40.0
 
@@ -469,7 +471,8 @@ class _Bench:
             start_s = time.monotonic() + lead_s
             end_s = start_s + window_s
             for child, role in zip(clients, roles, strict=True):
-                child.send({"mode": role, "tensors": n, "start_s": start_s, "end_s": end_s})
+                streams = 1 if role == "cycle" else STREAMS  # a cycle is a worker's own sequence: one at a time
+                child.send({"mode": role, "tensors": n, "start_s": start_s, "end_s": end_s, "streams": streams})
             self.probe.send({"mode": "probe", "start_s": start_s, "end_s": end_s})
             time.sleep(max(0.0, start_s - time.monotonic()))
             cpu_a = self.control.ask({"op": "cpu"})

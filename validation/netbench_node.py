@@ -8,7 +8,8 @@
   worker's parameter reads do) and a *push* step (assign a client-side tensor to each: it crosses client -> PS,
   as gradients do), and prints ``{"event": "ready"}``. Then it reads commands from stdin, one JSON line each:
   ``{"mode": "pull"|"push", "tensors": n, "start_s": A, "end_s": B}`` runs that step back to back from now until
-  a step ends at or after B (times on ``time.monotonic()``, one clock for every process of a machine) and prints
+  a step ends at or after B (times on ``time.monotonic()``, one clock for every process of a machine; with
+  ``"streams": s``, s steps at a time, so that the connection never waits between steps) and prints
   ``{"event": "done", "steps": [[start, end], ...]}`` with every step overlapping [A, B];
   ``{"mode": "exit"}`` ends the process. Two more modes: ``cycle`` (every pull, then every push: a worker's step
   without its computation) and ``probe`` (read a 4-byte variable: the round trip of one small request).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from typing import Any
 
@@ -100,16 +102,29 @@ def run_client(job: dict[str, Any]) -> None:
             if command.get("mode") == "exit":
                 return
             op, end_s = ops[command["mode"], int(command.get("tensors", 1))], float(command["end_s"])
-            steps = []
-            while True:
-                t0 = time.monotonic()
-                sess.run(op)
-                t1 = time.monotonic()
-                steps.append((t0, t1))
-                if t1 >= end_s:
-                    break
+            streams = max(1, int(command.get("streams", 1)))
+            steps: list[tuple[float, float]] = []
+            if streams == 1:
+                _loop(sess, op, end_s, steps)
+            else:  # several steps in flight at once keep the connection busy between one step and the next
+                threads = [threading.Thread(target=_loop, args=(sess, op, end_s, steps)) for _ in range(streams)]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
             start_s = float(command["start_s"])
-            _say({"event": "done", "steps": [[s, e] for s, e in steps if e > start_s]})
+            _say({"event": "done", "steps": sorted([s, e] for s, e in steps if e > start_s)})
+
+
+def _loop(sess: Any, op: Any, end_s: float, steps: list[tuple[float, float]]) -> None:
+    """Run ``op`` back to back until a step ends at or after ``end_s``; append each step's (start, end)."""
+    while True:
+        t0 = time.monotonic()
+        sess.run(op)
+        t1 = time.monotonic()
+        steps.append((t0, t1))
+        if t1 >= end_s:
+            return
 
 
 def main(argv: list[str]) -> int:

@@ -139,6 +139,7 @@ class TestbedConfig:
     timeout_s: float = 300.0
     link_profile: bool = True
     netbench_client_cores: float | None = None
+    only_link_profile: bool = False
 
     def __post_init__(self) -> None:
         self.model_spec()
@@ -228,16 +229,18 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
     report = progress or (lambda _message: None)
     out_dir = config.out_dir
     csv_path, trace_dir = out_dir / "measured.csv", out_dir / "trace"
+    if config.only_link_profile:
+        check_host(config.cluster_config(1))
+        trace_dir.mkdir(parents=True, exist_ok=True)
+        _measure_profile(config, trace_dir, report)
+        return TestbedResult(measurements=(), csv_path=csv_path, trace_dir=trace_dir)
     if csv_path.exists() or (trace_dir.is_dir() and any(trace_dir.iterdir())):
         raise ConfigError(f"{out_dir}: already holds measured.csv or trace/; choose an empty directory")
     check_host(config.cluster_config(max(config.workers)))  # refuse before anything starts
     tf_version = tensorflow_version()
     trace_dir.mkdir(parents=True, exist_ok=True)
     if config.link_profile:
-        client = config.netbench_client_cores or default_client_cores(config.cpu_cap_ps)
-        report(f"link profile: tracegen netbench between the PS and one client host ({client:g} cores)")
-        measure_link_profile(dataclasses.replace(config.cluster_config(1), cpu_cap_worker=client),
-                             trace_dir / PROFILE_NAME, progress=report)
+        _measure_profile(config, trace_dir, report)
 
     if 1 not in config.workers:
         report("N=1: trace run (1 is not among the worker counts, so it is traced in a run of its own)")
@@ -264,6 +267,13 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
                 report(f"note: a worker did only {fewest:.0f} steps in the {m.window_s:g} s window "
                        f"(fewer than {MIN_STEPS_PER_WORKER}); a longer window gives a steadier rate")
     return TestbedResult(measurements=tuple(measurements), csv_path=csv_path, trace_dir=trace_dir)
+
+
+def _measure_profile(config: TestbedConfig, trace_dir: pathlib.Path, report: Progress) -> None:
+    client = config.netbench_client_cores or default_client_cores(config.cpu_cap_ps)
+    report(f"link profile: tracegen netbench between the PS and one client host ({client:g} cores)")
+    measure_link_profile(dataclasses.replace(config.cluster_config(1), cpu_cap_worker=client),
+                         trace_dir / PROFILE_NAME, progress=report)
 
 
 def window_for(config: TestbedConfig, n_workers: int, done: Sequence[Measurement]) -> float:

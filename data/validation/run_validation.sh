@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# The validation reports in data/validation/: tracegen validate on every testbed configuration (its trace,
-# its recorded link rate and its measured PS two-way rate), then one summary table. Seconds, no root needed.
+# The validation reports: tracegen validate on every configuration of the campaigns (data/validation/campaign.csv:
+# dev and test; data/testbed/campaign.csv: the older, dev-only one), each from its trace, its link profile and
+# its link rate -- nothing measured with N workers -- then the scores per set. Minutes, no root needed.
 set -euo pipefail
 TRACEGEN=${TRACEGEN:-tracegen}
 PYTHON=${PYTHON:-python}
-dirs=()
-for folder in data/testbed/*/; do
-  name=$(basename "$folder")
-  [ -f "$folder/measured.csv" ] || continue
-  "$TRACEGEN" validate --measured "$folder" --out "data/validation/$name" --force
-  dirs+=("data/validation/$name")
-done
-"$PYTHON" -m validation.summary "${dirs[@]}" > data/validation/summary.md
-cat data/validation/summary.md
+validate() {  # campaign-csv data-root
+  tail -n +2 "$1" | while IFS=, read -r name set _rest; do
+    folder="$2/$name"
+    [ "$2" = data/validation ] && folder="$2/$set/$name"
+    [ -f "$folder/measured.csv" ] || { echo "skip $folder (not measured)"; continue; }
+    "$TRACEGEN" validate --measured "$folder" --out "data/validation/reports/$set/$name" --force > /dev/null
+    echo "validated $folder"
+  done
+}
+validate data/validation/campaign.csv data/validation
+validate data/testbed/campaign.csv data/testbed
+"$PYTHON" -m validation.summary data/validation/reports data/validation/campaign.csv data/testbed/campaign.csv

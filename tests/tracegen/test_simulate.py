@@ -106,17 +106,26 @@ def test_two_way_capacity_applies_while_the_other_direction_is_busy() -> None:
     ]
 
 
-def test_a_busy_direction_delays_requests_by_its_queue() -> None:
-    # 0.5 ms per request on an idle link; while the pull direction carries data, anything requested waits
-    # another 2 ms behind its queue
+def test_a_parameter_request_waits_behind_a_busy_push_direction() -> None:
+    # 0.5 ms per request on an idle link; a worker's parameter requests cross the push direction, and while it
+    # carries gradients they wait another 2 ms behind its queue. Pushes wait for no request (the PS asked for
+    # them when the step began).
     spec = dataclasses.replace(uniform_link((GB, GB)), latency_ns=MS // 2,
-                               queue_delay_ns=(((1, 2e6),), ((1, 0.0),)))
-    result, model = run_two("fifo", spec, one_parameter_model(compute_ns=0))
-    events = log(result, model)
-    # both pulls are requested at 0 on an idle link: they arrive at 0.5 ms, worker 0's first
-    assert events[2] == (0, "pull w", 0, 500_000, 1_500_000)
-    # worker 0's push is requested at 1.5 ms while worker 1's pull still moves: 0.5 + 2 ms later
-    assert events[3] == (0, "push grad", 1_500_000, 4 * MS, 5 * MS)
+                               queue_delay_ns=(((1, 0.0),), ((1, 2e6),)))
+    model = one_parameter_model(compute_ns=0)
+    config = SimConfig(n_workers=2, steps=2, warmup_steps=0, link="fifo", policy="tictac", ps_threads=1,
+                       start_spread_ns=0, record_tasks=True, link_spec=spec)
+    result = simulate(model, config)
+    worker0 = sorted((r.step, model.names[r.task], r.ready_ns, r.start_ns, r.end_ns) for r in result.tasks
+                     if r.worker == 0)
+    assert worker0[:4] == [
+        (0, "apply w", 3 * MS, 3 * MS, 3_100_000),
+        (0, "matmul", 1_500_000, 1_500_000, 1_500_000),
+        (0, "pull w", 0, 500_000, 1_500_000),  # idle link: only the 0.5 ms
+        (0, "push grad", 1_500_000, 2 * MS, 3 * MS),  # no queue delay for a push
+    ]
+    # step 1 begins at 3.1 ms while worker 1's gradient is on the push direction: 0.5 + 2 ms before it moves
+    assert worker0[6] == (1, "pull w", 3_100_000, 5_600_000, 6_600_000)
 
 
 def test_one_connection_moves_at_most_its_own_rate() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections.abc import Callable
 import signal
 import subprocess
 import sys
@@ -217,9 +218,9 @@ with Cluster(config) as cluster:
 
 @pytest.mark.root
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_removes_everything_on_a_signal(signum: int) -> None:
+def test_removes_everything_on_a_signal(signum: int, default_signals: Callable[[], None]) -> None:
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER, TEST_SUBNET], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     try:
         assert holder.stdout is not None
         run_id, pid = holder.stdout.readline().split()
@@ -238,3 +239,29 @@ def test_removes_everything_on_a_signal(signum: int) -> None:
     while pathlib.Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:  # reaped by init
         time.sleep(0.05)
     assert not pathlib.Path(f"/proc/{pid}").exists()
+
+
+_CRASHER = r"""
+import os, signal, sys
+from validation.cluster import Cluster, ClusterConfig, LinkShape
+config = ClusterConfig(n_workers=1, link=LinkShape(rate_bits_per_s=10**8, burst_bytes=16384, latency_ms=20.0),
+                       cpu_cap_ps=0.2, cpu_cap_worker=0.2, subnet=sys.argv[1])
+cluster = Cluster(config).__enter__()
+cluster.start("w0", ["sleep", "600"])
+print(cluster.run_id, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # a crash: nothing of the cluster is removed
+"""
+
+
+@pytest.mark.root
+def test_clean_removes_what_a_killed_run_left(capsys: pytest.CaptureFixture[str]) -> None:
+    from tracegen.cli import main
+
+    crasher = subprocess.run([sys.executable, "-c", _CRASHER, TEST_SUBNET], capture_output=True, text=True,
+                             timeout=60, check=False)
+    run_id = crasher.stdout.split()[0]
+    assert crasher.returncode == -signal.SIGKILL and _gone(run_id) != []
+    assert main(["testbed", "--clean", run_id]) == 0
+    assert f"removed netns tg_{run_id}_w0" in capsys.readouterr().out
+    assert _gone(run_id) == []
+    assert main(["testbed", "--clean", "nothing"]) == 2  # not a run id: refused, nothing touched

@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import json
 import pathlib
+from collections.abc import Callable
 import re
 import signal
 import subprocess
@@ -35,7 +36,7 @@ def _config(out_dir: pathlib.Path, **changes: object) -> TestbedConfig:
     base: dict[str, object] = {
         "out_dir": out_dir, "model": "mlp", "widths": (32,), "batch_size": 16, "workers": (1, 2),
         "bandwidth_bits_per_s": 100_000_000, "repeats": 1, "window_s": 2.5, "warmup_steps": 3,
-        "cpu_cap_ps": 0.5, "cpu_cap_worker": 0.6, "subnet": TEST_SUBNET,
+        "cpu_cap_ps": 0.5, "cpu_cap_worker": 0.6, "subnet": TEST_SUBNET, "link_profile": False, "traced_steps": 3,
     }
     base.update(changes)
     return TestbedConfig(**base)  # type: ignore[arg-type]
@@ -156,7 +157,7 @@ import pathlib, sys
 from validation.testbed import TestbedConfig, run_testbed
 config = TestbedConfig(out_dir=pathlib.Path(sys.argv[1]), model="mlp", widths=(32,), batch_size=16, workers=(1,),
                        bandwidth_bits_per_s=100_000_000, repeats=1, window_s=300.0, warmup_steps=3,
-                       cpu_cap_ps=0.5, cpu_cap_worker=0.6, subnet=sys.argv[2])
+                       cpu_cap_ps=0.5, cpu_cap_worker=0.6, subnet=sys.argv[2], link_profile=False, traced_steps=3)
 run_testbed(config, progress=lambda message: print(message, flush=True))
 """
 
@@ -170,9 +171,10 @@ run_testbed(config, progress=lambda message: print(message, flush=True))
         (signal.SIGTERM, "measuring", "TerminatedError: received SIGTERM"),
     ],
 )
-def test_an_interrupted_run_leaves_nothing(tmp_path: pathlib.Path, signum: int, when: str, expected: str) -> None:
+def test_an_interrupted_run_leaves_nothing(tmp_path: pathlib.Path, signum: int, when: str, expected: str,
+                                           default_signals: Callable[[], None]) -> None:
     runner = subprocess.Popen([sys.executable, "-c", _RUNNER, str(tmp_path), TEST_SUBNET],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     seen: list[str] = []
     try:
         assert runner.stdout is not None

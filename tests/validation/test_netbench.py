@@ -1,0 +1,103 @@
+"""``tracegen netbench``: the control protocol, a real run on this machine, and one inside the emulated cluster."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from parsers.linkprofile import read_link_profile
+from tracegen.cli import main
+from validation.cluster import ClusterConfig, LinkShape, leftovers
+from validation.errors import ConfigError
+from validation.netbench import NetbenchConfig, connection_counts, serve, split_address
+from validation.testbed_link import measure_link_profile
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_connection_counts_double_up_to_the_limit() -> None:
+    assert connection_counts(1) == [1]
+    assert connection_counts(8) == [1, 2, 4, 8]
+    assert connection_counts(6) == [1, 2, 4, 6]
+
+
+@pytest.mark.parametrize("bad", ["host", "host:", ":80", "host:0", "host:65536", "host:8o", "host:\u0663"])
+def test_addresses_are_checked(bad: str) -> None:
+    with pytest.raises(ConfigError, match="HOST:PORT"):
+        split_address(bad, "ps")
+    with pytest.raises(ConfigError, match="HOST:PORT"):
+        NetbenchConfig(ps=bad)
+
+
+def test_serve_ends_a_session_on_a_bad_request_and_says_why() -> None:
+    port = _free_port()
+    said: list[str] = []
+    thread = threading.Thread(target=serve, kwargs={"bind": "127.0.0.1", "port": port, "once": True,
+                                                    "progress": said.append}, daemon=True)
+    thread.start()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        stream = conn.makefile("rwb")
+        stream.write(b'{"op": "hello"}\n')
+        stream.flush()
+        hello = json.loads(stream.readline())
+        assert hello["ok"] and hello["cores"] > 0 and "tensorflow" in hello
+        stream.write(b'{"op": "start", "workers": ["no-port"]}\n')
+        stream.flush()
+        assert stream.readline() == b""  # the session is over: nothing was started
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert any("must be HOST:PORT" in line and "'no-port'" in line for line in said)
+
+
+@pytest.mark.slow
+def test_a_real_run_on_this_machine_writes_a_profile(tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    port, tf_port = _free_port(), _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "tracegen", "netbench", "serve", "--bind", "127.0.0.1",
+                               "--port", str(port), "--tf-port", str(tf_port), "--once"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        out = tmp_path / "link-profile.json"
+        assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--max-connections", "1", "--window", "1",
+                     "--out", str(out)]) == 0
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert "wrote" in capsys.readouterr().out
+    profile = read_link_profile(out)
+    assert {p.mode for p in profile.points} == {"pull", "push", "both", "cycle"}
+    assert all(p.connections == 1 for p in profile.points)
+    pull = profile.of_mode("pull")[0]
+    assert pull.pull_bytes_per_s > 1e6 and pull.push_bytes_per_s == 0  # loopback moves far more than 1 MB/s
+    assert profile.idle_rtt_ns is not None and profile.idle_rtt_ns > 0
+    assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--out", str(out)]) == 2  # exists: refused
+
+
+@pytest.mark.slow
+@pytest.mark.root
+def test_inside_the_emulated_cluster_the_profile_sees_the_shaped_link(tmp_path: pathlib.Path) -> None:
+    rate = 100_000_000
+    config = ClusterConfig(n_workers=1, link=LinkShape(rate_bits_per_s=rate, burst_bytes=16384, latency_ms=20.0),
+                           cpu_cap_ps=0.5, cpu_cap_worker=1.0, subnet="10.79.6.0/24")
+    lines: list[str] = []
+    profile = measure_link_profile(config, tmp_path / "link-profile.json", max_connections=2, window_s=1.0,
+                                   progress=lines.append)
+    payload = rate / 8 * 1448 / 1514
+    for point in profile.points:
+        assert point.pull_bytes_per_s <= payload * 1.03 and point.push_bytes_per_s <= payload * 1.03
+    assert profile.of_mode("pull")[-1].pull_bytes_per_s >= 0.5 * payload
+    assert profile.ps["cores"] == 0.5  # what the PS was capped at, not the machine's cores
+    run_ids = [line.split("cluster ")[1].split()[0] for line in lines if "cluster " in line and " is up" in line]
+    assert run_ids and not [x for x in leftovers() if any(f"_{r}_" in x for r in run_ids)]
