@@ -24,8 +24,21 @@ def _profile(args: argparse.Namespace) -> int:
 
     spec = ModelSpec(name=args.model, batch_size=args.batch_size, widths=tuple(args.widths or ()))
     config = ProfileConfig(model=spec, warmup_steps=args.warmup, traced_steps=args.steps)
-    paths = profile(config, pathlib.Path(args.out))
+    out = pathlib.Path(args.out)
+    if args.netbench is not None:
+        from parsers.linkprofile import PROFILE_NAME
+        from validation.netbench import NetbenchConfig
+
+        netbench = NetbenchConfig(ps=args.netbench)  # checked before the job runs
+        refuse_existing([out / PROFILE_NAME], False)
+    paths = profile(config, out)
     print(f"traced {len(paths)} step(s) of {args.model} (batch {args.batch_size}) into {args.out}")
+    if args.netbench is not None:
+        from parsers.linkprofile import write_link_profile
+        from validation.netbench import run_netbench
+
+        write_link_profile(run_netbench(netbench, progress=lambda line: print(line, flush=True)), out / PROFILE_NAME)
+        print(f"wrote {out / PROFILE_NAME}: the link between this host and {args.netbench}; predict uses it")
     return 0
 
 
@@ -181,6 +194,9 @@ def add_tf_commands(sub: Any) -> None:
     p.add_argument("--steps", type=parse_count, default=10,
                    help="traced steps (default 10: steps with records missing are left out, and the simulator "
                         "draws from the rest)")
+    p.add_argument("--netbench", metavar="HOST:PORT",
+                   help="after tracing, measure the link to a 'tracegen netbench serve' on the PS host you will use "
+                        "and write OUT/link-profile.json beside the trace")
     p.add_argument("--out", required=True, help="directory for step_NNN.pb, step_NNN.json and meta.json")
     p.set_defaults(handler=_profile)
 

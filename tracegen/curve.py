@@ -116,8 +116,9 @@ def _point(model: StepModel, config: SimConfig, n: int, seeds: int) -> tuple[Cur
 
 
 def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3,
-                  progress: Callable[[int], None] | None = None) -> Curve:
-    """Simulate every N in ``workers`` with seeds ``config.seed .. config.seed + seeds - 1``, and the plateau."""
+                  progress: Callable[[int], None] | None = None, find_plateau: bool = True) -> Curve:
+    """Simulate every N in ``workers`` with seeds ``config.seed .. config.seed + seeds - 1``, and the plateau
+    (without ``find_plateau``, the plateau is the largest N's throughput and no more workers are simulated)."""
     if not workers:
         raise ConfigError("'workers' must name at least one worker count (got none)")
     if not 1 <= seeds <= 1000:
@@ -136,7 +137,7 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
     assert first is not None  # noqa: S101 - workers is non-empty
     link_bound, ps_bound = link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first)
     one = points[0].steps_per_s / points[0].n_workers
-    sat = saturation_workers(one, min(link_bound, ps_bound), ns[-1])
+    sat = saturation_workers(one, min(link_bound, ps_bound), ns[-1]) if find_plateau else ns[-1]
     plateau = points[-1].steps_per_s if sat == ns[-1] else _point(model, config, sat, seeds)[0].steps_per_s
     knee_n = knee(points, plateau)
     points = [dataclasses.replace(p, bottleneck="contention")

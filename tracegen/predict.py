@@ -42,6 +42,7 @@ PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
 EVENTS_PER_S = 300_000  # what this pure-Python engine manages on one core (benchmarks/bench_simulate.py)
 SLOW_EVENTS = 3_000_000  # about ten seconds: above it, say what the run will cost and show progress
+MAX_EVENTS = 1e10  # about nine hours: refused, it is a typo or a job for a sweep
 
 
 def estimated_events(model: StepModel, config: PredictConfig) -> float:
@@ -138,6 +139,10 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     model = build_model(tr, timing=config.timing)
     links = resolve_links(model, config)
     events = len(links) * estimated_events(model, config)
+    if events > MAX_EVENTS:
+        raise ConfigError(f"this prediction would simulate about {events:.2g} events, {events / EVENTS_PER_S / 3600:.0f} "
+                          f"hours on one core (more than the {MAX_EVENTS:.0e} allowed); ask for fewer worker counts, "
+                          "steps or seeds")
     if events > SLOW_EVENTS:
         report(f"about {events:.2g} simulated events: roughly {events / EVENTS_PER_S:.0f} s on one core")
     curves = {}

@@ -214,11 +214,27 @@ class _Run:
     def ready(self, w: int, t: int, at: int) -> None:
         if at > self.engine.now:
             self.engine.at(at, ARRIVE, self._dispatch_event, (w, t))
+        elif self._instant(w, t):
+            self.finish(w, t, self.engine.now, -1)
         else:
             self.dispatch(w, t)
 
     def _dispatch_event(self, arg: tuple[int, int]) -> None:
-        self.dispatch(*arg)
+        w, t = arg
+        if self._instant(w, t):
+            self.finish(w, t, self.engine.now, -1)
+        else:
+            self.dispatch(w, t)
+
+    def _instant(self, w: int, t: int) -> bool:
+        """Whether ``t`` is CPU work of no duration that its idle CPU finishes the moment it is ready (graph
+        nodes that did not run, most of them)."""
+        kind = self.kinds[t]
+        if kind in (TaskKind.PULL, TaskKind.PUSH) or self.model.timings[self.variant[w]].dur_ns[t]:
+            return False
+        if self.record:
+            self.ready_at[w][t] = self.engine.now
+        return (self.ps if kind in self.ps_kinds else self.cpus[w]).idle()
 
     def dispatch(self, w: int, t: int) -> None:
         now = self.engine.now
@@ -234,38 +250,41 @@ class _Run:
             self.link.send(PUSH, w, model.size_bytes[t], self.prio[w][t], lambda start: self.finish(w, t, start, -1),
                            request_crosses=None)
             return
-        dur = model.timings[self.variant[w]].dur_ns[t]
         pool = self.ps if kind in self.ps_kinds else self.cpus[w]
-        if dur == 0 and pool.idle():  # an event, not a call: chains of such tasks must not recurse
-            self.engine.at(now, ARRIVE, self._finish_now, (w, t))
-            return
         if pool is self.ps:
             self.ps_seq += 1
             key = self.ps_seq
         else:
             key = model.rank[t]
-        pool.request(key, dur, lambda start, thread: self.finish(w, t, start, thread))
-
-    def _finish_now(self, arg: tuple[int, int]) -> None:
-        w, t = arg
-        self.finish(w, t, self.engine.now, -1)
+        pool.request(key, model.timings[self.variant[w]].dur_ns[t], lambda start, thread: self.finish(w, t, start, thread))
 
     def finish(self, w: int, t: int, start: int, slot: int) -> None:
+        """``t`` is done: record it, make its successors ready. Successors that finish the instant they are
+        ready (:meth:`_instant`) are finished here, from a work list: chains of them must not recurse."""
         now = self.engine.now
-        if self.record:
-            rec = TaskRecord(worker=w, step=self.step_of[w], task=t, ready_ns=self.ready_at[w][t], start_ns=start,
-                             end_ns=now, slot=slot)
-            if self.config.record_tasks:
-                self.records.append(rec)
-            if self.on_task is not None:
-                self.on_task(rec)
         rem = self.remaining[w]
         delay = self.model.timings[self.variant[w]].delay_ns
-        for s in self.succ[t]:
-            rem[s] -= 1
-            if rem[s] == 0:
-                self.ready(w, s, now + delay[s])
-        self.done_count[w] += 1
+        work = [(t, start, slot)]
+        while work:
+            task, begun, thread = work.pop()
+            if self.record:
+                rec = TaskRecord(worker=w, step=self.step_of[w], task=task, ready_ns=self.ready_at[w][task],
+                                 start_ns=begun, end_ns=now, slot=thread)
+                if self.config.record_tasks:
+                    self.records.append(rec)
+                if self.on_task is not None:
+                    self.on_task(rec)
+            for s in self.succ[task]:
+                rem[s] -= 1
+                if rem[s] == 0:
+                    at = now + delay[s]
+                    if at > now:
+                        self.engine.at(at, ARRIVE, self._dispatch_event, (w, s))
+                    elif self._instant(w, s):
+                        work.append((s, now, -1))
+                    else:
+                        self.dispatch(w, s)
+            self.done_count[w] += 1
         if self.done_count[w] == self.model.n_tasks:
             self.end_step(w)
 

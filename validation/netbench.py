@@ -6,15 +6,22 @@ processes. ``run`` runs on one other host: it starts client processes there — 
 with its own gRPC connection to the PS — and measures, in one common window per point, for k = 1, 2, 4, ...
 connections per direction:
 
-- ``pull``: k clients reading every PS variable back to back (PS -> clients, as parameter reads);
-- ``push``: k clients assigning every PS variable (clients -> PS, as gradient pushes);
-- ``both``: k clients pulling and k more pushing at once (the PS link busy both ways).
+- ``pull``: k clients reading PS variables back to back (PS -> clients, as parameter reads), two steps in
+  flight per client so that its connection never idles between steps;
+- ``push``: k clients assigning PS variables (clients -> PS, as gradient pushes), likewise;
+- ``both``: k clients pulling and k more pushing at once (the PS link busy both ways);
+- ``cycle``: k clients each pulling then pushing, one step at a time (a worker's step without its
+  computation): not an input of the link model but a check of it (:func:`tracegen.linkspec.check_profile`);
+- meanwhile one more client reads a 4-byte variable back to back: the round trip of a small request under
+  each load, and once on the idle link.
 
-It stops doubling k once no mode's rate changes by more than ``tolerance`` (or at ``max_connections``), and
-writes ``link-profile.json`` (:mod:`parsers.linkprofile`): payload rates per direction, and the CPU the PS
-process used (read by ``serve`` from ``/proc``). The control protocol is JSON lines over TCP (``hello``,
-``start``, ``cpu``, ``stop``); like TensorFlow's own gRPC servers it has no authentication: use it on a network
-you trust. Every process either side starts is killed when the session ends, however it ends.
+Steps are sized so that one takes about ``target_step_s`` at the first point's rate, and a window is
+lengthened until every client completes enough steps inside it. Doubling k stops once no mode's rate changes
+by more than ``tolerance`` (or at ``max_connections``). ``run`` writes ``link-profile.json``
+(:mod:`parsers.linkprofile`), with the CPU the PS process used (read by ``serve`` from ``/proc``). The control
+protocol is JSON lines over TCP (``hello``, ``start``, ``cpu``, ``stop``); like TensorFlow's own gRPC servers it
+has no authentication: use it on a network you trust. Every process either side starts is killed when the
+session ends, however it ends.
 """
 
 from __future__ import annotations

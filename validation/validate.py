@@ -130,7 +130,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     if inputs.profile is not None:
         spec = from_profile(read_link_profile(inputs.profile), model.link)
         report(f"simulating with the link profile {inputs.profile}")
-        curve = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds)
+        curve = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False)
         out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
         predictions["simulator"] = [p.steps_per_s for p in curve.points]
         for name in BASELINES:
@@ -143,7 +143,8 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
             report(f"simulating with the bandwidth only ({name} end)" if name != "mid" else
                    "simulating with the bandwidth only")
             spec = from_bandwidth(payload, model.link, two_way=two_way)
-            curves[name] = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds)
+            curves[name] = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds,
+                                         find_plateau=False)
         band = (curves["low"], curves["high"])
         out.write("prediction_bw/curve.csv", curve_csv(curves["mid"], config.batch_size, band).encode())
         predictions["simulator_bw"] = [p.steps_per_s for p in curves["mid"].points]

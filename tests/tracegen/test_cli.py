@@ -63,3 +63,56 @@ def test_installed_command_runs_as_a_user_would(tmp_path: pathlib.Path) -> None:
     assert done.stderr.strip() == f"tracegen inspect: error: {tmp_path / 'missing.pb'}: no such file or directory"
     helped = subprocess.run([str(exe), "convert", "--help"], capture_output=True, text=True, check=True)
     assert "--to {chrome,parquet,csv}" in helped.stdout
+
+
+def test_a_closed_pipe_ends_the_command_quietly() -> None:
+    """``tracegen inspect X | head -1``: the reader goes away; no error message, the SIGPIPE exit code."""
+    exe = pathlib.Path(sys.executable).parent / "tracegen"
+    script = f"'{exe}' inspect --json '{ROOT / 'data/traces/resnet'}' | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}"
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=120)
+    assert done.stderr == ""
+    assert done.stdout.strip() in ("0", "141")  # 0 when all was written before head left
+
+
+def test_sigterm_removes_temporary_files_and_exits_143(tmp_path: pathlib.Path) -> None:
+    """A prediction stopped by SIGTERM leaves neither half-written outputs nor hidden temporary files."""
+    exe = pathlib.Path(sys.executable).parent / "tracegen"
+    proc = subprocess.Popen([str(exe), "predict", str(ROOT / "data/traces/resnet"), "--workers", "1-40",
+                             "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: __import__("signal").signal(15, 0))
+    assert proc.stderr is not None
+    for line in proc.stderr:  # progress lines: the simulation is under way
+        if "N=1 done" in line:
+            break
+    proc.send_signal(15)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "stopped by SIGTERM" in err
+    left = [p.name for p in (tmp_path / "out").rglob("*") if p.name != ".tracegen.lock"]
+    assert left == []
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--workers", "1-100000"], "would simulate about"),
+    (["--workers", "+3"], "'workers'"),
+    (["--seeds", "0"], "'--seeds' must be from 1"),
+])
+def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message: str, tmp_path: pathlib.Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["predict", str(ROOT / "data/traces/mlp"), *argv, "--out", str(tmp_path / "o")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o" / "curve.csv").exists()
+
+
+def test_two_runs_into_one_directory_cannot_mix(tmp_path: pathlib.Path) -> None:
+    from tracegen.errors import ConfigError
+    from tracegen.outputs import OutputDir
+
+    with OutputDir(tmp_path, ["a"]) as first:
+        first.write("a", b"1")
+        with pytest.raises(ConfigError, match="another tracegen run is writing"), OutputDir(tmp_path, ["b"]):
+            pass
+    readonly = tmp_path / "ro"
+    readonly.mkdir(mode=0o500)
+    if os.geteuid() != 0:  # root writes anywhere: the check cannot show there
+        with pytest.raises(ConfigError, match="cannot write here"), OutputDir(readonly, ["a"]):
+            pass

@@ -248,8 +248,9 @@ def test_throughput_bounded_by_n_single_workers_and_the_link(s: dict[str, int | 
     rate = steps_per_s(result)
     longest = max(e - st_ for w in range(n) for st_, e in zip(result.step_start_ns[w], result.step_end_ns[w],
                                                                 strict=True))
-    # fractional counting: a worker does at most window / (its shortest step) steps inside the window
-    assert rate <= n * 1e9 / t_single * (1 + 1e-9)
+    # N workers do not step faster than N alone, up to scheduling anomalies: contention can reorder a worker's
+    # own ready ops so that a step ends slightly sooner (Hypothesis found 0.5 % with 2 workers, 2 PS threads)
+    assert rate <= n * 1e9 / t_single * 1.02
     # the bytes of the steps counted crossed the link in the window or one step before it
     assert rate <= link_bound_steps_per_s(model, result) * (1 + longest / window) + 1e-9
 
