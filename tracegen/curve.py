@@ -7,7 +7,7 @@ N if that is more). The *knee* is the smallest asked N whose mean reaches 95 % o
 does, the knee is ``None`` ("not reached by N=<largest>"), never the largest N of a curve that still climbs.
 
 A point's bottleneck is the resource busiest in that run: ``link-pull`` / ``link-push`` (a PS link direction
-carrying ≥ 80 % of its peak capacity), ``ps-cpu`` (PS threads busy ≥ 80 %); when none is that busy:
+carrying ≥ 80 % of its peak capacity), ``ps-cpu`` (the PS's cores busy ≥ 80 %); when none is that busy:
 ``workers`` below the knee (adding workers helps) and ``contention`` from it on (workers wait on each other's
 transfers, requests and applies, though no single resource is saturated).
 """

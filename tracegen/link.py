@@ -11,6 +11,8 @@ given bandwidth, or from the trace alone:
   acknowledgements and requests queue behind the other direction's data (DOMAIN.md; Zhang, Shenker & Clark 1991).
 - ``connection_bytes_per_s``: the most one worker's connection moves (what the single-worker trace showed:
   the worker's own CPU and gRPC stack, which a profile taken with strong clients does not see).
+- ``ps_cores`` and ``rpc_cpu_ns``: the PS host's CPU (cores; None when unknown) and the CPU its gRPC stack spends
+  on one transfer request, per direction (:mod:`tracegen.pscpu` shares the cores with the PS's ops).
 - ``latency_ns`` and ``queue_delay_ns``: a transfer starts moving ``latency_ns`` after it is requested, plus the
   queue delay of the direction its request crosses if that direction is busy then: the request waits behind the
   data queued there (the profile's small request round trip under load, less its round trip on the idle link).
@@ -61,6 +63,8 @@ class LinkSpec:
     connection_bytes_per_s: tuple[float, float]
     latency_ns: int
     queue_delay_ns: tuple[Table, Table] = (((1, 0.0),), ((1, 0.0),))
+    ps_cores: float | None = None
+    rpc_cpu_ns: tuple[float, float] = (0.0, 0.0)
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -73,6 +77,10 @@ class LinkSpec:
         for name in ("alone", "both"):
             if any(r <= 0 for table in getattr(self, name) for _, r in table):
                 raise ConfigError(f"link {name} rates must be > 0 bytes/s")
+        if self.ps_cores is not None and not 0 < self.ps_cores <= 4096:
+            raise ConfigError(f"'ps_cores' must be in (0, 4096] (got {self.ps_cores})")
+        if not all(0 <= c <= 1e9 for c in self.rpc_cpu_ns):
+            raise ConfigError(f"'rpc_cpu_ns' must be from 0 to 1e9 (got {self.rpc_cpu_ns})")
         if min(self.connection_bytes_per_s) <= 0 or self.latency_ns < 0:
             raise ConfigError(f"link per-connection rates must be > 0 and latency >= 0 (got "
                               f"{self.connection_bytes_per_s}, {self.latency_ns})")
@@ -204,15 +212,16 @@ class FlowLink:
         k = len(self._dirs[direction].heads)
         return self.spec.queue_delay(direction, k) if k else 0
 
-    def send(self, direction: int, worker: int, size_bytes: int, priority: int, on_done: Done,
-             request_crosses: int | None) -> None:
-        """Request a transfer now. It starts moving after the link's latency, plus the queue delay of the
-        direction its request crosses (``request_crosses``; None when the request was made long before, as the
-        PS's requests for gradients are), in its queue's order."""
-        wait = self.spec.latency_ns + (0 if request_crosses is None else self.crossing_delay(request_crosses))
+    def request_delay(self, request_crosses: int | None) -> int:
+        """From requesting a transfer to its data starting to move: the link's latency, plus the queue delay of
+        the direction the request crosses (None when the request was made long before, as the PS's requests for
+        gradients are)."""
+        return self.spec.latency_ns + (0 if request_crosses is None else self.crossing_delay(request_crosses))
+
+    def start(self, direction: int, worker: int, size_bytes: int, priority: int, on_done: Done) -> None:
+        """The transfer's data starts moving now, in its queue's order; ``on_done(start)`` when it has arrived."""
         self._seq += 1
-        self.engine.at(self.engine.now + wait, ARRIVE, self._arrive,
-                       (direction, worker, size_bytes, priority, self._seq, on_done))
+        self._arrive((direction, worker, size_bytes, priority, self._seq, on_done))
 
     def _arrive(self, arg: tuple[int, int, int, int, int, Done]) -> None:
         direction, worker, size, priority, seq, on_done = arg

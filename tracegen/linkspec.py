@@ -2,7 +2,8 @@
 
 - :func:`from_profile`: the profile's one-way points (``pull``, ``push``) give each direction's capacity for k
   connections, its ``both`` points the capacity while the other direction is busy too, and the small request's
-  round trip under one-way load, less its round trip on the idle link, each direction's queue delay. The
+  round trip under one-way load, less its round trip on the idle link, each direction's queue delay; the PS
+  host's cores and, from the ``rpc_*`` points, the CPU the PS spends per transfer request. The
   profile's ``cycle`` points (clients alternating pulls and pushes, as workers do) are not used: they are what
   :func:`check_profile` predicts, a check of the link model on the two hosts' own measurements.
 - :func:`from_bandwidth`: a line rate (its payload share per direction), the same for any number of connections.
@@ -51,10 +52,31 @@ def from_profile(profile: LinkProfile, trace_link: LinkEstimate | None) -> LinkS
     conn = best if trace_link is None else (
         float(trace_link.pull_bandwidth_bytes_per_s), float(trace_link.push_bandwidth_bytes_per_s))
     latency = trace_link.latency_ns if trace_link is not None else (idle or 0)
+    cores = ps_cores(profile)
     return LinkSpec(alone=alone, both=two_way, connection_bytes_per_s=conn, latency_ns=latency,
-                    queue_delay_ns=(delays[0], delays[1]),
+                    queue_delay_ns=(delays[0], delays[1]), ps_cores=cores,
+                    rpc_cpu_ns=(rpc_cpu_ns(profile, "rpc_pull", cores), rpc_cpu_ns(profile, "rpc_push", cores)),
                     description=f"link profile {profile.source or '(in memory)'} ({profile.date}); one worker's "
                                 "connection moves at most what the trace's did")
+
+
+def ps_cores(profile: LinkProfile) -> float | None:
+    """The PS host's CPU the profile recorded (``ps.cores``), if it is a plausible number."""
+    cores = profile.ps.get("cores")
+    ok = isinstance(cores, int | float) and not isinstance(cores, bool) and 0 < cores <= 4096
+    return float(cores) if ok else None
+
+
+def rpc_cpu_ns(profile: LinkProfile, mode: str, cores: float | None) -> float:
+    """CPU the PS spends on one small-tensor request (``rpc_pull``/``rpc_push`` points): the CPU its process
+    used over the requests it served per second, the least over the points (the busiest shows the cost with the
+    least idle spinning in it); 0 without such points."""
+    costs = []
+    for p in profile.of_mode(mode):
+        used = p.ps_cpu_cores if p.ps_cpu_cores is not None else cores
+        if used is not None and p.transfers_per_s:
+            costs.append(used * 1e9 / p.transfers_per_s)
+    return min(costs, default=0.0)
 
 
 def from_bandwidth(bytes_per_s: int, trace_link: LinkEstimate, *, two_way: float = 1.0) -> LinkSpec:

@@ -72,9 +72,9 @@ def link_utilisation(result: SimResult, direction: str) -> float:
 
 
 def ps_cpu_utilisation(result: SimResult) -> float:
-    """PS thread-time used in the window / (threads x window)."""
+    """PS CPU time used in the window / (its cores x window)."""
     busy, span = _window_use(result, 3)
-    return busy / (result.ps_threads * span)
+    return busy / (result.ps_cores * span)
 
 
 def link_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
@@ -86,6 +86,8 @@ def link_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
 
 
 def ps_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
-    """The most steps per second the PS's threads allow."""
-    work = model.mean_work_ns(PS_KINDS)
-    return result.ps_threads * 1e9 / work if work else math.inf
+    """The most steps per second the PS's CPU allows: its ops and its handling of every transfer request."""
+    spec = result.link_spec
+    work = (model.mean_work_ns(PS_KINDS) + model.count(TaskKind.PULL) * spec.rpc_cpu_ns[PULL]
+            + model.count(TaskKind.PUSH) * spec.rpc_cpu_ns[PUSH])
+    return min(result.ps_cores, result.ps_threads) * 1e9 / work if work else math.inf

@@ -2,8 +2,9 @@
 
 ``simulate(model, config) -> SimResult`` is pure: no globals, no I/O, no clock; randomness only from
 ``numpy.random.default_rng(config.seed)``. One :class:`~tracegen.engine.Engine` runs it; the resources are
-objects: one :class:`~tracegen.engine.CpuPool` per worker (its ``worker_threads``), one for the PS (its
-``ps_threads``, shared by all workers), and the PS link (:class:`~tracegen.link.FlowLink`).
+objects: one :class:`~tracegen.engine.CpuPool` per worker (its ``worker_threads``), the PS's CPU
+(:class:`~tracegen.pscpu.PsCpu`: its cores, shared by all workers' PS ops and by its handling of every transfer
+request) and the PS link (:class:`~tracegen.link.FlowLink`).
 
 What runs:
 - Every worker runs ``warmup_steps + steps`` steps back to back, never waiting for another worker (async SGD).
@@ -13,10 +14,13 @@ What runs:
   complete traced steps (seeded): durations and dispatch gaps stay consistent within a step, and the traced
   variability carries into the prediction. A task becomes ready ``delay_ns`` after its last predecessor
   finished, then waits for its resource: a worker thread (``COMPUTE``, queued in trace order), a PS thread
-  (``APPLY``/``PS_OP``, in arrival order), or the link (``PULL``/``PUSH``, in its connection's queue, in the
-  policy's order among transfers requested together: :mod:`tracegen.policy`).
+  (``APPLY``/``PS_OP``, in arrival order), or the link (``PULL``/``PUSH``).
+- A pull is requested by the worker (the request crosses the push direction: :meth:`FlowLink.request_delay`),
+  handled by the PS's CPU, then moves; a push was requested by the PS when the step began, moves as soon as the
+  gradient exists, and is then handled by the PS's CPU. Transfers queue in their connection in the policy's
+  order among those requested together (:mod:`tracegen.policy`).
 - The step ends when all its tasks are done; the next starts ``step_gap_ns`` later, plus the pull direction's
-  queue delay if it is busy (the PS's reply that the step is over crosses it: :mod:`tracegen.link`).
+  queue delay if it is busy (the PS's reply that the step is over crosses it).
 
 Metrics are functions of the result, in :mod:`tracegen.metrics`.
 """
@@ -33,6 +37,7 @@ from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, FlowLink, LinkSpec, link_model, uniform_link
 from tracegen.model import PS_KINDS, StepModel, TaskKind
 from tracegen.policy import FixedOrder, Policy, TfOrder, TicTac, check_order
+from tracegen.pscpu import PsCpu
 
 MAX_WORKERS = 100_000
 MAX_STEPS = 1_000_000
@@ -98,13 +103,14 @@ class SimResult:
     config: SimConfig
     link_spec: LinkSpec
     ps_threads: int
+    ps_cores: float
     worker_threads: int
     step_start_ns: tuple[tuple[int, ...], ...]  # [worker][step], warm-up steps included
     step_end_ns: tuple[tuple[int, ...], ...]
     end_ns: int
     n_events: int
-    # at every step end, in time order: (time_ns, pull bytes moved, push bytes moved, PS busy thread-ns)
-    snapshots: tuple[tuple[int, float, float, int], ...] = ()
+    # at every step end, in time order: (time_ns, pull bytes moved, push bytes moved, PS busy core-ns)
+    snapshots: tuple[tuple[int, float, float, float], ...] = ()
     tasks: tuple[TaskRecord, ...] = ()
 
 
@@ -159,7 +165,10 @@ class _Run:
         self.link = FlowLink(self.engine, self.link_spec, link_model(config.link))
         self.ps_threads = config.ps_threads or model.ps_threads
         self.worker_threads = config.worker_threads or model.worker_threads
-        self.ps = CpuPool(self.engine, self.ps_threads)
+        spec = self.link_spec
+        self.ps_cores = spec.ps_cores if spec.ps_cores is not None else float(self.ps_threads)
+        self.ps = PsCpu(self.engine, cores=self.ps_cores, threads=self.ps_threads)
+        self.rpc_cpu_ns = tuple(round(c) for c in spec.rpc_cpu_ns)
         self.cpus = [CpuPool(self.engine, self.worker_threads) for _ in range(config.n_workers)]
         self.kinds = [int(k) for k in model.kinds]
         self.ps_kinds = {int(k) for k in PS_KINDS}
@@ -181,7 +190,7 @@ class _Run:
         self.ready_at: list[list[int]] = [[0] * n_tasks if self.record else [] for _ in range(w)]
         self.starts: list[list[int]] = [[] for _ in range(w)]
         self.ends: list[list[int]] = [[] for _ in range(w)]
-        self.snapshots: list[tuple[int, float, float, int]] = []
+        self.snapshots: list[tuple[int, float, float, float]] = []
         self.ps_seq = 0
 
     def run(self) -> SimResult:
@@ -194,7 +203,8 @@ class _Run:
             self.engine.at(offset, START, self.start_step, w)
         self.engine.run()
         return SimResult(
-            config=config, link_spec=self.link_spec, ps_threads=self.ps_threads, worker_threads=self.worker_threads,
+            config=config, link_spec=self.link_spec, ps_threads=self.ps_threads, ps_cores=self.ps_cores,
+            worker_threads=self.worker_threads,
             step_start_ns=tuple(tuple(s) for s in self.starts), step_end_ns=tuple(tuple(e) for e in self.ends),
             end_ns=self.engine.now, n_events=self.engine.n_events, snapshots=tuple(self.snapshots),
             tasks=tuple(self.records))
@@ -243,12 +253,10 @@ class _Run:
         kind = self.kinds[t]
         model = self.model
         if kind == TaskKind.PULL:  # the worker's request crosses the push direction
-            self.link.send(PULL, w, model.size_bytes[t], self.prio[w][t], lambda start: self.finish(w, t, start, -1),
-                           request_crosses=PUSH)
+            self.engine.at(now + self.link.request_delay(PUSH), ARRIVE, self._pull_requested, (w, t))
             return
         if kind == TaskKind.PUSH:  # the PS asked for it when the step began: no request to wait for
-            self.link.send(PUSH, w, model.size_bytes[t], self.prio[w][t], lambda start: self.finish(w, t, start, -1),
-                           request_crosses=None)
+            self.engine.at(now + self.link.request_delay(None), ARRIVE, self._push_requested, (w, t))
             return
         pool = self.ps if kind in self.ps_kinds else self.cpus[w]
         if pool is self.ps:
@@ -257,6 +265,30 @@ class _Run:
         else:
             key = model.rank[t]
         pool.request(key, model.timings[self.variant[w]].dur_ns[t], lambda start, thread: self.finish(w, t, start, thread))
+
+    def _pull_requested(self, arg: tuple[int, int]) -> None:
+        """The PS has the request: it handles it (CPU), then the tensor moves."""
+        w, t = arg
+
+        def send(_start: int, _slot: int) -> None:
+            self.link.start(PULL, w, self.model.size_bytes[t], self.prio[w][t], lambda s: self.finish(w, t, s, -1))
+
+        if self.rpc_cpu_ns[PULL]:
+            self.ps.handle(self.rpc_cpu_ns[PULL], send)
+        else:
+            send(0, -1)
+
+    def _push_requested(self, arg: tuple[int, int]) -> None:
+        """The gradient moves, then the PS handles what it received (CPU)."""
+        w, t = arg
+
+        def arrived(start: int) -> None:
+            if self.rpc_cpu_ns[PUSH]:
+                self.ps.handle(self.rpc_cpu_ns[PUSH], lambda _s, _slot: self.finish(w, t, start, -1))
+            else:
+                self.finish(w, t, start, -1)
+
+        self.link.start(PUSH, w, self.model.size_bytes[t], self.prio[w][t], arrived)
 
     def finish(self, w: int, t: int, start: int, slot: int) -> None:
         """``t`` is done: record it, make its successors ready. Successors that finish the instant they are

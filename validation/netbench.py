@@ -12,6 +12,8 @@ connections per direction:
 - ``both``: k clients pulling and k more pushing at once (the PS link busy both ways);
 - ``cycle``: k clients each pulling then pushing, one step at a time (a worker's step without its
   computation): not an input of the link model but a check of it (:func:`tracegen.linkspec.check_profile`);
+- ``rpc_pull`` / ``rpc_push``: k clients reading / assigning 64 tensors of 1 KiB per step: how many requests
+  per second the PS serves, which bounds a model with many small tensors;
 - meanwhile one more client reads a 4-byte variable back to back: the round trip of a small request under
   each load, and once on the idle link.
 
@@ -45,7 +47,7 @@ from typing import IO, Any
 
 from parsers.linkprofile import LinkProfile, ProfilePoint
 from validation.errors import ConfigError, JobError
-from validation.netbench_node import step_sizes
+from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
 from validation.testbed import steps_in_window
 from validation.signals import terminating
 
@@ -454,6 +456,12 @@ class _Bench:
                 self.report(f"netbench: {mode:5s} k={k}: pull {point.pull_bytes_per_s / 1e6:7.1f} MB/s, push "
                             f"{point.push_bytes_per_s / 1e6:7.1f} MB/s, small request "
                             f"{(point.probe_rtt_ns or 0) / 1e6:.1f} ms{cpu}")
+            for mode in ("rpc_pull", "rpc_push"):
+                point, lead_s = self.point(mode, k, [mode] * k, lead_s)
+                points.append(point)
+                current[mode] = point.pull_bytes_per_s + point.push_bytes_per_s
+                self.report(f"netbench: {mode:5s} k={k}: {point.transfers_per_s:8.0f} tensors of "
+                            f"{SMALL_BYTES} B per second, small request {(point.probe_rtt_ns or 0) / 1e6:.1f} ms")
             tol = self.config.tolerance
             if previous and all(abs(current[m] - previous[m]) <= tol * previous[m] for m in current):
                 self.report(f"netbench: no rate moved by more than {tol:.0%} from k={k // 2} to k={k}; done")
@@ -472,8 +480,9 @@ class _Bench:
         """One measurement, its window lengthened until every client completes enough steps in it."""
         clients = self.loaders(len(roles))
         window_s = self.config.window_s
-        n = self.tensors_for(k)
-        step_bytes = n * self.tensor_bytes
+        small = mode.startswith("rpc_")
+        n = SMALL_TENSORS if small else self.tensors_for(k)
+        step_bytes = n * (SMALL_BYTES if small else self.tensor_bytes)
         while True:
             start_s = time.monotonic() + lead_s
             end_s = start_s + window_s
@@ -499,13 +508,14 @@ class _Bench:
         for d, role in zip(done, roles, strict=True):
             steps = [(float(s), float(e)) for s, e in d["steps"]]
             moved = steps_in_window(steps, start_s, end_s) * step_bytes / window_s
-            for direction in (("pull", "push") if role == "cycle" else (role,)):
+            for direction in {"cycle": ("pull", "push"), "rpc_pull": ("pull",), "rpc_push": ("push",)}.get(role, (role,)):
                 rates[direction] += moved
         span = cpu_b["at_s"] - cpu_a["at_s"]
         cpu = (cpu_b["cpu_s"] - cpu_a["cpu_s"]) / span if span > 0 else None
+        moved = rates["pull"] + rates["push"]
         point = ProfilePoint(mode=mode, connections=k, pull_bytes_per_s=rates["pull"],
                              push_bytes_per_s=rates["push"], ps_cpu_cores=cpu, probe_rtt_ns=rtt, window_s=window_s,
-                             step_bytes=step_bytes)
+                             step_bytes=step_bytes, transfers_per_s=moved / (step_bytes / n))
         if mode == "pull" and k == 1:
             self.rate_1 = rates["pull"]
         return point, max(1.0, min(5.0, longest_s))

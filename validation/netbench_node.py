@@ -11,8 +11,9 @@
   a step ends at or after B (times on ``time.monotonic()``, one clock for every process of a machine; with
   ``"streams": s``, s steps at a time, so that the connection never waits between steps) and prints
   ``{"event": "done", "steps": [[start, end], ...]}`` with every step overlapping [A, B];
-  ``{"mode": "exit"}`` ends the process. Two more modes: ``cycle`` (every pull, then every push: a worker's step
-  without its computation) and ``probe`` (read a 4-byte variable: the round trip of one small request).
+  ``{"mode": "exit"}`` ends the process. More modes: ``cycle`` (every pull, then every push: a worker's step
+  without its computation), ``probe`` (read a 4-byte variable: the round trip of one small request), and
+  ``rpc_pull`` / ``rpc_push`` (read / assign 64 variables of 1 KiB: the requests a PS handles per second).
 Nothing is computed beyond what moves the tensors, so the rates are the link's and the two hosts' gRPC stacks'.
 """
 
@@ -25,6 +26,8 @@ import time
 from typing import Any
 
 FLOAT_BYTES = 4
+SMALL_TENSORS = 64  # the rpc_pull / rpc_push steps: this many small tensors, so that requests, not bytes, count
+SMALL_BYTES = 1024
 
 
 def _say(event: dict[str, Any]) -> None:
@@ -63,24 +66,29 @@ def run_client(job: dict[str, Any]) -> None:
         params = [v1.get_variable(f"netbench_{i}", shape=[elements], initializer=v1.zeros_initializer())
                   for i in range(int(job["tensors"]))]
         tiny = v1.get_variable("netbench_probe", shape=[1], initializer=v1.zeros_initializer())
+        small = [v1.get_variable(f"netbench_small_{i}", shape=[SMALL_BYTES // FLOAT_BYTES],
+                                 initializer=v1.zeros_initializer()) for i in range(SMALL_TENSORS)]
     with v1.device(here):
         probe = tf.identity(tiny)  # a 4-byte read: one small request and response, as a step's own RPCs
         local = [v1.Variable(tf.ones([elements]), trainable=False, name=f"local_{i}",
                              collections=[v1.GraphKeys.LOCAL_VARIABLES]) for i in range(len(params))]
+        small_local = [v1.Variable(tf.ones([SMALL_BYTES // FLOAT_BYTES]), trainable=False, name=f"small_local_{i}",
+                                   collections=[v1.GraphKeys.LOCAL_VARIABLES]) for i in range(SMALL_TENSORS)]
 
-    def pull_first(n: int) -> Any:
+    def pull_first(n: int, source: list[Any] = params) -> Any:
         with v1.device(here):
-            return tf.group(*[tf.reduce_sum(tf.identity(p)[:1]) for p in params[:n]])
+            return tf.group(*[tf.reduce_sum(tf.identity(p)[:1]) for p in source[:n]])
 
-    def push_first(n: int) -> Any:
+    def push_first(n: int, source: list[Any] = params, values: list[Any] = local) -> Any:
         assigns = []
-        for p, x in zip(params[:n], local[:n], strict=True):
+        for p, x in zip(source[:n], values[:n], strict=True):
             with v1.device("/job:ps/task:0"):
                 assigns.append(p.assign(x).op)
         with v1.device(here):
             return tf.group(*assigns)
 
-    ops: dict[tuple[str, int], Any] = {("probe", 1): probe.op}
+    ops: dict[tuple[str, int], Any] = {("probe", 1): probe.op, ("rpc_pull", SMALL_TENSORS): pull_first(
+        SMALL_TENSORS, small), ("rpc_push", SMALL_TENSORS): push_first(SMALL_TENSORS, small, small_local)}
     for n in step_sizes(len(params)):
         ops["pull", n] = pull = pull_first(n)
         ops["push", n] = push_first(n)
@@ -91,7 +99,7 @@ def run_client(job: dict[str, Any]) -> None:
     config = v1.ConfigProto(device_filters=["/job:ps", here])
     with v1.Session(server.target, config=config) as sess:
         if index == 0:
-            sess.run(v1.variables_initializer([*params, tiny]))
+            sess.run(v1.variables_initializer([*params, tiny, *small]))
         while len(sess.run(uninitialized)) > 0:
             time.sleep(0.1)
         sess.run(v1.local_variables_initializer())
