@@ -25,7 +25,9 @@
 The link estimate (:class:`LinkEstimate`, per direction) assumes each transfer pays one fixed latency and the
 rest is bytes / rate: ``latency_ns`` = the median over steps of the shortest sized transfer's duration, the
 smaller of the two directions; the rate = bytes moved / (time with a transfer of that direction on the wire,
-minus one latency per busy period), per complete step, median over steps. A transfer counts as on the wire
+minus one latency per busy period), summed over the complete steps (so that the mean transfer time is right;
+a median of per-step rates is not), for every sized transfer and for only the largest that carry half the
+bytes: the larger of the two (:func:`_wire_rate`). A transfer counts as on the wire
 from the later of its record's start and its inputs' readiness (a push's record starts when the PS asks for
 the gradient, often long before the worker has produced it). It is an *effective* rate: what one worker's
 connection achieved, including the worker's own gRPC and CPU costs.
@@ -474,27 +476,44 @@ def _estimate_link(trace: Trace, g: _Graph, obs: Sequence[Mapping[int, tuple[int
     tr = trace.transfers[trace.transfers["size_bytes"].notna() & trace.transfers["direction"].isin([PULL, PUSH])]
     shortest = tr.groupby(["direction", "step"])["dur_ns"].min()
     latency = min((int(grp.median()) for _, grp in shortest.groupby(level=0)), default=0)
-    rates: dict[TaskKind, list[float]] = {TaskKind.PULL: [], TaskKind.PUSH: []}
-    for step in complete:
-        for kind in rates:
-            sized = [t for t in range(len(g.names)) if g.kinds[t] == kind and step in obs[t] and size[t] > 0]
-            large = [t for t in sized if size[t] >= LARGE_TRANSFER_BYTES]
-            if sum(size[t] for t in large) >= 0.9 * sum(size[t] for t in sized):
-                sized = large  # small transfers' records measure latency and CPU scheduling, not the wire
-            spans = []
-            for t in sized:
-                start, end = obs[t][step]
-                ready = max((obs[p][step][1] for p in g.preds(t) if step in obs[p]), default=start)
-                spans.append((min(max(start, ready), end), end))
-            n_bytes = sum(size[t] for t in sized)
-            if n_bytes:
-                busy_ns, periods = _busy(spans)
-                rates[kind].append(n_bytes / max(busy_ns - periods * latency, busy_ns // 10, 1) * 1e9)
-    for kind, values in rates.items():
-        if not values:
+    rates = {kind: _wire_rate(g, obs, size, complete, kind, latency) for kind in (TaskKind.PULL, TaskKind.PUSH)}
+    for kind, rate in rates.items():
+        if rate is None:
             raise ModelError(f"{trace.source}: no sized {kind.name.lower()} transfers in the complete traced steps "
                              "to estimate the link from")
     return LinkEstimate(
-        pull_bandwidth_bytes_per_s=max(1, round(statistics.median(rates[TaskKind.PULL]))),
-        push_bandwidth_bytes_per_s=max(1, round(statistics.median(rates[TaskKind.PUSH]))), latency_ns=latency,
-        method=f"bytes / time on the wire per direction, median over {len(complete)} complete traced steps")
+        pull_bandwidth_bytes_per_s=max(1, round(rates[TaskKind.PULL] or 1)),
+        push_bandwidth_bytes_per_s=max(1, round(rates[TaskKind.PUSH] or 1)), latency_ns=latency,
+        method=f"bytes / time on the wire per direction, over {len(complete)} complete traced steps")
+
+
+def _wire_rate(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Sequence[int], complete: Sequence[int],
+               kind: TaskKind, latency: int) -> float | None:
+    """Bytes per second on the wire in one direction (module docstring): the larger of two estimates, each
+    bytes over the time their transfers were on the wire, summed over the complete steps: one from every sized
+    transfer, one from only the largest that carry half the bytes. A record that also covers waiting (for the
+    receiving host's CPU, for a throttled process) makes an estimate too low, never too high; of the two,
+    concurrency hurts the second, waiting small transfers the first."""
+    every: list[tuple[int, int]] = []
+    largest: list[tuple[int, int]] = []
+    for step in complete:
+        sized = sorted((t for t in range(len(g.names)) if g.kinds[t] == kind and step in obs[t] and size[t] > 0),
+                       key=lambda t: (-size[t], t))
+        total, kept, half = sum(size[t] for t in sized), 0, len(sized)
+        for i, t in enumerate(sized):
+            kept += size[t]
+            if kept >= total / 2:
+                half = i + 1
+                break
+        for chosen, into in ((sized, every), (sized[:half], largest)):
+            spans = []
+            for t in chosen:
+                start, end = obs[t][step]
+                ready = max((obs[p][step][1] for p in g.preds(t) if step in obs[p]), default=start)
+                spans.append((min(max(start, ready), end), end))
+            n_bytes = sum(size[t] for t in chosen)
+            if n_bytes:
+                busy_ns, periods = _busy(spans)
+                into.append((n_bytes, max(busy_ns - periods * latency, busy_ns // 10, 1)))
+    estimates = [sum(b for b, _ in v) * 1e9 / sum(ns for _, ns in v) for v in (every, largest) if v]
+    return max(estimates) if estimates else None
