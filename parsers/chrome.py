@@ -22,16 +22,29 @@ import json
 import os
 import pathlib
 from collections.abc import Iterable, Mapping, Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from types import TracebackType
 from typing import IO, Any
 
 import pandas as pd
 
 from parsers.atomic import open_atomic
-from parsers.errors import TraceContentError, TraceFormatError
+from parsers.errors import TraceContentError, TraceFormatError, quoted
+from parsers.jsondoc import load_json
 from parsers.labels import split_input
-from parsers.trace import SCHEMAS, Trace, device_role, direction_of, make_table
+from parsers.limits import MAX_RECORDS
+from parsers.trace import (
+    BOUNDS,
+    DIRECTIONS,
+    MAX_DUR_NS,
+    MAX_STEP,
+    MAX_TIME_NS,
+    SCHEMAS,
+    Trace,
+    device_role,
+    direction_of,
+    make_table,
+)
 
 OWN_FORMAT_VERSION = 1
 TF_LOST = (
@@ -43,7 +56,9 @@ TF_LOST = (
     "graph nodes that did not run in the traced step",
     "some control dependencies (the timeline lists data inputs and only part of the control inputs)",
 )
-_MAX_NS = 2**62
+_MAX_US = Decimal(MAX_TIME_NS) / 1000  # exact: 4611686018427387.904
+_PID_BOUNDS = (-(2**31), 2**31 - 1)
+_INT64 = 2**63
 
 
 # ----------------------------------------------------------------------------------------------- writing
@@ -199,33 +214,52 @@ def _display_lanes(frame: pd.DataFrame, keys: list[str]) -> list[int]:
 
 def load_events(data: bytes, source: str) -> tuple[list[Any], dict[str, Any]]:
     """Parse Chrome JSON bytes into (events, top-level object); errors name the line and column."""
-    try:
-        doc = json.loads(data, parse_float=Decimal)
-    except json.JSONDecodeError as exc:
-        raise TraceFormatError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(f"{source}: byte {exc.start}: JSON is not valid UTF-8") from exc
-    except RecursionError as exc:
-        raise TraceFormatError(f"{source}: JSON nested too deeply to be a trace") from exc
-    except ValueError as exc:  # e.g. an integer literal with too many digits
-        raise TraceFormatError(f"{source}: unreadable JSON value: {exc}") from exc
+    doc = load_json(data, source)
     if isinstance(doc, list):
-        return doc, {}
-    if isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list):
-        return doc["traceEvents"], doc
-    raise TraceFormatError(f"{source}: JSON is not a Chrome trace (no 'traceEvents' list at the top)")
+        events, top = doc, {}
+    elif isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list):
+        events, top = doc["traceEvents"], doc
+    else:
+        raise TraceFormatError(f"{source}: JSON is not a Chrome trace (no 'traceEvents' list at the top)")
+    if len(events) > MAX_RECORDS:
+        raise TraceFormatError(f"{source}: {len(events)} trace events, more than the limit of {MAX_RECORDS}")
+    return events, top
+
+
+def _integer(value: Any, bounds: tuple[int, int], where: str, key: str = "") -> int:
+    """``value`` if it is a JSON integer within ``bounds``; else TraceContentError naming ``where`` + ``key``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not bounds[0] <= value <= bounds[1]:
+        raise TraceContentError(f"{where}{key} must be an integer from {bounds[0]} to {bounds[1]} "
+                                f"(got {quoted(value)})")
+    return value
+
+
+def _text(value: Any, where: str, key: str = "", *, nullable: bool = False) -> Any:
+    """``value`` if it is a JSON string (or null, when ``nullable``); else TraceContentError naming ``where``
+    + ``key`` (the key is joined only on error: this runs for every event)."""
+    if not isinstance(value, str) and not (nullable and value is None):
+        raise TraceContentError(f"{where}{key} must be a string{' or null' if nullable else ''} "
+                                f"(got {quoted(value)})")
+    return value
 
 
 def _ns(value: Any, what: str, where: str) -> int:
+    """A Chrome ``ts``/``dur`` in µs (an integer or a decimal) as integer ns in ``[0, MAX_TIME_NS)``."""
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
-        raise TraceContentError(f"{where}: '{what}' must be a number (got {value!r})")
-    try:
-        ns = int(Decimal(value) * 1000)
-    except (InvalidOperation, OverflowError, ValueError) as exc:
-        raise TraceContentError(f"{where}: '{what}' is not a finite number (got {value!r})") from exc
-    if not 0 <= ns < _MAX_NS:
-        raise TraceContentError(f"{where}: '{what}' out of range (got {value!r} µs)")
-    return ns
+        raise TraceContentError(f"{where}: '{what}' must be a number (got {quoted(value)})")
+    if not 0 <= value < _MAX_US:  # compared before scaling: 1e999999999 µs must not become an integer
+        raise TraceContentError(f"{where}: '{what}' out of range: from 0 to below 2**62 ns expected "
+                                f"(got {quoted(value)} µs)")
+    return int(value * 1000)
+
+
+def _span(event: dict[str, Any], where: str) -> dict[str, int]:
+    """The event's ``start_ns`` and ``dur_ns``: ending before 2**62 ns, lasting at most 2**52 ns."""
+    start_ns, dur_ns = _ns(event.get("ts"), "ts", where), _ns(event.get("dur"), "dur", where)
+    if dur_ns > MAX_DUR_NS or start_ns + dur_ns >= MAX_TIME_NS:
+        raise TraceContentError(f"{where}: 'dur' out of range: at most 2**52 ns, ending before 2**62 ns expected "
+                                f"(got ts {quoted(event.get('ts'))}, dur {quoted(event.get('dur'))} µs)")
+    return {"start_ns": start_ns, "dur_ns": dur_ns}
 
 
 def read_chrome(data: bytes, source: str) -> Trace:
@@ -236,62 +270,65 @@ def read_chrome(data: bytes, source: str) -> Trace:
     return _read_tf(events, source)
 
 
-def _process_names(events: Iterable[Any]) -> dict[Any, str]:
-    names: dict[Any, str] = {}
-    for e in events:
+def _process_names(events: Sequence[Any], source: str) -> dict[int, str]:
+    """``pid`` → name, from the ``process_name`` metadata events."""
+    names: dict[int, str] = {}
+    for i, e in enumerate(events):
         if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name":
-            name = (e.get("args") or {}).get("name") if isinstance(e.get("args"), dict) else None
-            if isinstance(name, str):
-                names[e.get("pid")] = name
+            where = f"{source}: traceEvents[{i}]"
+            pid = _integer(e.get("pid"), _PID_BOUNDS, where, ".pid")
+            args = e.get("args")
+            if not isinstance(args, dict):
+                raise TraceContentError(f"{where}.args must be an object holding 'name' (got {quoted(args)})")
+            names[pid] = _text(args.get("name"), where, ".args.name")
     return names
 
 
-def _complete_events(events: Sequence[Any], source: str) -> Iterable[tuple[int, dict[str, Any], str]]:
+def _complete_events(events: Sequence[Any], source: str) -> Iterable[tuple[dict[str, Any], str]]:
     for i, e in enumerate(events):
         if not isinstance(e, dict):
             raise TraceContentError(f"{source}: traceEvents[{i}] is not an object (got {type(e).__name__})")
         if e.get("ph") == "X":
-            yield i, e, f"{source}: traceEvents[{i}]"
+            yield e, f"{source}: traceEvents[{i}]"
+
+
+def _args(event: dict[str, Any], where: str) -> dict[str, Any]:
+    args = event.get("args", {})
+    if not isinstance(args, dict):
+        raise TraceContentError(f"{where}.args must be an object (got {quoted(args)})")
+    return args
 
 
 def _read_tf(events: Sequence[Any], source: str) -> Trace:
-    processes = _process_names(events)
+    processes = _process_names(events, source)
     ops: list[dict[str, Any]] = []
     transfers: list[dict[str, Any]] = []
     nodes: dict[tuple[str, str], str] = {}
     edges: dict[tuple[str, str, int, str], str] = {}
     skipped: dict[str, int] = {}
     n_complete = 0
-    for _i, e, where in _complete_events(events, source):
+    for e, where in _complete_events(events, source):
         n_complete += 1
-        process = processes.get(e.get("pid"), "")
+        process = processes.get(_integer(e.get("pid"), _PID_BOUNDS, where, ".pid"), "")
         if not process.endswith(" Compute"):
             skipped["events outside '<device> Compute' processes"] = (
                 skipped.get("events outside '<device> Compute' processes", 0) + 1)
             continue
         device = process[: -len(" Compute")]
-        start_ns, dur_ns = _ns(e.get("ts"), "ts", where), _ns(e.get("dur"), "dur", where)
-        args: dict[str, Any] = e["args"] if isinstance(e.get("args"), dict) else {}
-        name, lane = e.get("name"), e.get("tid", 0)
-        if not isinstance(name, str) or not isinstance(lane, int):
-            raise TraceContentError(f"{where}: complete event needs a string 'name' and an integer 'tid'")
+        span = _span(e, where)
+        args = _args(e, where)
+        name = _text(e.get("name"), where, ".name")
+        lane = _integer(e.get("tid", 0), BOUNDS["ops"]["lane"], where, ".tid")
         if name == "RecvTensor":
             transfers.append({"step": 0, "tensor_name": None, "src_device": None, "dst_device": device,
-                              "direction": direction_of(None, device), "size_bytes": None,
-                              "start_ns": start_ns, "dur_ns": dur_ns})
+                              "direction": direction_of(None, device), "size_bytes": None} | span)
             continue
-        node_name = args.get("name", name)
-        op_type = args.get("op", name)
-        if not isinstance(node_name, str) or not isinstance(op_type, str):
-            raise TraceContentError(f"{where}: 'args.name' and 'args.op' must be strings")
-        ops.append({"step": 0, "device": device, "node_name": node_name, "op_type": op_type,
-                    "start_ns": start_ns, "dur_ns": dur_ns, "lane": lane})
+        node_name = _text(args.get("name", name), where, ".args.name")
+        op_type = _text(args.get("op", name), where, ".args.op")
+        ops.append({"step": 0, "device": device, "node_name": node_name, "op_type": op_type, "lane": lane} | span)
         nodes.setdefault((device, node_name), op_type)
-        k = 0
-        while isinstance(args.get(f"input{k}"), str):
-            src, slot = split_input(args[f"input{k}"])
+        for src, slot in _inputs(args, where):
             edges.setdefault((device, src, slot, node_name), "control" if slot < 0 else "data")
-            k += 1
     if n_complete == 0:
         raise TraceContentError(f"{source}: Chrome trace has no complete ('X') events")
     if not ops and not transfers:
@@ -300,51 +337,118 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
     ends = [r["start_ns"] + r["dur_ns"] for r in ops + transfers]
     trace = Trace(
         source=source, source_format="tf-timeline-json",
-        ops=make_table("ops", ops), transfers=make_table("transfers", transfers),
+        ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
         graph_nodes=make_table("graph_nodes", [{"device": d, "node_name": n, "op_type": t}
-                                               for (d, n), t in nodes.items()]),
+                                               for (d, n), t in nodes.items()], where=source),
         graph_edges=make_table("graph_edges", [{"device": d, "src_node": s, "src_output": o, "dst_node": n,
-                                                "kind": k} for (d, s, o, n), k in edges.items()]),
+                                                "kind": k} for (d, s, o, n), k in edges.items()], where=source),
         rendezvous=make_table("rendezvous", []), variables=make_table("variables", []),
-        steps=make_table("steps", [{"step": 0, "source": source, "start_ns": min(starts), "end_ns": max(ends)}]),
+        steps=make_table("steps", [{"step": 0, "source": source, "start_ns": min(starts), "end_ns": max(ends)}],
+                         where=source),
         lost=TF_LOST, skipped=skipped,
     )
     if not any(device_role(d) == "worker" for d in trace.devices):
         raise TraceContentError(f"{source}: no device of job 'worker' in the trace (devices: "
-                                f"{', '.join(trace.devices)})")
+                                f"{quoted(', '.join(trace.devices), 120)})")
     return trace
 
 
+def _inputs(args: dict[str, Any], where: str) -> Iterable[tuple[str, int]]:
+    """The op's inputs, ``args.input0``, ``args.input1``, ... as (node, slot); slot -1 for a control input."""
+    k = 0
+    while f"input{k}" in args:
+        text = _text(args[f"input{k}"], where, f".args.input{k}")
+        parsed = split_input(text)
+        if parsed is None:
+            raise TraceContentError(f"{where}.args.input{k} {quoted(text)} is not NAME, NAME:SLOT or ^NAME")
+        yield parsed
+        k += 1
+
+
+# Our own dialect: what each event's args and each table's cells must hold, by the schema's dtypes.
+_OP_ARGS = ("node_name", "op_type", "step", "lane")
+_TRANSFER_ARGS = ("tensor_name", "src_device", "dst_device", "direction", "size_bytes", "step")
+_ARG_KEYS = {k: f".args.{k}" for k in _OP_ARGS + _TRANSFER_ARGS}
+_NULLABLE = {("ops", "op_type"), ("transfers", "tensor_name"), ("transfers", "src_device"),
+             ("transfers", "size_bytes")}
+
+
+def _cell(table: str, column: str, value: Any, where: str, key: str) -> Any:
+    """``value`` checked against ``table.column``'s dtype and bounds: a string, or an integer in range."""
+    dtype = SCHEMAS[table][column]
+    nullable = (table, column) in _NULLABLE
+    if dtype == "string":
+        return _text(value, where, key, nullable=nullable)
+    if nullable and value is None:
+        return None
+    return _integer(value, BOUNDS[table].get(column, (-_INT64, _INT64 - 1)), where, key)
+
+
 def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
-    if not isinstance(extra, dict) or extra.get("format_version") != OWN_FORMAT_VERSION:
-        version = extra.get("format_version") if isinstance(extra, dict) else extra
-        raise TraceFormatError(f"{source}: unsupported tracegen Chrome format_version {version!r}")
-    processes = _process_names(events)
+    version = extra.get("format_version") if isinstance(extra, dict) else extra
+    if isinstance(version, bool) or version != OWN_FORMAT_VERSION:
+        raise TraceFormatError(f"{source}: unsupported tracegen Chrome format_version {quoted(version)}")
+    processes = _process_names(events, source)
     ops: list[dict[str, Any]] = []
     transfers: list[dict[str, Any]] = []
-    for _i, e, where in _complete_events(events, source):
+    for e, where in _complete_events(events, source):
         args = e.get("args")
         if not isinstance(args, dict):
             raise TraceContentError(f"{where}: tracegen event without 'args'")
-        times = {"start_ns": _ns(e.get("ts"), "ts", where), "dur_ns": _ns(e.get("dur"), "dur", where)}
         if e.get("cat") == "op":
-            ops.append({k: args.get(k) for k in ("node_name", "op_type", "step", "lane")}
-                       | {"device": processes.get(e.get("pid"), "")} | times)
+            pid = _integer(e.get("pid"), _PID_BOUNDS, where, ".pid")
+            if pid not in processes:
+                raise TraceContentError(f"{where}: pid {pid} has no process_name event naming its device")
+            ops.append({k: _cell("ops", k, args.get(k), where, _ARG_KEYS[k]) for k in _OP_ARGS}
+                       | {"device": processes[pid]} | _span(e, where))
         elif e.get("cat") == "transfer":
-            transfers.append({k: args.get(k) for k in ("tensor_name", "src_device", "dst_device", "direction",
-                                                       "size_bytes", "step")} | times)
+            row = {k: _cell("transfers", k, args.get(k), where, _ARG_KEYS[k]) for k in _TRANSFER_ARGS}
+            if row["direction"] not in DIRECTIONS:
+                raise TraceContentError(f"{where}.args.direction must be one of {', '.join(DIRECTIONS)} "
+                                        f"(got {quoted(row['direction'])})")
+            transfers.append(row | _span(e, where))
     tables = extra.get("tables")
     if not isinstance(tables, dict):
         raise TraceFormatError(f"{source}: 'tracegen.tables' missing")
-    built: dict[str, pd.DataFrame] = {}
-    for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps"):
-        table = tables.get(name)
-        if not isinstance(table, dict) or table.get("columns") != list(SCHEMAS[name]):
-            raise TraceFormatError(f"{source}: 'tracegen.tables.{name}' does not have the columns "
-                                   f"{list(SCHEMAS[name])}")
-        built[name] = make_table(name, pd.DataFrame(table.get("rows") or [], columns=table["columns"]))
-    skipped = extra["skipped"] if isinstance(extra.get("skipped"), dict) else {}
-    return Trace(source=str(extra.get("source", source)), source_format=str(extra.get("source_format", "")),
-                 ops=make_table("ops", ops), transfers=make_table("transfers", transfers),
-                 lost=tuple(extra.get("lost") or ()), skipped={str(k): int(v) for k, v in skipped.items()},
+    built = {name: _own_table(name, tables.get(name), source)
+             for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps")}
+    return Trace(source=_text(extra.get("source", source), f"{source}: tracegen.source"),
+                 source_format=_text(extra.get("source_format", ""), f"{source}: tracegen.source_format"),
+                 ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
+                 lost=_own_lost(extra.get("lost"), source), skipped=_own_skipped(extra.get("skipped"), source),
                  **built)
+
+
+def _own_table(name: str, table: Any, source: str) -> pd.DataFrame:
+    """Table ``name`` from ``tracegen.tables``: its columns as documented, every cell of its column's type."""
+    where = f"{source}: tracegen.tables.{name}"
+    columns = list(SCHEMAS[name])
+    if not isinstance(table, dict) or table.get("columns") != columns:
+        raise TraceFormatError(f"{where} does not have the columns {columns}")
+    rows = table.get("rows", [])
+    if not isinstance(rows, list) or len(rows) > MAX_RECORDS:
+        raise TraceFormatError(f"{where}.rows must be a list of at most {MAX_RECORDS} rows (got {quoted(rows)})")
+    keys = [f" ({column})" for column in columns]
+    for r, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != len(columns):
+            raise TraceFormatError(f"{where}.rows[{r}] must be a list of {len(columns)} values (got {quoted(row)})")
+        at = f"{where}.rows[{r}]"
+        for column, key, value in zip(columns, keys, row, strict=True):
+            _cell(name, column, value, at, key)
+    return make_table(name, pd.DataFrame(rows, columns=columns), where=source)
+
+
+def _own_lost(lost: Any, source: str) -> tuple[str, ...]:
+    if lost is None:
+        return ()
+    if not isinstance(lost, list) or not all(isinstance(x, str) for x in lost):
+        raise TraceFormatError(f"{source}: tracegen.lost must be a list of strings (got {quoted(lost)})")
+    return tuple(lost)
+
+
+def _own_skipped(skipped: Any, source: str) -> dict[str, int]:
+    if skipped is None:
+        return {}
+    if not isinstance(skipped, dict):
+        raise TraceFormatError(f"{source}: tracegen.skipped must be an object of counts (got {quoted(skipped)})")
+    return {k: _integer(v, (0, MAX_STEP), f"{source}: tracegen.skipped.", k) for k, v in skipped.items()}

@@ -3,16 +3,52 @@
     TraceError                 base of everything this package raises on purpose
     ├── TraceFormatError       a file that is not a trace in any supported format, or is damaged
     │                          (names the path, the position and what was wrong)
+    │   └── ProfileError       (parsers.linkprofile) a link profile that is unreadable or breaks its schema
     ├── TraceContentError      a well-formed file whose content cannot be a PS training trace
     │                          (no worker device, no ops, times that run backwards, ...)
     └── SchemaError            a table that does not match its documented column schema
+
+Every message is one line of at most :data:`MAX_MESSAGE_CHARS` characters, whatever the input held: values are
+quoted through :func:`quoted`, and the base class escapes line breaks and other unprintable characters and
+shortens what is still too long, keeping the start (file and position) and the end (what was wrong).
 """
 
 from __future__ import annotations
 
+import reprlib
+from typing import Any
+
+MAX_MESSAGE_CHARS = 300
+MAX_QUOTED_CHARS = 60
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 2
+_REPR.maxstring = MAX_QUOTED_CHARS
+_REPR.maxother = MAX_QUOTED_CHARS
+_REPR.maxlong = 40
+
+
+def quoted(value: Any, limit: int = MAX_QUOTED_CHARS) -> str:
+    """``repr(value)`` for a message, at most ``limit`` characters however large or deep the value is."""
+    text = _REPR.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` with line breaks and unprintable characters escaped, shortened in the middle to ``limit``."""
+    head = text if len(text) <= 4 * limit else text[: 2 * limit] + text[-2 * limit :]
+    safe = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in head)
+    if len(safe) <= limit and len(head) == len(text):
+        return safe
+    keep_end = limit // 3
+    return safe[: limit - keep_end - 5] + " ... " + safe[-keep_end:]
+
 
 class TraceError(Exception):
-    """Base class of the parsers package's errors."""
+    """Base class of the parsers package's errors; the message is made one bounded line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(str(message)))
 
 
 class TraceFormatError(TraceError):

@@ -14,7 +14,9 @@ import re
 
 _RECV = re.compile(r"^\[(?P<size>[^\]]*)\] \[(?P<rate>[^\]]*)\] (?P<tensor>\S+) from (?P<src>\S+) to (?P<dst>\S+)$")
 _OP = re.compile(r"^(?:\[[^\]]*\] )*(?P<name>\S+) = (?P<op>[A-Za-z0-9_>.]+)\(")
-_EXACT_BYTES = re.compile(r"^(?P<n>\d+)B$")
+_EXACT_BYTES = re.compile(r"^(?P<n>[0-9]{1,20})B$")
+# A GraphDef input: ``name``, ``name:slot`` or ``^name`` (control); slots in ASCII digits, at most 9 of them.
+_INPUT = re.compile(r"(?P<control>\^?)(?P<name>[^:^][^:]*)(?::(?P<slot>[0-9]{1,9}))?")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,14 +41,15 @@ def parse_recv_label(label: str) -> RecvLabel | None:
     )
 
 
-def split_input(text: str) -> tuple[str, int]:
-    """A GraphDef node input: ``name:2`` → (name, 2); ``name`` → (name, 0); ``^name`` (control) → (name, -1)."""
-    if text.startswith("^"):
-        return text[1:], -1
-    name, _, slot = text.rpartition(":")
-    if name and slot.isdigit():
-        return name, int(slot)
-    return text, 0
+def split_input(text: str) -> tuple[str, int] | None:
+    """A GraphDef node input: ``name:2`` → (name, 2); ``name`` → (name, 0); ``^name`` (control) → (name, -1);
+    None for anything else (an empty name, a slot that is not ASCII digits, a control input with a slot)."""
+    m = _INPUT.fullmatch(text)
+    if m is None or (m["control"] and m["slot"] is not None):
+        return None
+    if m["control"]:
+        return m["name"], -1
+    return m["name"], int(m["slot"]) if m["slot"] is not None else 0
 
 
 def parse_op_type(label: str) -> str | None:

@@ -13,8 +13,10 @@
     window_s    the shortest measurement window, seconds (a point's own may be longer)
     idle_rtt_ns (optional, null when unknown) round trip of one small request (a 4-byte read) on the idle link
     points      a list, one per measurement:
-                  mode              "pull" (k connections pulling), "push" (k pushing) or "both"
-                                    (k pulling and k more pushing, all at once)
+                  mode              "pull" (k connections pulling), "push" (k pushing), "both"
+                                    (k pulling and k more pushing, all at once), "cycle" (k pulling then
+                                    pushing in turn, as workers do), "rpc_pull" / "rpc_push" (k moving
+                                    many small tensors: requests, not bytes, count)
                   connections       k, >= 1: client processes per direction, each its own gRPC connection
                   pull_bytes_per_s  tensor bytes per second PS -> clients, summed over connections (>= 0)
                   push_bytes_per_s  tensor bytes per second clients -> PS (>= 0)
@@ -22,6 +24,7 @@
                   probe_rtt_ns      (optional, null when unknown) the small request's round trip meanwhile
                   window_s          (optional) this point's window, seconds
                   step_bytes        (optional) bytes one client step moved each way at this point
+                  transfers_per_s   (optional) tensors moved per second, both directions together
     notes       (optional) list of strings
 
 Rates are tensor payload: what TensorFlow's ``RecvTensor`` moved, not what the wire carried with headers.
@@ -39,11 +42,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from parsers.atomic import write_bytes_atomic
-from parsers.errors import TraceFormatError
+from parsers.errors import TraceFormatError, quoted
+from parsers.files import read_file
+from parsers.jsondoc import load_json
 
 FORMAT = "tracegen-link-profile"
 VERSION = 1
-MODES = ("pull", "push", "both", "cycle")
+MODES = ("pull", "push", "both", "cycle", "rpc_pull", "rpc_push")
 PROFILE_NAME = "link-profile.json"  # the name a profile has beside a trace
 MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kB; anything this large is not one
 MAX_POINTS = 1000
@@ -66,6 +71,7 @@ class ProfilePoint:
     probe_rtt_ns: int | None = None
     window_s: float | None = None
     step_bytes: int | None = None
+    transfers_per_s: float | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +105,8 @@ def profile_json(profile: LinkProfile) -> bytes:
         "points": [{"mode": p.mode, "connections": p.connections, "pull_bytes_per_s": round(p.pull_bytes_per_s, 1),
                     "push_bytes_per_s": round(p.push_bytes_per_s, 1),
                     "ps_cpu_cores": None if p.ps_cpu_cores is None else round(p.ps_cpu_cores, 4),
-                    "probe_rtt_ns": p.probe_rtt_ns, "window_s": p.window_s, "step_bytes": p.step_bytes}
+                    "probe_rtt_ns": p.probe_rtt_ns, "window_s": p.window_s, "step_bytes": p.step_bytes,
+                    "transfers_per_s": None if p.transfers_per_s is None else round(p.transfers_per_s, 1)}
                    for p in profile.points],
         "notes": list(profile.notes),
     }
@@ -114,23 +121,8 @@ def write_link_profile(profile: LinkProfile, path: str | os.PathLike[str]) -> No
 def read_link_profile(path: str | os.PathLike[str]) -> LinkProfile:
     """Read and check a ``link-profile.json``; :class:`ProfileError` names the file and the bad key."""
     source = os.fspath(path)
-    p = pathlib.Path(source)
-    try:
-        with p.open("rb") as fh:
-            data = fh.read(MAX_PROFILE_BYTES + 1)
-    except OSError as exc:
-        raise ProfileError(f"{source}: cannot read the link profile: {exc.strerror or exc}") from exc
-    if len(data) > MAX_PROFILE_BYTES:
-        raise ProfileError(f"{source}: more than {MAX_PROFILE_BYTES} bytes; not a link profile")
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ProfileError(f"{source}: byte {exc.start}: not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise ProfileError(f"{source}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
-    except RecursionError:
-        raise ProfileError(f"{source}: JSON nested too deeply") from None
-    return _profile_from(doc, source)
+    data = read_file(pathlib.Path(source), MAX_PROFILE_BYTES, ProfileError)
+    return _profile_from(load_json(data, source, parse_float=float, error=ProfileError), source)
 
 
 def _profile_from(doc: Any, source: str) -> LinkProfile:
@@ -153,7 +145,8 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
         mode = c.key(raw, "mode", where)
         if mode not in MODES:
             raise ProfileError(f"{source}: {where}.mode must be one of {', '.join(MODES)} (got {_short(mode)})")
-        cpu, rtt, win, sb = raw.get("ps_cpu_cores"), raw.get("probe_rtt_ns"), raw.get("window_s"), raw.get("step_bytes")
+        cpu, rtt, win = raw.get("ps_cpu_cores"), raw.get("probe_rtt_ns"), raw.get("window_s")
+        sb, tps = raw.get("step_bytes"), raw.get("transfers_per_s")
         points.append(ProfilePoint(
             mode=mode, connections=c.integer(c.key(raw, "connections", where), f"{where}.connections", low=1,
                                              high=10_000),
@@ -162,14 +155,15 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
             ps_cpu_cores=None if cpu is None else c.number(cpu, f"{where}.ps_cpu_cores", high=10_000.0),
             probe_rtt_ns=None if rtt is None else c.integer(rtt, f"{where}.probe_rtt_ns", low=0, high=10**12),
             window_s=None if win is None else c.number(win, f"{where}.window_s", positive=True, high=86_400.0),
-            step_bytes=None if sb is None else c.integer(sb, f"{where}.step_bytes", low=1, high=1 << 50)))
+            step_bytes=None if sb is None else c.integer(sb, f"{where}.step_bytes", low=1, high=1 << 50),
+            transfers_per_s=None if tps is None else c.number(tps, f"{where}.transfers_per_s")))
     seen: set[tuple[str, int]] = set()
     for i, pt in enumerate(points):
         if (pt.mode, pt.connections) in seen:
             raise ProfileError(f"{source}: points[{i}] repeats mode {pt.mode!r} with {pt.connections} connections")
         seen.add((pt.mode, pt.connections))
-        moving = {"pull": pt.pull_bytes_per_s, "push": pt.push_bytes_per_s}.get(
-            pt.mode, min(pt.pull_bytes_per_s, pt.push_bytes_per_s))
+        moving = {"pull": pt.pull_bytes_per_s, "rpc_pull": pt.pull_bytes_per_s, "push": pt.push_bytes_per_s,
+                  "rpc_push": pt.push_bytes_per_s}.get(pt.mode, min(pt.pull_bytes_per_s, pt.push_bytes_per_s))
         if moving <= 0:
             raise ProfileError(f"{source}: points[{i}] ({pt.mode}, {pt.connections} connections) moved nothing in "
                                "the direction it measured")
@@ -189,8 +183,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return quoted(value)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -221,7 +214,8 @@ class _Checker:
 
     def number(self, value: Any, where: str, *, positive: bool = False,
                high: float = MAX_RATE_BYTES_PER_S) -> float:
-        ok = (not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+        ok = (not isinstance(value, bool) and isinstance(value, int | float)
+              and not (isinstance(value, float) and not math.isfinite(value))
               and (value > 0 if positive else value >= 0) and value <= high)
         if not ok:
             raise ProfileError(f"{self.source}: {where} must be a number {'>' if positive else '>='} 0 and <= "

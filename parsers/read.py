@@ -1,88 +1,90 @@
 """``read_trace``: one entry point for every supported input, the format told from content.
 
 Accepted: a RunMetadata or bare StepStats protobuf (binary or text format); a TF timeline or tracegen Chrome
-JSON, plain or gzipped; a directory or glob of several traced steps (RunMetadata files are preferred over
-Chrome JSON of the same steps, which is lossy); a table directory written by ``tracegen convert``.
-Sizes are bounded: a file (or what a gzip file expands to) larger than ``max_bytes`` is refused unread.
+JSON, plain or gzipped (any number of gzip members); a directory or glob of several traced steps (RunMetadata
+files are preferred over Chrome JSON of the same steps, which is lossy); a table directory written by
+``tracegen convert``. Sizes are bounded by bytes actually read: a file, what a gzip file expands to, and all
+the files of a directory together may hold at most ``max_bytes``; see :mod:`parsers.limits` for the rest.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import glob
+import itertools
 import os
 import pathlib
-import zlib
+from collections.abc import Callable, Iterable
 
 from parsers.chrome import read_chrome
-from parsers.errors import TraceContentError, TraceFormatError
+from parsers.errors import TraceContentError, TraceFormatError, quoted
+from parsers.files import GZIP_MAGIC, gunzip, read_file
+from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.runmetadata import StepFile, is_text_format, parse_step, read_steps
 from parsers.tables import is_table_dir, read_tables
 from parsers.trace import Trace
 
-MAX_BYTES = 1 << 30  # 1 GiB: far above any real single-step trace, far below this machine's memory
-GZIP_MAGIC = b"\x1f\x8b"
 PROTO_SUFFIXES = (".pb", ".pbtxt", ".txt", ".runmeta", ".stepstats", ".pb.gz", ".pbtxt.gz")
 JSON_SUFFIXES = (".json", ".json.gz", ".trace", ".trace.gz")
 META_NAME = "meta.json"  # the capture settings ``tracegen profile`` writes beside the steps: not a trace
 
 
 def read_bytes(path: pathlib.Path, max_bytes: int = MAX_BYTES) -> bytes:
-    """The file's content, gunzipped when it is gzip; refuses empty, unreadable or oversized input."""
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise TraceFormatError(f"{path}: file is {size} bytes, more than the limit of {max_bytes}")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TraceFormatError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    """The file's content, gunzipped when it is gzip; refuses empty, unreadable, non-regular or oversized
+    input (at most ``max_bytes`` read, and at most ``max_bytes`` expanded)."""
+    data = read_file(path, max_bytes)
     if not data.strip():
         raise TraceFormatError(f"{path}: file is empty")
     if data.startswith(GZIP_MAGIC):
-        data = _gunzip(data, path, max_bytes)
+        data = gunzip(data, str(path), max_bytes)
         if not data.strip():
             raise TraceFormatError(f"{path}: gzip content is empty")
     return data
 
 
-def _gunzip(data: bytes, path: pathlib.Path, max_bytes: int) -> bytes:
-    decomp = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        out = decomp.decompress(data, max_bytes + 1)
-    except zlib.error as exc:
-        raise TraceFormatError(f"{path}: corrupt gzip data: {exc}") from exc
-    if len(out) > max_bytes:
-        raise TraceFormatError(f"{path}: gzip content expands beyond the limit of {max_bytes} bytes")
-    if not decomp.eof:
-        raise TraceFormatError(f"{path}: gzip data is truncated (stream ends before its end marker)")
-    return out
-
-
 def looks_like_json(data: bytes) -> bool:
     """Whether the content starts like a JSON document (after whitespace and a UTF-8 byte-order mark)."""
-    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    head = data[:64].lstrip(b" \t\r\n").removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
     return head[:1] in (b"{", b"[")
 
 
 def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Trace:
     """Read a trace file, a directory of traced steps or a glob pattern into one Trace."""
     text = os.fspath(path)
+    if not text:
+        raise TraceFormatError("'': an empty path names no trace (use '.' for the current directory)")
+    if "\0" in text:
+        raise TraceFormatError(f"{quoted(text, 200)}: a path cannot hold a NUL character")
     target = pathlib.Path(text)
-    if is_table_dir(target):
-        return read_tables(target)
-    if target.is_dir():
-        return _read_many(sorted(p for p in target.iterdir() if p.is_file() and not p.name.startswith(".")),
-                          text, max_bytes)
-    if not target.exists() and glob.has_magic(text):
-        matches = (pathlib.Path(p) for p in glob.glob(text))  # noqa: PTH207 - the pattern may be absolute
-        return _read_many(sorted(p for p in matches if p.is_file()), text, max_bytes)
-    if not target.exists():
+    try:
+        if is_table_dir(target):
+            return read_tables(target, max_bytes=max_bytes)
+        if target.is_dir():
+            return _read_many(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")), text, max_bytes)
+        exists = target.exists() or target.is_symlink()
+    except OSError as exc:
+        raise TraceFormatError(f"{text}: cannot read: {exc.strerror or exc}") from None
+    if not exists and glob.has_magic(text):
+        matches = (pathlib.Path(p) for p in glob.iglob(text))  # noqa: PTH207 - the pattern may be absolute
+        return _read_many(_files(matches, text, lambda _: True), text, max_bytes)
+    if not exists:
         raise TraceFormatError(f"{text}: no such file or directory")
     data = read_bytes(target, max_bytes)
     if looks_like_json(data):
         return read_chrome(data, text)
     step = parse_step(data, text)
     return read_steps([step], text, "runmetadata-text" if is_text_format(data) else "runmetadata")
+
+
+def _files(paths: Iterable[pathlib.Path], source: str, keep: Callable[[pathlib.Path], bool]) -> list[pathlib.Path]:
+    """The regular files among ``paths`` that ``keep`` accepts, sorted; at most ``MAX_FILES`` are looked at."""
+    try:
+        found = list(itertools.islice(paths, MAX_FILES + 1))
+        if len(found) > MAX_FILES:
+            raise TraceFormatError(f"{source}: more than {MAX_FILES} entries; pass a smaller directory or pattern")
+        return sorted(p for p in found if keep(p) and p.is_file())
+    except OSError as exc:
+        raise TraceFormatError(f"{source}: cannot list: {exc.strerror or exc}") from None
 
 
 def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
@@ -95,14 +97,22 @@ def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
             raise TraceContentError(f"{source}: {len(candidates)} Chrome JSON files; Chrome JSON holds one step "
                                     "without tensor names, so steps cannot be merged: pass one file")
         return read_trace(candidates[0], max_bytes=max_bytes)
-    steps: list[StepFile] = []
-    formats = set()
+    contents: list[tuple[pathlib.Path, bytes]] = []
+    total = 0
     for p in protos:
         data = read_bytes(p, max_bytes)
         if looks_like_json(data):
             raise TraceFormatError(f"{p}: JSON content in a protobuf-named file")
-        steps.append(parse_step(data, str(p)))
-        formats.add("runmetadata-text" if is_text_format(data) else "runmetadata")
+        contents.append((p, data))
+        total += len(data)
+        if total > max_bytes:
+            raise TraceFormatError(f"{source}: the trace files hold more than the limit of {max_bytes} bytes "
+                                   "together")
+    # Small inputs are parsed blindly; once the steps together are large, each is walked before parsing.
+    check_shape = total > SCAN_BYTES
+    steps: list[StepFile] = [parse_step(data, str(p), check_shape=check_shape) for p, data in contents]
+    formats = {"runmetadata-text" if is_text_format(data) else "runmetadata" for _, data in contents}
+    del contents
     trace = read_steps(steps, source, "+".join(sorted(formats)))
     ignored = len(candidates) - len(protos)
     if ignored:

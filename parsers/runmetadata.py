@@ -6,16 +6,18 @@ TensorFlow need not be installed. One RunMetadata is one traced step; several ar
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from google.protobuf import message, text_format
 
-from parsers.errors import TraceContentError, TraceFormatError
+from parsers.errors import TraceContentError, TraceFormatError, quoted
 from parsers.labels import parse_op_type, parse_recv_label, split_input
+from parsers.limits import MAX_RECORDS, SCAN_BYTES, check_text_shape, check_wire_shape
 from parsers.proto import tf_trace_pb2 as pb
-from parsers.trace import Trace, direction_of, make_table
+from parsers.trace import MAX_DUR_NS, MAX_SIZE_BYTES, MAX_TIME_NS, Trace, direction_of, make_table
 
 RECV_TENSOR = "RecvTensor"
 VARIABLE_OPS = frozenset({"VarHandleOp", "VariableV2", "Variable"})
@@ -49,28 +51,41 @@ def is_text_format(data: bytes) -> bool:
     return any(head.startswith(s.encode()) for s in TEXT_FORMAT_STARTS)
 
 
-def parse_step(data: bytes, source: str) -> StepFile:
-    """Parse one RunMetadata or bare StepStats (binary or text) from ``data`` read from ``source``."""
+def parse_step(data: bytes, source: str, *, check_shape: bool = False) -> StepFile:
+    """Parse one RunMetadata or bare StepStats (binary or text) from ``data`` read from ``source``.
+
+    Binary input larger than ``SCAN_BYTES`` (or any, with ``check_shape``) is walked first, so that its size
+    in memory is known bounded before the parser builds it (see :mod:`parsers.limits`)."""
     if is_text_format(data):
         return StepFile(source=source, metadata=_parse_text(data, source))
-    md = _parse_binary(pb.RunMetadata(), data)
-    if isinstance(md, message.Message) and _has_devices(md.step_stats):
-        return StepFile(source=source, metadata=md)
-    stats = _parse_binary(pb.StepStats(), data)  # a bare StepStats misparses as RunMetadata: try it too
-    if isinstance(stats, message.Message) and _has_devices(stats):
+    check_shape = check_shape or len(data) > SCAN_BYTES
+    try:
+        md = _parse_binary(pb.RunMetadata, data, source, check_shape=check_shape)
+        why = "it holds no step_stats with named devices"
+    except TraceFormatError as exc:
+        md, why = pb.RunMetadata(), str(exc).removeprefix(f"{source}: ")
+    if not _has_devices(md.step_stats):  # a bare StepStats misparses as RunMetadata: try it too
         md = pb.RunMetadata()
-        md.step_stats.CopyFrom(stats)
-        return StepFile(source=source, metadata=md)
-    why = md if isinstance(md, str) else "it holds no step_stats with named devices"
-    raise TraceFormatError(f"{source}: not a RunMetadata or StepStats protobuf: {why}")
+        with contextlib.suppress(TraceFormatError):
+            md.step_stats.CopyFrom(_parse_binary(pb.StepStats, data, source, check_shape=check_shape))
+    if not _has_devices(md.step_stats):
+        raise TraceFormatError(f"{source}: not a RunMetadata or StepStats protobuf: {why}")
+    return StepFile(source=source, metadata=md)
 
 
-def _parse_binary(msg: Any, data: bytes) -> Any:
-    """The parsed message, or the parser's complaint as a string."""
+def _parse_binary(kind: Any, data: bytes, source: str, *, check_shape: bool) -> Any:
+    """``data`` parsed as message class ``kind``; TraceFormatError with the byte where the wire format breaks
+    (found by walking it, when the parser does not say) or the parser's complaint."""
+    if check_shape:
+        check_wire_shape(data, kind.DESCRIPTOR, source)
+    msg = kind()
     try:
         msg.ParseFromString(data)
     except message.DecodeError as exc:
-        return str(exc)
+        if not check_shape and len(data) <= SCAN_BYTES:
+            check_wire_shape(data, kind.DESCRIPTOR, source)  # raises at the broken byte, if it finds one
+        complaint = str(exc).split("': ", 1)[-1]  # upb: "Error parsing message with type 'X': what"
+        raise TraceFormatError(f"{source}: {complaint[:1].lower()}{complaint[1:]}") from None
     return msg
 
 
@@ -79,10 +94,11 @@ def _has_devices(stats: Any) -> bool:
 
 
 def _parse_text(data: bytes, source: str) -> Any:
+    check_text_shape(data, source)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise TraceFormatError(f"{source}: byte {exc.start}: text-format protobuf is not UTF-8") from exc
+        raise TraceFormatError(f"{source}: byte {exc.start}: text-format protobuf is not UTF-8") from None
     starts_with_stats = text.lstrip().startswith("dev_stats")
     msg = pb.StepStats() if starts_with_stats else pb.RunMetadata()
     try:
@@ -90,7 +106,9 @@ def _parse_text(data: bytes, source: str) -> Any:
     except text_format.ParseError as exc:
         detail = str(exc).split(" : ", 1)[-1]
         raise TraceFormatError(f"{source}:{exc.GetLine()}:{exc.GetColumn()}: invalid text-format protobuf: "
-                               f"{detail}") from exc
+                               f"{detail}") from None
+    except RecursionError:  # behind check_text_shape, for nesting hidden by brackets inside strings
+        raise TraceFormatError(f"{source}: text-format messages nested too deeply to be read") from None
     if starts_with_stats:
         md = pb.RunMetadata()
         md.step_stats.CopyFrom(msg)
@@ -98,15 +116,23 @@ def _parse_text(data: bytes, source: str) -> Any:
     return msg
 
 
-def _times_ns(node: Any) -> tuple[int, int]:
-    """Start and duration in ns: TF's nanosecond fields when set, else its microsecond fields."""
+def _times_ns(node: Any, where: str) -> tuple[int, int]:
+    """Start and duration in ns (TF's nanosecond fields when set, else its microsecond fields), checked to be
+    a start after 0 and a duration that ends before 2**62 ns."""
     if node.all_start_nanos > 0:
-        return int(node.all_start_nanos), int(node.all_end_rel_nanos)
-    return int(node.all_start_micros) * 1000, int(node.all_end_rel_micros) * 1000
+        start, dur, unit, scale = int(node.all_start_nanos), int(node.all_end_rel_nanos), "ns", 1
+    else:
+        start, dur, unit, scale = int(node.all_start_micros), int(node.all_end_rel_micros), "µs", 1000
+    start_ns, dur_ns = start * scale, dur * scale
+    if not (0 < start_ns < MAX_TIME_NS and 0 <= dur_ns <= MAX_DUR_NS and start_ns + dur_ns < MAX_TIME_NS):
+        raise TraceContentError(f"{where}: bad times (start {start} {unit}, duration {dur} {unit}): a start after 0 "
+                                f"and a duration of at most 2**52 ns ending before 2**62 ns expected")
+    return start_ns, dur_ns
 
 
 def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Trace:
     """Merge traced steps (one RunMetadata each, in order) into one Trace."""
+    _check_counts(steps, source)
     ops: list[dict[str, Any]] = []
     transfers: list[dict[str, Any]] = []
     step_rows: list[dict[str, Any]] = []
@@ -116,14 +142,16 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
         if first is None or last is None:
             raise TraceContentError(f"{step.source}: step_stats holds no records")
         step_rows.append({"step": index, "source": step.source, "start_ns": first, "end_ns": last})
-    graphs = [g for s in steps for g in _partition_graphs(s.metadata)]
+    graphs = [(f"{s.source}: {label}", g) for s in steps for label, g in _partition_graphs(s.metadata)]
     nodes, edges, rendezvous, variables = _read_graphs(graphs, skipped)
     trace = Trace(
         source=source, source_format=source_format,
-        ops=make_table("ops", ops), transfers=make_table("transfers", transfers),
-        graph_nodes=make_table("graph_nodes", nodes), graph_edges=make_table("graph_edges", edges),
-        rendezvous=make_table("rendezvous", rendezvous), variables=make_table("variables", variables),
-        steps=make_table("steps", step_rows),
+        ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
+        graph_nodes=make_table("graph_nodes", nodes, where=source),
+        graph_edges=make_table("graph_edges", edges, where=source),
+        rendezvous=make_table("rendezvous", rendezvous, where=source),
+        variables=make_table("variables", variables, where=source),
+        steps=make_table("steps", step_rows, where=source),
         lost=() if graphs else ("partition graphs (dependencies, variable shapes): not in the input",),
         skipped=skipped,
     )
@@ -131,11 +159,25 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
     return trace
 
 
+def _check_counts(steps: Sequence[StepFile], source: str) -> None:
+    """Refuse more than ``MAX_RECORDS`` devices, node_stats, graphs or graph nodes before any row is built."""
+    devices = sum(len(s.metadata.step_stats.dev_stats) for s in steps)
+    graphs = sum(len(s.metadata.partition_graphs) + len(s.metadata.function_graphs) for s in steps)
+    if devices > MAX_RECORDS or graphs > MAX_RECORDS:
+        raise TraceContentError(f"{source}: {devices} dev_stats and {graphs} graphs, more than the limit of "
+                                f"{MAX_RECORDS}")
+    records = sum(len(d.node_stats) for s in steps for d in s.metadata.step_stats.dev_stats)
+    nodes = sum(len(g.node) for s in steps for _, g in _partition_graphs(s.metadata))
+    for count, what in ((records, "node_stats records"), (nodes, "partition graph nodes")):
+        if count > MAX_RECORDS:
+            raise TraceContentError(f"{source}: {count} {what}, more than the limit of {MAX_RECORDS}")
+
+
 def check_has_worker(trace: Trace) -> None:
     """Raise TraceContentError unless some record ran on a worker device."""
     if not any("/job:worker" in d for d in trace.devices):
         raise TraceContentError(f"{trace.source}: no device of job 'worker' in the trace (devices: "
-                                f"{', '.join(trace.devices) or 'none'})")
+                                f"{quoted(', '.join(trace.devices) or 'none', 120)})")
 
 
 def _read_records(step: StepFile, index: int, ops: list[dict[str, Any]], transfers: list[dict[str, Any]],
@@ -146,10 +188,8 @@ def _read_records(step: StepFile, index: int, ops: list[dict[str, Any]], transfe
         if not dev.device:
             raise TraceContentError(f"{step.source}: dev_stats[{d}] has no device name")
         for n, node in enumerate(dev.node_stats):
-            start_ns, dur_ns = _times_ns(node)
-            where = f"{step.source}: dev_stats[{d}].node_stats[{n}] ({node.node_name or 'unnamed'})"
-            if start_ns <= 0 or dur_ns < 0:
-                raise TraceContentError(f"{where}: bad times (start {start_ns} ns, duration {dur_ns} ns)")
+            where = f"{step.source}: dev_stats[{d}].node_stats[{n}] ({quoted(node.node_name or 'unnamed')})"
+            start_ns, dur_ns = _times_ns(node, where)
             first = start_ns if first is None else min(first, start_ns)
             last = start_ns + dur_ns if last is None else max(last, start_ns + dur_ns)
             if node.node_name == RECV_TENSOR:
@@ -168,39 +208,48 @@ def _transfer_row(node: Any, device: str, index: int, start_ns: int, dur_ns: int
     label = parse_recv_label(node.timeline_label)
     if label is None:
         raise TraceContentError(f"{where}: RecvTensor label does not read '[size] [rate] TENSOR from SRC to DST' "
-                                f"(got {node.timeline_label[:120]!r})")
+                                f"(got {quoted(node.timeline_label)})")
     if label.dst_device != device:
-        raise TraceContentError(f"{where}: RecvTensor to {label.dst_device!r} recorded on device {device!r}")
+        raise TraceContentError(f"{where}: RecvTensor to {quoted(label.dst_device)} recorded on device "
+                                f"{quoted(device)}")
     requested = [o.tensor_description.allocation_description.requested_bytes for o in node.output]
     size = requested[0] if requested and requested[0] > 0 else label.size_bytes
+    if size is not None and size > MAX_SIZE_BYTES:
+        raise TraceContentError(f"{where}: RecvTensor of {size} bytes, more than 2**44 (16 TiB)")
     return {"step": index, "tensor_name": label.tensor_name, "src_device": label.src_device,
             "dst_device": label.dst_device, "direction": direction_of(label.src_device, label.dst_device),
             "size_bytes": size, "start_ns": start_ns, "dur_ns": dur_ns}
 
 
-def _partition_graphs(md: Any) -> Iterable[Any]:
-    yield from md.partition_graphs
-    for fg in md.function_graphs:
-        yield from fg.partition_graphs
+def _partition_graphs(md: Any) -> Iterable[tuple[str, Any]]:
+    """Every partition graph of ``md`` with its field path."""
+    for g, graph in enumerate(md.partition_graphs):
+        yield f"partition_graphs[{g}]", graph
+    for f, fg in enumerate(md.function_graphs):
+        for g, graph in enumerate(fg.partition_graphs):
+            yield f"function_graphs[{f}].partition_graphs[{g}]", graph
 
 
-def _read_graphs(graphs: Sequence[Any], skipped: dict[str, int]) -> tuple[list[dict[str, Any]], ...]:
+def _read_graphs(graphs: Sequence[tuple[str, Any]], skipped: dict[str, int]) -> tuple[list[dict[str, Any]], ...]:
     nodes: list[dict[str, Any]] = []
     edges: list[dict[str, Any]] = []
     variables: list[dict[str, Any]] = []
     sends: dict[str, tuple[str, str, str]] = {}
     recvs: dict[str, tuple[str, str, str]] = {}
     seen: set[tuple[str, str]] = set()
-    for graph in graphs:
-        for node in graph.node:
+    for label, graph in graphs:
+        for n, node in enumerate(graph.node):
             key = (node.device, node.name)
             if key in seen:  # the same partition graph comes with every traced step
                 continue
             seen.add(key)
+            where = f"{label}.node[{n}] ({quoted(node.name)})"
             nodes.append({"device": node.device, "node_name": node.name, "op_type": node.op})
-            edges.extend(_edges(node))
+            edges.extend(_edges(node, where))
+            if len(edges) > MAX_RECORDS:
+                raise TraceContentError(f"{where}: more than {MAX_RECORDS} graph edges")
             if node.op in VARIABLE_OPS:
-                row = _variable_row(node)
+                row = _variable_row(node, where)
                 if row is None:
                     skipped["variables of unsized dtype or unknown shape"] = (
                         skipped.get("variables of unsized dtype or unknown shape", 0) + 1)
@@ -221,14 +270,17 @@ def _read_graphs(graphs: Sequence[Any], skipped: dict[str, int]) -> tuple[list[d
     return nodes, edges, rendezvous, variables
 
 
-def _edges(node: Any) -> Iterable[dict[str, Any]]:
-    for inp in node.input:
-        src, slot = split_input(inp)
+def _edges(node: Any, where: str) -> Iterable[dict[str, Any]]:
+    for i, inp in enumerate(node.input):
+        parsed = split_input(inp)
+        if parsed is None:
+            raise TraceContentError(f"{where}: input[{i}] {quoted(inp)} is not NAME, NAME:SLOT or ^NAME")
+        src, slot = parsed
         yield {"device": node.device, "src_node": src, "src_output": slot, "dst_node": node.name,
                "kind": "control" if slot < 0 else "data"}
 
 
-def _variable_row(node: Any) -> dict[str, Any] | None:
+def _variable_row(node: Any, where: str) -> dict[str, Any] | None:
     code = node.attr["dtype"].type
     dtype = _DTYPE_NAMES.get(pb.DataType.Name(code)) if code in pb.DataType.values() else None
     shape = node.attr["shape"].shape
@@ -238,7 +290,9 @@ def _variable_row(node: Any) -> dict[str, Any] | None:
     n_elements = 1
     for d in dims:
         n_elements *= d
+        if n_elements * DTYPE_BYTES[dtype] > MAX_SIZE_BYTES:
+            raise TraceContentError(f"{where}: variable of shape {quoted(dims, 120)} ({dtype}) holds more than "
+                                    "2**44 bytes (16 TiB)")
     return {"name": node.name, "device": node.device, "dtype": dtype,
             "shape": "x".join(str(d) for d in dims) if dims else "scalar",
             "n_elements": n_elements, "size_bytes": n_elements * DTYPE_BYTES[dtype]}
-

@@ -6,19 +6,27 @@ or ``read_trace`` on the directory) into an equal Trace.
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
 import pathlib
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 
 from parsers.atomic import write_bytes_atomic
-from parsers.errors import TraceFormatError
-from parsers.trace import SCHEMAS, Trace, make_table
+from parsers.errors import TraceFormatError, quoted
+from parsers.files import read_file
+from parsers.jsondoc import load_json
+from parsers.limits import MAX_BYTES, MAX_RECORDS
+from parsers.trace import MAX_STEP, SCHEMAS, Trace, make_table
 
 MANIFEST = "trace.json"
+MAX_MANIFEST_BYTES = 1 << 20
+# pyarrow (pandas' Parquet engine) ships no type information: imported by name, it is plainly Any.
+_ARROW: Any = importlib.import_module("pyarrow")
+_PARQUET: Any = importlib.import_module("pyarrow.parquet")
 TableFormat = Literal["csv", "parquet"]
 
 
@@ -50,27 +58,63 @@ def is_table_dir(path: pathlib.Path) -> bool:
     return path.is_dir() and (path / MANIFEST).is_file()
 
 
-def read_tables(in_dir: str | os.PathLike[str]) -> Trace:
-    """Read a directory written by :func:`write_tables` back into a Trace."""
+def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Trace:
+    """Read a directory written by :func:`write_tables` back into a Trace; the tables together may hold at most
+    ``max_bytes`` (bytes read for CSV, uncompressed column data for Parquet)."""
     source = pathlib.Path(in_dir)
-    try:
-        manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
-        fmt = manifest["table_format"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise TraceFormatError(f"{source / MANIFEST}: not a tracegen table manifest ({exc})") from exc
-    if fmt not in ("csv", "parquet"):
-        raise TraceFormatError(f"{source / MANIFEST}: 'table_format' must be csv or parquet (got {fmt!r})")
+    manifest = _manifest(source / MANIFEST)
+    fmt = manifest["table_format"]
     tables = {}
+    total = 0
     for name, schema in SCHEMAS.items():
         path = source / f"{name}.{fmt}"
+        data = read_file(path, max_bytes)
+        total += len(data) if fmt == "csv" else _parquet_size(data, path, max_bytes)
+        if total > max_bytes:
+            raise TraceFormatError(f"{source}: the tables hold more than the limit of {max_bytes} bytes together")
         try:
             if fmt == "csv":
-                frame = pd.read_csv(path, dtype=dict(schema), keep_default_na=False, na_values=[""])
+                frame = pd.read_csv(io.BytesIO(data), dtype=dict(schema), keep_default_na=False, na_values=[""])
             else:
-                frame = pd.read_parquet(path)
-        except (OSError, ValueError) as exc:
-            raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from exc
-        tables[name] = make_table(name, frame)
-    return Trace(source=str(manifest.get("source", source)), source_format=str(manifest.get("source_format")),
-                 lost=tuple(manifest.get("lost") or ()),
-                 skipped={str(k): int(v) for k, v in (manifest.get("skipped") or {}).items()}, **tables)
+                frame = pd.read_parquet(io.BytesIO(data))
+        except (ValueError, TypeError, OverflowError, _ARROW.ArrowException) as exc:
+            raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None
+        tables[name] = make_table(name, frame, where=str(path))
+    return Trace(source=manifest["source"], source_format=manifest["source_format"], lost=manifest["lost"],
+                 skipped=manifest["skipped"], **tables)
+
+
+def _manifest(path: pathlib.Path) -> dict[str, Any]:
+    """The manifest's values, each checked: ``table_format``, ``source``, ``source_format``, ``lost``,
+    ``skipped``."""
+    doc = load_json(read_file(path, MAX_MANIFEST_BYTES), str(path))
+    if not isinstance(doc, dict):
+        raise TraceFormatError(f"{path}: not a tracegen table manifest (got {quoted(doc)})")
+    fmt = doc.get("table_format")
+    if fmt not in ("csv", "parquet"):
+        raise TraceFormatError(f"{path}: 'table_format' must be csv or parquet (got {quoted(fmt)})")
+    lost = doc.get("lost") or []
+    skipped = doc.get("skipped") or {}
+    ok = (isinstance(doc.get("source", ""), str) and isinstance(doc.get("source_format", ""), str)
+          and isinstance(lost, list) and all(isinstance(x, str) for x in lost) and isinstance(skipped, dict)
+          and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_STEP for v in skipped.values()))
+    if not ok:
+        raise TraceFormatError(f"{path}: 'source' and 'source_format' must be strings, 'lost' a list of strings and "
+                               "'skipped' an object of counts")
+    return {"table_format": fmt, "source": doc.get("source", str(path.parent)),
+            "source_format": doc.get("source_format", ""), "lost": tuple(lost), "skipped": dict(skipped)}
+
+
+def _parquet_size(data: bytes, path: pathlib.Path, limit: int) -> int:
+    """The uncompressed size of a Parquet file's column data; TraceFormatError when it, or its row count, is
+    over the limits (a small Parquet file can hold a compression bomb)."""
+    try:
+        meta = _PARQUET.ParquetFile(io.BytesIO(data)).metadata
+    except (ValueError, OSError, _ARROW.ArrowException) as exc:
+        raise TraceFormatError(f"{path}: not a Parquet file: {exc}") from None
+    size = sum(meta.row_group(g).column(c).total_uncompressed_size
+               for g in range(meta.num_row_groups) for c in range(meta.num_columns))
+    if meta.num_rows > MAX_RECORDS or size > limit:
+        raise TraceFormatError(f"{path}: {meta.num_rows} rows, {size} bytes uncompressed: more than the limits of "
+                               f"{MAX_RECORDS} rows and {limit} bytes")
+    return int(size)

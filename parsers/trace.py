@@ -59,6 +59,12 @@ Tables (column: dtype — meaning):
     source: string — file the step came from
     start_ns: int64 — earliest start of any record in the step
     end_ns: int64 — latest end of any record in the step
+
+Ranges (``BOUNDS``, checked by :func:`make_table`, so that sums and differences downstream stay far inside
+int64): times ``0 <= t < 2**62`` ns (the year 2116 on TensorFlow's epoch clock), durations at most ``2**52`` ns
+(52 days) with ``start + dur < 2**62``, sizes and element counts at most ``2**44`` (16 TiB), steps at most
+``2**40``, lanes ``0 .. 2**32 - 1`` (TensorFlow's uint32 thread ids), output slots ``-1 .. 2**31 - 1``; and
+(``CHOICES``) directions are ``pull``, ``push`` or ``other``, edge kinds ``data`` or ``control``.
 """
 
 from __future__ import annotations
@@ -69,7 +75,7 @@ from typing import Any
 
 import pandas as pd
 
-from parsers.errors import SchemaError
+from parsers.errors import SchemaError, quoted
 
 STR = "string"
 INT = "int64"
@@ -104,20 +110,66 @@ SCHEMAS: Mapping[str, Mapping[str, str]] = {
 PULL, PUSH, OTHER = "pull", "push", "other"
 DIRECTIONS = (PULL, PUSH, OTHER)
 
+MAX_TIME_NS = 2**62
+MAX_DUR_NS = 2**52
+MAX_SIZE_BYTES = 2**44
+MAX_STEP = 2**40
+MAX_LANE = 2**32 - 1
+MAX_SLOT = 2**31 - 1
+_TIME = (0, MAX_TIME_NS - 1)
+_DUR = (0, MAX_DUR_NS)
+_SIZE = (0, MAX_SIZE_BYTES)
+_STEP = (0, MAX_STEP)
+BOUNDS: Mapping[str, Mapping[str, tuple[int, int]]] = {
+    "ops": {"step": _STEP, "start_ns": _TIME, "dur_ns": _DUR, "lane": (0, MAX_LANE)},
+    "transfers": {"step": _STEP, "size_bytes": _SIZE, "start_ns": _TIME, "dur_ns": _DUR},
+    "graph_nodes": {},
+    "graph_edges": {"src_output": (-1, MAX_SLOT)},
+    "rendezvous": {},
+    "variables": {"n_elements": _SIZE, "size_bytes": _SIZE},
+    "steps": {"step": _STEP, "start_ns": _TIME, "end_ns": _TIME},
+}
+CHOICES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "transfers": {"direction": DIRECTIONS}, "graph_edges": {"kind": ("data", "control")},
+    "rendezvous": {"direction": DIRECTIONS},
+}
 
-def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame) -> pd.DataFrame:
-    """Build table ``name`` from rows (or a frame), with exactly its schema's columns and dtypes."""
+
+def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame, *, where: str = "") -> pd.DataFrame:
+    """Build table ``name`` from rows (or a frame), with exactly its schema's columns and dtypes, every
+    integer within its ``BOUNDS`` and every enumerated string one of its ``CHOICES``; ``where`` (a file)
+    prefixes the message of a SchemaError."""
     schema = SCHEMAS[name]
+    prefix = f"{where}: table {name!r}" if where else f"table {name!r}"
     frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows), columns=list(schema))
     missing = [c for c in schema if c not in frame.columns]
     if missing:
-        raise SchemaError(f"table {name!r} lacks columns {missing}")
+        raise SchemaError(f"{prefix} lacks columns {missing}")
     frame = frame[list(schema)]
     try:
         frame = frame.astype(dict(schema))
-    except (TypeError, ValueError) as exc:
-        raise SchemaError(f"table {name!r}: a column does not fit its type: {exc}") from exc
-    return frame.reset_index(drop=True)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise SchemaError(f"{prefix}: a column does not fit its type: {exc}") from exc
+    frame = frame.reset_index(drop=True)
+    for column, (low, high) in BOUNDS[name].items():
+        outside = ~frame[column].between(low, high).fillna(value=True)
+        if outside.any():
+            row = int(outside.to_numpy().argmax())
+            raise SchemaError(f"{prefix} row {row}: {column!r} must be from {low} to {high} "
+                              f"(got {frame[column].iloc[row]})")
+    for column, allowed in CHOICES.get(name, {}).items():
+        other = ~frame[column].isin(allowed)
+        if other.any():
+            row = int(other.to_numpy().argmax())
+            raise SchemaError(f"{prefix} row {row}: {column!r} must be one of {', '.join(allowed)} "
+                              f"(got {quoted(frame[column].iloc[row])})")
+    if "start_ns" in schema and "dur_ns" in schema:
+        late = frame["start_ns"] > MAX_TIME_NS - 1 - frame["dur_ns"]
+        if late.any():
+            row = int(late.to_numpy().argmax())
+            raise SchemaError(f"{prefix} row {row}: ends at or after 2**62 ns (start_ns "
+                              f"{frame['start_ns'].iloc[row]}, dur_ns {frame['dur_ns'].iloc[row]})")
+    return frame
 
 
 def check_table(name: str, frame: pd.DataFrame) -> None:

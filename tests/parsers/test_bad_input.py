@@ -60,7 +60,7 @@ CASES = {
     "json_not_trace": (b'{"hello": "world"}', "not a Chrome trace"),
     "json_events_not_objects": (b'{"traceEvents": [1, 2, 3]}', "traceEvents[0] is not an object"),
     "json_no_complete_events": (b'{"traceEvents": []}', "no complete ('X') events"),
-    "json_bomb_deep": (b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
+    "json_bomb_deep": (b"[" * 200_000 + b"]" * 200_000, "nested more than 64 deep"),
     "json_bad_ts": (b'{"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": '
                     b'"/job:worker/replica:0/task:0/device:CPU:0 Compute"}}, {"ph": "X", "pid": 1, "tid": 0, '
                     b'"name": "MatMul", "ts": "soon", "dur": 3}]}', "'ts' must be a number"),

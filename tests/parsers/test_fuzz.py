@@ -1,15 +1,18 @@
-"""Fuzzing the readers with mutated real traces: only the package's own errors may come out."""
+"""Fuzzing the readers with mutated real traces, each input read in a child process limited to 10 s and 2 GiB
+of address space: only a Trace or one line of the package's own error may come out, never a traceback, a hang
+or a memory blow-up. The mutation families are those of ``benchmarks/fuzz_parsers.py``, which runs the same
+children for 100,000 inputs and more."""
 
 from __future__ import annotations
 
 import gzip
+import json
 import pathlib
 import tempfile
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from parsers import Trace, TraceError, read_trace
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
 SEEDS = {
@@ -17,8 +20,9 @@ SEEDS = {
     "json": (TRACES / "mlp" / "step_000.json").read_bytes(),
     "json.gz": gzip.compress((TRACES / "cnn" / "step_001.json").read_bytes(), mtime=0),
 }
+CLEAN = ("error", "read")
 
-mutation = st.one_of(
+edit = st.one_of(
     st.tuples(st.just("flip"), st.integers(0, 10**7), st.integers(1, 255)),
     st.tuples(st.just("truncate"), st.integers(0, 10**7), st.just(0)),
     st.tuples(st.just("delete"), st.integers(0, 10**7), st.integers(1, 64)),
@@ -43,16 +47,82 @@ def _mutate(data: bytes, edits: list[tuple[str, int, int]]) -> bytes:
     return bytes(buf)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.sampled_from(sorted(SEEDS)), edits=st.lists(mutation, min_size=1, max_size=4))
-def test_mutated_real_traces_give_a_trace_or_our_error(seed: str, edits: list[tuple[str, int, int]]) -> None:
-    data = _mutate(SEEDS[seed], edits)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(family=st.integers(0, 4), k=st.integers(0, 2**32 - 1))
+def test_every_mutation_family_gives_a_trace_or_one_line_error(child_runner: Any, harness: Any, family: int,
+                                                               k: int) -> None:
+    result = child_runner.read_generated(harness.FAMILIES[family], k)
+    assert result["read"]["outcome"] in CLEAN, result  # the input is result["input"]; "what" says how it was made
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.sampled_from(sorted(SEEDS)), edits=st.lists(edit, min_size=1, max_size=4))
+def test_byte_edits_of_real_traces_give_a_trace_or_one_line_error(child_runner: Any, seed: str,
+                                                                  edits: list[tuple[str, int, int]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / f"fuzz.{seed}"
+        path.write_bytes(_mutate(SEEDS[seed], edits))
+        result = child_runner.read_file(path)
+    assert result["read"]["outcome"] in CLEAN, result
+
+
+def test_the_harness_tells_every_failure_apart(harness: Any, tmp_path: pathlib.Path) -> None:
+    """Readers that fail on purpose (a traceback, a hang, a memory blow-up, a crash, a two-line message): the
+    tests above can fail."""
+    limits = harness.Limits(time_s=2.0)
+    with harness.pool(harness.Corpus(tmp_path), tmp_path, limits, 1, model=False) as pool:
+        seen = harness.self_check(pool)
+    assert seen == {family: harness.expected_outcome(family) for family in harness.SELF_CHECKS}
+
+
+# ---------------------------------------------------------------- the link profile (bounded to 1 MiB: read here)
+
+PROFILE = next((TRACES.parent / "validation").rglob("link-profile.json")).read_bytes()
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(min_value=10**15, max_value=10**400)
+    | st.floats() | st.text(st.characters(categories=("Ll", "Nd", "Cs", "Zl")), max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _slots(doc: Any) -> list[tuple[Any, Any]]:
+    """Every (container, key) in ``doc``, depth first."""
+    found: list[tuple[Any, Any]] = []
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            found.append((node, key))
+            stack.append(value)
+    return found
+
+
+def _check_profile(data: bytes) -> None:
+    from parsers.linkprofile import LinkProfile, ProfileError, read_link_profile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "link-profile.json"
         path.write_bytes(data)
-        outcome: Trace | TraceError
         try:
-            outcome = read_trace(path)
-        except TraceError as exc:
-            outcome = exc
-        assert isinstance(outcome, Trace) or str(path) in str(outcome)  # every error names the file
+            assert isinstance(read_link_profile(path), LinkProfile)
+        except ProfileError as exc:
+            text = str(exc)
+            assert len(text.splitlines()) == 1 and len(text) <= 300 and str(path) in text, text
+
+
+@settings(max_examples=150, deadline=None)
+@given(slot=st.integers(0, 10**6), value=json_values)
+def test_link_profile_value_swaps_give_a_profile_or_one_line_error(slot: int, value: Any) -> None:
+    doc = json.loads(PROFILE)
+    slots = _slots(doc)
+    container, key = slots[slot % len(slots)]
+    container[key] = value
+    _check_profile(json.dumps(doc).encode())
+
+
+@settings(max_examples=100, deadline=None)
+@given(edits=st.lists(edit, min_size=1, max_size=4))
+def test_link_profile_byte_edits_give_a_profile_or_one_line_error(edits: list[tuple[str, int, int]]) -> None:
+    _check_profile(_mutate(PROFILE, edits))

@@ -1,0 +1,108 @@
+"""Bytes from disk, bounded: regular files only, at most a limit counted in bytes actually read, gzip expanded
+member by member under the same limit.
+
+A file's reported size is not trusted (``/proc`` files report 0, a file can grow while it is read); devices and
+pipes are refused before they are opened, since ``/dev/zero`` never ends and opening a FIFO with no writer
+blocks forever.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import stat
+import zlib
+
+from parsers.errors import TraceFormatError
+
+GZIP_MAGIC = b"\x1f\x8b"
+_READ_CHUNK = 1 << 20
+_FEED_CHUNK = 1 << 16
+MAX_GZIP_MEMBERS = 10_000
+_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFSOCK: "a socket"}
+
+
+def _kind(mode: int) -> str:
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def read_file(path: pathlib.Path, max_bytes: int, error: type[TraceFormatError] = TraceFormatError) -> bytes:
+    """The bytes of regular file ``path``; ``error`` if it is anything else, unreadable, or longer than
+    ``max_bytes`` (counted while reading, at most ``max_bytes + 1`` bytes are read)."""
+    try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise error(f"{path}: {_kind(mode)}, not a regular file: refused")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            mode = os.fstat(fd).st_mode  # what was opened, should the path have changed since stat()
+            if not stat.S_ISREG(mode):
+                raise error(f"{path}: {_kind(mode)}, not a regular file: refused")
+            chunks: list[bytes] = []
+            total = 0
+            while total <= max_bytes:
+                chunk = os.read(fd, min(_READ_CHUNK, max_bytes + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a path holding a NUL character
+        raise error(f"{path!r}: cannot read: {exc}") from None
+    if total > max_bytes:
+        raise error(f"{path}: file is more than the limit of {max_bytes} bytes")
+    return b"".join(chunks)
+
+
+def gunzip(data: bytes, source: str, max_bytes: int) -> bytes:
+    """Expand every member of gzip ``data``, stopping as soon as the output passes ``max_bytes``; refuses
+    corrupt or truncated members, more than ``MAX_GZIP_MEMBERS`` of them, and bytes after the last member that
+    do not start another one."""
+    out: list[bytes] = []
+    total = 0
+    start = 0
+    for _ in range(MAX_GZIP_MEMBERS):
+        end, produced = _gunzip_member(data, start, source, (max_bytes - total, max_bytes), out)
+        total += produced
+        if end == len(data):
+            return b"".join(out)
+        if not data.startswith(GZIP_MAGIC, end):
+            raise TraceFormatError(f"{source}: byte {end}: {len(data) - end} bytes of trailing data after the "
+                                   "last gzip member")
+        start = end
+    raise TraceFormatError(f"{source}: more than {MAX_GZIP_MEMBERS} gzip members")
+
+
+def _gunzip_member(data: bytes, start: int, source: str, limits: tuple[int, int],
+                   out: list[bytes]) -> tuple[int, int]:
+    """Expand the gzip member at byte ``start`` into ``out``, giving at most ``limits[0]`` bytes of the whole
+    content's ``limits[1]``: (where the member ends, bytes it gave).
+
+    Input is fed in small pieces so that what zlib copies aside (its unused and unconsumed input) stays small."""
+    budget, max_bytes = limits
+    view = memoryview(data)
+    decomp = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    fed = start
+    pending: bytes | memoryview = b""
+    produced = 0
+    try:
+        while not decomp.eof:
+            if not pending:
+                pending = view[fed : fed + _FEED_CHUNK]
+                fed += len(pending)
+            chunk = decomp.decompress(pending, budget + 1 - produced)
+            produced += len(chunk)
+            out.append(chunk)
+            if produced > budget:
+                raise TraceFormatError(f"{source}: gzip content expands beyond the limit of {max_bytes} bytes")
+            pending = decomp.unconsumed_tail
+            if not (chunk or pending or decomp.eof or fed < len(data)):  # all input taken, nothing more comes
+                raise TraceFormatError(f"{source}: gzip member at byte {start} is truncated (the data ends "
+                                       "before its end marker)")
+    except zlib.error as exc:
+        raise TraceFormatError(f"{source}: corrupt gzip member at byte {start}: {exc}") from None
+    return fed - len(decomp.unused_data), produced

@@ -1,0 +1,65 @@
+"""JSON documents read strictly: UTF-8 only, no NaN or Infinity, no lone surrogates, bounded in size and depth.
+
+Python's ``json`` accepts what JSON does not (``NaN``, ``Infinity``, UTF-16 and UTF-32 input) and what text
+cannot hold (``"\\ud800"``, a lone surrogate, which no encoder can write back). Every JSON this package reads
+goes through :func:`load_json`, which refuses those with the file and the position.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from parsers.errors import TraceFormatError, quoted
+from parsers.limits import check_json_shape
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_BOM = "\ufeff"
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = Decimal,
+              error: type[TraceFormatError] = TraceFormatError) -> Any:
+    """Parse ``data`` as strict JSON; ``error`` names ``source`` and the line and column, byte or key path."""
+    check_json_shape(data, source, error)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{source}: byte {exc.start}: JSON is not valid UTF-8") from None
+    try:
+        doc = json.loads(text.removeprefix(_BOM), parse_float=parse_float, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise error(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise error(f"{source}: JSON nested too deeply to be read") from None
+    except ValueError as exc:  # NaN/Infinity, or an integer literal with more digits than Python converts
+        raise error(f"{source}: unreadable JSON value: {exc}") from None
+    if _SURROGATE_ESCAPE.search(data):
+        _check_no_surrogates(doc, source, error)
+    return doc
+
+
+def _check_no_surrogates(doc: Any, source: str, error: type[TraceFormatError]) -> None:
+    """Raise ``error`` at the first string (key or value) holding a lone surrogate, named by its key path."""
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise error(f"{source}: {path or 'the document'}: string {quoted(value)} holds a lone UTF-16 "
+                            "surrogate, which is not text")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if _SURROGATE.search(key):
+                    raise error(f"{source}: {path or 'the document'}: key {quoted(key)} holds a lone UTF-16 "
+                                "surrogate, which is not text")
+                stack.append((item, f"{path}.{key}" if path else key))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{i}]") for i, item in enumerate(value))

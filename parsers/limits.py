@@ -1,0 +1,216 @@
+"""Input limits: what the readers refuse before they parse, so that no input can exhaust memory or time.
+
+A real traced step is far inside every limit (the bundled resnet step: 0.36 MB of binary protobuf, 0.86 MB as
+text, 0.29 MB of Chrome JSON, about 1,200 records, nested 8 deep). The limits sit orders of magnitude above
+that, and low enough that the worst input within them parses in well under 2 GB of address space and a few
+seconds. Each is checked on the bytes themselves, before a parser builds anything:
+
+- size: ``MAX_BYTES`` read from a file or expanded from gzip (counting bytes read, never a reported size),
+  and in total over the files of one directory; text-format protobuf, which parses at about 1 MB/s, at most
+  ``MAX_TEXT_BYTES``;
+- nesting: JSON arrays and objects, text-format and binary submessages at most ``MAX_NESTING`` deep (parsers
+  recurse once per level);
+- count: at most ``MAX_VALUES`` JSON values or protobuf (sub)messages and repeated entries in one input (each
+  costs a parser 50–130 bytes however few bytes it took in the file); at most ``MAX_RECORDS`` records
+  (events, ops, transfers, graph nodes and edges) in one trace; at most ``MAX_FILES`` files in a directory.
+  Binary protobuf is walked in Python to count (about 6 MB/s), so only inputs over ``SCAN_BYTES`` are: below
+  that, what the parser builds is bounded by the size alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from parsers.errors import TraceFormatError
+
+MAX_BYTES = 64 << 20
+MAX_TEXT_BYTES = 32 << 20
+MAX_NESTING = 64
+MAX_VALUES = 4_000_000
+MAX_RECORDS = 200_000
+MAX_FILES = 10_000
+SCAN_BYTES = 4 << 20  # binary protobuf up to this size is parsed unwalked: the parser builds at most ~270 MB
+
+_CHUNK = 1 << 20
+# A string literal, possessive so that matching is linear; an unterminated one runs to the end (JSON) or to the
+# end of its line (text format), so a scan never restarts inside it.
+_JSON_STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
+_TEXT_STRING = re.compile(rb'"[^"\n\\]*+(?:\\.[^"\n\\]*+)*+(?:"|\\?$)'
+                          rb"|'[^'\n\\]*+(?:\\.[^'\n\\]*+)*+(?:'|\\?$)|#[^\n]*", re.MULTILINE)
+
+
+def _steps(opens: bytes, closes: bytes) -> np.ndarray[Any, np.dtype[np.int8]]:
+    table = np.zeros(256, np.int8)
+    table[list(opens)] = 1
+    table[list(closes)] = -1
+    return table
+
+
+_JSON_STEPS = _steps(b"[{", b"]}")
+_TEXT_STEPS = _steps(b"{<", b"}>")
+
+
+def _too_deep_at(bare: bytes, steps: np.ndarray[Any, np.dtype[np.int8]], limit: int) -> int | None:
+    """Offset in ``bare`` where bracket nesting first exceeds ``limit``; None when it never does."""
+    depth = 0
+    for start in range(0, len(bare), _CHUNK):
+        chunk = np.frombuffer(bare, np.uint8, count=min(_CHUNK, len(bare) - start), offset=start)
+        running = np.cumsum(steps[chunk], dtype=np.int64) + depth
+        over = np.flatnonzero(running > limit)
+        if over.size:
+            return start + int(over[0])
+        depth = int(running[-1])
+    return None
+
+
+def _blank(pattern: re.Pattern[bytes], data: bytes) -> bytes:
+    """``data`` with every string literal (and comment) replaced by spaces of the same length."""
+    return pattern.sub(lambda m: b" " * len(m[0]), data)
+
+
+def _brackets(data: bytes, steps: np.ndarray[Any, np.dtype[np.int8]]) -> bytes:
+    """Only the bracket characters of ``data``, in order (fast: one C pass)."""
+    return data.translate(None, bytes(np.flatnonzero(steps == 0).astype(np.uint8)))
+
+
+# Fast path: brackets and commas counted on the raw bytes, strings included. For the counts this is an upper
+# bound; for the depth it is exact unless strings hold brackets, which no trace TensorFlow writes holds (then
+# the precise pass runs when the raw count is over a limit, and the parser's own recursion limit stands behind
+# a depth the raw count underestimates).
+
+
+def check_json_shape(data: bytes, source: str, error: type[TraceFormatError] = TraceFormatError) -> None:
+    """Refuse JSON nested deeper than ``MAX_NESTING`` or holding more than ``MAX_VALUES`` values."""
+    if not _json_over(data):
+        return
+    bare = _JSON_STRING.sub(b'""', data)
+    opens = bare.count(b"[") + bare.count(b"{")
+    values = opens + bare.count(b",") + 1
+    if values > MAX_VALUES:
+        raise error(f"{source}: JSON holds about {values} values, more than the limit of {MAX_VALUES}")
+    if _too_deep_at(_brackets(bare, _JSON_STEPS), _JSON_STEPS, MAX_NESTING) is not None:
+        at = _too_deep_at(_blank(_JSON_STRING, data), _JSON_STEPS, MAX_NESTING)
+        raise error(f"{source}: byte {at}: JSON nested more than {MAX_NESTING} deep")
+
+
+def _json_over(data: bytes) -> bool:
+    values = data.count(b"[") + data.count(b"{") + data.count(b",") + 1
+    return values > MAX_VALUES or _too_deep_at(_brackets(data, _JSON_STEPS), _JSON_STEPS, MAX_NESTING) is not None
+
+
+def check_text_shape(data: bytes, source: str) -> None:
+    """Refuse text-format protobuf over ``MAX_TEXT_BYTES``, nested deeper than ``MAX_NESTING`` or holding
+    more than ``MAX_VALUES`` messages."""
+    if len(data) > MAX_TEXT_BYTES:
+        raise TraceFormatError(f"{source}: text-format protobuf of {len(data)} bytes, more than the limit of "
+                               f"{MAX_TEXT_BYTES} for text (it parses at ~1 MB/s): convert it to binary")
+    raw = _brackets(data, _TEXT_STEPS)
+    if (raw.count(b"{") + raw.count(b"<") <= MAX_VALUES
+            and _too_deep_at(raw, _TEXT_STEPS, MAX_NESTING) is None):
+        return
+    bare = _TEXT_STRING.sub(b"''", data)
+    messages = bare.count(b"{") + bare.count(b"<")
+    if messages > MAX_VALUES:
+        raise TraceFormatError(f"{source}: text-format protobuf holds {messages} messages, more than the limit "
+                               f"of {MAX_VALUES}")
+    if _too_deep_at(_brackets(bare, _TEXT_STEPS), _TEXT_STEPS, MAX_NESTING) is not None:
+        blank = _blank(_TEXT_STRING, data)
+        at = _too_deep_at(blank, _TEXT_STEPS, MAX_NESTING) or 0
+        line = blank.count(b"\n", 0, at) + 1
+        column = at - (blank.rfind(b"\n", 0, at) + 1) + 1
+        raise TraceFormatError(f"{source}:{line}:{column}: text-format messages nested more than {MAX_NESTING} "
+                               "deep")
+
+
+# ------------------------------------------------------------------------------------ binary protobuf
+
+# Per message type, field number → the plan of its message type (a nested message) or None (a repeated
+# non-message field). Singular scalars are not listed: parsing them allocates nothing.
+_Plan = Mapping[int, Any]
+
+
+@functools.cache
+def _plan(descriptor: Any) -> _Plan:
+    plan: dict[int, Any] = {}
+    for field in descriptor.fields:
+        if field.message_type is not None:
+            plan[field.number] = field.message_type
+        elif field.is_repeated:
+            plan[field.number] = None
+    return plan
+
+
+def _fail(source: str, at: int, what: str) -> TraceFormatError:
+    return TraceFormatError(f"{source}: byte {at}: {what}")
+
+
+def _varint(data: bytes, pos: int, end: int, source: str) -> tuple[int, int]:
+    """The varint at ``pos`` and the position after it."""
+    value = shift = 0
+    start = pos
+    while pos < end:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+        if shift >= 70:
+            raise _fail(source, start, "varint longer than 10 bytes")
+    raise _fail(source, start, "varint runs past the end of its message")
+
+
+def _delimited(data: bytes, start: int, end: int, source: str) -> Iterator[tuple[int, int, int, int]]:
+    """Walk the fields of the message in ``data[start:end]``; yield each length-delimited one as (its offset,
+    field number, payload start, payload end); TraceFormatError at the first field that breaks the format."""
+    pos = start
+    while pos < end:
+        at = pos
+        key = data[pos]
+        pos += 1
+        if key >= 0x80:
+            key, pos = _varint(data, at, end, source)
+        number, kind = key >> 3, key & 7
+        if number == 0:
+            raise _fail(source, at, "field number 0")
+        if kind == 2:
+            length, pos = _varint(data, pos, end, source)
+            if length > end - pos:
+                raise _fail(source, at, f"field {number} has length {length}, more than the {end - pos} bytes "
+                                        "left in its message")
+            yield at, number, pos, pos + length
+            pos += length
+        elif kind == 0:
+            _, pos = _varint(data, pos, end, source)
+        elif kind in (1, 5):
+            pos += 8 if kind == 1 else 4
+            if pos > end:
+                raise _fail(source, at, f"field {number} runs past the end of its message")
+        else:
+            raise _fail(source, at, f"field {number} has wire type {kind}, which TensorFlow's traces do not use")
+
+
+def check_wire_shape(data: bytes, descriptor: Any, source: str) -> None:
+    """Walk ``data`` as protobuf message ``descriptor`` without building it: refuse broken wire structure
+    (with its byte offset), nesting deeper than ``MAX_NESTING`` and more than ``MAX_VALUES`` messages and
+    repeated entries. Pure Python (about 6 MB/s): worth it only for inputs too large to parse blindly."""
+    stack: list[tuple[int, int, _Plan, int]] = [(0, len(data), _plan(descriptor), 0)]
+    values = 0
+    while stack:
+        start, end, plan, depth = stack.pop()
+        for at, number, payload, stop in _delimited(data, start, end, source):
+            if number not in plan:
+                continue
+            values += 1
+            sub = plan[number]
+            if sub is not None:
+                if depth >= MAX_NESTING:
+                    raise _fail(source, at, f"messages nested more than {MAX_NESTING} deep")
+                stack.append((payload, stop, _plan(sub), depth + 1))
+        if values > MAX_VALUES:
+            raise _fail(source, start, f"more than {MAX_VALUES} protobuf messages and repeated values")
