@@ -60,7 +60,7 @@ def measure_link_profile(cluster_config: ClusterConfig, out_path: pathlib.Path, 
         assert client.popen.stdout is not None  # noqa: S101 - started with a pipe
         deadline = time.monotonic() + timeout_s
         for line in client.popen.stdout:
-            report(line.rstrip())
+            report(line.rstrip().replace(str(tmp), str(out_path)))  # it is renamed once read back
             if time.monotonic() > deadline:
                 break
         try:

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -39,13 +40,25 @@ def test_addresses_are_checked(bad: str) -> None:
         NetbenchConfig(ps=bad)
 
 
+def _connect(port: int, within_s: float = 30.0) -> socket.socket:
+    """A connection to the server starting in a thread: it may not listen yet on a busy machine."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=30)
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def test_serve_ends_a_session_on_a_bad_request_and_says_why() -> None:
     port = _free_port()
     said: list[str] = []
     thread = threading.Thread(target=serve, kwargs={"bind": "127.0.0.1", "port": port, "once": True,
                                                     "progress": said.append}, daemon=True)
     thread.start()
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+    with _connect(port) as conn:
         stream = conn.makefile("rwb")
         stream.write(b'{"op": "hello"}\n')
         stream.flush()
