@@ -126,7 +126,7 @@ def read_link_profile(path: str | os.PathLike[str]) -> LinkProfile:
 
 
 def _profile_from(doc: Any, source: str) -> LinkProfile:
-    c = _Checker(source)
+    c = Checker(source)
     c.mapping(doc, "")
     if doc.get("format") != FORMAT:
         raise ProfileError(f"{source}: 'format' must be {FORMAT!r} (got {_short(doc.get('format'))})")
@@ -187,29 +187,32 @@ def _short(value: Any) -> str:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class _Checker:
+class Checker:
+    """Checks a JSON document's values, raising ``error`` with the file and the key path of the first bad one."""
+
     source: str
+    error: type[TraceFormatError] = ProfileError
 
     def key(self, obj: Mapping[str, Any], name: str, where: str) -> Any:
         if name not in obj:
-            raise ProfileError(f"{self.source}: {where + '.' if where else ''}{name} is missing")
+            raise self.error(f"{self.source}: {where + '.' if where else ''}{name} is missing")
         return obj[name]
 
     def mapping(self, value: Any, where: str) -> Mapping[str, Any]:
         if not isinstance(value, dict):
-            raise ProfileError(f"{self.source}: {where or 'the document'} must be a JSON object "
+            raise self.error(f"{self.source}: {where or 'the document'} must be a JSON object "
                                f"(got {_short(value)})")
         return value
 
     def text(self, value: Any, where: str) -> str:
         if not isinstance(value, str) or len(value) > 1000:
-            raise ProfileError(f"{self.source}: {where} must be a string of at most 1000 characters "
+            raise self.error(f"{self.source}: {where} must be a string of at most 1000 characters "
                                f"(got {_short(value)})")
         return value
 
     def integer(self, value: Any, where: str, *, low: int, high: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ProfileError(f"{self.source}: {where} must be an integer from {low} to {high} (got {_short(value)})")
+            raise self.error(f"{self.source}: {where} must be an integer from {low} to {high} (got {_short(value)})")
         return value
 
     def number(self, value: Any, where: str, *, positive: bool = False,
@@ -218,6 +221,6 @@ class _Checker:
               and not (isinstance(value, float) and not math.isfinite(value))
               and (value > 0 if positive else value >= 0) and value <= high)
         if not ok:
-            raise ProfileError(f"{self.source}: {where} must be a number {'>' if positive else '>='} 0 and <= "
+            raise self.error(f"{self.source}: {where} must be a number {'>' if positive else '>='} 0 and <= "
                                f"{high:g} (got {_short(value)})")
         return float(value)

@@ -1,0 +1,11 @@
+"""tracegen: predict how asynchronous parameter-server training scales, from one worker's trace."""
+
+import contextlib
+import importlib.metadata
+
+
+def own_version() -> str:
+    """The installed package's version (``unknown`` when run from a tree that is not installed)."""
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+        return importlib.metadata.version("tracegen-ps")
+    return "unknown"

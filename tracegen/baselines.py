@@ -2,14 +2,18 @@
 inputs: the single-worker trace (its complete steps) and the same link (a profile or a bandwidth), through
 :func:`link_rates`, which says how many bytes per second each direction gives N workers.
 
-- ``roofline``: ``X(N) = min(N / T1, min over directions of rate(N) / bytes per step)``, with ``T1`` the median
-  traced step: perfect scaling until a link direction saturates.
+- ``roofline``: ``X(N) = min(N / T1, min over directions of rate(N) / bytes per step, PS bound)``, with ``T1``
+  the median traced step: perfect scaling until a link direction (or the PS's CPU) saturates.
 - ``no_overlap``: one step = pull everything + compute + push everything, nothing overlapped, each at the link's
   rate for one worker: ``T1' = pull / r + compute + push / r``; ``X(N) = min(N / T1', link bound)``.
 - ``ps_queue``: the PS as one server in a closed queueing network (exact mean-value analysis). Each of the N
   workers computes for ``Z = compute`` (a delay station), then queues at the PS, whose service demand per step is
   ``D = pull / r + push / r + ps_compute`` (both directions and the applies served by one server).
   ``R(n) = D (1 + Q(n-1))``, ``X(n) = n / (R(n) + Z)``, ``Q(n) = X(n) R(n)``.
+
+The PS bound is ``cores / PS CPU per step`` when the simulator knows the PS's CPU per step (a single-worker
+measurement, ``single-worker.json``): then ``no_overlap`` is capped by it too, and ``ps_queue`` serves that CPU
+(over the cores) instead of the traced PS ops. Without it there is no PS bound.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+from parsers.singleworker import SingleWorker
 from tracegen.errors import ModelError
 from tracegen.link import PULL, PUSH, LinkSpec
 from tracegen.model import PS_KINDS, StepModel, TaskKind
@@ -34,14 +39,21 @@ class StepCosts:
     step_ns: int
     compute_ns: float
     ps_compute_ns: float
+    ps_bound_steps_per_s: float = float("inf")
 
 
-def step_costs(model: StepModel) -> StepCosts:
-    """A step's bytes, its median length, and its compute times (worker ops over the worker's threads)."""
+def step_costs(model: StepModel, measured: SingleWorker | None = None) -> StepCosts:
+    """A step's bytes, its median length, and its compute times (worker ops over the worker's threads); with a
+    single-worker measurement that knows the PS's CPU per step and its cores, the PS's time per step from it."""
+    ps_ns = model.mean_work_ns(PS_KINDS) / model.ps_threads
+    bound = float("inf")
+    if measured is not None and measured.ps_cpu_s_per_step and measured.ps_cores:
+        ps_ns = measured.ps_cpu_s_per_step * 1e9 / measured.ps_cores
+        bound = 1e9 / ps_ns
     return StepCosts(pull_bytes=model.bytes_of(TaskKind.PULL), push_bytes=model.bytes_of(TaskKind.PUSH),
                      step_ns=model.measured_step_ns,
                      compute_ns=model.mean_work_ns([TaskKind.COMPUTE]) / model.worker_threads,
-                     ps_compute_ns=model.mean_work_ns(PS_KINDS) / model.ps_threads)
+                     ps_compute_ns=ps_ns, ps_bound_steps_per_s=bound)
 
 
 def link_rates(spec: LinkSpec) -> RateFn:
@@ -59,8 +71,9 @@ def _check(workers: Sequence[int]) -> None:
 
 
 def _link_bound(costs: StepCosts, rates: tuple[float, float]) -> float:
+    """The busier link direction's bound, and the PS's CPU's when known."""
     bounds = [r / b for r, b in zip(rates, (costs.pull_bytes, costs.push_bytes), strict=True) if b > 0]
-    return min(bounds) if bounds else float("inf")
+    return min([*bounds, costs.ps_bound_steps_per_s])
 
 
 def roofline(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[float]:

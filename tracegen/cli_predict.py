@@ -13,7 +13,8 @@ from tracegen.link import LINK_MODELS
 from tracegen.model import TIMINGS
 from tracegen.outputs import OutputDir
 from tracegen.policy import parse_policy
-from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, load_profile, predict, profile_beside
+from tracegen.predict import (PAYLOAD_FRACTION, PredictConfig, load_profile, load_single_worker, predict,
+                              profile_beside, single_worker_beside)
 from tracegen.simulate import MAX_STEPS
 from tracegen.units import format_duration, format_rate, parse_count, parse_number, parse_rate
 
@@ -25,6 +26,9 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--link-profile", metavar="FILE",
                         help="link profile from 'tracegen netbench run' (default: link-profile.json beside the "
                              "trace, unless --bandwidth is given)")
+    parser.add_argument("--single-worker", metavar="FILE",
+                        help="one untraced worker's rate and the PS's CPU per step, measured on two hosts "
+                             "(default: single-worker.json beside the trace; 'tracegen testbed' writes it)")
     parser.add_argument("--bandwidth", metavar="RATE",
                         help="PS link line rate per direction, e.g. 500Mbit/s, 1Gbit/s, 10G (bits/s) or 125MB/s "
                              "(bytes/s); without a link profile the plateau is not pinned and curve.csv gets "
@@ -38,8 +42,8 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", default="tf", metavar="tf|tictac|FILE",
                         help="transfer order: tf = random per step like TensorFlow's executor, tictac = by first "
                              "need, or a FILE of tensor names, one per line (default tf)")
-    parser.add_argument("--steps", type=parse_count, default=20, metavar="K",
-                        help="measured steps each simulated worker runs after its warm-up (default 20)")
+    parser.add_argument("--steps", type=parse_count, default=30, metavar="K",
+                        help="measured steps each simulated worker runs after its warm-up (default 30)")
     parser.add_argument("--warmup-steps", type=parse_count, default=3, metavar="W",
                         help="steps each simulated worker runs before the measurement window opens (default 3)")
     parser.add_argument("--seeds", type=parse_count, default=3, metavar="S",
@@ -91,9 +95,13 @@ def run_predict(args: argparse.Namespace) -> int:
         profile_path = None if found is None else str(found)
     elif profile_path is None and profile_beside(args.trace) is not None:
         print(f"note: {profile_beside(args.trace)} is not used: --bandwidth was given")
+    single_path = args.single_worker
+    if single_path is None and (found := single_worker_beside(args.trace)) is not None:
+        single_path = str(found)
+        print(f"note: using {found}: the PS's CPU per transfer, measured untraced with one worker")
     policy, order = parse_policy(args.policy)
     config = PredictConfig(
-        workers=workers, link_profile=load_profile(profile_path),
+        workers=workers, link_profile=load_profile(profile_path), single_worker=load_single_worker(single_path),
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),
         payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order, steps=steps,
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,

@@ -9,6 +9,8 @@ import argparse
 import pathlib
 from typing import Any
 
+from parsers.linkprofile import PROFILE_NAME
+from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
@@ -26,7 +28,6 @@ def _profile(args: argparse.Namespace) -> int:
     config = ProfileConfig(model=spec, warmup_steps=args.warmup, traced_steps=args.steps)
     out = pathlib.Path(args.out)
     if args.netbench is not None:
-        from parsers.linkprofile import PROFILE_NAME
         from validation.netbench import NetbenchConfig
 
         netbench = NetbenchConfig(ps=args.netbench)  # checked before the job runs
@@ -61,8 +62,14 @@ def _testbed(args: argparse.Namespace) -> int:
         repeats=args.repeats, window_s=args.window, window_steps=args.window_steps, max_window_s=args.max_window,
         trace_workers=not args.no_worker_traces, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
         cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
-        timeout_s=args.timeout, link_profile=not args.no_link_profile, only_link_profile=args.only_link_profile)
+        timeout_s=args.timeout, link_profile=not args.no_link_profile, only_link_profile=args.only_link_profile,
+        only_single_worker=args.only_single_worker)
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
+    if config.only_link_profile or config.only_single_worker:
+        names = [n for n, on in ((PROFILE_NAME, config.only_link_profile),
+                                 (SINGLE_WORKER_NAME, config.only_single_worker)) if on]
+        print("wrote " + ", ".join(str(result.trace_dir / n) for n in names))
+        return 0
     print(f"measured {len(result.measurements)} run(s) into {result.csv_path}; trace in {result.trace_dir}")
     print("   N  repeat  steps/s  per worker")
     for m in result.measurements:
@@ -82,9 +89,11 @@ def _validate(args: argparse.Namespace) -> int:
         payload_fraction=args.payload_fraction)
     with OutputDir(args.out, OUTPUT_FILES, force=args.force) as out:
         comparison, inputs, _warnings = validate(args.measured, args.trace, config, out, profile=args.link_profile,
+                                                 single_worker=args.single_worker,
                                                  progress=lambda line: print(line, flush=True))
     print(f"inputs: measurements {inputs.measured}; trace {inputs.trace}; link profile "
-          f"{inputs.profile or 'none'}; bandwidth from {inputs.bandwidth_from}")
+          f"{inputs.profile or 'none'}; single worker {inputs.single_worker or 'none'}; bandwidth from "
+          f"{inputs.bandwidth_from}")
     print(f"measured knee N={comparison.measured_knee_n_workers}")
     for name, score in comparison.scores.items():
         band = "" if score.in_band is None else f"  inside band {score.in_band}/{len(comparison.table)}"
@@ -148,6 +157,9 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                    help="limit for warm-up and for finishing after the window (default 300)")
     p.add_argument("--only-link-profile", action="store_true",
                    help="measure only the link profile, into DIR/trace/link-profile.json (refused if it exists)")
+    p.add_argument("--only-single-worker", action="store_true",
+                   help="measure only one untraced worker's rate and the PS's CPU per step, into "
+                        "DIR/trace/single-worker.json (refused if it exists)")
     p.add_argument("--out", metavar="DIR", help="directory for measured.csv and trace/")
     p.add_argument("--clean", metavar="RUN_ID",
                    help="instead of measuring, remove what a crashed run left (its node processes, network "
@@ -163,6 +175,9 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trace", help="the single-worker trace (default: DIR/trace of a testbed directory)")
     p.add_argument("--link-profile", metavar="FILE",
                    help="link profile from 'tracegen netbench' (default: link-profile.json beside the trace)")
+    p.add_argument("--single-worker", metavar="FILE",
+                   help="one untraced worker's rate and PS CPU per step (default: single-worker.json beside the "
+                        "trace)")
     p.add_argument("--bandwidth", metavar="RATE",
                    help="the link's line rate for the bandwidth-only predictors (default: the measurements' "
                         "bandwidth_bits_per_s)")
@@ -170,8 +185,8 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                    help=f"share of the link rate that carries tensor bytes (default {PAYLOAD_FRACTION:.4f})")
     p.add_argument("--link", choices=sorted(LINK_MODELS), default="conn", help="link model (see predict)")
     p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict)")
-    p.add_argument("--steps", type=parse_count, default=20, metavar="K",
-                   help="measured simulated steps per worker (default 20)")
+    p.add_argument("--steps", type=parse_count, default=30, metavar="K",
+                   help="measured simulated steps per worker (default 30)")
     p.add_argument("--warmup-steps", type=parse_count, default=3, metavar="W",
                    help="simulated warm-up steps per worker (default 3)")
     p.add_argument("--seeds", type=parse_count, default=3, metavar="S", help="simulations per worker count (default 3)")

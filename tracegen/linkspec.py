@@ -8,6 +8,9 @@
   :func:`check_profile` predicts, a check of the link model on the two hosts' own measurements.
 - :func:`from_bandwidth`: a line rate (its payload share per direction), the same for any number of connections.
   With ``two_way`` < 1 both directions together carry that fraction of what they carry apart.
+- :func:`with_single_worker`: what one untraced worker's run measured on the PS (``single-worker.json``): its
+  CPU per step, less the PS ops the trace shows, spread over the step's transfers as each request's handling —
+  the PS's own cost of serving tensors, which neither a trace nor a bandwidth shows.
 - Every spec keeps the single-worker trace's per-connection rate (one worker's own limit) and latency.
 """
 
@@ -17,9 +20,10 @@ import dataclasses
 import math
 
 from parsers.linkprofile import LinkProfile, ProfilePoint
+from parsers.singleworker import SingleWorker
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, LinkSpec, Table
-from tracegen.model import LinkEstimate, StepModel, StepTiming, TaskKind
+from tracegen.model import PS_KINDS, TRANSFER_KINDS, LinkEstimate, StepModel, StepTiming, TaskKind
 
 
 def _table(points: tuple[ProfilePoint, ...], direction: int) -> Table:
@@ -77,6 +81,29 @@ def rpc_cpu_ns(profile: LinkProfile, mode: str, cores: float | None) -> float:
         if used is not None and p.transfers_per_s:
             costs.append(used * 1e9 / p.transfers_per_s)
     return min(costs, default=0.0)
+
+
+def request_cpu_ns(model: StepModel, measured: SingleWorker) -> float | None:
+    """The PS's CPU per transfer request: its measured CPU per step less the traced PS ops, over the step's
+    transfers (None when the measurement has no PS CPU, or the step no transfers)."""
+    transfers = sum(model.count(k) for k in TRANSFER_KINDS)
+    if measured.ps_cpu_s_per_step is None or not transfers:
+        return None
+    return max(0.0, measured.ps_cpu_s_per_step * 1e9 - model.mean_work_ns(PS_KINDS)) / transfers
+
+
+def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker) -> LinkSpec:
+    """``spec`` with the PS's request handling from ``measured`` (module docstring), and its cores when the spec
+    does not know them."""
+    cost = request_cpu_ns(model, measured)
+    if cost is None:
+        return spec
+    cores = spec.ps_cores if spec.ps_cores is not None else measured.ps_cores
+    return dataclasses.replace(
+        spec, rpc_cpu_ns=(cost, cost), ps_cores=cores,
+        description=f"{spec.description}; the PS spends {cost / 1e3:.0f} us of CPU per transfer (from "
+                    f"{measured.ps_cpu_s_per_step * 1e3:.1f} ms per step measured untraced, "
+                    f"{measured.source or 'in memory'})")
 
 
 def from_bandwidth(bytes_per_s: int, trace_link: LinkEstimate, *, two_way: float = 1.0) -> LinkSpec:

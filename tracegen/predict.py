@@ -16,6 +16,10 @@ Which link, in order:
    half-duplex). The point prediction is the middle of the two (each direction at 3/4 of its rate while the other
    is busy). A link profile pins it;
 3. neither: the link the trace shows (its per-direction rates, the same for any number of connections).
+
+Whichever link: with a ``single-worker.json`` (``single_worker``, or beside the trace), the PS's CPU per
+transfer request comes from what one untraced worker's run measured on the PS
+(:func:`tracegen.linkspec.with_single_worker`).
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ from collections.abc import Callable
 
 from parsers.linkprofile import PROFILE_NAME, LinkProfile, read_link_profile
 from parsers.read import read_trace
+from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
 from tracegen.curve import Curve, scaling_curve
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS, LinkSpec
-from tracegen.linkspec import from_bandwidth, from_profile
+from tracegen.linkspec import from_bandwidth, from_profile, with_single_worker
 from tracegen.model import TIMINGS, StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv, curve_png
@@ -59,12 +64,13 @@ class PredictConfig:
 
     workers: tuple[int, ...] = tuple(range(1, 17))
     link_profile: LinkProfile | None = None
+    single_worker: SingleWorker | None = None
     bandwidth_bytes_per_s: int | None = None
     payload_fraction: float = PAYLOAD_FRACTION
     link: str = "conn"
     policy: str = "tf"
     order: tuple[str, ...] = ()
-    steps: int = 20
+    steps: int = 30
     warmup_steps: int = 3
     seeds: int = 3
     seed: int = 0
@@ -114,21 +120,34 @@ class Prediction:
     files: tuple[pathlib.Path, ...]
 
 
-def profile_beside(trace_path: str | os.PathLike[str]) -> pathlib.Path | None:
-    """``link-profile.json`` in the trace's folder (the folder itself for a directory of steps), if there."""
+def beside(trace_path: str | os.PathLike[str], name: str) -> pathlib.Path | None:
+    """The file ``name`` in the trace's folder (the folder itself for a directory of steps), if there."""
     path = pathlib.Path(trace_path)
-    found = (path if path.is_dir() else path.parent) / PROFILE_NAME
+    found = (path if path.is_dir() else path.parent) / name
     return found if found.is_file() else None
+
+
+def profile_beside(trace_path: str | os.PathLike[str]) -> pathlib.Path | None:
+    """``link-profile.json`` beside the trace, if there."""
+    return beside(trace_path, PROFILE_NAME)
+
+
+def single_worker_beside(trace_path: str | os.PathLike[str]) -> pathlib.Path | None:
+    """``single-worker.json`` beside the trace, if there."""
+    return beside(trace_path, SINGLE_WORKER_NAME)
 
 
 def resolve_links(model: StepModel, config: PredictConfig) -> dict[str, LinkSpec]:
     """The link(s) to simulate: ``{"mid": spec}``, plus ``"low"`` and ``"high"`` for a bandwidth alone."""
     if config.link_profile is not None:
-        return {"mid": from_profile(config.link_profile, model.link)}
-    payload = config.payload_bytes_per_s()
-    if payload is not None:
-        return {name: from_bandwidth(payload, model.link, two_way=f) for name, f in BAND_TWO_WAY.items()}
-    return {"mid": resolve_link(model, SimConfig())}
+        links = {"mid": from_profile(config.link_profile, model.link)}
+    elif (payload := config.payload_bytes_per_s()) is not None:
+        links = {name: from_bandwidth(payload, model.link, two_way=f) for name, f in BAND_TWO_WAY.items()}
+    else:
+        links = {"mid": resolve_link(model, SimConfig())}
+    if config.single_worker is None:
+        return links
+    return {name: with_single_worker(spec, model, config.single_worker) for name, spec in links.items()}
 
 
 def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: OutputDir,
@@ -167,3 +186,8 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
 def load_profile(path: str | os.PathLike[str] | None) -> LinkProfile | None:
     """The profile at ``path`` (None for None)."""
     return None if path is None else read_link_profile(path)
+
+
+def load_single_worker(path: str | os.PathLike[str] | None) -> SingleWorker | None:
+    """The single-worker measurement at ``path`` (None for None)."""
+    return None if path is None else read_single_worker(path)

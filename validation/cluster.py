@@ -253,6 +253,14 @@ class NodeProcess:
     popen: subprocess.Popen[str]
     stderr_path: pathlib.Path
 
+    def cpu_s(self) -> float | None:
+        """CPU seconds (user and system, all threads) the process has used so far; None once it is gone."""
+        try:
+            fields = pathlib.Path(f"/proc/{self.popen.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14, 15
+        except (OSError, IndexError, ValueError):
+            return None
+
     def stderr_tail(self) -> str:
         """The last non-empty line the process wrote to stderr, or ``(no output)``."""
         try:

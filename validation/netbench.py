@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from parsers.linkprofile import LinkProfile, ProfilePoint
+from tracegen import own_version
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
 from validation.testbed import steps_in_window
@@ -379,19 +380,13 @@ def run_netbench(config: NetbenchConfig, progress: Progress | None = None) -> Li
         control.close()
     step_bytes = config.tensors * (config.tensor_bytes // 4) * 4
     return LinkProfile(
-        tool=f"tracegen netbench {_own_version()}",
+        tool=f"tracegen netbench {own_version()}",
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         ps={"address": ps_address, "host": hello["host"], "cores": hello["cores"], "tensorflow": hello["tensorflow"]},
         client={"address": client_ip, "host": socket.gethostname(), "cores": cpu_allowance(),
                 "processes": 2 * max(p.connections for p in points) + 1},
         tensors=config.tensors, tensor_bytes=step_bytes // config.tensors, window_s=config.window_s,
         idle_rtt_ns=idle_rtt_ns, points=tuple(points))
-
-
-def _own_version() -> str:
-    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-        return importlib.metadata.version("tracegen-ps")
-    return "unknown"
 
 
 STREAMS = 2  # steps in flight per loading client: its connection never idles between steps, as a worker's

@@ -58,12 +58,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from parsers.atomic import write_bytes_atomic
-from validation.capture import tensorflow_version
 from parsers.linkprofile import PROFILE_NAME
+from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
+from tracegen import own_version
+from validation.capture import tensorflow_version
 from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, check_host
 from validation.errors import ConfigError, JobError
 from validation.testbed_link import default_client_cores, measure_link_profile
@@ -140,6 +142,7 @@ class TestbedConfig:
     link_profile: bool = True
     netbench_client_cores: float | None = None
     only_link_profile: bool = False
+    only_single_worker: bool = False
 
     def __post_init__(self) -> None:
         self.model_spec()
@@ -195,6 +198,15 @@ class Measurement:
     qdisc_drops: int
     tcp_retrans_segs: int
     param_bytes: int = 0  # bytes of the model's trainable variables, as a worker reported them
+    ps_cpu_cores: float | None = None  # CPU the PS process used over the window, in cores (None: unknown)
+
+    def single_worker(self) -> SingleWorker:
+        """This run (of one worker) as ``single-worker.json`` records it."""
+        if self.n_workers != 1:
+            raise ConfigError(f"a single-worker record needs a run of 1 worker (got {self.n_workers})")
+        cpu = None if self.ps_cpu_cores is None else self.ps_cpu_cores / self.steps_per_s
+        return SingleWorker(steps_per_s=self.steps_per_s, window_s=self.window_s, ps_cpu_s_per_step=cpu,
+                            tool=f"tracegen testbed {own_version()}", date=_now())
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,11 +241,18 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
     report = progress or (lambda _message: None)
     out_dir = config.out_dir
     csv_path, trace_dir = out_dir / "measured.csv", out_dir / "trace"
-    if config.only_link_profile:
+    if config.only_link_profile or config.only_single_worker:
         check_host(config.cluster_config(1))
         trace_dir.mkdir(parents=True, exist_ok=True)
-        _measure_profile(config, trace_dir, report)
-        return TestbedResult(measurements=(), csv_path=csv_path, trace_dir=trace_dir)
+        if config.only_link_profile:
+            _measure_profile(config, trace_dir, report)
+        done = []
+        if config.only_single_worker:
+            if (trace_dir / SINGLE_WORKER_NAME).exists():
+                raise ConfigError(f"{trace_dir / SINGLE_WORKER_NAME}: already exists; move it away to measure again")
+            done.append(measure(config, 1, progress=report))
+            _write_single_worker(trace_dir, config, done[0])
+        return TestbedResult(measurements=tuple(done), csv_path=csv_path, trace_dir=trace_dir)
     if csv_path.exists() or (trace_dir.is_dir() and any(trace_dir.iterdir())):
         raise ConfigError(f"{out_dir}: already holds measured.csv or trace/; choose an empty directory")
     check_host(config.cluster_config(max(config.workers)))  # refuse before anything starts
@@ -259,6 +278,7 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
             _write_csv(csv_path, config, measurements, tf_version)
             if traced is not None:
                 _write_trace_meta(trace_dir, config, tf_version)
+                _write_single_worker(trace_dir, config, m)
             rates = ", ".join(f"{r:.3f}" for r in m.worker_steps_per_s)
             report(f"N={n} repeat {repeat}: {m.steps_per_s:.3f} steps/s (workers {rates}; global_step "
                    f"{m.global_steps_per_s:.3f}/s; {m.qdisc_drops} drops, {m.tcp_retrans_segs} retransmits)")
@@ -349,8 +369,16 @@ def measure(
                 w.popen.stdin.flush()
             except BrokenPipeError as exc:
                 raise JobError(f"worker {i} exited before the window began: {w.stderr_tail()}") from exc
+        ps_cpu: dict[str, float | None] = {}
+        timers = [threading.Timer(max(0.0, at - time.monotonic()), lambda key=key: ps_cpu.update({key: ps.cpu_s()}))
+                  for key, at in (("start", start_s), ("end", end_s))]
+        for timer in timers:
+            timer.daemon = True
+            timer.start()
         done = _collect(events, ps=ps, workers=workers, want="done", deadline_s=end_s + config.timeout_s,
                         timeout_s=config.timeout_s)
+        for timer in timers:
+            timer.join(timeout=max(0.0, end_s - time.monotonic()) + 1.0)
         stats = cluster.link_stats()
 
     rates = []
@@ -365,8 +393,13 @@ def measure(
         n_workers=n_workers, repeat=repeat, steps_per_s=sum(rates), worker_steps_per_s=tuple(rates),
         global_steps_per_s=global_rate, window_s=window_len_s,
         qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
-        param_bytes=int(done[0].get("param_bytes", 0)),
+        param_bytes=int(done[0].get("param_bytes", 0)), ps_cpu_cores=_cores(ps_cpu, window_len_s),
     )
+
+
+def _cores(cpu_s: Mapping[str, float | None], window_s: float) -> float | None:
+    start, end = cpu_s.get("start"), cpu_s.get("end")
+    return None if start is None or end is None or end < start else (end - start) / window_s
 
 
 def _node_argv(job: dict[str, Any], role: str, index: int) -> list[str]:
@@ -458,6 +491,17 @@ def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measure
     write_bytes_atomic(path, buf.getvalue().encode())
 
 
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _write_single_worker(trace_dir: pathlib.Path, config: TestbedConfig, m: Measurement) -> None:
+    record = dataclasses.replace(m.single_worker(), ps_cores=config.cpu_cap_ps,
+                                 notes=("one untraced worker on the emulated cluster, the PS link shaped and both "
+                                        "nodes capped as in the trace",))
+    write_single_worker(record, trace_dir / SINGLE_WORKER_NAME)
+
+
 def _write_trace_meta(trace_dir: pathlib.Path, config: TestbedConfig, tf_version: str) -> None:
     spec = config.model_spec()
     meta = {
@@ -476,6 +520,6 @@ def _write_trace_meta(trace_dir: pathlib.Path, config: TestbedConfig, tf_version
         "cpu_cap_worker": config.cpu_cap_worker,
         "tensorflow": tf_version,
         "python": sys.version.split()[0],
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": _now(),
     }
     write_bytes_atomic(trace_dir / "meta.json", (json.dumps(meta, indent=2) + "\n").encode())

@@ -5,7 +5,9 @@ Inputs, each reported in the printed summary and the report (never picked up sil
 - the single-worker trace: ``--trace``, else the testbed folder's ``trace/``;
 - the link profile: ``--link-profile``, else ``link-profile.json`` in the trace's folder (measured by netbench
   between the PS and *one* client host — never by the N-worker cluster);
-- the link's bandwidth: ``--bandwidth``, else the measurements' ``bandwidth_bits_per_s``.
+- the link's bandwidth: ``--bandwidth``, else the measurements' ``bandwidth_bits_per_s``;
+- what one untraced worker did on the two hosts: ``--single-worker``, else ``single-worker.json`` in the
+  trace's folder (the PS's CPU per step; a run of one worker, never of the N-worker cluster).
 
 Predictors, each given the same inputs:
 - with the link profile: ``simulator``, and the baselines ``roofline``, ``no_overlap``, ``ps_queue``;
@@ -31,13 +33,15 @@ import pandas as pd
 
 from parsers.linkprofile import read_link_profile
 from parsers.read import read_trace
+from parsers.singleworker import read_single_worker
 from tracegen.baselines import BASELINES, link_rates, no_overlap, ps_queue, roofline, step_costs
-from tracegen.linkspec import from_bandwidth, from_profile
+from tracegen.linkspec import from_bandwidth, from_profile, with_single_worker
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv
-from tracegen.predict import BAND_TWO_WAY, PredictConfig, profile_beside
+from tracegen.predict import BAND_TWO_WAY, PredictConfig, profile_beside, single_worker_beside
 from tracegen.curve import scaling_curve
+from tracegen.link import LinkSpec
 from tracegen.units import format_rate
 from validation.compare import Comparison, compare, comparison_csv, comparison_png, read_measured, report_markdown
 from validation.errors import ConfigError
@@ -58,11 +62,12 @@ class Inputs:
     profile: pathlib.Path | None
     bandwidth_bytes_per_s: int | None
     bandwidth_from: str
+    single_worker: pathlib.Path | None = None
 
 
 def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | None,
                    profile: str | os.PathLike[str] | None, bandwidth_bytes_per_s: int | None,
-                   runs: pd.DataFrame | None = None) -> Inputs:
+                   runs: pd.DataFrame | None = None, single_worker: str | os.PathLike[str] | None = None) -> Inputs:
     """The measurements CSV, the trace, the profile and the bandwidth: as given, else from a testbed folder."""
     path = pathlib.Path(measured)
     if path.is_dir():
@@ -79,8 +84,9 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
         if len(values) > 1:
             raise ConfigError(f"{path}: runs differ in their link rate ({values}); compare one setting at a time")
         bandwidth, source = round(values[0]), f"{path} (bandwidth_bits_per_s)"
+    single = pathlib.Path(single_worker) if single_worker is not None else single_worker_beside(trace)
     return Inputs(measured=path, trace=pathlib.Path(trace), profile=found, bandwidth_bytes_per_s=bandwidth,
-                  bandwidth_from=source if bandwidth is not None else "none")
+                  bandwidth_from=source if bandwidth is not None else "none", single_worker=single)
 
 
 def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
@@ -109,12 +115,13 @@ Progress = Callable[[str], None]
 
 def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | None, config: PredictConfig,
              out: OutputDir, *, profile: str | os.PathLike[str] | None = None,
+             single_worker: str | os.PathLike[str] | None = None,
              progress: Progress | None = None) -> tuple[Comparison, Inputs, list[str]]:
     """Predict every measured N from the inputs (module docstring), compare, and write the report."""
     report = progress or (lambda _line: None)
     first = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s)
     runs = read_measured(first.measured)
-    inputs = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s, runs)
+    inputs = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s, runs, single_worker)
     warnings = mismatches(inputs.trace, runs)
     for w in warnings:
         report(f"warning: {w}")
@@ -123,12 +130,16 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     workers = tuple(sorted(set(int(n) for n in runs["n_workers"])))
     config = dataclasses.replace(config, workers=workers, emit_traces=())
     model = build_model(read_trace(inputs.trace), timing=config.timing)
-    costs = step_costs(model)
+    single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
+    costs = step_costs(model, single)
+
+    def link(spec: LinkSpec) -> LinkSpec:
+        return spec if single is None else with_single_worker(spec, model, single)
     predictions: dict[str, Sequence[float]] = {}
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
     link_notes: dict[str, str] = {}
     if inputs.profile is not None:
-        spec = from_profile(read_link_profile(inputs.profile), model.link)
+        spec = link(from_profile(read_link_profile(inputs.profile), model.link))
         report(f"simulating with the link profile {inputs.profile}")
         curve = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False)
         out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
@@ -142,7 +153,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
         for name, two_way in BAND_TWO_WAY.items():
             report(f"simulating with the bandwidth only ({name} end)" if name != "mid" else
                    "simulating with the bandwidth only")
-            spec = from_bandwidth(payload, model.link, two_way=two_way)
+            spec = link(from_bandwidth(payload, model.link, two_way=two_way))
             curves[name] = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds,
                                          find_plateau=False)
         band = (curves["low"], curves["high"])
@@ -152,7 +163,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
                                   zip(curves["low"].points, curves["mid"].points, strict=True)],
                                  [max(hi.steps_per_s_high, p.steps_per_s_high) for hi, p in
                                   zip(curves["high"].points, curves["mid"].points, strict=True)])
-        rates = link_rates(from_bandwidth(payload, model.link))
+        rates = link_rates(link(from_bandwidth(payload, model.link)))
         for name in BASELINES:
             predictions[f"{name}_bw"] = BASELINE_FUNCTIONS[name](costs, workers, rates)
     if not predictions:
@@ -173,6 +184,8 @@ def _settings(inputs: Inputs, model: Any, config: PredictConfig, link_notes: Map
         "measurements": str(inputs.measured), "trace": str(inputs.trace),
         "complete traced steps used": f"{len(model.timings)} of {model.n_traced_steps}",
         "link profile": str(inputs.profile) if inputs.profile else "none (no link-profile.json beside the trace)",
+        "single worker": (str(inputs.single_worker) if inputs.single_worker
+                          else "none (no single-worker.json beside the trace)"),
         "bandwidth": (f"{format_rate(inputs.bandwidth_bytes_per_s)} line rate from {inputs.bandwidth_from}, "
                       f"{config.payload_fraction:.4f} of it payload") if inputs.bandwidth_bytes_per_s else "none",
         **{f"link ({k})": v for k, v in link_notes.items()},

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from parsers import read_trace
+from parsers.singleworker import SingleWorker
 from tracegen.baselines import StepCosts, link_rates, no_overlap, ps_queue, roofline, step_costs
 from tracegen.link import uniform_link
 from tracegen.model import build_model
@@ -30,6 +31,15 @@ def test_roofline_by_hand() -> None:
 def test_no_overlap_by_hand() -> None:
     # 1 MB each way at 100 MB/s = 10 ms + 10 ms, plus 10 ms compute: 30 ms a step; the link caps at 100/s.
     assert no_overlap(COSTS, [1, 2, 4], flat(100e6)) == pytest.approx([1 / 0.03, 2 / 0.03, 100.0])
+
+
+def test_a_measured_ps_cpu_is_a_bound_for_every_baseline(mlp_trace_dir: pathlib.Path) -> None:
+    # 40 ms of PS CPU per step on 0.5 cores: 12.5 steps/s at most, however fast the link
+    measured = SingleWorker(steps_per_s=5.0, window_s=30.0, ps_cpu_s_per_step=0.04, ps_cores=0.5)
+    costs = step_costs(build_model(read_trace(mlp_trace_dir)), measured)
+    assert costs.ps_bound_steps_per_s == pytest.approx(12.5) and costs.ps_compute_ns == pytest.approx(80e6)
+    for baseline in (roofline, no_overlap, ps_queue):
+        assert max(baseline(costs, [1, 4, 64], flat(1e12))) <= 12.5 * (1 + 1e-9)
 
 
 def test_ps_queue_by_hand() -> None:

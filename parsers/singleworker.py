@@ -1,0 +1,94 @@
+"""What one untraced worker did against its PS, on the two hosts a user has: ``single-worker.json``.
+
+A trace shows which op waits for which tensor, but tracing slows every op, and the PS's CPU per step is more
+than its traced ops: every tensor a worker pulls or pushes costs the PS a request to parse, a tensor to copy and
+a reply to send, none of which a trace records. Both are measured, untraced, while one worker trains against
+the PS (``tracegen testbed`` does it in its N = 1 runs; any job on two hosts can, by timing steps and reading
+the PS process's CPU time). The file sits beside the trace, as ``link-profile.json`` does.
+
+``single-worker.json`` (format ``tracegen-single-worker``, version 1)::
+
+    format             "tracegen-single-worker"
+    version            1
+    tool               what wrote it, e.g. "tracegen testbed 0.1.0"
+    date               when, ISO 8601 UTC
+    steps_per_s        the worker's untraced training steps per second
+    ps_cpu_s_per_step  (optional, null when unknown) CPU seconds the PS process used per step, all threads
+    ps_cores           (optional, null when unknown) the PS host's CPU cap or core count
+    window_s           how long it was measured, seconds
+    notes              (optional) list of strings
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+from typing import Any
+
+from parsers.atomic import write_bytes_atomic
+from parsers.errors import TraceFormatError, quoted
+from parsers.files import read_file
+from parsers.jsondoc import load_json
+from parsers.linkprofile import Checker
+
+FORMAT = "tracegen-single-worker"
+VERSION = 1
+SINGLE_WORKER_NAME = "single-worker.json"  # its name beside a trace
+MAX_BYTES = 1 << 16
+
+
+class SingleWorkerError(TraceFormatError):
+    """A ``single-worker.json`` that cannot be read or does not follow the schema."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SingleWorker:
+    """One untraced worker's measured rate and the PS's CPU per step (module docstring)."""
+
+    steps_per_s: float
+    window_s: float
+    ps_cpu_s_per_step: float | None = None
+    ps_cores: float | None = None
+    tool: str = "tracegen"
+    date: str = ""
+    notes: tuple[str, ...] = ()
+    source: str = ""
+
+
+def single_worker_json(measured: SingleWorker) -> bytes:
+    """The document, keys in schema order, ending in a newline."""
+    doc = {"format": FORMAT, "version": VERSION, "tool": measured.tool, "date": measured.date,
+           "steps_per_s": measured.steps_per_s, "ps_cpu_s_per_step": measured.ps_cpu_s_per_step,
+           "ps_cores": measured.ps_cores, "window_s": measured.window_s, "notes": list(measured.notes)}
+    return (json.dumps(doc, indent=2) + "\n").encode()
+
+
+def write_single_worker(measured: SingleWorker, path: str | os.PathLike[str]) -> None:
+    """Write ``measured`` to ``path`` atomically."""
+    write_bytes_atomic(pathlib.Path(path), single_worker_json(measured))
+
+
+def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
+    """Read and check a ``single-worker.json``; :class:`SingleWorkerError` names the file and the bad key."""
+    source = os.fspath(path)
+    data = read_file(pathlib.Path(source), MAX_BYTES, SingleWorkerError)
+    doc: Any = load_json(data, source, parse_float=float, error=SingleWorkerError)
+    c = Checker(source, SingleWorkerError)
+    c.mapping(doc, "")
+    if doc.get("format") != FORMAT:
+        raise SingleWorkerError(f"{source}: 'format' must be {FORMAT!r} (got {quoted(doc.get('format'))})")
+    if doc.get("version") != VERSION:
+        raise SingleWorkerError(f"{source}: 'version' {quoted(doc.get('version'))} is not supported (this reader "
+                                f"knows version {VERSION})")
+    cpu, cores, notes = doc.get("ps_cpu_s_per_step"), doc.get("ps_cores"), doc.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise SingleWorkerError(f"{source}: 'notes' must be a list of strings (got {quoted(notes)})")
+    return SingleWorker(
+        steps_per_s=c.number(c.key(doc, "steps_per_s", ""), "steps_per_s", positive=True, high=1e9),
+        window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
+        ps_cpu_s_per_step=None if cpu is None else c.number(cpu, "ps_cpu_s_per_step", high=86_400.0),
+        ps_cores=None if cores is None else c.number(cores, "ps_cores", positive=True, high=4096.0),
+        tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
+        notes=tuple(notes), source=source)

@@ -1,0 +1,60 @@
+"""``single-worker.json``: written and read back unchanged; every bad value refused in one line naming it."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import pytest
+
+from parsers.singleworker import SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
+
+RECORD = SingleWorker(steps_per_s=5.5, window_s=40.0, ps_cpu_s_per_step=0.045, ps_cores=0.5,
+                      tool="tracegen testbed 0.1.0", date="2026-12-01T10:00:00Z", notes=("one worker",))
+
+
+def _written(tmp_path: pathlib.Path) -> pathlib.Path:
+    path = tmp_path / "single-worker.json"
+    write_single_worker(RECORD, path)
+    return path
+
+
+def test_round_trip(tmp_path: pathlib.Path) -> None:
+    path = _written(tmp_path)
+    assert read_single_worker(path) == dataclasses.replace(RECORD, source=str(path))
+
+
+def test_unknown_ps_cpu_is_allowed(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "s.json"
+    write_single_worker(dataclasses.replace(RECORD, ps_cpu_s_per_step=None, ps_cores=None), path)
+    assert read_single_worker(path).ps_cpu_s_per_step is None
+
+
+@pytest.mark.parametrize(("old", "new", "why"), [
+    (b'"steps_per_s": 5.5', b'"steps_per_s": 0', "steps_per_s must be a number > 0"),
+    (b'"steps_per_s": 5.5', b'"steps_per_s": "fast"', "steps_per_s must be a number > 0"),
+    (b'"ps_cpu_s_per_step": 0.045', b'"ps_cpu_s_per_step": -1', "ps_cpu_s_per_step must be a number >= 0"),
+    (b'"ps_cores": 0.5', b'"ps_cores": 1e9', "ps_cores must be a number > 0 and <= 4096"),
+    (b'"version": 1', b'"version": 2', "'version' 2 is not supported"),
+    (b'"format": "tracegen-single-worker"', b'"format": "tracegen-link-profile"', "'format' must be"),
+    (b'"window_s": 40.0', b'"window_s": NaN', "NaN is not a JSON number"),
+])
+def test_bad_values_are_named(tmp_path: pathlib.Path, old: bytes, new: bytes, why: str) -> None:
+    path = _written(tmp_path)
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new))
+    with pytest.raises(SingleWorkerError) as info:
+        read_single_worker(path)
+    message = str(info.value)
+    assert str(path) in message and why in message and "\n" not in message and len(message) < 300
+
+
+def test_missing_key_and_not_json(tmp_path: pathlib.Path) -> None:
+    path = _written(tmp_path)
+    path.write_bytes(path.read_bytes().replace(b'"steps_per_s"', b'"steps"'))
+    with pytest.raises(SingleWorkerError, match="steps_per_s is missing"):
+        read_single_worker(path)
+    path.write_bytes(b"\x00garbage")
+    with pytest.raises(SingleWorkerError, match=str(path)):
+        read_single_worker(path)

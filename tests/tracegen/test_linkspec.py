@@ -1,0 +1,49 @@
+"""Where a link spec's figures come from: the PS's CPU per transfer from a single-worker measurement."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import pytest
+
+from parsers import read_trace
+from parsers.singleworker import SingleWorker
+from tracegen.curve import scaling_curve
+from tracegen.linkspec import from_bandwidth, request_cpu_ns, with_single_worker
+from tracegen.model import PS_KINDS, TRANSFER_KINDS, build_model
+from tracegen.simulate import SimConfig
+
+
+def _measured(ps_cpu_s: float | None, cores: float | None = 0.5) -> SingleWorker:
+    return SingleWorker(steps_per_s=10.0, window_s=30.0, ps_cpu_s_per_step=ps_cpu_s, ps_cores=cores)
+
+
+def test_request_cost_is_the_untraced_ps_cpu_less_the_traced_ops(mlp_trace_dir: pathlib.Path) -> None:
+    model = build_model(read_trace(mlp_trace_dir))
+    ops_ns = model.mean_work_ns(PS_KINDS)
+    transfers = sum(model.count(k) for k in TRANSFER_KINDS)
+    assert request_cpu_ns(model, _measured((ops_ns + 1e6 * transfers) / 1e9)) == pytest.approx(1e6)
+    assert request_cpu_ns(model, _measured(ops_ns / 2e9)) == 0.0  # less than the ops: no extra cost, not negative
+    assert request_cpu_ns(model, _measured(None)) is None
+
+
+def test_the_measured_ps_cpu_bounds_the_plateau(mlp_trace_dir: pathlib.Path) -> None:
+    """A PS that needs 100 ms of CPU per step on half a core serves at most 5 steps/s, whatever the link: the
+    simulated curve must stay under that bound, and above it without the measurement."""
+    model = build_model(read_trace(mlp_trace_dir))
+    fast = from_bandwidth(10**10, model.link)  # a link that binds nothing
+    slow_ps = with_single_worker(fast, model, _measured(0.1))
+    assert slow_ps.ps_cores == 0.5 and "per transfer" in slow_ps.description
+    config = SimConfig(steps=12, warmup_steps=3)
+    bound = 0.5 / 0.1
+    limited = scaling_curve(model, dataclasses.replace(config, link_spec=slow_ps), [1, 8], seeds=1,
+                            find_plateau=False)
+    free = scaling_curve(model, dataclasses.replace(config, link_spec=fast), [1, 8], seeds=1, find_plateau=False)
+    assert limited.points[-1].steps_per_s <= bound * 1.02
+    assert limited.points[-1].ps_cpu_utilisation > 0.9
+    assert free.points[-1].steps_per_s > 1.5 * bound
+    # the spec keeps cores it already knew
+    known = dataclasses.replace(fast, ps_cores=2.0)
+    assert with_single_worker(known, model, _measured(0.1)).ps_cores == 2.0
+    assert with_single_worker(fast, model, _measured(None)) is fast
