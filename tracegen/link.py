@@ -11,8 +11,10 @@ given bandwidth, or from the trace alone:
   acknowledgements and requests queue behind the other direction's data (DOMAIN.md; Zhang, Shenker & Clark 1991).
 - ``connection_bytes_per_s``: the most one worker's connection moves (what the single-worker trace showed:
   the worker's own CPU and gRPC stack, which a profile taken with strong clients does not see).
-- ``ps_cores`` and ``rpc_cpu_ns``: the PS host's CPU (cores; None when unknown) and the CPU its gRPC stack spends
-  on one transfer request, per direction (:mod:`tracegen.pscpu` shares the cores with the PS's ops).
+- ``ps_cores`` and ``rpc_cpu_ns``: the PS host's CPU (cores; None when unknown) and the CPU it spends serving one
+  transfer request beyond the ops a trace shows, per direction (:mod:`tracegen.pscpu` shares the cores with the
+  PS's ops): from a single-worker measurement of the PS's CPU per step when there is one, else from netbench's
+  small-tensor points (:mod:`tracegen.linkspec`).
 - ``latency_ns`` and ``queue_delay_ns``: a transfer starts moving ``latency_ns`` after it is requested, plus the
   queue delay of the direction its request crosses if that direction is busy then: the request waits behind the
   data queued there (the profile's small request round trip under load, less its round trip on the idle link).

@@ -2,7 +2,10 @@
 the trace shows on the PS and by the PS's own handling of each transfer request.
 
 - An op (apply, variable read, ...) needs a thread: at most ``threads`` ops run at once (what the trace showed),
-  the others wait in arrival order. A request's handling needs no op thread (gRPC has threads of its own).
+  the others wait in arrival order. A request's handling needs no op thread but one of ``handlers`` (one per
+  whole core, at least one), taken in arrival order: the PS serves the requests that arrive together one after
+  another, so the first tensor is on the wire while the next is being prepared, rather than all of them at
+  once and none early (what processor sharing among the requests would give).
 - Everything running shares the cores equally (processor sharing), each at most one core: with ``r`` items
   running, each progresses at ``min(1, cores / r)`` ns of work per ns. With whole cores and fewer items than
   cores, items run at full speed, as threads do. Work is CPU nanoseconds at full speed: an op's traced
@@ -28,8 +31,8 @@ _EPS = 1e-6
 class PsCpu:
     """The resource of the module docstring."""
 
-    __slots__ = ("_busy", "_free_threads", "_items", "_rate", "_seq", "_t", "_v", "_version", "_waiting", "cores",
-                 "engine", "threads")
+    __slots__ = ("_busy", "_free_handlers", "_free_threads", "_handles", "_items", "_rate", "_seq", "_t", "_v",
+                 "_version", "_waiting", "cores", "engine", "threads")
 
     def __init__(self, engine: Engine, *, cores: float, threads: int) -> None:
         self.engine = engine
@@ -37,6 +40,8 @@ class PsCpu:
         self.threads = threads
         self._free_threads = list(range(threads))
         self._waiting: deque[tuple[int, OnDone]] = deque()
+        self._handles: deque[tuple[int, OnDone]] = deque()
+        self._free_handlers = max(1, math.ceil(cores - 1e-9))
         self._items: list[tuple[float, int, int, int, OnDone]] = []  # (v_end, seq, slot, start, on_done)
         self._v = 0.0
         self._rate = 1.0
@@ -61,19 +66,25 @@ class PsCpu:
         self._admit()
 
     def handle(self, work_ns: int, on_done: OnDone) -> None:
-        """Spend ``work_ns`` of CPU on a transfer request; ``on_done`` when done."""
-        self._advance()
-        self._start(work_ns, -1, on_done)
-        self._reschedule()
+        """Spend ``work_ns`` of CPU on a transfer request, once a handler is free; ``on_done`` when done."""
+        self._handles.append((work_ns, on_done))
+        self._admit()
 
     def _admit(self) -> None:
-        if not (self._waiting and self._free_threads):
+        if not ((self._waiting and self._free_threads) or (self._handles and self._free_handlers)):
             return
         self._advance()
+        self._take()
+        self._reschedule()
+
+    def _take(self) -> None:
         while self._waiting and self._free_threads:
             work, on_done = self._waiting.popleft()
             self._start(work, heapq.heappop(self._free_threads), on_done)
-        self._reschedule()
+        while self._handles and self._free_handlers:
+            work, on_done = self._handles.popleft()
+            self._free_handlers -= 1
+            self._start(work, -1, on_done)
 
     def _start(self, work: int, slot: int, on_done: OnDone) -> None:
         self._seq += 1
@@ -106,10 +117,10 @@ class PsCpu:
             _, _, slot, start, on_done = heapq.heappop(self._items)
             if slot >= 0:
                 heapq.heappush(self._free_threads, slot)
+            else:
+                self._free_handlers += 1
             done.append((start, slot, on_done))
-        while self._waiting and self._free_threads:
-            work, on_done = self._waiting.popleft()
-            self._start(work, heapq.heappop(self._free_threads), on_done)
+        self._take()
         self._reschedule()
         for start, slot, on_done in done:
             on_done(start, slot)

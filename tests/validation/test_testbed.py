@@ -6,15 +6,16 @@ import csv
 import dataclasses
 import json
 import pathlib
-from collections.abc import Callable
 import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 import pytest
 
+from parsers.singleworker import read_single_worker
 from validation import testbed
 from validation.cluster import leftovers
 from validation.errors import ConfigError
@@ -143,11 +144,16 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
     assert float(rows[1]["steps_per_s"]) > 0.0
 
     traced = sorted(p.name for p in result.trace_dir.iterdir())
-    assert traced == ["meta.json", "step_000.json", "step_000.pb", "step_001.json", "step_001.pb",
-                      "step_002.json", "step_002.pb"]
+    assert traced == ["meta.json", "single-worker.json", "step_000.json", "step_000.pb", "step_001.json",
+                      "step_001.pb", "step_002.json", "step_002.pb"]
     meta = json.loads((result.trace_dir / "meta.json").read_text())
     assert meta["bandwidth_bits_per_s"] == 100_000_000
     assert meta["tool"] == "tracegen testbed"
+    # the N = 1 run's own rate, and a PS that did some work per step but no more than its cap allows
+    single = read_single_worker(result.trace_dir / "single-worker.json")
+    assert single.steps_per_s == pytest.approx(result.measurements[0].steps_per_s)
+    assert single.ps_cpu_s_per_step is not None
+    assert 0.0 < single.ps_cpu_s_per_step * single.steps_per_s <= _config(tmp_path).cpu_cap_ps * 1.1
 
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
 
