@@ -44,6 +44,7 @@ from parsers.trace import (
     device_role,
     direction_of,
     make_table,
+    trace_from,
 )
 
 OWN_FORMAT_VERSION = 1
@@ -335,8 +336,8 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
         raise TraceContentError(f"{source}: no events in any '<device> Compute' process: not a TF timeline")
     starts = [r["start_ns"] for r in ops + transfers]
     ends = [r["start_ns"] + r["dur_ns"] for r in ops + transfers]
-    trace = Trace(
-        source=source, source_format="tf-timeline-json",
+    trace = trace_from(
+        source, source=source, source_format="tf-timeline-json",
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
         graph_nodes=make_table("graph_nodes", [{"device": d, "node_name": n, "op_type": t}
                                                for (d, n), t in nodes.items()], where=source),
@@ -412,7 +413,7 @@ def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
         raise TraceFormatError(f"{source}: 'tracegen.tables' missing")
     built = {name: _own_table(name, tables.get(name), source)
              for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps")}
-    return Trace(source=_text(extra.get("source", source), f"{source}: tracegen.source"),
+    return trace_from(source, source=_text(extra.get("source", source), f"{source}: tracegen.source"),
                  source_format=_text(extra.get("source_format", ""), f"{source}: tracegen.source_format"),
                  ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
                  lost=_own_lost(extra.get("lost"), source), skipped=_own_skipped(extra.get("skipped"), source),

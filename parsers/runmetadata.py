@@ -17,7 +17,7 @@ from parsers.errors import TraceContentError, TraceFormatError, quoted
 from parsers.labels import parse_op_type, parse_recv_label, split_input
 from parsers.limits import MAX_RECORDS, SCAN_BYTES, check_text_shape, check_wire_shape
 from parsers.proto import tf_trace_pb2 as pb
-from parsers.trace import MAX_DUR_NS, MAX_SIZE_BYTES, MAX_TIME_NS, Trace, direction_of, make_table
+from parsers.trace import MAX_DUR_NS, MAX_SIZE_BYTES, MAX_TIME_NS, Trace, direction_of, make_table, trace_from
 
 RECV_TENSOR = "RecvTensor"
 VARIABLE_OPS = frozenset({"VarHandleOp", "VariableV2", "Variable"})
@@ -144,8 +144,8 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
         step_rows.append({"step": index, "source": step.source, "start_ns": first, "end_ns": last})
     graphs = [(f"{s.source}: {label}", g) for s in steps for label, g in _partition_graphs(s.metadata)]
     nodes, edges, rendezvous, variables = _read_graphs(graphs, skipped)
-    trace = Trace(
-        source=source, source_format=source_format,
+    trace = trace_from(
+        source, source=source, source_format=source_format,
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
         graph_nodes=make_table("graph_nodes", nodes, where=source),
         graph_edges=make_table("graph_edges", edges, where=source),

@@ -223,6 +223,21 @@ class Trace:
     def __post_init__(self) -> None:
         for name in SCHEMAS:
             check_table(name, getattr(self, name))
+        steps = self.steps["step"]
+        repeated = steps[steps.duplicated()]
+        if not repeated.empty:
+            raise SchemaError(f"table 'steps' row {int(repeated.index[0])}: step {int(repeated.iloc[0])} is listed "
+                              "more than once")
+        known = set(steps.astype(int))
+        for name in SCHEMAS:
+            table = getattr(self, name)
+            if name == "steps" or "step" not in table.columns:
+                continue
+            unknown = ~table["step"].isin(known)
+            if unknown.any():
+                row = int(unknown.to_numpy().nonzero()[0][0])
+                raise SchemaError(f"table {name!r} row {row}: step {int(table['step'].iloc[row])} is not in the "
+                                  f"steps table (which has {len(known)} step(s))")
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -243,3 +258,12 @@ class Trace:
         steps = [t.steps.drop(columns="source") for t in (self, other)]
         return all(same) and steps[0].equals(steps[1])
 
+
+
+def trace_from(read_from: str, **fields: Any) -> Trace:
+    """A :class:`Trace` of ``fields``; a :class:`SchemaError` names ``read_from``, the file being read (the
+    trace's own ``source`` may name where it was first captured)."""
+    try:
+        return Trace(**fields)
+    except SchemaError as exc:
+        raise SchemaError(f"{read_from}: {exc}") from None

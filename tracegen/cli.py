@@ -23,10 +23,7 @@ from typing import Any
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
 from parsers.tables import table_paths, write_tables
-from tracegen.curve import parse_workers
 from tracegen.errors import TracegenError
-from tracegen.link import LINK_MODELS
-from tracegen.policy import parse_policy
 from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.outputs import refuse_existing
 from tracegen.summary import summarize

@@ -36,7 +36,7 @@ import math
 from collections.abc import Callable, Hashable, Sequence
 from typing import Protocol
 
-from tracegen.engine import ARRIVE, DONE, Engine
+from tracegen.engine import DONE, Engine
 from tracegen.errors import ConfigError
 
 PULL, PUSH = 0, 1

@@ -620,3 +620,20 @@ def test_damaged_parquet_table_names_the_file(tmp_path: pathlib.Path) -> None:
     with pytest.raises(TraceFormatError) as info:
         read_trace(tmp_path)
     _check_message(str(info.value), ops, "not a Parquet file")
+
+
+# ---------------------------------------------------------------------- tables that refer to steps they lack
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    (lambda t: t["steps"]["rows"][0].__setitem__(0, 2147483648), "step 0 is not in the steps table"),
+    (lambda t: t["steps"]["rows"].append(list(t["steps"]["rows"][0])), "is listed more than once"),
+])
+def test_our_json_with_ops_of_an_unknown_step_is_refused(tmp_path: pathlib.Path, edit: Any, why: str) -> None:
+    """Found by benchmarks/fuzz_parsers.py (inputs 29972, 39717, 74867): the model looked such a step up and
+    died of a KeyError."""
+    own = tmp_path / "own.json"
+    write_trace(read_trace(REAL_PB), own)
+    doc = json.loads(own.read_bytes())
+    edit(doc["tracegen"]["tables"])
+    _fails(tmp_path, "edited.json", json.dumps(doc).encode(), why)
