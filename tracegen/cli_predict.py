@@ -28,8 +28,7 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                              "trace, unless --bandwidth is given)")
     parser.add_argument("--single-worker", metavar="FILE",
                         help="one untraced worker's rate and the PS's CPU per step, measured on two hosts "
-                             "('tracegen testbed' writes trace/single-worker.json): the PS's CPU per transfer "
-                             "request comes from it (default: not used)")
+                             "(default: single-worker.json beside the trace; 'tracegen testbed' writes it)")
     parser.add_argument("--bandwidth", metavar="RATE",
                         help="PS link line rate per direction, e.g. 500Mbit/s, 1Gbit/s, 10G (bits/s) or 125MB/s "
                              "(bytes/s); without a link profile the plateau is not pinned and curve.csv gets "
@@ -98,8 +97,8 @@ def run_predict(args: argparse.Namespace) -> int:
         print(f"note: {profile_beside(args.trace)} is not used: --bandwidth was given")
     single_path = args.single_worker
     if single_path is None and (found := single_worker_beside(args.trace)) is not None:
-        print(f"note: {found} is not used unless given with --single-worker (it did not improve the "
-              "development set's predictions on average; README, 'The model')")
+        single_path = str(found)
+        print(f"note: using {found}: the PS's CPU per transfer, measured untraced with one worker")
     policy, order = parse_policy(args.policy)
     config = PredictConfig(
         workers=workers, link_profile=load_profile(profile_path), single_worker=load_single_worker(single_path),

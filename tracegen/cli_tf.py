@@ -176,8 +176,8 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--link-profile", metavar="FILE",
                    help="link profile from 'tracegen netbench' (default: link-profile.json beside the trace)")
     p.add_argument("--single-worker", metavar="FILE",
-                   help="one untraced worker's rate and PS CPU per step, for the PS's CPU per transfer "
-                        "(default: not used; see predict)")
+                   help="one untraced worker's rate and PS CPU per step (default: single-worker.json beside the "
+                        "trace)")
     p.add_argument("--bandwidth", metavar="RATE",
                    help="the link's line rate for the bandwidth-only predictors (default: the measurements' "
                         "bandwidth_bits_per_s)")

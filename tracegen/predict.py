@@ -17,10 +17,9 @@ Which link, in order:
    is busy). A link profile pins it;
 3. neither: the link the trace shows (its per-direction rates, the same for any number of connections).
 
-Whichever link: given a single-worker measurement (``single_worker``, from a ``single-worker.json``), the
-PS's CPU per transfer request comes from what one untraced worker's run measured on the PS
-(:func:`tracegen.linkspec.with_single_worker`). It is never picked up from beside the trace: on the
-development set it helped as often as it hurt (README, "The model").
+Whichever link: with a ``single-worker.json`` (``single_worker``, or beside the trace), the PS's CPU per
+transfer request comes from what one untraced worker's run measured on the PS
+(:func:`tracegen.linkspec.with_single_worker`).
 """
 
 from __future__ import annotations

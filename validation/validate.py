@@ -6,9 +6,8 @@ Inputs, each reported in the printed summary and the report (never picked up sil
 - the link profile: ``--link-profile``, else ``link-profile.json`` in the trace's folder (measured by netbench
   between the PS and *one* client host — never by the N-worker cluster);
 - the link's bandwidth: ``--bandwidth``, else the measurements' ``bandwidth_bits_per_s``;
-- what one untraced worker did on the two hosts, only when given (``--single-worker``): the PS's CPU per step
-  (a run of one worker, never of the N-worker cluster); ``single-worker.json`` beside a trace is not picked up,
-  as ``predict`` does not pick it up.
+- what one untraced worker did on the two hosts: ``--single-worker``, else ``single-worker.json`` in the
+  trace's folder (the PS's CPU per step; a run of one worker, never of the N-worker cluster).
 
 Predictors, each given the same inputs:
 - with the link profile: ``simulator``, and the baselines ``roofline``, ``no_overlap``, ``ps_queue``;
@@ -40,7 +39,7 @@ from tracegen.linkspec import from_bandwidth, from_profile, with_single_worker
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv
-from tracegen.predict import BAND_TWO_WAY, PredictConfig, profile_beside
+from tracegen.predict import BAND_TWO_WAY, PredictConfig, profile_beside, single_worker_beside
 from tracegen.curve import scaling_curve
 from tracegen.link import LinkSpec
 from tracegen.units import format_rate
@@ -85,7 +84,7 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
         if len(values) > 1:
             raise ConfigError(f"{path}: runs differ in their link rate ({values}); compare one setting at a time")
         bandwidth, source = round(values[0]), f"{path} (bandwidth_bits_per_s)"
-    single = pathlib.Path(single_worker) if single_worker is not None else None
+    single = pathlib.Path(single_worker) if single_worker is not None else single_worker_beside(trace)
     return Inputs(measured=path, trace=pathlib.Path(trace), profile=found, bandwidth_bytes_per_s=bandwidth,
                   bandwidth_from=source if bandwidth is not None else "none", single_worker=single)
 
@@ -185,7 +184,8 @@ def _settings(inputs: Inputs, model: Any, config: PredictConfig, link_notes: Map
         "measurements": str(inputs.measured), "trace": str(inputs.trace),
         "complete traced steps used": f"{len(model.timings)} of {model.n_traced_steps}",
         "link profile": str(inputs.profile) if inputs.profile else "none (no link-profile.json beside the trace)",
-        "single worker": str(inputs.single_worker) if inputs.single_worker else "not used (--single-worker)",
+        "single worker": (str(inputs.single_worker) if inputs.single_worker
+                          else "none (no single-worker.json beside the trace)"),
         "bandwidth": (f"{format_rate(inputs.bandwidth_bytes_per_s)} line rate from {inputs.bandwidth_from}, "
                       f"{config.payload_fraction:.4f} of it payload") if inputs.bandwidth_bytes_per_s else "none",
         **{f"link ({k})": v for k, v in link_notes.items()},

@@ -149,19 +149,18 @@ def test_saturation_workers_covers_the_bound() -> None:
     assert saturation_workers(0.001, 10.0, 4) == 256
 
 
-def test_a_single_worker_measurement_is_used_only_when_given(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_single_worker_measurement_beside_the_trace_is_used_and_named(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace = tmp_path / "trace"
     shutil.copytree(mlp_trace_dir, trace)
-    measured = SingleWorker(steps_per_s=5.0, window_s=30.0, ps_cpu_s_per_step=0.2, ps_cores=0.5)
-    write_single_worker(measured, trace / SINGLE_WORKER_NAME)
     common = [str(trace), "--workers", "1,8", "--bandwidth", "10Gbit/s", "--steps", "4", "--seeds", "1"]
     assert run_predict(parse([*common, "--out", str(tmp_path / "a")])) == 0
+    assert "per transfer" not in capsys.readouterr().out
+    measured = SingleWorker(steps_per_s=5.0, window_s=30.0, ps_cpu_s_per_step=0.2, ps_cores=0.5)
+    write_single_worker(measured, trace / SINGLE_WORKER_NAME)
+    assert run_predict(parse([*common, "--out", str(tmp_path / "b")])) == 0
     out = capsys.readouterr().out
-    assert "is not used unless given with --single-worker" in out and "per transfer" not in out
-    assert run_predict(parse([*common, "--single-worker", str(trace / SINGLE_WORKER_NAME),
-                              "--out", str(tmp_path / "b")])) == 0
-    assert "of CPU per transfer" in capsys.readouterr().out
+    assert f"using {trace / SINGLE_WORKER_NAME}" in out and "of CPU per transfer" in out
     # 0.2 s of PS CPU a step on half a core: at most 2.5 steps/s, however fast the link
     assert float(rows(tmp_path / "b" / "curve.csv")[-1]["steps_per_s"]) <= 2.5 * 1.02
     assert float(rows(tmp_path / "a" / "curve.csv")[-1]["steps_per_s"]) > 5.0
