@@ -2,7 +2,8 @@
 # The validation campaign: every configuration of data/validation/campaign.csv (its dev/test split was drawn and
 # written before any of them ran; see data/README.md) measured on the emulated cluster by `tracegen testbed`:
 # first the link profile (tracegen netbench between the PS and ONE client host), then real async-PS training with
-# N = 1..5 workers, 2 repeats each, and the single-worker trace (12 steps) of the first N = 1 run.
+# N = 1..5 workers, one run each, the single-worker trace (12 steps) of the N = 1 run and, from that run, what
+# one untraced worker did (trace/single-worker.json: its rate and the PS's CPU per step).
 # Writes data/validation/<set>/<name>/. Needs root, iproute2, cgroup v1 cpu and TensorFlow; run from the
 # repository root with nothing else busy: bash data/validation/run_campaign.sh [dev|test]
 set -euo pipefail
@@ -14,6 +15,6 @@ tail -n +2 data/validation/campaign.csv | sort -t, -k2,2 | while IFS=, read -r n
   if [ -e "$out" ]; then echo "skip $out (exists)"; continue; fi
   echo "== $set $name"
   "$TRACEGEN" testbed --model "$model" --bandwidth "${rate}Mbit/s" --queue-latency "$queue" --burst "$burst" \
-    --cpu-ps "$ps" --cpu-worker "$worker" --workers 1-5 --repeats 2 --window 15 --window-steps 40 \
-    --max-window 40 --warmup 5 --traced-steps 12 --no-worker-traces --out "$out" < /dev/null
+    --cpu-ps "$ps" --cpu-worker "$worker" --workers 1-5 --repeats 1 --window 15 --window-steps 60 \
+    --max-window 30 --warmup 5 --traced-steps 12 --no-worker-traces --out "$out" < /dev/null
 done
