@@ -79,7 +79,7 @@ def summary_markdown(table: pd.DataFrame) -> str:
         if part.empty:
             continue
         predictors = [p for p in PREDICTORS if p in set(part["predictor"])]
-        lines += [f"## {group} set", "", "| configuration | measured knee | " + " | ".join(
+        lines += [f"### {group} set", "", "| configuration | measured knee | " + " | ".join(
             f"{p}: MAPE / max / knee" for p in predictors) + " |", "|---|---|" + "---|" * len(predictors)]
         for name, rows in part.groupby("configuration", sort=True):
             by = {r["predictor"]: r for r in rows.to_dict("records")}
@@ -108,8 +108,9 @@ def write_summary(reports: pathlib.Path, campaigns: Sequence[pathlib.Path]) -> p
     buf = io.StringIO()
     table.to_csv(buf, index=False, float_format="%.4f", lineterminator="\n")
     write_bytes_atomic(reports / "scores.csv", buf.getvalue().encode())
-    write_bytes_atomic(reports / "summary.md", summary_markdown(table).encode())
-    return table
+    stored = pd.read_csv(io.StringIO(buf.getvalue()))  # the summary shows what scores.csv holds, to the digit
+    write_bytes_atomic(reports / "summary.md", summary_markdown(stored).encode())
+    return stored
 
 
 def main(argv: Sequence[str]) -> int:
