@@ -88,9 +88,11 @@ def test_a_real_run_on_this_machine_writes_a_profile(tmp_path: pathlib.Path,
         if server.poll() is None:
             server.kill()
             server.wait()
+        assert server.stderr is not None  # noqa: S101 - created with a pipe
+        server.stderr.close()
     assert "wrote" in capsys.readouterr().out
     profile = read_link_profile(out)
-    assert {p.mode for p in profile.points} == {"pull", "push", "both", "cycle"}
+    assert {p.mode for p in profile.points} == {"pull", "push", "both", "cycle", "rpc_pull", "rpc_push"}
     assert all(p.connections == 1 for p in profile.points)
     pull = profile.of_mode("pull")[0]
     assert pull.pull_bytes_per_s > 1e6 and pull.push_bytes_per_s == 0  # loopback moves far more than 1 MB/s
