@@ -85,9 +85,13 @@ def test_a_real_run_on_this_machine_writes_a_profile(tmp_path: pathlib.Path,
                      "--out", str(out)]) == 0
         assert server.wait(timeout=60) == 0
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+        if server.poll() is None:  # SIGTERM first: the server then stops the PS task it started
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
         assert server.stderr is not None  # noqa: S101 - created with a pipe
         server.stderr.close()
     assert "wrote" in capsys.readouterr().out
