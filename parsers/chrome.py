@@ -413,11 +413,11 @@ def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
         raise TraceFormatError(f"{source}: 'tracegen.tables' missing")
     built = {name: _own_table(name, tables.get(name), source)
              for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps")}
-    return trace_from(source, source=_text(extra.get("source", source), f"{source}: tracegen.source"),
-                 source_format=_text(extra.get("source_format", ""), f"{source}: tracegen.source_format"),
-                 ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
-                 lost=_own_lost(extra.get("lost"), source), skipped=_own_skipped(extra.get("skipped"), source),
-                 **built)
+    return trace_from(
+        source, source=_text(extra.get("source", source), f"{source}: tracegen.source"),
+        source_format=_text(extra.get("source_format", ""), f"{source}: tracegen.source_format"),
+        ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
+        lost=_own_lost(extra.get("lost"), source), skipped=_own_skipped(extra.get("skipped"), source), **built)
 
 
 def _own_table(name: str, table: Any, source: str) -> pd.DataFrame:

@@ -127,12 +127,7 @@ def read_link_profile(path: str | os.PathLike[str]) -> LinkProfile:
 
 def _profile_from(doc: Any, source: str) -> LinkProfile:
     c = Checker(source)
-    c.mapping(doc, "")
-    if doc.get("format") != FORMAT:
-        raise ProfileError(f"{source}: 'format' must be {FORMAT!r} (got {_short(doc.get('format'))})")
-    if doc.get("version") != VERSION:
-        raise ProfileError(f"{source}: 'version' {_short(doc.get('version'))} is not supported (this reader "
-                           f"knows version {VERSION})")
+    c.header(doc, FORMAT, VERSION)
     payload = c.mapping(c.key(doc, "payload", ""), "payload")
     points_raw = c.key(doc, "points", "")
     if not isinstance(points_raw, list) or not points_raw or len(points_raw) > MAX_POINTS:
@@ -167,9 +162,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
         if moving <= 0:
             raise ProfileError(f"{source}: points[{i}] ({pt.mode}, {pt.connections} connections) moved nothing in "
                                "the direction it measured")
-    notes = doc.get("notes", [])
-    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
-        raise ProfileError(f"{source}: 'notes' must be a list of strings (got {_short(notes)})")
+    notes = c.notes(doc)
     return LinkProfile(
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         ps=c.mapping(c.key(doc, "ps", ""), "ps"), client=c.mapping(c.key(doc, "client", ""), "client"),
@@ -177,7 +170,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
         tensor_bytes=c.integer(c.key(payload, "tensor_bytes", "payload"), "payload.tensor_bytes", low=1,
                                high=1 << 40),
         window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
-        points=tuple(points), notes=tuple(notes), source=source,
+        points=tuple(points), notes=notes, source=source,
         idle_rtt_ns=None if doc.get("idle_rtt_ns") is None else c.integer(doc["idle_rtt_ns"], "idle_rtt_ns", low=0,
                                                                           high=10**12))
 
@@ -192,6 +185,22 @@ class Checker:
 
     source: str
     error: type[TraceFormatError] = ProfileError
+
+    def header(self, doc: Any, fmt: str, version: int) -> None:
+        """``doc`` is a JSON object of format ``fmt`` at ``version``."""
+        self.mapping(doc, "")
+        if doc.get("format") != fmt:
+            raise self.error(f"{self.source}: 'format' must be {fmt!r} (got {_short(doc.get('format'))})")
+        if doc.get("version") != version:
+            raise self.error(f"{self.source}: 'version' {_short(doc.get('version'))} is not supported (this reader "
+                             f"knows version {version})")
+
+    def notes(self, doc: Mapping[str, Any]) -> tuple[str, ...]:
+        """The optional ``notes``: a list of strings."""
+        notes = doc.get("notes", [])
+        if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+            raise self.error(f"{self.source}: 'notes' must be a list of strings (got {_short(notes)})")
+        return tuple(notes)
 
     def key(self, obj: Mapping[str, Any], name: str, where: str) -> Any:
         if name not in obj:

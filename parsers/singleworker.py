@@ -28,7 +28,7 @@ import pathlib
 from typing import Any
 
 from parsers.atomic import write_bytes_atomic
-from parsers.errors import TraceFormatError, quoted
+from parsers.errors import TraceFormatError
 from parsers.files import read_file
 from parsers.jsondoc import load_json
 from parsers.linkprofile import Checker
@@ -76,19 +76,12 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
     data = read_file(pathlib.Path(source), MAX_BYTES, SingleWorkerError)
     doc: Any = load_json(data, source, parse_float=float, error=SingleWorkerError)
     c = Checker(source, SingleWorkerError)
-    c.mapping(doc, "")
-    if doc.get("format") != FORMAT:
-        raise SingleWorkerError(f"{source}: 'format' must be {FORMAT!r} (got {quoted(doc.get('format'))})")
-    if doc.get("version") != VERSION:
-        raise SingleWorkerError(f"{source}: 'version' {quoted(doc.get('version'))} is not supported (this reader "
-                                f"knows version {VERSION})")
-    cpu, cores, notes = doc.get("ps_cpu_s_per_step"), doc.get("ps_cores"), doc.get("notes", [])
-    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
-        raise SingleWorkerError(f"{source}: 'notes' must be a list of strings (got {quoted(notes)})")
+    c.header(doc, FORMAT, VERSION)
+    cpu, cores = doc.get("ps_cpu_s_per_step"), doc.get("ps_cores")
     return SingleWorker(
         steps_per_s=c.number(c.key(doc, "steps_per_s", ""), "steps_per_s", positive=True, high=1e9),
         window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
         ps_cpu_s_per_step=None if cpu is None else c.number(cpu, "ps_cpu_s_per_step", high=86_400.0),
         ps_cores=None if cores is None else c.number(cores, "ps_cores", positive=True, high=4096.0),
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
-        notes=tuple(notes), source=source)
+        notes=c.notes(doc), source=source)

@@ -80,8 +80,8 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
         except (ValueError, TypeError, OverflowError, _ARROW.ArrowException) as exc:
             raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None
         tables[name] = make_table(name, frame, where=str(path))
-    return trace_from(str(source), source=manifest["source"], source_format=manifest["source_format"], lost=manifest["lost"],
-                 skipped=manifest["skipped"], **tables)
+    return trace_from(str(source), source=manifest["source"], source_format=manifest["source_format"],
+                      lost=manifest["lost"], skipped=manifest["skipped"], **tables)
 
 
 def _manifest(path: pathlib.Path) -> dict[str, Any]:

@@ -259,7 +259,6 @@ class Trace:
         return all(same) and steps[0].equals(steps[1])
 
 
-
 def trace_from(read_from: str, **fields: Any) -> Trace:
     """A :class:`Trace` of ``fields``; a :class:`SchemaError` names ``read_from``, the file being read (the
     trace's own ``source`` may name where it was first captured)."""

@@ -70,8 +70,8 @@ def _check(workers: Sequence[int]) -> None:
         raise ModelError(f"'workers' must be counts >= 1 (got {list(workers)})")
 
 
-def _link_bound(costs: StepCosts, rates: tuple[float, float]) -> float:
-    """The busier link direction's bound, and the PS's CPU's when known."""
+def _bound(costs: StepCosts, rates: tuple[float, float]) -> float:
+    """The lower of the busier link direction's bound and the PS's CPU's (when known)."""
     bounds = [r / b for r, b in zip(rates, (costs.pull_bytes, costs.push_bytes), strict=True) if b > 0]
     return min([*bounds, costs.ps_bound_steps_per_s])
 
@@ -79,7 +79,7 @@ def _link_bound(costs: StepCosts, rates: tuple[float, float]) -> float:
 def roofline(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[float]:
     """Steps per second for each N: N / T1 until the busier direction saturates."""
     _check(workers)
-    return [min(n * 1e9 / costs.step_ns, _link_bound(costs, rates(n))) for n in workers]
+    return [min(n * 1e9 / costs.step_ns, _bound(costs, rates(n))) for n in workers]
 
 
 def no_overlap(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[float]:
@@ -87,7 +87,7 @@ def no_overlap(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[
     _check(workers)
     pull_rate, push_rate = rates(1)
     step_s = costs.pull_bytes / pull_rate + costs.compute_ns / 1e9 + costs.push_bytes / push_rate
-    return [min(n / step_s, _link_bound(costs, rates(n))) for n in workers]
+    return [min(n / step_s, _bound(costs, rates(n))) for n in workers]
 
 
 def ps_queue(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[float]:

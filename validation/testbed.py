@@ -200,14 +200,6 @@ class Measurement:
     param_bytes: int = 0  # bytes of the model's trainable variables, as a worker reported them
     ps_cpu_cores: float | None = None  # CPU the PS process used over the window, in cores (None: unknown)
 
-    def single_worker(self) -> SingleWorker:
-        """This run (of one worker) as ``single-worker.json`` records it."""
-        if self.n_workers != 1:
-            raise ConfigError(f"a single-worker record needs a run of 1 worker (got {self.n_workers})")
-        cpu = None if self.ps_cpu_cores is None else self.ps_cpu_cores / self.steps_per_s
-        return SingleWorker(steps_per_s=self.steps_per_s, window_s=self.window_s, ps_cpu_s_per_step=cpu,
-                            tool=f"tracegen testbed {own_version()}", date=_now())
-
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class TestbedResult:
@@ -496,9 +488,12 @@ def _now() -> str:
 
 
 def _write_single_worker(trace_dir: pathlib.Path, config: TestbedConfig, m: Measurement) -> None:
-    record = dataclasses.replace(m.single_worker(), ps_cores=config.cpu_cap_ps,
-                                 notes=("one untraced worker on the emulated cluster, the PS link shaped and both "
-                                        "nodes capped as in the trace",))
+    """``m`` (a run of one worker) as ``single-worker.json``."""
+    cpu = None if m.ps_cpu_cores is None else m.ps_cpu_cores / m.steps_per_s
+    record = SingleWorker(steps_per_s=m.steps_per_s, window_s=m.window_s, ps_cpu_s_per_step=cpu,
+                          ps_cores=config.cpu_cap_ps, tool=f"tracegen testbed {own_version()}", date=_now(),
+                          notes=("one untraced worker on the emulated cluster, the PS link shaped and both nodes "
+                                 "capped as in the trace",))
     write_single_worker(record, trace_dir / SINGLE_WORKER_NAME)
 
 

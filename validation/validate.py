@@ -35,13 +35,11 @@ from parsers.linkprofile import read_link_profile
 from parsers.read import read_trace
 from parsers.singleworker import read_single_worker
 from tracegen.baselines import BASELINES, link_rates, no_overlap, ps_queue, roofline, step_costs
-from tracegen.linkspec import from_bandwidth, from_profile, with_single_worker
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv
-from tracegen.predict import BAND_TWO_WAY, PredictConfig, profile_beside, single_worker_beside
+from tracegen.predict import PredictConfig, profile_beside, resolve_links, single_worker_beside
 from tracegen.curve import scaling_curve
-from tracegen.link import LinkSpec
 from tracegen.units import format_rate
 from validation.compare import Comparison, compare, comparison_csv, comparison_png, read_measured, report_markdown
 from validation.errors import ConfigError
@@ -132,14 +130,12 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     model = build_model(read_trace(inputs.trace), timing=config.timing)
     single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
     costs = step_costs(model, single)
-
-    def link(spec: LinkSpec) -> LinkSpec:
-        return spec if single is None else with_single_worker(spec, model, single)
+    config = dataclasses.replace(config, single_worker=single)
     predictions: dict[str, Sequence[float]] = {}
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
     link_notes: dict[str, str] = {}
     if inputs.profile is not None:
-        spec = link(from_profile(read_link_profile(inputs.profile), model.link))
+        spec = resolve_links(model, dataclasses.replace(config, link_profile=read_link_profile(inputs.profile)))["mid"]
         report(f"simulating with the link profile {inputs.profile}")
         curve = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False)
         out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
@@ -148,12 +144,12 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
             predictions[name] = BASELINE_FUNCTIONS[name](costs, workers, link_rates(spec))
         link_notes["profile"] = spec.description
     if inputs.bandwidth_bytes_per_s is not None:
-        payload = round(inputs.bandwidth_bytes_per_s * config.payload_fraction)
+        specs = resolve_links(model, dataclasses.replace(config, link_profile=None,
+                                                         bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s))
         curves = {}
-        for name, two_way in BAND_TWO_WAY.items():
+        for name, spec in specs.items():
             report(f"simulating with the bandwidth only ({name} end)" if name != "mid" else
                    "simulating with the bandwidth only")
-            spec = link(from_bandwidth(payload, model.link, two_way=two_way))
             curves[name] = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds,
                                          find_plateau=False)
         band = (curves["low"], curves["high"])
@@ -163,7 +159,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
                                   zip(curves["low"].points, curves["mid"].points, strict=True)],
                                  [max(hi.steps_per_s_high, p.steps_per_s_high) for hi, p in
                                   zip(curves["high"].points, curves["mid"].points, strict=True)])
-        rates = link_rates(link(from_bandwidth(payload, model.link)))
+        rates = link_rates(specs["high"])  # the given rate each way, whatever the other direction does
         for name in BASELINES:
             predictions[f"{name}_bw"] = BASELINE_FUNCTIONS[name](costs, workers, rates)
     if not predictions:

@@ -1,7 +1,7 @@
 """The accuracy the README states, guarded: every stored configuration is predicted again from its own inputs
-(trace, link profile, single-worker measurement, link rate — nothing measured with N > 1 workers) and scored against its measurements. A change
-that makes any prediction worse than ``data/validation/reports/scores.csv`` says, beyond a small tolerance for
-floating-point noise, fails here; and the README must show exactly the summary those scores make."""
+(trace, link profile, single-worker measurement, link rate — nothing measured with N > 1 workers) and scored
+against its measurements. A change that makes any prediction worse than ``data/validation/reports/scores.csv``
+says, beyond a small tolerance for floating-point noise, fails here; and the README must show exactly the summary those scores make."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ from validation.validate import validate
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "data" / "validation" / "reports"
 SCORES = REPORTS / "scores.csv"
+CAMPAIGN = pd.read_csv(ROOT / "data/validation/campaign.csv")
 FOLDERS = {name: ROOT / "data" / "validation" / group / name
-           for group, name in pd.read_csv(ROOT / "data/validation/campaign.csv")[["set", "name"]].itertuples(index=False)}
+           for group, name in CAMPAIGN[["set", "name"]].itertuples(index=False)}
 MAPE_TOLERANCE = 0.01
 MAX_TOLERANCE = 0.02
 
@@ -48,4 +49,5 @@ def test_predictions_are_no_worse_than_stated(name: str, tmp_path: pathlib.Path)
         assert got.max_error <= claim["max_error"] + MAX_TOLERANCE, (claim["predictor"], got.max_error)
         if not pd.isna(claim["in_band"]):
             assert got.in_band is not None and got.in_band >= int(claim["in_band"])
-    assert inputs.profile is None or inputs.profile.parent == folder / "trace"
+    assert inputs.profile == folder / "trace" / "link-profile.json"
+    assert inputs.single_worker == folder / "trace" / "single-worker.json"
