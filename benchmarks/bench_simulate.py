@@ -4,6 +4,9 @@ Prints: wall time of a 1..64-worker curve (N = 1, 2, 4, ..., 64, one seed, 5 ste
 second, and time and peak memory of one 1000-worker point (3 steps per worker), plus the time to stream a
 16-worker synthetic trace. Targets: curve <= 5 s, 1000-worker point <= 60 s and <= 2 GB.
 
+These are stress shapes of the engine, not what a user runs; ``benchmarks/bench_predict.py`` times ``predict``
+with the CLI's defaults on every bundled campaign trace.
+
 Run: ``python benchmarks/bench_simulate.py``.
 """
 
