@@ -7,6 +7,8 @@
     tool        what wrote it, e.g. "tracegen netbench 0.2.0"
     date        when, ISO 8601 UTC ("2026-12-01T10:00:00Z")
     ps          {"address": "10.0.0.1:2222", "host": "...", "cores": 2.0, "tensorflow": "2.21.0"}
+                (optional in ps: "cpu_quota": {"host_cores": 2.0, "period_us": 10000} when ``cores`` is a CFS
+                quota -- cfs_quota_us / cfs_period_us of the PS's cgroup -- below the cores it may run on)
     client      {"address": "10.0.0.2", "host": "...", "cores": 2.0, "processes": 8}
     payload     {"tensors": 32, "tensor_bytes": 262144}     the most tensors a client step moves each way, and
                                                             their size (a point's steps may move fewer)
@@ -75,6 +77,15 @@ class ProfilePoint:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CpuQuota:
+    """How a host's fractional CPU cap was enforced: a CFS quota renewed every ``period_us``, usable on up to
+    ``host_cores`` cores at once."""
+
+    host_cores: float
+    period_us: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class LinkProfile:
     """A whole ``link-profile.json`` (see the module docstring)."""
 
@@ -89,6 +100,7 @@ class LinkProfile:
     idle_rtt_ns: int | None = None
     notes: tuple[str, ...] = ()
     source: str = ""
+    cpu_quota: CpuQuota | None = None  # from ps.cpu_quota
 
     def of_mode(self, mode: str) -> tuple[ProfilePoint, ...]:
         """The points of ``mode``, by number of connections."""
@@ -170,7 +182,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
         tensor_bytes=c.integer(c.key(payload, "tensor_bytes", "payload"), "payload.tensor_bytes", low=1,
                                high=1 << 40),
         window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
-        points=tuple(points), notes=notes, source=source,
+        points=tuple(points), notes=notes, source=source, cpu_quota=c.cpu_quota(doc["ps"], "ps.cpu_quota"),
         idle_rtt_ns=None if doc.get("idle_rtt_ns") is None else c.integer(doc["idle_rtt_ns"], "idle_rtt_ns", low=0,
                                                                           high=10**12))
 
@@ -223,6 +235,17 @@ class Checker:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise self.error(f"{self.source}: {where} must be an integer from {low} to {high} (got {_short(value)})")
         return value
+
+    def cpu_quota(self, parent: Any, where: str) -> CpuQuota | None:
+        """The optional ``cpu_quota`` object of ``parent`` (None when absent or null)."""
+        raw = parent.get("cpu_quota") if isinstance(parent, Mapping) else None
+        if raw is None:
+            return None
+        raw = self.mapping(raw, where)
+        return CpuQuota(host_cores=self.number(self.key(raw, "host_cores", where), f"{where}.host_cores",
+                                               positive=True, high=4096.0),
+                        period_us=self.integer(self.key(raw, "period_us", where), f"{where}.period_us", low=1_000,
+                                               high=1_000_000))
 
     def number(self, value: Any, where: str, *, positive: bool = False,
                high: float = MAX_RATE_BYTES_PER_S) -> float:

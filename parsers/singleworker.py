@@ -15,6 +15,8 @@ the PS process's CPU time). The file sits beside the trace, as ``link-profile.js
     steps_per_s        the worker's untraced training steps per second
     ps_cpu_s_per_step  (optional, null when unknown) CPU seconds the PS process used per step, all threads
     ps_cores           (optional, null when unknown) the PS host's CPU cap or core count
+    ps_cpu_quota       (optional, null when none) {"host_cores": 2.0, "period_us": 10000} when ps_cores is a CFS
+                       quota below the cores the PS may run on (as ps.cpu_quota in link-profile.json)
     window_s           how long it was measured, seconds
     notes              (optional) list of strings
 """
@@ -31,7 +33,7 @@ from parsers.atomic import write_bytes_atomic
 from parsers.errors import TraceFormatError
 from parsers.files import read_file
 from parsers.jsondoc import load_json
-from parsers.linkprofile import Checker
+from parsers.linkprofile import Checker, CpuQuota
 
 FORMAT = "tracegen-single-worker"
 VERSION = 1
@@ -51,6 +53,7 @@ class SingleWorker:
     window_s: float
     ps_cpu_s_per_step: float | None = None
     ps_cores: float | None = None
+    ps_cpu_quota: CpuQuota | None = None
     tool: str = "tracegen"
     date: str = ""
     notes: tuple[str, ...] = ()
@@ -62,6 +65,8 @@ def single_worker_json(measured: SingleWorker) -> bytes:
     doc = {"format": FORMAT, "version": VERSION, "tool": measured.tool, "date": measured.date,
            "steps_per_s": measured.steps_per_s, "ps_cpu_s_per_step": measured.ps_cpu_s_per_step,
            "ps_cores": measured.ps_cores, "window_s": measured.window_s, "notes": list(measured.notes)}
+    if measured.ps_cpu_quota is not None:
+        doc["ps_cpu_quota"] = dataclasses.asdict(measured.ps_cpu_quota)
     return (json.dumps(doc, indent=2) + "\n").encode()
 
 
@@ -83,5 +88,6 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
         window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
         ps_cpu_s_per_step=None if cpu is None else c.number(cpu, "ps_cpu_s_per_step", high=86_400.0),
         ps_cores=None if cores is None else c.number(cores, "ps_cores", positive=True, high=4096.0),
+        ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota"),
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         notes=c.notes(doc), source=source)

@@ -14,7 +14,8 @@ given bandwidth, or from the trace alone:
 - ``ps_cores`` and ``rpc_cpu_ns``: the PS host's CPU (cores; None when unknown) and the CPU it spends serving one
   transfer request beyond the ops a trace shows, per direction (:mod:`tracegen.pscpu` shares the cores with the
   PS's ops): from a single-worker measurement of the PS's CPU per step when there is one, else from netbench's
-  small-tensor points (:mod:`tracegen.linkspec`).
+  small-tensor points (:mod:`tracegen.linkspec`). ``ps_quota``: how a fractional ``ps_cores`` is enforced
+  (:class:`~tracegen.pscpu.CfsQuota`; None: the PS simply has that many cores).
 - ``latency_ns`` and ``queue_delay_ns``: a transfer starts moving ``latency_ns`` after it is requested, plus the
   queue delay of the direction its request crosses if that direction is busy then: the request waits behind the
   data queued there (the profile's small request round trip under load, less its round trip on the idle link).
@@ -38,6 +39,7 @@ from typing import Protocol
 
 from tracegen.engine import DONE, Engine
 from tracegen.errors import ConfigError
+from tracegen.pscpu import CfsQuota
 
 PULL, PUSH = 0, 1
 DIRECTIONS = ("pull", "push")
@@ -67,6 +69,7 @@ class LinkSpec:
     queue_delay_ns: tuple[Table, Table] = (((1, 0.0),), ((1, 0.0),))
     ps_cores: float | None = None
     rpc_cpu_ns: tuple[float, float] = (0.0, 0.0)
+    ps_quota: CfsQuota | None = None
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -94,6 +97,12 @@ class LinkSpec:
     def peak_bytes_per_s(self, direction: int) -> float:
         """The most the direction ever carries (the reference for its utilisation)."""
         return max(r for table in (self.alone[direction], self.both[direction]) for _, r in table)
+
+    def ps_work_ns(self, traced_ns: int) -> int:
+        """CPU work of a PS op the trace timed at ``traced_ns`` (less than that under a quota it outlasted)."""
+        if self.ps_quota is None or self.ps_cores is None:
+            return traced_ns
+        return self.ps_quota.work_ns(self.ps_cores, traced_ns)
 
     def queue_delay(self, direction: int, k: int) -> int:
         """Extra wait of anything crossing the direction while ``k`` connections keep it busy."""

@@ -19,11 +19,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from parsers.linkprofile import LinkProfile, ProfilePoint
+from parsers.linkprofile import CpuQuota, LinkProfile, ProfilePoint
 from parsers.singleworker import SingleWorker
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, LinkSpec, Table
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, LinkEstimate, StepModel, StepTiming, TaskKind
+from tracegen.pscpu import CfsQuota
 
 
 def _table(points: tuple[ProfilePoint, ...], direction: int) -> Table:
@@ -58,10 +59,15 @@ def from_profile(profile: LinkProfile, trace_link: LinkEstimate | None) -> LinkS
     latency = trace_link.latency_ns if trace_link is not None else (idle or 0)
     cores = ps_cores(profile)
     return LinkSpec(alone=alone, both=two_way, connection_bytes_per_s=conn, latency_ns=latency,
-                    queue_delay_ns=(delays[0], delays[1]), ps_cores=cores,
+                    queue_delay_ns=(delays[0], delays[1]), ps_cores=cores, ps_quota=cfs_quota(profile.cpu_quota),
                     rpc_cpu_ns=(rpc_cpu_ns(profile, "rpc_pull", cores), rpc_cpu_ns(profile, "rpc_push", cores)),
                     description=f"link profile {profile.source or '(in memory)'} ({profile.date}); one worker's "
                                 "connection moves at most what the trace's did")
+
+
+def cfs_quota(quota: CpuQuota | None) -> CfsQuota | None:
+    """The simulator's quota for a recorded one (None for None)."""
+    return None if quota is None else CfsQuota(host_cores=quota.host_cores, period_ns=quota.period_us * 1000)
 
 
 def ps_cores(profile: LinkProfile) -> float | None:
@@ -83,24 +89,26 @@ def rpc_cpu_ns(profile: LinkProfile, mode: str, cores: float | None) -> float:
     return min(costs, default=0.0)
 
 
-def request_cpu_ns(model: StepModel, measured: SingleWorker) -> float | None:
-    """The PS's CPU per transfer request: its measured CPU per step less the traced PS ops, over the step's
-    transfers (None when the measurement has no PS CPU, or the step no transfers)."""
+def request_cpu_ns(model: StepModel, measured: SingleWorker, spec: LinkSpec) -> float | None:
+    """The PS's CPU per transfer request: its measured CPU per step less the traced PS ops' work (under
+    ``spec``'s PS cap), over the step's transfers (None when the measurement has no PS CPU, or the step no
+    transfers)."""
     transfers = sum(model.count(k) for k in TRANSFER_KINDS)
     if measured.ps_cpu_s_per_step is None or not transfers:
         return None
-    return max(0.0, measured.ps_cpu_s_per_step * 1e9 - model.mean_work_ns(PS_KINDS)) / transfers
+    return max(0.0, measured.ps_cpu_s_per_step * 1e9 - model.mean_work_ns(PS_KINDS, spec.ps_work_ns)) / transfers
 
 
 def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker) -> LinkSpec:
-    """``spec`` with the PS's request handling from ``measured`` (module docstring), and its cores when the spec
-    does not know them."""
-    cost = request_cpu_ns(model, measured)
+    """``spec`` with the PS's request handling from ``measured`` (module docstring), and its cores and their
+    quota when the spec does not know them."""
+    known = spec if spec.ps_cores is not None else dataclasses.replace(
+        spec, ps_cores=measured.ps_cores, ps_quota=cfs_quota(measured.ps_cpu_quota))
+    cost = request_cpu_ns(model, measured, known)
     if cost is None:
         return spec
-    cores = spec.ps_cores if spec.ps_cores is not None else measured.ps_cores
     return dataclasses.replace(
-        spec, rpc_cpu_ns=(cost, cost), ps_cores=cores,
+        known, rpc_cpu_ns=(cost, cost),
         description=f"{spec.description}; the PS spends {cost / 1e3:.0f} us of CPU per transfer (from "
                     f"{measured.ps_cpu_s_per_step * 1e3:.1f} ms per step measured untraced, "
                     f"{measured.source or 'in memory'})")

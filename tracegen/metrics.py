@@ -88,6 +88,6 @@ def link_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
 def ps_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
     """The most steps per second the PS's CPU allows: its ops and its handling of every transfer request."""
     spec = result.link_spec
-    work = (model.mean_work_ns(PS_KINDS) + model.count(TaskKind.PULL) * spec.rpc_cpu_ns[PULL]
+    work = (model.mean_work_ns(PS_KINDS, spec.ps_work_ns) + model.count(TaskKind.PULL) * spec.rpc_cpu_ns[PULL]
             + model.count(TaskKind.PUSH) * spec.rpc_cpu_ns[PUSH])
     return min(result.ps_cores, result.ps_threads) * 1e9 / work if work else math.inf

@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -163,11 +163,14 @@ class StepModel:
         """Number of tasks of ``kind``."""
         return sum(1 for k in self.kinds if k == kind)
 
-    def mean_work_ns(self, kinds: Iterable[TaskKind]) -> float:
-        """The mean over timings of the summed durations of tasks of ``kinds`` (CPU time per step)."""
+    def mean_work_ns(self, kinds: Iterable[TaskKind], work: Callable[[int], int] | None = None) -> float:
+        """The mean over timings of the summed durations of tasks of ``kinds`` (CPU time per step); ``work``,
+        when given, turns each traced duration into CPU work first."""
         wanted = set(kinds)
         ids = [t for t in range(self.n_tasks) if self.kinds[t] in wanted]
-        return statistics.fmean(sum(timing.dur_ns[t] for t in ids) for timing in self.timings)
+        if work is None:
+            return statistics.fmean(sum(timing.dur_ns[t] for t in ids) for timing in self.timings)
+        return statistics.fmean(sum(work(timing.dur_ns[t]) for t in ids) for timing in self.timings)
 
     def preds(self, task: int) -> tuple[int, ...]:
         """Data and control predecessors of ``task``."""

@@ -10,6 +10,14 @@ the trace shows on the PS and by the PS's own handling of each transfer request.
   running, each progresses at ``min(1, cores / r)`` ns of work per ns. With whole cores and fewer items than
   cores, items run at full speed, as threads do. Work is CPU nanoseconds at full speed: an op's traced
   duration, a request's ``rpc_cpu_ns`` (:mod:`tracegen.linkspec`).
+- A fractional cap is not a slower CPU. Linux enforces ``cores`` < the host's cores as CFS bandwidth control
+  (:class:`CfsQuota`): each period of ``period_ns`` the group may use ``cores * period_ns`` of CPU, on as many
+  of the host's cores as it has runnable threads, and is stopped until the next period once that is spent
+  (unused quota is not carried over). A short request on an otherwise idle PS runs at full speed; a busy PS
+  averages ``cores``. With a quota the items share ``host_cores`` (each at most one core) while the period's
+  budget lasts, and nothing runs after. And an op the trace timed on such a PS took longer than its CPU work
+  when it outlasted its period's budget: :meth:`CfsQuota.work_ns` turns a traced duration back into work, as
+  if the op had started a period alone (the trace cannot say where in a period it started).
 
 Like the link, it keeps a virtual clock of the work each running item has received, so an event costs a heap
 operation, not a pass over everything running.
@@ -17,6 +25,7 @@ operation, not a pass over everything running.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from collections import deque
@@ -28,20 +37,55 @@ OnDone = Callable[[int, int], None]  # (start_ns, slot): slot is the op thread, 
 _EPS = 1e-6
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CfsQuota:
+    """How a fractional CPU cap is enforced (module docstring): ``host_cores`` the group may run on, budget
+    renewed every ``period_ns``."""
+
+    host_cores: float
+    period_ns: int
+
+    def __post_init__(self) -> None:
+        if not 0 < self.host_cores <= 4096:
+            raise ValueError(f"'host_cores' must be in (0, 4096] (got {self.host_cores})")
+        if not 1_000 <= self.period_ns <= 10**9:
+            raise ValueError(f"'period_ns' must be from 1 us to 1 s (got {self.period_ns})")
+
+    def applies(self, cores: float) -> bool:
+        """Whether a cap of ``cores`` is a quota here (a cap of all the host's cores is none)."""
+        return cores < self.host_cores
+
+    def work_ns(self, cores: float, wall_ns: int) -> int:
+        """CPU work of an op that took ``wall_ns`` alone under a cap of ``cores``: the budget of every whole
+        period it spanned, plus what it ran of the last one (at most that period's budget)."""
+        if not self.applies(cores):
+            return wall_ns
+        budget = cores * self.period_ns
+        whole, rest = divmod(wall_ns, self.period_ns)
+        return round(whole * budget + min(rest, budget))
+
+
 class PsCpu:
     """The resource of the module docstring."""
 
-    __slots__ = ("_busy", "_free_handlers", "_free_threads", "_handles", "_items", "_rate", "_seq", "_t", "_v",
-                 "_version", "_waiting", "cores", "engine", "threads")
+    __slots__ = ("_budget", "_busy", "_free_handlers", "_free_threads", "_handles", "_items", "_period_end",
+                 "_rate", "_seq", "_t", "_v", "_version", "_waiting", "cores", "engine", "period_ns", "quota_ns",
+                 "speed", "threads")
 
-    def __init__(self, engine: Engine, *, cores: float, threads: int) -> None:
+    def __init__(self, engine: Engine, *, cores: float, threads: int, quota: CfsQuota | None = None) -> None:
         self.engine = engine
         self.cores = cores
         self.threads = threads
+        limited = quota is not None and quota.applies(cores)
+        self.speed = quota.host_cores if quota is not None and limited else cores  # cores usable at once
+        self.period_ns = quota.period_ns if quota is not None and limited else None
+        self.quota_ns = cores * quota.period_ns if quota is not None and limited else math.inf
+        self._budget = self.quota_ns  # CPU left in this period
+        self._period_end = self.period_ns or 0
         self._free_threads = list(range(threads))
         self._waiting: deque[tuple[int, OnDone]] = deque()
         self._handles: deque[tuple[int, OnDone]] = deque()
-        self._free_handlers = max(1, math.ceil(cores - 1e-9))
+        self._free_handlers = max(1, math.ceil(self.speed - 1e-9))
         self._items: list[tuple[float, int, int, int, OnDone]] = []  # (v_end, seq, slot, start, on_done)
         self._v = 0.0
         self._rate = 1.0
@@ -56,7 +100,8 @@ class PsCpu:
 
     def busy_ns(self) -> float:
         """Core-nanoseconds used up to now."""
-        return self._busy + min(len(self._items), self.cores) * (self.engine.now - self._t)
+        self._advance()
+        return self._busy
 
     def request(self, key: int, dur_ns: int, on_done: OnDone) -> None:
         """Run an op of ``dur_ns`` CPU work on one of the threads (``key`` is ignored: the PS serves in arrival
@@ -91,21 +136,43 @@ class PsCpu:
         heapq.heappush(self._items, (self._v + work, self._seq, slot, self.engine.now, on_done))
 
     def _advance(self) -> None:
+        """Bring the clocks to now: the items ran at the current rate while the period's budget lasted."""
         now = self.engine.now
-        dt = now - self._t
-        if dt and self._items:
-            self._v += self._rate * dt
-            self._busy += min(len(self._items), self.cores) * dt
-        self._t = now
+        self._renew()
+        while self._t < now:
+            end = now if self.period_ns is None else min(now, self._period_end)
+            n = len(self._items)
+            if n and self._budget > 0:
+                using = min(n, self.speed)
+                dt = min(end - self._t, self._budget / using)
+                self._v += self._rate * dt
+                self._busy += using * dt
+                self._budget -= using * dt
+            self._t = end
+            self._renew()
+
+    def _renew(self) -> None:
+        """At a period's end: the next period and its full budget."""
+        period = self.period_ns
+        if period is not None and self._t >= self._period_end:
+            self._period_end = (self._t // period + 1) * period
+            self._budget = self.quota_ns
 
     def _reschedule(self) -> None:
         self._version += 1
         n = len(self._items)
         if not n:
             return
-        self._rate = min(1.0, self.cores / n)
+        self._rate = min(1.0, self.speed / n)
         need = self._items[0][0] - self._v
-        at = self._t if need <= _EPS else self._t + max(1, math.ceil(need / self._rate - 1e-9))
+        if need <= _EPS:
+            at = self._t
+        elif self._budget <= _EPS:  # throttled: nothing runs until the next period
+            at = self._period_end
+        else:  # the first to finish, the budget running out, or the period ending, whichever comes first
+            at = self._t + max(1, math.ceil(min(need / self._rate, self._budget / min(n, self.speed)) - 1e-9))
+            if self.period_ns is not None:
+                at = min(at, max(self._t + 1, self._period_end))
         self.engine.at(at, DONE, self._wake, self._version)
 
     def _wake(self, version: int) -> None:

@@ -167,7 +167,7 @@ class _Run:
         self.worker_threads = config.worker_threads or model.worker_threads
         spec = self.link_spec
         self.ps_cores = spec.ps_cores if spec.ps_cores is not None else float(self.ps_threads)
-        self.ps = PsCpu(self.engine, cores=self.ps_cores, threads=self.ps_threads)
+        self.ps = PsCpu(self.engine, cores=self.ps_cores, threads=self.ps_threads, quota=spec.ps_quota)
         self.rpc_cpu_ns = tuple(round(c) for c in spec.rpc_cpu_ns)
         self.cpus = [CpuPool(self.engine, self.worker_threads) for _ in range(config.n_workers)]
         self.kinds = [int(k) for k in model.kinds]
@@ -264,7 +264,10 @@ class _Run:
             key = self.ps_seq
         else:
             key = model.rank[t]
-        pool.request(key, model.timings[self.variant[w]].dur_ns[t], lambda start, thread: self.finish(w, t, start, thread))
+        dur = model.timings[self.variant[w]].dur_ns[t]
+        if pool is self.ps:
+            dur = self.link_spec.ps_work_ns(dur)
+        pool.request(key, dur, lambda start, thread: self.finish(w, t, start, thread))
 
     def _pull_requested(self, arg: tuple[int, int]) -> None:
         """The PS has the request: it handles it (CPU), then the tensor moves."""

@@ -99,7 +99,23 @@ def split_address(text: str, what: str) -> tuple[str, int]:
 
 def cpu_allowance() -> float:
     """Cores this process may use: its CPU affinity, lowered by a cgroup v1 CPU quota if one is set."""
-    cores = float(len(os.sched_getaffinity(0)))
+    affinity = float(len(os.sched_getaffinity(0)))
+    quota = _cfs_quota()
+    return round(affinity if quota is None else min(affinity, quota[0] / quota[1]), 3)
+
+
+def cpu_quota() -> dict[str, float] | None:
+    """How this process's CPU cap is enforced, as ``link-profile.json`` records it (``ps.cpu_quota``): the cores
+    it may run on and the CFS period, when a quota holds it below them; None otherwise."""
+    affinity = float(len(os.sched_getaffinity(0)))
+    quota = _cfs_quota()
+    if quota is None or quota[0] / quota[1] >= affinity:
+        return None
+    return {"host_cores": affinity, "period_us": quota[1]}
+
+
+def _cfs_quota() -> tuple[int, int] | None:
+    """(cfs_quota_us, cfs_period_us) of this process's cgroup v1 ``cpu`` controller, if a quota is set."""
     try:
         for line in pathlib.Path("/proc/self/cgroup").read_text().splitlines():
             _, controllers, path = line.split(":", 2)
@@ -108,10 +124,10 @@ def cpu_allowance() -> float:
                 quota = int((base / "cpu.cfs_quota_us").read_text())
                 period = int((base / "cpu.cfs_period_us").read_text())
                 if quota > 0 and period > 0:
-                    cores = min(cores, quota / period)
+                    return quota, period
     except (OSError, ValueError):
-        pass  # no cgroup v1 cpu controller here: the affinity is the allowance
-    return round(cores, 3)
+        pass  # no cgroup v1 cpu controller here: no quota
+    return None
 
 
 def tensorflow_version() -> str:
@@ -280,7 +296,7 @@ def _serve_session(conn: socket.socket, tf_port: int, timeout_s: float, cores: f
             op = message.get("op")
             if op == "hello":
                 _send_line(stream, {"ok": True, "host": socket.gethostname(), "cores": cores,
-                                    "tensorflow": tensorflow_version()})
+                                    "cpu_quota": cpu_quota(), "tensorflow": tensorflow_version()})
             elif op == "start" and not children:
                 workers = _check_workers(message.get("workers"))
                 ps_address = f"{local_ip}:{tf_port}"
@@ -382,7 +398,8 @@ def run_netbench(config: NetbenchConfig, progress: Progress | None = None) -> Li
     return LinkProfile(
         tool=f"tracegen netbench {own_version()}",
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        ps={"address": ps_address, "host": hello["host"], "cores": hello["cores"], "tensorflow": hello["tensorflow"]},
+        ps={"address": ps_address, "host": hello["host"], "cores": hello["cores"], "tensorflow": hello["tensorflow"],
+            **({"cpu_quota": hello["cpu_quota"]} if hello.get("cpu_quota") else {})},
         client={"address": client_ip, "host": socket.gethostname(), "cores": cpu_allowance(),
                 "processes": 2 * max(p.connections for p in points) + 1},
         tensors=config.tensors, tensor_bytes=step_bytes // config.tensors, window_s=config.window_s,

@@ -62,11 +62,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from parsers.atomic import write_bytes_atomic
-from parsers.linkprofile import PROFILE_NAME
+from parsers.linkprofile import PROFILE_NAME, CpuQuota
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
 from tracegen import own_version
 from validation.capture import tensorflow_version
-from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, check_host
+from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, available_cores, check_host
 from validation.errors import ConfigError, JobError
 from validation.testbed_link import default_client_cores, measure_link_profile
 from validation.zoo import ModelSpec
@@ -490,8 +490,10 @@ def _now() -> str:
 def _write_single_worker(trace_dir: pathlib.Path, config: TestbedConfig, m: Measurement) -> None:
     """``m`` (a run of one worker) as ``single-worker.json``."""
     cpu = None if m.ps_cpu_cores is None else m.ps_cpu_cores / m.steps_per_s
+    host = float(available_cores())
+    quota = CpuQuota(host_cores=host, period_us=config.cluster_config(1).cfs_period_us) if config.cpu_cap_ps < host else None
     record = SingleWorker(steps_per_s=m.steps_per_s, window_s=m.window_s, ps_cpu_s_per_step=cpu,
-                          ps_cores=config.cpu_cap_ps, tool=f"tracegen testbed {own_version()}", date=_now(),
+                          ps_cores=config.cpu_cap_ps, ps_cpu_quota=quota, tool=f"tracegen testbed {own_version()}", date=_now(),
                           notes=("one untraced worker on the emulated cluster, the PS link shaped and both nodes "
                                  "capped as in the trace",))
     write_single_worker(record, trace_dir / SINGLE_WORKER_NAME)

@@ -7,9 +7,11 @@ import pathlib
 
 import pytest
 
+from parsers.linkprofile import CpuQuota
 from parsers.singleworker import SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
 
 RECORD = SingleWorker(steps_per_s=5.5, window_s=40.0, ps_cpu_s_per_step=0.045, ps_cores=0.5,
+                      ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=10_000),
                       tool="tracegen testbed 0.1.0", date="2026-12-01T10:00:00Z", notes=("one worker",))
 
 
@@ -26,8 +28,9 @@ def test_round_trip(tmp_path: pathlib.Path) -> None:
 
 def test_unknown_ps_cpu_is_allowed(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "s.json"
-    write_single_worker(dataclasses.replace(RECORD, ps_cpu_s_per_step=None, ps_cores=None), path)
+    write_single_worker(dataclasses.replace(RECORD, ps_cpu_s_per_step=None, ps_cores=None, ps_cpu_quota=None), path)
     assert read_single_worker(path).ps_cpu_s_per_step is None
+    assert b"ps_cpu_quota" not in path.read_bytes() and read_single_worker(path).ps_cpu_quota is None
 
 
 @pytest.mark.parametrize(("old", "new", "why"), [
@@ -36,6 +39,9 @@ def test_unknown_ps_cpu_is_allowed(tmp_path: pathlib.Path) -> None:
     (b'"ps_cpu_s_per_step": 0.045', b'"ps_cpu_s_per_step": -1', "ps_cpu_s_per_step must be a number >= 0"),
     (b'"ps_cores": 0.5', b'"ps_cores": 1e9', "ps_cores must be a number > 0 and <= 4096"),
     (b'"version": 1', b'"version": 2', "'version' 2 is not supported"),
+    (b'"period_us": 10000', b'"period_us": 5', "ps_cpu_quota.period_us must be"),
+    (b'"host_cores": 2.0', b'"host_cores": -2', "ps_cpu_quota.host_cores must be a number > 0"),
+    (b'"host_cores": 2.0,', b'', "ps_cpu_quota"),
     (b'"format": "tracegen-single-worker"', b'"format": "tracegen-link-profile"', "'format' must be"),
     (b'"window_s": 40.0', b'"window_s": NaN', "NaN is not a JSON number"),
 ])

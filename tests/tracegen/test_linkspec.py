@@ -12,6 +12,7 @@ from parsers.singleworker import SingleWorker
 from tracegen.curve import scaling_curve
 from tracegen.linkspec import from_bandwidth, request_cpu_ns, with_single_worker
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, build_model
+from tracegen.pscpu import CfsQuota
 from tracegen.simulate import SimConfig
 
 
@@ -23,9 +24,25 @@ def test_request_cost_is_the_untraced_ps_cpu_less_the_traced_ops(mlp_trace_dir: 
     model = build_model(read_trace(mlp_trace_dir))
     ops_ns = model.mean_work_ns(PS_KINDS)
     transfers = sum(model.count(k) for k in TRANSFER_KINDS)
-    assert request_cpu_ns(model, _measured((ops_ns + 1e6 * transfers) / 1e9)) == pytest.approx(1e6)
-    assert request_cpu_ns(model, _measured(ops_ns / 2e9)) == 0.0  # less than the ops: no extra cost, not negative
-    assert request_cpu_ns(model, _measured(None)) is None
+    spec = from_bandwidth(10**8, model.link)
+    assert request_cpu_ns(model, _measured((ops_ns + 1e6 * transfers) / 1e9), spec) == pytest.approx(1e6)
+    # less than the ops: no extra cost, not negative
+    assert request_cpu_ns(model, _measured(ops_ns / 2e9), spec) == 0.0
+    assert request_cpu_ns(model, _measured(None), spec) is None
+
+
+def test_under_a_quota_the_traced_ps_ops_count_as_the_work_they_did(mlp_trace_dir: pathlib.Path) -> None:
+    """A PS op the trace timed on a 0.3-core quota ran longer than its CPU work whenever it outlasted its
+    period's budget: the request cost is the measured CPU less that work, not less the traced wall time."""
+    model = build_model(read_trace(mlp_trace_dir))
+    quota = CfsQuota(host_cores=2.0, period_ns=1_000_000)  # a short period, so that the traced ops outlast it
+    capped = dataclasses.replace(from_bandwidth(10**8, model.link), ps_cores=0.3, ps_quota=quota)
+    wall_ns = model.mean_work_ns(PS_KINDS)
+    work_ns = model.mean_work_ns(PS_KINDS, capped.ps_work_ns)
+    assert work_ns < wall_ns
+    transfers = sum(model.count(k) for k in TRANSFER_KINDS)
+    measured = _measured((wall_ns + 1e6 * transfers) / 1e9)
+    assert request_cpu_ns(model, measured, capped) == pytest.approx(1e6 + (wall_ns - work_ns) / transfers)
 
 
 def test_the_measured_ps_cpu_bounds_the_plateau(mlp_trace_dir: pathlib.Path) -> None:
@@ -47,3 +64,17 @@ def test_the_measured_ps_cpu_bounds_the_plateau(mlp_trace_dir: pathlib.Path) -> 
     known = dataclasses.replace(fast, ps_cores=2.0)
     assert with_single_worker(known, model, _measured(0.1)).ps_cores == 2.0
     assert with_single_worker(fast, model, _measured(None)) is fast
+
+
+def test_a_profile_of_a_quota_capped_ps_gives_the_quota() -> None:
+    """The campaign's PS ran under a 10 ms CFS quota on a 2-core host; its profile says so and the link spec
+    carries it to the PS's CPU."""
+    from parsers.linkprofile import read_link_profile
+    from tracegen.linkspec import from_profile
+
+    root = pathlib.Path(__file__).resolve().parents[2] / "data" / "validation" / "dev"
+    path = next(iter(sorted(root.glob("*/trace/link-profile.json"))))
+    spec = from_profile(read_link_profile(path), None)
+    assert spec.ps_quota == CfsQuota(host_cores=2.0, period_ns=10_000_000)
+    assert spec.ps_cores is not None and spec.ps_cores < 2.0
+    assert spec.ps_work_ns(31_000_000) == round(3 * spec.ps_cores * 10_000_000 + 1_000_000)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tracegen.engine import Engine
-from tracegen.pscpu import PsCpu
+from tracegen.pscpu import CfsQuota, PsCpu
 
 
-def _finishes(cores: float, threads: int, ops: list[int], handles: list[int]) -> tuple[list[int], list[int]]:
+def _finishes(cores: float, threads: int, ops: list[int], handles: list[int],
+              quota: CfsQuota | None = None) -> tuple[list[int], list[int]]:
     engine = Engine()
-    cpu = PsCpu(engine, cores=cores, threads=threads)
+    cpu = PsCpu(engine, cores=cores, threads=threads, quota=quota)
     op_ends: list[int] = []
     handle_ends: list[int] = []
     for work in ops:
@@ -45,3 +46,33 @@ def test_whole_cores_give_as_many_handlers() -> None:
         cpu.request(0, 300_000, lambda _s, _t: None)
     engine.run()
     assert cpu.busy_ns() == pytest.approx(6 * 300_000, rel=1e-6)
+
+
+QUOTA = CfsQuota(host_cores=2.0, period_ns=10_000_000)  # the testbed's: 10 ms periods on a 2-core host
+
+
+def test_a_quota_lets_a_short_request_run_at_full_speed() -> None:
+    # 0.3 cores as a CFS quota: 3 ms of CPU per 10 ms period; a 1 ms request on an idle PS takes 1 ms, not 3.3
+    _, ends = _finishes(0.3, 1, [], [1_000_000], QUOTA)
+    assert ends == pytest.approx([1e6], abs=2)
+    # as a slower CPU it would take 1 / 0.3 ms
+    _, slow = _finishes(0.3, 1, [], [1_000_000])
+    assert slow == pytest.approx([1e6 / 0.3], abs=2)
+
+
+def test_a_quota_stops_the_ps_once_its_budget_is_spent() -> None:
+    # 10 ms of work: 3 ms in each of the first three periods, the last 1 ms at the start of the fourth
+    op_ends, _ = _finishes(0.3, 1, [10_000_000], [], QUOTA)
+    assert op_ends == pytest.approx([31e6], abs=2)
+    # two ops run on both host cores at once while the budget lasts: 1.5 ms each, then throttled
+    op_ends, _ = _finishes(0.3, 2, [2_000_000, 2_000_000], [], QUOTA)
+    assert op_ends == pytest.approx([10.5e6, 10.5e6], abs=2)
+
+
+@pytest.mark.parametrize("work_ns", [1, 999_999, 3_000_000, 3_000_001, 10_000_000, 123_456_789])
+def test_work_of_a_traced_op_inverts_what_the_quota_did_to_it(work_ns: int) -> None:
+    """An op alone on a capped PS, starting a period: the wall time the resource gives it, turned back into
+    work, is its work."""
+    op_ends, _ = _finishes(0.3, 1, [work_ns], [], QUOTA)
+    assert QUOTA.work_ns(0.3, op_ends[0]) == pytest.approx(work_ns, abs=2)
+    assert QUOTA.work_ns(2.0, op_ends[0]) == op_ends[0]  # no quota below the host's cores: wall time is work
