@@ -116,7 +116,7 @@ def build_corpus(root: pathlib.Path, bomb_bytes: int, *, quick: bool = False) ->
     from parsers.proto import tf_trace_pb2 as pb
 
     root.mkdir(parents=True, exist_ok=True)
-    for model in sorted(p.name for p in TRACES.iterdir() if p.is_dir()):
+    for model in sorted(p.name for p in TRACES.iterdir() if (p / "step_000.pb").is_file()):
         for step in ("000", "001"):
             shutil.copyfile(TRACES / model / f"step_{step}.pb", root / f"pb_{model}_{step}.pb")
         shutil.copyfile(TRACES / model / "step_000.json", root / f"tfjson_{model}.json")

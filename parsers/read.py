@@ -3,7 +3,8 @@
 Accepted: a RunMetadata or bare StepStats protobuf (binary or text format); a TF timeline or tracegen Chrome
 JSON, plain or gzipped (any number of gzip members); a directory or glob of several traced steps (RunMetadata
 files are preferred over Chrome JSON of the same steps, which is lossy); a table directory written by
-``tracegen convert``. Sizes are bounded by bytes actually read: a file, what a gzip file expands to, and all
+``tracegen convert``; a TF2 profile (``<host>.xplane.pb``, a profile run directory or a TensorBoard logdir: see
+:mod:`parsers.xplane`). Sizes are bounded by bytes actually read: a file, what a gzip file expands to, and all
 the files of a directory together may hold at most ``max_bytes``; see :mod:`parsers.limits` for the rest.
 """
 
@@ -23,6 +24,14 @@ from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.runmetadata import StepFile, is_text_format, parse_step, read_steps
 from parsers.tables import is_table_dir, read_tables
 from parsers.trace import Trace
+from parsers.xplane import (
+    XPLANE_SUFFIXES,
+    is_profile_dir,
+    looks_like_xspace,
+    read_xplane,
+    read_xplane_files,
+    read_xspaces,
+)
 
 PROTO_SUFFIXES = (".pb", ".pbtxt", ".txt", ".runmeta", ".stepstats", ".pb.gz", ".pbtxt.gz")
 JSON_SUFFIXES = (".json", ".json.gz", ".trace", ".trace.gz")
@@ -59,6 +68,8 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
     try:
         if is_table_dir(target):
             return read_tables(target, max_bytes=max_bytes)
+        if is_profile_dir(target):
+            return read_xplane(target, max_bytes=max_bytes)
         if target.is_dir():
             return _read_many(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")), text, max_bytes)
         exists = target.exists() or target.is_symlink()
@@ -72,7 +83,14 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
     data = read_bytes(target, max_bytes)
     if looks_like_json(data):
         return read_chrome(data, text)
-    step = parse_step(data, text)
+    if text.endswith(XPLANE_SUFFIXES):
+        return read_xspaces([(text, data)], text)
+    try:
+        step = parse_step(data, text)
+    except TraceFormatError:
+        if looks_like_xspace(data):
+            return read_xspaces([(text, data)], text)
+        raise
     return read_steps([step], text, "runmetadata-text" if is_text_format(data) else "runmetadata")
 
 
@@ -88,6 +106,9 @@ def _files(paths: Iterable[pathlib.Path], source: str, keep: Callable[[pathlib.P
 
 
 def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
+    profiles = [p for p in paths if p.name.endswith(XPLANE_SUFFIXES)]
+    if profiles:
+        return read_xplane_files(profiles, source, max_bytes)
     candidates = [p for p in paths if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES) and p.name != META_NAME]
     if not candidates:
         raise TraceFormatError(f"{source}: no trace files (*.pb, *.pbtxt, *.json, each maybe .gz) found")

@@ -8,7 +8,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TRACES = ROOT / "data" / "traces"
-MODELS = sorted(p.name for p in TRACES.iterdir() if p.is_dir())
+MODELS = sorted(p.name for p in TRACES.iterdir() if (p / "step_000.pb").is_file())  # tf2_pss/ is an xplane profile
 
 
 @pytest.fixture(params=MODELS)

@@ -53,12 +53,13 @@ def test_reading_traces_needs_no_tensorflow() -> None:
     assert int(done.stdout) > 20
 
 
-def test_generated_protobuf_module_matches_its_proto(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize("proto", ["tf_trace", "xplane"])
+def test_generated_protobuf_module_matches_its_proto(proto: str, tmp_path: pathlib.Path) -> None:
     proto_dir = ROOT / "parsers" / "proto"
     # In a process of its own: protoc's C++ protobuf clashes with TensorFlow's once both are loaded.
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{proto_dir}", f"--python_out={tmp_path}",
-                    str(proto_dir / "tf_trace.proto")], check=True)
+                    str(proto_dir / f"{proto}.proto")], check=True)
     # The serialized descriptor is the schema; the rest of the file only varies with protoc's version.
-    fresh = [ln for ln in (tmp_path / "tf_trace_pb2.py").read_text().splitlines() if "AddSerializedFile" in ln]
-    committed = (proto_dir / "tf_trace_pb2.py").read_text().splitlines()
-    assert fresh and fresh[0] in committed, "regenerate parsers/proto/tf_trace_pb2.py (command in the .proto)"
+    fresh = [ln for ln in (tmp_path / f"{proto}_pb2.py").read_text().splitlines() if "AddSerializedFile" in ln]
+    committed = (proto_dir / f"{proto}_pb2.py").read_text().splitlines()
+    assert fresh and fresh[0] in committed, f"regenerate parsers/proto/{proto}_pb2.py (command in the .proto)"

@@ -1,0 +1,219 @@
+"""Capture a TensorFlow 2 ParameterServerStrategy job with TensorFlow's own profiler: ``xplane.pb`` files.
+
+:func:`capture` runs a real job on 127.0.0.1 — one PS task and one worker task, each a ``tf.distribute.Server``
+in a process of its own, and a coordinator process that builds a ``tf.distribute.ParameterServerStrategy`` with a
+``ClusterCoordinator`` — and profiles all three with the profiler server/client API: every process starts
+``tf.profiler.experimental.server``, and the coordinator asks all of them at once with
+``tf.profiler.experimental.client.trace`` while it schedules steps. TensorFlow then writes one
+``<host>.xplane.pb`` per process into ``<out>/plugins/profile/<run>/`` (a TensorBoard logdir).
+
+The model is tiny, Keras-free and known (:data:`MODEL`): a two-layer perceptron whose four float32 variables
+live on the PS; each step is a ``tf.function`` with ``GradientTape`` and plain SGD (``assign_sub``), so the
+variables' reads travel PS → worker and the gradients worker → PS.
+
+    python -m validation.capture_tf2 OUT_DIR [--steps N] [--warmup N]
+
+What this yields (TensorFlow 2.21, ``tensorflow-cpu``, 2 cores): the worker's file holds the step's ops
+(``name:Type``) and the gradient ``_Send`` events (worker → PS); the PS's file holds ``ReadVariableOp`` and the
+``_Send`` of every variable read (PS → worker), the ``AssignSubVariableOp`` updates and, for the function's first
+call, its registration text with every variable's dtype and shape; the coordinator's file holds one
+``train_step`` event (stat ``tf_function_call``) per scheduled step on its ``python`` line. Not tried here:
+``tf.profiler.experimental.start``/``stop`` in the coordinator alone, which profiles only its own process, where
+no op of the step runs. Every process needs more inter-op threads than 2 cores give, or the job
+deadlocks (DOMAIN.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from parsers.atomic import write_bytes_atomic
+from validation.capture import free_port, tensorflow_version
+from validation.errors import ConfigError, JobError
+
+JOB_TIMEOUT_S = 300.0
+# Inter-op threads of every process: with the default (the core count) a 2-core machine deadlocks (DOMAIN.md).
+INTER_OP_THREADS = 8
+# The model: (name, shape) of each float32 variable on the PS, and the batch.
+MODEL: tuple[tuple[str, tuple[int, ...]], ...] = (("w1", (256, 320)), ("b1", (320,)), ("w2", (320, 10)), ("b2", (10,)))
+BATCH = 16
+LEARNING_RATE = 0.01
+
+
+def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s: float = JOB_TIMEOUT_S) -> list[
+        pathlib.Path]:
+    """Run the job, profile ``steps`` scheduled steps after ``warmup`` unprofiled ones, write the TensorBoard
+    logdir ``out_dir`` (which must not already hold a profile) and ``out_dir/meta.json``; return the
+    ``.xplane.pb`` files written."""
+    if steps < 1:
+        raise ConfigError(f"'steps' must be >= 1 (got {steps})")
+    if warmup < 0:
+        raise ConfigError(f"'warmup' must be >= 0 (got {warmup})")
+    tf_version = tensorflow_version()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if (out_dir / "plugins").exists():
+        raise ConfigError(f"{out_dir}: already holds a profile (plugins/); choose an empty directory")
+    ports = {name: free_port() for name in ("ps", "worker", "ps_prof", "worker_prof", "chief_prof")}
+    job = {
+        "cluster": {"ps": [f"127.0.0.1:{ports['ps']}"], "worker": [f"127.0.0.1:{ports['worker']}"]},
+        "profiler_ports": {"ps": ports["ps_prof"], "worker": ports["worker_prof"], "chief": ports["chief_prof"]},
+        "steps": steps, "warmup": warmup, "logdir": str(out_dir.resolve()),
+    }
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        for role in ("ps", "worker"):
+            procs.append(_start([role, json.dumps(job)], env, quiet=True))
+        coordinator = _start(["coordinator", json.dumps(job)], env, quiet=False)
+        procs.append(coordinator)
+        try:
+            out, err = coordinator.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            raise JobError(f"the coordinator did not finish within {timeout_s:.0f} s") from exc
+        if coordinator.returncode != 0:
+            tail = (err.strip().splitlines() or ["(no output)"])[-1]
+            raise JobError(f"the coordinator exited with code {coordinator.returncode}: {tail}")
+        report = json.loads((out.strip().splitlines() or ["{}"])[-1])
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+    files = sorted(out_dir.glob("plugins/profile/*/*.xplane.pb"))
+    if not files:
+        raise JobError(f"{out_dir}: the profiler wrote no .xplane.pb file")
+    meta = {
+        "tool": "validation.capture_tf2", "api": "tf.distribute.ParameterServerStrategy",
+        "model": {name: list(shape) for name, shape in MODEL}, "dtype": "float32", "batch_size": BATCH,
+        "learning_rate": LEARNING_RATE, "warmup_steps": warmup, "profiled_steps": steps,
+        "cluster": "coordinator, 1 PS task, 1 worker task: separate processes on 127.0.0.1",
+        "profiler": "tf.profiler.experimental.server in every process, client.trace from the coordinator",
+        "inter_op_threads": INTER_OP_THREADS, "hosts": [f.name for f in files], **report,
+        "tensorflow": tf_version, "python": sys.version.split()[0],
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    write_bytes_atomic(out_dir / "meta.json", (json.dumps(meta, indent=2) + "\n").encode())
+    return files
+
+
+def _start(argv: Sequence[str], env: dict[str, str], *, quiet: bool) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "validation.capture_tf2", "--node", *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL if quiet else subprocess.PIPE,
+        stderr=subprocess.DEVNULL if quiet else subprocess.PIPE,
+        text=True, env=env,
+    )
+
+
+def _exit_with_parent() -> None:
+    """End this process as soon as the process that started it is gone (no orphans, whatever killed it)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _config(tf: Any) -> Any:
+    config = tf.compat.v1.ConfigProto()
+    config.inter_op_parallelism_threads = INTER_OP_THREADS
+    return config
+
+
+def run_server(role: str, job: dict[str, Any]) -> None:
+    """Serve task 0 of ``role`` (``ps`` or ``worker``) with a profiler server beside it, until killed."""
+    import tensorflow as tf
+
+    tf.profiler.experimental.server.start(job["profiler_ports"][role])
+    server = tf.distribute.Server(tf.train.ClusterSpec(job["cluster"]), job_name=role, task_index=0,
+                                  protocol="grpc", config=_config(tf), start=True)
+    server.join()
+
+
+def run_coordinator(job: dict[str, Any]) -> dict[str, Any]:
+    """Build the strategy and the model, run the warm-up steps, then schedule steps while all three processes
+    are profiled; return what it did."""
+    import tensorflow as tf
+
+    tf.config.threading.set_inter_op_parallelism_threads(INTER_OP_THREADS)
+    tf.profiler.experimental.server.start(job["profiler_ports"]["chief"])
+    resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec(job["cluster"]), rpc_layer="grpc")
+    strategy = tf.distribute.ParameterServerStrategy(resolver)
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    with strategy.scope():
+        variables = [tf.Variable(tf.random.normal(shape, stddev=0.1, seed=i), name=name)
+                     for i, (name, shape) in enumerate(MODEL)]
+    w1, b1, w2, b2 = variables
+    n_in, n_out = MODEL[0][1][0], MODEL[2][1][1]
+
+    @tf.function
+    def train_step() -> Any:
+        x = tf.random.uniform([BATCH, n_in])
+        y = tf.random.uniform([BATCH, n_out])
+        with tf.GradientTape() as tape:
+            hidden = tf.nn.relu(tf.matmul(x, w1) + b1)
+            loss = tf.reduce_mean(tf.square(tf.matmul(hidden, w2) + b2 - y))
+        grads = tape.gradient(loss, variables)
+        for var, grad in zip(variables, grads, strict=True):
+            var.assign_sub(LEARNING_RATE * grad)
+        return loss
+
+    def run_steps(n: int) -> list[float]:
+        results = [coordinator.schedule(train_step) for _ in range(n)]
+        coordinator.join()
+        return [float(r.fetch()) for r in results]
+
+    warm = run_steps(job["warmup"])
+    addresses = ",".join(f"grpc://127.0.0.1:{job['profiler_ports'][r]}" for r in ("chief", "worker", "ps"))
+    tracing = threading.Thread(target=tf.profiler.experimental.client.trace,
+                               args=(addresses, job["logdir"], 4000), daemon=True)
+    tracing.start()
+    time.sleep(1.0)  # the trace starts asynchronously on each host; steps scheduled before may be missed
+    start = time.time()
+    start_ns = time.time_ns()
+    losses = run_steps(job["steps"])
+    steps_s = time.time() - start
+    tracing.join()
+    return {"warmup_losses": warm, "losses": losses, "profiled_steps_s": round(steps_s, 3), "first_schedule_ns": start_ns}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--node"]:
+        _exit_with_parent()
+        role, job = args[1], json.loads(args[2])
+        if role == "coordinator":
+            print(json.dumps(run_coordinator(job)), flush=True)
+            os._exit(0)  # the strategy's background threads keep a normal exit waiting for the stopped servers
+        run_server(role, job)
+        return 0
+    parser = argparse.ArgumentParser(prog="python -m validation.capture_tf2", description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=pathlib.Path, help="TensorBoard logdir to write (must hold no profile yet)")
+    parser.add_argument("--steps", type=int, default=3, help="steps scheduled while profiling")
+    parser.add_argument("--warmup", type=int, default=0, help="steps run before profiling starts")
+    options = parser.parse_args(args)
+    for path in capture(options.out, steps=options.steps, warmup=options.warmup):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
