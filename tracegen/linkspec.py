@@ -62,12 +62,20 @@ def from_profile(profile: LinkProfile, trace_link: LinkEstimate | None) -> LinkS
                     queue_delay_ns=(delays[0], delays[1]), ps_cores=cores, ps_quota=cfs_quota(profile.cpu_quota),
                     rpc_cpu_ns=(rpc_cpu_ns(profile, "rpc_pull", cores), rpc_cpu_ns(profile, "rpc_push", cores)),
                     description=f"link profile {profile.source or '(in memory)'} ({profile.date}); one worker's "
-                                "connection moves at most what the trace's did")
+                                "connection moves at most what the trace's did" + quota_note(cores, profile.cpu_quota))
 
 
 def cfs_quota(quota: CpuQuota | None) -> CfsQuota | None:
     """The simulator's quota for a recorded one (None for None)."""
     return None if quota is None else CfsQuota(host_cores=quota.host_cores, period_ns=quota.period_us * 1000)
+
+
+def quota_note(cores: float | None, quota: CpuQuota | None) -> str:
+    """What the description says about a PS cap enforced as a quota ("" when there is none)."""
+    if cores is None or quota is None or cores >= quota.host_cores:
+        return ""
+    return (f"; the PS's {cores:g} cores are a CFS quota ({quota.period_us / 1000:g} ms periods on "
+            f"{quota.host_cores:g} cores)")
 
 
 def ps_cores(profile: LinkProfile) -> float | None:
@@ -103,7 +111,8 @@ def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker)
     """``spec`` with the PS's request handling from ``measured`` (module docstring), and its cores and their
     quota when the spec does not know them."""
     known = spec if spec.ps_cores is not None else dataclasses.replace(
-        spec, ps_cores=measured.ps_cores, ps_quota=cfs_quota(measured.ps_cpu_quota))
+        spec, ps_cores=measured.ps_cores, ps_quota=cfs_quota(measured.ps_cpu_quota),
+        description=spec.description + quota_note(measured.ps_cores, measured.ps_cpu_quota))
     cost = request_cpu_ns(model, measured, known)
     if cost is None:
         return spec
