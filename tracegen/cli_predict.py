@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import pathlib
 import sys
@@ -13,8 +14,8 @@ from tracegen.link import LINK_MODELS
 from tracegen.model import TIMINGS
 from tracegen.outputs import OutputDir
 from tracegen.policy import parse_policy
-from tracegen.predict import (PAYLOAD_FRACTION, PredictConfig, load_profile, load_single_worker, predict,
-                              profile_beside, single_worker_beside)
+from tracegen.predict import (PAYLOAD_FRACTION, PredictConfig, Prediction, load_profile, load_single_worker,
+                              predict, profile_beside, single_worker_beside)
 from tracegen.simulate import MAX_STEPS
 from tracegen.units import format_duration, format_rate, parse_count, parse_number, parse_rate
 
@@ -59,6 +60,9 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="op timings: steps = each simulated step replays one complete traced step, drawn at "
                              "random (default); representative = only the median one; median = per-op medians")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for curve.csv, curve.png, traces/")
+    parser.add_argument("--html", action="store_true",
+                        help="also write DIR/report.html: the curve, band, knee, utilisations and inputs in one "
+                             "page that opens offline (hover a chart for the values)")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier run's files in DIR (all of them, not only those written again)")
 
@@ -106,17 +110,36 @@ def run_predict(args: argparse.Namespace) -> int:
         payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order, steps=steps,
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,
         batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing)
-    planned = ["curve.csv", "curve.png", *(f"traces/n{n}.json" for n in emitted)]
+    planned = ["curve.csv", "curve.png", *(f"traces/n{n}.json" for n in emitted), *(["report.html"] * args.html)]
     with OutputDir(args.out, planned, force=args.force) as out:
         result = predict(args.trace, config, out, progress=lambda line: print(line, file=sys.stderr, flush=True))
+        if args.html:
+            result = dataclasses.replace(result, files=(*result.files, out.write("report.html", _html(
+                result, config, args.trace, profile_path, single_path))))
     _print(result, config)
     return 0
 
 
-def _print(result: object, config: PredictConfig) -> None:
-    from tracegen.predict import Prediction
+def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | None, single: str | None) -> bytes:
+    from tracegen.html_report import prediction_html, report_inputs
 
-    assert isinstance(result, Prediction)  # noqa: S101 - what predict returns
+    bandwidth = config.bandwidth_bytes_per_s
+    inputs = report_inputs({
+        "trace": trace, "link": result.link_source,
+        "link profile": profile or ("not used: --bandwidth given" if bandwidth is not None else None),
+        "bandwidth": None if bandwidth is None else f"{format_rate(bandwidth)} line rate, "
+                                                    f"{config.payload_fraction:.4f} of it payload",
+        "single worker": single,
+        "model": f"{result.model.n_tasks} tasks; {len(result.model.timings)} complete traced steps of "
+                 f"{result.model.n_traced_steps}",
+        "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
+                     f"seed(s) from {config.seed}; link model {config.link}, transfer order {config.policy}",
+        "batch size": config.batch_size})
+    return prediction_html(result.curve, title=f"Predicted scaling: {trace}", inputs=inputs,
+                           batch_size=config.batch_size, band=result.band)
+
+
+def _print(result: Prediction, config: PredictConfig) -> None:
     curve, model = result.curve, result.model
     print(f"model: {model.n_tasks} tasks; timings of {len(model.timings)} complete traced steps of "
           f"{model.n_traced_steps} in {model.source}; median step {format_duration(model.measured_step_ns)}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
@@ -17,7 +17,11 @@ from tracegen.link import LINK_MODELS
 from tracegen.policy import parse_policy
 from tracegen.outputs import refuse_existing
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
-from tracegen.units import parse_count, parse_number, parse_rate
+from tracegen.units import format_rate, parse_count, parse_number, parse_rate
+
+if TYPE_CHECKING:
+    from validation.compare import Comparison
+    from validation.validate import Inputs
 
 
 def _profile(args: argparse.Namespace) -> int:
@@ -87,10 +91,12 @@ def _validate(args: argparse.Namespace) -> int:
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth), link=args.link,
         policy=policy, order=order, steps=args.steps, warmup_steps=args.warmup_steps, seeds=args.seeds,
         payload_fraction=args.payload_fraction)
-    with OutputDir(args.out, OUTPUT_FILES, force=args.force) as out:
-        comparison, inputs, _warnings = validate(args.measured, args.trace, config, out, profile=args.link_profile,
-                                                 single_worker=args.single_worker,
-                                                 progress=lambda line: print(line, flush=True))
+    with OutputDir(args.out, [*OUTPUT_FILES, *(["report.html"] * args.html)], force=args.force) as out:
+        comparison, inputs, warnings = validate(args.measured, args.trace, config, out, profile=args.link_profile,
+                                                single_worker=args.single_worker,
+                                                progress=lambda line: print(line, flush=True))
+        if args.html:
+            out.write("report.html", _validation_html(comparison, inputs, warnings, config, args.measured))
     print(f"inputs: measurements {inputs.measured}; trace {inputs.trace}; link profile "
           f"{inputs.profile or 'none'}; single worker {inputs.single_worker or 'none'}; bandwidth from "
           f"{inputs.bandwidth_from}")
@@ -101,6 +107,22 @@ def _validate(args: argparse.Namespace) -> int:
               f"  inside measured range {score.inside_range}/{len(comparison.table)}{band}")
     print(f"wrote {', '.join(str(out.root / n) for n in out.written)}")
     return 0
+
+
+def _validation_html(comparison: Comparison, inputs: Inputs, warnings: list[str], config: PredictConfig,
+                     measured: str) -> bytes:
+    from tracegen.html_report import comparison_html, report_inputs
+
+    bandwidth = (None if inputs.bandwidth_bytes_per_s is None else
+                 f"{format_rate(inputs.bandwidth_bytes_per_s)} line rate from {inputs.bandwidth_from}, "
+                 f"{config.payload_fraction:.4f} of it payload")
+    pairs = report_inputs({
+        "measurements": inputs.measured, "trace": inputs.trace, "link profile": inputs.profile,
+        "bandwidth": bandwidth, "single worker": inputs.single_worker,
+        "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
+                     f"seed(s); link model {config.link}, transfer order {config.policy}"})
+    return comparison_html(comparison, title=f"Predicted vs measured: {measured}", inputs=pairs,
+                           warnings=warnings)
 
 
 def _model_names() -> tuple[str, ...]:
@@ -191,6 +213,9 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                    help="simulated warm-up steps per worker (default 3)")
     p.add_argument("--seeds", type=parse_count, default=3, metavar="S", help="simulations per worker count (default 3)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for report.md, comparison.csv/.png")
+    p.add_argument("--html", action="store_true",
+                   help="also write DIR/report.html: measured points over every predictor, the errors and the "
+                        "inputs in one page that opens offline (hover the chart for the values)")
     p.add_argument("--force", action="store_true", help="replace an earlier report in DIR")
     p.set_defaults(handler=_validate)
 
