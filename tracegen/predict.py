@@ -14,7 +14,8 @@ Which link, in order:
    payload rate whatever the other does (a perfect full-duplex link); low, the two directions together no faster
    than one (every request and acknowledgement of one direction waits behind the other's data: the link behaves
    half-duplex). The point prediction is the middle of the two (each direction at 3/4 of its rate while the other
-   is busy). A link profile pins it;
+   is busy). A link profile pins it. With a ``single-worker.json`` the band also holds the curve scaled to the
+   measured untraced single-worker rate (:mod:`tracegen.band`);
 3. neither: the link the trace shows (its per-direction rates, the same for any number of connections).
 
 Whichever link: with a ``single-worker.json`` (``single_worker``, or beside the trace), the PS's CPU per
@@ -33,6 +34,7 @@ from parsers.linkprofile import PROFILE_NAME, LinkProfile, read_link_profile
 from parsers.read import read_trace
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
+from tracegen.band import anchored
 from tracegen.curve import Curve, scaling_curve
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS, LinkSpec
@@ -173,6 +175,8 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
                                      progress=progress_n)
     curve = curves["mid"]
     band = (curves["low"], curves["high"]) if "low" in curves else None
+    if band is not None and config.single_worker is not None:
+        band = anchored(band, single_worker_factor(model, config, links["mid"], curve))
     title = pathlib.Path(tr.source).name or tr.source
     files = [out.write("curve.csv", curve_csv(curve, config.batch_size, band).encode()),
              out.write("curve.png", curve_png(curve, title=title, band=band))]
@@ -181,6 +185,16 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
             write_synthetic_trace(model, dataclasses.replace(config.sim_config(links["mid"]), n_workers=n), path)
         files.append(out.path(f"traces/n{n}.json"))
     return Prediction(model=model, curve=curve, link_source=links["mid"].description, band=band, files=tuple(files))
+
+
+def single_worker_factor(model: StepModel, config: PredictConfig, spec: LinkSpec, curve: Curve) -> float:
+    """The measured single-worker rate over the simulated one (N = 1 from ``curve``, or simulated now)."""
+    if config.single_worker is None:
+        raise ConfigError("no single-worker measurement to compare N = 1 with")
+    one = next((p for p in curve.points if p.n_workers == 1), None)
+    if one is None:
+        one = scaling_curve(model, config.sim_config(spec), (1,), seeds=config.seeds, find_plateau=False).points[0]
+    return config.single_worker.steps_per_s / one.steps_per_s
 
 
 def load_profile(path: str | os.PathLike[str] | None) -> LinkProfile | None:

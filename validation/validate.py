@@ -38,7 +38,8 @@ from tracegen.baselines import BASELINES, link_rates, no_overlap, ps_queue, roof
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv
-from tracegen.predict import PredictConfig, profile_beside, resolve_links, single_worker_beside
+from tracegen.band import anchored
+from tracegen.predict import PredictConfig, profile_beside, resolve_links, single_worker_beside, single_worker_factor
 from tracegen.curve import scaling_curve
 from tracegen.units import format_rate
 from validation.compare import Comparison, compare, comparison_csv, comparison_png, read_measured, report_markdown
@@ -153,12 +154,14 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
             curves[name] = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds,
                                          find_plateau=False)
         band = (curves["low"], curves["high"])
+        if config.single_worker is not None:
+            band = anchored(band, single_worker_factor(model, config, specs["mid"], curves["mid"]))
         out.write("prediction_bw/curve.csv", curve_csv(curves["mid"], config.batch_size, band).encode())
         predictions["simulator_bw"] = [p.steps_per_s for p in curves["mid"].points]
         bands["simulator_bw"] = ([min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in
-                                  zip(curves["low"].points, curves["mid"].points, strict=True)],
+                                  zip(band[0].points, curves["mid"].points, strict=True)],
                                  [max(hi.steps_per_s_high, p.steps_per_s_high) for hi, p in
-                                  zip(curves["high"].points, curves["mid"].points, strict=True)])
+                                  zip(band[1].points, curves["mid"].points, strict=True)])
         rates = link_rates(specs["high"])  # the given rate each way, whatever the other direction does
         for name in BASELINES:
             predictions[f"{name}_bw"] = BASELINE_FUNCTIONS[name](costs, workers, rates)

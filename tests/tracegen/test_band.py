@@ -1,0 +1,66 @@
+"""The bandwidth-only band anchored to the measured single-worker rate (:mod:`tracegen.band`)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import pathlib
+import shutil
+
+import pytest
+
+from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
+from tracegen.band import anchored
+from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.curve import Curve, CurvePoint
+
+
+def _curve(rates: list[float], link_bound: float) -> Curve:
+    points = tuple(CurvePoint(n_workers=n, steps_per_s=r, steps_per_s_low=r * 0.9, steps_per_s_high=r * 1.1,
+                              pull_link_utilisation=0.5, push_link_utilisation=0.5, ps_cpu_utilisation=0.1,
+                              bottleneck="workers") for n, r in enumerate(rates, start=1))
+    return Curve(points=points, plateau_steps_per_s=max(rates), saturation_workers=len(rates), knee_n_workers=None,
+                 link_bound_steps_per_s=link_bound, ps_bound_steps_per_s=float("inf"), link_description="test",
+                 n_events=0)
+
+
+def test_a_faster_single_worker_raises_only_the_high_end_and_never_past_the_link() -> None:
+    low, high = _curve([8.0, 14.0, 18.0], 30.0), _curve([10.0, 18.0, 25.0], 30.0)
+    new_low, new_high = anchored((low, high), 1.5)
+    assert new_low == low
+    assert [p.steps_per_s for p in new_high.points] == pytest.approx([15.0, 27.0, 30.0])
+    assert all(p.steps_per_s_high <= 30.0 or p.steps_per_s_high == q.steps_per_s_high
+               for p, q in zip(new_high.points, high.points, strict=True))
+
+
+def test_a_slower_single_worker_lowers_only_the_low_end() -> None:
+    low, high = _curve([8.0, 14.0], 30.0), _curve([10.0, 18.0], 30.0)
+    new_low, new_high = anchored((low, high), 0.5)
+    assert new_high == high
+    assert [p.steps_per_s for p in new_low.points] == pytest.approx([4.0, 7.0])
+    assert anchored((low, high), 1.0) == (low, high)
+    with pytest.raises(ValueError, match="'factor' must be > 0"):
+        anchored((low, high), 0.0)
+
+
+def test_predict_with_a_bandwidth_holds_the_measured_single_worker_rate(mlp_trace_dir: pathlib.Path,
+                                                                        tmp_path: pathlib.Path) -> None:
+    """Whatever the simulation gives at N = 1, the band holds the rate one untraced worker measured, and the
+    curve's own band without the measurement is no wider."""
+    trace = tmp_path / "trace"
+    shutil.copytree(mlp_trace_dir, trace)
+    argv = [str(trace), "--workers", "1,2,4", "--bandwidth", "200Mbit/s", "--steps", "4", "--seeds", "1"]
+    parser = argparse.ArgumentParser()
+    add_predict_arguments(parser)
+    assert run_predict(parser.parse_args([*argv, "--out", str(tmp_path / "plain")])) == 0
+    with (tmp_path / "plain" / "curve.csv").open() as fh:
+        plain = list(csv.DictReader(fh))
+    # an untraced worker far slower than the replayed step (a faster one may not outrun the link's bound)
+    slow = 0.5 * float(plain[0]["band_low"])
+    write_single_worker(SingleWorker(steps_per_s=slow, window_s=10.0), trace / SINGLE_WORKER_NAME)
+    assert run_predict(parser.parse_args([*argv, "--out", str(tmp_path / "anchored")])) == 0
+    with (tmp_path / "anchored" / "curve.csv").open() as fh:
+        wide = list(csv.DictReader(fh))
+    assert float(wide[0]["band_low"]) * (1 - 1e-4) <= slow <= float(wide[0]["band_high"])
+    for a, b in zip(plain, wide, strict=True):
+        assert float(b["band_low"]) <= float(a["band_low"]) and float(b["band_high"]) >= float(a["band_high"])

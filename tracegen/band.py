@@ -1,0 +1,41 @@
+"""The bandwidth-only band, anchored to what one untraced worker measured.
+
+With only a bandwidth, :mod:`tracegen.predict` simulates the two ends of what the link can do (half and full
+duplex). That band covers the link's unknowns only: at N = 1, where the link's two directions hardly meet, it is
+a few per cent wide, yet the replayed step itself can be off by much more — tracing slows every op and transfer
+(a traced ``deep`` step takes 105 ms, the same step untraced 79 ms), and the PS's request handling is spread
+over the transfers by estimate. When a single-worker measurement (``single-worker.json``) gives the untraced
+rate, the simulation's own error at N = 1 is known: ``factor`` = measured rate / simulated rate. Nothing says
+whether that error stays the same at larger N (a compute-bound error fades once the link saturates), so the
+band is widened to hold both the simulation as it is and the simulation scaled by ``factor``, at every N; the
+scaled high end never exceeds the link's full-duplex bound (each direction at its payload rate: bytes cannot move
+faster). At N = 1 the band then holds the measured rate by construction, since it is an input.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tracegen.curve import Curve, CurvePoint
+
+
+def anchored(band: tuple[Curve, Curve], factor: float) -> tuple[Curve, Curve]:
+    """``band`` (low curve, high curve) widened to hold itself scaled by ``factor`` (module docstring)."""
+    if not factor > 0:
+        raise ValueError(f"'factor' must be > 0 (got {factor})")
+    low, high = band
+    cap = high.link_bound_steps_per_s
+
+    def lower(p: CurvePoint) -> CurvePoint:
+        return dataclasses.replace(p, steps_per_s=min(p.steps_per_s, p.steps_per_s * factor),
+                                   steps_per_s_low=min(p.steps_per_s_low, p.steps_per_s_low * factor),
+                                   steps_per_s_high=min(p.steps_per_s_high, p.steps_per_s_high * factor))
+
+    def upper(p: CurvePoint) -> CurvePoint:
+        def up(v: float) -> float:
+            return max(v, min(v * factor, cap))
+        return dataclasses.replace(p, steps_per_s=up(p.steps_per_s), steps_per_s_low=up(p.steps_per_s_low),
+                                   steps_per_s_high=up(p.steps_per_s_high))
+
+    return (dataclasses.replace(low, points=tuple(lower(p) for p in low.points)),
+            dataclasses.replace(high, points=tuple(upper(p) for p in high.points)))
