@@ -3,7 +3,8 @@
     TraceError                 base of everything this package raises on purpose
     ├── TraceFormatError       a file that is not a trace in any supported format, or is damaged
     │                          (names the path, the position and what was wrong)
-    │   └── ProfileError       (parsers.linkprofile) a link profile that is unreadable or breaks its schema
+    │   ├── ProfileError       (parsers.linkprofile) a link profile that is unreadable or breaks its schema
+    │   └── CatalogueError     (parsers.catalogue) an instance catalogue that is unreadable or breaks its schema
     ├── TraceContentError      a well-formed file whose content cannot be a PS training trace
     │                          (no worker device, no ops, times that run backwards, ...)
     └── SchemaError            a table that does not match its documented column schema

@@ -24,6 +24,7 @@ from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
 from parsers.tables import table_paths, write_tables
 from tracegen.errors import TracegenError
+from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.outputs import refuse_existing
 from tracegen.summary import summarize
@@ -138,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("predict", help="predict throughput for N workers from one worker's trace")
     add_predict_arguments(p)
     p.set_defaults(handler=run_predict)
+
+    p = sub.add_parser("plan", help="which cluster to rent: every worker type x PS type x N of an instance "
+                                    "catalogue, priced, and the cheapest that reaches a target rate")
+    add_plan_arguments(p)
+    p.set_defaults(handler=run_plan)
     add_tf_commands(sub)
     return parser
 

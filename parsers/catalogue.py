@@ -1,0 +1,202 @@
+"""The instance catalogue: the machines a user could rent, one per row, as CSV (``tracegen plan`` reads it).
+
+Format ``tracegen-catalogue``, version 1 (UTF-8)::
+
+    # tracegen-catalogue version 1
+    # further lines starting with '#' are comments; blank lines are skipped
+    name,role,usd_per_hour,compute_speed,cores,link_bits_per_s,link_profile
+    c5.2xlarge,both,0.34,1.0,8,2500000000,
+    c5.12xlarge,ps,2.04,2.0,48,12000000000,profiles/c5.12xlarge.json
+
+The first line names the format and its version; the header row follows, with every column, in this order:
+
+    name             the instance type: 1 to 64 characters of ``A-Z a-z 0-9 . _ : + -``, unique in the file
+    role             ``worker`` (only workers of this type), ``ps`` (only the parameter server), ``both``
+    usd_per_hour     what one instance costs per hour, US dollars (> 0, at most 10000)
+    compute_speed    how fast its CPU runs the traced ops, relative to the node the trace was taken on:
+                     2.0 = each op takes half as long (> 0, at most 1000)
+    cores            its CPU cores (vCPUs), > 0 and at most 4096; a PS gets them all
+    link_bits_per_s  its network rate each way, bits per second, as the provider quotes it (1e3 to 1e13);
+                     a number, plain or with an exponent: 2500000000 or 2.5e9
+    link_profile     (may be empty) a ``link-profile.json`` measured by ``tracegen netbench`` between an
+                     instance of this type as the PS and a client; a path relative to this CSV file. When
+                     given, it pins the link of a PS of this type; when empty, only the rate is known
+
+How each column enters a prediction is :mod:`tracegen.instance`'s business; this module only reads and checks.
+Every bad value raises :class:`CatalogueError`, one line naming the file, the line, the column and the value.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import os
+import pathlib
+import re
+
+from parsers.errors import TraceFormatError, quoted
+from parsers.files import read_file
+from parsers.linkprofile import LinkProfile, read_link_profile
+
+FORMAT = "tracegen-catalogue"
+VERSION = 1
+FIRST_LINE = f"# {FORMAT} version {VERSION}"
+COLUMNS = ("name", "role", "usd_per_hour", "compute_speed", "cores", "link_bits_per_s", "link_profile")
+ROLES = ("worker", "ps", "both")
+MAX_CATALOGUE_BYTES = 1 << 20
+MAX_INSTANCES = 1000
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$")
+_NUMBER = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$")
+_VERSION_LINE = re.compile(rf"^#\s*{FORMAT}\s+version\s+(\S+)\s*$")
+
+
+class CatalogueError(TraceFormatError):
+    """An instance catalogue that cannot be read or does not follow the schema."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Instance:
+    """One row of the catalogue (module docstring); ``line`` is where it stands in the file."""
+
+    name: str
+    role: str
+    usd_per_hour: float
+    compute_speed: float
+    cores: float
+    link_bits_per_s: int
+    link_profile: LinkProfile | None = None
+    line: int = 0
+
+    @property
+    def can_work(self) -> bool:
+        """Whether workers may be of this type."""
+        return self.role in ("worker", "both")
+
+    @property
+    def can_serve(self) -> bool:
+        """Whether the PS may be of this type."""
+        return self.role in ("ps", "both")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Catalogue:
+    """A whole catalogue file: its instances in file order."""
+
+    instances: tuple[Instance, ...]
+    source: str = ""
+
+    @property
+    def workers(self) -> tuple[Instance, ...]:
+        """The types workers may be."""
+        return tuple(i for i in self.instances if i.can_work)
+
+    @property
+    def servers(self) -> tuple[Instance, ...]:
+        """The types the PS may be."""
+        return tuple(i for i in self.instances if i.can_serve)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Cells:
+    """Checks one row's cells, raising :class:`CatalogueError` naming the file, line and column."""
+
+    source: str
+    line: int
+    row: tuple[str, ...]
+
+    def fail(self, col: int, rule: str) -> CatalogueError:
+        return CatalogueError(f"{self.source}: line {self.line}, column {col + 1} ({COLUMNS[col]}): {rule} "
+                              f"(got {quoted(self.row[col])})")
+
+    def text(self, col: int) -> str:
+        return self.row[col].strip()
+
+    def number(self, col: int, *, low: float, high: float, low_open: bool = True) -> float:
+        cell = self.text(col)
+        value = float(cell) if _NUMBER.match(cell) else None
+        ok = value is not None and (value > low if low_open else value >= low) and value <= high
+        if value is None or not ok:
+            raise self.fail(col, f"must be a number {'>' if low_open else '>='} {low:g} and <= {high:g}")
+        return value
+
+
+def read_catalogue(path: str | os.PathLike[str]) -> Catalogue:
+    """Read and check an instance catalogue, and the link profiles it names (module docstring)."""
+    source = os.fspath(path)
+    data = read_file(pathlib.Path(source), MAX_CATALOGUE_BYTES, CatalogueError)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CatalogueError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    first = text.split("\n", 1)[0].strip()
+    if first != FIRST_LINE:
+        m = _VERSION_LINE.match(first)
+        if m is not None:
+            raise CatalogueError(f"{source}: line 1: version {quoted(m[1])} is not supported (this reader knows "
+                                 f"version {VERSION})")
+        raise CatalogueError(f"{source}: line 1 must be {FIRST_LINE!r} (got {quoted(first)})")
+    rows = _rows(text, source)
+    if not rows or rows[0][1] != COLUMNS:
+        line, got = rows[0] if rows else (1, ())
+        raise CatalogueError(f"{source}: line {line}: the header must be {','.join(COLUMNS)} (got "
+                             f"{quoted(','.join(got))})")
+    if len(rows) - 1 > MAX_INSTANCES:
+        raise CatalogueError(f"{source}: more than {MAX_INSTANCES} instance types")
+    folder = pathlib.Path(source).parent
+    instances: list[Instance] = []
+    seen: dict[str, int] = {}
+    for line, row in rows[1:]:
+        inst = _instance(_Cells(source, line, row), folder)
+        if inst.name in seen:
+            raise CatalogueError(f"{source}: line {line}, column 1 (name): {inst.name!r} is already on line "
+                                 f"{seen[inst.name]}")
+        seen[inst.name] = line
+        instances.append(inst)
+    catalogue = Catalogue(instances=tuple(instances), source=source)
+    if not catalogue.workers or not catalogue.servers:
+        missing = "worker" if not catalogue.workers else "ps"
+        raise CatalogueError(f"{source}: no instance type may be a {missing} (a role of {missing} or both is "
+                             "needed)")
+    return catalogue
+
+
+def _rows(text: str, source: str) -> list[tuple[int, tuple[str, ...]]]:
+    """(line, cells) of every row that is not blank or a comment, the header first."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[tuple[int, tuple[str, ...]]] = []
+    try:
+        for cells in reader:
+            line = reader.line_num
+            if not cells or (len(cells) == 1 and not cells[0].strip()) or cells[0].lstrip().startswith("#"):
+                continue
+            if rows and len(cells) != len(COLUMNS):
+                where = (f"column {len(cells) + 1} ({COLUMNS[len(cells)]}) is missing" if len(cells) < len(COLUMNS)
+                         else f"column {len(COLUMNS) + 1} is one more than the header's")
+                raise CatalogueError(f"{source}: line {line}: {len(cells)} cells, expected {len(COLUMNS)}: {where}")
+            rows.append((line, tuple(c.strip() for c in cells)))
+    except csv.Error as exc:
+        raise CatalogueError(f"{source}: line {reader.line_num}: not CSV: {exc}") from None
+    return rows
+
+
+def _instance(c: _Cells, folder: pathlib.Path) -> Instance:
+    name = c.text(0)
+    if not _NAME.match(name):
+        raise c.fail(0, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : + - (starting with a letter or digit)")
+    role = c.text(1)
+    if role not in ROLES:
+        raise c.fail(1, f"must be one of {', '.join(ROLES)}")
+    usd, speed, cores = (c.number(2, low=0, high=10_000), c.number(3, low=0, high=1000),
+                         c.number(4, low=0, high=4096))
+    link = round(c.number(5, low=1e3, high=1e13, low_open=False))
+    profile = None
+    if c.text(6):
+        if role not in ("ps", "both"):
+            raise c.fail(6, "a link profile pins the PS's link: only a ps or both row may give one")
+        where = folder / c.text(6)
+        if not where.is_file():
+            raise c.fail(6, f"no such file {str(where)!r} (a link profile, relative to the catalogue)")
+        profile = read_link_profile(where)
+    return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=cores, link_bits_per_s=link,
+                    link_profile=profile, line=c.line)

@@ -1,0 +1,123 @@
+"""The instance catalogue: the schema read as documented; every bad value refused in one line naming the file, the
+line and the column."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+
+import pytest
+
+from parsers.catalogue import COLUMNS, FIRST_LINE, CatalogueError, read_catalogue
+from parsers.linkprofile import ProfileError
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PROFILE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace/link-profile.json"
+HEADER = ",".join(COLUMNS)
+GOOD = [
+    "small,worker,0.17,1.0,4,1250000000,",
+    "big,both,0.34,1.5,8,2.5e9,",
+    "server,ps,2.04,2,48,12000000000,",
+]
+
+
+def _write(tmp_path: pathlib.Path, rows: list[str], *, first: str = FIRST_LINE, header: str = HEADER) -> pathlib.Path:
+    path = tmp_path / "cat.csv"
+    path.write_text("\n".join([first, "# a comment, with a comma", header, "", *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_the_example_catalogue_reads() -> None:
+    cat = read_catalogue(ROOT / "data/catalogue/example.csv")
+    assert len(cat.instances) >= 4
+    assert cat.workers and cat.servers
+    assert all(i.link_profile is None for i in cat.instances)  # the README says none is pinned
+
+
+def test_schema_values_and_roles(tmp_path: pathlib.Path) -> None:
+    cat = read_catalogue(_write(tmp_path, GOOD))
+    small, big, server = cat.instances
+    assert (small.name, small.role, small.usd_per_hour, small.compute_speed, small.cores) == (
+        "small", "worker", 0.17, 1.0, 4.0)
+    assert big.link_bits_per_s == 2_500_000_000 and server.link_bits_per_s == 12_000_000_000
+    assert [i.name for i in cat.workers] == ["small", "big"]
+    assert [i.name for i in cat.servers] == ["big", "server"]
+    assert [i.line for i in cat.instances] == [5, 6, 7]
+
+
+def test_a_link_profile_is_read_relative_to_the_catalogue(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "profiles").mkdir()
+    shutil.copy(PROFILE, tmp_path / "profiles" / "server.json")
+    cat = read_catalogue(_write(tmp_path, [*GOOD[:2], "server,ps,2.04,2,48,12e9,profiles/server.json"]))
+    profile = cat.instances[2].link_profile
+    assert profile is not None and profile.source == str(tmp_path / "profiles" / "server.json")
+
+
+def test_a_bad_link_profile_names_its_own_file(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "p.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ProfileError, match="p.json"):
+        read_catalogue(_write(tmp_path, [*GOOD[:2], "server,ps,2.04,2,48,12e9,p.json"]))
+
+
+@pytest.mark.parametrize(("row", "column", "why"), [
+    ("", 1, "must be 1 to 64 characters"),
+    ("bad name", 1, "must be 1 to 64 characters"),
+    ("x" * 65, 1, "must be 1 to 64 characters"),
+    ("small", 1, "is already on line 5"),
+    ("ok,driver", 2, "must be one of worker, ps, both"),
+    ("ok,ps,0", 3, "must be a number > 0 and <= 10000"),
+    ("ok,ps,-1", 3, "must be a number > 0"),
+    ("ok,ps,1e5", 3, "<= 10000"),
+    ("ok,ps,cheap", 3, "must be a number"),
+    ("ok,ps,nan", 3, "must be a number"),
+    ("ok,ps,1_0", 3, "must be a number"),
+    ("ok,ps,1,0", 4, "must be a number > 0 and <= 1000"),
+    ("ok,ps,1,inf", 4, "must be a number"),
+    ("ok,ps,1,1,0", 5, "must be a number > 0 and <= 4096"),
+    ("ok,ps,1,1,5000", 5, "<= 4096"),
+    ("ok,ps,1,1,4,999", 6, "must be a number >= 1000 and <= 1e+13"),
+    ("ok,ps,1,1,4,10Gbit", 6, "must be a number"),
+    ("ok,ps,1,1,4,1e14", 6, "<= 1e+13"),
+    ("ok,ps,1,1,4,1e9,missing.json", 7, "no such file"),
+    ("ok,worker,1,1,4,1e9,cat.csv", 7, "only a ps or both row may give one"),
+])
+def test_every_bad_value_is_one_line_naming_file_line_and_column(tmp_path: pathlib.Path, row: str, column: int,
+                                                                  why: str) -> None:
+    cells = row.split(",")
+    full = ",".join(cells + ["1", "ps", "1", "1", "4", "1e9", ""][len(cells):])
+    path = _write(tmp_path, [*GOOD, full])
+    with pytest.raises(CatalogueError) as err:
+        read_catalogue(path)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: line 8, column {column} ({COLUMNS[column - 1]}): "), msg
+    assert why in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    ({"first": "name,role"}, "line 1 must be '# tracegen-catalogue version 1'"),
+    ({"first": "# tracegen-catalogue version 2"}, "line 1: version '2' is not supported"),
+    ({"header": "name,role,usd_per_hour,compute_speed,cores,link_bits_per_s"}, "line 3: the header must be"),
+    ({"header": "name,role,price,compute_speed,cores,link_bits_per_s,link_profile"}, "line 3: the header must be"),
+    ({"rows": ["small,worker,0.17,1.0,4,1250000000"]}, "line 5: 6 cells, expected 7: column 7 (link_profile) is "
+                                                       "missing"),
+    ({"rows": ["small,worker,0.17,1.0,4,1250000000,,x"]}, "line 5: 8 cells, expected 7"),
+    ({"rows": ['small,worker,"0.17,1.0,4,1250000000,']}, "not CSV"),
+    ({"rows": GOOD[:1]}, "no instance type may be a ps"),
+    ({"rows": GOOD[2:]}, "no instance type may be a worker"),
+])
+def test_bad_files_are_one_line_naming_the_file_and_line(tmp_path: pathlib.Path, change: dict[str, object],
+                                                         why: str) -> None:
+    rows = change.pop("rows", GOOD)
+    path = _write(tmp_path, rows, **change)  # type: ignore[arg-type]
+    with pytest.raises(CatalogueError) as err:
+        read_catalogue(path)
+    assert str(err.value).startswith(f"{path}: ") and why in str(err.value) and "\n" not in str(err.value)
+
+
+def test_not_utf8_and_not_a_file(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "cat.csv"
+    path.write_bytes(FIRST_LINE.encode() + b"\n\xff\xfe\n")
+    with pytest.raises(CatalogueError, match="not UTF-8"):
+        read_catalogue(path)
+    with pytest.raises(CatalogueError, match="not a regular file"):
+        read_catalogue(tmp_path)

@@ -1,0 +1,171 @@
+"""``tracegen plan`` on a real bundled trace: properties of the options and the choice, determinism, the CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import pytest
+
+from parsers import read_trace
+from parsers.catalogue import FIRST_LINE, COLUMNS, Catalogue, Instance, read_catalogue
+from parsers.linkprofile import read_link_profile
+from parsers.singleworker import read_single_worker
+from tracegen.cli import main
+from tracegen.instance import on_instances
+from tracegen.model import StepModel, TaskKind, build_model
+from tracegen.plan import Plan, PlanConfig, plan, traced_link
+from tracegen.planreport import CSV_COLUMNS, plan_csv
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TRACE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+PROFILE = read_link_profile(TRACE / "link-profile.json")
+SINGLE = read_single_worker(TRACE / "single-worker.json")
+CONFIG = PlanConfig(workers=(1, 2, 3, 4, 6), batch_size=32, step_budget=8)
+
+
+@pytest.fixture(scope="module")
+def model() -> StepModel:
+    return build_model(read_trace(TRACE))
+
+
+def _inst(name: str, role: str, usd: float, speed: float, bits: int = 1_000_000_000, **kw: object) -> Instance:
+    return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=4.0, link_bits_per_s=bits,
+                    **kw)  # type: ignore[arg-type]
+
+
+CATALOGUE = Catalogue(instances=(_inst("w1", "worker", 0.2, 1.0), _inst("w2", "both", 0.5, 2.0),
+                                 _inst("ps", "ps", 1.0, 1.0, 200_000_000)))
+
+
+def _plan(model: StepModel, catalogue: Catalogue = CATALOGUE, config: PlanConfig = CONFIG) -> Plan:
+    return plan(model, catalogue, config, link_profile=PROFILE, single_worker=SINGLE)
+
+
+def test_compute_speed_scales_worker_ops_and_ps_work(model: StepModel) -> None:
+    traced = traced_link(model, PROFILE, SINGLE)
+    fast = on_instances(model, traced, worker_speed=2.0, ps_speed=4.0)
+    for before, after in zip(model.timings, fast.timings, strict=True):
+        for t, kind in enumerate(model.kinds):
+            if kind == TaskKind.COMPUTE:
+                assert after.dur_ns[t] == round(before.dur_ns[t] / 2)
+            elif kind in (TaskKind.APPLY, TaskKind.PS_OP):
+                assert after.dur_ns[t] == round(traced.ps_work_ns(before.dur_ns[t]) / 4)
+            else:
+                assert (after.dur_ns[t], after.delay_ns[t]) == (before.dur_ns[t], before.delay_ns[t])
+    assert model.timings[0].dur_ns != fast.timings[0].dur_ns  # the model itself is not changed
+
+
+def test_faster_workers_never_lower_the_curve(model: StepModel) -> None:
+    speeds = (0.05, 0.2, 1.0, 4.0)
+    cat = Catalogue(instances=(*(_inst(f"w{s}", "worker", 1.0, s) for s in speeds), _inst("ps", "ps", 1.0, 1.0)))
+    config = dataclasses.replace(CONFIG, workers=(1, 2, 4, 8), step_budget=48, seeds=3)
+    result = _plan(model, cat, config)
+    rates = {p.worker.compute_speed: {o.n_workers: o.samples_per_s for o in p.options} for p in result.pairs}
+    plateaus = {p.worker.compute_speed: p.plateau_samples_per_s for p in result.pairs}
+    for slow, fast in zip(speeds, speeds[1:]):
+        # a point's own noise is a few per cent (three short seeds): never lower beyond it
+        assert plateaus[fast] >= 0.92 * plateaus[slow], (slow, fast)
+        for n, rate in rates[slow].items():
+            if n in rates[fast]:
+                assert rates[fast][n] >= 0.92 * rate, (slow, fast, n)
+    assert rates[0.05][1] < 0.5 * rates[4.0][1]  # compute_speed really enters the simulation
+
+
+def test_doubling_every_price_doubles_dollars_per_sample(model: StepModel) -> None:
+    double = Catalogue(instances=tuple(dataclasses.replace(i, usd_per_hour=2 * i.usd_per_hour)
+                                       for i in CATALOGUE.instances))
+    once, twice = _plan(model), _plan(model, double)
+    for a, b in zip(once.options, twice.options, strict=True):
+        assert b.samples_per_s == a.samples_per_s
+        assert b.usd_per_1000_samples == pytest.approx(2 * a.usd_per_1000_samples, rel=1e-12)
+        assert b.usd_for(1e8) == pytest.approx(2 * a.usd_for(1e8), rel=1e-12)
+
+
+def test_the_chosen_option_reaches_the_target_and_no_cheaper_one_does(model: StepModel) -> None:
+    free = _plan(model)
+    assert free.chosen is not None  # without a target: the cheapest per sample
+    # the next rate up from the cheapest per sample's: that one does not reach it, others do
+    target = min(o.samples_per_s for o in free.options if o.samples_per_s > free.chosen.samples_per_s)
+    result = _plan(model, config=dataclasses.replace(CONFIG, target_samples_per_s=target))
+    chosen = result.chosen
+    assert chosen is not None and chosen.samples_per_s >= target
+    cheaper = [o for o in result.options if o.usd_for(CONFIG.samples) < chosen.usd_for(CONFIG.samples)]
+    assert cheaper and all(o.samples_per_s < target for o in cheaper)
+    rows = [dict(zip(CSV_COLUMNS, line.split(","), strict=True)) for line in plan_csv(result).splitlines()[1:]]
+    marked = [r for r in rows if r["chosen"] == "yes"]
+    assert len(marked) == 1 and (marked[0]["worker_type"], marked[0]["ps_type"], marked[0]["n_workers"]) == (
+        chosen.worker.name, chosen.ps.name, str(chosen.n_workers))
+    assert all(r["reaches_target"] == ("yes" if float(r["samples_per_s"]) >= target else "no") for r in rows)
+
+
+def test_an_unreachable_target_chooses_nothing_and_names_the_fastest(model: StepModel) -> None:
+    fastest = max(o.samples_per_s for o in _plan(model).options)
+    result = _plan(model, config=dataclasses.replace(CONFIG, target_samples_per_s=10 * fastest))
+    assert result.chosen is None and result.fastest.samples_per_s == fastest
+
+
+def test_a_link_profile_pins_the_ps_link_and_a_rate_gives_a_band(model: StepModel) -> None:
+    cat = Catalogue(instances=(_inst("w", "worker", 0.2, 1.0), _inst("rate", "ps", 1.0, 1.0, 500_000_000),
+                               _inst("pinned", "ps", 1.0, 1.0, 500_000_000, link_profile=PROFILE)))
+    rate, pinned = _plan(model, cat).pairs
+    assert pinned.band_samples_per_s is None
+    assert rate.band_samples_per_s is not None
+    low, high = rate.band_samples_per_s
+    assert low <= rate.plateau_samples_per_s <= high
+
+
+def _catalogue_file(tmp_path: pathlib.Path, rows: list[str]) -> pathlib.Path:
+    path = tmp_path / "cat.csv"
+    path.write_text("\n".join([FIRST_LINE, ",".join(COLUMNS), *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+GOOD_ROWS = ["w1,worker,0.2,1.0,4,1e9,", "w2,both,0.5,2.0,8,2e9,", "ps,ps,1.0,1.0,8,2e8,"]
+
+
+def test_cli_is_deterministic_byte_for_byte(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cat = _catalogue_file(tmp_path, GOOD_ROWS)
+    args = ["plan", str(TRACE), "--catalogue", str(cat), "--workers", "1-4", "--step-budget", "8",
+            "--target-rate", "500"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert "assumptions:" in out and "NOT pinned" in out and "cheapest reaching 500 samples/s" in out
+    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    first, second = (tmp_path / "a" / "plan.csv").read_bytes(), (tmp_path / "b" / "plan.csv").read_bytes()
+    assert first == second and first.startswith(",".join(CSV_COLUMNS).encode())
+    assert read_catalogue(cat).workers  # the catalogue the CLI read is a valid one
+
+
+def test_cli_refuses_to_overwrite_without_force(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cat = _catalogue_file(tmp_path, GOOD_ROWS)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "plan.csv").write_text("precious")
+    args = ["plan", str(TRACE), "--catalogue", str(cat), "--workers", "1-2", "--step-budget", "4",
+            "--out", str(tmp_path / "out")]
+    assert main(args) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert (tmp_path / "out" / "plan.csv").read_text() == "precious"
+    assert main([*args, "--force"]) == 0
+
+
+@pytest.mark.parametrize(("row", "where"), [
+    ("w3,worker,free,1.0,4,1e9,", "line 6, column 3 (usd_per_hour)"),
+    ("w3,gpu,1,1.0,4,1e9,", "line 6, column 2 (role)"),
+    ("w3,worker,1,1.0,4,1e9", "line 6: 6 cells"),
+])
+def test_cli_bad_catalogue_is_one_line_and_exit_code_2(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                       row: str, where: str) -> None:
+    cat = _catalogue_file(tmp_path, [*GOOD_ROWS, row])
+    assert main(["plan", str(TRACE), "--catalogue", str(cat), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("tracegen plan: error: ") and f"{cat}: {where}" in err
+    assert not (tmp_path / "out" / "plan.csv").exists()
+
+
+def test_cli_bad_options_are_one_line(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cat = _catalogue_file(tmp_path, GOOD_ROWS)
+    assert main(["plan", str(TRACE), "--catalogue", str(cat), "--target-rate", "-5", "--out", str(tmp_path)]) == 2
+    assert "'--target-rate' must be > 0" in capsys.readouterr().err
+    assert main(["plan", str(TRACE), "--catalogue", str(cat), "--samples", "0", "--out", str(tmp_path)]) == 2
+    assert "'samples' must be from 1" in capsys.readouterr().err

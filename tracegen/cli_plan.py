@@ -1,0 +1,105 @@
+"""``tracegen plan``: arguments, the call, and the printed answer (the table, the choice, the assumptions)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from parsers.catalogue import read_catalogue
+from parsers.read import read_trace
+from tracegen.cli_predict import batch_size_of
+from tracegen.curve import parse_workers
+from tracegen.errors import ConfigError
+from tracegen.model import build_model
+from tracegen.outputs import OutputDir
+from tracegen.plan import STEP_BUDGET, Option, Plan, PlanConfig, plan
+from tracegen.planreport import assumptions, plan_csv
+from tracegen.predict import PAYLOAD_FRACTION, load_profile, load_single_worker, profile_beside, single_worker_beside
+from tracegen.units import parse_count, parse_number
+
+
+def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``tracegen plan``."""
+    parser.add_argument("trace", help="trace file or directory of traced steps (as for predict); a "
+                                      "link-profile.json / single-worker.json beside it says what the traced PS was")
+    parser.add_argument("--catalogue", required=True, metavar="CSV",
+                        help="instance types to choose from (format: parsers/catalogue.py, example: "
+                             "data/catalogue/example.csv)")
+    parser.add_argument("--samples", type=parse_number, default=1e8, metavar="S",
+                        help="training samples to process, for the time and cost columns (default 1e8)")
+    parser.add_argument("--target-rate", type=parse_number, metavar="R",
+                        help="samples per second wanted: the cheapest option reaching it is chosen (default: the "
+                             "cheapest per sample)")
+    parser.add_argument("--workers", default="1-32", metavar="LIST",
+                        help="numbers of workers to consider: a range 1-32, a list 1,2,4,8, or both (default 1-32)")
+    parser.add_argument("--batch-size", type=parse_count, metavar="B",
+                        help="samples per step (default: meta.json beside the trace, else 1)")
+    parser.add_argument("--step-budget", type=parse_count, default=STEP_BUDGET, metavar="K",
+                        help=f"measured steps of all workers together per simulated point, at least 3 per worker "
+                             f"(default {STEP_BUDGET})")
+    parser.add_argument("--seeds", type=parse_count, default=1, metavar="S",
+                        help="simulations per point, seeds SEED..SEED+S-1, averaged (default 1)")
+    parser.add_argument("--seed", type=parse_count, default=0, metavar="SEED", help="first seed (default 0)")
+    parser.add_argument("--payload-fraction", type=parse_number, default=PAYLOAD_FRACTION, metavar="F",
+                        help="share of a link_bits_per_s that carries tensor bytes (default "
+                             f"{PAYLOAD_FRACTION:.4f}: TCP/IPv4 with timestamps at MTU 1500)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="directory for plan.csv")
+    parser.add_argument("--force", action="store_true", help="replace an earlier run's plan.csv in DIR")
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """Handle ``tracegen plan``: print the table, the choice and the assumptions; return the exit code."""
+    if args.target_rate is not None and args.target_rate <= 0:
+        raise ConfigError(f"'--target-rate' must be > 0 samples/s (got {args.target_rate:g})")
+    config = PlanConfig(workers=parse_workers(args.workers), samples=args.samples,
+                        target_samples_per_s=args.target_rate, batch_size=batch_size_of(args.trace, args.batch_size),
+                        step_budget=args.step_budget, seeds=args.seeds, seed=args.seed,
+                        payload_fraction=args.payload_fraction)
+    catalogue = read_catalogue(args.catalogue)
+    profile, single = profile_beside(args.trace), single_worker_beside(args.trace)
+    with OutputDir(args.out, ["plan.csv"], force=args.force) as out:
+        model = build_model(read_trace(args.trace))
+        result = plan(model, catalogue, config, link_profile=load_profile(profile),
+                      single_worker=load_single_worker(single),
+                      progress=lambda line: print(line, file=sys.stderr, flush=True))
+        written = out.write("plan.csv", plan_csv(result).encode())
+    _print(result, [str(p) for p in (profile, single) if p is not None])
+    print(f"wrote {written}")
+    return 0
+
+
+def _option(o: Option, samples: float) -> str:
+    return (f"{o.n_workers} x {o.worker.name} + PS {o.ps.name}: {o.samples_per_s:.0f} samples/s, "
+            f"${o.usd_per_hour:.2f}/h, ${o.usd_per_1000_samples:.3g} per 1000 samples, "
+            f"{o.hours_for(samples):.2f} h and ${o.usd_for(samples):.2f} for {samples:g} samples")
+
+
+def _print(result: Plan, beside: list[str]) -> None:
+    cfg, model = result.config, result.model
+    print(f"model: {model.n_tasks} tasks from {model.source}; batch {cfg.batch_size} samples per step; "
+          f"{len(result.pairs)} pairs x up to {len(cfg.workers)} worker counts, {result.n_simulations} simulations")
+    if beside:
+        print(f"the traced PS: {', '.join(beside)}")
+    print(f"{'workers':<18} {'ps':<14} {'best N':>6} {'samples/s':>10} {'$/h':>8} {'$/1k smp':>9} {'hours':>8} "
+          f"{'$ total':>9} {'knee':>5} {'plateau':>9} {'band':>13}  bottleneck")
+    for pair in result.pairs:
+        b = pair.best
+        knee = str(pair.knee_n_workers) if pair.knee_n_workers is not None else "-"
+        plateau = f"{pair.plateau_samples_per_s:.0f}" + ("" if pair.plateau_reached else "+")
+        band = ("pinned" if pair.band_samples_per_s is None
+                else f"{pair.band_samples_per_s[0]:.0f}-{pair.band_samples_per_s[1]:.0f}")
+        print(f"{b.worker.name:<18} {b.ps.name:<14} {b.n_workers:>6} {b.samples_per_s:>10.0f} {b.usd_per_hour:>8.2f} "
+              f"{b.usd_per_1000_samples:>9.3g} {b.hours_for(cfg.samples):>8.2f} {b.usd_for(cfg.samples):>9.2f} "
+              f"{knee:>5} {plateau:>9} {band:>13}  {b.bottleneck}")
+    print("best N: the pair's fewest dollars per sample; plateau +: still rising at the largest N asked (a lower "
+          "bound); band: the plateau on a half- and a full-duplex link of the same rate")
+    target = cfg.target_samples_per_s
+    if result.chosen is None:
+        print(f"target {target:g} samples/s: none reaches it; the fastest is {_option(result.fastest, cfg.samples)}")
+    elif target is None:
+        print(f"cheapest per sample: {_option(result.chosen, cfg.samples)}")
+    else:
+        print(f"cheapest reaching {target:g} samples/s: {_option(result.chosen, cfg.samples)}")
+    print("assumptions:")
+    for line in assumptions(result):
+        print(f"  - {line}")

@@ -1,0 +1,274 @@
+"""``plan``: which cluster to rent, before buying nodes — every worker type x PS type x N of a catalogue, priced.
+
+For each pair of a worker type and a PS type of the catalogue (:mod:`parsers.catalogue`), the traced step and
+link are moved onto those instances (:mod:`tracegen.instance`: what each column changes) and the throughput of
+N workers and one PS is simulated for the asked N. Every simulated N is an *option*: samples/s, the cluster's
+dollars per hour (N workers and one PS), dollars per 1,000 samples, and the hours and dollars to process
+``samples``. The *cheapest option that reaches the target rate* is the one that processes ``samples`` for the
+fewest dollars (equivalently the fewest dollars per sample) among those whose predicted samples/s reach it; ties
+go to the lower $/hour, then fewer workers, then catalogue order. Without a target, the cheapest per sample.
+
+Per pair, as ``predict`` has them (:mod:`tracegen.curve`): the *plateau* (the most the pair reaches once
+workers are plentiful), the *knee* (the smallest simulated N within 95 % of it) and, when the PS type's link is
+only a rate, the plateau's *band* (the same N simulated on the half- and full-duplex ends of that rate). Unlike
+``predict``, ``plan`` never simulates past the asked N: when the link and PS bounds say the pair would still
+climb past the largest asked N, the plateau is reported as "beyond N=<largest>", at least the best rate seen,
+and there is no knee.
+
+What makes it fast enough to answer in seconds (``benchmarks/bench_plan.py``; the mlp trace and the example
+catalogue take a few seconds on one core), and what it costs in accuracy:
+- Each point is one seed (``seeds``) of ``step_budget`` measured steps over all workers together (at least
+  :data:`MIN_STEPS` per worker) after :data:`WARMUP_STEPS` warm-up step each: a large N needs fewer steps per
+  worker for the same count of sampled steps. ``predict`` runs 30 steps per worker and 3 seeds; ``plan`` is for
+  ranking options — confirm the chosen one with ``tracegen predict``.
+- Pairs that simulate the same thing are simulated once: the key is the scaled model's speeds and the links
+  (two worker types of equal speed whose network card does not cap the traced connection share one sweep;
+  different prices do not matter to the simulation).
+- Past the plateau a pair's N are not simulated: once :data:`STALL_POINTS` N in a row each add less than
+  :data:`STALL_GAIN` to the best rate so far, more workers only add cost (their throughput is no higher), so no
+  cheapest option can be among them. Nothing past the largest asked N is simulated (above).
+- The band is simulated at one N per pair (the plateau's), not at every N.
+
+Pure and seeded like ``predict``: the same trace, catalogue, options and seed give byte-identical ``plan.csv``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+from collections.abc import Callable
+
+from parsers.catalogue import Catalogue, Instance
+from parsers.linkprofile import LinkProfile
+from parsers.singleworker import SingleWorker
+from tracegen.curve import KNEE_FRACTION, bottleneck, saturation_workers
+from tracegen.errors import ConfigError
+from tracegen.instance import instance_links, on_instances
+from tracegen.link import LinkSpec
+from tracegen.metrics import link_bound_steps_per_s, ps_bound_steps_per_s, steps_per_s
+from tracegen.model import StepModel
+from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, resolve_links
+from tracegen.simulate import SimConfig, SimResult, simulate
+
+STEP_BUDGET = 16
+MIN_STEPS = 3
+WARMUP_STEPS = 1
+STALL_POINTS = 3
+STALL_GAIN = 0.01
+MAX_SAMPLES = 1e18
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PlanConfig:
+    """What to plan (module docstring). ``target_samples_per_s`` None: no target."""
+
+    workers: tuple[int, ...] = tuple(range(1, 33))
+    samples: float = 1e8
+    target_samples_per_s: float | None = None
+    batch_size: int = 1
+    step_budget: int = STEP_BUDGET
+    seeds: int = 1
+    seed: int = 0
+    payload_fraction: float = PAYLOAD_FRACTION
+    link: str = "conn"
+    policy: str = "tf"
+
+    def __post_init__(self) -> None:
+        if not self.workers or min(self.workers) < 1 or list(self.workers) != sorted(set(self.workers)):
+            raise ConfigError(f"'workers' must be distinct worker counts >= 1, ascending (got {self.workers!r})")
+        if not (math.isfinite(self.samples) and 1 <= self.samples <= MAX_SAMPLES):
+            raise ConfigError(f"'samples' must be from 1 to {MAX_SAMPLES:g} (got {self.samples})")
+        target = self.target_samples_per_s
+        if target is not None and not (math.isfinite(target) and target > 0):
+            raise ConfigError(f"'target_samples_per_s' must be a number > 0 (got {target})")
+        if not 1 <= self.batch_size <= 10**9:
+            raise ConfigError(f"'batch_size' must be from 1 to 10^9 (got {self.batch_size})")
+        if not 1 <= self.step_budget <= 100_000:
+            raise ConfigError(f"'step_budget' must be from 1 to 100000 (got {self.step_budget})")
+        if not 1 <= self.seeds <= 100:
+            raise ConfigError(f"'seeds' must be from 1 to 100 (got {self.seeds})")
+        if not 0 < self.payload_fraction <= 1:
+            raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {self.payload_fraction})")
+        self.sim_config(1, None)  # checks the seed, the link model and the policy
+
+    def sim_config(self, n_workers: int, spec: LinkSpec | None, seed_offset: int = 0) -> SimConfig:
+        """The simulation of one point (module docstring)."""
+        steps = max(MIN_STEPS, math.ceil(self.step_budget / n_workers))
+        return SimConfig(n_workers=n_workers, steps=steps, warmup_steps=WARMUP_STEPS, seed=self.seed + seed_offset,
+                         link_spec=spec, link=self.link, policy=self.policy)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Option:
+    """N workers of one type and one PS of another, priced."""
+
+    worker: Instance
+    ps: Instance
+    n_workers: int
+    steps_per_s: float
+    samples_per_s: float
+    bottleneck: str
+
+    @property
+    def usd_per_hour(self) -> float:
+        """What the cluster costs per hour: N workers and one PS."""
+        return self.n_workers * self.worker.usd_per_hour + self.ps.usd_per_hour
+
+    @property
+    def usd_per_1000_samples(self) -> float:
+        """Dollars per 1,000 samples processed (infinite when nothing is processed)."""
+        return self.usd_per_hour / (self.samples_per_s * 3600) * 1000 if self.samples_per_s > 0 else math.inf
+
+    def hours_for(self, samples: float) -> float:
+        """Hours to process ``samples`` (infinite when nothing is processed)."""
+        return samples / self.samples_per_s / 3600 if self.samples_per_s > 0 else math.inf
+
+    def usd_for(self, samples: float) -> float:
+        """Dollars to process ``samples``."""
+        return self.hours_for(samples) * self.usd_per_hour
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Pair:
+    """One worker type with one PS type: its options (the simulated N), plateau (best steps/s at
+    ``saturation_workers``), knee and band (samples/s at the plateau's N on the half- and full-duplex ends of the
+    PS type's rate; None when a link profile pins it)."""
+
+    worker: Instance
+    ps: Instance
+    options: tuple[Option, ...]
+    plateau_samples_per_s: float
+    saturation_workers: int
+    beyond_workers: int | None
+    knee_n_workers: int | None
+    band_samples_per_s: tuple[float, float] | None
+    link_description: str
+
+    @property
+    def plateau_reached(self) -> bool:
+        """Whether the plateau lies within the asked N (else ``plateau_samples_per_s`` is a lower bound, and
+        ``beyond_workers`` the N the bounds say would saturate)."""
+        return self.beyond_workers is None
+
+    @property
+    def best(self) -> Option:
+        """The option of this pair with the fewest dollars per sample (then fewer workers)."""
+        return min(self.options, key=lambda o: (o.usd_per_1000_samples, o.n_workers))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """What :func:`plan` found. ``chosen``: the cheapest option reaching the target (the cheapest per sample
+    without one; None when no option reaches the target); ``fastest``: the option with the most samples/s."""
+
+    model: StepModel
+    config: PlanConfig
+    pairs: tuple[Pair, ...]
+    chosen: Option | None
+    fastest: Option
+    traced_link: LinkSpec
+    measured_rpc: bool
+    n_simulations: int
+
+    @property
+    def options(self) -> tuple[Option, ...]:
+        """Every option of every pair, pair by pair."""
+        return tuple(o for p in self.pairs for o in p.options)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Sweep:
+    """What one distinct simulation set gave: (N, steps/s, bottleneck) per simulated N, and the pair figures."""
+
+    points: tuple[tuple[int, float, str], ...]
+    plateau_steps_per_s: float
+    saturation_workers: int
+    beyond_workers: int | None
+    knee_n_workers: int | None
+    band_steps_per_s: tuple[float, float] | None
+    n_simulations: int
+
+
+def traced_link(model: StepModel, link_profile: LinkProfile | None, single_worker: SingleWorker | None) -> LinkSpec:
+    """The link of the traced hosts as ``predict`` resolves it: what the traced PS's cores, quota and CPU per
+    request were (the catalogue's links replace its rates)."""
+    return resolve_links(model, PredictConfig(workers=(1,), link_profile=link_profile,
+                                              single_worker=single_worker))["mid"]
+
+
+def _point(model: StepModel, spec: LinkSpec, n: int, config: PlanConfig) -> tuple[float, str, SimResult]:
+    runs = [simulate(model, config.sim_config(n, spec, s)) for s in range(config.seeds)]
+    names = [bottleneck(r) for r in runs]
+    return statistics.fmean(steps_per_s(r) for r in runs), max(sorted(set(names)), key=names.count), runs[0]
+
+
+def _sweep(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig) -> _Sweep:
+    """Simulate the asked N until the rate stalls, then the plateau (and its band) — module docstring."""
+    mid = links["mid"]
+    points: list[tuple[int, float, str]] = []
+    best, stall, first = 0.0, 0, None
+    for n in config.workers:
+        rate, name, result = _point(model, mid, n, config)
+        first = first or result
+        points.append((n, rate, name))
+        best, stall = (rate, 0) if rate > best * (1 + STALL_GAIN) else (best, stall + 1)
+        if stall >= STALL_POINTS:
+            break
+    assert first is not None  # noqa: S101 - workers is non-empty
+    sat, plateau = max(((n, r) for n, r, _ in points), key=lambda nr: (nr[1], -nr[0]))
+    beyond = None
+    if stall < STALL_POINTS:
+        bound = min(link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first))
+        wanted = saturation_workers(points[0][1] / points[0][0], bound, points[-1][0])
+        beyond = wanted if wanted > points[-1][0] else None
+    knee = None if beyond is not None else min((n for n, r, _ in points if r >= KNEE_FRACTION * plateau),
+                                                default=None)
+    points = [(n, r, "contention" if name == "workers" and knee is not None and n >= knee else name)
+              for n, r, name in points]
+    band = None
+    if "low" in links:
+        low, high = (_point(model, links[end], sat, config)[0] for end in ("low", "high"))
+        band = (min(low, plateau), max(high, plateau))
+    return _Sweep(points=tuple(points), plateau_steps_per_s=plateau, saturation_workers=sat, beyond_workers=beyond,
+                  knee_n_workers=knee, band_steps_per_s=band, n_simulations=len(points) + (2 if band else 0))
+
+
+def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_profile: LinkProfile | None = None,
+         single_worker: SingleWorker | None = None, progress: Callable[[str], None] | None = None) -> Plan:
+    """Every worker type x PS type x N of ``catalogue`` for the traced step ``model`` (module docstring).
+    ``link_profile`` / ``single_worker``: the traced hosts' own (beside the trace), for what the traced PS was."""
+    report = progress or (lambda _line: None)
+    traced = traced_link(model, link_profile, single_worker)
+    measured_rpc = single_worker is not None and single_worker.ps_cpu_s_per_step is not None
+    sweeps: dict[tuple[object, ...], _Sweep] = {}
+    pairs = []
+    for worker in catalogue.workers:
+        for ps in catalogue.servers:
+            links = instance_links(model, traced, worker=worker, ps=ps, measured_rpc=measured_rpc,
+                                   payload_fraction=config.payload_fraction)
+            key = (worker.compute_speed, ps.compute_speed, tuple(sorted(links.items())))
+            if key not in sweeps:
+                report(f"simulating {worker.name} workers with a {ps.name} PS")
+                scaled = on_instances(model, traced, worker_speed=worker.compute_speed, ps_speed=ps.compute_speed)
+                sweeps[key] = _sweep(scaled, links, config)
+            pairs.append(_pair(worker, ps, sweeps[key], links["mid"], config.batch_size))
+    options = [o for p in pairs for o in p.options]
+    target = config.target_samples_per_s
+    reaching = [o for o in options if target is None or o.samples_per_s >= target]
+    chosen = min(reaching, key=lambda o: (o.usd_per_1000_samples, o.usd_per_hour, o.n_workers, o.worker.line,
+                                          o.ps.line), default=None)
+    fastest = max(options, key=lambda o: (o.samples_per_s, -o.usd_per_hour, -o.n_workers))
+    return Plan(model=model, config=config, pairs=tuple(pairs), chosen=chosen, fastest=fastest, traced_link=traced,
+                measured_rpc=measured_rpc, n_simulations=sum(s.n_simulations for s in sweeps.values()))
+
+
+def _pair(worker: Instance, ps: Instance, sweep: _Sweep, mid: LinkSpec, batch: int) -> Pair:
+    options = tuple(Option(worker=worker, ps=ps, n_workers=n, steps_per_s=r, samples_per_s=r * batch, bottleneck=b)
+                    for n, r, b in sweep.points)
+    band = sweep.band_steps_per_s
+    return Pair(worker=worker, ps=ps, options=options, plateau_samples_per_s=sweep.plateau_steps_per_s * batch,
+                saturation_workers=sweep.saturation_workers, beyond_workers=sweep.beyond_workers,
+                knee_n_workers=sweep.knee_n_workers,
+                band_samples_per_s=None if band is None else (band[0] * batch, band[1] * batch),
+                link_description=mid.description)

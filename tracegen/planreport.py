@@ -1,0 +1,88 @@
+"""A plan as text: ``plan.csv`` (fixed decimals, so equal plans give equal bytes) and its assumptions.
+
+``plan.csv``: one row per option (a worker type, a PS type, N workers), pair by pair in catalogue order, N
+ascending; the N past a pair's plateau that were not simulated have no row (:mod:`tracegen.plan`). Columns:
+
+    worker_type, ps_type, n_workers     the option
+    steps_per_s, samples_per_s          predicted throughput of all workers together (samples = steps x batch)
+    bottleneck                          as in ``curve.csv`` (:mod:`tracegen.curve`)
+    cluster_usd_per_hour                N x the worker type's usd_per_hour + the PS type's
+    usd_per_1000_samples                dollars per 1,000 samples: cluster_usd_per_hour x 1000 / (3600 x samples_per_s)
+    hours_for_samples, usd_for_samples  time and money to process the plan's ``samples``
+    reaches_target                      yes / no; empty without a target
+    knee_n_workers                      the pair's knee; empty when not reached in the asked N
+    plateau_samples_per_s               the pair's plateau (when not reached: the best rate seen, a lower bound)
+    plateau_n_workers                   where it was seen
+    plateau_in_range                    yes / no: whether the plateau lies within the asked N
+    band_low_samples_per_s, band_high_samples_per_s
+                                        the plateau on the half- and full-duplex ends of the PS type's rate;
+                                        empty when its link profile pins the link
+    link_pinned                         yes when the PS type's link profile pinned the link
+    best_of_pair                        yes on the pair's fewest-dollars-per-sample option
+    chosen                              yes on the cheapest option reaching the target (or per sample)
+"""
+
+from __future__ import annotations
+
+from tracegen.link import PULL
+from tracegen.plan import MIN_STEPS, STALL_GAIN, STALL_POINTS, WARMUP_STEPS, Plan
+from tracegen.units import format_duration, format_rate
+
+CSV_COLUMNS = ("worker_type", "ps_type", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
+               "cluster_usd_per_hour", "usd_per_1000_samples", "hours_for_samples", "usd_for_samples",
+               "reaches_target", "knee_n_workers", "plateau_samples_per_s", "plateau_n_workers", "plateau_in_range",
+               "band_low_samples_per_s", "band_high_samples_per_s", "link_pinned", "best_of_pair", "chosen")
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def plan_csv(plan: Plan) -> str:
+    """The plan's options as CSV (module docstring)."""
+    samples, target = plan.config.samples, plan.config.target_samples_per_s
+    lines = [",".join(CSV_COLUMNS)]
+    for pair in plan.pairs:
+        best, band = pair.best, pair.band_samples_per_s
+        for o in pair.options:
+            lines.append(",".join([
+                o.worker.name, o.ps.name, str(o.n_workers), f"{o.steps_per_s:.4f}", f"{o.samples_per_s:.4f}",
+                o.bottleneck, f"{o.usd_per_hour:.4f}", f"{o.usd_per_1000_samples:.6f}", f"{o.hours_for(samples):.6f}",
+                f"{o.usd_for(samples):.4f}", "" if target is None else _yes(o.samples_per_s >= target),
+                "" if pair.knee_n_workers is None else str(pair.knee_n_workers),
+                f"{pair.plateau_samples_per_s:.4f}", str(pair.saturation_workers), _yes(pair.plateau_reached),
+                "" if band is None else f"{band[0]:.4f}", "" if band is None else f"{band[1]:.4f}",
+                _yes(pair.ps.link_profile is not None), _yes(o is best), _yes(o is plan.chosen)]))
+    return "\n".join(lines) + "\n"
+
+
+def assumptions(plan: Plan) -> list[str]:
+    """What the plan assumed, one line each, to print beside its answer."""
+    cfg, traced, model = plan.config, plan.traced_link, plan.model
+    pinned = sorted({p.ps.name for p in plan.pairs if p.ps.link_profile is not None})
+    unpinned = sorted({p.ps.name for p in plan.pairs if p.ps.link_profile is None})
+    quota = traced.ps_quota is not None and traced.ps_cores is not None and traced.ps_quota.applies(traced.ps_cores)
+    rpc = traced.rpc_cpu_ns[PULL]
+    lines = [
+        "worker ops and the gaps before them: traced time / the worker type's compute_speed (catalogue; the "
+        "worker's cores are not used: compute_speed is its speed)",
+        "PS ops (as CPU work" + (f", taken out of the traced PS's {traced.ps_cores:g}-core quota" if quota else "")
+        + f"), the gaps before them and the PS's CPU per transfer ({format_duration(rpc)} traced, "
+        + ("from single-worker.json" if plan.measured_rpc else "from the trace's link profile" if rpc else "none known")
+        + ") / the PS type's compute_speed; the PS gets all the PS type's cores, no quota",
+        "not scaled: the gaps before transfers, and one worker's connection, at most what the traced worker's moved "
+        f"({format_rate(model.link.pull_bandwidth_bytes_per_s)} pulling) and the worker type's link_bits_per_s: "
+        "pessimistic when the trace's link was slower than the catalogue's (trace on the instance type to lift it)",
+        f"the PS link: the PS type's link_bits_per_s from the catalogue, {cfg.payload_fraction:.2%} of it tensor "
+        "payload each way"
+        + (f"; pinned by its link profile for {', '.join(pinned)}" if pinned else "")
+        + (f"; NOT pinned for {', '.join(unpinned)} (a rate only): the plateau's band_low/band_high bound it"
+           if unpinned else ""),
+        f"cost: N workers + 1 PS at the catalogue's usd_per_hour, nothing else (storage, traffic, idle time); "
+        f"{cfg.batch_size} samples per step",
+        f"each point: {cfg.seeds} seed(s) from {cfg.seed}, {cfg.step_budget} measured steps over all workers (at "
+        f"least {MIN_STEPS} each) after {WARMUP_STEPS} warm-up step each, coarser than predict's; N past a "
+        f"plateau ({STALL_POINTS} in a row adding < {STALL_GAIN:.0%}) not simulated: they only add cost. Confirm "
+        "the chosen option with 'tracegen predict'",
+    ]
+    return lines
