@@ -28,27 +28,23 @@ Every bad value raises :class:`CatalogueError`, one line naming the file, the li
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
 import os
 import pathlib
 import re
 
-from parsers.errors import TraceFormatError, quoted
-from parsers.files import read_file
+from parsers.csvfile import Cells, read_rows
+from parsers.errors import TraceFormatError
 from parsers.linkprofile import LinkProfile, read_link_profile
 
 FORMAT = "tracegen-catalogue"
 VERSION = 1
-FIRST_LINE = f"# {FORMAT} version {VERSION}"
 COLUMNS = ("name", "role", "usd_per_hour", "compute_speed", "cores", "link_bits_per_s", "link_profile")
+FIRST_LINE = f"# {FORMAT} version {VERSION}"
 ROLES = ("worker", "ps", "both")
 MAX_CATALOGUE_BYTES = 1 << 20
 MAX_INSTANCES = 1000
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$")
-_NUMBER = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$")
-_VERSION_LINE = re.compile(rf"^#\s*{FORMAT}\s+version\s+(\S+)\s*$")
 
 
 class CatalogueError(TraceFormatError):
@@ -97,57 +93,17 @@ class Catalogue:
         return tuple(i for i in self.instances if i.can_serve)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Cells:
-    """Checks one row's cells, raising :class:`CatalogueError` naming the file, line and column."""
-
-    source: str
-    line: int
-    row: tuple[str, ...]
-
-    def fail(self, col: int, rule: str) -> CatalogueError:
-        return CatalogueError(f"{self.source}: line {self.line}, column {col + 1} ({COLUMNS[col]}): {rule} "
-                              f"(got {quoted(self.row[col])})")
-
-    def text(self, col: int) -> str:
-        return self.row[col].strip()
-
-    def number(self, col: int, *, low: float, high: float, low_open: bool = True) -> float:
-        cell = self.text(col)
-        value = float(cell) if _NUMBER.match(cell) else None
-        ok = value is not None and (value > low if low_open else value >= low) and value <= high
-        if value is None or not ok:
-            raise self.fail(col, f"must be a number {'>' if low_open else '>='} {low:g} and <= {high:g}")
-        return value
-
-
 def read_catalogue(path: str | os.PathLike[str]) -> Catalogue:
     """Read and check an instance catalogue, and the link profiles it names (module docstring)."""
     source = os.fspath(path)
-    data = read_file(pathlib.Path(source), MAX_CATALOGUE_BYTES, CatalogueError)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise CatalogueError(f"{source}: not UTF-8 text (byte {exc.start})") from None
-    first = text.split("\n", 1)[0].strip()
-    if first != FIRST_LINE:
-        m = _VERSION_LINE.match(first)
-        if m is not None:
-            raise CatalogueError(f"{source}: line 1: version {quoted(m[1])} is not supported (this reader knows "
-                                 f"version {VERSION})")
-        raise CatalogueError(f"{source}: line 1 must be {FIRST_LINE!r} (got {quoted(first)})")
-    rows = _rows(text, source)
-    if not rows or rows[0][1] != COLUMNS:
-        line, got = rows[0] if rows else (1, ())
-        raise CatalogueError(f"{source}: line {line}: the header must be {','.join(COLUMNS)} (got "
-                             f"{quoted(','.join(got))})")
-    if len(rows) - 1 > MAX_INSTANCES:
-        raise CatalogueError(f"{source}: more than {MAX_INSTANCES} instance types")
+    rows = read_rows(source, fmt=FORMAT, version=VERSION, columns=COLUMNS, error=CatalogueError,
+                     max_bytes=MAX_CATALOGUE_BYTES, max_rows=MAX_INSTANCES)
     folder = pathlib.Path(source).parent
     instances: list[Instance] = []
     seen: dict[str, int] = {}
-    for line, row in rows[1:]:
-        inst = _instance(_Cells(source, line, row), folder)
+    for cells in rows:
+        line = cells.line
+        inst = _instance(cells, folder)
         if inst.name in seen:
             raise CatalogueError(f"{source}: line {line}, column 1 (name): {inst.name!r} is already on line "
                                  f"{seen[inst.name]}")
@@ -161,26 +117,7 @@ def read_catalogue(path: str | os.PathLike[str]) -> Catalogue:
     return catalogue
 
 
-def _rows(text: str, source: str) -> list[tuple[int, tuple[str, ...]]]:
-    """(line, cells) of every row that is not blank or a comment, the header first."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    rows: list[tuple[int, tuple[str, ...]]] = []
-    try:
-        for cells in reader:
-            line = reader.line_num
-            if not cells or (len(cells) == 1 and not cells[0].strip()) or cells[0].lstrip().startswith("#"):
-                continue
-            if rows and len(cells) != len(COLUMNS):
-                where = (f"column {len(cells) + 1} ({COLUMNS[len(cells)]}) is missing" if len(cells) < len(COLUMNS)
-                         else f"column {len(COLUMNS) + 1} is one more than the header's")
-                raise CatalogueError(f"{source}: line {line}: {len(cells)} cells, expected {len(COLUMNS)}: {where}")
-            rows.append((line, tuple(c.strip() for c in cells)))
-    except csv.Error as exc:
-        raise CatalogueError(f"{source}: line {reader.line_num}: not CSV: {exc}") from None
-    return rows
-
-
-def _instance(c: _Cells, folder: pathlib.Path) -> Instance:
+def _instance(c: Cells, folder: pathlib.Path) -> Instance:
     name = c.text(0)
     if not _NAME.match(name):
         raise c.fail(0, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : + - (starting with a letter or digit)")

@@ -8,7 +8,8 @@ import json
 import pathlib
 import sys
 
-from tracegen.curve import parse_workers
+from parsers.workerclasses import read_worker_classes
+from tracegen.curve import MAX_SATURATION_WORKERS, parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.model import TIMINGS
@@ -63,6 +64,9 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", action="store_true",
                         help="also write DIR/report.html: the curve, band, knee, utilisations and inputs in one "
                              "page that opens offline (hover a chart for the values)")
+    parser.add_argument("--worker-classes", metavar="FILE",
+                        help="workers that are not all like the traced one: a CSV of classes with counts and speeds "
+                             "(parsers/workerclasses.py); workers are numbered in file order")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier run's files in DIR (all of them, not only those written again)")
 
@@ -104,13 +108,20 @@ def run_predict(args: argparse.Namespace) -> int:
         single_path = str(found)
         print(f"note: using {found}: the PS's CPU per transfer, measured untraced with one worker")
     policy, order = parse_policy(args.policy)
+    speeds: tuple[float, ...] = ()
+    if args.worker_classes is not None:
+        classes = read_worker_classes(args.worker_classes)
+        speeds = classes.speeds(max(max(workers), MAX_SATURATION_WORKERS))
+        print(f"note: workers from {args.worker_classes}: {classes.describe()}")
     config = PredictConfig(
         workers=workers, link_profile=load_profile(profile_path), single_worker=load_single_worker(single_path),
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),
         payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order, steps=steps,
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,
-        batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing)
-    planned = ["curve.csv", "curve.png", *(f"traces/n{n}.json" for n in emitted), *(["report.html"] * args.html)]
+        batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing,
+        worker_speed=speeds)
+    planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", *(f"traces/n{n}.json" for n in emitted),
+               *(["report.html"] * args.html)]
     with OutputDir(args.out, planned, force=args.force) as out:
         result = predict(args.trace, config, out, progress=lambda line: print(line, file=sys.stderr, flush=True))
         if args.html:

@@ -25,7 +25,9 @@ from tracegen.metrics import (
     link_utilisation,
     ps_bound_steps_per_s,
     ps_cpu_utilisation,
+    staleness,
     steps_per_s,
+    Staleness,
 )
 from tracegen.model import StepModel
 from tracegen.simulate import MAX_WORKERS, SimConfig, SimResult, simulate
@@ -47,6 +49,7 @@ class CurvePoint:
     push_link_utilisation: float
     ps_cpu_utilisation: float
     bottleneck: str
+    staleness: Staleness | None = None  # of the parameter updates, pooled over seeds
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,7 +115,7 @@ def _point(model: StepModel, config: SimConfig, n: int, seeds: int) -> tuple[Cur
         pull_link_utilisation=statistics.fmean(link_utilisation(r, "pull") for r in runs),
         push_link_utilisation=statistics.fmean(link_utilisation(r, "push") for r in runs),
         ps_cpu_utilisation=statistics.fmean(ps_cpu_utilisation(r) for r in runs),
-        bottleneck=max(sorted(set(names)), key=names.count)), runs
+        bottleneck=max(sorted(set(names)), key=names.count), staleness=staleness(runs)), runs
 
 
 def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3,

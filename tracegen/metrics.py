@@ -11,8 +11,11 @@ can never exceed 1.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
+
+import numpy as np
 
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH
@@ -91,3 +94,36 @@ def ps_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
     work = (model.mean_work_ns(PS_KINDS, spec.ps_work_ns) + model.count(TaskKind.PULL) * spec.rpc_cpu_ns[PULL]
             + model.count(TaskKind.PUSH) * spec.rpc_cpu_ns[PUSH])
     return min(result.ps_cores, result.ps_threads) * 1e9 / work if work else math.inf
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Staleness:
+    """The staleness of every parameter update of some runs' measured steps (:mod:`tracegen.variables`): how
+    many updates to the same parameter other workers' gradients made between a worker's read and its apply."""
+
+    mean: float
+    median: float
+    p99: float
+    histogram: tuple[tuple[int, int], ...]  # (staleness, updates), by staleness
+
+    @property
+    def n_updates(self) -> int:
+        """Updates counted."""
+        return sum(c for _, c in self.histogram)
+
+
+def staleness(results: Sequence[SimResult]) -> Staleness | None:
+    """The updates of ``results`` read and applied inside each run's steady window (:func:`measurement_window`:
+    outside it fewer workers are running, and a slow worker's last steps would look fresh), pooled; None when no
+    run applied a parameter a worker reads."""
+    kept = []
+    for r in results:
+        t_a, t_b = measurement_window(r)
+        kept += [v for read_ns, apply_ns, v in r.staleness if t_a <= read_ns and apply_ns <= t_b]
+    values = np.array(kept, dtype=np.int64)
+    if not values.size:
+        return None
+    counts = np.bincount(values)
+    return Staleness(mean=float(values.mean()), median=float(np.median(values)),
+                     p99=float(np.percentile(values, 99, method="higher")),
+                     histogram=tuple((int(s), int(c)) for s, c in enumerate(counts) if c))

@@ -3,7 +3,10 @@
 ``curve.csv`` columns: ``n_workers``; ``steps_per_s`` (mean over seeds) and ``samples_per_s`` (times the batch);
 ``steps_per_s_low``/``steps_per_s_high`` (lowest and highest over seeds); ``band_low``/``band_high`` (steps/s at
 the two ends of what the link can do when only its bandwidth is known, empty when a link profile pins it: see
-:mod:`tracegen.predict`); the link's and the PS's utilisations (fractions); ``bottleneck``.
+:mod:`tracegen.predict`); the link's and the PS's utilisations (fractions); ``bottleneck``; the staleness of the
+parameter updates, pooled over seeds (``staleness_mean``, ``staleness_median``, ``staleness_p99``: updates to the
+same parameter by other workers between a worker's read and its apply; empty when the step updates nothing it
+reads). ``staleness.csv`` holds the whole histogram per N, ``staleness.png`` draws it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import io
 from tracegen.curve import Curve
 
 CSV_COLUMNS = ("n_workers", "steps_per_s", "samples_per_s", "steps_per_s_low", "steps_per_s_high", "band_low",
-               "band_high", "pull_link_utilisation", "push_link_utilisation", "ps_cpu_utilisation", "bottleneck")
+               "band_high", "pull_link_utilisation", "push_link_utilisation", "ps_cpu_utilisation", "bottleneck",
+               "staleness_mean", "staleness_median", "staleness_p99")
+STALENESS_COLUMNS = ("n_workers", "staleness", "updates", "fraction")
 
 
 def curve_csv(curve: Curve, batch_size: int, band: tuple[Curve, Curve] | None = None) -> str:
@@ -27,8 +32,49 @@ def curve_csv(curve: Curve, batch_size: int, band: tuple[Curve, Curve] | None = 
         lines.append(",".join([
             str(p.n_workers), f"{p.steps_per_s:.4f}", f"{p.steps_per_s * batch_size:.4f}",
             f"{p.steps_per_s_low:.4f}", f"{p.steps_per_s_high:.4f}", low, high, f"{p.pull_link_utilisation:.4f}",
-            f"{p.push_link_utilisation:.4f}", f"{p.ps_cpu_utilisation:.4f}", p.bottleneck]))
+            f"{p.push_link_utilisation:.4f}", f"{p.ps_cpu_utilisation:.4f}", p.bottleneck,
+            *(("", "", "") if p.staleness is None else
+              (f"{p.staleness.mean:.4f}", f"{p.staleness.median:.1f}", f"{p.staleness.p99:.0f}"))]))
     return "\n".join(lines) + "\n"
+
+
+def staleness_csv(curve: Curve) -> str:
+    """Per N, every staleness value seen and how many updates had it (and their share of that N's updates)."""
+    lines = [",".join(STALENESS_COLUMNS)]
+    for p in curve.points:
+        if p.staleness is not None:
+            total = p.staleness.n_updates
+            lines += [f"{p.n_workers},{value},{count},{count / total:.6f}" for value, count in p.staleness.histogram]
+    return "\n".join(lines) + "\n"
+
+
+def staleness_png(curve: Curve, *, title: str) -> bytes:
+    """Staleness against N: mean, median and 99th percentile, over the histogram's spread."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.0), dpi=100)
+    ax = fig.add_subplot()
+    known = [p for p in curve.points if p.staleness is not None]
+    ns = [p.n_workers for p in known]
+    for p in known:
+        assert p.staleness is not None  # noqa: S101 - filtered above
+        total = p.staleness.n_updates
+        ax.scatter([p.n_workers] * len(p.staleness.histogram), [v for v, _ in p.staleness.histogram],
+                   s=[max(2.0, 200 * c / total) for _, c in p.staleness.histogram], color="tab:blue", alpha=0.25)
+    ax.plot(ns, [p.staleness.mean for p in known if p.staleness], marker="o", label="mean")
+    ax.plot(ns, [p.staleness.median for p in known if p.staleness], linestyle="--", label="median")
+    ax.plot(ns, [p.staleness.p99 for p in known if p.staleness], linestyle=":", label="99th percentile")
+    ax.set_xlabel("workers (N)")
+    ax.set_ylabel("staleness (updates between read and apply)")
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left", fontsize="small")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
 
 
 def curve_png(curve: Curve, *, title: str, band: tuple[Curve, Curve] | None = None) -> bytes:

@@ -1,8 +1,10 @@
-"""``predict``: from a trace to the scaling curve, its band, its plot and synthetic traces.
+"""``predict``: from a trace to the scaling curve, its band, its plot, the gradients' staleness and synthetic
+traces.
 
 Pipeline: read the trace → :func:`tracegen.model.build_model` → the link (:func:`resolve_link`) →
-:func:`tracegen.curve.scaling_curve` → files (:mod:`tracegen.outputs`): ``curve.csv``, ``curve.png`` and, when
-asked, ``traces/n{N}.json``. The same trace, config and seed give byte-identical files.
+:func:`tracegen.curve.scaling_curve` → files (:mod:`tracegen.outputs`): ``curve.csv``, ``curve.png``,
+``staleness.csv`` and ``staleness.png`` (when the step updates parameters it reads) and, when asked,
+``traces/n{N}.json``. The same trace, config and seed give byte-identical files.
 
 Which link, in order:
 1. a link profile measured by ``tracegen netbench`` (``link_profile``, or ``link-profile.json`` beside the trace
@@ -41,7 +43,7 @@ from tracegen.link import LINK_MODELS, LinkSpec
 from tracegen.linkspec import from_bandwidth, from_profile, with_single_worker
 from tracegen.model import TIMINGS, StepModel, build_model
 from tracegen.outputs import OutputDir
-from tracegen.plots import curve_csv, curve_png
+from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
 from tracegen.simulate import SimConfig, resolve_link
 from tracegen.synth import write_synthetic_trace
 
@@ -80,6 +82,7 @@ class PredictConfig:
     batch_size: int = 1
     emit_traces: tuple[int, ...] = ()
     timing: str = "steps"
+    worker_speed: tuple[float, ...] = ()  # per worker (0, 1, ...): speed relative to the traced node; others 1
 
     def __post_init__(self) -> None:
         if not self.workers or min(self.workers) < 1:
@@ -101,7 +104,8 @@ class PredictConfig:
     def sim_config(self, link_spec: LinkSpec | None) -> SimConfig:
         """The simulation settings (n_workers is set per point)."""
         return SimConfig(steps=self.steps, warmup_steps=self.warmup_steps, seed=self.seed, link_spec=link_spec,
-                         link=self.link, policy=self.policy, order=self.order, ps_threads=self.ps_threads)
+                         link=self.link, policy=self.policy, order=self.order, ps_threads=self.ps_threads,
+                         worker_speed=self.worker_speed)
 
     def payload_bytes_per_s(self) -> int | None:
         """The tensor bytes per second a given bandwidth carries, each way."""
@@ -180,6 +184,9 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     title = pathlib.Path(tr.source).name or tr.source
     files = [out.write("curve.csv", curve_csv(curve, config.batch_size, band).encode()),
              out.write("curve.png", curve_png(curve, title=title, band=band))]
+    if any(p.staleness is not None for p in curve.points):
+        files += [out.write("staleness.csv", staleness_csv(curve).encode()),
+                  out.write("staleness.png", staleness_png(curve, title=f"Staleness: {title}"))]
     for n in sorted(set(config.emit_traces)):
         with out.open(f"traces/n{n}.json") as path:
             write_synthetic_trace(model, dataclasses.replace(config.sim_config(links["mid"]), n_workers=n), path)
@@ -191,9 +198,10 @@ def single_worker_factor(model: StepModel, config: PredictConfig, spec: LinkSpec
     """The measured single-worker rate over the simulated one (N = 1 from ``curve``, or simulated now)."""
     if config.single_worker is None:
         raise ConfigError("no single-worker measurement to compare N = 1 with")
-    one = next((p for p in curve.points if p.n_workers == 1), None)
-    if one is None:
-        one = scaling_curve(model, config.sim_config(spec), (1,), seeds=config.seeds, find_plateau=False).points[0]
+    one = None if config.worker_speed else next((p for p in curve.points if p.n_workers == 1), None)
+    if one is None:  # the measurement is of one worker like the traced one: speed 1
+        alone = dataclasses.replace(config.sim_config(spec), worker_speed=())
+        one = scaling_curve(model, alone, (1,), seeds=config.seeds, find_plateau=False).points[0]
     return config.single_worker.steps_per_s / one.steps_per_s
 
 

@@ -22,6 +22,13 @@ What runs:
 - The step ends when all its tasks are done; the next starts ``step_gap_ns`` later, plus the pull direction's
   queue delay if it is busy (the PS's reply that the step is over crosses it).
 
+- Staleness (:mod:`tracegen.variables`): the PS counts the updates applied to each parameter; a worker's first
+  pull of a parameter in a step remembers the count, and when that step's gradient for it is applied the
+  difference is its staleness (updates by other workers in between). Measured steps only, in apply order.
+- Uneven workers: ``worker_speed`` gives each worker a speed factor (its ops take traced time / speed); workers
+  beyond the tuple's length run at 1. Then every worker keeps training until the slowest has run its steps, as
+  in a real job (with equal steps each, the fast ones would stop early and leave no common window).
+
 Metrics are functions of the result, in :mod:`tracegen.metrics`.
 """
 
@@ -38,6 +45,7 @@ from tracegen.link import PULL, PUSH, FlowLink, LinkSpec, link_model, uniform_li
 from tracegen.model import PS_KINDS, StepModel, TaskKind
 from tracegen.policy import FixedOrder, Policy, TfOrder, TicTac, check_order
 from tracegen.pscpu import PsCpu
+from tracegen.variables import variable_map
 
 MAX_WORKERS = 100_000
 MAX_STEPS = 1_000_000
@@ -61,6 +69,7 @@ class SimConfig:
     start_spread_ns: int | None = None
     step_gap_ns: int = 0
     record_tasks: bool = False
+    worker_speed: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         limits = {"n_workers": (1, MAX_WORKERS), "steps": (1, MAX_STEPS), "warmup_steps": (0, MAX_STEPS),
@@ -72,6 +81,8 @@ class SimConfig:
                                       or not low <= value <= high):
                 raise ConfigError(f"{name!r} must be an integer from {low} to {high} (got {value!r})")
         link_model(self.link)
+        if any(not (isinstance(f, int | float) and 1e-3 <= f <= 1e3) for f in self.worker_speed):
+            raise ConfigError(f"'worker_speed' factors must be numbers from 0.001 to 1000 (got {self.worker_speed!r})")
         if self.policy not in ("tf", "tictac", "fixed"):
             raise ConfigError(f"'policy' must be tf, tictac or fixed (got {self.policy!r})")
         if self.policy == "fixed" and not self.order:
@@ -94,6 +105,7 @@ class TaskRecord:
     start_ns: int
     end_ns: int
     slot: int
+    staleness: int = -1  # for a parameter's apply: updates to it by others since this worker read it
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,6 +124,8 @@ class SimResult:
     # at every step end, in time order: (time_ns, pull bytes moved, push bytes moved, PS busy core-ns)
     snapshots: tuple[tuple[int, float, float, float], ...] = ()
     tasks: tuple[TaskRecord, ...] = ()
+    # every parameter update of a measured step, in apply order: (read_ns, apply_ns, staleness)
+    staleness: tuple[tuple[int, int, int], ...] = ()
 
 
 def resolve_policy(model: StepModel, config: SimConfig) -> Policy:
@@ -170,6 +184,15 @@ class _Run:
         self.ps = PsCpu(self.engine, cores=self.ps_cores, threads=self.ps_threads, quota=spec.ps_quota)
         self.rpc_cpu_ns = tuple(round(c) for c in spec.rpc_cpu_ns)
         self.cpus = [CpuPool(self.engine, self.worker_threads) for _ in range(config.n_workers)]
+        self.speed = [float(config.worker_speed[w]) if w < len(config.worker_speed) else 1.0
+                      for w in range(config.n_workers)]
+        variables = variable_map(model)
+        self.var_of = list(variables.of_task)
+        self.version = [0] * variables.n_variables  # updates applied to each parameter so far
+        self.read_version = [[-1] * variables.n_variables for _ in range(config.n_workers)]
+        self.read_ns = [[0] * variables.n_variables for _ in range(config.n_workers)]
+        self.staleness: list[tuple[int, int, int]] = []
+        self.n_finished = 0  # workers that have run all their steps
         self.kinds = [int(k) for k in model.kinds]
         self.ps_kinds = {int(k) for k in PS_KINDS}
         self.succ: list[list[int]] = [[] for _ in range(n_tasks)]
@@ -207,7 +230,7 @@ class _Run:
             worker_threads=self.worker_threads,
             step_start_ns=tuple(tuple(s) for s in self.starts), step_end_ns=tuple(tuple(e) for e in self.ends),
             end_ns=self.engine.now, n_events=self.engine.n_events, snapshots=tuple(self.snapshots),
-            tasks=tuple(self.records))
+            tasks=tuple(self.records), staleness=tuple(self.staleness))
 
     def start_step(self, w: int) -> None:
         now = self.engine.now
@@ -217,6 +240,9 @@ class _Run:
         n_variants = len(self.model.timings)
         self.variant[w] = int(self.rng.integers(n_variants)) if n_variants > 1 else 0
         self.prio[w] = list(self.policy.priorities(self.model, self.rng))
+        reads = self.read_version[w]
+        for v in range(len(reads)):
+            reads[v] = -1
         delay = self.model.timings[self.variant[w]].delay_ns
         for t in self.roots:
             self.ready(w, t, now + delay[t])
@@ -253,6 +279,10 @@ class _Run:
         kind = self.kinds[t]
         model = self.model
         if kind == TaskKind.PULL:  # the worker's request crosses the push direction
+            v = self.var_of[t]
+            if v >= 0 and self.read_version[w][v] < 0:  # the PS has read the parameter: remember its version
+                self.read_version[w][v] = self.version[v]
+                self.read_ns[w][v] = now
             self.engine.at(now + self.link.request_delay(PUSH), ARRIVE, self._pull_requested, (w, t))
             return
         if kind == TaskKind.PUSH:  # the PS asked for it when the step began: no request to wait for
@@ -267,6 +297,8 @@ class _Run:
         dur = model.timings[self.variant[w]].dur_ns[t]
         if pool is self.ps:
             dur = self.link_spec.ps_work_ns(dur)
+        elif self.speed[w] != 1.0:
+            dur = round(dur / self.speed[w])
         pool.request(key, dur, lambda start, thread: self.finish(w, t, start, thread))
 
     def _pull_requested(self, arg: tuple[int, int]) -> None:
@@ -302,9 +334,13 @@ class _Run:
         work = [(t, start, slot)]
         while work:
             task, begun, thread = work.pop()
+            stale = -1
+            v = self.var_of[task]
+            if v >= 0 and self.kinds[task] == TaskKind.APPLY:
+                stale = self._applied(w, v)
             if self.record:
                 rec = TaskRecord(worker=w, step=self.step_of[w], task=task, ready_ns=self.ready_at[w][task],
-                                 start_ns=begun, end_ns=now, slot=thread)
+                                 start_ns=begun, end_ns=now, slot=thread, staleness=stale)
                 if self.config.record_tasks:
                     self.records.append(rec)
                 if self.on_task is not None:
@@ -323,12 +359,25 @@ class _Run:
         if self.done_count[w] == self.model.n_tasks:
             self.end_step(w)
 
+    def _applied(self, w: int, v: int) -> int:
+        """Worker ``w``'s gradient for parameter ``v`` is applied: its staleness (-1 if it never read ``v``)."""
+        read = self.read_version[w][v]
+        stale = self.version[v] - read if read >= 0 else -1
+        self.version[v] += 1
+        if stale >= 0 and self.step_of[w] >= self.config.warmup_steps:
+            self.staleness.append((self.read_ns[w][v], self.engine.now, stale))
+        return stale
+
     def end_step(self, w: int) -> None:
         now = self.engine.now
         self.ends[w].append(now)
         self.snapshots.append((now, self.link.moved_bytes(PULL), self.link.moved_bytes(PUSH), self.ps.busy_ns()))
         self.step_of[w] += 1
-        if self.step_of[w] < self.config.total_steps:  # the PS's "done" crosses the pull direction first
+        if self.step_of[w] == self.config.total_steps:
+            self.n_finished += 1
+        uneven = bool(self.config.worker_speed)
+        if self.step_of[w] < self.config.total_steps or (uneven and self.n_finished < len(self.ends)):
+            # the PS's "done" crosses the pull direction first
             self.engine.at(now + self.config.step_gap_ns + self.link.crossing_delay(PULL), START, self.start_step, w)
 
 

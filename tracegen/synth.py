@@ -7,10 +7,11 @@ only the steps in progress, not the trace). Layout:
   so slices on a track never overlap);
 - one process for the PS (``/job:ps/replica:0/task:0/device:CPU:0``) with tracks ``thread T``;
 - transfers span from issue to arrival, with ``tensor_name``, ``size_bytes``, ``direction``, devices in args;
+- a parameter's apply on the PS carries its gradient's ``staleness`` in args (:mod:`tracegen.variables`);
 - flow arrows from each pull to the ops that read it, from each gradient's producer to its push, and from each
   push to the PS op that consumes it.
 Ops that took no time (graph nodes that did not run) are not written. Steps are numbered
-``worker * steps + k``. Reading the file back with :func:`parsers.read_trace` gives the ops and transfers.
+``worker * steps + k`` (with uneven workers, who run until the slowest is done, ``worker * MAX_STEPS + k``). Reading the file back with :func:`parsers.read_trace` gives the ops and transfers.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from parsers.chrome import OWN_FORMAT_VERSION, ChromeWriter, assign_lanes
 from parsers.trace import SCHEMAS
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, TaskKind
-from tracegen.simulate import SimConfig, SimResult, TaskRecord, simulate
+from tracegen.simulate import MAX_STEPS, SimConfig, SimResult, TaskRecord, simulate
 
 PS_DEVICE = "/job:ps/replica:0/task:0/device:CPU:0"
 
@@ -35,6 +36,7 @@ def worker_device(worker: int) -> str:
 def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.PathLike[str]) -> SimResult:
     """Simulate ``config`` and stream the run to ``path`` (atomically); returns the simulation result."""
     n = model.n_tasks
+    stride = MAX_STEPS if config.worker_speed else config.total_steps  # uneven workers run more steps than asked
     pending: dict[tuple[int, int], list[TaskRecord]] = {}
     steps_rows: list[list[Any]] = []
     flow_id = 0
@@ -49,7 +51,7 @@ def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.Pa
     with ChromeWriter(path, extra=extra) as out:
         def emit_step(w: int, records: list[TaskRecord]) -> None:
             nonlocal flow_id
-            step_id = w * config.total_steps + records[0].step
+            step_id = w * stride + records[0].step
             where: dict[int, tuple[str, str, int, int]] = {}
             for direction, kind in (("pull", TaskKind.PULL), ("push", TaskKind.PUSH)):
                 group = [r for r in records if model.kinds[r.task] == kind]
@@ -71,10 +73,12 @@ def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.Pa
                 ps = kind in PS_KINDS
                 process = PS_DEVICE if ps else worker_device(w)
                 track = f"thread {r.slot}" if ps else f"compute {r.slot}"
+                args = {"node_name": model.names[r.task], "op_type": kind.name, "step": step_id, "lane": r.slot,
+                        "worker": w}
+                if r.staleness >= 0:
+                    args["staleness"] = r.staleness
                 out.slice(process=process, track=track, name=model.names[r.task], start_ns=r.start_ns,
-                          dur_ns=r.end_ns - r.start_ns, cat="op",
-                          args={"node_name": model.names[r.task], "op_type": kind.name, "step": step_id,
-                                "lane": r.slot, "worker": w})
+                          dur_ns=r.end_ns - r.start_ns, cat="op", args=args)
                 where[r.task] = (process, track, r.start_ns, r.end_ns)
             for t, (process, track, start, _end) in sorted(where.items()):
                 for p in cross[t]:

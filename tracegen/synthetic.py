@@ -11,7 +11,8 @@ def synthetic_model(*, n_params: int = 4, n_layers_ops: int = 4, param_bytes: in
                     op_dur_ns: int = 100_000, apply_dur_ns: int = 10_000, seed: int = 0,
                     bandwidth_bytes_per_s: int = 125_000_000, latency_ns: int = 0) -> StepModel:
     """A layered model like a deep network's step: per parameter a pull, a forward chain of
-    ``n_layers_ops`` ops reading it, a backward chain producing its gradient, a push and an apply.
+    ``n_layers_ops`` ops reading it, a backward chain producing its gradient, a push and an apply (which takes
+    the parameter's PS node as input, as TF's apply ops take the variable's handle).
 
     Sizes and durations vary ±50 % around the given values (seeded); used by tests and benchmarks.
     """
@@ -37,9 +38,10 @@ def synthetic_model(*, n_params: int = 4, n_layers_ops: int = 4, param_bytes: in
         return int(x * rng.uniform(0.5, 1.5))
 
     prev: tuple[int, ...] = ()
-    pulls, forward_last = [], []
+    pulls, reads, forward_last = [], [], []
     for p in range(n_params):
-        read = add(f"ps:layer{p}/read", TaskKind.PS_OP, 1_000, 0, ())
+        read = add(f"ps:layer{p}/read", TaskKind.PS_OP, 1_000, 0, ())  # the variable's handle and read, in one
+        reads.append(read)
         pull = add(f"edge_{p}_layer{p}/read", TaskKind.PULL, 0, vary(param_bytes), (read,))
         pulls.append(pull)
         for i in range(n_layers_ops):
@@ -51,7 +53,7 @@ def synthetic_model(*, n_params: int = 4, n_layers_ops: int = 4, param_bytes: in
         for i in range(n_layers_ops):
             prev = (add(f"gradients/layer{p}/bwd{i}", TaskKind.COMPUTE, vary(op_dur_ns), 0, prev),)
         push = add(f"edge_g{p}_gradients/layer{p}", TaskKind.PUSH, 0, size[pulls[p]], prev)
-        applies.append(add(f"ps:update_layer{p}", TaskKind.APPLY, vary(apply_dur_ns), 0, (push,)))
+        applies.append(add(f"ps:update_layer{p}", TaskKind.APPLY, vary(apply_dur_ns), 0, (push, reads[p])))
     gstep = add("ps:GradientDescent", TaskKind.APPLY, 2_000, 0, ())
     n = len(names)
     control: list[tuple[int, ...]] = [() for _ in range(n)]

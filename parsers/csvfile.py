@@ -1,0 +1,92 @@
+"""Small versioned CSV inputs (an instance catalogue, worker classes): the shared reading and checking.
+
+Such a file is UTF-8; its first line names the format and version (``# tracegen-catalogue version 1``), further
+lines starting with ``#`` are comments, blank lines are skipped, and a header row with exactly the format's
+columns comes first. Every problem is one line naming the file, the line and, for a cell, its column and value.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import os
+import pathlib
+import re
+
+from parsers.errors import TraceFormatError, quoted
+from parsers.files import read_file
+
+_NUMBER = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Cells:
+    """Checks one row's cells, raising ``error`` naming the file, line and column."""
+
+    source: str
+    line: int
+    row: tuple[str, ...]
+    columns: tuple[str, ...]
+    error: type[TraceFormatError]
+
+    def fail(self, col: int, rule: str) -> TraceFormatError:
+        return self.error(f"{self.source}: line {self.line}, column {col + 1} ({self.columns[col]}): {rule} "
+                          f"(got {quoted(self.row[col])})")
+
+    def text(self, col: int) -> str:
+        return self.row[col].strip()
+
+    def number(self, col: int, *, low: float, high: float, low_open: bool = True) -> float:
+        cell = self.text(col)
+        value = float(cell) if _NUMBER.match(cell) else None
+        ok = value is not None and (value > low if low_open else value >= low) and value <= high
+        if value is None or not ok:
+            raise self.fail(col, f"must be a number {'>' if low_open else '>='} {low:g} and <= {high:g}")
+        return value
+
+
+def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: tuple[str, ...],
+              error: type[TraceFormatError], max_bytes: int, max_rows: int) -> list[Cells]:
+    """The data rows of a versioned CSV file (module docstring), after checking its first line and header."""
+    source = os.fspath(path)
+    data = read_file(pathlib.Path(source), max_bytes, error)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    first_line = f"# {fmt} version {version}"
+    first = text.split("\n", 1)[0].strip()
+    if first != first_line:
+        m = re.match(rf"^#\s*{re.escape(fmt)}\s+version\s+(\S+)\s*$", first)
+        if m is not None:
+            raise error(f"{source}: line 1: version {quoted(m[1])} is not supported (this reader knows "
+                        f"version {version})")
+        raise error(f"{source}: line 1 must be {first_line!r} (got {quoted(first)})")
+    rows = _rows(text, source, columns, error)
+    if not rows or rows[0][1] != columns:
+        line, got = rows[0] if rows else (1, ())
+        raise error(f"{source}: line {line}: the header must be {','.join(columns)} (got {quoted(','.join(got))})")
+    if len(rows) - 1 > max_rows:
+        raise error(f"{source}: more than {max_rows} rows")
+    return [Cells(source, line, row, columns, error) for line, row in rows[1:]]
+
+
+def _rows(text: str, source: str, columns: tuple[str, ...],
+          error: type[TraceFormatError]) -> list[tuple[int, tuple[str, ...]]]:
+    """(line, cells) of every row that is not blank or a comment, the header first."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[tuple[int, tuple[str, ...]]] = []
+    try:
+        for cells in reader:
+            line = reader.line_num
+            if not cells or (len(cells) == 1 and not cells[0].strip()) or cells[0].lstrip().startswith("#"):
+                continue
+            if rows and len(cells) != len(columns):
+                where = (f"column {len(cells) + 1} ({columns[len(cells)]}) is missing" if len(cells) < len(columns)
+                         else f"column {len(columns) + 1} is one more than the header's")
+                raise error(f"{source}: line {line}: {len(cells)} cells, expected {len(columns)}: {where}")
+            rows.append((line, tuple(c.strip() for c in cells)))
+    except csv.Error as exc:
+        raise error(f"{source}: line {reader.line_num}: not CSV: {exc}") from None
+    return rows

@@ -1,0 +1,51 @@
+"""Worker classes: speeds per worker in file order; every bad value refused in one line naming it."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from parsers.workerclasses import WorkerClassError, read_worker_classes
+
+FIRST = "# tracegen-worker-classes version 1"
+
+
+def _write(tmp_path: pathlib.Path, *rows: str, first: str = FIRST) -> pathlib.Path:
+    path = tmp_path / "classes.csv"
+    path.write_text("\n".join([first, "name,count,speed", *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_workers_take_their_class_in_file_order(tmp_path: pathlib.Path) -> None:
+    classes = read_worker_classes(_write(tmp_path, "slow,2,0.5", "# a comment", "standard,*,1.0"))
+    assert classes.speeds(1) == (0.5,)
+    assert classes.speeds(4) == (0.5, 0.5, 1.0, 1.0)
+    assert "2 x slow (speed 0.5), then the rest x standard (speed 1)" == classes.describe()
+    fixed = read_worker_classes(_write(tmp_path, "fast,1,2", "slow,1,0.25"))
+    assert fixed.speeds(4) == (2.0, 0.25, 1.0, 1.0)  # beyond the counts: like the traced node
+
+
+@pytest.mark.parametrize(("rows", "why"), [
+    (("slow,2,0",), "line 3, column 3 (speed): must be a number >= 0.001 and <= 1000 (got '0')"),
+    (("slow,two,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000 (got 'two')"),
+    (("slow,1.5,0.5",), "line 3, column 2 (count): must be a whole number of workers or '*' (got '1.5')"),
+    (("rest,*,1", "slow,1,0.5"), "line 3, column 2 (count): '*' (all the remaining workers) may only be the last"),
+    (("a,1,1", "a,1,2"), "line 4, column 1 (name): names another row's class again (got 'a')"),
+    (("bad name,1,1",), "line 3, column 1 (name): must be 1 to 64 characters"),
+    (("slow,1",), "line 3: 2 cells, expected 3: column 3 (speed) is missing"),
+    ((), "no worker classes after the header"),
+])
+def test_bad_rows_are_named(tmp_path: pathlib.Path, rows: tuple[str, ...], why: str) -> None:
+    path = _write(tmp_path, *rows)
+    with pytest.raises(WorkerClassError) as info:
+        read_worker_classes(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ") and why in message and "\n" not in message
+
+
+def test_wrong_version_and_not_a_file(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(WorkerClassError, match=r"line 1: version '2' is not supported"):
+        read_worker_classes(_write(tmp_path, "a,1,1", first="# tracegen-worker-classes version 2"))
+    with pytest.raises(WorkerClassError, match="classes.csv"):
+        read_worker_classes(tmp_path / "missing" / "classes.csv")

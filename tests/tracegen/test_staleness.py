@@ -1,0 +1,140 @@
+"""Staleness: which parameter each pull reads and each apply updates, and how many updates come in between."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+import pytest
+
+from parsers import read_trace
+from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.errors import ConfigError
+from tracegen.metrics import measurement_window, staleness
+from tracegen.model import PS_KINDS, LinkEstimate, StepModel, StepTiming, TaskKind, build_model
+from tracegen.simulate import SimConfig, simulate
+from tracegen.synth import write_synthetic_trace
+from tracegen.synthetic import synthetic_model
+from tracegen.variables import variable_map
+
+MS = 1_000_000
+
+
+def shared_variable_model() -> StepModel:
+    """A variable node, its read, a 1 MB pull, 1 ms of compute, a 1 MB push and the apply that updates it."""
+    names = ("ps:w", "ps:w/read", "pull w", "matmul", "push grad", "apply w", "ps:global_step", "step+1")
+    kinds = (TaskKind.PS_OP, TaskKind.PS_OP, TaskKind.PULL, TaskKind.COMPUTE, TaskKind.PUSH, TaskKind.APPLY,
+             TaskKind.PS_OP, TaskKind.APPLY)
+    preds = ((), (0,), (1,), (2,), (3,), (4, 0), (), (6,))
+    return StepModel(
+        names=names, kinds=kinds, size_bytes=(0, 0, 1_000_000, 0, 1_000_000, 0, 0, 0), data_preds=preds,
+        control_preds=((),) * 8, rank=tuple(range(8)), first_need_ns=(0,) * 8,
+        timings=(StepTiming(dur_ns=(0, 0, 0, MS, 0, MS // 10, 0, 0), delay_ns=(0,) * 8, step_ns=0),),
+        link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9, latency_ns=0,
+                          method="given"))
+
+
+def test_the_variable_is_what_a_pull_reads_and_an_apply_updates() -> None:
+    variables = variable_map(shared_variable_model())
+    assert variables.names == ("ps:w",)
+    assert variables.of_task == (-1, -1, 0, -1, -1, 0, -1, -1)  # the global step is read by no pull: not one
+
+
+def test_every_parameter_of_a_real_trace_is_found(mlp_trace_dir: pathlib.Path) -> None:
+    model = build_model(read_trace(mlp_trace_dir))
+    variables = variable_map(model)
+    pulls = [t for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL]
+    applies = [t for t in range(model.n_tasks) if model.kinds[t] == TaskKind.APPLY]
+    assert all(variables.of_task[t] >= 0 for t in pulls)
+    mapped = [t for t in applies if variables.of_task[t] >= 0]
+    assert len(mapped) == variables.n_variables == len(applies) - 1  # all but the global step's increment
+    assert all(model.kinds[model.names.index(n)] in PS_KINDS for n in variables.names)
+
+
+def test_two_workers_that_read_together_apply_one_after_the_other() -> None:
+    """Both read version 0; the PS applies one gradient, then the other: staleness 0, then 1."""
+    config = SimConfig(n_workers=2, steps=1, warmup_steps=0, start_spread_ns=0, ps_threads=1, record_tasks=True)
+    result = simulate(shared_variable_model(), config)
+    assert sorted(v for _, _, v in result.staleness) == [0, 1]
+    applies = sorted((r.end_ns, r.staleness) for r in result.tasks if r.task == 5)
+    assert [s for _, s in applies] == [0, 1]
+    assert all(r.staleness == -1 for r in result.tasks if r.task != 5)
+
+
+def test_one_worker_is_never_stale_and_more_workers_are_staler(mlp_trace_dir: pathlib.Path) -> None:
+    model = build_model(read_trace(mlp_trace_dir))
+    n_vars = variable_map(model).n_variables
+    alone = simulate(model, SimConfig(n_workers=1, steps=6))
+    assert [v for _, _, v in alone.staleness] == [0] * (6 * n_vars)  # every measured update counted, none stale
+    means = [staleness([simulate(model, SimConfig(n_workers=n, steps=6, seed=s)) for s in range(2)]).mean
+             for n in (2, 4, 8)]
+    assert means[0] > 0 and means == sorted(means) and means[-1] > 2 * means[0]
+
+
+def test_a_slow_worker_sends_staler_gradients() -> None:
+    """A compute-bound step: a worker at a quarter of the speed reads, computes four times as long, and the
+    others apply several times meanwhile."""
+    model = synthetic_model(n_params=4, n_layers_ops=3, param_bytes=10_000, op_dur_ns=MS,
+                            bandwidth_bytes_per_s=10**9)
+    result = simulate(model, SimConfig(n_workers=4, steps=6, worker_speed=(0.25,), record_tasks=True))
+    t_a, t_b = measurement_window(result)
+    by_worker: dict[int, list[int]] = {}
+    for r in result.tasks:
+        if r.staleness >= 0 and t_a <= r.start_ns and r.end_ns <= t_b:
+            by_worker.setdefault(r.worker, []).append(r.staleness)
+    slow = sum(by_worker[0]) / len(by_worker[0])
+    fast = sum(sum(v) for w, v in by_worker.items() if w) / sum(len(v) for w, v in by_worker.items() if w)
+    assert slow > 2 * fast
+    # its steps take longer, too
+    steps = [[e - s for s, e in zip(starts, ends, strict=True)]
+             for starts, ends in zip(result.step_start_ns, result.step_end_ns, strict=True)]
+    assert min(steps[0]) > max(max(w) for w in steps[1:])
+
+
+def test_worker_speed_must_be_a_sane_factor() -> None:
+    with pytest.raises(ConfigError, match=r"'worker_speed' factors must be numbers from 0.001 to 1000 \(got \(0.0,\)\)"):
+        SimConfig(worker_speed=(0.0,))
+
+
+def test_predict_writes_the_staleness_histogram_and_traces_carry_it(mlp_trace_dir: pathlib.Path,
+                                                                    tmp_path: pathlib.Path) -> None:
+    parser = argparse.ArgumentParser()
+    add_predict_arguments(parser)
+    args = parser.parse_args([str(mlp_trace_dir), "--workers", "1,4", "--steps", "4", "--seeds", "2",
+                              "--out", str(tmp_path / "p")])
+    assert run_predict(args) == 0
+    lines = (tmp_path / "p" / "staleness.csv").read_text().splitlines()
+    assert lines[0] == "n_workers,staleness,updates,fraction"
+    rows = [line.split(",") for line in lines[1:]]
+    for n in ("1", "4"):
+        assert sum(float(r[3]) for r in rows if r[0] == n) == pytest.approx(1.0, abs=1e-5)
+    assert [r[1] for r in rows if r[0] == "1"] == ["0"]
+    assert (tmp_path / "p" / "staleness.png").read_bytes().startswith(b"\x89PNG")
+    header = (tmp_path / "p" / "curve.csv").read_text().splitlines()[0].split(",")
+    assert header[-3:] == ["staleness_mean", "staleness_median", "staleness_p99"]
+    model = build_model(read_trace(mlp_trace_dir))
+    write_synthetic_trace(model, SimConfig(n_workers=3, steps=2), tmp_path / "n3.json")
+    events = json.loads((tmp_path / "n3.json").read_text())["traceEvents"]
+    stale = [e["args"]["staleness"] for e in events if e.get("ph") == "X" and "staleness" in e.get("args", {})]
+    assert stale and all(isinstance(s, int) and s >= 0 for s in stale)
+
+
+def test_predict_with_two_slow_workers_is_slower_and_says_so(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    classes = tmp_path / "classes.csv"
+    classes.write_text("# tracegen-worker-classes version 1\nname,count,speed\nslow,2,0.2\nstandard,*,1\n")
+    parser = argparse.ArgumentParser()
+    add_predict_arguments(parser)
+    base = [str(mlp_trace_dir), "--workers", "1,2,3", "--steps", "4", "--seeds", "1"]
+    assert run_predict(parser.parse_args([*base, "--out", str(tmp_path / "even")])) == 0
+    assert run_predict(parser.parse_args([*base, "--worker-classes", str(classes), "--out",
+                                          str(tmp_path / "uneven")])) == 0
+    assert "2 x slow (speed 0.2), then the rest x standard (speed 1)" in capsys.readouterr().out
+
+    def rates(name: str) -> list[float]:
+        lines = (tmp_path / name / "curve.csv").read_text().splitlines()[1:]
+        return [float(line.split(",")[1]) for line in lines]
+
+    even, uneven = rates("even"), rates("uneven")
+    assert all(u < e for u, e in zip(uneven, even, strict=True))
