@@ -26,6 +26,7 @@ from parsers.tables import table_paths, write_tables
 from tracegen.errors import TracegenError
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.cli_sweep import add_sweep_arguments, run_sweep
 from tracegen.outputs import refuse_existing
 from tracegen.summary import summarize
 from tracegen.cli_tf import add_tf_commands
@@ -144,6 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
                                     "catalogue, priced, and the cheapest that reaches a target rate")
     add_plan_arguments(p)
     p.set_defaults(handler=run_plan)
+
+    p = sub.add_parser("sweep", help="simulate a grid (N x links x policies x worker speeds x seeds) into a "
+                                     "Parquet dataset that a rerun resumes; local processes or a Ray cluster")
+    add_sweep_arguments(p)
+    p.set_defaults(handler=run_sweep)
     add_tf_commands(sub)
     return parser
 

@@ -1,0 +1,117 @@
+"""The sweep dataset: a directory of Parquet part files, one row per simulated grid point, both ways.
+
+Layout of ``DIR`` (``tracegen sweep --out DIR``)::
+
+    DIR/part-000000.parquet    rows of finished points, in the order they finished
+    DIR/part-000001.parquet    ... one part per K finished points (the last of a run may hold fewer)
+    DIR/.tracegen.lock         held by the one sweep writing into DIR
+
+Every part has exactly the columns of :data:`SCHEMA`, in that order. A part is written atomically (a temporary
+``.part-NNNNNN.parquet.*.tmp`` beside it, then renamed), so a reader sees whole parts only; names starting with
+``.`` or ``_`` are skipped by pyarrow's and pandas' dataset readers, and DuckDB's ``DIR/*.parquet`` glob does not
+match them. Read the whole dataset with ``pandas.read_parquet(DIR)``, ``pyarrow.dataset.dataset(DIR)`` or, in
+DuckDB, ``SELECT * FROM read_parquet('DIR/*.parquet')``. Row order across parts follows completion, which
+varies between runs; sort by :data:`SORT_COLUMNS` (as :func:`read_rows` does) for a stable order. The values are
+the same for the same grid point.
+
+Columns (units in the names; utilisations are fractions 0..1 over the steady window of :mod:`tracegen.metrics`):
+
+- ``point_id``: sha256 (hex) of the point's parameters and of the trace's content; unique in a dataset;
+- ``trace_sha256``: the content hash of the trace's files (:func:`tracegen.sweepgrid.trace_sha256`);
+- ``n_workers``, ``link`` (the link's label: a rate as written, a profile file's path, ``beside`` or
+  ``trace``), ``link_kind`` (``bandwidth`` | ``profile`` | ``trace``), ``bandwidth_bytes_per_s`` (the line rate;
+  null for a profile or the trace's link), ``policy`` (``tf`` | ``tictac`` | an order file's path), ``seed``,
+  ``worker_speed`` (worker ops run this many times as fast as traced), ``steps``, ``warmup_steps``,
+  ``link_model`` (``conn`` | ``fifo`` | ``fair``), ``batch_size`` (samples per step): the point's parameters;
+- ``steps_per_s``, ``samples_per_s``, ``pull_link_utilisation``, ``push_link_utilisation``,
+  ``ps_cpu_utilisation``, ``bottleneck`` (:func:`tracegen.curve.bottleneck`), ``n_events``, ``sim_end_ns``
+  (simulated time at the end of the run): what the point's simulation gave.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import pathlib
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from parsers.atomic import write_bytes_atomic
+from parsers.errors import SchemaError, TraceFormatError
+
+# pyarrow ships no type information: imported by name, it is plainly Any (as in parsers.tables).
+_ARROW: Any = importlib.import_module("pyarrow")
+_PARQUET: Any = importlib.import_module("pyarrow.parquet")
+
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("point_id", "string"), ("trace_sha256", "string"), ("n_workers", "int64"), ("link", "string"),
+    ("link_kind", "string"), ("bandwidth_bytes_per_s", "int64"), ("policy", "string"), ("seed", "int64"),
+    ("worker_speed", "float64"), ("steps", "int64"), ("warmup_steps", "int64"), ("link_model", "string"),
+    ("batch_size", "int64"), ("steps_per_s", "float64"), ("samples_per_s", "float64"),
+    ("pull_link_utilisation", "float64"), ("push_link_utilisation", "float64"), ("ps_cpu_utilisation", "float64"),
+    ("bottleneck", "string"), ("n_events", "int64"), ("sim_end_ns", "int64"),
+)
+SCHEMA: Any = _ARROW.schema([(name, getattr(_ARROW, kind)()) for name, kind in COLUMNS])
+SORT_COLUMNS = ("trace_sha256", "link", "policy", "worker_speed", "n_workers", "seed", "point_id")
+PART_RE = re.compile(r"^part-(\d{6,})\.parquet$")
+
+
+def part_paths(directory: str | os.PathLike[str]) -> list[pathlib.Path]:
+    """The finished part files of the dataset in ``directory``, by number (none if it does not exist)."""
+    root = pathlib.Path(directory)
+    if not root.is_dir():
+        return []
+    found = [(int(m[1]), p) for p in root.iterdir() if (m := PART_RE.match(p.name)) and p.is_file()]
+    return [p for _, p in sorted(found)]
+
+
+def next_part_number(directory: str | os.PathLike[str]) -> int:
+    """The number of the next part to write: one past the highest there."""
+    parts = part_paths(directory)
+    return int(PART_RE.match(parts[-1].name)[1]) + 1 if parts else 0  # type: ignore[index]
+
+
+def _read(path: pathlib.Path, columns: Sequence[str] | None = None) -> Any:
+    try:
+        schema = _PARQUET.read_schema(path)
+        if not schema.equals(SCHEMA):
+            raise SchemaError(f"{path}: columns {schema.names} differ from the sweep schema of this version "
+                              "(parsers/sweepdata.py); sweep into a new directory")
+        return _PARQUET.read_table(path, columns=list(columns) if columns is not None else None)
+    except (OSError, _ARROW.ArrowException) as exc:
+        raise TraceFormatError(f"{path}: not a readable Parquet part: {exc}") from exc
+
+
+def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:
+    """The ``point_id`` of every row in the dataset in ``directory`` (each part's schema checked first)."""
+    ids: set[str] = set()
+    for path in part_paths(directory):
+        ids.update(_read(path, ["point_id"]).column("point_id").to_pylist())
+    return ids
+
+
+def read_rows(directory: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every row of the dataset in ``directory``, sorted by :data:`SORT_COLUMNS` (an empty frame with the
+    schema's columns when there are no parts)."""
+    tables = [_read(p) for p in part_paths(directory)]
+    table = _ARROW.concat_tables(tables) if tables else SCHEMA.empty_table()
+    frame: pd.DataFrame = table.to_pandas()
+    return frame.sort_values(list(SORT_COLUMNS), kind="stable", ignore_index=True)
+
+
+def write_part(directory: str | os.PathLike[str], number: int, rows: Sequence[dict[str, Any]]) -> pathlib.Path:
+    """Write ``rows`` (dicts with exactly the schema's columns) as part ``number``, atomically."""
+    names = [name for name, _ in COLUMNS]
+    for row in rows:
+        if list(row) != names:
+            raise SchemaError(f"sweep row has columns {list(row)}, the schema has {names}")
+    table = _ARROW.Table.from_pylist(list(rows), schema=SCHEMA)
+    buf = io.BytesIO()
+    _PARQUET.write_table(table, buf)
+    path = pathlib.Path(directory) / f"part-{number:06d}.parquet"
+    write_bytes_atomic(path, buf.getvalue())
+    return path

@@ -1,0 +1,267 @@
+"""``tracegen sweep``: rows equal direct simulations, resume after SIGKILL, clean stops on SIGINT/SIGTERM, a real
+Ray head, and one-line errors for bad grids."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pandas as pd
+import pytest
+
+from parsers import read_trace
+from parsers.linkprofile import read_link_profile
+from parsers.singleworker import read_single_worker
+from parsers.sweepdata import COLUMNS, part_paths, read_point_ids, read_rows
+from tracegen.cli import main
+from tracegen.cli_predict import batch_size_of
+from tracegen.instance import on_instances
+from tracegen.metrics import link_utilisation, ps_cpu_utilisation, steps_per_s
+from tracegen.model import build_model
+from tracegen.predict import PredictConfig, resolve_links
+from tracegen.simulate import SimConfig, simulate
+from tracegen.sweep import build_inputs
+from tracegen.units import parse_rate
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TRACE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+SMALL = ["--steps", "4", "--warmup-steps", "1"]
+# long enough that a signal sent when the first part appears arrives well before the end
+LONG = [str(TRACE), "--workers", "1-40", "--policy", "tf,tictac", "--seeds", "2", *SMALL, "--part-points", "4",
+        "--jobs", "2"]
+EXE = pathlib.Path(sys.executable).parent / "tracegen"
+COMPUTED = re.compile(r"computed (\d+) points, (\d+) were already in")
+
+
+def _direct(n: int, link: str, policy: str, speed: float, seed: int) -> tuple[float, ...]:
+    """What simulate() gives for one point, built here from the pieces predict and plan use."""
+    model = build_model(read_trace(TRACE))
+    single = read_single_worker(TRACE / "single-worker.json")
+    if link.endswith(".json"):
+        config = PredictConfig(link_profile=read_link_profile(link), single_worker=single)
+    else:
+        config = PredictConfig(bandwidth_bytes_per_s=parse_rate(link), single_worker=single)
+    spec = resolve_links(model, config)["mid"]
+    if speed != 1.0:
+        model = on_instances(model, dataclasses.replace(spec, ps_quota=None), worker_speed=speed, ps_speed=1.0)
+    r = simulate(model, SimConfig(n_workers=n, steps=4, warmup_steps=1, seed=seed, link_spec=spec, policy=policy))
+    return (steps_per_s(r), link_utilisation(r, "pull"), link_utilisation(r, "push"), ps_cpu_utilisation(r),
+            r.n_events, r.end_ns)
+
+
+def test_rows_equal_direct_simulations(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    profile = str(TRACE / "link-profile.json")
+    out = tmp_path / "sweep"
+    argv = ["sweep", str(TRACE), "--workers", "1,3", "--bandwidth", "200Mbit/s", "--link-profile", profile,
+            "--policy", "tf,tictac", "--worker-speed", "1,2", "--seeds", "2", *SMALL, "--part-points", "5",
+            "--jobs", "2", "--out", str(out)]
+    assert main(argv) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("32", "0")  # type: ignore[union-attr]
+    rows = read_rows(out)
+    assert list(rows.columns) == [name for name, _ in COLUMNS]
+    assert len(rows) == 32 and rows.point_id.is_unique
+    assert [len(pd.read_parquet(p)) for p in part_paths(out)] == [5] * 6 + [2]
+    assert len(pd.read_parquet(out)) == 32  # the directory reads as one dataset
+    for row in rows.itertuples():
+        got = (row.steps_per_s, row.pull_link_utilisation, row.push_link_utilisation, row.ps_cpu_utilisation,
+               row.n_events, row.sim_end_ns)
+        assert got == _direct(row.n_workers, row.link, row.policy, row.worker_speed, row.seed), row
+        assert row.samples_per_s == row.steps_per_s * batch_size_of(str(TRACE), None)
+    one = rows[(rows.n_workers == 1) & (rows.policy == "tf") & (rows.seed == 0) & (rows.link == profile)]
+    assert one.set_index("worker_speed").steps_per_s[2.0] > one.set_index("worker_speed").steps_per_s[1.0]
+    # the same command again: every point is recognised, nothing is recomputed or added
+    assert main(argv) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("0", "32")  # type: ignore[union-attr]
+    pd.testing.assert_frame_equal(read_rows(out), rows)
+
+
+def test_stale_temporary_files_are_removed_and_foreign_parts_refused(tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sweep"
+    out.mkdir()
+    (out / ".part-000000.parquet.x1y2.tmp").write_bytes(b"half a part")
+    argv = ["sweep", str(TRACE), "--workers", "1", *SMALL, "--jobs", "1", "--out", str(out)]
+    assert main(argv) == 0
+    assert not list(out.glob("*.tmp")) and len(pd.read_parquet(out)) == 1
+    capsys.readouterr()
+    pd.DataFrame({"n_workers": [1]}).to_parquet(out / "part-000001.parquet")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "part-000001.parquet: columns ['n_workers'] differ from the sweep schema" in err
+    assert err.count("\n") == 1
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid``."""
+    found = []
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait_gone(pids: list[int], timeout_s: float = 30) -> list[int]:
+    deadline = time.monotonic() + timeout_s
+    while (left := [p for p in pids if _alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:  # never leave a process behind, whatever the assertion below says
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
+def _start_and_stop(out: pathlib.Path, sig: signal.Signals) -> tuple[int, str, list[int]]:
+    """Start a sweep, send ``sig`` to it once a part exists; (exit code, stderr, workers still alive after)."""
+    proc = subprocess.Popen([str(EXE), "sweep", *LONG, "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not part_paths(out) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        workers = _children(proc.pid)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err, _wait_gone(workers)
+
+
+def _resume_and_check(out: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Rerun the interrupted sweep: only the points missing are computed, and every point is there once."""
+    before = read_point_ids(out)
+    inputs = build_inputs(TRACE, workers=range(1, 41), policies=("tf", "tictac"), seeds=(0, 1), steps=4,
+                          warmup_steps=1, batch_size=batch_size_of(str(TRACE), None))
+    expected = {inputs.point_id(p) for p in inputs.grid.points()}
+    assert before < expected and before  # stopped half-way: some parts, not all
+    assert main(["sweep", *LONG, "--out", str(out)]) == 0
+    computed, resumed = map(int, COMPUTED.search(capsys.readouterr().out).groups())  # type: ignore[union-attr]
+    assert (computed, resumed) == (len(expected) - len(before), len(before))
+    ids = read_rows(out).point_id
+    assert ids.is_unique and set(ids) == expected
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_computes_no_point_twice(tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, left = _start_and_stop(tmp_path / "sweep", signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    assert left == []  # the worker processes died with their driver
+    _resume_and_check(tmp_path / "sweep", capsys)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "code", "said"), [(signal.SIGINT, 130, "interrupted"),
+                                                   (signal.SIGTERM, 143, "stopped by SIGTERM")])
+def test_signals_stop_workers_and_keep_the_dataset_whole(sig: signal.Signals, code: int, said: str,
+                                                         tmp_path: pathlib.Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sweep"
+    got, err, left = _start_and_stop(out, sig)
+    assert got == code and f"tracegen sweep: {said}" in err
+    assert left == []
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    _resume_and_check(out, capsys)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_a_sweep_through_a_real_ray_head_gives_the_local_rows(tmp_path: pathlib.Path) -> None:
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}  # a throw-away head on localhost: no token to share
+    port = _free_port()
+    temp = pathlib.Path(tempfile.mkdtemp(prefix="tg-ray-", dir="/tmp"))  # Ray's socket paths must stay short
+    with (tmp_path / "head.log").open("w") as log:
+        head = subprocess.Popen([str(EXE.parent / "ray"), "start", "--head", "--block", f"--port={port}",
+                                 "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats",
+                                 f"--temp-dir={temp}"], stdout=log, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while head.poll() is None and time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        assert head.poll() is None, (tmp_path / "head.log").read_text()[-2000:]
+        grid = [str(TRACE), "--workers", "1,4", "--policy", "tf,tictac", "--seeds", "2", *SMALL, "--part-points", "3"]
+        done = subprocess.run([str(EXE), "sweep", *grid, "--ray", f"127.0.0.1:{port}", "--out",
+                               str(tmp_path / "ray-rows")], capture_output=True, text=True, env=env, timeout=300,
+                              check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert COMPUTED.search(done.stdout).groups() == ("8", "0")  # type: ignore[union-attr]
+        assert main(["sweep", *grid, "--jobs", "2", "--out", str(tmp_path / "local-rows")]) == 0
+        pd.testing.assert_frame_equal(read_rows(tmp_path / "ray-rows"), read_rows(tmp_path / "local-rows"))
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGTERM)  # `ray start --block` stops the processes it started
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _group_alive(head.pid):
+            time.sleep(0.2)
+        if _group_alive(head.pid):
+            os.killpg(head.pid, signal.SIGKILL)
+        shutil.rmtree(temp, ignore_errors=True)
+    assert not _group_alive(head.pid)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--workers", "0"], "'workers': '0' must be N or LO-HI"),
+    (["--bandwidth", "fast"], "'bandwidth': cannot read 'fast' as a rate"),
+    (["--bandwidth", "1G,1Gbit/s"], "'links': '1G' and '1Gbit/s' are the same"),
+    (["--policy", "tf,no-such-order.txt"], "cannot read order file 'no-such-order.txt'"),
+    (["--worker-speed", "1,0"], "'worker_speed' must be in (0, 1000] (got 0.0)"),
+    (["--worker-speed", "1,fast"], "'--worker-speed': cannot read 'fast' in '1,fast'"),
+    (["--seeds", "0"], "'seeds': the grid needs at least one value"),
+    (["--steps", "0"], "'steps' must be an integer from 1"),
+    (["--part-points", "0"], "'part_points' must be from 1"),
+    (["--jobs", "0"], "'jobs' must be from 1"),
+    (["--ray", "127.0.0.1:1"], "--ray '127.0.0.1:1': no Ray head answers there"),
+    (["--link", "conn", "--link-profile", "missing.json"], "missing.json"),
+])
+def test_a_bad_grid_is_one_line_and_no_part(argv: list[str], message: str, tmp_path: pathlib.Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(TRACE), *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tracegen sweep: error: ") and message in err and err.count("\n") == 1
+    assert part_paths(out) == []

@@ -1,0 +1,130 @@
+"""``tracegen sweep``: arguments, the runner, the progress line and the closing summary."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import TextIO
+
+from tracegen.cli_predict import batch_size_of
+from tracegen.curve import parse_workers
+from tracegen.errors import ConfigError
+from tracegen.link import LINK_MODELS
+from tracegen.predict import PAYLOAD_FRACTION
+from tracegen.sweep import PART_POINTS, Runner, SweepProgress, build_inputs, sweep
+from tracegen.sweeprunner import LocalRunner, RayRunner
+from tracegen.units import parse_count, parse_number, parse_rate
+
+PROGRESS_EVERY_S = 2.0  # when stderr is not a terminal: one line at most this often
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``tracegen sweep``."""
+    parser.add_argument("trace", help="trace file or directory of traced steps (as for predict)")
+    parser.add_argument("--workers", default="1-16", metavar="LIST",
+                        help="numbers of workers: a range 1-64, a list 1,2,4,8, or both (default 1-16)")
+    parser.add_argument("--bandwidth", action="append", default=[], metavar="RATES",
+                        help="PS link line rates per direction, comma-separated or repeated, e.g. "
+                             "100Mbit/s,1Gbit/s (bits/s) or 125MB/s (bytes/s); each is one link of the grid, "
+                             "predict's point prediction for a rate alone")
+    parser.add_argument("--link-profile", action="append", default=[], metavar="FILE",
+                        help="a link profile from 'tracegen netbench run'; repeat for several links (default, "
+                             "with no --bandwidth either: link-profile.json beside the trace, else the link the "
+                             "trace shows)")
+    parser.add_argument("--policy", default="tf", metavar="LIST",
+                        help="transfer orders, comma-separated: tf, tictac, or order FILEs of tensor names "
+                             "(default tf)")
+    parser.add_argument("--seeds", type=parse_count, default=1, metavar="S",
+                        help="seeds SEED..SEED+S-1; each seed is its own point, not averaged (default 1)")
+    parser.add_argument("--seed", type=parse_count, default=0, metavar="SEED", help="first seed (default 0)")
+    parser.add_argument("--worker-speed", default="1", metavar="LIST",
+                        help="worker compute speeds relative to the traced worker, comma-separated, e.g. 0.5,1,2: "
+                             "worker ops and their dispatch gaps divided by it, as plan does (default 1)")
+    parser.add_argument("--steps", type=parse_count, default=10, metavar="K",
+                        help="measured steps each simulated worker runs after its warm-up (default 10)")
+    parser.add_argument("--warmup-steps", type=parse_count, default=2, metavar="W",
+                        help="steps each simulated worker runs before the measurement window opens (default 2)")
+    parser.add_argument("--link", choices=sorted(LINK_MODELS), default="conn",
+                        help="which transfers queue behind each other in a link direction (as for predict; "
+                             "default conn)")
+    parser.add_argument("--batch-size", type=parse_count, metavar="B",
+                        help="samples per step, for samples/s (default: meta.json beside the trace, else 1)")
+    parser.add_argument("--payload-fraction", type=parse_number, default=PAYLOAD_FRACTION, metavar="F",
+                        help=f"share of a --bandwidth that carries tensor bytes (default {PAYLOAD_FRACTION:.4f})")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="the Parquet dataset directory: rows are added to it, and a rerun of the same command "
+                             "computes only the points it does not hold yet")
+    parser.add_argument("--part-points", type=parse_count, default=PART_POINTS, metavar="K",
+                        help=f"rows per part file: one is written each K finished points (default {PART_POINTS})")
+    parser.add_argument("--jobs", type=parse_count, default=os.cpu_count() or 1, metavar="J",
+                        help="local worker processes, or the CPUs of a --ray local instance (default: the CPU "
+                             "count)")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="run the points as tasks on the Ray cluster at ADDRESS (HOST:6379, or auto); "
+                             "'local' starts a Ray instance of --jobs CPUs for this sweep (needs the sweep extra)")
+
+
+def parse_speeds(text: str) -> tuple[float, ...]:
+    """``0.5,1,2`` → (0.5, 1.0, 2.0): finite numbers > 0."""
+    speeds = []
+    for piece in text.split(","):
+        try:
+            speeds.append(parse_number(piece))
+        except argparse.ArgumentTypeError:
+            raise ConfigError(f"'--worker-speed': cannot read {piece.strip()!r} in {text!r}; write e.g. 0.5,1,2"
+                              ) from None
+    return tuple(speeds)
+
+
+def parse_bandwidths(texts: list[str]) -> dict[str, int]:
+    """Each ``--bandwidth`` value, split at commas: label (as written) → line rate in bytes/s."""
+    return {piece.strip(): parse_rate(piece, what="bandwidth") for text in texts for piece in text.split(",")}
+
+
+class ProgressLine:
+    """Points done / to do, points per second and time left, on stderr: rewritten in place on a terminal, one
+    line every :data:`PROGRESS_EVERY_S` seconds otherwise."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.start = time.monotonic()
+        self.last = -PROGRESS_EVERY_S
+
+    def __call__(self, p: SweepProgress) -> None:
+        now = time.monotonic()
+        final = p.done == p.todo
+        if not (self.tty or final or now - self.last >= PROGRESS_EVERY_S):
+            return
+        self.last = now
+        rate = p.done / (now - self.start) if now > self.start else 0.0
+        left = f"{(p.todo - p.done) / rate:.0f} s left" if rate > 0 else "time left unknown"
+        line = (f"sweep: {p.done}/{p.todo} points ({p.resumed} already done), {rate:.1f} points/s, {left}, "
+                f"{p.parts_written} parts written")
+        end = "\n" if final or not self.tty else ""
+        print(("\r\x1b[K" if self.tty else "") + line, end=end, file=self.stream, flush=True)
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    """Handle ``tracegen sweep``: build the grid, run it, print the summary; return the exit code."""
+    runner: Runner = RayRunner(args.ray, args.jobs) if args.ray is not None else LocalRunner(args.jobs)
+    inputs = build_inputs(args.trace, workers=parse_workers(args.workers),
+                          bandwidths=parse_bandwidths(args.bandwidth), link_profiles=args.link_profile,
+                          policies=[p.strip() for p in args.policy.split(",")],
+                          seeds=range(args.seed, args.seed + args.seeds), worker_speeds=parse_speeds(args.worker_speed),
+                          steps=args.steps, warmup_steps=args.warmup_steps, link_model=args.link,
+                          batch_size=batch_size_of(args.trace, args.batch_size),
+                          payload_fraction=args.payload_fraction)
+    grid = inputs.grid
+    where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
+    print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.policies)} policies x "
+          f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
+          f"{grid.steps} steps each; on {where}")
+    summary = sweep(inputs, args.out, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr))
+    print(f"computed {summary.computed} points, {summary.resumed} were already in {args.out}; "
+          f"{len(summary.parts)} parts written")
+    query = f"SELECT * FROM read_parquet('{args.out}/*.parquet') ORDER BY point_id"  # noqa: S608 - printed, not run
+    print(f"read it with pandas.read_parquet({args.out!r}) or in DuckDB: {query}")
+    return 0

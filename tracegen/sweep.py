@@ -1,0 +1,216 @@
+"""``sweep``: simulate every point of a grid and stream the rows to a Parquet dataset that a rerun resumes.
+
+Pipeline: the trace → :func:`tracegen.model.build_model` → the grid (:func:`build_inputs`: links, policies,
+worker speeds, seeds; :mod:`tracegen.sweepgrid`) → the points not yet in the dataset → chunks of points run by
+a runner (:mod:`tracegen.sweeprunner`: local processes, or Ray tasks) → rows → part files of ``part_points``
+rows (:mod:`parsers.sweepdata`: the layout and the columns).
+
+One point is one :func:`~tracegen.simulate.simulate` run (:func:`run_point`): the grid's steps and warm-up
+steps, one seed, no averaging; its row holds its parameters and what :mod:`tracegen.metrics` says of the run.
+Links are built as ``predict`` builds them (:func:`tracegen.predict.resolve_links`, its point prediction for a
+rate alone; ``single-worker.json`` beside the trace applies to every link). A worker speed other than 1 runs
+the traced worker ops that many times as fast, as ``plan`` moves a step onto a faster worker type
+(:func:`tracegen.instance.on_instances`; the PS stays as traced).
+
+Resume and stopping, the dataset always consistent:
+- before any work the directory is locked (one sweep writes into it at a time) and temporary files a killed
+  run left are removed (:class:`tracegen.outputs.OutputDir`); the ids in the finished parts are read, and only
+  the other points are simulated;
+- a part is written atomically as soon as ``part_points`` rows are finished; on an error, Ctrl-C or SIGTERM the
+  rows finished so far are written as a last part, then the runner stops its workers;
+- a run killed outright (SIGKILL) loses only the rows not yet in a part; the next run computes them again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import pathlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from parsers.linkprofile import read_link_profile
+from parsers.read import read_trace
+from parsers.sweepdata import COLUMNS, next_part_number, read_point_ids, write_part
+from tracegen.curve import bottleneck
+from tracegen.errors import ConfigError, TracegenError
+from tracegen.instance import on_instances
+from tracegen.metrics import link_utilisation, ps_cpu_utilisation, steps_per_s
+from tracegen.model import StepModel, build_model
+from tracegen.outputs import OutputDir
+from tracegen.policy import parse_policy
+from tracegen.predict import (
+    PAYLOAD_FRACTION,
+    PredictConfig,
+    load_single_worker,
+    profile_beside,
+    resolve_links,
+    single_worker_beside,
+)
+from tracegen.simulate import simulate
+from tracegen.sweepgrid import SweepGrid, SweepInputs, SweepLink, SweepPoint, SweepPolicy, file_sha256, trace_sha256
+
+PART_POINTS = 256
+MAX_CHUNK_POINTS = 64
+CHUNKS_PER_SLOT = 4
+
+Row = dict[str, Any]
+
+
+class Runner(Protocol):
+    """Runs chunks of points somewhere and hands back each chunk's rows as it finishes
+    (:mod:`tracegen.sweeprunner`)."""
+
+    slots: int
+
+    def run(self, inputs: SweepInputs, chunks: Sequence[tuple[SweepPoint, ...]],
+            on_rows: Callable[[list[Row]], None]) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SweepProgress:
+    """Where a sweep is: ``done`` of the ``todo`` points this run computes; ``resumed`` were in the dataset."""
+
+    done: int
+    todo: int
+    resumed: int
+    parts_written: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SweepSummary:
+    """What :func:`sweep` did: ``computed`` points now, ``resumed`` found finished, the parts it wrote."""
+
+    n_points: int
+    resumed: int
+    computed: int
+    parts: tuple[pathlib.Path, ...]
+
+
+def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
+                 bandwidths: Mapping[str, int] | None = None, link_profiles: Sequence[str] = (),
+                 policies: Sequence[str] = ("tf",), seeds: Sequence[int] = (0,),
+                 worker_speeds: Sequence[float] = (1.0,), steps: int = 10, warmup_steps: int = 2,
+                 link_model: str = "conn", batch_size: int = 1,
+                 payload_fraction: float = PAYLOAD_FRACTION) -> SweepInputs:
+    """Read the trace and build the grid. ``bandwidths``: label (as written) → line rate in bytes/s;
+    ``link_profiles``: paths; neither: the profile beside the trace, else the link the trace shows.
+    ``policies``: ``tf``, ``tictac`` or order files."""
+    if not 0 < payload_fraction <= 1:
+        raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {payload_fraction})")
+    sha = trace_sha256(trace_path)
+    model = build_model(read_trace(trace_path))
+    single = load_single_worker(single_worker_beside(trace_path))
+
+    def mid(**link: Any) -> Any:
+        return resolve_links(model, PredictConfig(workers=(1,), single_worker=single,
+                                                  payload_fraction=payload_fraction, **link))["mid"]
+
+    links = [SweepLink(label=label, kind="bandwidth", key=f"bandwidth:{rate}:{payload_fraction!r}",
+                       bandwidth_bytes_per_s=rate, spec=mid(bandwidth_bytes_per_s=rate))
+             for label, rate in (bandwidths or {}).items()]
+    profiles = list(link_profiles)
+    if not links and not profiles and (beside := profile_beside(trace_path)) is not None:
+        profiles = [str(beside)]
+    links += [SweepLink(label=path, kind="profile", key=f"profile:{file_sha256(path)}", bandwidth_bytes_per_s=None,
+                        spec=mid(link_profile=read_link_profile(path))) for path in profiles]
+    if not links:
+        links = [SweepLink(label="trace", kind="trace", key="trace", bandwidth_bytes_per_s=None, spec=mid())]
+    pols = [SweepPolicy(label=text, policy=p, order=order) for text in policies for p, order in [parse_policy(text)]]
+    grid = SweepGrid(workers=tuple(workers), links=tuple(links), policies=tuple(pols), seeds=tuple(seeds),
+                     worker_speeds=tuple(float(s) for s in worker_speeds), steps=steps, warmup_steps=warmup_steps,
+                     link_model=link_model, batch_size=batch_size)
+    return SweepInputs(model=model, trace_sha256=sha, grid=grid)
+
+
+def point_model(inputs: SweepInputs, point: SweepPoint) -> StepModel:
+    """The step model of ``point``: the traced one, its worker ops sped up by ``worker_speed``."""
+    if point.worker_speed == 1.0:
+        return inputs.model
+    # the PS stays as traced: without a quota on the link given here, on_instances leaves PS ops as they are
+    traced = dataclasses.replace(inputs.grid.link(point.link).spec, ps_quota=None)
+    return on_instances(inputs.model, traced, worker_speed=point.worker_speed, ps_speed=1.0)
+
+
+def run_point(inputs: SweepInputs, point: SweepPoint) -> Row:
+    """Simulate ``point`` and return its row (the columns of :data:`parsers.sweepdata.COLUMNS`, in order)."""
+    grid = inputs.grid
+    link = grid.link(point.link)
+    try:
+        result = simulate(point_model(inputs, point), grid.sim_config(point))
+        rate = steps_per_s(result)
+        use = (link_utilisation(result, "pull"), link_utilisation(result, "push"), ps_cpu_utilisation(result))
+    except TracegenError as exc:
+        raise type(exc)(f"point n_workers={point.n_workers} link={point.link!r} policy={point.policy!r} "
+                        f"worker_speed={point.worker_speed:g} seed={point.seed}: {exc}") from exc
+    row: Row = {
+        "point_id": inputs.point_id(point), "trace_sha256": inputs.trace_sha256, "n_workers": point.n_workers,
+        "link": link.label, "link_kind": link.kind, "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
+        "policy": point.policy, "seed": point.seed, "worker_speed": float(point.worker_speed), "steps": grid.steps,
+        "warmup_steps": grid.warmup_steps, "link_model": grid.link_model, "batch_size": grid.batch_size,
+        "steps_per_s": rate, "samples_per_s": rate * grid.batch_size, "pull_link_utilisation": use[0],
+        "push_link_utilisation": use[1], "ps_cpu_utilisation": use[2], "bottleneck": bottleneck(result),
+        "n_events": result.n_events, "sim_end_ns": result.end_ns,
+    }
+    if list(row) != [name for name, _ in COLUMNS]:  # pragma: no cover - kept in step with the schema
+        raise ConfigError(f"sweep row columns {list(row)} differ from parsers.sweepdata.COLUMNS")
+    return row
+
+
+def run_chunk(inputs: SweepInputs, points: Sequence[SweepPoint]) -> list[Row]:
+    """The rows of ``points``, in order (what one worker process or Ray task runs)."""
+    return [run_point(inputs, p) for p in points]
+
+
+def chunks_of(points: Sequence[SweepPoint], slots: int) -> list[tuple[SweepPoint, ...]]:
+    """``points`` cut into consecutive chunks: about :data:`CHUNKS_PER_SLOT` per slot, at most
+    :data:`MAX_CHUNK_POINTS` points each (few points lost to a kill, a steady progress line)."""
+    size = max(1, min(MAX_CHUNK_POINTS, math.ceil(len(points) / (max(1, slots) * CHUNKS_PER_SLOT))))
+    return [tuple(points[i:i + size]) for i in range(0, len(points), size)]
+
+
+def pending_points(inputs: SweepInputs, finished: set[str]) -> Iterator[SweepPoint]:
+    """The grid's points whose id is not in ``finished``."""
+    return (p for p in inputs.grid.points() if inputs.point_id(p) not in finished)
+
+
+def sweep(inputs: SweepInputs, out: str | os.PathLike[str], runner: Runner, *, part_points: int = PART_POINTS,
+          progress: Callable[[SweepProgress], None] | None = None) -> SweepSummary:
+    """Simulate the grid's points that ``out`` does not hold yet and add their rows to it (module docstring)."""
+    if not 1 <= part_points <= 10**7:
+        raise ConfigError(f"'part_points' must be from 1 to 10^7 (got {part_points})")
+    report = progress or (lambda _p: None)
+    with OutputDir(out, []) as target:
+        finished = read_point_ids(target.root)
+        todo = list(pending_points(inputs, finished))
+        resumed = inputs.grid.n_points - len(todo)
+        number = next_part_number(target.root)
+        buffer: list[Row] = []
+        parts: list[pathlib.Path] = []
+        done = 0
+
+        def flush(size: int) -> None:  # rows leave the buffer first: a signal mid-write loses them, never doubles
+            nonlocal number
+            rows, number = buffer[:size], number + 1
+            del buffer[:size]
+            parts.append(write_part(target.root, number - 1, rows))
+
+        def on_rows(rows: list[Row]) -> None:
+            nonlocal done
+            buffer.extend(rows)
+            done += len(rows)
+            while len(buffer) >= part_points:
+                flush(part_points)
+            if done == len(todo) and buffer:
+                flush(len(buffer))
+            report(SweepProgress(done=done, todo=len(todo), resumed=resumed, parts_written=len(parts)))
+
+        report(SweepProgress(done=0, todo=len(todo), resumed=resumed, parts_written=0))
+        try:
+            if todo:
+                runner.run(inputs, chunks_of(todo, runner.slots), on_rows)
+        finally:
+            if buffer:  # what finished before an error or a signal: kept, so that a rerun does not redo it
+                flush(len(buffer))
+    return SweepSummary(n_points=inputs.grid.n_points, resumed=resumed, computed=done, parts=tuple(parts))

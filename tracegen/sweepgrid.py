@@ -1,0 +1,209 @@
+"""The grid of a sweep: its axes, its points, and the stable id of each point.
+
+A grid is the product of its axes — worker counts, links, transfer-order policies, worker compute speeds and
+seeds — at fixed simulation settings (steps, warm-up steps, link model, batch size). Each point is one
+:func:`tracegen.simulate.simulate` run (:mod:`tracegen.sweep`).
+
+A point's id (:meth:`SweepInputs.point_id`) is the sha256 of its parameters, of what each of them stands for
+(a link's rate or the bytes of its profile file, an order file's tensor names) and of the trace's content
+(:func:`trace_sha256`: the traced steps and the files beside them that change a prediction). The same command
+on the same files gives the same ids, so a resumed sweep recognises the points it finished. The id does not
+cover the simulator's own code: after changing it, sweep into a new directory.
+
+Extension point, PS shards: the simulator has one PS. When :class:`tracegen.simulate.SimConfig` gets shards,
+add ``ps_shards: int = 1`` to :class:`SweepPoint` and an axis to :class:`SweepGrid` (iterated in
+:meth:`SweepGrid.points`), put it into :meth:`SweepInputs.point_id` only when it is not 1 (the ids of the
+datasets written before stay valid), pass it to the ``SimConfig`` in :func:`tracegen.sweep.run_point`, and add
+a column to :data:`parsers.sweepdata.COLUMNS`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import hashlib
+import itertools
+import json
+import math
+import os
+import pathlib
+from collections.abc import Iterator
+
+from parsers.linkprofile import PROFILE_NAME
+from parsers.singleworker import SINGLE_WORKER_NAME
+from tracegen.errors import ConfigError
+from tracegen.link import LinkSpec
+from tracegen.model import StepModel
+from tracegen.simulate import SimConfig
+
+ID_FORMAT = 1  # bump when what a point id covers changes
+MAX_POINTS = 10_000_000
+MAX_WORKER_SPEED = 1000.0
+BESIDE_NAMES = (PROFILE_NAME, SINGLE_WORKER_NAME, "meta.json")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SweepLink:
+    """One link of the grid. ``label``: as the user named it (a rate as written, a profile's path, ``trace``);
+    ``kind``: ``bandwidth`` | ``profile`` | ``trace``; ``key``: what its simulation depends on, for the id."""
+
+    label: str
+    kind: str
+    key: str
+    bandwidth_bytes_per_s: int | None
+    spec: LinkSpec
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SweepPolicy:
+    """One transfer-order policy of the grid: ``label`` as given (``tf``, ``tictac`` or an order file's path),
+    ``policy`` and ``order`` as :class:`~tracegen.simulate.SimConfig` takes them."""
+
+    label: str
+    policy: str
+    order: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """What the policy's simulation depends on: its name, and for an order file the tensor names."""
+        if self.policy != "fixed":
+            return self.policy
+        return "fixed:" + hashlib.sha256("\n".join(self.order).encode()).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SweepPoint:
+    """One grid point: one simulation. ``link`` and ``policy`` are labels of the grid's links and policies."""
+
+    n_workers: int
+    link: str
+    policy: str
+    worker_speed: float
+    seed: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SweepGrid:
+    """The axes and the fixed settings of a sweep (module docstring)."""
+
+    workers: tuple[int, ...]
+    links: tuple[SweepLink, ...]
+    policies: tuple[SweepPolicy, ...]
+    seeds: tuple[int, ...] = (0,)
+    worker_speeds: tuple[float, ...] = (1.0,)
+    steps: int = 10
+    warmup_steps: int = 2
+    link_model: str = "conn"
+    batch_size: int = 1
+
+    def __post_init__(self) -> None:
+        self._check_axes()
+        bad = [s for s in self.worker_speeds if not (math.isfinite(s) and 0 < s <= MAX_WORKER_SPEED)]
+        if bad:
+            raise ConfigError(f"'worker_speed' must be in (0, {MAX_WORKER_SPEED:g}] (got {bad[0]!r})")
+        if not 1 <= self.batch_size <= 10**9:
+            raise ConfigError(f"'batch_size' must be from 1 to 10^9 (got {self.batch_size})")
+        if self.n_points > MAX_POINTS:
+            raise ConfigError(f"the grid has {self.n_points} points, more than the {MAX_POINTS} allowed; "
+                              "split it into several sweeps")
+        for n in (min(self.workers), max(self.workers)):  # checks the counts, steps, seeds, link model, policies
+            for seed in (min(self.seeds), max(self.seeds)):
+                for p in self.policies:
+                    self.sim_config(SweepPoint(n_workers=n, link=self.links[0].label, policy=p.label,
+                                               worker_speed=1.0, seed=seed))
+
+    def _check_axes(self) -> None:
+        """Every axis has values, each value once, and no two links or policies simulate the same thing."""
+        for name in ("workers", "links", "policies", "seeds", "worker_speeds"):
+            if not getattr(self, name):
+                raise ConfigError(f"{name!r}: the grid needs at least one value (got none)")
+        for name, items in (("links", self.links), ("policies", self.policies)):
+            labels = [item.label for item in items]
+            if len(set(labels)) != len(labels):
+                raise ConfigError(f"{name!r}: each must be named once (got {labels!r})")
+            seen: dict[str, str] = {}
+            for item in items:
+                if item.key in seen:
+                    raise ConfigError(f"{name!r}: {seen[item.key]!r} and {item.label!r} are the same; give it once")
+                seen[item.key] = item.label
+        for name in ("workers", "seeds", "worker_speeds"):
+            values = getattr(self, name)
+            if len(set(values)) != len(values):
+                raise ConfigError(f"{name!r}: each value must be given once (got {values!r})")
+
+    @property
+    def n_points(self) -> int:
+        """How many points the grid has."""
+        return (len(self.workers) * len(self.links) * len(self.policies) * len(self.worker_speeds)
+                * len(self.seeds))
+
+    def link(self, label: str) -> SweepLink:
+        """The link labelled ``label``."""
+        return next(x for x in self.links if x.label == label)
+
+    def policy(self, label: str) -> SweepPolicy:
+        """The policy labelled ``label``."""
+        return next(p for p in self.policies if p.label == label)
+
+    def points(self) -> Iterator[SweepPoint]:
+        """Every point, N outermost (neighbouring points cost about the same to simulate)."""
+        for n, link, pol, speed, seed in itertools.product(self.workers, self.links, self.policies,
+                                                           self.worker_speeds, self.seeds):
+            yield SweepPoint(n_workers=n, link=link.label, policy=pol.label, worker_speed=speed, seed=seed)
+
+    def sim_config(self, point: SweepPoint) -> SimConfig:
+        """The simulation of ``point``."""
+        pol = self.policy(point.policy)
+        return SimConfig(n_workers=point.n_workers, steps=self.steps, warmup_steps=self.warmup_steps,
+                         seed=point.seed, link_spec=self.link(point.link).spec, link=self.link_model,
+                         policy=pol.policy, order=pol.order)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SweepInputs:
+    """Everything a point's simulation needs, shipped once to every worker process or Ray task."""
+
+    model: StepModel
+    trace_sha256: str
+    grid: SweepGrid
+
+    def point_id(self, point: SweepPoint) -> str:
+        """The stable id of ``point`` (module docstring)."""
+        grid = self.grid
+        doc = {"format": ID_FORMAT, "trace": self.trace_sha256, "n_workers": point.n_workers,
+               "link": grid.link(point.link).key, "policy": grid.policy(point.policy).key,
+               "worker_speed": repr(float(point.worker_speed)), "seed": point.seed, "steps": grid.steps,
+               "warmup_steps": grid.warmup_steps, "link_model": grid.link_model, "batch_size": grid.batch_size}
+        return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """sha256 (hex) of a file's bytes."""
+    digest = hashlib.sha256()
+    with pathlib.Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def trace_files(trace_path: str | os.PathLike[str]) -> list[pathlib.Path]:
+    """The files a trace is read from and the ones beside it that change a prediction: every file of a
+    directory of steps; for a file or a glob, the files it names and ``link-profile.json``,
+    ``single-worker.json`` and ``meta.json`` beside them. Sorted."""
+    path = pathlib.Path(trace_path)
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.is_file())
+    named = [pathlib.Path(p) for p in glob.glob(os.fspath(trace_path))] if not path.exists() else [path]  # noqa: PTH207
+    beside = {p.parent / name for p in named for name in BESIDE_NAMES if (p.parent / name).is_file()}
+    return sorted({*named, *beside})
+
+
+def trace_sha256(trace_path: str | os.PathLike[str]) -> str:
+    """sha256 (hex) over the names and bytes of :func:`trace_files` (ConfigError when there are none)."""
+    files = trace_files(trace_path)
+    if not files:
+        raise ConfigError(f"trace {os.fspath(trace_path)!r}: no such file, directory or matching files")
+    digest = hashlib.sha256()
+    for p in files:
+        digest.update(f"{p.name}\0{file_sha256(p)}\0".encode())
+    return digest.hexdigest()

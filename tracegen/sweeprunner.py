@@ -1,0 +1,171 @@
+"""Where a sweep's chunks of points run: local worker processes, or tasks on a Ray cluster.
+
+Both runners keep a bounded number of chunks in flight (:data:`IN_FLIGHT_PER_SLOT` per slot), hand each chunk's
+rows to the caller as soon as it finishes, and stop their workers on the way out, whatever the way out is (the
+last chunk, an error, Ctrl-C, SIGTERM):
+
+- :class:`LocalRunner`: a :class:`concurrent.futures.ProcessPoolExecutor` of ``jobs`` processes started fresh
+  (``spawn``), each holding the sweep's inputs once. Workers ignore SIGINT (a Ctrl-C in the terminal reaches the
+  whole process group; the driver alone decides), are terminated when the driver stops early, and die with it
+  when it is killed outright (Linux: ``PR_SET_PDEATHSIG``).
+- :class:`RayRunner`: ``ray.init(address=...)`` (``local``: start a Ray instance of ``jobs`` CPUs in this
+  process, gone at ``ray.shutdown()``), the inputs put into the object store once, one Ray task per chunk; on
+  the way out, unfinished tasks are cancelled and the driver disconnects. The cluster's nodes need this package
+  installed (``pip install 'tracegen-ps[sweep]'``), as the driver has it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import ctypes
+import importlib
+import logging
+import multiprocessing
+import signal
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tracegen.errors import ConfigError, TracegenError
+from tracegen.sweep import Row, run_chunk
+from tracegen.sweepgrid import SweepInputs, SweepPoint
+
+IN_FLIGHT_PER_SLOT = 2
+WAIT_S = 0.5  # how long a wait for results may hold off a signal handler
+PR_SET_PDEATHSIG = 1
+CONNECT_TIMEOUT_S = 10
+
+_INPUTS: SweepInputs | None = None  # a local worker process's copy of the sweep's inputs
+
+
+def _init_worker(inputs: SweepInputs) -> None:
+    global _INPUTS  # noqa: PLW0603 - one copy per worker process, set once when it starts
+    _INPUTS = inputs
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform == "linux":  # die with the driver, even when it is killed outright
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _run_local_chunk(points: tuple[SweepPoint, ...]) -> list[Row]:
+    if _INPUTS is None:  # pragma: no cover - the initializer always runs first
+        raise ConfigError("sweep worker process started without its inputs")
+    return run_chunk(_INPUTS, points)
+
+
+class LocalRunner:
+    """``jobs`` local worker processes (module docstring)."""
+
+    def __init__(self, jobs: int) -> None:
+        if not 1 <= jobs <= 4096:
+            raise ConfigError(f"'jobs' must be from 1 to 4096 (got {jobs})")
+        self.slots = jobs
+
+    def run(self, inputs: SweepInputs, chunks: Sequence[tuple[SweepPoint, ...]],
+            on_rows: Callable[[list[Row]], None]) -> None:
+        """Run every chunk; ``on_rows`` gets each chunk's rows in the order chunks finish."""
+        pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=min(self.slots, len(chunks)), mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker, initargs=(inputs,))
+        finished = False
+        try:
+            queue = iter(chunks)
+            pending: set[concurrent.futures.Future[list[Row]]] = set()
+            while True:
+                while len(pending) < IN_FLIGHT_PER_SLOT * self.slots and (chunk := next(queue, None)) is not None:
+                    pending.add(pool.submit(_run_local_chunk, chunk))
+                if not pending:
+                    break
+                done, pending = concurrent.futures.wait(pending, timeout=WAIT_S,
+                                                        return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in done:
+                    on_rows(future.result())
+            finished = True
+        finally:
+            if not finished:  # stop now: a running chunk's rows are not wanted any more
+                for process in list((getattr(pool, "_processes", None) or {}).values()):
+                    process.terminate()  # Python 3.14 has pool.terminate_workers(); 3.11 only this
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+class RayRunner:
+    """Ray tasks on the cluster at ``address`` (``local``: a Ray instance of ``jobs`` CPUs started here)."""
+
+    def __init__(self, address: str, jobs: int) -> None:
+        if not address.strip():
+            raise ConfigError("'ray' must be a cluster address such as HOST:6379, auto or local (got '')")
+        if not 1 <= jobs <= 4096:
+            raise ConfigError(f"'jobs' must be from 1 to 4096 (got {jobs})")
+        _check_reachable(address)
+        self.address = address
+        self.slots = jobs
+
+    def _connect(self) -> Any:
+        try:
+            ray: Any = importlib.import_module("ray")
+        except ImportError:
+            raise ConfigError("--ray needs Ray: pip install 'tracegen-ps[sweep]'") from None
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+        try:
+            if self.address == "local":
+                ray.init(num_cpus=self.slots, include_dashboard=False, **options)
+            else:
+                ray.init(address=self.address, **options)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ConfigError(f"--ray {self.address!r}: cannot connect to a Ray cluster: {exc}") from exc
+        finally:  # ray.init installs its own handlers in the driver; the CLI's stop the sweep cleanly
+            for sig, handler in handlers.items():
+                if handler is not None:
+                    signal.signal(sig, handler)
+        if self.address != "local":
+            self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        return ray
+
+    def run(self, inputs: SweepInputs, chunks: Sequence[tuple[SweepPoint, ...]],
+            on_rows: Callable[[list[Row]], None]) -> None:
+        """Run every chunk as a Ray task; ``on_rows`` gets each chunk's rows in the order tasks finish."""
+        ray = self._connect()
+        pending: list[Any] = []
+        try:
+            task = ray.remote(num_cpus=1)(run_chunk)
+            shared = ray.put(inputs)
+            queue = iter(chunks)
+            while True:
+                while len(pending) < IN_FLIGHT_PER_SLOT * self.slots and (chunk := next(queue, None)) is not None:
+                    pending.append(task.remote(shared, chunk))
+                if not pending:
+                    break
+                done, pending = ray.wait(pending, num_returns=1, timeout=WAIT_S)
+                for ref in done:
+                    on_rows(_get(ray, ref))
+        finally:
+            for ref in pending:
+                with contextlib.suppress(Exception):  # a task that finished meanwhile cannot be cancelled
+                    ray.cancel(ref, force=True)
+            ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """ConfigError at once when nothing listens at a HOST:PORT address (Ray itself retries for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or "/" in address or not port.isdigit():
+        return  # local, auto, or a ray:// client address: Ray's own checks
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ConfigError(f"--ray {address!r}: no Ray head answers there ({exc.strerror or exc})") from None
+
+
+def _get(ray: Any, ref: Any) -> list[Row]:
+    """A task's rows; a library error inside the task is raised here as itself (one line, not Ray's)."""
+    try:
+        rows: list[Row] = ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, TracegenError):
+            raise cause from None
+        raise
+    return rows
