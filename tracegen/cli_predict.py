@@ -18,7 +18,7 @@ from tracegen.policy import parse_policy
 from tracegen.predict import (PAYLOAD_FRACTION, PredictConfig, Prediction, load_profile, load_single_worker,
                               predict, profile_beside, single_worker_beside)
 from tracegen.simulate import MAX_STEPS
-from tracegen.units import format_duration, format_rate, parse_count, parse_number, parse_rate
+from tracegen.units import format_bytes, format_duration, format_rate, parse_count, parse_number, parse_rate
 
 def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``tracegen predict``."""
@@ -67,6 +67,12 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker-classes", metavar="FILE",
                         help="workers that are not all like the traced one: a CSV of classes with counts and speeds "
                              "(parsers/workerclasses.py); workers are numbered in file order")
+    parser.add_argument("--ps-shards", metavar="K",
+                        help="also predict with K parameter servers, e.g. 1-4: writes shards.csv, one row per K with "
+                             "the knee, the plateau and the shard that saturates")
+    parser.add_argument("--placement", default="round-robin", metavar="HOW",
+                        help="how parameters go to PS shards: round-robin (TF's default, creation order), greedy "
+                             "(fewest bytes so far) or a CSV file variable,shard (default round-robin)")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier run's files in DIR (all of them, not only those written again)")
 
@@ -119,8 +125,10 @@ def run_predict(args: argparse.Namespace) -> int:
         payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order, steps=steps,
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,
         batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing,
-        worker_speed=speeds)
-    planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", *(f"traces/n{n}.json" for n in emitted),
+        worker_speed=speeds, ps_shards=parse_workers(args.ps_shards) if args.ps_shards else (),
+        placement=args.placement)
+    planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
+               *(f"traces/n{n}.json" for n in emitted),
                *(["report.html"] * args.html)]
     with OutputDir(args.out, planned, force=args.force) as out:
         result = predict(args.trace, config, out, progress=lambda line: print(line, file=sys.stderr, flush=True))
@@ -174,4 +182,12 @@ def _print(result: Prediction, config: PredictConfig) -> None:
             else f"not reached by N={largest}")
     print(f"plateau {curve.plateau_steps_per_s:.2f} steps/s (simulated at N={curve.saturation_workers}); knee "
           f"(95% of the plateau): {knee}; link bound {curve.link_bound_steps_per_s:.2f} steps/s")
+    if result.shards:
+        print(f"PS shards ({result.shards[0].placement} placement): each a PS like the traced one, its own link")
+        print("   K  knee  plateau steps/s  at N  saturates                 pull bytes per shard")
+        for r in result.shards:
+            k_knee = "-" if r.knee_n_workers is None else str(r.knee_n_workers)
+            print(f"{r.n_shards:4d}  {k_knee:>4}  {r.plateau_steps_per_s:15.2f}  {r.plateau_workers:4d}  "
+                  f"shard {r.saturating_shard} {r.saturating_resource} {r.saturating_utilisation:4.0%}".ljust(66)
+                  + " " + " / ".join(format_bytes(b) for b in r.shard_pull_bytes))
     print(f"wrote {', '.join(str(f) for f in result.files)}")

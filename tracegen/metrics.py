@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -68,32 +68,87 @@ def _window_use(result: SimResult, column: int) -> tuple[float, int]:
 
 
 def link_utilisation(result: SimResult, direction: str) -> float:
-    """Bytes ``direction`` (``pull``/``push``) carried in the window / what its peak capacity allows there."""
+    """Bytes ``direction`` (``pull``/``push``) carried in the window / what its peak capacity allows there (over
+    all shards' links)."""
     d = PULL if direction == "pull" else PUSH
     moved, span = _window_use(result, 1 + d)
-    return moved * 1e9 / (result.link_spec.peak_bytes_per_s(d) * span)
+    return moved * 1e9 / (result.link_spec.peak_bytes_per_s(d) * span * result.n_shards)
 
 
 def ps_cpu_utilisation(result: SimResult) -> float:
-    """PS CPU time used in the window / (its cores x window)."""
+    """PS CPU time used in the window / (its cores x window), over all shards."""
     busy, span = _window_use(result, 3)
-    return busy / (result.ps_cores * span)
+    return busy / (result.ps_cores * span * result.n_shards)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ShardUse:
+    """One PS shard's utilisations in the steady window (fractions)."""
+
+    shard: int
+    pull: float
+    push: float
+    cpu: float
+
+    @property
+    def busiest(self) -> tuple[str, float]:
+        """The shard's busiest resource and its utilisation."""
+        return max((("link-pull", self.pull), ("link-push", self.push), ("ps-cpu", self.cpu)), key=lambda kv: kv[1])
+
+
+def shard_utilisations(result: SimResult) -> tuple[ShardUse, ...]:
+    """Per shard, its link's and CPU's utilisations (one shard: the whole PS's)."""
+    if result.n_shards == 1:
+        return (ShardUse(shard=0, pull=link_utilisation(result, "pull"), push=link_utilisation(result, "push"),
+                         cpu=ps_cpu_utilisation(result)),)
+    t_a, t_b = measurement_window(result)
+    at = dict(zip((s[0] for s in result.snapshots), result.shard_snapshots, strict=True))
+    span = t_b - t_a
+    spec = result.link_spec
+    return tuple(ShardUse(shard=k, pull=(b[0] - a[0]) * 1e9 / (spec.peak_bytes_per_s(PULL) * span),
+                          push=(b[1] - a[1]) * 1e9 / (spec.peak_bytes_per_s(PUSH) * span),
+                          cpu=(b[2] - a[2]) / (result.ps_cores * span))
+                 for k, (a, b) in enumerate(zip(at[t_a], at[t_b], strict=True)))
+
+
+def _shard_sums(model: StepModel, result: SimResult, value: Callable[[int], float]) -> list[float]:
+    """``value(task)`` summed per shard over the tasks the shards run."""
+    shard = result.config.ps_shard_of_task or (0,) * model.n_tasks
+    sums = [0.0] * result.n_shards
+    for t in range(model.n_tasks):
+        sums[shard[t]] += value(t)
+    return sums
 
 
 def link_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
-    """The most steps per second the link allows: each direction carries one step's bytes per step, at most at
-    its peak capacity."""
-    bounds = [result.link_spec.peak_bytes_per_s(d) / b
-              for d, b in ((PULL, model.bytes_of(TaskKind.PULL)), (PUSH, model.bytes_of(TaskKind.PUSH))) if b > 0]
+    """The most steps per second the link allows: each direction of each shard's link carries its share of one
+    step's bytes per step, at most at its peak capacity."""
+    bounds = []
+    for d, kind in ((PULL, TaskKind.PULL), (PUSH, TaskKind.PUSH)):
+        per_shard = _shard_sums(model, result, lambda t, k=kind: model.size_bytes[t] if model.kinds[t] == k else 0)
+        bounds += [result.link_spec.peak_bytes_per_s(d) / b for b in per_shard if b > 0]
     return min(bounds) if bounds else math.inf
 
 
 def ps_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
-    """The most steps per second the PS's CPU allows: its ops and its handling of every transfer request."""
+    """The most steps per second the PS's CPU allows: its ops and its handling of every transfer request, on
+    the busiest shard."""
     spec = result.link_spec
-    work = (model.mean_work_ns(PS_KINDS, spec.ps_work_ns) + model.count(TaskKind.PULL) * spec.rpc_cpu_ns[PULL]
-            + model.count(TaskKind.PUSH) * spec.rpc_cpu_ns[PUSH])
-    return min(result.ps_cores, result.ps_threads) * 1e9 / work if work else math.inf
+    timings = model.timings
+    ps_kinds = {int(k) for k in PS_KINDS}
+
+    def work(t: int) -> float:
+        kind = model.kinds[t]
+        if kind == TaskKind.PULL:
+            return spec.rpc_cpu_ns[PULL]
+        if kind == TaskKind.PUSH:
+            return spec.rpc_cpu_ns[PUSH]
+        if int(kind) in ps_kinds:
+            return sum(spec.ps_work_ns(tm.dur_ns[t]) for tm in timings) / len(timings)
+        return 0.0
+
+    busiest = max(_shard_sums(model, result, work))
+    return min(result.ps_cores, result.ps_threads) * 1e9 / busiest if busiest else math.inf
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,7 +4,8 @@ traces.
 Pipeline: read the trace → :func:`tracegen.model.build_model` → the link (:func:`resolve_link`) →
 :func:`tracegen.curve.scaling_curve` → files (:mod:`tracegen.outputs`): ``curve.csv``, ``curve.png``,
 ``staleness.csv`` and ``staleness.png`` (when the step updates parameters it reads) and, when asked,
-``traces/n{N}.json``. The same trace, config and seed give byte-identical files.
+``traces/n{N}.json``; with ``ps_shards``, ``shards.csv`` (:mod:`tracegen.shards`: how many PS). The same trace,
+config and seed give byte-identical files.
 
 Which link, in order:
 1. a link profile measured by ``tracegen netbench`` (``link_profile``, or ``link-profile.json`` beside the trace
@@ -44,6 +45,7 @@ from tracegen.linkspec import from_bandwidth, from_profile, with_single_worker
 from tracegen.model import TIMINGS, StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
+from tracegen.shards import ShardRow, shard_table, shards_csv
 from tracegen.simulate import SimConfig, resolve_link
 from tracegen.synth import write_synthetic_trace
 
@@ -83,6 +85,8 @@ class PredictConfig:
     emit_traces: tuple[int, ...] = ()
     timing: str = "steps"
     worker_speed: tuple[float, ...] = ()  # per worker (0, 1, ...): speed relative to the traced node; others 1
+    ps_shards: tuple[int, ...] = ()  # also predict with these numbers of PS shards (tracegen.shards)
+    placement: str = "round-robin"  # of parameters on shards: round-robin, greedy or a placement file
 
     def __post_init__(self) -> None:
         if not self.workers or min(self.workers) < 1:
@@ -124,6 +128,7 @@ class Prediction:
     link_source: str
     band: tuple[Curve, Curve] | None
     files: tuple[pathlib.Path, ...]
+    shards: tuple[ShardRow, ...] = ()
 
 
 def beside(trace_path: str | os.PathLike[str], name: str) -> pathlib.Path | None:
@@ -187,11 +192,18 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     if any(p.staleness is not None for p in curve.points):
         files += [out.write("staleness.csv", staleness_csv(curve).encode()),
                   out.write("staleness.png", staleness_png(curve, title=f"Staleness: {title}"))]
+    shards: list[ShardRow] = []
+    if config.ps_shards:
+        report(f"simulating {len(config.ps_shards)} numbers of PS shards ({config.placement} placement)")
+        shards = shard_table(model, tr, config.sim_config(None), links["mid"], config.workers, config.ps_shards,
+                             config.placement, seeds=config.seeds)
+        files.append(out.write("shards.csv", shards_csv(shards).encode()))
     for n in sorted(set(config.emit_traces)):
         with out.open(f"traces/n{n}.json") as path:
             write_synthetic_trace(model, dataclasses.replace(config.sim_config(links["mid"]), n_workers=n), path)
         files.append(out.path(f"traces/n{n}.json"))
-    return Prediction(model=model, curve=curve, link_source=links["mid"].description, band=band, files=tuple(files))
+    return Prediction(model=model, curve=curve, link_source=links["mid"].description, band=band, files=tuple(files),
+                      shards=tuple(shards))
 
 
 def single_worker_factor(model: StepModel, config: PredictConfig, spec: LinkSpec, curve: Curve) -> float:

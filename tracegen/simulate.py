@@ -25,6 +25,9 @@ What runs:
 - Staleness (:mod:`tracegen.variables`): the PS counts the updates applied to each parameter; a worker's first
   pull of a parameter in a step remembers the count, and when that step's gradient for it is applied the
   difference is its staleness (updates by other workers in between). Measured steps only, in apply order.
+- PS shards: ``ps_shard_of_task`` (:mod:`tracegen.placement`) names the shard of every task; each shard is a
+  PS like the traced one, with its own link (the same spec) and its own CPU. A step ends with the chief's (shard
+  0's) reply.
 - Uneven workers: ``worker_speed`` gives each worker a speed factor (its ops take traced time / speed); workers
   beyond the tuple's length run at 1. Then every worker keeps training until the slowest has run its steps, as
   in a real job (with equal steps each, the fast ones would stop early and leave no common window).
@@ -70,6 +73,7 @@ class SimConfig:
     step_gap_ns: int = 0
     record_tasks: bool = False
     worker_speed: tuple[float, ...] = ()
+    ps_shard_of_task: tuple[int, ...] = ()  # several PS shards (tracegen.placement): the shard of every task
 
     def __post_init__(self) -> None:
         limits = {"n_workers": (1, MAX_WORKERS), "steps": (1, MAX_STEPS), "warmup_steps": (0, MAX_STEPS),
@@ -81,6 +85,8 @@ class SimConfig:
                                       or not low <= value <= high):
                 raise ConfigError(f"{name!r} must be an integer from {low} to {high} (got {value!r})")
         link_model(self.link)
+        if any(not (isinstance(s, int) and 0 <= s < 64) for s in self.ps_shard_of_task):
+            raise ConfigError("'ps_shard_of_task' must hold shard numbers from 0 to 63")
         if any(not (isinstance(f, int | float) and 1e-3 <= f <= 1e3) for f in self.worker_speed):
             raise ConfigError(f"'worker_speed' factors must be numbers from 0.001 to 1000 (got {self.worker_speed!r})")
         if self.policy not in ("tf", "tictac", "fixed"):
@@ -126,6 +132,9 @@ class SimResult:
     tasks: tuple[TaskRecord, ...] = ()
     # every parameter update of a measured step, in apply order: (read_ns, apply_ns, staleness)
     staleness: tuple[tuple[int, int, int], ...] = ()
+    n_shards: int = 1
+    # with several shards, at every step end (as snapshots): per shard (pull bytes, push bytes, PS busy core-ns)
+    shard_snapshots: tuple[tuple[tuple[float, float, float], ...], ...] = ()
 
 
 def resolve_policy(model: StepModel, config: SimConfig) -> Policy:
@@ -176,12 +185,19 @@ class _Run:
         self.policy = resolve_policy(model, config)
         self.engine = Engine()
         self.link_spec = resolve_link(model, config)
-        self.link = FlowLink(self.engine, self.link_spec, link_model(config.link))
+        if config.ps_shard_of_task and len(config.ps_shard_of_task) != n_tasks:
+            raise ConfigError(f"'ps_shard_of_task' names {len(config.ps_shard_of_task)} tasks, the model has {n_tasks}")
+        self.shard = list(config.ps_shard_of_task) or [0] * n_tasks
+        self.n_shards = max(self.shard) + 1
+        self.links = [FlowLink(self.engine, self.link_spec, link_model(config.link)) for _ in range(self.n_shards)]
+        self.link = self.links[0]  # the chief PS's: its reply ends a step
         self.ps_threads = config.ps_threads or model.ps_threads
         self.worker_threads = config.worker_threads or model.worker_threads
         spec = self.link_spec
         self.ps_cores = spec.ps_cores if spec.ps_cores is not None else float(self.ps_threads)
-        self.ps = PsCpu(self.engine, cores=self.ps_cores, threads=self.ps_threads, quota=spec.ps_quota)
+        self.pss = [PsCpu(self.engine, cores=self.ps_cores, threads=self.ps_threads, quota=spec.ps_quota)
+                    for _ in range(self.n_shards)]
+        self.shard_snapshots: list[tuple[tuple[float, float, float], ...]] = []
         self.rpc_cpu_ns = tuple(round(c) for c in spec.rpc_cpu_ns)
         self.cpus = [CpuPool(self.engine, self.worker_threads) for _ in range(config.n_workers)]
         self.speed = [float(config.worker_speed[w]) if w < len(config.worker_speed) else 1.0
@@ -230,7 +246,8 @@ class _Run:
             worker_threads=self.worker_threads,
             step_start_ns=tuple(tuple(s) for s in self.starts), step_end_ns=tuple(tuple(e) for e in self.ends),
             end_ns=self.engine.now, n_events=self.engine.n_events, snapshots=tuple(self.snapshots),
-            tasks=tuple(self.records), staleness=tuple(self.staleness))
+            tasks=tuple(self.records), staleness=tuple(self.staleness), n_shards=self.n_shards,
+            shard_snapshots=tuple(self.shard_snapshots))
 
     def start_step(self, w: int) -> None:
         now = self.engine.now
@@ -270,7 +287,7 @@ class _Run:
             return False
         if self.record:
             self.ready_at[w][t] = self.engine.now
-        return (self.ps if kind in self.ps_kinds else self.cpus[w]).idle()
+        return (self.pss[self.shard[t]] if kind in self.ps_kinds else self.cpus[w]).idle()
 
     def dispatch(self, w: int, t: int) -> None:
         now = self.engine.now
@@ -283,19 +300,20 @@ class _Run:
             if v >= 0 and self.read_version[w][v] < 0:  # the PS has read the parameter: remember its version
                 self.read_version[w][v] = self.version[v]
                 self.read_ns[w][v] = now
-            self.engine.at(now + self.link.request_delay(PUSH), ARRIVE, self._pull_requested, (w, t))
+            self.engine.at(now + self.links[self.shard[t]].request_delay(PUSH), ARRIVE, self._pull_requested, (w, t))
             return
         if kind == TaskKind.PUSH:  # the PS asked for it when the step began: no request to wait for
-            self.engine.at(now + self.link.request_delay(None), ARRIVE, self._push_requested, (w, t))
+            self.engine.at(now + self.links[self.shard[t]].request_delay(None), ARRIVE, self._push_requested, (w, t))
             return
-        pool = self.ps if kind in self.ps_kinds else self.cpus[w]
-        if pool is self.ps:
+        on_ps = kind in self.ps_kinds
+        pool = self.pss[self.shard[t]] if on_ps else self.cpus[w]
+        if on_ps:
             self.ps_seq += 1
             key = self.ps_seq
         else:
             key = model.rank[t]
         dur = model.timings[self.variant[w]].dur_ns[t]
-        if pool is self.ps:
+        if on_ps:
             dur = self.link_spec.ps_work_ns(dur)
         elif self.speed[w] != 1.0:
             dur = round(dur / self.speed[w])
@@ -305,25 +323,29 @@ class _Run:
         """The PS has the request: it handles it (CPU), then the tensor moves."""
         w, t = arg
 
+        shard = self.shard[t]
+
         def send(_start: int, _slot: int) -> None:
-            self.link.start(PULL, w, self.model.size_bytes[t], self.prio[w][t], lambda s: self.finish(w, t, s, -1))
+            self.links[shard].start(PULL, w, self.model.size_bytes[t], self.prio[w][t],
+                                    lambda s: self.finish(w, t, s, -1))
 
         if self.rpc_cpu_ns[PULL]:
-            self.ps.handle(self.rpc_cpu_ns[PULL], send)
+            self.pss[shard].handle(self.rpc_cpu_ns[PULL], send)
         else:
             send(0, -1)
 
     def _push_requested(self, arg: tuple[int, int]) -> None:
         """The gradient moves, then the PS handles what it received (CPU)."""
         w, t = arg
+        shard = self.shard[t]
 
         def arrived(start: int) -> None:
             if self.rpc_cpu_ns[PUSH]:
-                self.ps.handle(self.rpc_cpu_ns[PUSH], lambda _s, _slot: self.finish(w, t, start, -1))
+                self.pss[shard].handle(self.rpc_cpu_ns[PUSH], lambda _s, _slot: self.finish(w, t, start, -1))
             else:
                 self.finish(w, t, start, -1)
 
-        self.link.start(PUSH, w, self.model.size_bytes[t], self.prio[w][t], arrived)
+        self.links[shard].start(PUSH, w, self.model.size_bytes[t], self.prio[w][t], arrived)
 
     def finish(self, w: int, t: int, start: int, slot: int) -> None:
         """``t`` is done: record it, make its successors ready. Successors that finish the instant they are
@@ -371,7 +393,12 @@ class _Run:
     def end_step(self, w: int) -> None:
         now = self.engine.now
         self.ends[w].append(now)
-        self.snapshots.append((now, self.link.moved_bytes(PULL), self.link.moved_bytes(PUSH), self.ps.busy_ns()))
+        per_shard = tuple((link.moved_bytes(PULL), link.moved_bytes(PUSH), ps.busy_ns())
+                          for link, ps in zip(self.links, self.pss, strict=True))
+        self.snapshots.append((now, sum(p[0] for p in per_shard), sum(p[1] for p in per_shard),
+                               sum(p[2] for p in per_shard)))
+        if self.n_shards > 1:
+            self.shard_snapshots.append(per_shard)
         self.step_of[w] += 1
         if self.step_of[w] == self.config.total_steps:
             self.n_finished += 1

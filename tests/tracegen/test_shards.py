@@ -1,0 +1,95 @@
+"""PS shards: where parameters go, that a shard is a PS of its own, and the table of how many PS."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import pathlib
+
+import pytest
+
+from parsers import read_trace
+from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.errors import ConfigError
+from tracegen.link import uniform_link
+from tracegen.metrics import link_bound_steps_per_s, shard_utilisations, steps_per_s
+from tracegen.model import TaskKind, build_model
+from tracegen.placement import creation_order, place, variable_bytes
+from tracegen.simulate import SimConfig, simulate
+from tracegen.synthetic import synthetic_model
+
+
+def test_round_robin_follows_creation_order_with_the_global_step_first(mlp_trace_dir: pathlib.Path) -> None:
+    trace = read_trace(mlp_trace_dir)
+    model = build_model(trace)
+    created = creation_order(trace)
+    assert created[0] == "ps:global_step" and len(created) == 7
+    rr = place(model, 2, "round-robin", created)
+    by_name = dict(zip(rr.variables.names, rr.shard_of_variable, strict=True))
+    for i, name in enumerate(created[1:], start=1):  # TF's replica_device_setter: i-th variable on shard i % k
+        assert by_name[name] == i % 2
+    # every task of a parameter is on its shard; what belongs to none (the global step) on shard 0
+    for t in range(model.n_tasks):
+        v = rr.variables.of_task[t]
+        if v >= 0:
+            assert rr.shard_of_task[t] == rr.shard_of_variable[v]
+    assert rr.shard_of_task[model.names.index("ps:global_step")] == 0
+    assert sum(rr.bytes_per_shard(model)) == model.bytes_of(TaskKind.PULL)
+
+
+def test_greedy_balances_bytes_better_than_round_robin_here(mlp_trace_dir: pathlib.Path) -> None:
+    trace = read_trace(mlp_trace_dir)
+    model = build_model(trace)
+    greedy = place(model, 2, "greedy", creation_order(trace))
+    rr = place(model, 2, "round-robin", creation_order(trace))
+    assert max(greedy.bytes_per_shard(model)) < max(rr.bytes_per_shard(model))
+    assert max(greedy.bytes_per_shard(model)) >= max(variable_bytes(model, greedy.variables))
+
+
+def test_a_placement_file_is_followed_and_checked(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    model = build_model(read_trace(mlp_trace_dir))
+    names = place(model, 1, "round-robin").variables.names
+    path = tmp_path / "placement.csv"
+    path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
+    assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
+    with pytest.raises(ConfigError, match=r"line 4: expected variable,shard with a shard from 0 to 1 \(got '.*,2'\)"):
+        place(model, 2, str(path))
+    path.write_text("variable,shard\n" + f"{names[0]},0\n")
+    with pytest.raises(ConfigError, match=r"no shard for \d+ parameter\(s\)"):
+        place(model, 2, str(path))
+    with pytest.raises(ConfigError, match="round-robin, greedy or a placement file"):
+        place(model, 2, "nearest")
+
+
+def test_two_shards_of_a_balanced_link_bound_step_double_the_plateau() -> None:
+    """Four equal parameters, a slow link: with two shards each link carries half the bytes, so the link bound
+    and the simulated throughput of many workers double (within the simulation's noise)."""
+    model = synthetic_model(n_params=4, n_layers_ops=1, param_bytes=1_000_000, op_dur_ns=100_000,
+                            bandwidth_bytes_per_s=10**9)
+    link = uniform_link((50e6, 50e6), latency_ns=0)
+    base = SimConfig(n_workers=8, steps=6, link="fifo", link_spec=link)
+    one = simulate(model, base)
+    split = place(model, 2, "greedy")
+    two = simulate(model, dataclasses.replace(base, ps_shard_of_task=split.shard_of_task))
+    assert two.n_shards == 2 and len(shard_utilisations(two)) == 2
+    assert link_bound_steps_per_s(model, two) == pytest.approx(2 * link_bound_steps_per_s(model, one), rel=0.35)
+    assert steps_per_s(two) > 1.6 * steps_per_s(one)
+    assert all(u.push > 0.8 for u in shard_utilisations(two))
+
+
+def test_predict_writes_the_shards_table(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser()
+    add_predict_arguments(parser)
+    args = parser.parse_args([str(mlp_trace_dir), "--workers", "1,4", "--steps", "4", "--seeds", "1",
+                              "--ps-shards", "1-2", "--placement", "greedy", "--out", str(tmp_path / "p")])
+    assert run_predict(args) == 0
+    assert "PS shards (greedy placement)" in capsys.readouterr().out
+    with (tmp_path / "p" / "shards.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["n_shards"] for r in rows] == ["1", "2"]
+    assert all(0 <= int(r["saturating_shard"]) < int(r["n_shards"]) for r in rows)
+    assert len(rows[1]["shard_pull_bytes"].split(";")) == 2
+    with pytest.raises(ConfigError, match="'ps_shards' must be from 1 to 64"):
+        place(build_model(read_trace(mlp_trace_dir)), 65, "greedy")

@@ -1,0 +1,148 @@
+"""Several PS shards: which shard holds each parameter, and so which shard runs each PS task and transfer.
+
+TF1 jobs place variables on k PS tasks with ``replica_device_setter``: round robin in creation order by default,
+or by a ``ps_strategy`` such as a greedy byte-balancing one (what ``tf.contrib``'s
+``GreedyLoadBalancingStrategy`` did: each variable, in creation order, to the shard holding the fewest bytes so
+far). From a trace taken with one PS:
+
+- the variables are placed in creation order, as the trace's partition graph lists its variable nodes
+  (``VarHandleOp``/``VariableV2``, the global step among them; :func:`creation_order`); the parameters are
+  :mod:`tracegen.variables`' (a variable both read by a pull and updated by an apply); without that list
+  (a trace with no graph) the parameters in name order, the global step first;
+- a parameter's size is the bytes its pulls move in a step;
+- a pull and an apply run on the shard of their parameter; a push on the shard of the apply that consumes it;
+  the PS ops that read or hold a parameter on its shard; everything else of the PS (the global step, the
+  learning rate's push, constants) on shard 0, where TensorFlow's chief PS would put it.
+
+A placement file (``--placement FILE``) is CSV ``variable,shard`` with a header, naming every parameter by its
+PS node (as ``tracegen inspect --json`` or the error message lists them), shards from 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import os
+import pathlib
+
+from parsers.files import read_file
+from parsers.trace import Trace, device_role
+from tracegen.errors import ConfigError
+from tracegen.model import PS_KINDS, StepModel, TaskKind
+from tracegen.variables import VariableMap, variable_map
+
+PLACEMENTS = ("round-robin", "greedy")
+MAX_SHARDS = 64
+MAX_PLACEMENT_BYTES = 1 << 20
+VARIABLE_OPS = ("VarHandleOp", "VariableV2", "Variable")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Placement:
+    """``shard_of_task``: the shard of every PS task and transfer (0 for worker ops, which it does not concern);
+    ``shard_of_variable``: per parameter of ``variables``."""
+
+    n_shards: int
+    shard_of_variable: tuple[int, ...]
+    shard_of_task: tuple[int, ...]
+    variables: VariableMap
+    how: str
+
+    def bytes_per_shard(self, model: StepModel) -> tuple[int, ...]:
+        """Bytes each shard serves per step (its pulls)."""
+        out = [0] * self.n_shards
+        for t in range(model.n_tasks):
+            if model.kinds[t] == TaskKind.PULL:
+                out[self.shard_of_task[t]] += model.size_bytes[t]
+        return tuple(out)
+
+
+def variable_bytes(model: StepModel, variables: VariableMap) -> list[int]:
+    """Bytes the pulls of each parameter move per step."""
+    size = [0] * variables.n_variables
+    for t in range(model.n_tasks):
+        v = variables.of_task[t]
+        if v >= 0 and model.kinds[t] == TaskKind.PULL:
+            size[v] += model.size_bytes[t]
+    return size
+
+
+def creation_order(trace: Trace) -> tuple[str, ...]:
+    """The PS's variable nodes in the order the partition graph lists them (creation order), as model names."""
+    nodes = trace.graph_nodes
+    rows = nodes[nodes["op_type"].isin(VARIABLE_OPS) & nodes["device"].map(lambda d: device_role(d) == "ps")]
+    return tuple(dict.fromkeys(f"ps:{n}" for n in rows["node_name"]))
+
+
+def place(model: StepModel, n_shards: int, how: str, created: tuple[str, ...] = ()) -> Placement:
+    """Place ``model``'s parameters on ``n_shards`` shards by ``how``: ``round-robin``, ``greedy`` or the path of
+    a placement file; ``created``: every variable node in creation order (module docstring)."""
+    if not 1 <= n_shards <= MAX_SHARDS:
+        raise ConfigError(f"'ps_shards' must be from 1 to {MAX_SHARDS} (got {n_shards})")
+    variables = variable_map(model)
+    order = list(created) or ["ps:global_step"]
+    order += [n for n in variables.names if n not in order]
+    size = dict(zip(variables.names, variable_bytes(model, variables), strict=True))
+    if how in PLACEMENTS:
+        load = [0] * n_shards
+        placed: dict[str, int] = {}
+        for i, name in enumerate(order):
+            target = i % n_shards if how == "round-robin" else min(range(n_shards), key=lambda s: (load[s], s))
+            load[target] += size.get(name, 0)
+            placed[name] = target
+        shards = [placed[n] for n in variables.names]
+    else:
+        shards = _from_file(how, variables, n_shards)
+    return Placement(n_shards=n_shards, shard_of_variable=tuple(shards),
+                     shard_of_task=_task_shards(model, variables, shards), variables=variables,
+                     how=how if how in PLACEMENTS else f"file {how}")
+
+
+def _task_shards(model: StepModel, variables: VariableMap, shards: list[int]) -> tuple[int, ...]:
+    """Per task, the shard that runs it (module docstring)."""
+    of_var = variables.of_task
+    out = [0] * model.n_tasks
+    succ: list[list[int]] = [[] for _ in range(model.n_tasks)]
+    for t in range(model.n_tasks):
+        for p in model.preds(t):
+            succ[p].append(t)
+    for t in range(model.n_tasks):
+        if of_var[t] >= 0:
+            out[t] = shards[of_var[t]]
+        elif model.kinds[t] == TaskKind.PUSH:
+            owners = sorted({of_var[s] for s in succ[t] if of_var[s] >= 0})
+            out[t] = shards[owners[0]] if len(owners) == 1 else 0  # the learning rate feeds every apply: shard 0
+    assigned: dict[int, int] = {t: out[t] for t in range(model.n_tasks) if of_var[t] >= 0}
+    for v, name in enumerate(variables.names):
+        node = model.names.index(name)
+        out[node] = assigned[node] = shards[v]
+    for t in model.topo_order():  # a read of a variable (its handle -> ReadVariableOp -> ...): that shard
+        if model.kinds[t] in PS_KINDS and t not in assigned:
+            owners = {assigned[p] for p in model.preds(t) if p in assigned and model.kinds[p] in PS_KINDS}
+            if len(owners) == 1:
+                out[t] = assigned[t] = owners.pop()
+    return tuple(out)
+
+
+def _from_file(path: str, variables: VariableMap, n_shards: int) -> list[int]:
+    """The shard of every parameter, from a placement file."""
+    source = os.fspath(path)
+    if not pathlib.Path(source).is_file():
+        raise ConfigError(f"'placement' must be round-robin, greedy or a placement file (got {path!r}: no such file)")
+    text = read_file(pathlib.Path(source), MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8", errors="replace")
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or [c.strip() for c in rows[0]] != ["variable", "shard"]:
+        raise ConfigError(f"{source}: line 1 must be the header variable,shard")
+    given: dict[str, int] = {}
+    for line, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != 2 or not row[1].strip().isdigit() or int(row[1]) >= n_shards:
+            raise ConfigError(f"{source}: line {line}: expected variable,shard with a shard from 0 to {n_shards - 1} "
+                              f"(got {','.join(row)!r})")
+        given[row[0].strip()] = int(row[1])
+    missing = [n for n in variables.names if n not in given]
+    if missing:
+        raise ConfigError(f"{source}: no shard for {len(missing)} parameter(s), e.g. {missing[0]!r}")
+    return [given[n] for n in variables.names]

@@ -1,0 +1,70 @@
+"""How many parameter servers for N workers: the scaling curve for k = 1, 2, ... PS shards, in one table.
+
+For each k the parameters are placed (:mod:`tracegen.placement`), the curve is simulated with every shard a PS
+like the traced one (its own link of the same spec, its own CPU), and the row gives the knee, the plateau and
+the shard that saturates there: the busiest resource of any shard in a run at the plateau's N. A shard that
+holds the one big tensor saturates first whatever k is — the table shows when more PS stop helping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from parsers.trace import Trace
+from tracegen.curve import scaling_curve
+from tracegen.link import LinkSpec
+from tracegen.metrics import shard_utilisations
+from tracegen.model import StepModel
+from tracegen.placement import creation_order, place
+from tracegen.simulate import SimConfig, simulate
+
+COLUMNS = ("n_shards", "placement", "knee", "plateau_steps_per_s", "plateau_workers", "saturating_shard",
+           "saturating_resource", "saturating_utilisation", "shard_pull_bytes")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ShardRow:
+    """One k: its curve's knee and plateau, and the shard busiest at the plateau."""
+
+    n_shards: int
+    placement: str
+    knee_n_workers: int | None
+    plateau_steps_per_s: float
+    plateau_workers: int
+    saturating_shard: int
+    saturating_resource: str
+    saturating_utilisation: float
+    shard_pull_bytes: tuple[int, ...]
+
+
+def shard_table(model: StepModel, trace: Trace, config: SimConfig, spec: LinkSpec, workers: Sequence[int],
+                shards: Sequence[int], how: str, *, seeds: int) -> list[ShardRow]:
+    """A row per number of shards in ``shards`` (module docstring)."""
+    created = creation_order(trace)
+    rows = []
+    for k in sorted(set(shards)):
+        placement = place(model, k, how, created)
+        sim = dataclasses.replace(config, link_spec=spec, ps_shard_of_task=placement.shard_of_task if k > 1 else ())
+        curve = scaling_curve(model, sim, workers, seeds=seeds)
+        at_plateau = simulate(model, dataclasses.replace(sim, n_workers=curve.saturation_workers))
+        uses = shard_utilisations(at_plateau)
+        busiest = max(uses, key=lambda u: (u.busiest[1], -u.shard))
+        resource, value = busiest.busiest
+        rows.append(ShardRow(n_shards=k, placement=placement.how, knee_n_workers=curve.knee_n_workers,
+                             plateau_steps_per_s=curve.plateau_steps_per_s,
+                             plateau_workers=curve.saturation_workers, saturating_shard=busiest.shard,
+                             saturating_resource=resource, saturating_utilisation=value,
+                             shard_pull_bytes=placement.bytes_per_shard(model)))
+    return rows
+
+
+def shards_csv(rows: Sequence[ShardRow]) -> str:
+    """The table as CSV (fixed decimals: equal tables, equal bytes)."""
+    lines = [",".join(COLUMNS)]
+    for r in rows:
+        lines.append(",".join([
+            str(r.n_shards), r.placement, "" if r.knee_n_workers is None else str(r.knee_n_workers),
+            f"{r.plateau_steps_per_s:.4f}", str(r.plateau_workers), str(r.saturating_shard), r.saturating_resource,
+            f"{r.saturating_utilisation:.4f}", ";".join(str(b) for b in r.shard_pull_bytes)]))
+    return "\n".join(lines) + "\n"
