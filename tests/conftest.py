@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pathlib
+import signal
+from collections.abc import Callable
 
 import pytest
 
@@ -29,3 +31,17 @@ def tf_protos():  # type: ignore[no-untyped-def]
     from tensorflow.core.protobuf import config_pb2
 
     return config_pb2
+
+
+def _default_signals() -> None:
+    """In a child before exec: SIGINT and SIGTERM back to their defaults. A suite started in the background
+    (``bash scripts/test.sh &``) inherits SIGINT *ignored*, and Python then never turns it into
+    KeyboardInterrupt; the tests that interrupt a run must not depend on how the suite was started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@pytest.fixture
+def default_signals() -> Callable[[], None]:
+    """A ``preexec_fn`` for child processes that will be sent SIGINT or SIGTERM."""
+    return _default_signals

@@ -12,6 +12,7 @@ reads). ``staleness.csv`` holds the whole histogram per N, ``staleness.png`` dra
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from tracegen.curve import Curve
 
@@ -19,6 +20,29 @@ CSV_COLUMNS = ("n_workers", "steps_per_s", "samples_per_s", "steps_per_s_low", "
                "band_high", "pull_link_utilisation", "push_link_utilisation", "ps_cpu_utilisation", "bottleneck",
                "staleness_mean", "staleness_median", "staleness_p99")
 STALENESS_COLUMNS = ("n_workers", "staleness", "updates", "fraction")
+
+
+def new_figure() -> tuple[Any, Any]:
+    """A 6.4 x 4 inch figure (matplotlib's Agg backend, no display needed) and its one axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.0), dpi=100)
+    return fig, fig.add_subplot()
+
+
+def finish_png(fig: Any, ax: Any, *, ylabel: str, title: str, legend: str) -> bytes:
+    """Label the axes (workers on x), start y at 0, place the legend and return the PNG (no timestamp in it)."""
+    ax.set_xlabel("workers (N)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc=legend, fontsize="small")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
 
 
 def curve_csv(curve: Curve, batch_size: int, band: tuple[Curve, Curve] | None = None) -> str:
@@ -50,13 +74,7 @@ def staleness_csv(curve: Curve) -> str:
 
 def staleness_png(curve: Curve, *, title: str) -> bytes:
     """Staleness against N: mean, median and 99th percentile, over the histogram's spread."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 4.0), dpi=100)
-    ax = fig.add_subplot()
+    fig, ax = new_figure()
     known = [p for p in curve.points if p.staleness is not None]
     ns = [p.n_workers for p in known]
     for p in known:
@@ -67,26 +85,13 @@ def staleness_png(curve: Curve, *, title: str) -> bytes:
     ax.plot(ns, [p.staleness.mean for p in known if p.staleness], marker="o", label="mean")
     ax.plot(ns, [p.staleness.median for p in known if p.staleness], linestyle="--", label="median")
     ax.plot(ns, [p.staleness.p99 for p in known if p.staleness], linestyle=":", label="99th percentile")
-    ax.set_xlabel("workers (N)")
-    ax.set_ylabel("staleness (updates between read and apply)")
-    ax.set_title(title)
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper left", fontsize="small")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
+    return finish_png(fig, ax, ylabel="staleness (updates between read and apply)", title=title, legend="upper left")
 
 
 def curve_png(curve: Curve, *, title: str, band: tuple[Curve, Curve] | None = None) -> bytes:
     """Throughput against N: the prediction with its seed spread, the band when there is one, the knee and the
     bounds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 4.0), dpi=100)
-    ax = fig.add_subplot()
+    fig, ax = new_figure()
     ns = [p.n_workers for p in curve.points]
     if band is not None:
         ax.fill_between(ns, [min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in zip(band[0].points,
@@ -108,11 +113,4 @@ def curve_png(curve: Curve, *, title: str, band: tuple[Curve, Curve] | None = No
     if curve.link_bound_steps_per_s < 3 * top:
         ax.axhline(curve.link_bound_steps_per_s, color="red", linestyle="--",
                    label=f"link bound {curve.link_bound_steps_per_s:.3g} steps/s")
-    ax.set_xlabel("workers (N)")
-    ax.set_ylabel("steps per second (all workers)")
-    ax.set_title(title)
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right", fontsize="small")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
+    return finish_png(fig, ax, ylabel="steps per second (all workers)", title=title, legend="lower right")

@@ -163,10 +163,15 @@ def run_job(job: dict[str, Any], n_workers: int, timeout_s: float) -> list[str]:
             lines.append((out.strip().splitlines() or [""])[-1])
         return lines
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+        reap(procs)
+
+
+def reap(procs: list[subprocess.Popen[str]]) -> None:
+    """Kill whichever of ``procs`` still run, wait for all, close their pipes: none is left behind."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from parsers.atomic import write_bytes_atomic
-from validation.capture import free_port, tensorflow_version
+from validation.capture import free_port, reap, tensorflow_version
 from validation.errors import ConfigError, JobError
 
 JOB_TIMEOUT_S = 300.0
@@ -85,13 +85,7 @@ def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s
             raise JobError(f"the coordinator exited with code {coordinator.returncode}: {tail}")
         report = json.loads((out.strip().splitlines() or ["{}"])[-1])
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+        reap(procs)
     files = sorted(out_dir.glob("plugins/profile/*/*.xplane.pb"))
     if not files:
         raise JobError(f"{out_dir}: the profiler wrote no .xplane.pb file")

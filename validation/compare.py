@@ -29,6 +29,7 @@ import pandas as pd
 
 from tracegen.curve import KNEE_FRACTION
 from tracegen.errors import ConfigError as TracegenConfigError
+from tracegen.plots import finish_png, new_figure
 from tracegen.units import parse_rate
 from validation.errors import ConfigError
 
@@ -235,14 +236,8 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
 
 def comparison_png(comparison: Comparison, title: str) -> bytes:
     """Measured means with their range as error bars, and every predictor's curve."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
     table = comparison.table
-    fig = Figure(figsize=(6.4, 4.0), dpi=100)
-    ax = fig.add_subplot()
+    fig, ax = new_figure()
     mean = table["measured_mean"]
     ax.errorbar(table["n_workers"], mean, yerr=[mean - table["measured_min"], table["measured_max"] - mean],
                 fmt="o", color="black", capsize=4, label="measured (mean, range)")
@@ -253,13 +248,6 @@ def comparison_png(comparison: Comparison, title: str) -> bytes:
                             label=f"{name} band")
     for name, style in zip(shown or list(comparison.scores), ("-", "--", ":", "-."), strict=False):
         ax.plot(table["n_workers"], table[name], style, marker=".", label=name)
-    ax.set_xlabel("workers (N)")
-    ax.set_ylabel("steps per second (all workers)")
-    ax.set_title(title)
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right", fontsize="small")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
+    return finish_png(fig, ax, ylabel="steps per second (all workers)", title=title, legend="lower right")
 
 

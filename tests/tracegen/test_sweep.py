@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 import pandas as pd
 import pytest
@@ -131,10 +132,12 @@ def _wait_gone(pids: list[int], timeout_s: float = 30) -> list[int]:
     return left
 
 
-def _start_and_stop(out: pathlib.Path, sig: signal.Signals) -> tuple[int, str, list[int]]:
-    """Start a sweep, send ``sig`` to it once a part exists; (exit code, stderr, workers still alive after)."""
+def _start_and_stop(out: pathlib.Path, sig: signal.Signals,
+                    preexec: Callable[[], None] | None = None) -> tuple[int, str, list[int]]:
+    """Start a sweep, send ``sig`` to it once a part exists; (exit code, stderr, workers still alive after).
+    ``preexec``: the tests conftest's ``default_signals``, so that SIGINT works however the suite was started."""
     proc = subprocess.Popen([str(EXE), "sweep", *LONG, "--out", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
     workers: list[int] = []
     try:
         deadline = time.monotonic() + 120
@@ -178,9 +181,10 @@ def test_resume_after_sigkill_computes_no_point_twice(tmp_path: pathlib.Path,
                                                    (signal.SIGTERM, 143, "stopped by SIGTERM")])
 def test_signals_stop_workers_and_keep_the_dataset_whole(sig: signal.Signals, code: int, said: str,
                                                          tmp_path: pathlib.Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+                                                         capsys: pytest.CaptureFixture[str],
+                                                         default_signals: Callable[[], None]) -> None:
     out = tmp_path / "sweep"
-    got, err, left = _start_and_stop(out, sig)
+    got, err, left = _start_and_stop(out, sig, default_signals)
     assert got == code and f"tracegen sweep: {said}" in err
     assert left == []
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]

@@ -115,7 +115,10 @@ def test_inside_the_emulated_cluster_the_profile_sees_the_shaped_link(tmp_path: 
                                    progress=lines.append)
     payload = rate / 8 * 1448 / 1514
     for point in profile.points:
-        assert point.pull_bytes_per_s <= payload * 1.03 and point.push_bytes_per_s <= payload * 1.03
+        # a point counts the tensors completed in its window; with two steps in flight per client, up to one
+        # step's bytes of them moved before the window opened
+        slack = (point.step_bytes or 0) / (point.window_s or profile.window_s)
+        assert point.pull_bytes_per_s <= payload * 1.03 + slack and point.push_bytes_per_s <= payload * 1.03 + slack
     assert profile.of_mode("pull")[-1].pull_bytes_per_s >= 0.5 * payload
     assert profile.ps["cores"] == 0.5  # what the PS was capped at, not the machine's cores
     run_ids = [line.split("cluster ")[1].split()[0] for line in lines if "cluster " in line and " is up" in line]
