@@ -67,7 +67,7 @@ def _testbed(args: argparse.Namespace) -> int:
         trace_workers=not args.no_worker_traces, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
         cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
         timeout_s=args.timeout, link_profile=not args.no_link_profile, only_link_profile=args.only_link_profile,
-        only_single_worker=args.only_single_worker)
+        only_single_worker=args.only_single_worker, staleness=args.staleness)
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
     if config.only_link_profile or config.only_single_worker:
         names = [n for n, on in ((PROFILE_NAME, config.only_link_profile),
@@ -179,6 +179,9 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                    help="limit for warm-up and for finishing after the window (default 300)")
     p.add_argument("--only-link-profile", action="store_true",
                    help="measure only the link profile, into DIR/trace/link-profile.json (refused if it exists)")
+    p.add_argument("--staleness", action="store_true",
+                   help="workers also read the global step with each step's parameters and report each step's "
+                        "staleness (updates by others between read and apply): DIR/staleness.csv")
     p.add_argument("--only-single-worker", action="store_true",
                    help="measure only one untraced worker's rate and the PS's CPU per step, into "
                         "DIR/trace/single-worker.json (refused if it exists)")

@@ -43,7 +43,16 @@ def run_node(job: dict[str, Any]) -> dict[str, Any] | None:
     with v1.device(setter):
         global_step = v1.train.get_or_create_global_step()
         loss = build_loss(spec)
-        train_op = v1.train.GradientDescentOptimizer(job["learning_rate"]).minimize(loss, global_step=global_step)
+        optimizer = v1.train.GradientDescentOptimizer(job["learning_rate"])
+        step_read = None
+        if job.get("staleness"):  # what minimize() builds, with the increment's new value fetchable
+            apply = optimizer.apply_gradients(optimizer.compute_gradients(loss))
+            with v1.control_dependencies([apply]):
+                train_op = global_step.assign_add(1)  # its value: the global step after this step's increment
+            # the global step as the step reads it: at its start, beside the parameters
+            step_read = v1.identity(global_step.read_value())
+        else:
+            train_op = optimizer.minimize(loss, global_step=global_step)
         init = v1.global_variables_initializer()
         uninitialized = v1.report_uninitialized_variables()
     config = v1.ConfigProto(device_filters=["/job:ps", f"/job:worker/task:{index}"])
@@ -52,10 +61,10 @@ def run_node(job: dict[str, Any]) -> dict[str, Any] | None:
             sess.run(init)
         while len(sess.run(uninitialized)) > 0:
             time.sleep(0.2)
-        return _train(sess, train_op, global_step, job)
+        return _train(sess, train_op, global_step, job, step_read)
 
 
-def _train(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any]) -> dict[str, Any]:
+def _train(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any], step_read: Any = None) -> dict[str, Any]:
     from validation.capture import trace_step
 
     for _ in range(int(job.get("warmup_steps", 0))):
@@ -65,12 +74,18 @@ def _train(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any]) -> d
         for k in range(int(job.get("traced_steps", 0))):
             trace_step(sess, train_op, pathlib.Path(trace_dir) / f"step_{k:03d}")
     if job.get("control") == "stdin":
-        return _train_controlled(sess, train_op, global_step, job)
+        return _train_controlled(sess, train_op, global_step, job, step_read)
     return {"event": "done", "traced_steps": int(job.get("traced_steps", 0)) if trace_dir else 0}
 
 
-def _train_controlled(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any]) -> dict[str, Any]:
+def _train_controlled(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any],
+                      step_read: Any = None) -> dict[str, Any]:
     """Train through the window the controller sends on stdin; report every step that overlaps it.
+
+    With ``step_read`` (the global step read at the step's start), every step also reports its staleness: the
+    global step after its own increment (``train_op``'s value: the increment after the updates), less one,
+    less what it read — the steps other workers applied between this step's read and its apply. Each step
+    updates every parameter once, so that is the staleness of each of its gradients.
 
     With ``after_trace_dir`` in the job, trace ``after_traced_steps`` steps once the window is over, then
     train as many steps again, so that the other workers' traced steps also run beside this one's.
@@ -81,16 +96,22 @@ def _train_controlled(sess: Any, train_op: Any, global_step: Any, job: dict[str,
     print(json.dumps({"event": "warm", "at_s": time.monotonic()}))
     sys.stdout.flush()
     steps: list[tuple[float, float]] = []
+    stale: list[int] = []
     reads: list[tuple[float, int]] = []
     window: tuple[float, float] | None = None
     while True:
         t0 = time.monotonic()
-        sess.run(train_op)
+        if step_read is None:
+            sess.run(train_op)
+        else:
+            after, before = sess.run([train_op, step_read])
+            stale.append(int(after) - 1 - int(before))
         t1 = time.monotonic()
         steps.append((t0, t1))
         if window is None:
             if not lines:
                 del steps[:-1000]  # only the steps that may overlap a window yet to come are kept
+                del stale[:-1000]
                 continue
             if not lines[0].strip():
                 raise RuntimeError("the controller closed stdin before it sent the measurement window")
@@ -101,6 +122,8 @@ def _train_controlled(sess: Any, train_op: Any, global_step: Any, job: dict[str,
         if t1 >= window[1]:
             reads.append((time.monotonic(), int(sess.run(global_step))))
             break
+    inside = [i for i, (s, e) in enumerate(steps) if s >= window[0] and e <= window[1]]
+    staleness = [stale[i - len(steps) + len(stale)] for i in inside] if stale else []
     kept = [[s, e] for s, e in steps if e > window[0] and s < window[1]]
     if job.get("after_trace_dir"):
         from validation.capture import trace_step
@@ -115,7 +138,7 @@ def _train_controlled(sess: Any, train_op: Any, global_step: Any, job: dict[str,
     step_bytes = sum(int(v.shape.num_elements()) * v.dtype.base_dtype.size
                      for v in tf.compat.v1.trainable_variables())
     return {"event": "done", "steps": kept, "global_step_reads": [list(r) for r in reads],
-            "param_bytes": step_bytes}
+            "param_bytes": step_bytes, "staleness": staleness}
 
 
 def main(argv: list[str]) -> int:

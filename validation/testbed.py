@@ -143,6 +143,7 @@ class TestbedConfig:
     netbench_client_cores: float | None = None
     only_link_profile: bool = False
     only_single_worker: bool = False
+    staleness: bool = False  # workers also report each step's staleness (validation.node); staleness.csv
 
     def __post_init__(self) -> None:
         self.model_spec()
@@ -199,6 +200,7 @@ class Measurement:
     tcp_retrans_segs: int
     param_bytes: int = 0  # bytes of the model's trainable variables, as a worker reported them
     ps_cpu_cores: float | None = None  # CPU the PS process used over the window, in cores (None: unknown)
+    staleness: tuple[int, ...] = ()  # of every step inside the window, all workers (when asked for)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -268,6 +270,8 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
                         progress=report)
             measurements.append(m)
             _write_csv(csv_path, config, measurements, tf_version)
+            if config.staleness:
+                _write_staleness(out_dir / STALENESS_NAME, measurements)
             if traced is not None:
                 _write_trace_meta(trace_dir, config, tf_version)
                 _write_single_worker(trace_dir, config, m)
@@ -279,6 +283,18 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
                 report(f"note: a worker did only {fewest:.0f} steps in the {m.window_s:g} s window "
                        f"(fewer than {MIN_STEPS_PER_WORKER}); a longer window gives a steadier rate")
     return TestbedResult(measurements=tuple(measurements), csv_path=csv_path, trace_dir=trace_dir)
+
+
+STALENESS_NAME = "staleness.csv"
+
+
+def _write_staleness(path: pathlib.Path, measurements: Sequence[Measurement]) -> None:
+    """``staleness.csv``: per run, how many steps inside the window had each staleness."""
+    lines = ["n_workers,repeat,staleness,steps"]
+    for m in measurements:
+        values = sorted(set(m.staleness))
+        lines += [f"{m.n_workers},{m.repeat},{v},{m.staleness.count(v)}" for v in values]
+    write_bytes_atomic(path, ("\n".join(lines) + "\n").encode())
 
 
 def _measure_profile(config: TestbedConfig, trace_dir: pathlib.Path, report: Progress) -> None:
@@ -329,6 +345,7 @@ def measure(
             "learning_rate": config.learning_rate,
             "warmup_steps": config.warmup_steps,
             "control": "stdin",
+            "staleness": config.staleness,
         }
         ps = cluster.start("ps", _node_argv(job, "ps", 0), env=env)
         workers: list[NodeProcess] = []
@@ -386,6 +403,7 @@ def measure(
         global_steps_per_s=global_rate, window_s=window_len_s,
         qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
         param_bytes=int(done[0].get("param_bytes", 0)), ps_cpu_cores=_cores(ps_cpu, window_len_s),
+        staleness=tuple(int(v) for i in range(n_workers) for v in done[i].get("staleness", [])),
     )
 
 

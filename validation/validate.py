@@ -17,7 +17,9 @@ A mismatch between the trace's capture settings (``meta.json``) and the measurem
 is printed as a warning and written into the report.
 
 Writes into its output directory: ``report.md``, ``comparison.csv``, ``comparison.png`` and each simulator's
-``prediction*/curve.csv``.
+``prediction*/curve.csv``; when the measurements' folder holds a testbed ``staleness.csv``, also the real
+staleness against the profile's prediction (:mod:`validation.staleness`: ``staleness.csv`` and a report
+section).
 """
 
 from __future__ import annotations
@@ -44,11 +46,13 @@ from tracegen.curve import scaling_curve
 from tracegen.units import format_rate
 from validation.compare import Comparison, compare, comparison_csv, comparison_png, read_measured, report_markdown
 from validation.errors import ConfigError
+from validation.staleness import (STALENESS_NAME, compare_staleness, read_measured_staleness, staleness_csv,
+                                  staleness_markdown)
 
 MEASURED_NAME = "measured.csv"
 TRACE_DIR_NAME = "trace"
 OUTPUT_FILES = ("report.md", "comparison.csv", "comparison.png", "prediction/curve.csv",
-                "prediction_bw/curve.csv")
+                "prediction_bw/curve.csv", "staleness.csv")
 BASELINE_FUNCTIONS = {"roofline": roofline, "no_overlap": no_overlap, "ps_queue": ps_queue}
 
 
@@ -135,10 +139,12 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     predictions: dict[str, Sequence[float]] = {}
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
     link_notes: dict[str, str] = {}
+    profile_curve = None
     if inputs.profile is not None:
         spec = resolve_links(model, dataclasses.replace(config, link_profile=read_link_profile(inputs.profile)))["mid"]
         report(f"simulating with the link profile {inputs.profile}")
         curve = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False)
+        profile_curve = curve
         out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
         predictions["simulator"] = [p.steps_per_s for p in curve.points]
         for name in BASELINES:
@@ -172,6 +178,11 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     settings = _settings(inputs, model, config, link_notes)
     title = f"Predicted vs measured: {pathlib.Path(measured).name}"
     text = report_markdown(comparison, settings, title, warnings)
+    measured_staleness = pathlib.Path(inputs.measured).parent / STALENESS_NAME
+    if profile_curve is not None and measured_staleness.is_file():
+        rows = compare_staleness(read_measured_staleness(measured_staleness), profile_curve)
+        text += staleness_markdown(rows, measured_staleness)
+        out.write("staleness.csv", staleness_csv(rows))
     out.write("report.md", text.encode())
     out.write("comparison.csv", comparison_csv(comparison))
     out.write("comparison.png", comparison_png(comparison, title))

@@ -158,6 +158,21 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
 
 
+@pytest.mark.slow
+@pytest.mark.root
+def test_staleness_comes_from_the_global_step_each_step_reads_and_bumps(tmp_path: pathlib.Path) -> None:
+    """One worker is never stale; of two, each sees the other's steps between its read and its apply."""
+    messages: list[str] = []
+    result = run_testbed(_config(tmp_path, staleness=True), progress=messages.append)
+    alone, pair = result.measurements
+    assert alone.staleness and set(alone.staleness) == {0}
+    assert pair.staleness and min(pair.staleness) >= 0 and max(pair.staleness) >= 1
+    with (tmp_path / "staleness.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert sum(int(r["steps"]) for r in rows if r["n_workers"] == "2") == len(pair.staleness)
+    _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
+
+
 _RUNNER = r"""
 import pathlib, sys
 from validation.testbed import TestbedConfig, run_testbed
