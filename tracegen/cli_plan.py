@@ -12,8 +12,9 @@ from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
-from tracegen.plan import STEP_BUDGET, Option, Plan, PlanConfig, plan
-from tracegen.planreport import assumptions, plan_csv
+from tracegen.html_report import report_inputs
+from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
+from tracegen.planreport import PAIR_HEADER, PAIR_NOTE, answer, assumptions, pair_cells, plan_csv, plan_html
 from tracegen.predict import PAYLOAD_FRACTION, load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.units import parse_count, parse_number
 
@@ -44,6 +45,9 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
                         help="share of a link_bits_per_s that carries tensor bytes (default "
                              f"{PAYLOAD_FRACTION:.4f}: TCP/IPv4 with timestamps at MTU 1500)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for plan.csv")
+    parser.add_argument("--html", action="store_true",
+                        help="also write DIR/report.html: the answer, the options, the assumptions and the inputs in "
+                             "one page that opens offline")
     parser.add_argument("--force", action="store_true", help="replace an earlier run's plan.csv in DIR")
 
 
@@ -57,21 +61,20 @@ def run_plan(args: argparse.Namespace) -> int:
                         payload_fraction=args.payload_fraction)
     catalogue = read_catalogue(args.catalogue)
     profile, single = profile_beside(args.trace), single_worker_beside(args.trace)
-    with OutputDir(args.out, ["plan.csv"], force=args.force) as out:
+    with OutputDir(args.out, ["plan.csv", *(["report.html"] * args.html)], force=args.force) as out:
         model = build_model(read_trace(args.trace))
         result = plan(model, catalogue, config, link_profile=load_profile(profile),
                       single_worker=load_single_worker(single),
                       progress=lambda line: print(line, file=sys.stderr, flush=True))
-        written = out.write("plan.csv", plan_csv(result).encode())
+        written = [out.write("plan.csv", plan_csv(result).encode())]
+        if args.html:
+            inputs = report_inputs({"trace": args.trace, "catalogue": args.catalogue, "link profile": profile,
+                                    "single worker": single, "samples": f"{args.samples:g}",
+                                    "target": None if args.target_rate is None else f"{args.target_rate:g} samples/s"})
+            written.append(out.write("report.html", plan_html(result, inputs)))
     _print(result, [str(p) for p in (profile, single) if p is not None])
-    print(f"wrote {written}")
+    print(f"wrote {', '.join(str(w) for w in written)}")
     return 0
-
-
-def _option(o: Option, samples: float) -> str:
-    return (f"{o.n_workers} x {o.worker.name} + PS {o.ps.name}: {o.samples_per_s:.0f} samples/s, "
-            f"${o.usd_per_hour:.2f}/h, ${o.usd_per_1000_samples:.3g} per 1000 samples, "
-            f"{o.hours_for(samples):.2f} h and ${o.usd_for(samples):.2f} for {samples:g} samples")
 
 
 def _print(result: Plan, beside: list[str]) -> None:
@@ -80,26 +83,15 @@ def _print(result: Plan, beside: list[str]) -> None:
           f"{len(result.pairs)} pairs x up to {len(cfg.workers)} worker counts, {result.n_simulations} simulations")
     if beside:
         print(f"the traced PS: {', '.join(beside)}")
-    print(f"{'workers':<18} {'ps':<14} {'best N':>6} {'samples/s':>10} {'$/h':>8} {'$/1k smp':>9} {'hours':>8} "
-          f"{'$ total':>9} {'knee':>5} {'plateau':>9} {'band':>13}  bottleneck")
+    widths = (18, 14, 6, 10, 8, 9, 8, 9, 5, 9, 13)
+    print(" ".join(f"{h:<{w}}" if i < 2 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(PAIR_HEADER, widths)))
+          + "  " + PAIR_HEADER[-1])
     for pair in result.pairs:
-        b = pair.best
-        knee = str(pair.knee_n_workers) if pair.knee_n_workers is not None else "-"
-        plateau = f"{pair.plateau_samples_per_s:.0f}" + ("" if pair.plateau_reached else "+")
-        band = ("pinned" if pair.band_samples_per_s is None
-                else f"{pair.band_samples_per_s[0]:.0f}-{pair.band_samples_per_s[1]:.0f}")
-        print(f"{b.worker.name:<18} {b.ps.name:<14} {b.n_workers:>6} {b.samples_per_s:>10.0f} {b.usd_per_hour:>8.2f} "
-              f"{b.usd_per_1000_samples:>9.3g} {b.hours_for(cfg.samples):>8.2f} {b.usd_for(cfg.samples):>9.2f} "
-              f"{knee:>5} {plateau:>9} {band:>13}  {b.bottleneck}")
-    print("best N: the pair's fewest dollars per sample; plateau +: still rising at the largest N asked (a lower "
-          "bound); band: the plateau on a half- and a full-duplex link of the same rate")
-    target = cfg.target_samples_per_s
-    if result.chosen is None:
-        print(f"target {target:g} samples/s: none reaches it; the fastest is {_option(result.fastest, cfg.samples)}")
-    elif target is None:
-        print(f"cheapest per sample: {_option(result.chosen, cfg.samples)}")
-    else:
-        print(f"cheapest reaching {target:g} samples/s: {_option(result.chosen, cfg.samples)}")
+        cells = pair_cells(pair, cfg.samples)
+        print(" ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths)))
+              + "  " + cells[-1])
+    print(PAIR_NOTE)
+    print(answer(result))
     print("assumptions:")
     for line in assumptions(result):
         print(f"  - {line}")

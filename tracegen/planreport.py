@@ -1,4 +1,5 @@
-"""A plan as text: ``plan.csv`` (fixed decimals, so equal plans give equal bytes) and its assumptions.
+"""A plan as text: ``plan.csv`` (fixed decimals, so equal plans give equal bytes), its assumptions, the table of
+pairs and the answer as the terminal and ``report.html`` show them (:func:`plan_html`).
 
 ``plan.csv``: one row per option (a worker type, a PS type, N workers), pair by pair in catalogue order, N
 ascending; the N past a pair's plateau that were not simulated have no row (:mod:`tracegen.plan`). Columns:
@@ -24,8 +25,9 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
 
 from __future__ import annotations
 
+from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
-from tracegen.plan import MIN_STEPS, STALL_GAIN, STALL_POINTS, WARMUP_STEPS, Plan
+from tracegen.plan import MIN_STEPS, STALL_GAIN, STALL_POINTS, WARMUP_STEPS, Option, Plan, Pair
 from tracegen.units import format_duration, format_rate
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
@@ -86,3 +88,49 @@ def assumptions(plan: Plan) -> list[str]:
         "the chosen option with 'tracegen predict'",
     ]
     return lines
+
+
+PAIR_HEADER = ("workers", "ps", "best N", "samples/s", "$/h", "$/1k smp", "hours", "$ total", "knee", "plateau",
+               "band", "bottleneck")
+PAIR_NOTE = ("best N: the pair's fewest dollars per sample; plateau +: still rising at the largest N asked (a lower "
+             "bound); band: the plateau on a half- and a full-duplex link of the same rate")
+
+
+def pair_cells(pair: Pair, samples: float) -> list[str]:
+    """One pair's row of the table (:data:`PAIR_HEADER`), formatted."""
+    b = pair.best
+    band = ("pinned" if pair.band_samples_per_s is None
+            else f"{pair.band_samples_per_s[0]:.0f}-{pair.band_samples_per_s[1]:.0f}")
+    return [b.worker.name, b.ps.name, str(b.n_workers), f"{b.samples_per_s:.0f}", f"{b.usd_per_hour:.2f}",
+            f"{b.usd_per_1000_samples:.3g}", f"{b.hours_for(samples):.2f}", f"{b.usd_for(samples):.2f}",
+            "-" if pair.knee_n_workers is None else str(pair.knee_n_workers),
+            f"{pair.plateau_samples_per_s:.0f}" + ("" if pair.plateau_reached else "+"), band, b.bottleneck]
+
+
+def _option(o: Option, samples: float) -> str:
+    return (f"{o.n_workers} x {o.worker.name} + PS {o.ps.name}: {o.samples_per_s:.0f} samples/s, "
+            f"${o.usd_per_hour:.2f}/h, ${o.usd_per_1000_samples:.3g} per 1000 samples, "
+            f"{o.hours_for(samples):.2f} h and ${o.usd_for(samples):.2f} for {samples:g} samples")
+
+
+def answer(plan: Plan) -> str:
+    """The plan's answer in one line: the cheapest option reaching the target (or per sample), or none."""
+    cfg = plan.config
+    target = cfg.target_samples_per_s
+    if plan.chosen is None:
+        return f"target {target:g} samples/s: none reaches it; the fastest is {_option(plan.fastest, cfg.samples)}"
+    if target is None:
+        return f"cheapest per sample: {_option(plan.chosen, cfg.samples)}"
+    return f"cheapest reaching {target:g} samples/s: {_option(plan.chosen, cfg.samples)}"
+
+
+def plan_html(plan: Plan, inputs: list[tuple[str, str]]) -> bytes:
+    """The plan as one self-contained page: the answer, the table of pairs, the assumptions and the inputs."""
+    rows = [pair_cells(pair, plan.config.samples) for pair in plan.pairs]
+    return page("Which cluster to rent", [
+        paragraph(answer(plan), "summary"),
+        section("Options (each pair of a worker type and a PS type at its best N)",
+                table(PAIR_HEADER, rows, table_id="pairs"), paragraph(PAIR_NOTE)),
+        section("Assumptions", *(paragraph(line) for line in assumptions(plan))),
+        section("Inputs", definitions(inputs)),
+    ])

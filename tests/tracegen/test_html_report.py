@@ -199,3 +199,22 @@ def test_the_chromium_check_sees_a_script_error(tmp_path: pathlib.Path) -> None:
     page.write_text("<!DOCTYPE html><html><body><script>noSuchFunction();</script></body></html>")
     _dom, console = render_in_chromium(page, tmp_path / "broken.png")
     assert len(console) == 1 and "noSuchFunction is not defined" in console[0]
+
+
+def test_plan_report_holds_the_answer_and_every_pair_and_renders(tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "plan"
+    assert main(["plan", str(CONFIG / "trace"), "--catalogue", str(ROOT / "data" / "catalogue" / "example.csv"),
+                 "--workers", "1-6", "--target-rate", "1000", "--html", "--out", str(out)]) == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    plan = pd.read_csv(out / "plan.csv", dtype=str)
+    best = plan[plan["best_of_pair"] == "yes"]
+    cells = _cells(page, "pairs")
+    assert [(c[0], c[1], c[2]) for c in cells] == list(zip(best["worker_type"], best["ps_type"], best["n_workers"],
+                                                           strict=True))
+    chosen = plan[plan["chosen"] == "yes"]
+    assert len(chosen) == 1 and f"{chosen['n_workers'].iloc[0]} x {chosen['worker_type'].iloc[0]}" in page
+    assert "http://" not in page and "https://" not in page
+    dom, console = render_in_chromium(out / "report.html", tmp_path / "report-plan.png")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(tmp_path / "report-plan.png", ARTIFACTS / "report-plan.png")
+    assert console == [] and 'data-ready="1"' in dom
