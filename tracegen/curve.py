@@ -50,6 +50,7 @@ class CurvePoint:
     ps_cpu_utilisation: float
     bottleneck: str
     staleness: Staleness | None = None  # of the parameter updates, pooled over seeds
+    steps_per_s_ci95: float | None = None  # half-width of the 95 % confidence interval of the mean over seeds
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +82,22 @@ def parse_workers(text: str) -> tuple[int, ...]:
                               f"(got {text!r})")
         out.update(range(lo, hi + 1))
     return tuple(sorted(out))
+
+
+# Student's t, two-sided 95 %, for 1..30 degrees of freedom (the textbook table)
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def ci95_half_width(values: Sequence[float]) -> float | None:
+    """Half-width of the 95 % confidence interval of the mean of ``values`` (independent seeds), Student's t;
+    None for fewer than two. Beyond 30 degrees of freedom t is 1.96 + 2.4 / df (within 0.003 of the table)."""
+    n = len(values)
+    if n < 2:
+        return None
+    df = n - 1
+    t = _T95[df - 1] if df <= len(_T95) else 1.96 + 2.4 / df
+    return t * statistics.stdev(values) / math.sqrt(n)
 
 
 def bottleneck(result: SimResult) -> str:
@@ -115,7 +132,8 @@ def _point(model: StepModel, config: SimConfig, n: int, seeds: int) -> tuple[Cur
         pull_link_utilisation=statistics.fmean(link_utilisation(r, "pull") for r in runs),
         push_link_utilisation=statistics.fmean(link_utilisation(r, "push") for r in runs),
         ps_cpu_utilisation=statistics.fmean(ps_cpu_utilisation(r) for r in runs),
-        bottleneck=max(sorted(set(names)), key=names.count), staleness=staleness(runs)), runs
+        bottleneck=max(sorted(set(names)), key=names.count), staleness=staleness(runs),
+        steps_per_s_ci95=ci95_half_width(rates)), runs
 
 
 def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3,

@@ -6,7 +6,9 @@ the two ends of what the link can do when only its bandwidth is known, empty whe
 :mod:`tracegen.predict`); the link's and the PS's utilisations (fractions); ``bottleneck``; the staleness of the
 parameter updates, pooled over seeds (``staleness_mean``, ``staleness_median``, ``staleness_p99``: updates to the
 same parameter by other workers between a worker's read and its apply; empty when the step updates nothing it
-reads). ``staleness.csv`` holds the whole histogram per N, ``staleness.png`` draws it.
+reads). ``staleness.csv`` holds the whole histogram per N, ``staleness.png`` draws it. ``steps_per_s_ci95``: the
+half-width of the 95 % confidence interval of the mean over seeds (Student's t; empty for one seed) — the
+uncertainty of the simulation's own estimate, which the min–max of a few seeds does not say.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from tracegen.curve import Curve
 
 CSV_COLUMNS = ("n_workers", "steps_per_s", "samples_per_s", "steps_per_s_low", "steps_per_s_high", "band_low",
                "band_high", "pull_link_utilisation", "push_link_utilisation", "ps_cpu_utilisation", "bottleneck",
-               "staleness_mean", "staleness_median", "staleness_p99")
+               "staleness_mean", "staleness_median", "staleness_p99", "steps_per_s_ci95")
 STALENESS_COLUMNS = ("n_workers", "staleness", "updates", "fraction")
 
 
@@ -58,7 +60,8 @@ def curve_csv(curve: Curve, batch_size: int, band: tuple[Curve, Curve] | None = 
             f"{p.steps_per_s_low:.4f}", f"{p.steps_per_s_high:.4f}", low, high, f"{p.pull_link_utilisation:.4f}",
             f"{p.push_link_utilisation:.4f}", f"{p.ps_cpu_utilisation:.4f}", p.bottleneck,
             *(("", "", "") if p.staleness is None else
-              (f"{p.staleness.mean:.4f}", f"{p.staleness.median:.1f}", f"{p.staleness.p99:.0f}"))]))
+              (f"{p.staleness.mean:.4f}", f"{p.staleness.median:.1f}", f"{p.staleness.p99:.0f}")),
+            "" if p.steps_per_s_ci95 is None else f"{p.steps_per_s_ci95:.4f}"]))
     return "\n".join(lines) + "\n"
 
 

@@ -164,3 +164,20 @@ def test_a_single_worker_measurement_beside_the_trace_is_used_and_named(
     # 0.2 s of PS CPU a step on half a core: at most 2.5 steps/s, however fast the link
     assert float(rows(tmp_path / "b" / "curve.csv")[-1]["steps_per_s"]) <= 2.5 * 1.02
     assert float(rows(tmp_path / "a" / "curve.csv")[-1]["steps_per_s"]) > 5.0
+
+
+def test_the_seed_spread_is_a_confidence_interval_of_the_mean(mlp_trace_dir: pathlib.Path,
+                                                              tmp_path: pathlib.Path) -> None:
+    from tracegen.curve import ci95_half_width
+
+    assert ci95_half_width([1.0, 2.0, 3.0]) == pytest.approx(4.303 / 3**0.5)  # t(2) x s / sqrt(n), s = 1
+    assert ci95_half_width([5.0]) is None
+    assert ci95_half_width([2.0] * 50) == 0.0
+    base = [str(mlp_trace_dir), "--workers", "2,4", "--steps", "4"]
+    assert run_predict(parse([*base, "--seeds", "1", "--out", str(tmp_path / "one")])) == 0
+    assert run_predict(parse([*base, "--seeds", "3", "--out", str(tmp_path / "three")])) == 0
+    assert all(r["steps_per_s_ci95"] == "" for r in rows(tmp_path / "one" / "curve.csv"))
+    for r in rows(tmp_path / "three" / "curve.csv"):
+        half = float(r["steps_per_s_ci95"])
+        # three seeds: t(2) s / sqrt(3) = 2.48 s, wider than half the min-max range, which is at most s
+        assert half >= (float(r["steps_per_s_high"]) - float(r["steps_per_s_low"])) / 2

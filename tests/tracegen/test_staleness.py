@@ -112,7 +112,7 @@ def test_predict_writes_the_staleness_histogram_and_traces_carry_it(mlp_trace_di
     assert [r[1] for r in rows if r[0] == "1"] == ["0"]
     assert (tmp_path / "p" / "staleness.png").read_bytes().startswith(b"\x89PNG")
     header = (tmp_path / "p" / "curve.csv").read_text().splitlines()[0].split(",")
-    assert header[-3:] == ["staleness_mean", "staleness_median", "staleness_p99"]
+    assert {"staleness_mean", "staleness_median", "staleness_p99"} <= set(header)
     model = build_model(read_trace(mlp_trace_dir))
     write_synthetic_trace(model, SimConfig(n_workers=3, steps=2), tmp_path / "n3.json")
     events = json.loads((tmp_path / "n3.json").read_text())["traceEvents"]
