@@ -1,8 +1,8 @@
 """A 1,000-point sweep through a local Ray instance, killed half-way and resumed.
 
-The grid: the bundled MLP trace (``data/traces/mlp``), N = 1..50, policies tf and tictac, seeds 0..9, 3 measured
-steps after 1 warm-up step: cheap points, so that the figure is the sweep's own overhead as much as the
-simulations'. The first run (``tracegen sweep ... --ray local --jobs J``, a process of its own in a session of its
+The grid: the bundled MLP trace (``data/traces/mlp``), N = 1..50, policies tf and tictac, seeds 0..9, each point
+with the sweep's default steps (10 measured after 2 warm-up), as a user's sweep would run them. The first run
+(``tracegen sweep ... --ray local --jobs J``, a process of its own in a session of its
 own) is killed with SIGKILL, with every process it started, once half the points are in the dataset; the same
 command is then run again. It prints each run's points per second (wall time from the command's start, Ray's
 start-up included) and the resume check: the second run computed exactly the points the first left, and the
@@ -24,8 +24,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TRACE = ROOT / "data" / "traces" / "mlp"
-GRID = [str(TRACE), "--workers", "1-50", "--policy", "tf,tictac", "--seeds", "10", "--steps", "3",
-        "--warmup-steps", "1", "--part-points", "25"]
+GRID = [str(TRACE), "--workers", "1-50", "--policy", "tf,tictac", "--seeds", "10", "--part-points", "25"]
 TOTAL = 50 * 2 * 10
 EXE = pathlib.Path(sys.executable).parent / "tracegen"
 
@@ -65,7 +64,7 @@ def main(argv: list[str]) -> None:
         computed, resumed = int(found[1]), int(found[2])
         ids = read_rows(out).point_id
         with_leftovers = subprocess.run(["pgrep", "-s", str(first.pid)], capture_output=True, check=False).stdout
-    print(f"sweep of {TOTAL} points (mlp trace, N 1-50 x 2 policies x 10 seeds, 3 steps), local Ray, {jobs} CPUs")
+    print(f"sweep of {TOTAL} points (mlp trace, N 1-50 x 2 policies x 10 seeds, default steps), local Ray, {jobs} CPUs")
     print(f"run 1, killed (SIGKILL) at {left} points in the dataset: {first_s:.1f} s, {left / first_s:.1f} points/s")
     print(f"run 2, resumed: computed {computed}, found {resumed} finished: {second_s:.1f} s, "
           f"{computed / second_s:.1f} points/s")

@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-import re
 
 from parsers.csvfile import Cells, read_rows
 from parsers.errors import TraceFormatError
@@ -44,7 +43,6 @@ FIRST_LINE = f"# {FORMAT} version {VERSION}"
 ROLES = ("worker", "ps", "both")
 MAX_CATALOGUE_BYTES = 1 << 20
 MAX_INSTANCES = 1000
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$")
 
 
 class CatalogueError(TraceFormatError):
@@ -118,9 +116,7 @@ def read_catalogue(path: str | os.PathLike[str]) -> Catalogue:
 
 
 def _instance(c: Cells, folder: pathlib.Path) -> Instance:
-    name = c.text(0)
-    if not _NAME.match(name):
-        raise c.fail(0, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : + - (starting with a letter or digit)")
+    name = c.name(0)
     role = c.text(1)
     if role not in ROLES:
         raise c.fail(1, f"must be one of {', '.join(ROLES)}")

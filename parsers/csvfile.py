@@ -18,6 +18,7 @@ from parsers.errors import TraceFormatError, quoted
 from parsers.files import read_file
 
 _NUMBER = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -36,6 +37,14 @@ class Cells:
 
     def text(self, col: int) -> str:
         return self.row[col].strip()
+
+    def name(self, col: int) -> str:
+        """A name: 1 to 64 characters of ``A-Z a-z 0-9 . _ : + -``, starting with a letter or digit."""
+        cell = self.text(col)
+        if not _NAME.match(cell):
+            raise self.fail(col, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : + - (starting with a letter or "
+                                 "digit)")
+        return cell
 
     def number(self, col: int, *, low: float, high: float, low_open: bool = True) -> float:
         cell = self.text(col)

@@ -39,29 +39,16 @@ import dataclasses
 from parsers.catalogue import Instance
 from tracegen.link import LinkSpec
 from tracegen.linkspec import from_bandwidth, from_profile
-from tracegen.model import StepModel, StepTiming, TaskKind
+from tracegen.model import StepModel, scaled_timing
 from tracegen.predict import BAND_TWO_WAY, PAYLOAD_FRACTION
-
-
-def _scaled(ns: int, speed: float) -> int:
-    return ns if speed == 1.0 else round(ns / speed)
 
 
 def on_instances(model: StepModel, traced: LinkSpec, *, worker_speed: float, ps_speed: float) -> StepModel:
     """``model`` with worker ops run ``worker_speed`` times and PS ops ``ps_speed`` times as fast (module
     docstring); PS ops' durations become CPU work at full speed (no quota)."""
-    kinds = model.kinds
-    worker = [k == TaskKind.COMPUTE for k in kinds]
-    ps = [k in (TaskKind.APPLY, TaskKind.PS_OP) for k in kinds]
-
-    def timing(t: StepTiming) -> StepTiming:
-        dur = tuple(_scaled(d, worker_speed) if worker[i] else
-                    _scaled(traced.ps_work_ns(d), ps_speed) if ps[i] else d for i, d in enumerate(t.dur_ns))
-        delay = tuple(_scaled(d, worker_speed) if worker[i] else _scaled(d, ps_speed) if ps[i] else d
-                      for i, d in enumerate(t.delay_ns))
-        return dataclasses.replace(t, dur_ns=dur, delay_ns=delay)
-
-    return dataclasses.replace(model, timings=tuple(timing(t) for t in model.timings))
+    return dataclasses.replace(model, timings=tuple(
+        scaled_timing(t, model.kinds, worker_speed=worker_speed, ps_speed=ps_speed, ps_work=traced.ps_work_ns)
+        for t in model.timings))
 
 
 def payload_bytes_per_s(bits_per_s: int, payload_fraction: float = PAYLOAD_FRACTION) -> int:

@@ -134,8 +134,6 @@ def ps_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
     """The most steps per second the PS's CPU allows: its ops and its handling of every transfer request, on
     the busiest shard."""
     spec = result.link_spec
-    timings = model.timings
-    ps_kinds = {int(k) for k in PS_KINDS}
 
     def work(t: int) -> float:
         kind = model.kinds[t]
@@ -143,8 +141,8 @@ def ps_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
             return spec.rpc_cpu_ns[PULL]
         if kind == TaskKind.PUSH:
             return spec.rpc_cpu_ns[PUSH]
-        if int(kind) in ps_kinds:
-            return sum(spec.ps_work_ns(tm.dur_ns[t]) for tm in timings) / len(timings)
+        if kind in PS_KINDS:
+            return sum(spec.ps_work_ns(tm.dur_ns[t]) for tm in model.timings) / len(model.timings)
         return 0.0
 
     busiest = max(_shard_sums(model, result, work))

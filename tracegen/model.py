@@ -92,6 +92,33 @@ class StepTiming:
     traced_step: int = -1
 
 
+def scaled_timing(timing: StepTiming, kinds: Sequence[TaskKind], *, worker_speed: float = 1.0,
+                  ps_speed: float = 1.0, ps_work: Callable[[int], int] | None = None) -> StepTiming:
+    """``timing`` on other CPUs: a worker op (``COMPUTE``) and the dispatch gap before it divided by
+    ``worker_speed``; a PS op's CPU work (``ps_work`` of its traced time, e.g. a quota undone) and its gap by
+    ``ps_speed``; transfers and their gaps (round trips, not CPU) as traced. Speed 1 and no ``ps_work`` give
+    ``timing`` itself."""
+    if worker_speed == 1.0 and ps_speed == 1.0 and ps_work is None:
+        return timing
+
+    def scale(ns: int, speed: float) -> int:
+        return ns if speed == 1.0 else round(ns / speed)
+
+    work = ps_work or (lambda ns: ns)
+    dur, delay = [], []
+    for kind, d, g in zip(kinds, timing.dur_ns, timing.delay_ns, strict=True):
+        if kind == TaskKind.COMPUTE:
+            dur.append(scale(d, worker_speed))
+            delay.append(scale(g, worker_speed))
+        elif kind in PS_KINDS:
+            dur.append(scale(work(d), ps_speed))
+            delay.append(scale(g, ps_speed))
+        else:
+            dur.append(d)
+            delay.append(g)
+    return dataclasses.replace(timing, dur_ns=tuple(dur), delay_ns=tuple(delay))
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class StepModel:
     """One worker's training step: tasks with integer ids ``0 .. n_tasks-1``, their dependencies, and one timing
@@ -168,9 +195,8 @@ class StepModel:
         when given, turns each traced duration into CPU work first."""
         wanted = set(kinds)
         ids = [t for t in range(self.n_tasks) if self.kinds[t] in wanted]
-        if work is None:
-            return statistics.fmean(sum(timing.dur_ns[t] for t in ids) for timing in self.timings)
-        return statistics.fmean(sum(work(timing.dur_ns[t]) for t in ids) for timing in self.timings)
+        convert = work or (lambda ns: ns)
+        return statistics.fmean(sum(convert(timing.dur_ns[t]) for t in ids) for timing in self.timings)
 
     def preds(self, task: int) -> tuple[int, ...]:
         """Data and control predecessors of ``task``."""

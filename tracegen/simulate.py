@@ -28,7 +28,8 @@ What runs:
 - PS shards: ``ps_shard_of_task`` (:mod:`tracegen.placement`) names the shard of every task; each shard is a
   PS like the traced one, with its own link (the same spec) and its own CPU. A step ends with the chief's (shard
   0's) reply.
-- Uneven workers: ``worker_speed`` gives each worker a speed factor (its ops take traced time / speed); workers
+- Uneven workers: ``worker_speed`` gives each worker a speed factor (its ops and the dispatch gaps before them
+  take traced time / speed, as :func:`tracegen.model.scaled_timing` says for any faster CPU); workers
   beyond the tuple's length run at 1. Then every worker keeps training until the slowest has run its steps, as
   in a real job (with equal steps each, the fast ones would stop early and leave no common window).
 
@@ -45,7 +46,7 @@ import numpy as np
 from tracegen.engine import ARRIVE, START, CpuPool, Engine
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, FlowLink, LinkSpec, link_model, uniform_link
-from tracegen.model import PS_KINDS, StepModel, TaskKind
+from tracegen.model import PS_KINDS, StepModel, StepTiming, TaskKind, scaled_timing
 from tracegen.policy import FixedOrder, Policy, TfOrder, TicTac, check_order
 from tracegen.pscpu import PsCpu
 from tracegen.variables import variable_map
@@ -200,8 +201,16 @@ class _Run:
         self.shard_snapshots: list[tuple[tuple[float, float, float], ...]] = []
         self.rpc_cpu_ns = tuple(round(c) for c in spec.rpc_cpu_ns)
         self.cpus = [CpuPool(self.engine, self.worker_threads) for _ in range(config.n_workers)]
-        self.speed = [float(config.worker_speed[w]) if w < len(config.worker_speed) else 1.0
-                      for w in range(config.n_workers)]
+        # per worker, its timings: PS ops as CPU work (a quota undone), its ops and their gaps at its speed;
+        # one table per distinct speed, computed once
+        tables: dict[float, tuple[StepTiming, ...]] = {}
+        self.timings: list[tuple[StepTiming, ...]] = []
+        for w in range(config.n_workers):
+            speed = float(config.worker_speed[w]) if w < len(config.worker_speed) else 1.0
+            if speed not in tables:
+                tables[speed] = tuple(scaled_timing(t, model.kinds, worker_speed=speed, ps_work=spec.ps_work_ns)
+                                      for t in model.timings)
+            self.timings.append(tables[speed])
         variables = variable_map(model)
         self.var_of = list(variables.of_task)
         self.version = [0] * variables.n_variables  # updates applied to each parameter so far
@@ -257,10 +266,8 @@ class _Run:
         n_variants = len(self.model.timings)
         self.variant[w] = int(self.rng.integers(n_variants)) if n_variants > 1 else 0
         self.prio[w] = list(self.policy.priorities(self.model, self.rng))
-        reads = self.read_version[w]
-        for v in range(len(reads)):
-            reads[v] = -1
-        delay = self.model.timings[self.variant[w]].delay_ns
+        self.read_version[w] = [-1] * len(self.version)
+        delay = self.timings[w][self.variant[w]].delay_ns
         for t in self.roots:
             self.ready(w, t, now + delay[t])
 
@@ -283,7 +290,7 @@ class _Run:
         """Whether ``t`` is CPU work of no duration that its idle CPU finishes the moment it is ready (graph
         nodes that did not run, most of them)."""
         kind = self.kinds[t]
-        if kind in (TaskKind.PULL, TaskKind.PUSH) or self.model.timings[self.variant[w]].dur_ns[t]:
+        if kind in (TaskKind.PULL, TaskKind.PUSH) or self.timings[w][self.variant[w]].dur_ns[t]:
             return False
         if self.record:
             self.ready_at[w][t] = self.engine.now
@@ -294,7 +301,6 @@ class _Run:
         if self.record:
             self.ready_at[w][t] = now
         kind = self.kinds[t]
-        model = self.model
         if kind == TaskKind.PULL:  # the worker's request crosses the push direction
             v = self.var_of[t]
             if v >= 0 and self.read_version[w][v] < 0:  # the PS has read the parameter: remember its version
@@ -305,24 +311,18 @@ class _Run:
         if kind == TaskKind.PUSH:  # the PS asked for it when the step began: no request to wait for
             self.engine.at(now + self.links[self.shard[t]].request_delay(None), ARRIVE, self._push_requested, (w, t))
             return
-        on_ps = kind in self.ps_kinds
-        pool = self.pss[self.shard[t]] if on_ps else self.cpus[w]
-        if on_ps:
+        if kind in self.ps_kinds:
+            pool = self.pss[self.shard[t]]
             self.ps_seq += 1
             key = self.ps_seq
         else:
-            key = model.rank[t]
-        dur = model.timings[self.variant[w]].dur_ns[t]
-        if on_ps:
-            dur = self.link_spec.ps_work_ns(dur)
-        elif self.speed[w] != 1.0:
-            dur = round(dur / self.speed[w])
+            pool, key = self.cpus[w], self.model.rank[t]
+        dur = self.timings[w][self.variant[w]].dur_ns[t]
         pool.request(key, dur, lambda start, thread: self.finish(w, t, start, thread))
 
     def _pull_requested(self, arg: tuple[int, int]) -> None:
         """The PS has the request: it handles it (CPU), then the tensor moves."""
         w, t = arg
-
         shard = self.shard[t]
 
         def send(_start: int, _slot: int) -> None:
@@ -352,7 +352,7 @@ class _Run:
         ready (:meth:`_instant`) are finished here, from a work list: chains of them must not recurse."""
         now = self.engine.now
         rem = self.remaining[w]
-        delay = self.model.timings[self.variant[w]].delay_ns
+        delay = self.timings[w][self.variant[w]].delay_ns
         work = [(t, start, slot)]
         while work:
             task, begun, thread = work.pop()

@@ -10,11 +10,12 @@ A point's id (:meth:`SweepInputs.point_id`) is the sha256 of its parameters, of 
 on the same files gives the same ids, so a resumed sweep recognises the points it finished. The id does not
 cover the simulator's own code: after changing it, sweep into a new directory.
 
-Extension point, PS shards: the simulator has one PS. When :class:`tracegen.simulate.SimConfig` gets shards,
-add ``ps_shards: int = 1`` to :class:`SweepPoint` and an axis to :class:`SweepGrid` (iterated in
-:meth:`SweepGrid.points`), put it into :meth:`SweepInputs.point_id` only when it is not 1 (the ids of the
-datasets written before stay valid), pass it to the ``SimConfig`` in :func:`tracegen.sweep.run_point`, and add
-a column to :data:`parsers.sweepdata.COLUMNS`.
+Not an axis yet, PS shards: the simulator has them (``SimConfig.ps_shard_of_task`` from
+:func:`tracegen.placement.place`; ``predict --ps-shards``). To sweep them, add ``ps_shards: int = 1`` and a
+placement to :class:`SweepPoint` and an axis to :class:`SweepGrid` (iterated in :meth:`SweepGrid.points`), put
+them into :meth:`SweepInputs.point_id` only when not 1 (the ids of the datasets written before stay valid), pass
+the placement's shards to the ``SimConfig`` in :func:`tracegen.sweep.run_point`, and add columns to
+:data:`parsers.sweepdata.COLUMNS`.
 """
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ def _train_controlled(sess: Any, train_op: Any, global_step: Any, job: dict[str,
             reads.append((time.monotonic(), int(sess.run(global_step))))
             break
     inside = [i for i, (s, e) in enumerate(steps) if s >= window[0] and e <= window[1]]
-    staleness = [stale[i - len(steps) + len(stale)] for i in inside] if stale else []
+    staleness = [stale[i] for i in inside] if stale else []  # stale runs beside steps, trimmed with it
     kept = [[s, e] for s, e in steps if e > window[0] and s < window[1]]
     if job.get("after_trace_dir"):
         from validation.capture import trace_step
