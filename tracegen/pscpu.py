@@ -31,7 +31,7 @@ import math
 from collections import deque
 from collections.abc import Callable
 
-from tracegen.engine import DONE, Engine
+from tracegen.engine import ARRIVE, DONE, Engine
 
 OnDone = Callable[[int, int], None]  # (start_ns, slot): slot is the op thread, -1 for a request's handling
 _EPS = 1e-6
@@ -84,7 +84,7 @@ class PsCpu:
         self._period_end = self.period_ns or 0
         self._free_threads = list(range(threads))
         self._waiting: deque[tuple[int, OnDone]] = deque()
-        self._handles: deque[tuple[int, OnDone]] = deque()
+        self._handles: deque[tuple[int, OnDone, Callable[[int], None] | None]] = deque()
         self._free_handlers = max(1, math.ceil(self.speed - 1e-9))
         self._items: list[tuple[float, int, int, int, OnDone]] = []  # (v_end, seq, slot, start, on_done)
         self._v = 0.0
@@ -110,9 +110,10 @@ class PsCpu:
         self._waiting.append((dur_ns, on_done))
         self._admit()
 
-    def handle(self, work_ns: int, on_done: OnDone) -> None:
-        """Spend ``work_ns`` of CPU on a transfer request, once a handler is free; ``on_done`` when done."""
-        self._handles.append((work_ns, on_done))
+    def handle(self, work_ns: int, on_done: OnDone, on_start: Callable[[int], None] | None = None) -> None:
+        """Spend ``work_ns`` of CPU on a transfer request, once a handler is free; ``on_start(now)`` when a
+        handler takes it (an event of its own), ``on_done`` when done."""
+        self._handles.append((work_ns, on_done, on_start))
         self._admit()
 
     def _admit(self) -> None:
@@ -127,9 +128,11 @@ class PsCpu:
             work, on_done = self._waiting.popleft()
             self._start(work, heapq.heappop(self._free_threads), on_done)
         while self._handles and self._free_handlers:
-            work, on_done = self._handles.popleft()
+            work, on_done, on_start = self._handles.popleft()
             self._free_handlers -= 1
             self._start(work, -1, on_done)
+            if on_start is not None:
+                self.engine.at(self.engine.now, ARRIVE, on_start, self.engine.now)
 
     def _start(self, work: int, slot: int, on_done: OnDone) -> None:
         self._seq += 1

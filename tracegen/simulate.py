@@ -17,7 +17,10 @@ What runs:
   (``APPLY``/``PS_OP``, in arrival order), or the link (``PULL``/``PUSH``).
 - A pull is requested by the worker (the request crosses the push direction: :meth:`FlowLink.request_delay`),
   handled by the PS's CPU, then moves; a push was requested by the PS when the step began, moves as soon as the
-  gradient exists, and is then handled by the PS's CPU. Transfers queue in their connection in the policy's
+  gradient exists, and is then handled by the PS's CPU. A request waits for a free handler, but not for its own
+  handling: that time is already inside the traced transfer, whose duration sets the per-connection rate
+  (:class:`~tracegen.model.LinkEstimate`); the handling still spends the PS's CPU, so under load requests queue
+  for it and the PS's CPU bounds the rate. Transfers queue in their connection in the policy's
   order among those requested together (:mod:`tracegen.policy`).
 - The step ends when all its tasks are done; the next starts ``step_gap_ns`` later, plus the pull direction's
   queue delay if it is busy (the PS's reply that the step is over crosses it).
@@ -171,6 +174,10 @@ def critical_path_ns(model: StepModel, link: LinkSpec, variant: int = 0) -> int:
         else:
             finish[t] = ready + timing.dur_ns[t]
     return max(finish)
+
+
+def _unheeded(_start_ns: int, _slot: int) -> None:
+    """The end of a request's handling: nothing waits for it (the module docstring says why)."""
 
 
 class _Run:
@@ -330,7 +337,7 @@ class _Run:
                                     lambda s: self.finish(w, t, s, -1))
 
         if self.rpc_cpu_ns[PULL]:
-            self.pss[shard].handle(self.rpc_cpu_ns[PULL], send)
+            self.pss[shard].handle(self.rpc_cpu_ns[PULL], _unheeded, lambda now: send(now, -1))
         else:
             send(0, -1)
 
@@ -341,7 +348,7 @@ class _Run:
 
         def arrived(start: int) -> None:
             if self.rpc_cpu_ns[PUSH]:
-                self.pss[shard].handle(self.rpc_cpu_ns[PUSH], lambda _s, _slot: self.finish(w, t, start, -1))
+                self.pss[shard].handle(self.rpc_cpu_ns[PUSH], _unheeded, lambda _now: self.finish(w, t, start, -1))
             else:
                 self.finish(w, t, start, -1)
 

@@ -128,6 +128,21 @@ def test_a_parameter_request_waits_behind_a_busy_push_direction() -> None:
     assert worker0[6] == (1, "pull w", 3_100_000, 5_600_000, 6_600_000)
 
 
+def test_request_handling_is_not_added_to_a_lone_transfer_but_bounds_the_rate() -> None:
+    # 3 ms of PS CPU per request, four cores. One worker: the handling is inside the traced transfer times
+    # already, so its step is what it was without it (1 + 1 + 1 ms + 0.1 ms apply). Eight workers: 6.1 ms of
+    # PS CPU per step on four cores caps them at 4 / 6.1 ms, below the link's 1000 steps/s.
+    spec = dataclasses.replace(uniform_link((GB, GB)), ps_cores=4.0, rpc_cpu_ns=(3e6, 3e6))
+    model = one_parameter_model()
+
+    def rate(n: int, link: LinkSpec) -> float:
+        config = SimConfig(n_workers=n, steps=40, warmup_steps=5, ps_threads=1, link_spec=link)
+        return steps_per_s(simulate(model, config))
+
+    assert rate(1, spec) == pytest.approx(rate(1, uniform_link((GB, GB))), rel=1e-9)
+    assert rate(8, spec) == pytest.approx(4e9 / 6.1e6, rel=0.03)
+
+
 def test_one_connection_moves_at_most_its_own_rate() -> None:
     spec = dataclasses.replace(uniform_link((GB, GB)), connection_bytes_per_s=(GB / 4, GB / 4))
     model = one_parameter_model()
