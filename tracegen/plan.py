@@ -48,7 +48,7 @@ from tracegen.instance import instance_links, on_instances
 from tracegen.link import LinkSpec
 from tracegen.metrics import link_bound_steps_per_s, ps_bound_steps_per_s, steps_per_s
 from tracegen.model import StepModel
-from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, resolve_links
+from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, prepared
 from tracegen.simulate import SimConfig, SimResult, simulate
 
 STEP_BUDGET = 16
@@ -190,11 +190,13 @@ class _Sweep:
     n_simulations: int
 
 
-def traced_link(model: StepModel, link_profile: LinkProfile | None, single_worker: SingleWorker | None) -> LinkSpec:
-    """The link of the traced hosts as ``predict`` resolves it: what the traced PS's cores, quota and CPU per
-    request were (the catalogue's links replace its rates)."""
-    return resolve_links(model, PredictConfig(workers=(1,), link_profile=link_profile,
-                                              single_worker=single_worker))["mid"]
+def traced_hosts(model: StepModel, link_profile: LinkProfile | None,
+                 single_worker: SingleWorker | None) -> tuple[StepModel, LinkSpec]:
+    """The step and the link of the traced hosts as ``predict`` prepares them: tracing's cost undone when a
+    single-worker measurement shows it (:mod:`tracegen.untraced`), and what the traced PS's cores, quota and CPU
+    per request were (the catalogue's links replace its rates)."""
+    prep = prepared(model, PredictConfig(workers=(1,), link_profile=link_profile, single_worker=single_worker))
+    return prep.model, prep.links["mid"]
 
 
 def _point(model: StepModel, spec: LinkSpec, n: int, config: PlanConfig) -> tuple[float, str, SimResult]:
@@ -239,7 +241,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
     """Every worker type x PS type x N of ``catalogue`` for the traced step ``model`` (module docstring).
     ``link_profile`` / ``single_worker``: the traced hosts' own (beside the trace), for what the traced PS was."""
     report = progress or (lambda _line: None)
-    traced = traced_link(model, link_profile, single_worker)
+    model, traced = traced_hosts(model, link_profile, single_worker)
     measured_rpc = single_worker is not None and single_worker.ps_cpu_s_per_step is not None
     sweeps: dict[tuple[object, ...], _Sweep] = {}
     pairs = []

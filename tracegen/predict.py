@@ -23,7 +23,8 @@ Which link, in order:
 
 Whichever link: with a ``single-worker.json`` (``single_worker``, or beside the trace), the PS's CPU per
 transfer request comes from what one untraced worker's run measured on the PS
-(:func:`tracegen.linkspec.with_single_worker`).
+(:func:`tracegen.linkspec.with_single_worker`), and when the replay of one worker is slower than that untraced
+run, tracing's own cost is undone (:mod:`tracegen.untraced`, :func:`prepared`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
 from tracegen.shards import ShardRow, shard_table, shards_csv
 from tracegen.simulate import SimConfig, resolve_link
 from tracegen.synth import write_synthetic_trace
+from tracegen.untraced import untraced_link, untraced_model, untraced_speed
 
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
@@ -161,13 +163,50 @@ def resolve_links(model: StepModel, config: PredictConfig) -> dict[str, LinkSpec
     return {name: with_single_worker(spec, model, config.single_worker) for name, spec in links.items()}
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Prepared:
+    """What to simulate: ``model`` and ``links`` with tracing's cost undone by ``speed`` (1: nothing undone), and
+    the replay as traced (``traced_model``, ``traced_links``), which the band keeps (:func:`band_curves`)."""
+
+    model: StepModel
+    links: dict[str, LinkSpec]
+    traced_model: StepModel
+    traced_links: dict[str, LinkSpec]
+    speed: float = 1.0
+
+
+def prepared(model: StepModel, config: PredictConfig) -> Prepared:
+    """:func:`resolve_links`, then, with a single-worker measurement that the replay of one worker falls short
+    of, tracing's cost undone (:mod:`tracegen.untraced`; one factor, found on the ``mid`` link, for every link)."""
+    links = resolve_links(model, config)
+    if config.single_worker is None:
+        return Prepared(model=model, links=links, traced_model=model, traced_links=links)
+    speed = untraced_speed(model, config.sim_config(links["mid"]), config.single_worker.steps_per_s,
+                           seeds=config.seeds)
+    return Prepared(model=untraced_model(model, speed), traced_model=model, traced_links=links, speed=speed,
+                    links={name: untraced_link(spec, speed) for name, spec in links.items()})
+
+
+def band_curves(prep: Prepared, config: PredictConfig, workers: tuple[int, ...], *,
+                find_plateau: bool = True) -> tuple[Curve, Curve]:
+    """The bandwidth-only band: the traced replay at the link's two extremes, widened to hold it scaled by the
+    measured single worker's rate when there is one (:mod:`tracegen.band`). The replay as traced, not with
+    tracing's cost undone: whether that correction holds at larger N is itself uncertain, and the band is there
+    to cover what the point prediction cannot know."""
+    low, high = (scaling_curve(prep.traced_model, config.sim_config(prep.traced_links[end]), workers,
+                               seeds=config.seeds, find_plateau=find_plateau) for end in ("low", "high"))
+    if config.single_worker is None:
+        return low, high
+    return anchored((low, high), single_worker_factor(prep.traced_model, config, prep.traced_links["mid"]))
+
+
 def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: OutputDir,
             progress: Callable[[str], None] | None = None) -> Prediction:
     """Run the pipeline of the module docstring and write its files into ``out``."""
     report = progress or (lambda _line: None)
     tr = trace if isinstance(trace, Trace) else read_trace(trace)
-    model = build_model(tr, timing=config.timing)
-    links = resolve_links(model, config)
+    prep = prepared(build_model(tr, timing=config.timing), config)
+    model, links = prep.model, prep.links
     events = len(links) * estimated_events(model, config)
     if events > MAX_EVENTS:
         raise ConfigError(f"this prediction would simulate about {events:.2g} events, {events / EVENTS_PER_S / 3600:.0f} "
@@ -175,17 +214,14 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
                           "steps or seeds")
     if events > SLOW_EVENTS:
         report(f"about {events:.2g} simulated events: roughly {events / EVENTS_PER_S:.0f} s on one core")
-    curves = {}
-    for name, spec in links.items():
-        report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
-               + (f" ({name} end of the band)" if name != "mid" else ""))
-        progress_n = (lambda n: report(f"  N={n} done")) if events > SLOW_EVENTS else None
-        curves[name] = scaling_curve(model, config.sim_config(spec), config.workers, seeds=config.seeds,
-                                     progress=progress_n)
-    curve = curves["mid"]
-    band = (curves["low"], curves["high"]) if "low" in curves else None
-    if band is not None and config.single_worker is not None:
-        band = anchored(band, single_worker_factor(model, config, links["mid"], curve))
+    report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds")
+    progress_n = (lambda n: report(f"  N={n} done")) if events > SLOW_EVENTS else None
+    curve = scaling_curve(model, config.sim_config(links["mid"]), config.workers, seeds=config.seeds,
+                          progress=progress_n)
+    band = None
+    if "low" in links:
+        report("simulating the two ends of the band")
+        band = band_curves(prep, config, config.workers)
     title = pathlib.Path(tr.source).name or tr.source
     files = [out.write("curve.csv", curve_csv(curve, config.batch_size, band).encode()),
              out.write("curve.png", curve_png(curve, title=title, band=band))]
@@ -206,14 +242,12 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
                       shards=tuple(shards))
 
 
-def single_worker_factor(model: StepModel, config: PredictConfig, spec: LinkSpec, curve: Curve) -> float:
-    """The measured single-worker rate over the simulated one (N = 1 from ``curve``, or simulated now)."""
+def single_worker_factor(model: StepModel, config: PredictConfig, spec: LinkSpec) -> float:
+    """The measured single-worker rate over the simulated one (one worker like the traced one: speed 1)."""
     if config.single_worker is None:
         raise ConfigError("no single-worker measurement to compare N = 1 with")
-    one = None if config.worker_speed else next((p for p in curve.points if p.n_workers == 1), None)
-    if one is None:  # the measurement is of one worker like the traced one: speed 1
-        alone = dataclasses.replace(config.sim_config(spec), worker_speed=())
-        one = scaling_curve(model, alone, (1,), seeds=config.seeds, find_plateau=False).points[0]
+    alone = dataclasses.replace(config.sim_config(spec), worker_speed=())
+    one = scaling_curve(model, alone, (1,), seeds=config.seeds, find_plateau=False).points[0]
     return config.single_worker.steps_per_s / one.steps_per_s
 
 

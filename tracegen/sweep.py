@@ -7,8 +7,8 @@ rows (:mod:`parsers.sweepdata`: the layout and the columns).
 
 One point is one :func:`~tracegen.simulate.simulate` run (:func:`run_point`): the grid's steps and warm-up
 steps, one seed, no averaging; its row holds its parameters and what :mod:`tracegen.metrics` says of the run.
-Links are built as ``predict`` builds them (:func:`tracegen.predict.resolve_links`, its point prediction for a
-rate alone; ``single-worker.json`` beside the trace applies to every link). A worker speed other than 1 runs
+Links are built as ``predict`` builds them (:func:`tracegen.predict.prepared`, its point prediction for a
+rate alone; ``single-worker.json`` beside the trace applies to every link, tracing's cost undone included). A worker speed other than 1 runs
 the traced worker ops that many times as fast, as ``plan`` moves a step onto a faster worker type
 (:func:`tracegen.instance.on_instances`; the PS stays as traced).
 
@@ -44,10 +44,11 @@ from tracegen.predict import (
     PAYLOAD_FRACTION,
     PredictConfig,
     load_single_worker,
+    prepared,
     profile_beside,
-    resolve_links,
     single_worker_beside,
 )
+from tracegen.untraced import untraced_model
 from tracegen.simulate import simulate
 from tracegen.sweepgrid import SweepGrid, SweepInputs, SweepLink, SweepPoint, SweepPolicy, file_sha256, trace_sha256
 
@@ -103,20 +104,22 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     model = build_model(read_trace(trace_path))
     single = load_single_worker(single_worker_beside(trace_path))
 
-    def mid(**link: Any) -> Any:
-        return resolve_links(model, PredictConfig(workers=(1,), single_worker=single,
-                                                  payload_fraction=payload_fraction, **link))["mid"]
+    def link(label: str, kind: str, key: str, rate: int | None = None, **given: Any) -> SweepLink:
+        prep = prepared(model, PredictConfig(workers=(1,), single_worker=single, payload_fraction=payload_fraction,
+                                             bandwidth_bytes_per_s=rate, **given))
+        untraced = f":untraced{prep.speed!r}" if prep.speed != 1.0 else ""
+        return SweepLink(label=label, kind=kind, key=key + untraced, bandwidth_bytes_per_s=rate,
+                         spec=prep.links["mid"], untraced_speed=prep.speed)
 
-    links = [SweepLink(label=label, kind="bandwidth", key=f"bandwidth:{rate}:{payload_fraction!r}",
-                       bandwidth_bytes_per_s=rate, spec=mid(bandwidth_bytes_per_s=rate))
+    links = [link(label, "bandwidth", f"bandwidth:{rate}:{payload_fraction!r}", rate)
              for label, rate in (bandwidths or {}).items()]
     profiles = list(link_profiles)
     if not links and not profiles and (beside := profile_beside(trace_path)) is not None:
         profiles = [str(beside)]
-    links += [SweepLink(label=path, kind="profile", key=f"profile:{file_sha256(path)}", bandwidth_bytes_per_s=None,
-                        spec=mid(link_profile=read_link_profile(path))) for path in profiles]
+    links += [link(path, "profile", f"profile:{file_sha256(path)}", link_profile=read_link_profile(path))
+              for path in profiles]
     if not links:
-        links = [SweepLink(label="trace", kind="trace", key="trace", bandwidth_bytes_per_s=None, spec=mid())]
+        links = [link("trace", "trace", "trace")]
     pols = [SweepPolicy(label=text, policy=p, order=order) for text in policies for p, order in [parse_policy(text)]]
     grid = SweepGrid(workers=tuple(workers), links=tuple(links), policies=tuple(pols), seeds=tuple(seeds),
                      worker_speeds=tuple(float(s) for s in worker_speeds), steps=steps, warmup_steps=warmup_steps,
@@ -125,12 +128,15 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
 
 
 def point_model(inputs: SweepInputs, point: SweepPoint) -> StepModel:
-    """The step model of ``point``: the traced one, its worker ops sped up by ``worker_speed``."""
+    """The step model of ``point``: the traced one, tracing's cost undone as its link says
+    (:mod:`tracegen.untraced`), its worker ops sped up by ``worker_speed``."""
+    link = inputs.grid.link(point.link)
+    model = untraced_model(inputs.model, link.untraced_speed)
     if point.worker_speed == 1.0:
-        return inputs.model
+        return model
     # the PS stays as traced: without a quota on the link given here, on_instances leaves PS ops as they are
-    traced = dataclasses.replace(inputs.grid.link(point.link).spec, ps_quota=None)
-    return on_instances(inputs.model, traced, worker_speed=point.worker_speed, ps_speed=1.0)
+    traced = dataclasses.replace(link.spec, ps_quota=None)
+    return on_instances(model, traced, worker_speed=point.worker_speed, ps_speed=1.0)
 
 
 def run_point(inputs: SweepInputs, point: SweepPoint) -> Row:

@@ -53,6 +53,7 @@ class SweepLink:
     key: str
     bandwidth_bytes_per_s: int | None
     spec: LinkSpec
+    untraced_speed: float = 1.0  # tracing's cost undone on this link (tracegen.untraced); spec already has it
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -40,8 +40,7 @@ from tracegen.baselines import BASELINES, link_rates, no_overlap, ps_queue, roof
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv
-from tracegen.band import anchored
-from tracegen.predict import PredictConfig, profile_beside, resolve_links, single_worker_beside, single_worker_factor
+from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
 from tracegen.curve import scaling_curve
 from tracegen.units import format_rate
 from validation.compare import Comparison, compare, comparison_csv, comparison_png, read_measured, report_markdown
@@ -141,34 +140,32 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     link_notes: dict[str, str] = {}
     profile_curve = None
     if inputs.profile is not None:
-        spec = resolve_links(model, dataclasses.replace(config, link_profile=read_link_profile(inputs.profile)))["mid"]
+        prep = prepared(model, dataclasses.replace(config, link_profile=read_link_profile(inputs.profile)))
+        spec = prep.links["mid"]
         report(f"simulating with the link profile {inputs.profile}")
-        curve = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False)
+        curve = scaling_curve(prep.model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False)
         profile_curve = curve
         out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
         predictions["simulator"] = [p.steps_per_s for p in curve.points]
         for name in BASELINES:
-            predictions[name] = BASELINE_FUNCTIONS[name](costs, workers, link_rates(spec))
+            predictions[name] = BASELINE_FUNCTIONS[name](costs, workers, link_rates(prep.traced_links["mid"]))
         link_notes["profile"] = spec.description
     if inputs.bandwidth_bytes_per_s is not None:
-        specs = resolve_links(model, dataclasses.replace(config, link_profile=None,
-                                                         bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s))
-        curves = {}
-        for name, spec in specs.items():
-            report(f"simulating with the bandwidth only ({name} end)" if name != "mid" else
-                   "simulating with the bandwidth only")
-            curves[name] = scaling_curve(model, config.sim_config(spec), workers, seeds=config.seeds,
-                                         find_plateau=False)
-        band = (curves["low"], curves["high"])
-        if config.single_worker is not None:
-            band = anchored(band, single_worker_factor(model, config, specs["mid"], curves["mid"]))
+        prep = prepared(model, dataclasses.replace(config, link_profile=None,
+                                                   bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s))
+        specs = prep.links
+        report("simulating with the bandwidth only")
+        curves = {"mid": scaling_curve(prep.model, config.sim_config(specs["mid"]), workers, seeds=config.seeds,
+                                       find_plateau=False)}
+        report("simulating the two ends of the band")
+        band = band_curves(prep, config, workers, find_plateau=False)
         out.write("prediction_bw/curve.csv", curve_csv(curves["mid"], config.batch_size, band).encode())
         predictions["simulator_bw"] = [p.steps_per_s for p in curves["mid"].points]
         bands["simulator_bw"] = ([min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in
                                   zip(band[0].points, curves["mid"].points, strict=True)],
                                  [max(hi.steps_per_s_high, p.steps_per_s_high) for hi, p in
                                   zip(band[1].points, curves["mid"].points, strict=True)])
-        rates = link_rates(specs["high"])  # the given rate each way, whatever the other direction does
+        rates = link_rates(prep.traced_links["high"])  # the given rate each way, whatever the other direction does
         for name in BASELINES:
             predictions[f"{name}_bw"] = BASELINE_FUNCTIONS[name](costs, workers, rates)
     if not predictions:
