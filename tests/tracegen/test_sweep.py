@@ -29,7 +29,7 @@ from tracegen.cli_predict import batch_size_of
 from tracegen.instance import on_instances
 from tracegen.metrics import link_utilisation, ps_cpu_utilisation, steps_per_s
 from tracegen.model import build_model
-from tracegen.predict import PredictConfig, resolve_links
+from tracegen.predict import PredictConfig, prepared
 from tracegen.simulate import SimConfig, simulate
 from tracegen.sweep import build_inputs
 from tracegen.units import parse_rate
@@ -52,7 +52,8 @@ def _direct(n: int, link: str, policy: str, speed: float, seed: int) -> tuple[fl
         config = PredictConfig(link_profile=read_link_profile(link), single_worker=single)
     else:
         config = PredictConfig(bandwidth_bytes_per_s=parse_rate(link), single_worker=single)
-    spec = resolve_links(model, config)["mid"]
+    prep = prepared(model, config)  # tracing's cost undone, as predict does
+    model, spec = prep.model, prep.links["mid"]
     if speed != 1.0:
         model = on_instances(model, dataclasses.replace(spec, ps_quota=None), worker_speed=speed, ps_speed=1.0)
     r = simulate(model, SimConfig(n_workers=n, steps=4, warmup_steps=1, seed=seed, link_spec=spec, policy=policy))
