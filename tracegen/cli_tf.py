@@ -67,7 +67,8 @@ def _testbed(args: argparse.Namespace) -> int:
         trace_workers=not args.no_worker_traces, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
         cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
         timeout_s=args.timeout, link_profile=not args.no_link_profile, only_link_profile=args.only_link_profile,
-        only_single_worker=args.only_single_worker, staleness=args.staleness)
+        only_single_worker=args.only_single_worker, staleness=args.staleness, ps_tasks=args.ps,
+        placement=args.ps_placement)
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
     if config.only_link_profile or config.only_single_worker:
         names = [n for n, on in ((PROFILE_NAME, config.only_link_profile),
@@ -179,6 +180,11 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                    help="limit for warm-up and for finishing after the window (default 300)")
     p.add_argument("--only-link-profile", action="store_true",
                    help="measure only the link profile, into DIR/trace/link-profile.json (refused if it exists)")
+    p.add_argument("--ps", type=parse_count, default=1, metavar="K",
+                   help="PS tasks, each with its own link shaped as above and the PS's CPU cap (default 1)")
+    p.add_argument("--ps-placement", choices=("round-robin", "greedy"), default="round-robin",
+                   help="how variables go on the PS tasks: TF's round robin in creation order (default) or "
+                        "greedy by bytes")
     p.add_argument("--staleness", action="store_true",
                    help="workers also read the global step with each step's parameters and report each step's "
                         "staleness (updates by others between read and apply): DIR/staleness.csv")

@@ -9,7 +9,8 @@ far). From a trace taken with one PS:
   (``VarHandleOp``/``VariableV2``, the global step among them; :func:`creation_order`); the parameters are
   :mod:`tracegen.variables`' (a variable both read by a pull and updated by an apply); without that list
   (a trace with no graph) the parameters in name order, the global step first;
-- a parameter's size is the bytes its pulls move in a step;
+- a parameter's size is the bytes its pulls move in a step; a variable no pull moves (the global step) counts
+  as an 8-byte scalar, as a greedy ``ps_strategy`` weighs it;
 - a pull and an apply run on the shard of their parameter; a push on the shard of the apply that consumes it;
   the PS ops that read or hold a parameter on its shard; everything else of the PS (the global step, the
   learning rate's push, constants) on shard 0, where TensorFlow's chief PS would put it.
@@ -36,6 +37,7 @@ PLACEMENTS = ("round-robin", "greedy")
 MAX_SHARDS = 64
 MAX_PLACEMENT_BYTES = 1 << 20
 VARIABLE_OPS = ("VarHandleOp", "VariableV2", "Variable")
+SCALAR_BYTES = 8  # a variable no pull moves (the global step: an int64 scalar) still weighs on a greedy shard
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,7 +91,7 @@ def place(model: StepModel, n_shards: int, how: str, created: tuple[str, ...] = 
         placed: dict[str, int] = {}
         for i, name in enumerate(order):
             target = i % n_shards if how == "round-robin" else min(range(n_shards), key=lambda s: (load[s], s))
-            load[target] += size.get(name, 0)
+            load[target] += size.get(name, SCALAR_BYTES)
             placed[name] = target
         shards = [placed[n] for n in variables.names]
     else:

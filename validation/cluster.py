@@ -5,6 +5,8 @@ For a run id ``3fa9c1`` (random, so that concurrent runs never share a name) and
     namespace tg_3fa9c1_br   bridge br0 with one port per node: p_ps, p_w0, p_w1, ...
                              tbf on p_ps: traffic *into* the PS (gradient pushes)
     namespace tg_3fa9c1_ps   eth0 = 10.77.0.10/24; tbf on eth0: traffic *out of* the PS (parameter pulls)
+    namespace tg_3fa9c1_psJ  with ``n_ps`` > 1, PS task J (1 .. n_ps - 1): eth0 = 10.77.0.(10 - J)/24, its own
+                             link shaped the same way (tbf on its eth0 and on the bridge's p_psJ)
     namespace tg_3fa9c1_wI   eth0 = 10.77.0.(11 + I)/24
     cgroup    /sys/fs/cgroup/cpu/tracegen_3fa9c1_<node>: cpu.cfs_quota_us = cap * cpu.cfs_period_us
 
@@ -52,7 +54,8 @@ CGROUP_CPU_ROOT = pathlib.Path("/sys/fs/cgroup/cpu")
 NAMESPACE_PREFIX = "tg_"
 CGROUP_PREFIX = "tracegen_"
 MIN_BURST_BYTES = 1514  # one full Ethernet frame: tbf drops every packet larger than its bucket
-PS_HOST_INDEX = 10  # the PS gets the subnet's 10th address, worker I the (11 + I)th
+PS_HOST_INDEX = 10  # the PS gets the subnet's 10th address, PS task J the (10 - J)th, worker I the (11 + I)th
+MAX_PS = 8
 _COMMAND_TIMEOUT_S = 30.0
 
 
@@ -90,7 +93,8 @@ class LinkShape:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterConfig:
-    """One emulated cluster: one PS and ``n_workers`` workers, the PS link's shape and each node's CPU cap.
+    """One emulated cluster: ``n_ps`` PS tasks (each with its own link of the same shape and the same CPU cap)
+    and ``n_workers`` workers, the PS link's shape and each node's CPU cap.
 
     CPU caps are in cores (0.5 = half a core), enforced with the cgroup v1 ``cpu`` controller over a period
     of ``cfs_period_us``; their total must stay below the cores this process may run on.
@@ -103,10 +107,13 @@ class ClusterConfig:
     subnet: str = "10.77.0.0/24"
     cfs_period_us: int = 10_000
     port: int = 2222
+    n_ps: int = 1
 
     def __post_init__(self) -> None:
         if self.n_workers < 1:
             raise ConfigError(f"'n_workers' must be >= 1 (got {self.n_workers})")
+        if not 1 <= self.n_ps <= MAX_PS:
+            raise ConfigError(f"'n_ps' must be from 1 to {MAX_PS} (got {self.n_ps})")
         for name in ("cpu_cap_ps", "cpu_cap_worker"):
             cap = getattr(self, name)
             if not cap > 0.0:
@@ -119,13 +126,13 @@ class ClusterConfig:
         needed = PS_HOST_INDEX + self.n_workers + 2  # network address .. last worker, plus broadcast
         if network.num_addresses < needed:
             raise ConfigError(
-                f"'subnet' {self.subnet} is too small for 1 PS + {self.n_workers} workers "
+                f"'subnet' {self.subnet} is too small for {self.n_ps} PS + {self.n_workers} workers "
                 f"(needs at least {needed} addresses)"
             )
 
     def total_cpu_cores(self) -> float:
         """The sum of all nodes' CPU caps, in cores."""
-        return self.cpu_cap_ps + self.n_workers * self.cpu_cap_worker
+        return self.n_ps * self.cpu_cap_ps + self.n_workers * self.cpu_cap_worker
 
 
 def parse_subnet(text: str) -> ipaddress.IPv4Network:
@@ -168,7 +175,7 @@ def check_host(config: ClusterConfig) -> None:
     if total >= cores:
         raise ClusterError(
             f"CPU caps must total less than the {cores} available cores (got {total:g}: "
-            f"PS {config.cpu_cap_ps:g} + {config.n_workers} workers * {config.cpu_cap_worker:g})"
+            f"{config.n_ps} PS * {config.cpu_cap_ps:g} + {config.n_workers} workers * {config.cpu_cap_worker:g})"
         )
     _check_subnet_free(parse_subnet(config.subnet))
 
@@ -291,7 +298,8 @@ class Cluster:
     def __init__(self, config: ClusterConfig) -> None:
         self.config = config
         self.run_id = secrets.token_hex(RUN_ID_LENGTH // 2)
-        self.nodes: tuple[str, ...] = ("ps", *(f"w{i}" for i in range(config.n_workers)))
+        self.ps_nodes: tuple[str, ...] = ("ps", *(f"ps{j}" for j in range(1, config.n_ps)))
+        self.nodes: tuple[str, ...] = (*self.ps_nodes, *(f"w{i}" for i in range(config.n_workers)))
         self._network = parse_subnet(config.subnet)
         self._namespaces: list[str] = []
         self._cgroups: list[pathlib.Path] = []
@@ -320,21 +328,27 @@ class Cluster:
     def address(self, node: str) -> str:
         """The IPv4 address of ``node`` inside the cluster."""
         self._check_node(node)
-        index = PS_HOST_INDEX if node == "ps" else PS_HOST_INDEX + 1 + int(node[1:])
+        if node == "ps":
+            index = PS_HOST_INDEX
+        elif node.startswith("ps"):
+            index = PS_HOST_INDEX - int(node[2:])
+        else:
+            index = PS_HOST_INDEX + 1 + int(node[1:])
         return str(self._network.network_address + index)
 
     def tf_cluster(self) -> dict[str, list[str]]:
-        """The TensorFlow cluster definition: ``{"ps": ["ip:port"], "worker": [...]}``."""
+        """The TensorFlow cluster definition: ``{"ps": ["ip:port", ...], "worker": [...]}``, PS task J at
+        ``ps_nodes[J]``."""
         port = self.config.port
         return {
-            "ps": [f"{self.address('ps')}:{port}"],
-            "worker": [f"{self.address(n)}:{port}" for n in self.nodes[1:]],
+            "ps": [f"{self.address(n)}:{port}" for n in self.ps_nodes],
+            "worker": [f"{self.address(n)}:{port}" for n in self.nodes[len(self.ps_nodes):]],
         }
 
     def cpu_cap(self, node: str) -> float:
         """The CPU cap of ``node`` in cores."""
         self._check_node(node)
-        return self.config.cpu_cap_ps if node == "ps" else self.config.cpu_cap_worker
+        return self.config.cpu_cap_ps if node in self.ps_nodes else self.config.cpu_cap_worker
 
     def _check_node(self, node: str) -> None:
         if node not in self.nodes:
@@ -378,8 +392,9 @@ class Cluster:
             _run(["ip", "-n", ns, "link", "set", "eth0", "up"])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"])
         shape = self.config.link.tbf_args()
-        _run(["tc", "-n", self.namespace("ps"), "qdisc", "replace", "dev", "eth0", "root", "tbf", *shape])
-        _run(["tc", "-n", br, "qdisc", "replace", "dev", "p_ps", "root", "tbf", *shape])
+        for node in self.ps_nodes:
+            _run(["tc", "-n", self.namespace(node), "qdisc", "replace", "dev", "eth0", "root", "tbf", *shape])
+            _run(["tc", "-n", br, "qdisc", "replace", "dev", f"p_{node}", "root", "tbf", *shape])
         for node in self.nodes:
             self._add_cgroup(node)
 
@@ -439,11 +454,13 @@ class Cluster:
         return _run(["ip", "netns", "exec", self.namespace(node), *argv], timeout_s=timeout_s)
 
     def link_stats(self) -> LinkStats:
-        """The PS link's qdisc counters and the TCP retransmissions of all nodes, since the cluster was built."""
-        pull = _qdisc_counters(self.namespace("ps"), "eth0")
-        push = _qdisc_counters(self.bridge_namespace, "p_ps")
+        """The PS links' qdisc counters (all PS tasks together) and the TCP retransmissions of all nodes, since
+        the cluster was built."""
+        pulls = [_qdisc_counters(self.namespace(node), "eth0") for node in self.ps_nodes]
+        pushes = [_qdisc_counters(self.bridge_namespace, f"p_{node}") for node in self.ps_nodes]
         retrans = sum(_tcp_retrans_segs(self.run(node, ["cat", "/proc/net/snmp"])) for node in self.nodes)
-        return LinkStats(pull_bytes=pull[0], pull_drops=pull[1], push_bytes=push[0], push_drops=push[1],
+        return LinkStats(pull_bytes=sum(p[0] for p in pulls), pull_drops=sum(p[1] for p in pulls),
+                         push_bytes=sum(p[0] for p in pushes), push_drops=sum(p[1] for p in pushes),
                          tcp_retrans_segs=retrans)
 
     # ----- removing

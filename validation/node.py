@@ -10,7 +10,10 @@ JSON line ``{"start_s": A, "end_s": B}`` from stdin (times on ``time.monotonic()
 clock for all processes of one Linux machine), trains until a step ends at or after B, and prints
 ``{"event": "done", "steps": [[start, end], ...], "global_step_reads": [[t, global_step], ...]}``: the start and
 end of every step that overlaps [A, B], and ``global_step`` read at the first step boundary at or after A and
-again at or after B.
+again at or after B; also ``ps_bytes``, the parameter bytes on each PS task.
+
+With several PS tasks in the cluster, ``"placement": "greedy"`` in the job places variables with
+:class:`GreedyBytes`; otherwise ``replica_device_setter``'s default, round robin in creation order.
 """
 
 from __future__ import annotations
@@ -39,7 +42,10 @@ def run_node(job: dict[str, Any]) -> dict[str, Any] | None:
         return None
     spec = ModelSpec(name=job["model"]["name"], batch_size=job["model"]["batch_size"],
                      widths=tuple(job["model"]["widths"]))
-    setter = v1.train.replica_device_setter(worker_device=f"/job:worker/task:{index}", cluster=cluster)
+    n_ps = len(job["cluster"]["ps"])
+    strategy = GreedyBytes(n_ps) if job.get("placement", "round-robin") == "greedy" else None
+    setter = v1.train.replica_device_setter(worker_device=f"/job:worker/task:{index}", cluster=cluster,
+                                            ps_strategy=strategy)
     with v1.device(setter):
         global_step = v1.train.get_or_create_global_step()
         loss = build_loss(spec)
@@ -62,6 +68,33 @@ def run_node(job: dict[str, Any]) -> dict[str, Any] | None:
         while len(sess.run(uninitialized)) > 0:
             time.sleep(0.2)
         return _train(sess, train_op, global_step, job, step_read)
+
+
+class GreedyBytes:
+    """A ``ps_strategy`` for ``replica_device_setter``: each variable, in creation order, to the PS task holding
+    the fewest bytes so far (the lowest task on a tie) — what ``tf.contrib``'s ``GreedyLoadBalancingStrategy``
+    with ``byte_size_load_fn`` did (contrib is gone). ``tracegen.placement`` places ``greedy`` the same way."""
+
+    def __init__(self, n_tasks: int) -> None:
+        self.loads = [0] * n_tasks
+
+    def __call__(self, op: Any) -> int:
+        task = min(range(len(self.loads)), key=lambda t: (self.loads[t], t))
+        self.loads[task] += _variable_bytes(op)
+        return task
+
+
+def _variable_bytes(op: Any) -> int:
+    """Bytes of the variable ``op`` creates (its ``shape`` and ``dtype`` attributes; 0 when unknown)."""
+    import tensorflow as tf
+
+    try:
+        shape = tf.TensorShape(op.get_attr("shape"))
+        dtype = tf.as_dtype(op.get_attr("dtype"))
+    except (ValueError, TypeError):
+        return 0
+    n = shape.num_elements()
+    return 0 if n is None else int(n) * dtype.size
 
 
 def _train(sess: Any, train_op: Any, global_step: Any, job: dict[str, Any], step_read: Any = None) -> dict[str, Any]:
@@ -135,10 +168,14 @@ def _train_controlled(sess: Any, train_op: Any, global_step: Any, job: dict[str,
             sess.run(train_op)
     import tensorflow as tf
 
-    step_bytes = sum(int(v.shape.num_elements()) * v.dtype.base_dtype.size
-                     for v in tf.compat.v1.trainable_variables())
+    trainable = tf.compat.v1.trainable_variables()
+    step_bytes = sum(int(v.shape.num_elements()) * v.dtype.base_dtype.size for v in trainable)
+    ps_bytes = [0] * len(job["cluster"]["ps"])
+    for v in trainable:  # where replica_device_setter put each parameter: "/job:ps/task:J"
+        task = tf.DeviceSpec.from_string(v.device).task or 0
+        ps_bytes[task] += int(v.shape.num_elements()) * v.dtype.base_dtype.size
     return {"event": "done", "steps": kept, "global_step_reads": [list(r) for r in reads],
-            "param_bytes": step_bytes, "staleness": staleness}
+            "param_bytes": step_bytes, "ps_bytes": ps_bytes, "staleness": staleness}
 
 
 def main(argv: list[str]) -> int:

@@ -42,6 +42,13 @@ columns never change with N or options)::
     qdisc_drops           int    packets the PS link's two qdiscs dropped, whole run (warm-up included)
     tcp_retrans_segs      int    TCP segments retransmitted by all nodes, whole run (warm-up included)
     tensorflow_version    str    TensorFlow version of the nodes
+    ps_tasks              int    PS tasks, each with its own link of the shape above and the PS's CPU cap
+    placement             str    how variables were placed on them: round-robin (TF's default) or greedy
+    ps_bytes              str    parameter bytes on each PS task, as worker 0's graph placed them, joined by ';'
+
+With ``ps_tasks`` > 1 (``--ps K``) the cluster has K PS tasks, the variables placed by
+``replica_device_setter`` as ``placement`` says (:mod:`validation.node`); the N = 1 trace is then a trace of a
+K-PS job. Files written before these three columns existed have one PS, round robin.
 """
 
 from __future__ import annotations
@@ -65,6 +72,7 @@ from parsers.atomic import write_bytes_atomic
 from parsers.linkprofile import PROFILE_NAME, CpuQuota
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
 from tracegen import own_version
+from tracegen.placement import PLACEMENTS
 from validation.capture import tensorflow_version
 from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, available_cores, check_host
 from validation.errors import ConfigError, JobError
@@ -91,6 +99,9 @@ MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
     ("qdisc_drops", "int"),
     ("tcp_retrans_segs", "int"),
     ("tensorflow_version", "str"),
+    ("ps_tasks", "int"),
+    ("placement", "str"),
+    ("ps_bytes", "str"),
 )
 """The columns of ``measured.csv`` in order, each with its type (see the module docstring for units)."""
 
@@ -144,9 +155,13 @@ class TestbedConfig:
     only_link_profile: bool = False
     only_single_worker: bool = False
     staleness: bool = False  # workers also report each step's staleness (validation.node); staleness.csv
+    ps_tasks: int = 1
+    placement: str = "round-robin"
 
     def __post_init__(self) -> None:
         self.model_spec()
+        if self.placement not in PLACEMENTS:
+            raise ConfigError(f"'placement' must be one of {', '.join(PLACEMENTS)} (got {self.placement!r})")
         if not self.workers:
             raise ConfigError("'workers' must name at least one worker count (got none)")
         if any(n < 1 for n in self.workers):
@@ -183,7 +198,7 @@ class TestbedConfig:
     def cluster_config(self, n_workers: int) -> ClusterConfig:
         """The emulated cluster of one run with ``n_workers`` workers."""
         return ClusterConfig(n_workers=n_workers, link=self.link(), cpu_cap_ps=self.cpu_cap_ps,
-                             cpu_cap_worker=self.cpu_cap_worker, subnet=self.subnet)
+                             cpu_cap_worker=self.cpu_cap_worker, subnet=self.subnet, n_ps=self.ps_tasks)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,7 +214,8 @@ class Measurement:
     qdisc_drops: int
     tcp_retrans_segs: int
     param_bytes: int = 0  # bytes of the model's trainable variables, as a worker reported them
-    ps_cpu_cores: float | None = None  # CPU the PS process used over the window, in cores (None: unknown)
+    ps_cpu_cores: float | None = None  # CPU the PS processes used over the window, in cores (None: unknown)
+    ps_bytes: tuple[int, ...] = ()  # parameter bytes on each PS task (worker 0's placement)
     staleness: tuple[int, ...] = ()  # of every step inside the window, all workers (when asked for)
 
 
@@ -346,8 +362,9 @@ def measure(
             "warmup_steps": config.warmup_steps,
             "control": "stdin",
             "staleness": config.staleness,
+            "placement": config.placement,
         }
-        ps = cluster.start("ps", _node_argv(job, "ps", 0), env=env)
+        pss = [cluster.start(node, _node_argv(job, "ps", j), env=env) for j, node in enumerate(cluster.ps_nodes)]
         workers: list[NodeProcess] = []
         for i in range(n_workers):
             spec = dict(job)
@@ -364,7 +381,7 @@ def measure(
                 raise JobError(f"worker {i}: no stdout pipe")
             threading.Thread(target=_pump, args=(i, w.popen.stdout, events), daemon=True).start()
 
-        _collect(events, ps=ps, workers=workers, want="warm", deadline_s=time.monotonic() + config.timeout_s,
+        _collect(events, pss=pss, workers=workers, want="warm", deadline_s=time.monotonic() + config.timeout_s,
                  timeout_s=config.timeout_s)
         report(f"N={n_workers}: all workers warm; measuring {window_len_s:g} s")
         start_s = time.monotonic() + _WINDOW_LEAD_S
@@ -379,12 +396,13 @@ def measure(
             except BrokenPipeError as exc:
                 raise JobError(f"worker {i} exited before the window began: {w.stderr_tail()}") from exc
         ps_cpu: dict[str, float | None] = {}
-        timers = [threading.Timer(max(0.0, at - time.monotonic()), lambda key=key: ps_cpu.update({key: ps.cpu_s()}))
+        timers = [threading.Timer(max(0.0, at - time.monotonic()),
+                                  lambda key=key: ps_cpu.update({key: _total_cpu_s(pss)}))
                   for key, at in (("start", start_s), ("end", end_s))]
         for timer in timers:
             timer.daemon = True
             timer.start()
-        done = _collect(events, ps=ps, workers=workers, want="done", deadline_s=end_s + config.timeout_s,
+        done = _collect(events, pss=pss, workers=workers, want="done", deadline_s=end_s + config.timeout_s,
                         timeout_s=config.timeout_s)
         for timer in timers:
             timer.join(timeout=max(0.0, end_s - time.monotonic()) + 1.0)
@@ -403,8 +421,15 @@ def measure(
         global_steps_per_s=global_rate, window_s=window_len_s,
         qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
         param_bytes=int(done[0].get("param_bytes", 0)), ps_cpu_cores=_cores(ps_cpu, window_len_s),
+        ps_bytes=tuple(int(b) for b in done[0].get("ps_bytes", [])),
         staleness=tuple(int(v) for i in range(n_workers) for v in done[i].get("staleness", [])),
     )
+
+
+def _total_cpu_s(pss: Sequence[NodeProcess]) -> float | None:
+    """CPU seconds all PS processes used so far (None when one is unknown)."""
+    used = [p.cpu_s() for p in pss]
+    return None if any(u is None for u in used) else sum(u for u in used if u is not None)
 
 
 def _cores(cpu_s: Mapping[str, float | None], window_s: float) -> float | None:
@@ -429,7 +454,7 @@ def _pump(index: int, stream: IO[str], events: queue.Queue[tuple[int, str | None
 def _collect(
     events: queue.Queue[tuple[int, str | None]],
     *,
-    ps: NodeProcess,
+    pss: Sequence[NodeProcess],
     workers: Sequence[NodeProcess],
     want: str,
     deadline_s: float,
@@ -438,9 +463,11 @@ def _collect(
     """Wait until every worker has sent the event ``want``; raise JobError if a node dies or time runs out."""
     got: dict[int, dict[str, Any]] = {}
     while len(got) < len(workers):
-        code = ps.popen.poll()
-        if code is not None:
-            raise JobError(f"the PS exited with code {code} while workers waited for '{want}': {ps.stderr_tail()}")
+        for j, ps in enumerate(pss):
+            code = ps.popen.poll()
+            if code is not None:
+                raise JobError(f"PS task {j} exited with code {code} while workers waited for '{want}': "
+                               f"{ps.stderr_tail()}")
         remaining = deadline_s - time.monotonic()
         if remaining <= 0.0:
             missing = [i for i in range(len(workers)) if i not in got]
@@ -496,6 +523,9 @@ def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measure
             "qdisc_drops": m.qdisc_drops,
             "tcp_retrans_segs": m.tcp_retrans_segs,
             "tensorflow_version": tf_version,
+            "ps_tasks": config.ps_tasks,
+            "placement": config.placement,
+            "ps_bytes": LIST_SEPARATOR.join(str(b) for b in m.ps_bytes),
         }
         writer.writerow([record[name] for name in MEASURED_COLUMNS])
     write_bytes_atomic(path, buf.getvalue().encode())

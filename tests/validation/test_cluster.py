@@ -97,6 +97,21 @@ def test_addresses_and_names_follow_the_layout() -> None:
         cluster.address("w3")
 
 
+def test_several_ps_tasks_get_their_own_names_addresses_and_caps() -> None:
+    cluster = Cluster(_config(n_workers=2, n_ps=3))
+    assert cluster.ps_nodes == ("ps", "ps1", "ps2")
+    assert cluster.nodes == ("ps", "ps1", "ps2", "w0", "w1")
+    assert cluster.tf_cluster() == {
+        "ps": ["10.79.3.10:2222", "10.79.3.9:2222", "10.79.3.8:2222"],
+        "worker": ["10.79.3.11:2222", "10.79.3.12:2222"],
+    }
+    assert cluster.cpu_cap("ps2") == cluster.config.cpu_cap_ps
+    assert cluster.config.total_cpu_cores() == pytest.approx(3 * cluster.config.cpu_cap_ps
+                                                             + 2 * cluster.config.cpu_cap_worker)
+    with pytest.raises(ConfigError, match="'n_ps' must be from 1 to 8 \\(got 9\\)"):
+        _config(n_ps=9)
+
+
 # ----- refusals
 
 

@@ -95,6 +95,8 @@ def test_steps_in_window_counts_partial_steps_by_fraction() -> None:
         ({"latency_ms": -1.0}, "'latency_ms' must be > 0 and <= 10000 (got -1.0)"),
         ({"cpu_cap_worker": 0.0}, "'cpu_cap_worker' must be > 0 cores (got 0.0)"),
         ({"subnet": "10.79.4.0/29", "workers": (1, 8)}, "'subnet' 10.79.4.0/29 is too small for 1 PS + 8 workers"),
+        ({"placement": "random"}, "'placement' must be one of round-robin, greedy (got 'random')"),
+        ({"ps_tasks": 0}, "'n_ps' must be from 1 to 8 (got 0)"),
     ],
 )
 def test_config_refuses_bad_values(tmp_path: pathlib.Path, changes: dict[str, object], message: str) -> None:
@@ -170,6 +172,24 @@ def test_staleness_comes_from_the_global_step_each_step_reads_and_bumps(tmp_path
     with (tmp_path / "staleness.csv").open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert sum(int(r["steps"]) for r in rows if r["n_workers"] == "2") == len(pair.staleness)
+    _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
+
+
+@pytest.mark.slow
+@pytest.mark.root
+@pytest.mark.parametrize("placement", ["round-robin", "greedy"])
+def test_two_ps_tasks_each_serve_part_of_the_parameters(tmp_path: pathlib.Path, placement: str) -> None:
+    """``--ps 2``: both PS tasks hold parameters, all of them between the two, and training runs."""
+    messages: list[str] = []
+    result = run_testbed(_config(tmp_path, workers=(1,), ps_tasks=2, placement=placement),
+                         progress=messages.append)
+    (m,) = result.measurements
+    assert m.steps_per_s > 0.0
+    assert len(m.ps_bytes) == 2 and min(m.ps_bytes) > 0 and sum(m.ps_bytes) == m.param_bytes
+    with result.csv_path.open(newline="") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert (row["ps_tasks"], row["placement"]) == ("2", placement)
+    assert [int(b) for b in row["ps_bytes"].split(";")] == list(m.ps_bytes)
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
 
 
