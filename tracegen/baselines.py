@@ -56,6 +56,18 @@ def step_costs(model: StepModel, measured: SingleWorker | None = None) -> StepCo
                      ps_compute_ns=ps_ns, ps_bound_steps_per_s=bound)
 
 
+def on_busiest_shard(costs: StepCosts, share: float) -> StepCosts:
+    """``costs`` as the busiest of several PS shards sees them, when it serves ``share`` of a step's bytes: its
+    bytes, and its share of the PS's CPU per step (each shard a PS like the traced one). The baselines then
+    treat that shard as the one PS: the others are less loaded by construction."""
+    if not 0 < share <= 1:
+        raise ModelError(f"'share' must be in (0, 1] (got {share})")
+    return dataclasses.replace(costs, pull_bytes=round(costs.pull_bytes * share),
+                               push_bytes=round(costs.push_bytes * share),
+                               ps_compute_ns=costs.ps_compute_ns * share,
+                               ps_bound_steps_per_s=costs.ps_bound_steps_per_s / share)
+
+
 def link_rates(spec: LinkSpec) -> RateFn:
     """Per direction, what N workers get while both directions are busy: the capacity for N connections, at
     most N times one connection's limit."""

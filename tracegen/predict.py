@@ -89,6 +89,7 @@ class PredictConfig:
     worker_speed: tuple[float, ...] = ()  # per worker (0, 1, ...): speed relative to the traced node; others 1
     ps_shards: tuple[int, ...] = ()  # also predict with these numbers of PS shards (tracegen.shards)
     placement: str = "round-robin"  # of parameters on shards: round-robin, greedy or a placement file
+    ps_shard_of_task: tuple[int, ...] = ()  # the curve itself on several PS shards (tracegen.placement)
 
     def __post_init__(self) -> None:
         if not self.workers or min(self.workers) < 1:
@@ -111,7 +112,12 @@ class PredictConfig:
         """The simulation settings (n_workers is set per point)."""
         return SimConfig(steps=self.steps, warmup_steps=self.warmup_steps, seed=self.seed, link_spec=link_spec,
                          link=self.link, policy=self.policy, order=self.order, ps_threads=self.ps_threads,
-                         worker_speed=self.worker_speed)
+                         worker_speed=self.worker_speed, ps_shard_of_task=self.ps_shard_of_task)
+
+    def one_ps(self, link_spec: LinkSpec | None) -> SimConfig:
+        """:meth:`sim_config` of the traced job: one PS and workers like the traced one (what a single-worker
+        measurement measured)."""
+        return dataclasses.replace(self.sim_config(link_spec), ps_shard_of_task=(), worker_speed=())
 
     def payload_bytes_per_s(self) -> int | None:
         """The tensor bytes per second a given bandwidth carries, each way."""
@@ -181,7 +187,7 @@ def prepared(model: StepModel, config: PredictConfig) -> Prepared:
     links = resolve_links(model, config)
     if config.single_worker is None:
         return Prepared(model=model, links=links, traced_model=model, traced_links=links)
-    speed = untraced_speed(model, config.sim_config(links["mid"]), config.single_worker.steps_per_s,
+    speed = untraced_speed(model, config.one_ps(links["mid"]), config.single_worker.steps_per_s,
                            seeds=config.seeds)
     return Prepared(model=untraced_model(model, speed), traced_model=model, traced_links=links, speed=speed,
                     links={name: untraced_link(spec, speed) for name, spec in links.items()})
@@ -243,11 +249,10 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
 
 
 def single_worker_factor(model: StepModel, config: PredictConfig, spec: LinkSpec) -> float:
-    """The measured single-worker rate over the simulated one (one worker like the traced one: speed 1)."""
+    """The measured single-worker rate over the simulated one (one worker like the traced one, one PS)."""
     if config.single_worker is None:
         raise ConfigError("no single-worker measurement to compare N = 1 with")
-    alone = dataclasses.replace(config.sim_config(spec), worker_speed=())
-    one = scaling_curve(model, alone, (1,), seeds=config.seeds, find_plateau=False).points[0]
+    one = scaling_curve(model, config.one_ps(spec), (1,), seeds=config.seeds, find_plateau=False).points[0]
     return config.single_worker.steps_per_s / one.steps_per_s
 
 

@@ -23,7 +23,9 @@ What runs:
   for it and the PS's CPU bounds the rate. Transfers queue in their connection in the policy's
   order among those requested together (:mod:`tracegen.policy`).
 - The step ends when all its tasks are done; the next starts ``step_gap_ns`` later, plus the pull direction's
-  queue delay if it is busy (the PS's reply that the step is over crosses it).
+  queue delay if it is busy (the PS's reply that the step is over crosses it). With several PS shards, every
+  shard that ran part of the step replies over its own link (TF1's master waits for each partition's
+  ``RunGraph``), and the last reply ends the step.
 
 - Staleness (:mod:`tracegen.variables`): the PS counts the updates applied to each parameter; a worker's first
   pull of a parameter in a step remembers the count, and when that step's gradient for it is applied the
@@ -49,7 +51,7 @@ import numpy as np
 from tracegen.engine import ARRIVE, START, CpuPool, Engine
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, FlowLink, LinkSpec, link_model, uniform_link
-from tracegen.model import PS_KINDS, StepModel, StepTiming, TaskKind, scaled_timing
+from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, StepTiming, TaskKind, scaled_timing
 from tracegen.policy import FixedOrder, Policy, TfOrder, TicTac, check_order
 from tracegen.pscpu import PsCpu
 from tracegen.variables import variable_map
@@ -198,7 +200,10 @@ class _Run:
         self.shard = list(config.ps_shard_of_task) or [0] * n_tasks
         self.n_shards = max(self.shard) + 1
         self.links = [FlowLink(self.engine, self.link_spec, link_model(config.link)) for _ in range(self.n_shards)]
-        self.link = self.links[0]  # the chief PS's: its reply ends a step
+        self.link = self.links[0]  # the chief PS's
+        # the PS shards that run part of a step: each one's "done" ends it (the chief's always)
+        self.step_links = [self.links[k] for k in sorted({0, *(self.shard[t] for t in range(n_tasks)
+                                                                 if model.kinds[t] in PS_KINDS | TRANSFER_KINDS)})]
         self.ps_threads = config.ps_threads or model.ps_threads
         self.worker_threads = config.worker_threads or model.worker_threads
         spec = self.link_spec
@@ -411,8 +416,9 @@ class _Run:
             self.n_finished += 1
         uneven = bool(self.config.worker_speed)
         if self.step_of[w] < self.config.total_steps or (uneven and self.n_finished < len(self.ends)):
-            # the PS's "done" crosses the pull direction first
-            self.engine.at(now + self.config.step_gap_ns + self.link.crossing_delay(PULL), START, self.start_step, w)
+            # every PS's "done" crosses its link's pull direction first; the last to arrive ends the step
+            done = max(link.crossing_delay(PULL) for link in self.step_links)
+            self.engine.at(now + self.config.step_gap_ns + done, START, self.start_step, w)
 
 
 def simulate(model: StepModel, config: SimConfig, *, on_task: Callable[[TaskRecord], None] | None = None) -> SimResult:

@@ -88,6 +88,10 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     for column in ("model", "widths"):
         if column in frame.columns:
             out[column] = [_short(str(v), 200) for v in frame[column]]
+    if "ps_tasks" in frame.columns:  # testbed --ps K; older files have one PS
+        out["ps_tasks"] = [_number(v, int, "ps_tasks", source, i) for i, v in enumerate(frame["ps_tasks"])]
+    if "placement" in frame.columns:
+        out["placement"] = [_short(str(v), 200) for v in frame["placement"]]
     if "bandwidth_bits_per_s" in frame.columns:
         bits = frame["bandwidth_bits_per_s"]
         out["bandwidth_bytes_per_s"] = [_number(v, float, "bandwidth_bits_per_s", source, i) / 8

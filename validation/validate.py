@@ -16,6 +16,12 @@ Predictors, each given the same inputs:
 A mismatch between the trace's capture settings (``meta.json``) and the measurements' (model, batch, widths)
 is printed as a warning and written into the report.
 
+Runs on several PS tasks (``ps_tasks`` > 1 in the measurements, testbed ``--ps K``) are predicted from a one-PS
+trace (``--trace``: the single-worker trace of a one-PS run; its profile and single-worker measurement come
+with it): the parameters placed on K shards as the runs' ``placement`` says (:mod:`tracegen.placement`), each
+shard a PS like the traced one; the baselines see the busiest shard as the one PS
+(:func:`tracegen.baselines.on_busiest_shard`).
+
 Writes into its output directory: ``report.md``, ``comparison.csv``, ``comparison.png`` and each simulator's
 ``prediction*/curve.csv``; when the measurements' folder holds a testbed ``staleness.csv``, also the real
 staleness against the profile's prediction (:mod:`validation.staleness`: ``staleness.csv`` and a report
@@ -36,8 +42,10 @@ import pandas as pd
 from parsers.linkprofile import read_link_profile
 from parsers.read import read_trace
 from parsers.singleworker import read_single_worker
-from tracegen.baselines import BASELINES, link_rates, no_overlap, ps_queue, roofline, step_costs
-from tracegen.model import build_model
+from parsers.trace import Trace
+from tracegen.baselines import BASELINES, link_rates, no_overlap, on_busiest_shard, ps_queue, roofline, step_costs
+from tracegen.model import StepModel, build_model
+from tracegen.placement import PLACEMENTS, Placement, creation_order, place
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv
 from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
@@ -91,6 +99,23 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
                   bandwidth_from=source if bandwidth is not None else "none", single_worker=single)
 
 
+def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, trace: Trace) -> Placement | None:
+    """With runs on several PS tasks (``ps_tasks`` > 1, testbed ``--ps K``), the parameters placed on them as
+    the runs' ``placement`` says (:mod:`tracegen.placement`, from the trace's creation order); None for one PS."""
+    if "ps_tasks" not in runs.columns:
+        return None
+    counts = sorted(set(int(k) for k in runs["ps_tasks"]))
+    hows = sorted(set(runs["placement"])) if "placement" in runs.columns else ["round-robin"]
+    if len(counts) > 1 or len(hows) > 1:
+        raise ConfigError(f"{measured}: runs differ in their PS tasks ({counts}) or placement ({hows}); compare "
+                          "one setting at a time")
+    if counts[0] == 1:
+        return None
+    if hows[0] not in PLACEMENTS:
+        raise ConfigError(f"{measured}: placement must be one of {', '.join(PLACEMENTS)} (got {hows[0]!r})")
+    return place(model, counts[0], hows[0], creation_order(trace))
+
+
 def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
     """Where the trace's capture settings (its ``meta.json``) differ from the measurements' columns."""
     meta_path = (trace if trace.is_dir() else trace.parent) / "meta.json"
@@ -131,9 +156,17 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
         config = dataclasses.replace(config, batch_size=int(runs["batch_size"].iloc[0]))
     workers = tuple(sorted(set(int(n) for n in runs["n_workers"])))
     config = dataclasses.replace(config, workers=workers, emit_traces=())
-    model = build_model(read_trace(inputs.trace), timing=config.timing)
+    trace = read_trace(inputs.trace)
+    model = build_model(trace, timing=config.timing)
     single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
     costs = step_costs(model, single)
+    shards = ps_placement(inputs.measured, runs, model, trace)
+    if shards is not None:
+        config = dataclasses.replace(config, ps_shard_of_task=shards.shard_of_task)
+        per_shard = shards.bytes_per_shard(model)
+        costs = on_busiest_shard(costs, max(per_shard) / max(1, sum(per_shard)))
+        report(f"{shards.n_shards} PS tasks, {shards.how} placement: {'/'.join(str(b) for b in per_shard)} bytes "
+               "pulled per step from each")
     config = dataclasses.replace(config, single_worker=single)
     predictions: dict[str, Sequence[float]] = {}
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
@@ -172,6 +205,10 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
         raise ConfigError(f"{inputs.measured}: no link profile and no bandwidth to predict with; give "
                           "--link-profile or --bandwidth")
     comparison = compare(runs, predictions, bands)
+    if shards is not None:
+        link_notes["PS tasks"] = (f"{shards.n_shards}, {shards.how} placement, predicted from the one-PS trace: "
+                                  + " / ".join(f"{b / 1e6:.2f} MB" for b in shards.bytes_per_shard(model))
+                                  + " pulled per step from each; each a PS like the traced one")
     settings = _settings(inputs, model, config, link_notes)
     title = f"Predicted vs measured: {pathlib.Path(measured).name}"
     text = report_markdown(comparison, settings, title, warnings)

@@ -1,7 +1,9 @@
 """The accuracy the README states, guarded: every stored configuration is predicted again from its own inputs
 (trace, link profile, single-worker measurement, link rate — nothing measured with N > 1 workers) and scored
 against its measurements. A change that makes any prediction worse than ``data/validation/reports/scores.csv``
-says, beyond a small tolerance for floating-point noise, fails here; and the README must show exactly the summary those scores make."""
+says, beyond a small tolerance for floating-point noise, fails here; and the README must show exactly the summary
+those scores make. The same for the PS-shards campaign (``data/shards``): each of its configurations predicted
+from its one-PS base configuration's inputs."""
 
 from __future__ import annotations
 
@@ -16,38 +18,44 @@ from validation.summary import summary_markdown
 from validation.validate import validate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-REPORTS = ROOT / "data" / "validation" / "reports"
-SCORES = REPORTS / "scores.csv"
-CAMPAIGN = pd.read_csv(ROOT / "data/validation/campaign.csv")
-FOLDERS = {name: ROOT / "data" / "validation" / group / name
-           for group, name in CAMPAIGN[["set", "name"]].itertuples(index=False)}
+CAMPAIGNS = ("validation", "shards")  # data/<campaign>/{campaign.csv,reports/scores.csv}
 MAPE_TOLERANCE = 0.01
 MAX_TOLERANCE = 0.02
 
 
-def stated() -> pd.DataFrame:
-    return pd.read_csv(SCORES) if SCORES.is_file() else pd.DataFrame(columns=["configuration"])
+def stated(campaign: str) -> pd.DataFrame:
+    scores = ROOT / "data" / campaign / "reports" / "scores.csv"
+    return pd.read_csv(scores) if scores.is_file() else pd.DataFrame(columns=["configuration"])
 
 
-def test_the_readme_shows_the_stated_summary() -> None:
-    table = stated()
+def inputs_of(campaign: str, name: str) -> tuple[pathlib.Path, pathlib.Path]:
+    """The measured folder of a configuration and the trace it is predicted from (its base's, for shards)."""
+    table = pd.read_csv(ROOT / "data" / campaign / "campaign.csv").set_index("name")
+    folder = ROOT / "data" / campaign / table.loc[name, "set"] / name
+    base = table.loc[name, "base"] if "base" in table.columns else name
+    return folder, ROOT / "data" / campaign / table.loc[base, "set"] / base / "trace"
+
+
+@pytest.mark.parametrize("campaign", CAMPAIGNS)
+def test_the_readme_shows_the_stated_summary(campaign: str) -> None:
+    table = stated(campaign)
     if table.empty:
         pytest.skip("no validation scores stored yet")
     assert summary_markdown(table).strip() in (ROOT / "README.md").read_text()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(set(stated()["configuration"])))
-def test_predictions_are_no_worse_than_stated(name: str, tmp_path: pathlib.Path) -> None:
-    folder = FOLDERS[name]
+@pytest.mark.parametrize(("campaign", "name"), [(c, n) for c in CAMPAIGNS for n in sorted(set(stated(c)["configuration"]))])
+def test_predictions_are_no_worse_than_stated(campaign: str, name: str, tmp_path: pathlib.Path) -> None:
+    folder, trace = inputs_of(campaign, name)
     with OutputDir(tmp_path, []) as out:
-        comparison, inputs, _ = validate(folder, None, PredictConfig(), out)
-    claims = stated()[stated()["configuration"] == name]
+        comparison, inputs, _ = validate(folder, trace, PredictConfig(), out)
+    claims = stated(campaign)[stated(campaign)["configuration"] == name]
     for claim in claims.to_dict("records"):
         got = comparison.scores[claim["predictor"]]
         assert got.mape <= claim["mape"] + MAPE_TOLERANCE, (claim["predictor"], got.mape, claim["mape"])
         assert got.max_error <= claim["max_error"] + MAX_TOLERANCE, (claim["predictor"], got.max_error)
         if not pd.isna(claim["in_band"]):
             assert got.in_band is not None and got.in_band >= int(claim["in_band"])
-    assert inputs.profile == folder / "trace" / "link-profile.json"
-    assert inputs.single_worker == folder / "trace" / "single-worker.json"
+    assert inputs.profile == trace / "link-profile.json"  # two hosts, one PS: never the N-worker cluster
+    assert inputs.single_worker == trace / "single-worker.json"

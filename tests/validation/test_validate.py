@@ -53,3 +53,38 @@ def test_validate_refuses_a_folder_without_measurements(tmp_path: pathlib.Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--measured", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
     assert "no such measurements file" in capsys.readouterr().err
+
+
+def _with_ps_tasks(source: pathlib.Path, target: pathlib.Path, k: int, placement: str) -> pathlib.Path:
+    runs = pd.read_csv(source)
+    runs["ps_tasks"], runs["placement"] = k, placement
+    runs.to_csv(target, index=False)
+    return target
+
+
+def test_runs_on_several_ps_are_predicted_on_as_many_shards(tmp_path: pathlib.Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The same one-PS trace predicts more for the same runs said to have had two PS with greedy placement
+    (the bundled mlp's bytes split between them) than for one, and the report says how they were placed."""
+    folder = TESTBED / "mlp_200mbit"
+    tables = {}
+    for k in (1, 2):
+        out = tmp_path / f"k{k}"
+        measured = _with_ps_tasks(folder / "measured.csv", tmp_path / f"k{k}.csv", k, "greedy")
+        assert main(["validate", "--measured", str(measured), "--trace", str(folder / "trace"), "--steps", "5",
+                     "--seeds", "1", "--out", str(out)]) == 0
+        tables[k] = pd.read_csv(out / "comparison.csv")
+    assert "2 PS tasks, greedy placement" in capsys.readouterr().out
+    assert "greedy placement, predicted from the one-PS trace" in (tmp_path / "k2" / "report.md").read_text()
+    for name in ("simulator_bw", "roofline_bw"):
+        assert tables[2][name].iloc[-1] > 1.2 * tables[1][name].iloc[-1]
+
+
+def test_runs_that_differ_in_ps_tasks_are_refused(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = TESTBED / "mlp_200mbit"
+    runs = pd.read_csv(folder / "measured.csv")
+    runs["ps_tasks"] = [1 + i % 2 for i in range(len(runs))]
+    runs.to_csv(tmp_path / "mixed.csv", index=False)
+    assert main(["validate", "--measured", str(tmp_path / "mixed.csv"), "--trace", str(folder / "trace"),
+                 "--out", str(tmp_path / "out")]) != 0
+    assert "runs differ in their PS tasks ([1, 2])" in capsys.readouterr().err
