@@ -68,7 +68,7 @@ def _testbed(args: argparse.Namespace) -> int:
         cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
         timeout_s=args.timeout, link_profile=not args.no_link_profile, only_link_profile=args.only_link_profile,
         only_single_worker=args.only_single_worker, staleness=args.staleness, ps_tasks=args.ps,
-        placement=args.ps_placement)
+        placement=args.ps_placement, worker_caps=tuple(args.worker_caps or ()))
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
     if config.only_link_profile or config.only_single_worker:
         names = [n for n, on in ((PROFILE_NAME, config.only_link_profile),
@@ -81,6 +81,11 @@ def _testbed(args: argparse.Namespace) -> int:
         print(f"{m.n_workers:4d}  {m.repeat:6d}  {m.steps_per_s:7.3f}  "
               + " ".join(f"{r:.3f}" for r in m.worker_steps_per_s))
     return 0
+
+
+def _caps(text: str) -> tuple[float, ...]:
+    """``--worker-caps``: cores per worker, comma-separated."""
+    return tuple(parse_number(part) for part in text.split(","))
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -180,6 +185,9 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                    help="limit for warm-up and for finishing after the window (default 300)")
     p.add_argument("--only-link-profile", action="store_true",
                    help="measure only the link profile, into DIR/trace/link-profile.json (refused if it exists)")
+    p.add_argument("--worker-caps", type=_caps, metavar="CORES,CORES,...",
+                   help="each worker's own CPU cap, worker 0 first (a mixed cluster); workers beyond the list get "
+                        "--cpu-worker")
     p.add_argument("--ps", type=parse_count, default=1, metavar="K",
                    help="PS tasks, each with its own link shaped as above and the PS's CPU cap (default 1)")
     p.add_argument("--ps-placement", choices=("round-robin", "greedy"), default="round-robin",

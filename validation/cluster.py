@@ -108,6 +108,7 @@ class ClusterConfig:
     cfs_period_us: int = 10_000
     port: int = 2222
     n_ps: int = 1
+    worker_caps: tuple[float, ...] = ()  # worker I's cap: worker_caps[I] when given, else cpu_cap_worker
 
     def __post_init__(self) -> None:
         if self.n_workers < 1:
@@ -118,6 +119,8 @@ class ClusterConfig:
             cap = getattr(self, name)
             if not cap > 0.0:
                 raise ConfigError(f"'{name}' must be > 0 cores (got {cap})")
+        if not all(cap > 0.0 for cap in self.worker_caps):
+            raise ConfigError(f"'worker_caps' must all be > 0 cores (got {list(self.worker_caps)})")
         if not 1_000 <= self.cfs_period_us <= 1_000_000:
             raise ConfigError(f"'cfs_period_us' must be between 1000 and 1000000 (got {self.cfs_period_us})")
         if not 1 <= self.port <= 65_535:
@@ -132,7 +135,11 @@ class ClusterConfig:
 
     def total_cpu_cores(self) -> float:
         """The sum of all nodes' CPU caps, in cores."""
-        return self.n_ps * self.cpu_cap_ps + self.n_workers * self.cpu_cap_worker
+        return self.n_ps * self.cpu_cap_ps + sum(self.worker_cap(i) for i in range(self.n_workers))
+
+    def worker_cap(self, index: int) -> float:
+        """Worker ``index``'s CPU cap, in cores."""
+        return self.worker_caps[index] if index < len(self.worker_caps) else self.cpu_cap_worker
 
 
 def parse_subnet(text: str) -> ipaddress.IPv4Network:
@@ -175,7 +182,8 @@ def check_host(config: ClusterConfig) -> None:
     if total >= cores:
         raise ClusterError(
             f"CPU caps must total less than the {cores} available cores (got {total:g}: "
-            f"{config.n_ps} PS * {config.cpu_cap_ps:g} + {config.n_workers} workers * {config.cpu_cap_worker:g})"
+            f"{config.n_ps} PS * {config.cpu_cap_ps:g} + {config.n_workers} workers: "
+            f"{', '.join(format(config.worker_cap(i), 'g') for i in range(config.n_workers))})"
         )
     _check_subnet_free(parse_subnet(config.subnet))
 
@@ -348,7 +356,7 @@ class Cluster:
     def cpu_cap(self, node: str) -> float:
         """The CPU cap of ``node`` in cores."""
         self._check_node(node)
-        return self.config.cpu_cap_ps if node in self.ps_nodes else self.config.cpu_cap_worker
+        return self.config.cpu_cap_ps if node in self.ps_nodes else self.config.worker_cap(int(node[1:]))
 
     def _check_node(self, node: str) -> None:
         if node not in self.nodes:

@@ -92,6 +92,8 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         out["ps_tasks"] = [_number(v, int, "ps_tasks", source, i) for i, v in enumerate(frame["ps_tasks"])]
     if "placement" in frame.columns:
         out["placement"] = [_short(str(v), 200) for v in frame["placement"]]
+    if "worker_caps" in frame.columns:  # testbed --worker-caps: each worker's CPU cap, ';'-joined
+        out["worker_caps"] = [_caps(v, source, i) for i, v in enumerate(frame["worker_caps"])]
     if "bandwidth_bits_per_s" in frame.columns:
         bits = frame["bandwidth_bits_per_s"]
         out["bandwidth_bytes_per_s"] = [_number(v, float, "bandwidth_bits_per_s", source, i) / 8
@@ -101,6 +103,11 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     if out["n_workers"].max() > 100_000:
         raise ConfigError(f"{source}: 'n_workers' must be at most 100000 (got {out['n_workers'].max()})")
     return out
+
+
+def _caps(text: str, source: str, row: int) -> tuple[float, ...]:
+    """A ``worker_caps`` cell: cores per worker, ';'-joined (empty: none given)."""
+    return tuple(_number(part, float, "worker_caps", source, row) for part in text.split(";") if part.strip())
 
 
 def _number(text: str, kind: type[int] | type[float], column: str, source: str, row: int, *,

@@ -45,10 +45,13 @@ columns never change with N or options)::
     ps_tasks              int    PS tasks, each with its own link of the shape above and the PS's CPU cap
     placement             str    how variables were placed on them: round-robin (TF's default) or greedy
     ps_bytes              str    parameter bytes on each PS task, as worker 0's graph placed them, joined by ';'
+    worker_caps           str    each worker's CPU cap in this run, cores, worker 0 first, joined by ';'
 
 With ``ps_tasks`` > 1 (``--ps K``) the cluster has K PS tasks, the variables placed by
 ``replica_device_setter`` as ``placement`` says (:mod:`validation.node`); the N = 1 trace is then a trace of a
-K-PS job. Files written before these three columns existed have one PS, round robin.
+K-PS job. Files written before these three columns existed have one PS, round robin. With ``worker_caps``
+(``--worker-caps``) worker I is capped at its own figure (a mixed cluster); the N = 1 trace is then of worker 0
+at its cap. Files without the column had every worker at ``cpu_cap_worker``.
 """
 
 from __future__ import annotations
@@ -102,6 +105,7 @@ MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
     ("ps_tasks", "int"),
     ("placement", "str"),
     ("ps_bytes", "str"),
+    ("worker_caps", "str"),
 )
 """The columns of ``measured.csv`` in order, each with its type (see the module docstring for units)."""
 
@@ -157,6 +161,7 @@ class TestbedConfig:
     staleness: bool = False  # workers also report each step's staleness (validation.node); staleness.csv
     ps_tasks: int = 1
     placement: str = "round-robin"
+    worker_caps: tuple[float, ...] = ()  # worker I's CPU cap when given (a mixed cluster), else cpu_cap_worker
 
     def __post_init__(self) -> None:
         self.model_spec()
@@ -198,7 +203,8 @@ class TestbedConfig:
     def cluster_config(self, n_workers: int) -> ClusterConfig:
         """The emulated cluster of one run with ``n_workers`` workers."""
         return ClusterConfig(n_workers=n_workers, link=self.link(), cpu_cap_ps=self.cpu_cap_ps,
-                             cpu_cap_worker=self.cpu_cap_worker, subnet=self.subnet, n_ps=self.ps_tasks)
+                             cpu_cap_worker=self.cpu_cap_worker, subnet=self.subnet, n_ps=self.ps_tasks,
+                             worker_caps=self.worker_caps)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -316,7 +322,7 @@ def _write_staleness(path: pathlib.Path, measurements: Sequence[Measurement]) ->
 def _measure_profile(config: TestbedConfig, trace_dir: pathlib.Path, report: Progress) -> None:
     client = config.netbench_client_cores or default_client_cores(config.cpu_cap_ps)
     report(f"link profile: tracegen netbench between the PS and one client host ({client:g} cores)")
-    measure_link_profile(dataclasses.replace(config.cluster_config(1), cpu_cap_worker=client),
+    measure_link_profile(dataclasses.replace(config.cluster_config(1), cpu_cap_worker=client, worker_caps=()),
                          trace_dir / PROFILE_NAME, progress=report)
 
 
@@ -526,6 +532,8 @@ def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measure
             "ps_tasks": config.ps_tasks,
             "placement": config.placement,
             "ps_bytes": LIST_SEPARATOR.join(str(b) for b in m.ps_bytes),
+            "worker_caps": LIST_SEPARATOR.join(_fmt(config.cluster_config(m.n_workers).worker_cap(i))
+                                               for i in range(m.n_workers)),
         }
         writer.writerow([record[name] for name in MEASURED_COLUMNS])
     write_bytes_atomic(path, buf.getvalue().encode())
@@ -562,7 +570,7 @@ def _write_trace_meta(trace_dir: pathlib.Path, config: TestbedConfig, tf_version
         "burst_bytes": config.burst_bytes,
         "latency_ms": config.latency_ms,
         "cpu_cap_ps": config.cpu_cap_ps,
-        "cpu_cap_worker": config.cpu_cap_worker,
+        "cpu_cap_worker": config.cluster_config(1).worker_cap(0),  # the traced worker's
         "tensorflow": tf_version,
         "python": sys.version.split()[0],
         "date": _now(),

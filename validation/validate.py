@@ -20,7 +20,9 @@ Runs on several PS tasks (``ps_tasks`` > 1 in the measurements, testbed ``--ps K
 trace (``--trace``: the single-worker trace of a one-PS run; its profile and single-worker measurement come
 with it): the parameters placed on K shards as the runs' ``placement`` says (:mod:`tracegen.placement`), each
 shard a PS like the traced one; the baselines see the busiest shard as the one PS
-(:func:`tracegen.baselines.on_busiest_shard`).
+(:func:`tracegen.baselines.on_busiest_shard`). Runs whose workers had CPU caps of their own (``worker_caps``,
+testbed ``--worker-caps``) are predicted with each worker's speed its cap over the traced worker's
+(:func:`worker_speeds`); the baselines see each N's workers at their mean speed (:func:`baseline`).
 
 Writes into its output directory: ``report.md``, ``comparison.csv``, ``comparison.png`` and each simulator's
 ``prediction*/curve.csv``; when the measurements' folder holds a testbed ``staleness.csv``, also the real
@@ -43,7 +45,8 @@ from parsers.linkprofile import read_link_profile
 from parsers.read import read_trace
 from parsers.singleworker import read_single_worker
 from parsers.trace import Trace
-from tracegen.baselines import BASELINES, link_rates, no_overlap, on_busiest_shard, ps_queue, roofline, step_costs
+from tracegen.baselines import (BASELINES, RateFn, StepCosts, link_rates, no_overlap, on_busiest_shard, ps_queue,
+                                roofline, step_costs)
 from tracegen.model import StepModel, build_model
 from tracegen.placement import PLACEMENTS, Placement, creation_order, place
 from tracegen.outputs import OutputDir
@@ -97,6 +100,42 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
     single = pathlib.Path(single_worker) if single_worker is not None else single_worker_beside(trace)
     return Inputs(measured=path, trace=pathlib.Path(trace), profile=found, bandwidth_bytes_per_s=bandwidth,
                   bandwidth_from=source if bandwidth is not None else "none", single_worker=single)
+
+
+def baseline(name: str, costs: StepCosts, workers: Sequence[int], rates: RateFn,
+             speeds: Sequence[float]) -> list[float]:
+    """The baseline ``name`` for each N; with workers of their own speeds, each N's worker times divided by the
+    mean speed of its N workers (the roofline's N / T1 becomes the sum of their speeds / T1)."""
+    fn = BASELINE_FUNCTIONS[name]
+    if not speeds:
+        return fn(costs, workers, rates)
+    out = []
+    for n in workers:
+        mean = sum(speeds[i] if i < len(speeds) else 1.0 for i in range(n)) / n
+        faster = dataclasses.replace(costs, step_ns=round(costs.step_ns / mean), compute_ns=costs.compute_ns / mean)
+        out.append(fn(faster, [n], rates)[0])
+    return out
+
+
+def worker_speeds(inputs: Inputs, runs: pd.DataFrame) -> tuple[float, ...]:
+    """With runs whose workers had CPU caps of their own (``worker_caps``, testbed ``--worker-caps``), each
+    worker's speed relative to the traced one: its cap over the traced worker's (``cpu_cap_worker`` in the
+    trace's ``meta.json``); () when every worker had the traced worker's cap."""
+    if "worker_caps" not in runs.columns:
+        return ()
+    caps = max(runs["worker_caps"], key=len)
+    if any(c != caps[:len(c)] for c in runs["worker_caps"]):
+        raise ConfigError(f"{inputs.measured}: runs differ in their workers' CPU caps; compare one setting at a time")
+    meta_path = inputs.trace / "meta.json" if inputs.trace.is_dir() else inputs.trace.parent / "meta.json"
+    try:
+        traced = float(json.loads(meta_path.read_text(encoding="utf-8"))["cpu_cap_worker"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{meta_path}: cannot read the traced worker's CPU cap (cpu_cap_worker), needed for "
+                          f"workers with caps of their own: {exc}") from None
+    if not traced > 0:
+        raise ConfigError(f"{meta_path}: 'cpu_cap_worker' must be > 0 (got {traced})")
+    speeds = tuple(c / traced for c in caps)
+    return () if all(abs(s - 1) < 1e-9 for s in speeds) else speeds
 
 
 def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, trace: Trace) -> Placement | None:
@@ -161,6 +200,10 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
     costs = step_costs(model, single)
     shards = ps_placement(inputs.measured, runs, model, trace)
+    speeds = worker_speeds(inputs, runs)
+    if speeds:
+        config = dataclasses.replace(config, worker_speed=speeds)
+        report("workers at " + ", ".join(f"{s:g}" for s in speeds) + " of the traced worker's speed (their CPU caps)")
     if shards is not None:
         config = dataclasses.replace(config, ps_shard_of_task=shards.shard_of_task)
         per_shard = shards.bytes_per_shard(model)
@@ -181,7 +224,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
         out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
         predictions["simulator"] = [p.steps_per_s for p in curve.points]
         for name in BASELINES:
-            predictions[name] = BASELINE_FUNCTIONS[name](costs, workers, link_rates(prep.traced_links["mid"]))
+            predictions[name] = baseline(name, costs, workers, link_rates(prep.traced_links["mid"]), speeds)
         link_notes["profile"] = spec.description
     if inputs.bandwidth_bytes_per_s is not None:
         prep = prepared(model, dataclasses.replace(config, link_profile=None,
@@ -200,7 +243,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
                                   zip(band[1].points, curves["mid"].points, strict=True)])
         rates = link_rates(prep.traced_links["high"])  # the given rate each way, whatever the other direction does
         for name in BASELINES:
-            predictions[f"{name}_bw"] = BASELINE_FUNCTIONS[name](costs, workers, rates)
+            predictions[f"{name}_bw"] = baseline(name, costs, workers, rates, speeds)
     if not predictions:
         raise ConfigError(f"{inputs.measured}: no link profile and no bandwidth to predict with; give "
                           "--link-profile or --bandwidth")

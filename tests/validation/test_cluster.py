@@ -112,6 +112,15 @@ def test_several_ps_tasks_get_their_own_names_addresses_and_caps() -> None:
         _config(n_ps=9)
 
 
+def test_workers_may_have_caps_of_their_own() -> None:
+    cluster = Cluster(_config(n_workers=3, worker_caps=(0.1, 0.3)))
+    assert [cluster.cpu_cap(n) for n in ("w0", "w1", "w2")] == [0.1, 0.3, cluster.config.cpu_cap_worker]
+    assert cluster.config.total_cpu_cores() == pytest.approx(cluster.config.cpu_cap_ps + 0.4
+                                                             + cluster.config.cpu_cap_worker)
+    with pytest.raises(ConfigError, match="'worker_caps' must all be > 0 cores \\(got \\[0.2, 0.0\\]\\)"):
+        _config(worker_caps=(0.2, 0.0))
+
+
 # ----- refusals
 
 

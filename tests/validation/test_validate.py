@@ -88,3 +88,20 @@ def test_runs_that_differ_in_ps_tasks_are_refused(tmp_path: pathlib.Path, capsys
     assert main(["validate", "--measured", str(tmp_path / "mixed.csv"), "--trace", str(folder / "trace"),
                  "--out", str(tmp_path / "out")]) != 0
     assert "runs differ in their PS tasks ([1, 2])" in capsys.readouterr().err
+
+
+def test_workers_with_caps_of_their_own_are_predicted_at_their_speed(tmp_path: pathlib.Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The same runs said to have had every worker at half the traced worker's CPU cap are predicted slower at
+    N = 1 (resnet's step is mostly compute), and the speeds are printed."""
+    folder = TESTBED / "resnet_50mbit"
+    runs = pd.read_csv(folder / "measured.csv")
+    runs["worker_caps"] = [";".join(["0.15"] * n) for n in runs["n_workers"]]
+    runs.to_csv(tmp_path / "half.csv", index=False)
+    ones = {}
+    for name, measured in (("as traced", folder / "measured.csv"), ("half", tmp_path / "half.csv")):
+        assert main(["validate", "--measured", str(measured), "--trace", str(folder / "trace"), "--steps", "4",
+                     "--seeds", "1", "--out", str(tmp_path / name.replace(" ", "_"))]) == 0
+        ones[name] = pd.read_csv(tmp_path / name.replace(" ", "_") / "comparison.csv")["simulator_bw"].iloc[0]
+    assert "workers at 0.5, 0.5" in capsys.readouterr().out
+    assert ones["half"] < 0.8 * ones["as traced"]
