@@ -112,7 +112,7 @@ def run_predict(args: argparse.Namespace) -> int:
     single_path = args.single_worker
     if single_path is None and (found := single_worker_beside(args.trace)) is not None:
         single_path = str(found)
-        print(f"note: using {found}: the PS's CPU per transfer, measured untraced with one worker")
+        print(f"note: using {found}: one untraced worker's rate and the PS's CPU per transfer (two hosts)")
     policy, order = parse_policy(args.policy)
     speeds: tuple[float, ...] = ()
     if args.worker_classes is not None:

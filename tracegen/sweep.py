@@ -8,9 +8,9 @@ rows (:mod:`parsers.sweepdata`: the layout and the columns).
 One point is one :func:`~tracegen.simulate.simulate` run (:func:`run_point`): the grid's steps and warm-up
 steps, one seed, no averaging; its row holds its parameters and what :mod:`tracegen.metrics` says of the run.
 Links are built as ``predict`` builds them (:func:`tracegen.predict.prepared`, its point prediction for a
-rate alone; ``single-worker.json`` beside the trace applies to every link, tracing's cost undone included). A worker speed other than 1 runs
-the traced worker ops that many times as fast, as ``plan`` moves a step onto a faster worker type
-(:func:`tracegen.instance.on_instances`; the PS stays as traced).
+rate alone; ``single-worker.json`` beside the trace applies to every link, tracing's cost undone included). A
+worker speed other than 1 runs the traced worker ops that many times as fast, as ``plan`` moves a step onto a
+faster worker type (:func:`tracegen.instance.on_instances`; the PS stays as traced).
 
 Resume and stopping, the dataset always consistent:
 - before any work the directory is locked (one sweep writes into it at a time) and temporary files a killed
@@ -48,9 +48,9 @@ from tracegen.predict import (
     profile_beside,
     single_worker_beside,
 )
-from tracegen.untraced import untraced_model
 from tracegen.simulate import simulate
 from tracegen.sweepgrid import SweepGrid, SweepInputs, SweepLink, SweepPoint, SweepPolicy, file_sha256, trace_sha256
+from tracegen.untraced import untraced_model
 
 PART_POINTS = 256
 MAX_CHUNK_POINTS = 64

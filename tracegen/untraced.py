@@ -17,7 +17,7 @@ another error (the measurement's own noise among them) that this does not preten
 The factor is bounded by :data:`MAX_SPEED` — a replay that would need more is missing something tracing does
 not explain.
 
-Decided on the development set (:mod:`validation`): MAPE with a link profile 8.6 → 5.9 %, factors 1–1.56.
+Decided on the development set (:mod:`validation`): MAPE with a link profile 8.6 → 5.9 %, factors 1 to 1.56.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def untraced_speed(model: StepModel, config: SimConfig, measured_steps_per_s: fl
 
     def rate(speed: float) -> float:
         alone = dataclasses.replace(config, n_workers=1, link_spec=untraced_link(spec, speed), worker_speed=())
-        return scaling_curve(untraced_model(model, speed), alone, (1,), seeds=seeds, find_plateau=False).points[0].steps_per_s
+        curve = scaling_curve(untraced_model(model, speed), alone, (1,), seeds=seeds, find_plateau=False)
+        return curve.points[0].steps_per_s
 
     if rate(1.0) >= measured_steps_per_s * (1 - TOLERANCE):
         return 1.0

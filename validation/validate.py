@@ -45,19 +45,33 @@ from parsers.linkprofile import read_link_profile
 from parsers.read import read_trace
 from parsers.singleworker import read_single_worker
 from parsers.trace import Trace
-from tracegen.baselines import (BASELINES, RateFn, StepCosts, link_rates, no_overlap, on_busiest_shard, ps_queue,
-                                roofline, step_costs)
+from tracegen.baselines import (
+    BASELINES,
+    RateFn,
+    StepCosts,
+    link_rates,
+    no_overlap,
+    on_busiest_shard,
+    ps_queue,
+    roofline,
+    step_costs,
+)
+from tracegen.curve import scaling_curve
 from tracegen.model import StepModel, build_model
-from tracegen.placement import PLACEMENTS, Placement, creation_order, place
 from tracegen.outputs import OutputDir
+from tracegen.placement import PLACEMENTS, Placement, creation_order, place
 from tracegen.plots import curve_csv
 from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
-from tracegen.curve import scaling_curve
 from tracegen.units import format_rate
 from validation.compare import Comparison, compare, comparison_csv, comparison_png, read_measured, report_markdown
 from validation.errors import ConfigError
-from validation.staleness import (STALENESS_NAME, compare_staleness, read_measured_staleness, staleness_csv,
-                                  staleness_markdown)
+from validation.staleness import (
+    STALENESS_NAME,
+    compare_staleness,
+    read_measured_staleness,
+    staleness_csv,
+    staleness_markdown,
+)
 
 MEASURED_NAME = "measured.csv"
 TRACE_DIR_NAME = "trace"
@@ -102,6 +116,21 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
                   bandwidth_from=source if bandwidth is not None else "none", single_worker=single)
 
 
+def _as_measured(config: PredictConfig, costs: StepCosts, model: StepModel, shards: Placement | None,
+                 speeds: tuple[float, ...], report: Progress) -> tuple[PredictConfig, StepCosts]:
+    """``config`` and the baselines' ``costs`` for the cluster the runs had: its PS shards and worker speeds."""
+    if speeds:
+        config = dataclasses.replace(config, worker_speed=speeds)
+        report("workers at " + ", ".join(f"{s:g}" for s in speeds) + " of the traced worker's speed (their CPU caps)")
+    if shards is not None:
+        config = dataclasses.replace(config, ps_shard_of_task=shards.shard_of_task)
+        per_shard = shards.bytes_per_shard(model)
+        costs = on_busiest_shard(costs, max(per_shard) / max(1, sum(per_shard)))
+        report(f"{shards.n_shards} PS tasks, {shards.how} placement: {'/'.join(str(b) for b in per_shard)} bytes "
+               "pulled per step from each")
+    return config, costs
+
+
 def baseline(name: str, costs: StepCosts, workers: Sequence[int], rates: RateFn,
              speeds: Sequence[float]) -> list[float]:
     """The baseline ``name`` for each N; with workers of their own speeds, each N's worker times divided by the
@@ -143,7 +172,7 @@ def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, t
     the runs' ``placement`` says (:mod:`tracegen.placement`, from the trace's creation order); None for one PS."""
     if "ps_tasks" not in runs.columns:
         return None
-    counts = sorted(set(int(k) for k in runs["ps_tasks"]))
+    counts = sorted({int(k) for k in runs["ps_tasks"]})
     hows = sorted(set(runs["placement"])) if "placement" in runs.columns else ["round-robin"]
     if len(counts) > 1 or len(hows) > 1:
         raise ConfigError(f"{measured}: runs differ in their PS tasks ({counts}) or placement ({hows}); compare "
@@ -193,23 +222,14 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
         report(f"warning: {w}")
     if "batch_size" in runs.columns and len(set(runs["batch_size"])) == 1:
         config = dataclasses.replace(config, batch_size=int(runs["batch_size"].iloc[0]))
-    workers = tuple(sorted(set(int(n) for n in runs["n_workers"])))
+    workers = tuple(sorted({int(n) for n in runs["n_workers"]}))
     config = dataclasses.replace(config, workers=workers, emit_traces=())
     trace = read_trace(inputs.trace)
     model = build_model(trace, timing=config.timing)
     single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
     costs = step_costs(model, single)
-    shards = ps_placement(inputs.measured, runs, model, trace)
-    speeds = worker_speeds(inputs, runs)
-    if speeds:
-        config = dataclasses.replace(config, worker_speed=speeds)
-        report("workers at " + ", ".join(f"{s:g}" for s in speeds) + " of the traced worker's speed (their CPU caps)")
-    if shards is not None:
-        config = dataclasses.replace(config, ps_shard_of_task=shards.shard_of_task)
-        per_shard = shards.bytes_per_shard(model)
-        costs = on_busiest_shard(costs, max(per_shard) / max(1, sum(per_shard)))
-        report(f"{shards.n_shards} PS tasks, {shards.how} placement: {'/'.join(str(b) for b in per_shard)} bytes "
-               "pulled per step from each")
+    shards, speeds = ps_placement(inputs.measured, runs, model, trace), worker_speeds(inputs, runs)
+    config, costs = _as_measured(config, costs, model, shards, speeds, report)
     config = dataclasses.replace(config, single_worker=single)
     predictions: dict[str, Sequence[float]] = {}
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}

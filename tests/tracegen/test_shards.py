@@ -105,7 +105,8 @@ def test_a_shard_that_holds_almost_nothing_costs_almost_nothing() -> None:
     lockstep and the prediction dropped to 0.69 of one PS's."""
     folder = pathlib.Path(__file__).resolve().parents[2] / "data" / "shards" / "dev" / "mlp_200mbit_k1" / "trace"
     trace = read_trace(folder)
-    config = PredictConfig(workers=(4,), steps=12, seeds=1, link_profile=read_link_profile(folder / "link-profile.json"),
+    config = PredictConfig(workers=(4,), steps=12, seeds=1,
+                           link_profile=read_link_profile(folder / "link-profile.json"),
                            single_worker=read_single_worker(folder / "single-worker.json"))
     prep = prepared(build_model(trace), config)
     lopsided = place(prep.model, 2, "round-robin", creation_order(trace))

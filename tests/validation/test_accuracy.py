@@ -45,7 +45,8 @@ def test_the_readme_shows_the_stated_summary(campaign: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("campaign", "name"), [(c, n) for c in CAMPAIGNS for n in sorted(set(stated(c)["configuration"]))])
+@pytest.mark.parametrize(("campaign", "name"),
+                         [(c, n) for c in CAMPAIGNS for n in sorted(set(stated(c)["configuration"]))])
 def test_predictions_are_no_worse_than_stated(campaign: str, name: str, tmp_path: pathlib.Path) -> None:
     folder, trace = inputs_of(campaign, name)
     with OutputDir(tmp_path, []) as out:
