@@ -56,7 +56,8 @@ from tracegen.baselines import (
     roofline,
     step_costs,
 )
-from tracegen.curve import scaling_curve
+from tracegen.curve import Curve, scaling_curve
+from tracegen.link import LinkSpec
 from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS, Placement, creation_order, place
@@ -236,34 +237,15 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     link_notes: dict[str, str] = {}
     profile_curve = None
     if inputs.profile is not None:
-        prep = prepared(model, dataclasses.replace(config, link_profile=read_link_profile(inputs.profile)))
-        spec = prep.links["mid"]
         report(f"simulating with the link profile {inputs.profile}")
-        curve = scaling_curve(prep.model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False)
-        profile_curve = curve
-        out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
-        predictions["simulator"] = [p.steps_per_s for p in curve.points]
-        for name in BASELINES:
-            predictions[name] = baseline(name, costs, workers, link_rates(prep.traced_links["mid"]), speeds)
+        profile_curve, spec = _with_profile(model, dataclasses.replace(
+            config, link_profile=read_link_profile(inputs.profile)), costs, speeds, predictions, out)
         link_notes["profile"] = spec.description
     if inputs.bandwidth_bytes_per_s is not None:
-        prep = prepared(model, dataclasses.replace(config, link_profile=None,
-                                                   bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s))
-        specs = prep.links
-        report("simulating with the bandwidth only")
-        curves = {"mid": scaling_curve(prep.model, config.sim_config(specs["mid"]), workers, seeds=config.seeds,
-                                       find_plateau=False)}
-        report("simulating the two ends of the band")
-        band = band_curves(prep, config, workers, find_plateau=False)
-        out.write("prediction_bw/curve.csv", curve_csv(curves["mid"], config.batch_size, band).encode())
-        predictions["simulator_bw"] = [p.steps_per_s for p in curves["mid"].points]
-        bands["simulator_bw"] = ([min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in
-                                  zip(band[0].points, curves["mid"].points, strict=True)],
-                                 [max(hi.steps_per_s_high, p.steps_per_s_high) for hi, p in
-                                  zip(band[1].points, curves["mid"].points, strict=True)])
-        rates = link_rates(prep.traced_links["high"])  # the given rate each way, whatever the other direction does
-        for name in BASELINES:
-            predictions[f"{name}_bw"] = baseline(name, costs, workers, rates, speeds)
+        report("simulating with the bandwidth only, and the two ends of its band")
+        _with_bandwidth(model, dataclasses.replace(config, link_profile=None,
+                                                   bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s),
+                        costs, speeds, predictions, bands, out)
     if not predictions:
         raise ConfigError(f"{inputs.measured}: no link profile and no bandwidth to predict with; give "
                           "--link-profile or --bandwidth")
@@ -284,6 +266,41 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     out.write("comparison.csv", comparison_csv(comparison))
     out.write("comparison.png", comparison_png(comparison, title))
     return comparison, inputs, warnings
+
+
+def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, speeds: tuple[float, ...],
+                  predictions: dict[str, Sequence[float]], out: OutputDir) -> tuple[Curve, LinkSpec]:
+    """The simulator and the baselines with ``config``'s link profile, into ``predictions``; the curve and the
+    link it simulated."""
+    prep = prepared(model, config)
+    spec, workers = prep.links["mid"], config.workers
+    curve = scaling_curve(prep.model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False)
+    out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
+    predictions["simulator"] = [p.steps_per_s for p in curve.points]
+    for name in BASELINES:
+        predictions[name] = baseline(name, costs, workers, link_rates(prep.traced_links["mid"]), speeds)
+    return curve, spec
+
+
+def _with_bandwidth(model: StepModel, config: PredictConfig, costs: StepCosts, speeds: tuple[float, ...],
+                    predictions: dict[str, Sequence[float]], bands: dict[str, tuple[Sequence[float], Sequence[float]]],
+                    out: OutputDir) -> None:
+    """The simulator, its band and the baselines with ``config``'s bandwidth alone, into ``predictions`` and
+    ``bands``."""
+    prep = prepared(model, config)
+    workers = config.workers
+    mid = scaling_curve(prep.model, config.sim_config(prep.links["mid"]), workers, seeds=config.seeds,
+                        find_plateau=False)
+    band = band_curves(prep, config, workers, find_plateau=False)
+    out.write("prediction_bw/curve.csv", curve_csv(mid, config.batch_size, band).encode())
+    predictions["simulator_bw"] = [p.steps_per_s for p in mid.points]
+    bands["simulator_bw"] = ([min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in
+                              zip(band[0].points, mid.points, strict=True)],
+                             [max(hi.steps_per_s_high, p.steps_per_s_high) for hi, p in
+                              zip(band[1].points, mid.points, strict=True)])
+    rates = link_rates(prep.traced_links["high"])  # the given rate each way, whatever the other direction does
+    for name in BASELINES:
+        predictions[f"{name}_bw"] = baseline(name, costs, workers, rates, speeds)
 
 
 def _settings(inputs: Inputs, model: Any, config: PredictConfig, link_notes: Mapping[str, str]) -> dict[str, Any]:
