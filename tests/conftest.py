@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import signal
+import sys
 from collections.abc import Callable
+from types import ModuleType
 
 import pytest
 
@@ -45,3 +48,20 @@ def _default_signals() -> None:
 def default_signals() -> Callable[[], None]:
     """A ``preexec_fn`` for child processes that will be sent SIGINT or SIGTERM."""
     return _default_signals
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (benchmarks is not a package); loaded once."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while the class is built
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture(scope="session")
+def benchmark_module() -> Callable[[str], ModuleType]:
+    """:func:`load_benchmark`, for tests of what lives in ``benchmarks/``."""
+    return load_benchmark

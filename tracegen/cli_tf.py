@@ -14,8 +14,9 @@ from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.policy import parse_policy
 from tracegen.outputs import refuse_existing
+from tracegen.placement import PLACEMENTS
+from tracegen.policy import parse_policy
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
 from tracegen.units import format_rate, parse_count, parse_number, parse_rate
 
@@ -190,7 +191,7 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                         "--cpu-worker")
     p.add_argument("--ps", type=parse_count, default=1, metavar="K",
                    help="PS tasks, each with its own link shaped as above and the PS's CPU cap (default 1)")
-    p.add_argument("--ps-placement", choices=("round-robin", "greedy"), default="round-robin",
+    p.add_argument("--ps-placement", choices=PLACEMENTS, default="round-robin",
                    help="how variables go on the PS tasks: TF's round robin in creation order (default) or "
                         "greedy by bytes")
     p.add_argument("--staleness", action="store_true",

@@ -4,11 +4,9 @@ benchmark's time and memory limits (a worker process forks one child per input: 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import itertools
 import pathlib
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -17,18 +15,6 @@ import pytest
 from parsers.limits import MAX_BYTES
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def load_harness() -> ModuleType:
-    """``benchmarks/fuzz_parsers.py`` as a module (benchmarks is not a package)."""
-    name = "fuzz_parsers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "fuzz_parsers.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 @dataclasses.dataclass
@@ -53,8 +39,8 @@ class ChildRunner:
 
 
 @pytest.fixture(scope="session")
-def harness() -> ModuleType:
-    return load_harness()
+def harness(benchmark_module: Callable[[str], ModuleType]) -> ModuleType:
+    return benchmark_module("fuzz_parsers")
 
 
 @pytest.fixture(scope="session")
