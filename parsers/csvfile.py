@@ -56,22 +56,27 @@ class Cells:
 
 
 def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: tuple[str, ...],
-              error: type[TraceFormatError], max_bytes: int, max_rows: int) -> list[Cells]:
-    """The data rows of a versioned CSV file (module docstring), after checking its first line and header."""
+              error: type[TraceFormatError], max_bytes: int, max_rows: int,
+              older: dict[int, tuple[str, ...]] | None = None) -> list[Cells]:
+    """The data rows of a versioned CSV file (module docstring), after checking its first line and header.
+    ``older``: earlier versions still read, with their columns (the rows' ``columns`` tell which one a file is)."""
     source = os.fspath(path)
     data = read_file(pathlib.Path(source), max_bytes, error)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise error(f"{source}: not UTF-8 text (byte {exc.start})") from None
-    first_line = f"# {fmt} version {version}"
+    known = {**(older or {}), version: columns}
     first = text.split("\n", 1)[0].strip()
-    if first != first_line:
-        m = re.match(rf"^#\s*{re.escape(fmt)}\s+version\s+(\S+)\s*$", first)
-        if m is not None:
-            raise error(f"{source}: line 1: version {quoted(m[1])} is not supported (this reader knows "
-                        f"version {version})")
-        raise error(f"{source}: line 1 must be {first_line!r} (got {quoted(first)})")
+    m = re.match(rf"^#\s*{re.escape(fmt)}\s+version\s+(\S+)\s*$", first)
+    if m is not None and not (m[1].isdigit() and int(m[1]) in known):
+        versions = " or ".join(str(v) for v in sorted(known))
+        raise error(f"{source}: line 1: version {quoted(m[1])} is not supported (this reader knows "
+                    f"version {versions})")
+    file_version = version if m is None else int(m[1])
+    if first != f"# {fmt} version {file_version}":
+        raise error(f"{source}: line 1 must be {f'# {fmt} version {file_version}'!r} (got {quoted(first)})")
+    columns = known[file_version]
     rows = _rows(text, source, columns, error)
     if not rows or rows[0][1] != columns:
         line, got = rows[0] if rows else (1, ())

@@ -1,16 +1,23 @@
 """Worker classes: a cluster whose workers are not all alike, as CSV (``tracegen predict --worker-classes``).
 
-Format ``tracegen-worker-classes``, version 1 (UTF-8; the shared rules of :mod:`parsers.csvfile`)::
+Format ``tracegen-worker-classes``, version 2 (UTF-8; the shared rules of :mod:`parsers.csvfile`)::
 
-    # tracegen-worker-classes version 1
-    name,count,speed
-    slow,2,0.5
-    standard,*,1.0
+    # tracegen-worker-classes version 2
+    name,count,speed,link_bits_per_s
+    slow,2,0.5,-
+    far,1,1.0,1e8
+    standard,*,1.0,-
 
     name    the class: 1 to 64 characters of ``A-Z a-z 0-9 . _ : + -``, unique in the file
     count   how many workers of the class, 1 to 100000, or ``*`` (as many as the rest; last row only)
     speed   how fast its CPU runs the traced ops, relative to the node the trace was taken on: 0.5 = every op
             takes twice as long (from 0.001 to 1000)
+    link_bits_per_s  the rate of the worker's own network link, each way, bits per second as a provider quotes
+            it (1e3 to 1e13; predict takes the same payload fraction of it as of a ``--bandwidth``), or ``-``:
+            no link of its own that slows it (the usual case: the PS's link is the shared one). Each of the
+            worker's transfers then moves at most that fast.
+
+Version 1 files (``name,count,speed``, no ``link_bits_per_s``) are still read: every class with ``-``.
 
 Workers are numbered in file order: with the file above, N = 3 is two slow workers and one standard one, N = 1
 one slow worker. Without a ``*`` row, workers beyond the listed counts run at speed 1.
@@ -25,8 +32,9 @@ from parsers.csvfile import read_rows
 from parsers.errors import TraceFormatError
 
 FORMAT = "tracegen-worker-classes"
-VERSION = 1
-COLUMNS = ("name", "count", "speed")
+VERSION = 2
+COLUMNS = ("name", "count", "speed", "link_bits_per_s")
+COLUMNS_V1 = ("name", "count", "speed")
 MAX_BYTES = 1 << 16
 MAX_CLASSES = 100
 MAX_COUNT = 100_000
@@ -38,11 +46,12 @@ class WorkerClassError(TraceFormatError):
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerClass:
-    """One row: ``count`` None for ``*``."""
+    """One row: ``count`` None for ``*``; ``link_bits_per_s`` 0 for ``-``."""
 
     name: str
     count: int | None
     speed: float
+    link_bits_per_s: int = 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,23 +61,34 @@ class WorkerClasses:
     classes: tuple[WorkerClass, ...]
     source: str = ""
 
+    def of_workers(self, n_workers: int) -> tuple[WorkerClass | None, ...]:
+        """The class of workers 0 .. n_workers-1 (None beyond the listed counts)."""
+        out: list[WorkerClass | None] = []
+        for c in self.classes:
+            out += [c] * (n_workers - len(out) if c.count is None else min(c.count, n_workers - len(out)))
+        return tuple(out + [None] * (n_workers - len(out)))
+
     def speeds(self, n_workers: int) -> tuple[float, ...]:
         """The speed of workers 0 .. n_workers-1."""
-        out: list[float] = []
-        for c in self.classes:
-            out += [c.speed] * (n_workers - len(out) if c.count is None else min(c.count, n_workers - len(out)))
-        return tuple(out + [1.0] * (n_workers - len(out)))
+        return tuple(1.0 if c is None else c.speed for c in self.of_workers(n_workers))
+
+    def links(self, n_workers: int) -> tuple[int, ...]:
+        """The own link rate (bits/s, 0 for none) of workers 0 .. n_workers-1; () when no class has one."""
+        if not any(c.link_bits_per_s for c in self.classes):
+            return ()
+        return tuple(0 if c is None else c.link_bits_per_s for c in self.of_workers(n_workers))
 
     def describe(self) -> str:
         """One line: the classes in order."""
-        return ", then ".join(f"{'the rest' if c.count is None else c.count} x {c.name} (speed {c.speed:g})"
+        return ", then ".join(f"{'the rest' if c.count is None else c.count} x {c.name} (speed {c.speed:g}"
+                              + (f", own link {c.link_bits_per_s / 1e6:g} Mbit/s)" if c.link_bits_per_s else ")")
                               for c in self.classes)
 
 
 def read_worker_classes(path: str | os.PathLike[str]) -> WorkerClasses:
     """Read and check a worker-classes file (module docstring)."""
     rows = read_rows(path, fmt=FORMAT, version=VERSION, columns=COLUMNS, error=WorkerClassError,
-                     max_bytes=MAX_BYTES, max_rows=MAX_CLASSES)
+                     max_bytes=MAX_BYTES, max_rows=MAX_CLASSES, older={1: COLUMNS_V1})
     source = os.fspath(path)
     if not rows:
         raise WorkerClassError(f"{source}: no worker classes after the header")
@@ -88,5 +108,9 @@ def read_worker_classes(path: str | os.PathLike[str]) -> WorkerClasses:
             if value != int(value):
                 raise c.fail(1, "must be a whole number of workers or '*'")
             count = int(value)
-        classes.append(WorkerClass(name=name, count=count, speed=c.number(2, low=1e-3, high=1e3, low_open=False)))
+        link = 0
+        if len(c.columns) > 3 and c.text(3) != "-":
+            link = round(c.number(3, low=1e3, high=1e13, low_open=False))
+        classes.append(WorkerClass(name=name, count=count, speed=c.number(2, low=1e-3, high=1e3, low_open=False),
+                                   link_bits_per_s=link))
     return WorkerClasses(classes=tuple(classes), source=source)

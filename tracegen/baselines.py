@@ -11,6 +11,12 @@ inputs: the single-worker trace (its complete steps) and the same link (a profil
   ``D = pull / r + push / r + ps_compute`` (both directions and the applies served by one server).
   ``R(n) = D (1 + Q(n-1))``, ``X(n) = n / (R(n) + Z)``, ``Q(n) = X(n) R(n)``.
 
+Workers that are not all alike (:func:`mixed`: each its own speed and, maybe, a link of its own) change only the
+per-worker terms: worker i's step is ``T_i = max(T1 / speed_i, pull / own_i, push / own_i)`` in the roofline,
+``pull / min(r, own_i) + compute / speed_i + push / min(r, own_i)`` in ``no_overlap``, and ``X(N)`` is the sum of
+the N workers' ``1 / T_i`` under the same bounds; ``ps_queue``'s customers stay identical, with the N workers'
+mean think time (their compute, plus what their own links add to their transfers).
+
 The PS bound is ``cores / PS CPU per step`` when the simulator knows the PS's CPU per step (a single-worker
 measurement, ``single-worker.json``): then ``no_overlap`` is capped by it too, and ``ps_queue`` serves that CPU
 (over the cores) instead of the traced PS ops. Without it there is no PS bound.
@@ -102,10 +108,11 @@ def no_overlap(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[
     return [min(n / step_s, _bound(costs, rates(n))) for n in workers]
 
 
-def ps_queue(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[float]:
-    """Steps per second for each N: exact MVA of one PS server and N workers (module docstring)."""
+def ps_queue(costs: StepCosts, workers: Sequence[int], rates: RateFn, think_s: float | None = None) -> list[float]:
+    """Steps per second for each N: exact MVA of one PS server and N workers (module docstring); ``think_s``
+    the workers' time away from the PS per step (default: the compute)."""
     _check(workers)
-    think_s = costs.compute_ns / 1e9
+    think_s = costs.compute_ns / 1e9 if think_s is None else think_s
     throughput: dict[int, float] = {}
     queue = 0.0
     for n in range(1, max(workers) + 1):
@@ -115,3 +122,51 @@ def ps_queue(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[fl
         throughput[n] = n / (response + think_s)
         queue = throughput[n] * response
     return [throughput[n] for n in workers]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Worker:
+    """One worker of a mixed cluster: its speed relative to the traced node and its own link's payload rate in
+    bytes/s (0: none of its own)."""
+
+    speed: float = 1.0
+    link_bytes_per_s: float = 0.0
+
+
+def mixed(name: str, costs: StepCosts, workers: Sequence[int], rates: RateFn,
+          cluster: Sequence[Worker]) -> list[float]:
+    """The baseline ``name`` for each N when worker i is ``cluster[i]`` (beyond it: like the traced worker);
+    module docstring."""
+    _check(workers)
+    out = []
+    pull_1, push_1 = rates(1)
+    for n in workers:
+        crew = [cluster[i] if i < len(cluster) else Worker() for i in range(n)]
+        bound = _bound(costs, rates(n))
+        if name == "roofline":
+            steps_s = [max((costs.step_ns / 1e9 / w.speed, *_own_link_s(costs, w))) for w in crew]
+            out.append(min(sum(1 / t for t in steps_s), bound))
+        elif name == "no_overlap":
+            steps_s = [costs.pull_bytes / _slower(pull_1, w) + costs.compute_ns / 1e9 / w.speed
+                       + costs.push_bytes / _slower(push_1, w) for w in crew]
+            out.append(min(sum(1 / t for t in steps_s), bound))
+        elif name == "ps_queue":
+            think = [costs.compute_ns / 1e9 / w.speed + costs.pull_bytes / _slower(pull_1, w)
+                     - costs.pull_bytes / pull_1 + costs.push_bytes / _slower(push_1, w) - costs.push_bytes / push_1
+                     for w in crew]
+            out.append(ps_queue(costs, [n], rates, think_s=sum(think) / n)[0])
+        else:
+            raise ModelError(f"'name' must be one of {', '.join(BASELINES)} (got {name!r})")
+    return out
+
+
+def _own_link_s(costs: StepCosts, w: Worker) -> tuple[float, ...]:
+    """A step's pulls and pushes on the worker's own link alone, seconds; () without one."""
+    if not w.link_bytes_per_s:
+        return ()
+    return costs.pull_bytes / w.link_bytes_per_s, costs.push_bytes / w.link_bytes_per_s
+
+
+def _slower(rate: float, w: Worker) -> float:
+    """One connection's rate for worker ``w``: the link's, or its own link's when that is slower."""
+    return min(rate, w.link_bytes_per_s) if w.link_bytes_per_s else rate

@@ -65,8 +65,8 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write DIR/report.html: the curve, band, knee, utilisations and inputs in one "
                              "page that opens offline (hover a chart for the values)")
     parser.add_argument("--worker-classes", metavar="FILE",
-                        help="workers that are not all like the traced one: a CSV of classes with counts and speeds "
-                             "(parsers/workerclasses.py); workers are numbered in file order")
+                        help="workers that are not all like the traced one: a CSV of classes with counts, speeds and "
+                             "links of their own (parsers/workerclasses.py); workers are numbered in file order")
     parser.add_argument("--ps-shards", metavar="K",
                         help="also predict with K parameter servers, e.g. 1-4: writes shards.csv, one row per K with "
                              "the knee, the plateau and the shard that saturates")
@@ -115,9 +115,11 @@ def run_predict(args: argparse.Namespace) -> int:
         print(f"note: using {found}: one untraced worker's rate and the PS's CPU per transfer (two hosts)")
     policy, order = parse_policy(args.policy)
     speeds: tuple[float, ...] = ()
+    links: tuple[int, ...] = ()
     if args.worker_classes is not None:
         classes = read_worker_classes(args.worker_classes)
         speeds = classes.speeds(max(max(workers), MAX_SATURATION_WORKERS))
+        links = classes.links(max(max(workers), MAX_SATURATION_WORKERS))
         print(f"note: workers from {args.worker_classes}: {classes.describe()}")
     config = PredictConfig(
         workers=workers, link_profile=load_profile(profile_path), single_worker=load_single_worker(single_path),
@@ -125,8 +127,8 @@ def run_predict(args: argparse.Namespace) -> int:
         payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order, steps=steps,
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,
         batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing,
-        worker_speed=speeds, ps_shards=parse_workers(args.ps_shards) if args.ps_shards else (),
-        placement=args.placement)
+        worker_speed=speeds, worker_link_bits_per_s=links,
+        ps_shards=parse_workers(args.ps_shards) if args.ps_shards else (), placement=args.placement)
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),
                *(["report.html"] * args.html)]

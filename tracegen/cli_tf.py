@@ -69,7 +69,8 @@ def _testbed(args: argparse.Namespace) -> int:
         cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
         timeout_s=args.timeout, link_profile=not args.no_link_profile, only_link_profile=args.only_link_profile,
         only_single_worker=args.only_single_worker, staleness=args.staleness, ps_tasks=args.ps,
-        placement=args.ps_placement, worker_caps=tuple(args.worker_caps or ()))
+        placement=args.ps_placement, worker_caps=tuple(args.worker_caps or ()),
+        worker_links=tuple(args.worker_links or ()))
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
     if config.only_link_profile or config.only_single_worker:
         names = [n for n, on in ((PROFILE_NAME, config.only_link_profile),
@@ -87,6 +88,11 @@ def _testbed(args: argparse.Namespace) -> int:
 def _caps(text: str) -> tuple[float, ...]:
     """``--worker-caps``: cores per worker, comma-separated."""
     return tuple(parse_number(part) for part in text.split(","))
+
+
+def _links(text: str) -> tuple[int, ...]:
+    """``--worker-links``: a rate per worker (bits/s as 8 x the parsed bytes/s), ``-`` for unshaped."""
+    return tuple(0 if part.strip() == "-" else 8 * parse_rate(part, what="--worker-links") for part in text.split(","))
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -176,7 +182,8 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                         "into DIR/trace/link-profile.json before the runs")
     p.add_argument("--no-worker-traces", action="store_true",
                    help="do not trace every worker after the window of each N>1 run (DIR/workers/nN/wI)")
-    p.add_argument("--warmup", type=parse_count, default=10, metavar="STEPS", help="steps before the window (default 10)")
+    p.add_argument("--warmup", type=parse_count, default=10, metavar="STEPS",
+                   help="steps before the window (default 10)")
     p.add_argument("--cpu-ps", type=parse_number, default=0.3, metavar="CORES", help="the PS's CPU cap (default 0.3)")
     p.add_argument("--cpu-worker", type=parse_number, default=0.3, metavar="CORES",
                    help="each worker's CPU cap (default 0.3); all caps together must stay under the cores")
@@ -189,6 +196,9 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
     p.add_argument("--worker-caps", type=_caps, metavar="CORES,CORES,...",
                    help="each worker's own CPU cap, worker 0 first (a mixed cluster); workers beyond the list get "
                         "--cpu-worker")
+    p.add_argument("--worker-links", type=_links, metavar="RATE,RATE,...",
+                   help="each worker's own link rate, worker 0 first, '-' for unshaped (slow NICs in a mixed "
+                        "cluster; the PS link's burst and queue latency); workers beyond the list are unshaped")
     p.add_argument("--ps", type=parse_count, default=1, metavar="K",
                    help="PS tasks, each with its own link shaped as above and the PS's CPU cap (default 1)")
     p.add_argument("--ps-placement", choices=PLACEMENTS, default="round-robin",

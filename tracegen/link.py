@@ -184,43 +184,69 @@ def link_model(name: str) -> LinkModel:
 Done = Callable[[int], None]  # called with the transfer's start time (when it began to move)
 
 
-class _Direction:
-    """One direction: waiting queues, the heads being served, and a virtual clock of bytes per head."""
+class _Group:
+    """The heads of one direction that share one rate limit: a virtual clock of the bytes each has received."""
 
-    __slots__ = ("heads", "moved", "queues", "rate", "v", "version")
+    __slots__ = ("heads", "rate", "v")
 
     def __init__(self) -> None:
-        self.queues: dict[Hashable, list[tuple[int, int, int, int, Done]]] = {}
         self.heads: list[tuple[float, int, Hashable, int, int, Done]] = []  # (v_end, seq, key, size, start, done)
-        self.v = 0.0  # bytes every head has received since the run began (equal shares)
+        self.v = 0.0  # bytes every head of the group has received since the run began (equal shares)
         self.rate = 0.0  # bytes/s each head receives now
+
+
+class _Direction:
+    """One direction: waiting queues, and the heads being served, grouped by their rate limit (one group unless
+    some workers' own links limit their connections below the link's per-connection rate)."""
+
+    __slots__ = ("groups", "moved", "n_heads", "queues", "version")
+
+    def __init__(self) -> None:
+        self.queues: dict[Hashable, list[tuple[int, int, int, int, float, Done]]] = {}
+        self.groups: dict[float, _Group] = {}  # by rate limit, bytes/s; never removed (their clocks run on)
+        self.n_heads = 0
         self.moved = 0.0  # bytes carried so far
         self.version = 0
 
+    def group(self, limit: float) -> _Group:
+        """The group of heads limited to ``limit`` bytes/s (made on first use)."""
+        g = self.groups.get(limit)
+        if g is None:
+            g = self.groups[limit] = _Group()
+            self.groups = dict(sorted(self.groups.items()))  # lowest limit first, for the max-min sharing
+        return g
+
 
 class FlowLink:
-    """The PS link resource (module docstring): ``send`` a transfer, get a callback when it has arrived."""
+    """The PS link resource (module docstring): ``send`` a transfer, get a callback when it has arrived.
 
-    __slots__ = ("_dirs", "_seq", "_t", "engine", "model", "spec")
+    ``worker_bytes_per_s``: per worker, the rate of its own link (each direction; 0 or absent: no limit of its
+    own). A transfer of that worker then moves at most that fast, as if each of its connections had the worker's
+    link to itself; the direction's capacity is shared max-min among heads with different limits."""
 
-    def __init__(self, engine: Engine, spec: LinkSpec, model: LinkModel) -> None:
+    __slots__ = ("_dirs", "_seq", "_t", "engine", "model", "spec", "worker_bytes_per_s")
+
+    def __init__(self, engine: Engine, spec: LinkSpec, model: LinkModel,
+                 worker_bytes_per_s: Sequence[float] = ()) -> None:
         self.engine, self.spec, self.model = engine, spec, model
+        self.worker_bytes_per_s = tuple(worker_bytes_per_s)
         self._dirs = (_Direction(), _Direction())
         self._seq = 0
         self._t = 0
 
     def busy(self, direction: int) -> bool:
         """Whether a transfer is moving in ``direction``."""
-        return bool(self._dirs[direction].heads)
+        return bool(self._dirs[direction].n_heads)
 
     def moved_bytes(self, direction: int) -> float:
         """Bytes carried in ``direction`` up to now."""
         d = self._dirs[direction]
-        return d.moved + d.rate * len(d.heads) * (self.engine.now - self._t) / 1e9
+        dt = self.engine.now - self._t
+        return d.moved + sum(g.rate * len(g.heads) * dt / 1e9 for g in d.groups.values())
 
     def crossing_delay(self, direction: int) -> int:
         """How long a small message crossing ``direction`` now waits behind its queue (0 when it is idle)."""
-        k = len(self._dirs[direction].heads)
+        k = self._dirs[direction].n_heads
         return self.spec.queue_delay(direction, k) if k else 0
 
     def request_delay(self, request_crosses: int | None) -> int:
@@ -228,6 +254,12 @@ class FlowLink:
         the direction the request crosses (None when the request was made long before, as the PS's requests for
         gradients are)."""
         return self.spec.latency_ns + (0 if request_crosses is None else self.crossing_delay(request_crosses))
+
+    def limit(self, direction: int, worker: int) -> float:
+        """The most one of ``worker``'s transfers in ``direction`` moves, bytes/s."""
+        conn = self.spec.connection_bytes_per_s[direction]
+        own = self.worker_bytes_per_s[worker] if worker < len(self.worker_bytes_per_s) else 0.0
+        return min(conn, own) if own > 0 else conn
 
     def start(self, direction: int, worker: int, size_bytes: int, priority: int, on_done: Done) -> None:
         """The transfer's data starts moving now, in its queue's order; ``on_done(start)`` when it has arrived."""
@@ -244,12 +276,15 @@ class FlowLink:
         d = self._dirs[direction]
         key = self.model.queue_of(worker=worker, transfer=seq)
         queue = d.queues.get(key)
+        limit = self.limit(direction, worker)
         if queue is None:
             d.queues[key] = []
-            heapq.heappush(d.heads, (d.v + size, seq, key, size, now, on_done))
+            g = d.group(limit)
+            heapq.heappush(g.heads, (g.v + size, seq, key, size, now, on_done))
+            d.n_heads += 1
             self._reshare()
         else:
-            heapq.heappush(queue, (now, priority, seq, size, on_done))
+            heapq.heappush(queue, (now, priority, seq, size, limit, on_done))
 
     def _advance(self) -> None:
         """Bring both directions' clocks and byte counts to now at the rates that held since the last change."""
@@ -257,26 +292,36 @@ class FlowLink:
         dt = now - self._t
         if dt:
             for d in self._dirs:
-                if d.heads:
-                    d.v += d.rate * dt / 1e9
-                    d.moved += d.rate * len(d.heads) * dt / 1e9
+                if d.n_heads:
+                    for g in d.groups.values():
+                        if g.heads:
+                            g.v += g.rate * dt / 1e9
+                            d.moved += g.rate * len(g.heads) * dt / 1e9
             self._t = now
 
     def _reshare(self) -> None:
-        """New rates after the set of heads changed, and the next completion of each direction."""
+        """New rates after the set of heads changed (max-min: the lowest limits first, each group at most its
+        limit, the rest shared equally), and the next completion of each direction."""
         spec = self.spec
         for direction, d in enumerate(self._dirs):
-            k = len(d.heads)
-            if k:
-                other_busy = bool(self._dirs[1 - direction].heads)
-                d.rate = min(spec.connection_bytes_per_s[direction],
-                             spec.capacity(direction, k, other_busy) / k)
+            k = d.n_heads
             d.version += 1
-            if k:
-                need = d.heads[0][0] - d.v
+            if not k:
+                continue
+            left, capacity = k, spec.capacity(direction, k, bool(self._dirs[1 - direction].n_heads))
+            at = None
+            for limit, g in d.groups.items():
+                n = len(g.heads)
+                if not n:
+                    continue
+                g.rate = min(limit, capacity / left)
+                capacity -= g.rate * n
+                left -= n
+                need = g.heads[0][0] - g.v
                 # done already (up to rounding): now; else at least 1 ns later, so that time always advances
-                at = self._t if need <= _EPS_BYTES else self._t + max(1, math.ceil(need * 1e9 / d.rate - 1e-6))
-                self.engine.at(at, DONE, self._wake, (direction, d.version))
+                due = self._t if need <= _EPS_BYTES else self._t + max(1, math.ceil(need * 1e9 / g.rate - 1e-6))
+                at = due if at is None else min(at, due)
+            self.engine.at(at, DONE, self._wake, (direction, d.version))
 
     def _wake(self, arg: tuple[int, int]) -> None:
         direction, version = arg
@@ -286,15 +331,19 @@ class FlowLink:
         self._advance()
         now = self.engine.now
         finished = []
-        while d.heads and d.heads[0][0] <= d.v + _EPS_BYTES:
-            _, _, key, _size, start, on_done = heapq.heappop(d.heads)
-            queue = d.queues[key]
-            if queue:
-                _, _, seq, size, nxt = heapq.heappop(queue)
-                heapq.heappush(d.heads, (d.v + size, seq, key, size, now, nxt))
-            else:
-                del d.queues[key]
-            finished.append((start, on_done))
+        for g in list(d.groups.values()):
+            while g.heads and g.heads[0][0] <= g.v + _EPS_BYTES:
+                _, _, key, _size, start, on_done = heapq.heappop(g.heads)
+                d.n_heads -= 1
+                queue = d.queues[key]
+                if queue:
+                    _, _, seq, size, limit, nxt = heapq.heappop(queue)
+                    nxt_group = d.group(limit)
+                    heapq.heappush(nxt_group.heads, (nxt_group.v + size, seq, key, size, now, nxt))
+                    d.n_heads += 1
+                else:
+                    del d.queues[key]
+                finished.append((start, on_done))
         self._reshare()
         for start, on_done in finished:
             on_done(start)

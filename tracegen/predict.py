@@ -87,6 +87,7 @@ class PredictConfig:
     emit_traces: tuple[int, ...] = ()
     timing: str = "steps"
     worker_speed: tuple[float, ...] = ()  # per worker (0, 1, ...): speed relative to the traced node; others 1
+    worker_link_bits_per_s: tuple[int, ...] = ()  # per worker: its own link's line rate (0: none of its own)
     ps_shards: tuple[int, ...] = ()  # also predict with these numbers of PS shards (tracegen.shards)
     placement: str = "round-robin"  # of parameters on shards: round-robin, greedy or a placement file
     ps_shard_of_task: tuple[int, ...] = ()  # the curve itself on several PS shards (tracegen.placement)
@@ -112,12 +113,15 @@ class PredictConfig:
         """The simulation settings (n_workers is set per point)."""
         return SimConfig(steps=self.steps, warmup_steps=self.warmup_steps, seed=self.seed, link_spec=link_spec,
                          link=self.link, policy=self.policy, order=self.order, ps_threads=self.ps_threads,
-                         worker_speed=self.worker_speed, ps_shard_of_task=self.ps_shard_of_task)
+                         worker_speed=self.worker_speed, ps_shard_of_task=self.ps_shard_of_task,
+                         worker_link_bytes_per_s=tuple(b / 8 * self.payload_fraction
+                                                       for b in self.worker_link_bits_per_s))
 
     def one_ps(self, link_spec: LinkSpec | None) -> SimConfig:
         """:meth:`sim_config` of the traced job: one PS and workers like the traced one (what a single-worker
         measurement measured)."""
-        return dataclasses.replace(self.sim_config(link_spec), ps_shard_of_task=(), worker_speed=())
+        return dataclasses.replace(self.sim_config(link_spec), ps_shard_of_task=(), worker_speed=(),
+                                   worker_link_bytes_per_s=())
 
     def payload_bytes_per_s(self) -> int | None:
         """The tensor bytes per second a given bandwidth carries, each way."""

@@ -35,8 +35,10 @@ What runs:
   0's) reply.
 - Uneven workers: ``worker_speed`` gives each worker a speed factor (its ops and the dispatch gaps before them
   take traced time / speed, as :func:`tracegen.model.scaled_timing` says for any faster CPU); workers
-  beyond the tuple's length run at 1. Then every worker keeps training until the slowest has run its steps, as
-  in a real job (with equal steps each, the fast ones would stop early and leave no common window).
+  beyond the tuple's length run at 1. ``worker_link_bytes_per_s`` gives workers a link of their own: each of
+  their transfers moves at most at that rate (:class:`~tracegen.link.FlowLink`). Then every worker keeps
+  training until the slowest has run its steps, as in a real job (with equal steps each, the fast ones would
+  stop early and leave no common window).
 
 Metrics are functions of the result, in :mod:`tracegen.metrics`.
 """
@@ -80,6 +82,7 @@ class SimConfig:
     record_tasks: bool = False
     worker_speed: tuple[float, ...] = ()
     ps_shard_of_task: tuple[int, ...] = ()  # several PS shards (tracegen.placement): the shard of every task
+    worker_link_bytes_per_s: tuple[float, ...] = ()  # per worker, its own link's rate (0: none of its own)
 
     def __post_init__(self) -> None:
         limits = {"n_workers": (1, MAX_WORKERS), "steps": (1, MAX_STEPS), "warmup_steps": (0, MAX_STEPS),
@@ -95,6 +98,9 @@ class SimConfig:
             raise ConfigError("'ps_shard_of_task' must hold shard numbers from 0 to 63")
         if any(not (isinstance(f, int | float) and 1e-3 <= f <= 1e3) for f in self.worker_speed):
             raise ConfigError(f"'worker_speed' factors must be numbers from 0.001 to 1000 (got {self.worker_speed!r})")
+        if any(not (isinstance(r, int | float) and (r == 0 or 1 <= r <= 1e15)) for r in self.worker_link_bytes_per_s):
+            raise ConfigError("'worker_link_bytes_per_s' rates must be 0 (none) or from 1 to 1e15 bytes/s (got "
+                              f"{self.worker_link_bytes_per_s!r})")
         if self.policy not in ("tf", "tictac", "fixed"):
             raise ConfigError(f"'policy' must be tf, tictac or fixed (got {self.policy!r})")
         if self.policy == "fixed" and not self.order:
@@ -199,7 +205,8 @@ class _Run:
             raise ConfigError(f"'ps_shard_of_task' names {len(config.ps_shard_of_task)} tasks, the model has {n_tasks}")
         self.shard = list(config.ps_shard_of_task) or [0] * n_tasks
         self.n_shards = max(self.shard) + 1
-        self.links = [FlowLink(self.engine, self.link_spec, link_model(config.link)) for _ in range(self.n_shards)]
+        self.links = [FlowLink(self.engine, self.link_spec, link_model(config.link), config.worker_link_bytes_per_s)
+                      for _ in range(self.n_shards)]
         self.link = self.links[0]  # the chief PS's
         # the PS shards that run part of a step: each one's "done" ends it (the chief's always)
         self.step_links = [self.links[k] for k in sorted({0, *(self.shard[t] for t in range(n_tasks)
@@ -414,7 +421,7 @@ class _Run:
         self.step_of[w] += 1
         if self.step_of[w] == self.config.total_steps:
             self.n_finished += 1
-        uneven = bool(self.config.worker_speed)
+        uneven = bool(self.config.worker_speed or self.config.worker_link_bytes_per_s)
         if self.step_of[w] < self.config.total_steps or (uneven and self.n_finished < len(self.ends)):
             # every PS's "done" crosses its link's pull direction first; the last to arrive ends the step
             done = max(link.crossing_delay(PULL) for link in self.step_links)

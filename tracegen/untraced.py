@@ -80,7 +80,8 @@ def untraced_speed(model: StepModel, config: SimConfig, measured_steps_per_s: fl
         raise ValueError("'config' needs its link_spec: the speed-up scales its per-connection rates")
 
     def rate(speed: float) -> float:
-        alone = dataclasses.replace(config, n_workers=1, link_spec=untraced_link(spec, speed), worker_speed=())
+        alone = dataclasses.replace(config, n_workers=1, link_spec=untraced_link(spec, speed), worker_speed=(),
+                                    worker_link_bytes_per_s=())
         curve = scaling_curve(untraced_model(model, speed), alone, (1,), seeds=seeds, find_plateau=False)
         return curve.points[0].steps_per_s
 

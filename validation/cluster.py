@@ -7,7 +7,8 @@ For a run id ``3fa9c1`` (random, so that concurrent runs never share a name) and
     namespace tg_3fa9c1_ps   eth0 = 10.77.0.10/24; tbf on eth0: traffic *out of* the PS (parameter pulls)
     namespace tg_3fa9c1_psJ  with ``n_ps`` > 1, PS task J (1 .. n_ps - 1): eth0 = 10.77.0.(10 - J)/24, its own
                              link shaped the same way (tbf on its eth0 and on the bridge's p_psJ)
-    namespace tg_3fa9c1_wI   eth0 = 10.77.0.(11 + I)/24
+    namespace tg_3fa9c1_wI   eth0 = 10.77.0.(11 + I)/24; with a rate of its own (``worker_links``), its link
+                             shaped like the PS's but at that rate (tbf on its eth0 and on the bridge's p_wI)
     cgroup    /sys/fs/cgroup/cpu/tracegen_3fa9c1_<node>: cpu.cfs_quota_us = cap * cpu.cfs_period_us
 
 Each veth pair is created inside the bridge namespace and its node end is moved straight into the node's
@@ -109,6 +110,9 @@ class ClusterConfig:
     port: int = 2222
     n_ps: int = 1
     worker_caps: tuple[float, ...] = ()  # worker I's cap: worker_caps[I] when given, else cpu_cap_worker
+    # worker I's own link rate, bits/s (tbf like the PS link's, at that rate): worker_links[I] when given and
+    # > 0, else unshaped (the bridge's speed)
+    worker_links: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.n_workers < 1:
@@ -121,6 +125,9 @@ class ClusterConfig:
                 raise ConfigError(f"'{name}' must be > 0 cores (got {cap})")
         if not all(cap > 0.0 for cap in self.worker_caps):
             raise ConfigError(f"'worker_caps' must all be > 0 cores (got {list(self.worker_caps)})")
+        for rate in self.worker_links:
+            if rate:
+                dataclasses.replace(self.link, rate_bits_per_s=rate)  # checks the rate like the PS link's
         if not 1_000 <= self.cfs_period_us <= 1_000_000:
             raise ConfigError(f"'cfs_period_us' must be between 1000 and 1000000 (got {self.cfs_period_us})")
         if not 1 <= self.port <= 65_535:
@@ -140,6 +147,12 @@ class ClusterConfig:
     def worker_cap(self, index: int) -> float:
         """Worker ``index``'s CPU cap, in cores."""
         return self.worker_caps[index] if index < len(self.worker_caps) else self.cpu_cap_worker
+
+    def worker_link(self, index: int) -> LinkShape | None:
+        """Worker ``index``'s own link shape (the PS link's burst and queue latency at its own rate), or None
+        when it is not shaped."""
+        rate = self.worker_links[index] if index < len(self.worker_links) else 0
+        return dataclasses.replace(self.link, rate_bits_per_s=rate) if rate else None
 
 
 def parse_subnet(text: str) -> ipaddress.IPv4Network:
@@ -307,7 +320,8 @@ class Cluster:
         self.config = config
         self.run_id = secrets.token_hex(RUN_ID_LENGTH // 2)
         self.ps_nodes: tuple[str, ...] = ("ps", *(f"ps{j}" for j in range(1, config.n_ps)))
-        self.nodes: tuple[str, ...] = (*self.ps_nodes, *(f"w{i}" for i in range(config.n_workers)))
+        self.worker_nodes: tuple[str, ...] = tuple(f"w{i}" for i in range(config.n_workers))
+        self.nodes: tuple[str, ...] = (*self.ps_nodes, *self.worker_nodes)
         self._network = parse_subnet(config.subnet)
         self._namespaces: list[str] = []
         self._cgroups: list[pathlib.Path] = []
@@ -350,7 +364,7 @@ class Cluster:
         port = self.config.port
         return {
             "ps": [f"{self.address(n)}:{port}" for n in self.ps_nodes],
-            "worker": [f"{self.address(n)}:{port}" for n in self.nodes[len(self.ps_nodes):]],
+            "worker": [f"{self.address(n)}:{port}" for n in self.worker_nodes],
         }
 
     def cpu_cap(self, node: str) -> float:
@@ -403,6 +417,12 @@ class Cluster:
         for node in self.ps_nodes:
             _run(["tc", "-n", self.namespace(node), "qdisc", "replace", "dev", "eth0", "root", "tbf", *shape])
             _run(["tc", "-n", br, "qdisc", "replace", "dev", f"p_{node}", "root", "tbf", *shape])
+        for i, node in enumerate(self.worker_nodes):
+            own = self.config.worker_link(i)
+            if own is not None:
+                _run(["tc", "-n", self.namespace(node), "qdisc", "replace", "dev", "eth0", "root", "tbf",
+                      *own.tbf_args()])
+                _run(["tc", "-n", br, "qdisc", "replace", "dev", f"p_{node}", "root", "tbf", *own.tbf_args()])
         for node in self.nodes:
             self._add_cgroup(node)
 

@@ -94,6 +94,10 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         out["placement"] = [_short(str(v), 200) for v in frame["placement"]]
     if "worker_caps" in frame.columns:  # testbed --worker-caps: each worker's CPU cap, ';'-joined
         out["worker_caps"] = [_caps(v, source, i) for i, v in enumerate(frame["worker_caps"])]
+    if "worker_links" in frame.columns:  # testbed --worker-links: each worker's own link, bits/s, ';'-joined
+        out["worker_links"] = [tuple(_number(part, int, "worker_links", source, i, positive=False)
+                                     for part in str(v).split(";") if part.strip())
+                               for i, v in enumerate(frame["worker_links"])]
     if "bandwidth_bits_per_s" in frame.columns:
         bits = frame["bandwidth_bits_per_s"]
         out["bandwidth_bytes_per_s"] = [_number(v, float, "bandwidth_bits_per_s", source, i) / 8

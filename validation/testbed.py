@@ -46,12 +46,15 @@ columns never change with N or options)::
     placement             str    how variables were placed on them: round-robin (TF's default) or greedy
     ps_bytes              str    parameter bytes on each PS task, as worker 0's graph placed them, joined by ';'
     worker_caps           str    each worker's CPU cap in this run, cores, worker 0 first, joined by ';'
+    worker_links          str    each worker's own link rate in this run, bits/s (0: unshaped), joined by ';'
 
 With ``ps_tasks`` > 1 (``--ps K``) the cluster has K PS tasks, the variables placed by
 ``replica_device_setter`` as ``placement`` says (:mod:`validation.node`); the N = 1 trace is then a trace of a
 K-PS job. Files written before these three columns existed have one PS, round robin. With ``worker_caps``
 (``--worker-caps``) worker I is capped at its own figure (a mixed cluster); the N = 1 trace is then of worker 0
-at its cap. Files without the column had every worker at ``cpu_cap_worker``.
+at its cap. Files without the column had every worker at ``cpu_cap_worker``. With ``worker_links``
+(``--worker-links``) worker I's own link is shaped at its figure, with the PS link's burst and queue latency; the
+N = 1 trace is then of worker 0 behind its link. Files without the column had unshaped workers.
 """
 
 from __future__ import annotations
@@ -106,6 +109,7 @@ MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
     ("placement", "str"),
     ("ps_bytes", "str"),
     ("worker_caps", "str"),
+    ("worker_links", "str"),
 )
 """The columns of ``measured.csv`` in order, each with its type (see the module docstring for units)."""
 
@@ -162,6 +166,7 @@ class TestbedConfig:
     ps_tasks: int = 1
     placement: str = "round-robin"
     worker_caps: tuple[float, ...] = ()  # worker I's CPU cap when given (a mixed cluster), else cpu_cap_worker
+    worker_links: tuple[int, ...] = ()  # worker I's own link rate, bits/s, when given and > 0, else unshaped
 
     def __post_init__(self) -> None:
         self.model_spec()
@@ -204,7 +209,7 @@ class TestbedConfig:
         """The emulated cluster of one run with ``n_workers`` workers."""
         return ClusterConfig(n_workers=n_workers, link=self.link(), cpu_cap_ps=self.cpu_cap_ps,
                              cpu_cap_worker=self.cpu_cap_worker, subnet=self.subnet, n_ps=self.ps_tasks,
-                             worker_caps=self.worker_caps)
+                             worker_caps=self.worker_caps, worker_links=self.worker_links)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -322,7 +327,8 @@ def _write_staleness(path: pathlib.Path, measurements: Sequence[Measurement]) ->
 def _measure_profile(config: TestbedConfig, trace_dir: pathlib.Path, report: Progress) -> None:
     client = config.netbench_client_cores or default_client_cores(config.cpu_cap_ps)
     report(f"link profile: tracegen netbench between the PS and one client host ({client:g} cores)")
-    measure_link_profile(dataclasses.replace(config.cluster_config(1), cpu_cap_worker=client, worker_caps=()),
+    measure_link_profile(dataclasses.replace(config.cluster_config(1), cpu_cap_worker=client, worker_caps=(),
+                                             worker_links=()),
                          trace_dir / PROFILE_NAME, progress=report)
 
 
@@ -534,6 +540,8 @@ def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measure
             "ps_bytes": LIST_SEPARATOR.join(str(b) for b in m.ps_bytes),
             "worker_caps": LIST_SEPARATOR.join(_fmt(config.cluster_config(m.n_workers).worker_cap(i))
                                                for i in range(m.n_workers)),
+            "worker_links": LIST_SEPARATOR.join(str(config.worker_links[i] if i < len(config.worker_links) else 0)
+                                                for i in range(m.n_workers)),
         }
         writer.writerow([record[name] for name in MEASURED_COLUMNS])
     write_bytes_atomic(path, buf.getvalue().encode())

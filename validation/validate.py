@@ -22,7 +22,10 @@ with it): the parameters placed on K shards as the runs' ``placement`` says (:mo
 shard a PS like the traced one; the baselines see the busiest shard as the one PS
 (:func:`tracegen.baselines.on_busiest_shard`). Runs whose workers had CPU caps of their own (``worker_caps``,
 testbed ``--worker-caps``) are predicted with each worker's speed its cap over the traced worker's
-(:func:`worker_speeds`); the baselines see each N's workers at their mean speed (:func:`baseline`).
+(:func:`worker_speeds`). Runs whose workers had links of their own (``worker_links``, testbed
+``--worker-links``) are predicted with each such worker's transfers limited to its link's payload rate
+(:func:`worker_links`). The baselines see those workers with their own speeds and links
+(:func:`tracegen.baselines.mixed`).
 
 Writes into its output directory: ``report.md``, ``comparison.csv``, ``comparison.png`` and each simulator's
 ``prediction*/curve.csv``; when the measurements' folder holds a testbed ``staleness.csv``, also the real
@@ -49,7 +52,9 @@ from tracegen.baselines import (
     BASELINES,
     RateFn,
     StepCosts,
+    Worker,
     link_rates,
+    mixed,
     no_overlap,
     on_busiest_shard,
     ps_queue,
@@ -118,33 +123,47 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
 
 
 def _as_measured(config: PredictConfig, costs: StepCosts, model: StepModel, shards: Placement | None,
-                 speeds: tuple[float, ...], report: Progress) -> tuple[PredictConfig, StepCosts]:
-    """``config`` and the baselines' ``costs`` for the cluster the runs had: its PS shards and worker speeds."""
+                 speeds: tuple[float, ...], links: tuple[int, ...],
+                 report: Progress) -> tuple[PredictConfig, StepCosts, tuple[Worker, ...]]:
+    """``config``, the baselines' ``costs`` and the baselines' workers for the cluster the runs had: its PS
+    shards, worker speeds and workers' own links (no workers when all are like the traced one)."""
     if speeds:
         config = dataclasses.replace(config, worker_speed=speeds)
         report("workers at " + ", ".join(f"{s:g}" for s in speeds) + " of the traced worker's speed (their CPU caps)")
+    if links:
+        config = dataclasses.replace(config, worker_link_bits_per_s=links)
+        report("workers' own links: " + ", ".join(f"{b / 1e6:g} Mbit/s" if b else "-" for b in links))
+    cluster = tuple(Worker(speed=speeds[i] if i < len(speeds) else 1.0,
+                           link_bytes_per_s=links[i] / 8 * config.payload_fraction if i < len(links) else 0.0)
+                    for i in range(max(len(speeds), len(links))))
     if shards is not None:
         config = dataclasses.replace(config, ps_shard_of_task=shards.shard_of_task)
         per_shard = shards.bytes_per_shard(model)
         costs = on_busiest_shard(costs, max(per_shard) / max(1, sum(per_shard)))
         report(f"{shards.n_shards} PS tasks, {shards.how} placement: {'/'.join(str(b) for b in per_shard)} bytes "
                "pulled per step from each")
-    return config, costs
+    return config, costs, cluster
+
+
+def worker_links(inputs: Inputs, runs: pd.DataFrame) -> tuple[int, ...]:
+    """With runs whose workers had links of their own (``worker_links``, testbed ``--worker-links``), each
+    worker's link rate in bits/s (0: none of its own); () when no worker had one."""
+    if "worker_links" not in runs.columns:
+        return ()
+    links = max(runs["worker_links"], key=len)
+    if any(tuple(w) != tuple(links[:len(w)]) for w in runs["worker_links"]):
+        raise ConfigError(f"{inputs.measured}: runs differ in their workers' own links; compare one setting at a "
+                          "time")
+    return tuple(int(b) for b in links) if any(links) else ()
 
 
 def baseline(name: str, costs: StepCosts, workers: Sequence[int], rates: RateFn,
-             speeds: Sequence[float]) -> list[float]:
-    """The baseline ``name`` for each N; with workers of their own speeds, each N's worker times divided by the
-    mean speed of its N workers (the roofline's N / T1 becomes the sum of their speeds / T1)."""
-    fn = BASELINE_FUNCTIONS[name]
-    if not speeds:
-        return fn(costs, workers, rates)
-    out = []
-    for n in workers:
-        mean = sum(speeds[i] if i < len(speeds) else 1.0 for i in range(n)) / n
-        faster = dataclasses.replace(costs, step_ns=round(costs.step_ns / mean), compute_ns=costs.compute_ns / mean)
-        out.append(fn(faster, [n], rates)[0])
-    return out
+             cluster: Sequence[Worker]) -> list[float]:
+    """The baseline ``name`` for each N, with workers of their own speeds or links when ``cluster`` names them
+    (:func:`tracegen.baselines.mixed`)."""
+    if not cluster:
+        return BASELINE_FUNCTIONS[name](costs, workers, rates)
+    return mixed(name, costs, workers, rates, cluster)
 
 
 def worker_speeds(inputs: Inputs, runs: pd.DataFrame) -> tuple[float, ...]:
@@ -230,7 +249,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
     costs = step_costs(model, single)
     shards, speeds = ps_placement(inputs.measured, runs, model, trace), worker_speeds(inputs, runs)
-    config, costs = _as_measured(config, costs, model, shards, speeds, report)
+    config, costs, cluster = _as_measured(config, costs, model, shards, speeds, worker_links(inputs, runs), report)
     config = dataclasses.replace(config, single_worker=single)
     predictions: dict[str, Sequence[float]] = {}
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
@@ -239,13 +258,13 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     if inputs.profile is not None:
         report(f"simulating with the link profile {inputs.profile}")
         profile_curve, spec = _with_profile(model, dataclasses.replace(
-            config, link_profile=read_link_profile(inputs.profile)), costs, speeds, predictions, out)
+            config, link_profile=read_link_profile(inputs.profile)), costs, cluster, predictions, out)
         link_notes["profile"] = spec.description
     if inputs.bandwidth_bytes_per_s is not None:
         report("simulating with the bandwidth only, and the two ends of its band")
         _with_bandwidth(model, dataclasses.replace(config, link_profile=None,
                                                    bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s),
-                        costs, speeds, predictions, bands, out)
+                        costs, cluster, predictions, bands, out)
     if not predictions:
         raise ConfigError(f"{inputs.measured}: no link profile and no bandwidth to predict with; give "
                           "--link-profile or --bandwidth")
@@ -268,7 +287,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     return comparison, inputs, warnings
 
 
-def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, speeds: tuple[float, ...],
+def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
                   predictions: dict[str, Sequence[float]], out: OutputDir) -> tuple[Curve, LinkSpec]:
     """The simulator and the baselines with ``config``'s link profile, into ``predictions``; the curve and the
     link it simulated."""
@@ -278,11 +297,11 @@ def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, spe
     out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
     predictions["simulator"] = [p.steps_per_s for p in curve.points]
     for name in BASELINES:
-        predictions[name] = baseline(name, costs, workers, link_rates(prep.traced_links["mid"]), speeds)
+        predictions[name] = baseline(name, costs, workers, link_rates(prep.traced_links["mid"]), cluster)
     return curve, spec
 
 
-def _with_bandwidth(model: StepModel, config: PredictConfig, costs: StepCosts, speeds: tuple[float, ...],
+def _with_bandwidth(model: StepModel, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
                     predictions: dict[str, Sequence[float]], bands: dict[str, tuple[Sequence[float], Sequence[float]]],
                     out: OutputDir) -> None:
     """The simulator, its band and the baselines with ``config``'s bandwidth alone, into ``predictions`` and
@@ -300,7 +319,7 @@ def _with_bandwidth(model: StepModel, config: PredictConfig, costs: StepCosts, s
                               zip(band[1].points, mid.points, strict=True)])
     rates = link_rates(prep.traced_links["high"])  # the given rate each way, whatever the other direction does
     for name in BASELINES:
-        predictions[f"{name}_bw"] = baseline(name, costs, workers, rates, speeds)
+        predictions[f"{name}_bw"] = baseline(name, costs, workers, rates, cluster)
 
 
 def _settings(inputs: Inputs, model: Any, config: PredictConfig, link_notes: Mapping[str, str]) -> dict[str, Any]:

@@ -44,8 +44,26 @@ def test_bad_rows_are_named(tmp_path: pathlib.Path, rows: tuple[str, ...], why: 
     assert message.startswith(f"{path}: ") and why in message and "\n" not in message
 
 
+def test_version_2_gives_workers_links_of_their_own(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "classes.csv"
+    path.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\n"
+                    "far,2,1,1e8\nstandard,*,1,-\n", encoding="utf-8")
+    classes = read_worker_classes(path)
+    assert classes.links(3) == (100_000_000, 100_000_000, 0) and classes.speeds(3) == (1.0, 1.0, 1.0)
+    assert "2 x far (speed 1, own link 100 Mbit/s)" in classes.describe()
+    assert read_worker_classes(_write(tmp_path, "slow,2,0.5")).links(3) == ()  # version 1: none of their own
+    path.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nfar,1,1,fast\n",
+                    encoding="utf-8")
+    with pytest.raises(WorkerClassError, match=r"line 3, column 4 \(link_bits_per_s\): must be a number >= 1000 .*"
+                                               r"\(got 'fast'\)"):
+        read_worker_classes(path)
+
+
 def test_wrong_version_and_not_a_file(tmp_path: pathlib.Path) -> None:
-    with pytest.raises(WorkerClassError, match=r"line 1: version '2' is not supported"):
-        read_worker_classes(_write(tmp_path, "a,1,1", first="# tracegen-worker-classes version 2"))
-    with pytest.raises(WorkerClassError, match="classes.csv"):
+    with pytest.raises(WorkerClassError, match=r"line 1: version '3' is not supported \(this reader knows version "
+                                               r"1 or 2\)"):
+        read_worker_classes(_write(tmp_path, "a,1,1", first="# tracegen-worker-classes version 3"))
+    with pytest.raises(WorkerClassError, match=r"line 1 must be '# tracegen-worker-classes version 1'"):
+        read_worker_classes(_write(tmp_path, "a,1,1", first="#  tracegen-worker-classes version 1"))
+    with pytest.raises(WorkerClassError, match=r"classes\.csv"):
         read_worker_classes(tmp_path / "missing" / "classes.csv")

@@ -11,7 +11,17 @@ from hypothesis import strategies as st
 
 from parsers import read_trace
 from parsers.singleworker import SingleWorker
-from tracegen.baselines import StepCosts, link_rates, no_overlap, ps_queue, roofline, step_costs
+from tracegen.baselines import (
+    StepCosts,
+    Worker,
+    link_rates,
+    mixed,
+    no_overlap,
+    ps_queue,
+    roofline,
+    step_costs,
+)
+from tracegen.errors import ModelError
 from tracegen.link import uniform_link
 from tracegen.model import build_model
 
@@ -40,6 +50,22 @@ def test_a_measured_ps_cpu_is_a_bound_for_every_baseline(mlp_trace_dir: pathlib.
     assert costs.ps_bound_steps_per_s == pytest.approx(12.5) and costs.ps_compute_ns == pytest.approx(80e6)
     for baseline in (roofline, no_overlap, ps_queue):
         assert max(baseline(costs, [1, 4, 64], flat(1e12))) <= 12.5 * (1 + 1e-9)
+
+
+def test_mixed_workers_by_hand() -> None:
+    like_traced = [Worker(), Worker()]
+    for name, fn in (("roofline", roofline), ("no_overlap", no_overlap), ("ps_queue", ps_queue)):
+        assert mixed(name, COSTS, [1, 2, 4], flat(100e6), like_traced) == pytest.approx(fn(COSTS, [1, 2, 4],
+                                                                                         flat(100e6)))
+    # worker 0 behind 10 MB/s of its own: 1 MB each way takes it 100 ms (roofline) or 100 + 10 + 100 ms
+    # (no_overlap); worker 1 is like the traced one (20 ms, 30 ms)
+    far = [Worker(link_bytes_per_s=10e6)]
+    assert mixed("roofline", COSTS, [1, 2], flat(100e6), far) == pytest.approx([10.0, 10.0 + 50.0])
+    assert mixed("no_overlap", COSTS, [1, 2], flat(100e6), far) == pytest.approx([1 / 0.21, 1 / 0.21 + 1 / 0.03])
+    half = [Worker(speed=0.5)]  # its compute takes twice as long: 40 ms a step in the roofline
+    assert mixed("roofline", COSTS, [1], flat(100e6), half) == pytest.approx([25.0])
+    with pytest.raises(ModelError, match="got 'nope'"):
+        mixed("nope", COSTS, [1], flat(100e6), half)
 
 
 def test_ps_queue_by_hand() -> None:

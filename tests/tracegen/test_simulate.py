@@ -150,6 +150,20 @@ def test_one_connection_moves_at_most_its_own_rate() -> None:
     assert log(result, model)[2] == (0, "pull w", 0, 0, 4 * MS)
 
 
+def test_a_worker_behind_its_own_slow_link_leaves_the_rest_to_the_others() -> None:
+    # worker 0's own link carries 0.2 GB/s: its 1 MB pull takes 5 ms; worker 1 takes the other 0.8 GB/s of the
+    # PS link while both move (1 MB in 1.25 ms), and worker 0 stays at its own rate after
+    model = one_parameter_model()
+    config = SimConfig(n_workers=2, steps=1, warmup_steps=0, link="conn", start_spread_ns=0, record_tasks=True,
+                       link_spec=uniform_link((GB, GB)), worker_link_bytes_per_s=(GB / 5,))
+    result = simulate(model, config)
+    pulls = sorted((r.worker, r.start_ns, r.end_ns) for r in result.tasks if r.step == 0 and r.task == 0)
+    assert pulls == [(0, 0, 5 * MS), (1, 0, 1_250_000)]
+    assert len(result.step_end_ns[1]) > 1  # the other keeps training while the slow one finishes its step
+    with pytest.raises(ConfigError, match=r"'worker_link_bytes_per_s' .* \(got \(-1,\)\)"):
+        SimConfig(worker_link_bytes_per_s=(-1,))
+
+
 def test_each_step_draws_one_traced_step_timing() -> None:
     base = one_parameter_model()
     fast, slow = (StepTiming(dur_ns=(0, d, 0, 0), delay_ns=(0, 0, 0, 0), step_ns=0) for d in (MS, 9 * MS))

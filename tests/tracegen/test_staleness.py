@@ -13,6 +13,7 @@ from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.errors import ConfigError
 from tracegen.metrics import measurement_window, staleness
 from tracegen.model import PS_KINDS, LinkEstimate, StepModel, StepTiming, TaskKind, build_model
+from tracegen.predict import PAYLOAD_FRACTION
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synth import write_synthetic_trace
 from tracegen.synthetic import synthetic_model
@@ -138,3 +139,23 @@ def test_predict_with_two_slow_workers_is_slower_and_says_so(mlp_trace_dir: path
 
     even, uneven = rates("even"), rates("uneven")
     assert all(u < e for u, e in zip(uneven, even, strict=True))
+
+
+def test_a_worker_behind_its_own_slow_link_is_held_to_that_link(mlp_trace_dir: pathlib.Path,
+                                                                tmp_path: pathlib.Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    classes = tmp_path / "classes.csv"
+    classes.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\n"
+                       "far,1,1,1e6\nstandard,*,1,-\n")
+    parser = argparse.ArgumentParser()
+    add_predict_arguments(parser)
+    args = [str(mlp_trace_dir), "--workers", "1,2", "--steps", "4", "--seeds", "1", "--worker-classes", str(classes),
+            "--out", str(tmp_path / "p")]
+    assert run_predict(parser.parse_args(args)) == 0
+    assert "1 x far (speed 1, own link 1 Mbit/s)" in capsys.readouterr().out
+    lines = (tmp_path / "p" / "curve.csv").read_text().splitlines()[1:]
+    one, two = (float(line.split(",")[1]) for line in lines)
+    model = build_model(read_trace(mlp_trace_dir))
+    pull_bytes = sum(b for b, k in zip(model.size_bytes, model.kinds, strict=True) if k == TaskKind.PULL)
+    assert one <= 1e6 / 8 * PAYLOAD_FRACTION / pull_bytes  # its own link bounds the lone far worker
+    assert two > 2 * one  # the standard worker is not held back by the far one's link

@@ -3,7 +3,8 @@
 against its measurements. A change that makes any prediction worse than ``data/validation/reports/scores.csv``
 says, beyond a small tolerance for floating-point noise, fails here; and the README must show exactly the summary
 those scores make. The same for the PS-shards campaign (``data/shards``): each of its configurations predicted
-from its one-PS base configuration's inputs."""
+from its one-PS base configuration's inputs. And the mixed clusters (``data/mixed``: workers with CPU caps or links
+of their own), each against the errors its stored ``report/comparison.csv`` shows."""
 
 from __future__ import annotations
 
@@ -60,3 +61,23 @@ def test_predictions_are_no_worse_than_stated(campaign: str, name: str, tmp_path
             assert got.in_band is not None and got.in_band >= int(claim["in_band"])
     assert inputs.profile == trace / "link-profile.json"  # two hosts, one PS: never the N-worker cluster
     assert inputs.single_worker == trace / "single-worker.json"
+
+
+def mixed_configurations() -> list[tuple[str, str]]:
+    """(name, trace relative to data/) of every mixed-cluster configuration (``data/mixed/campaign.csv``)."""
+    table = pd.read_csv(ROOT / "data" / "mixed" / "campaign.csv")
+    return list(zip(table["name"], table["trace"], strict=True))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "trace"), mixed_configurations())
+def test_mixed_clusters_are_no_worse_than_stored(name: str, trace: str, tmp_path: pathlib.Path) -> None:
+    folder = ROOT / "data" / "mixed" / name
+    stored = pd.read_csv(folder / "report" / "comparison.csv")
+    with OutputDir(tmp_path, []) as out:
+        comparison, inputs, _ = validate(folder, ROOT / "data" / trace, PredictConfig(), out)
+    for predictor in ("simulator", "simulator_bw"):
+        got = comparison.scores[predictor]
+        assert got.mape <= stored[f"{predictor}_error"].mean() + MAPE_TOLERANCE, (predictor, got.mape)
+        assert got.max_error <= stored[f"{predictor}_error"].max() + MAX_TOLERANCE, (predictor, got.max_error)
+    assert inputs.profile == ROOT / "data" / trace / "link-profile.json"

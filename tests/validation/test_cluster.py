@@ -210,6 +210,25 @@ def test_builds_shapes_caps_and_removes_everything() -> None:
 
 
 @pytest.mark.root
+def test_workers_may_have_links_of_their_own() -> None:
+    with Cluster(_config(n_workers=2, worker_links=(50_000_000,))) as cluster:
+        run_id = cluster.run_id
+
+        def qdisc(ns: str, dev: str) -> dict[str, object]:
+            shown = json.loads(subprocess.run(["tc", "-n", ns, "-j", "qdisc", "show", "dev", dev],
+                                              capture_output=True, text=True, check=True).stdout)
+            return shown[0]
+
+        for ns, dev in ((cluster.namespace("w0"), "eth0"), (cluster.bridge_namespace, "p_w0")):
+            shown = qdisc(ns, dev)
+            assert shown["kind"] == "tbf" and shown["options"]["rate"] == 50_000_000 // 8  # type: ignore[index]
+        assert qdisc(cluster.namespace("w1"), "eth0")["kind"] != "tbf"  # no rate of its own: unshaped
+    assert _gone(run_id) == []
+    with pytest.raises(ConfigError, match="'rate_bits_per_s' must be >= 8000"):
+        _config(worker_links=(100,))
+
+
+@pytest.mark.root
 def test_removes_everything_when_the_body_raises() -> None:
     with pytest.raises(RuntimeError, match="boom"), Cluster(_config(n_workers=1)) as cluster:  # noqa: PT012
         run_id = cluster.run_id

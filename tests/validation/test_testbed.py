@@ -142,6 +142,7 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
     assert len(rows[1]["worker_steps_per_s"].split(";")) == 2
     assert rows[0]["widths"] == "32"
     assert rows[0]["bandwidth_bits_per_s"] == "100000000"
+    assert rows[1]["worker_links"] == "0;0"  # no --worker-links: every worker unshaped
     assert rows[0]["tensorflow_version"] != ""
     assert float(rows[1]["steps_per_s"]) > 0.0
 
