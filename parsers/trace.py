@@ -189,6 +189,15 @@ def device_role(device: str) -> str:
     return "other"
 
 
+def task_index(device: str) -> int:
+    """The task number of a TensorFlow device name (``/job:ps/replica:0/task:2/...`` → 2; 0 when it names
+    none)."""
+    for part in device.split("/"):
+        if part.startswith("task:") and part[len("task:"):].isdigit():
+            return int(part[len("task:"):])
+    return 0
+
+
 def direction_of(src_device: str | None, dst_device: str) -> str:
     """``pull`` for PS → worker, ``push`` for worker → PS, else ``other`` (src may be unknown)."""
     dst_role = device_role(dst_device)

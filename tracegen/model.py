@@ -45,7 +45,7 @@ from typing import Any
 
 import pandas as pd
 
-from parsers.trace import PULL, PUSH, Trace, device_role
+from parsers.trace import PULL, PUSH, Trace, device_role, task_index
 from tracegen.errors import ModelError
 
 SEND_OPS = frozenset({"_Send", "_HostSend"})
@@ -138,6 +138,9 @@ class StepModel:
     source: str = ""
     n_traced_steps: int = 1
     notes: tuple[str, ...] = ()
+    # a trace of a job with several PS tasks: the PS task (0, 1, ...) of every PS op and transfer (0 for worker
+    # ops), as tracegen.placement's shard_of_task; () for a one-PS job
+    traced_ps_task: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.names)
@@ -156,6 +159,8 @@ class StepModel:
                 bad = next((v for v in values if not 0 <= v <= MAX_TASK_NS), None)
                 if bad is not None:
                     raise ModelError(f"timing {i}: {field} must be from 0 to {MAX_TASK_NS} ns (got {bad})")
+        if self.traced_ps_task and (len(self.traced_ps_task) != n or min(self.traced_ps_task) < 0):
+            raise ModelError(f"StepModel.traced_ps_task must name a PS task >= 0 for each of the {n} tasks")
         bad_size = next((v for v in self.size_bytes if not 0 <= v <= MAX_TRANSFER_BYTES), None)
         if bad_size is not None:
             raise ModelError(f"StepModel.size_bytes must be from 0 to {MAX_TRANSFER_BYTES} (got {bad_size})")
@@ -284,6 +289,7 @@ class _Graph:
     node_task: dict[tuple[str, str], int]
     tensor_task: dict[str, int]
     notes: list[str]
+    ps_task: list[int]  # per task, the PS task it runs on or whose link it crosses (0 for worker ops)
 
     def preds(self, t: int) -> set[int]:
         return self.data[t] | self.control[t]
@@ -296,10 +302,12 @@ def _graph(trace: Trace, keep: set[str]) -> _Graph:
     send_task: dict[tuple[str, str], int] = {}
     recv_task: dict[tuple[str, str], int] = {}
     tensor_task: dict[str, int] = {}
+    ps_task: list[int] = []
     for row in _rows(trace.rendezvous.itertuples(index=False)):
         if row.direction not in (PULL, PUSH) or row.send_device not in keep or row.recv_device not in keep:
             continue
         t = len(names)
+        ps_task.append(task_index(str(row.send_device if row.direction == PULL else row.recv_device)))
         names.append(str(row.tensor_name))
         kinds.append(TaskKind.PULL if row.direction == PULL else TaskKind.PUSH)
         tensor_task[str(row.tensor_name)] = t
@@ -315,6 +323,7 @@ def _graph(trace: Trace, keep: set[str]) -> _Graph:
         if op_type in SEND_OPS or op_type in RECV_OPS:
             continue
         node_task[(device, node)] = len(names)
+        ps_task.append(task_index(device) if device_role(device) == "ps" else 0)
         names.append(node if device_role(device) == "worker" else f"ps:{node}")
         kinds.append(_kind_for(device, op_type, node))
     n = len(names)
@@ -332,7 +341,7 @@ def _graph(trace: Trace, keep: set[str]) -> _Graph:
     for t in range(n):
         control[t] -= data[t]
     notes = [f"{skipped} graph edges touch no modelled task (other devices, unpaired send/recv)"] if skipped else []
-    return _Graph(names, kinds, data, control, node_task, tensor_task, notes)
+    return _Graph(names, kinds, data, control, node_task, tensor_task, notes, ps_task)
 
 
 def _observations(trace: Trace, g: _Graph, keep: set[str]) -> tuple[list[dict[int, tuple[int, int]]],
@@ -447,6 +456,10 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
     for t in g.tensor_task.values():
         consumers = [start_med[c] for c in succ[t] if obs[c]]
         first_need[t] = min(consumers) if consumers else start_med[t]
+    traced_ps_task = _traced_ps_tasks(g)
+    if traced_ps_task:
+        notes.append(f"traced with {max(traced_ps_task) + 1} PS tasks: predictions keep each parameter on its "
+                     "traced PS task unless told to re-place them")
     worker_conc, ps_conc = [1], [1]
     for step in complete:
         worker_conc.append(_concurrency([obs[t][step] for t in range(n)
@@ -456,8 +469,19 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
         names=tuple(g.names), kinds=tuple(g.kinds), size_bytes=tuple(size),
         data_preds=tuple(tuple(sorted(s)) for s in g.data), control_preds=tuple(tuple(sorted(s)) for s in g.control),
         rank=tuple(rank), first_need_ns=tuple(first_need), timings=tuple(timings),
-        link=_estimate_link(trace, g, obs, size, complete), worker_threads=max(worker_conc),
-        ps_threads=max(ps_conc), source=trace.source, n_traced_steps=len(step_start), notes=tuple(notes))
+        link=_estimate_link(trace, g, obs, size, complete, traced_ps_task), worker_threads=max(worker_conc),
+        ps_threads=max(ps_conc), source=trace.source, n_traced_steps=len(step_start), notes=tuple(notes),
+        traced_ps_task=traced_ps_task)
+
+
+def _traced_ps_tasks(g: _Graph) -> tuple[int, ...]:
+    """The PS task of every PS op and transfer, numbered 0, 1, ... in the order of the traced task numbers (worker
+    ops 0); () when the job had one PS task."""
+    used = sorted({g.ps_task[t] for t in range(len(g.names)) if g.kinds[t] != TaskKind.COMPUTE})
+    if len(used) < 2:
+        return ()
+    number = {task: i for i, task in enumerate(used)}
+    return tuple(0 if g.kinds[t] == TaskKind.COMPUTE else number[g.ps_task[t]] for t in range(len(g.names)))
 
 
 def _timing(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step: int, step_ns: int) -> StepTiming:
@@ -501,11 +525,21 @@ def _sizes(trace: Trace, g: _Graph, sizes: Sequence[Sequence[int]], notes: list[
 
 
 def _estimate_link(trace: Trace, g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Sequence[int],
-                   complete: Sequence[int]) -> LinkEstimate:
+                   complete: Sequence[int], ps_task: Sequence[int]) -> LinkEstimate:
+    """The link estimate (module docstring); with several PS tasks (``ps_task``), of one PS task's link: the one
+    whose transfers carry the most bytes."""
     tr = trace.transfers[trace.transfers["size_bytes"].notna() & trace.transfers["direction"].isin([PULL, PUSH])]
     shortest = tr.groupby(["direction", "step"])["dur_ns"].min()
     latency = min((int(grp.median()) for _, grp in shortest.groupby(level=0)), default=0)
-    rates = {kind: _wire_rate(g, obs, size, complete, kind, latency) for kind in (TaskKind.PULL, TaskKind.PUSH)}
+    tasks = range(len(g.names))
+    if ps_task:
+        per_task = [0] * (max(ps_task) + 1)
+        for t in tasks:
+            if g.kinds[t] in TRANSFER_KINDS:
+                per_task[ps_task[t]] += size[t]
+        busiest = per_task.index(max(per_task))
+        tasks = [t for t in tasks if ps_task[t] == busiest]
+    rates = {kind: _wire_rate(g, obs, size, complete, kind, latency, tasks) for kind in (TaskKind.PULL, TaskKind.PUSH)}
     for kind, rate in rates.items():
         if rate is None:
             raise ModelError(f"{trace.source}: no sized {kind.name.lower()} transfers in the complete traced steps "
@@ -517,7 +551,7 @@ def _estimate_link(trace: Trace, g: _Graph, obs: Sequence[Mapping[int, tuple[int
 
 
 def _wire_rate(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Sequence[int], complete: Sequence[int],
-               kind: TaskKind, latency: int) -> float | None:
+               kind: TaskKind, latency: int, tasks: Sequence[int]) -> float | None:
     """Bytes per second on the wire in one direction (module docstring): the larger of two estimates, each
     bytes over the time their transfers were on the wire, summed over the complete steps: one from every sized
     transfer, one from only the largest that carry half the bytes. A record that also covers waiting (for the
@@ -526,7 +560,7 @@ def _wire_rate(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Se
     every: list[tuple[int, int]] = []
     largest: list[tuple[int, int]] = []
     for step in complete:
-        sized = sorted((t for t in range(len(g.names)) if g.kinds[t] == kind and step in obs[t] and size[t] > 0),
+        sized = sorted((t for t in tasks if g.kinds[t] == kind and step in obs[t] and size[t] > 0),
                        key=lambda t: (-size[t], t))
         total, kept, half = sum(size[t] for t in sized), 0, len(sized)
         for i, t in enumerate(sized):

@@ -101,6 +101,17 @@ def place(model: StepModel, n_shards: int, how: str, created: tuple[str, ...] = 
                      how=how if how in PLACEMENTS else f"file {how}")
 
 
+def traced_placement(model: StepModel) -> Placement:
+    """The placement a trace of a job with several PS tasks shows (``model.traced_ps_task``): each parameter on
+    the PS task its node ran on. ConfigError for a one-PS trace."""
+    if not model.traced_ps_task:
+        raise ConfigError(f"{model.source}: the trace has one PS task; there is no traced placement to keep")
+    variables = variable_map(model)
+    shards = [model.traced_ps_task[model.names.index(name)] for name in variables.names]
+    return Placement(n_shards=max(model.traced_ps_task) + 1, shard_of_variable=tuple(shards),
+                     shard_of_task=model.traced_ps_task, variables=variables, how="as traced")
+
+
 def _task_shards(model: StepModel, variables: VariableMap, shards: list[int]) -> tuple[int, ...]:
     """Per task, the shard that runs it (module docstring)."""
     of_var = variables.of_task

@@ -91,6 +91,7 @@ class PredictConfig:
     ps_shards: tuple[int, ...] = ()  # also predict with these numbers of PS shards (tracegen.shards)
     placement: str = "round-robin"  # of parameters on shards: round-robin, greedy or a placement file
     ps_shard_of_task: tuple[int, ...] = ()  # the curve itself on several PS shards (tracegen.placement)
+    traced_ps_task: tuple[int, ...] = ()  # the traced job's PS tasks, when it had several (on_traced_ps_tasks)
 
     def __post_init__(self) -> None:
         if not self.workers or min(self.workers) < 1:
@@ -118,10 +119,18 @@ class PredictConfig:
                                                        for b in self.worker_link_bits_per_s))
 
     def one_ps(self, link_spec: LinkSpec | None) -> SimConfig:
-        """:meth:`sim_config` of the traced job: one PS and workers like the traced one (what a single-worker
-        measurement measured)."""
-        return dataclasses.replace(self.sim_config(link_spec), ps_shard_of_task=(), worker_speed=(),
+        """:meth:`sim_config` of the traced job: its PS tasks (one, unless the trace had several) and workers like
+        the traced one (what a single-worker measurement measured)."""
+        return dataclasses.replace(self.sim_config(link_spec), ps_shard_of_task=self.traced_ps_task, worker_speed=(),
                                    worker_link_bytes_per_s=())
+
+    def on_traced_ps_tasks(self, model: StepModel) -> PredictConfig:
+        """This config for a model traced on several PS tasks: the traced job keeps them, and so does the curve
+        unless a placement was asked for (``ps_shard_of_task``). Unchanged for a one-PS trace."""
+        if not model.traced_ps_task:
+            return self
+        return dataclasses.replace(self, traced_ps_task=model.traced_ps_task,
+                                   ps_shard_of_task=self.ps_shard_of_task or model.traced_ps_task)
 
     def payload_bytes_per_s(self) -> int | None:
         """The tensor bytes per second a given bandwidth carries, each way."""
@@ -215,7 +224,12 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     """Run the pipeline of the module docstring and write its files into ``out``."""
     report = progress or (lambda _line: None)
     tr = trace if isinstance(trace, Trace) else read_trace(trace)
-    prep = prepared(build_model(tr, timing=config.timing), config)
+    traced = build_model(tr, timing=config.timing)
+    config = config.on_traced_ps_tasks(traced)
+    if traced.traced_ps_task:
+        report(f"the trace has {max(traced.traced_ps_task) + 1} PS tasks: each keeps its traced parameters, "
+               "each a PS with the link given")
+    prep = prepared(traced, config)
     model, links = prep.model, prep.links
     events = len(links) * estimated_events(model, config)
     if events > MAX_EVENTS:

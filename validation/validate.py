@@ -65,7 +65,7 @@ from tracegen.curve import Curve, scaling_curve
 from tracegen.link import LinkSpec
 from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
-from tracegen.placement import PLACEMENTS, Placement, creation_order, place
+from tracegen.placement import PLACEMENTS, Placement, creation_order, place, traced_placement
 from tracegen.plots import curve_csv
 from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
 from tracegen.units import format_rate
@@ -127,6 +127,7 @@ def _as_measured(config: PredictConfig, costs: StepCosts, model: StepModel, shar
                  report: Progress) -> tuple[PredictConfig, StepCosts, tuple[Worker, ...]]:
     """``config``, the baselines' ``costs`` and the baselines' workers for the cluster the runs had: its PS
     shards, worker speeds and workers' own links (no workers when all are like the traced one)."""
+    config = config.on_traced_ps_tasks(model)
     if speeds:
         config = dataclasses.replace(config, worker_speed=speeds)
         report("workers at " + ", ".join(f"{s:g}" for s in speeds) + " of the traced worker's speed (their CPU caps)")
@@ -189,10 +190,20 @@ def worker_speeds(inputs: Inputs, runs: pd.DataFrame) -> tuple[float, ...]:
 
 def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, trace: Trace) -> Placement | None:
     """With runs on several PS tasks (``ps_tasks`` > 1, testbed ``--ps K``), the parameters placed on them as
-    the runs' ``placement`` says (:mod:`tracegen.placement`, from the trace's creation order); None for one PS."""
+    the runs' ``placement`` says (:mod:`tracegen.placement`, from the trace's creation order), or, from a trace
+    of the same K-PS job, as traced; None for one PS."""
+    traced = max(model.traced_ps_task, default=0) + 1
     if "ps_tasks" not in runs.columns:
+        if traced > 1:
+            raise ConfigError(f"{measured}: the trace has {traced} PS tasks but the runs do not say how many they "
+                              "had (no ps_tasks column)")
         return None
     counts = sorted({int(k) for k in runs["ps_tasks"]})
+    if traced > 1:
+        if counts != [traced]:
+            raise ConfigError(f"{measured}: the trace has {traced} PS tasks, the runs {counts}; predict runs on "
+                              "K PS tasks from a trace of one PS task or of the same K")
+        return traced_placement(model)
     hows = sorted(set(runs["placement"])) if "placement" in runs.columns else ["round-robin"]
     if len(counts) > 1 or len(hows) > 1:
         raise ConfigError(f"{measured}: runs differ in their PS tasks ({counts}) or placement ({hows}); compare "
@@ -270,7 +281,8 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
                           "--link-profile or --bandwidth")
     comparison = compare(runs, predictions, bands)
     if shards is not None:
-        link_notes["PS tasks"] = (f"{shards.n_shards}, {shards.how} placement, predicted from the one-PS trace: "
+        source = "the trace of the same job" if model.traced_ps_task else "predicted from the one-PS trace"
+        link_notes["PS tasks"] = (f"{shards.n_shards}, {shards.how} placement, {source}: "
                                   + " / ".join(f"{b / 1e6:.2f} MB" for b in shards.bytes_per_shard(model))
                                   + " pulled per step from each; each a PS like the traced one")
     settings = _settings(inputs, model, config, link_notes)

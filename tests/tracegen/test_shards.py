@@ -17,7 +17,7 @@ from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
 from tracegen.metrics import link_bound_steps_per_s, shard_utilisations, steps_per_s
 from tracegen.model import TaskKind, build_model
-from tracegen.placement import creation_order, place, variable_bytes
+from tracegen.placement import creation_order, place, traced_placement, variable_bytes
 from tracegen.predict import PredictConfig, prepared
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
@@ -136,3 +136,25 @@ def test_placement_from_a_one_ps_trace_is_what_tensorflow_did(name: str) -> None
     with (SHARDS / row["set"] / name / "measured.csv").open() as fh:
         measured = {r["ps_bytes"] for r in csv.DictReader(fh)}
     assert measured == {";".join(str(b) for b in placed.bytes_per_shard(model))}
+
+
+@pytest.mark.parametrize("name", ["mlp_200mbit_k2_rr", "mlp_200mbit_k3_greedy", "wide_1000mbit_k3_rr"])
+def test_a_trace_of_a_k_ps_job_keeps_its_placement(name: str) -> None:
+    """Read from the trace of the K-PS job itself, each PS task serves the bytes TensorFlow put on it there, and
+    the one-PS base trace has no traced placement."""
+    with (SHARDS / "campaign.csv").open() as fh:
+        campaign = {row["name"]: row for row in csv.DictReader(fh)}
+    row, base = campaign[name], campaign[campaign[name]["base"]]
+    model = build_model(read_trace(SHARDS / row["set"] / name / "trace"))
+    traced = traced_placement(model)
+    assert traced.n_shards == int(row["ps_tasks"])
+    with (SHARDS / row["set"] / name / "measured.csv").open() as fh:
+        measured = {r["ps_bytes"] for r in csv.DictReader(fh)}
+    assert measured == {";".join(str(b) for b in traced.bytes_per_shard(model))}
+    config = PredictConfig().on_traced_ps_tasks(model)
+    assert config.ps_shard_of_task == config.traced_ps_task == model.traced_ps_task
+    assert config.one_ps(None).ps_shard_of_task == model.traced_ps_task  # the traced job: its K PS tasks
+    one_ps = build_model(read_trace(SHARDS / base["set"] / base["name"] / "trace"))
+    assert one_ps.traced_ps_task == () and PredictConfig().on_traced_ps_tasks(one_ps) == PredictConfig()
+    with pytest.raises(ConfigError, match="one PS task"):
+        traced_placement(one_ps)

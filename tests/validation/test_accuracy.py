@@ -3,7 +3,8 @@
 against its measurements. A change that makes any prediction worse than ``data/validation/reports/scores.csv``
 says, beyond a small tolerance for floating-point noise, fails here; and the README must show exactly the summary
 those scores make. The same for the PS-shards campaign (``data/shards``): each of its configurations predicted
-from its one-PS base configuration's inputs. And the mixed clusters (``data/mixed``: workers with CPU caps or links
+from its one-PS base configuration's inputs, and each of its K > 1 configurations again from the trace of its own
+K-PS job (``data/shards/reports_own``). And the mixed clusters (``data/mixed``: workers with CPU caps or links
 of their own), each against the errors its stored ``report/comparison.csv`` shows."""
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ MAPE_TOLERANCE = 0.01
 MAX_TOLERANCE = 0.02
 
 
-def stated(campaign: str) -> pd.DataFrame:
-    scores = ROOT / "data" / campaign / "reports" / "scores.csv"
+def stated(campaign: str, reports: str = "reports") -> pd.DataFrame:
+    scores = ROOT / "data" / campaign / reports / "scores.csv"
     return pd.read_csv(scores) if scores.is_file() else pd.DataFrame(columns=["configuration"])
 
 
@@ -37,9 +38,9 @@ def inputs_of(campaign: str, name: str) -> tuple[pathlib.Path, pathlib.Path]:
     return folder, ROOT / "data" / campaign / table.loc[base, "set"] / base / "trace"
 
 
-@pytest.mark.parametrize("campaign", CAMPAIGNS)
-def test_the_readme_shows_the_stated_summary(campaign: str) -> None:
-    table = stated(campaign)
+@pytest.mark.parametrize(("campaign", "reports"), [*((c, "reports") for c in CAMPAIGNS), ("shards", "reports_own")])
+def test_the_readme_shows_the_stated_summary(campaign: str, reports: str) -> None:
+    table = stated(campaign, reports)
     if table.empty:
         pytest.skip("no validation scores stored yet")
     assert summary_markdown(table).strip() in (ROOT / "README.md").read_text()
@@ -61,6 +62,21 @@ def test_predictions_are_no_worse_than_stated(campaign: str, name: str, tmp_path
             assert got.in_band is not None and got.in_band >= int(claim["in_band"])
     assert inputs.profile == trace / "link-profile.json"  # two hosts, one PS: never the N-worker cluster
     assert inputs.single_worker == trace / "single-worker.json"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(set(stated("shards", "reports_own")["configuration"])))
+def test_shards_from_their_own_traces_are_no_worse_than_stated(name: str, tmp_path: pathlib.Path) -> None:
+    folder, base_trace = inputs_of("shards", name)
+    with OutputDir(tmp_path, []) as out:
+        comparison, inputs, _ = validate(folder, folder / "trace", PredictConfig(), out,
+                                         profile=base_trace / "link-profile.json")
+    claims = stated("shards", "reports_own")
+    for claim in claims[claims["configuration"] == name].to_dict("records"):
+        got = comparison.scores[claim["predictor"]]
+        assert got.mape <= claim["mape"] + MAPE_TOLERANCE, (claim["predictor"], got.mape, claim["mape"])
+        assert got.max_error <= claim["max_error"] + MAX_TOLERANCE, (claim["predictor"], got.max_error)
+    assert inputs.single_worker == folder / "trace" / "single-worker.json"  # the K-PS job's own N = 1 run
 
 
 def mixed_configurations() -> list[tuple[str, str]]:
