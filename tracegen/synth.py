@@ -5,17 +5,22 @@ only the steps in progress, not the trace). Layout:
 - one process per worker, named by its TensorFlow device (``/job:worker/replica:0/task:W/device:CPU:0``),
   with tracks ``compute T`` (its CPU threads), ``pulls L`` and ``pushes L`` (one lane per concurrent transfer,
   so slices on a track never overlap);
-- one process for the PS (``/job:ps/replica:0/task:0/device:CPU:0``) with tracks ``thread T``;
-- transfers span from issue to arrival, with ``tensor_name``, ``size_bytes``, ``direction``, devices in args;
+- one process for the PS (``/job:ps/replica:0/task:0/device:CPU:0``) with tracks ``thread T``; with several
+  PS shards (``config.ps_shard_of_task``), one per shard (``task:K``), each holding its own PS ops, and each
+  worker's transfers on one track per shard link (``pulls psK L``, ``pushes psK L``);
+- transfers span from issue to arrival, with ``tensor_name``, ``size_bytes``, ``direction``, devices and, with
+  shards, ``shard`` in args;
 - a parameter's apply on the PS carries its gradient's ``staleness`` in args (:mod:`tracegen.variables`);
 - flow arrows from each pull to the ops that read it, from each gradient's producer to its push, and from each
   push to the PS op that consumes it.
 Ops that took no time (graph nodes that did not run) are not written. Steps are numbered
-``worker * steps + k`` (with uneven workers, who run until the slowest is done, ``worker * MAX_STEPS + k``). Reading the file back with :func:`parsers.read_trace` gives the ops and transfers.
+``worker * steps + k`` (with uneven workers, who run until the slowest is done, ``worker * MAX_STEPS + k``).
+Reading the file back with :func:`parsers.read_trace` gives the ops and transfers.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import pathlib
 from typing import Any
@@ -25,7 +30,10 @@ from parsers.trace import SCHEMAS
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, TaskKind
 from tracegen.simulate import MAX_STEPS, SimConfig, SimResult, TaskRecord, simulate
 
-PS_DEVICE = "/job:ps/replica:0/task:0/device:CPU:0"
+
+def ps_device(shard: int) -> str:
+    """TensorFlow device name of PS task (shard) ``shard``."""
+    return f"/job:ps/replica:0/task:{shard}/device:CPU:0"
 
 
 def worker_device(worker: int) -> str:
@@ -42,6 +50,7 @@ def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.Pa
     steps_rows: list[list[Any]] = []
     flow_id = 0
     cross = [[p for p in model.preds(t) if _track_kind(model, p) != _track_kind(model, t)] for t in range(n)]
+    shard = config.ps_shard_of_task or (0,) * n
 
     extra: dict[str, Any] = {
         "format_version": OWN_FORMAT_VERSION, "source": f"tracegen synthetic: {model.source}",
@@ -54,25 +63,13 @@ def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.Pa
             nonlocal flow_id
             step_id = w * stride + records[0].step
             where: dict[int, tuple[str, str, int, int]] = {}
-            for direction, kind in (("pull", TaskKind.PULL), ("push", TaskKind.PUSH)):
-                group = [r for r in records if model.kinds[r.task] == kind]
-                lanes = assign_lanes([r.ready_ns for r in group], [r.end_ns for r in group])
-                for lane, r in zip(lanes, group, strict=True):
-                    process, track = worker_device(w), f"{direction}s {lane}"
-                    src, dst = ((PS_DEVICE, worker_device(w)) if kind == TaskKind.PULL
-                                else (worker_device(w), PS_DEVICE))
-                    out.slice(process=process, track=track, name=model.names[r.task], start_ns=r.ready_ns,
-                              dur_ns=r.end_ns - r.ready_ns, cat="transfer",
-                              args={"tensor_name": model.names[r.task], "src_device": src, "dst_device": dst,
-                                    "direction": direction, "size_bytes": model.size_bytes[r.task],
-                                    "step": step_id})
-                    where[r.task] = (process, track, r.ready_ns, r.end_ns)
+            _transfers(out, model, records, w, step_id, shard, where)
             for r in records:
                 kind = model.kinds[r.task]
                 if kind in TRANSFER_KINDS or r.end_ns == r.start_ns:
                     continue
                 ps = kind in PS_KINDS
-                process = PS_DEVICE if ps else worker_device(w)
+                process = ps_device(shard[r.task]) if ps else worker_device(w)
                 track = f"thread {r.slot}" if ps else f"compute {r.slot}"
                 args = {"node_name": model.names[r.task], "op_type": kind.name, "step": step_id, "lane": r.slot,
                         "worker": w}
@@ -103,6 +100,28 @@ def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.Pa
         result = simulate(model, config, on_task=on_task)
         extra["tables"]["steps"]["rows"] = sorted(steps_rows)
     return result
+
+
+def _transfers(out: ChromeWriter, model: StepModel, records: list[TaskRecord], w: int, step_id: int,
+               shard: tuple[int, ...], where: dict[int, tuple[str, str, int, int]]) -> None:
+    """Worker ``w``'s transfers of one step, on its transfer tracks (one set per shard link when sharded); each
+    one's place into ``where``."""
+    sharded = max(shard) > 0
+    for (direction, kind), k in itertools.product((("pull", TaskKind.PULL), ("push", TaskKind.PUSH)),
+                                                 range(max(shard) + 1)):
+        group = [r for r in records if model.kinds[r.task] == kind and shard[r.task] == k]
+        lanes = assign_lanes([r.ready_ns for r in group], [r.end_ns for r in group])
+        for lane, r in zip(lanes, group, strict=True):
+            process, track = worker_device(w), f"{direction}s ps{k} {lane}" if sharded else f"{direction}s {lane}"
+            src, dst = ((ps_device(k), worker_device(w)) if kind == TaskKind.PULL
+                        else (worker_device(w), ps_device(k)))
+            args: dict[str, Any] = {"tensor_name": model.names[r.task], "src_device": src, "dst_device": dst,
+                                    "direction": direction, "size_bytes": model.size_bytes[r.task], "step": step_id}
+            if sharded:
+                args["shard"] = k
+            out.slice(process=process, track=track, name=model.names[r.task], start_ns=r.ready_ns,
+                      dur_ns=r.end_ns - r.ready_ns, cat="transfer", args=args)
+            where[r.task] = (process, track, r.ready_ns, r.end_ns)
 
 
 def _track_kind(model: StepModel, t: int) -> str:

@@ -6,6 +6,7 @@ import pathlib
 from parsers import read_trace
 from parsers.perfetto import check_perfetto
 from tracegen.model import TaskKind
+from tracegen.placement import place
 from tracegen.synthetic import synthetic_model
 from tracegen.simulate import SimConfig
 from tracegen.synth import write_synthetic_trace
@@ -39,3 +40,22 @@ def test_synthetic_trace_is_deterministic(tmp_path: pathlib.Path) -> None:
     write_synthetic_trace(model, config, tmp_path / "b.json")
     a, b = (tmp_path / "a.json").read_bytes(), (tmp_path / "b.json").read_bytes()
     assert a.replace(b"a.json", b"b.json") == b
+
+
+def test_a_synthetic_trace_shows_each_ps_shard_and_its_link(tmp_path: pathlib.Path) -> None:
+    model = synthetic_model(n_params=4, n_layers_ops=2, latency_ns=20_000)
+    placed = place(model, 2, "round-robin")
+    config = SimConfig(n_workers=2, steps=2, warmup_steps=0, seed=3, ps_shard_of_task=placed.shard_of_task)
+    path = tmp_path / "n2.json"
+    write_synthetic_trace(model, config, path)
+    doc = json.loads(path.read_bytes())
+    assert check_perfetto(doc["traceEvents"]) == []
+    trace = read_trace(path)
+    for row in trace.transfers.itertuples():
+        task = model.names.index(row.tensor_name)
+        ps = row.src_device if row.direction == "pull" else row.dst_device
+        assert ps == f"/job:ps/replica:0/task:{placed.shard_of_task[task]}/device:CPU:0"
+    ps_ops = trace.ops[trace.ops["device"].str.startswith("/job:ps")]
+    assert set(ps_ops["device"]) == {f"/job:ps/replica:0/task:{k}/device:CPU:0" for k in (0, 1)}
+    slices = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "transfer"]
+    assert {e["args"]["shard"] for e in slices} == {0, 1}
