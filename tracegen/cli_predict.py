@@ -49,8 +49,8 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warmup-steps", type=parse_count, default=3, metavar="W",
                         help="steps each simulated worker runs before the measurement window opens (default 3)")
     parser.add_argument("--seeds", type=parse_count, default=3, metavar="S",
-                        help="simulations per worker count, seeds 0..S-1; low/high columns are their range "
-                             "(default 3)")
+                        help="simulations per worker count, seeds 0..S-1; the ±95%% column is the half-width of "
+                             "the 95%% confidence interval of their mean (default 3)")
     parser.add_argument("--ps-threads", type=parse_count, metavar="T",
                         help="threads of the PS CPU running apply ops (default: as many as the trace ran at once)")
     parser.add_argument("--batch-size", type=parse_count, metavar="B",
@@ -172,12 +172,13 @@ def _print(result: Prediction, config: PredictConfig) -> None:
               "tensor payload; the plateau is NOT pinned: band_low/band_high bound it, a link profile "
               "('tracegen netbench') pins it")
     band = result.band
-    print(f"{'N':>4} {'steps/s':>9} {'samples/s':>10} {'low':>8} {'high':>8}"
+    print(f"{'N':>4} {'steps/s':>9} {'±95%':>7} {'samples/s':>10}"
           + (f" {'band_low':>9} {'band_high':>9}" if band else "") + f" {'pull':>5} {'push':>5} {'ps':>5}  bottleneck")
     for i, p in enumerate(curve.points):
         cells = f" {band[0].points[i].steps_per_s_low:>9.2f} {band[1].points[i].steps_per_s_high:>9.2f}" if band else ""
-        print(f"{p.n_workers:>4} {p.steps_per_s:>9.2f} {p.steps_per_s * config.batch_size:>10.1f} "
-              f"{p.steps_per_s_low:>8.2f} {p.steps_per_s_high:>8.2f}{cells} {p.pull_link_utilisation:>5.0%} "
+        ci = "-" if p.steps_per_s_ci95 is None else f"{p.steps_per_s_ci95:.2f}"
+        print(f"{p.n_workers:>4} {p.steps_per_s:>9.2f} {ci:>7} "
+              f"{p.steps_per_s * config.batch_size:>10.1f}{cells} {p.pull_link_utilisation:>5.0%} "
               f"{p.push_link_utilisation:>5.0%} {p.ps_cpu_utilisation:>5.0%}  {p.bottleneck}")
     largest = curve.points[-1].n_workers
     knee = (f"N={curve.knee_n_workers}" if curve.knee_n_workers is not None
