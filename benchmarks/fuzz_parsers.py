@@ -125,6 +125,11 @@ def build_corpus(root: pathlib.Path, bomb_bytes: int, *, quick: bool = False) ->
             md = pb.RunMetadata()
             md.ParseFromString((TRACES / model / "step_000.pb").read_bytes())
             (root / f"text_{model}.pbtxt").write_text(text_format.MessageToString(md))
+    tf2 = sorted((TRACES / "tf2_pss").rglob("*.xplane.pb"))  # TF2 profiles: XSpaces, and as the trace viewer shows them
+    for i, path in enumerate(tf2):
+        shutil.copyfile(path, root / f"xplane_{i}.xplane.pb")
+    for i, path in enumerate(sorted((TRACES / "tf2_pss_viewer").rglob("*.trace.json.gz"))):
+        (root / f"viewer_{i}.json").write_bytes(gzip.decompress(path.read_bytes()))
     heads = {"zeros": b"", "json": b'{"traceEvents": [', "text": b"step_stats {\n"}
     for size_name, mib in (("big", bomb_bytes >> 20), ("under", (MAX_BYTES >> 20) - 1)):
         for head_name, head in heads.items():
@@ -675,7 +680,7 @@ JSON_EDITS = (json_swap, json_swap, json_swap, json_number, json_surrogate, json
 
 
 def mutate_json(rng: Rng, corpus: Corpus) -> tuple[str, bytes, str]:
-    seed = pick_seed(rng, corpus, corpus.names("tfjson_") + corpus.names("ownjson_"))
+    seed = pick_seed(rng, corpus, corpus.names("tfjson_") + corpus.names("ownjson_") + corpus.names("viewer_"))
     edit = pick(rng, JSON_EDITS)
     data, what = json_many(corpus.read(seed), rng, corpus) if edit is json_many else edit(corpus.read(seed), rng)
     return ".json", data, f"{seed}: {what}"
@@ -767,8 +772,8 @@ def mutate_bitflip(rng: Rng, corpus: Corpus) -> tuple[str, bytes, str]:
         data, suffix = gzip.compress(corpus.read(seed), mtime=0), ".json.gz"
     else:
         seed = pick_seed(rng, corpus, corpus.names("pb_") + corpus.names("tfjson_") + corpus.names("ownjson_")
-                         + corpus.names("text_"))
-        data, suffix = corpus.read(seed), pathlib.Path(seed).suffix
+                         + corpus.names("text_") + corpus.names("xplane_") + corpus.names("viewer_"))
+        data, suffix = corpus.read(seed), "".join(pathlib.Path(seed).suffixes)
     return suffix, mutate(data, rng), f"{seed}: bit flips"
 
 

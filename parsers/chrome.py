@@ -266,6 +266,11 @@ def _span(event: dict[str, Any], where: str) -> dict[str, int]:
 def read_chrome(data: bytes, source: str) -> Trace:
     """Read one Chrome JSON trace (TensorFlow's timeline or our own) into a Trace."""
     events, doc = load_events(data, source)
+    return chrome_from_events(events, doc, source)
+
+
+def chrome_from_events(events: list[Any], doc: dict[str, Any], source: str) -> Trace:
+    """:func:`read_chrome` of an already parsed file: its ``traceEvents`` and top-level object."""
     if "tracegen" in doc:
         return _read_own(events, doc["tracegen"], source)
     return _read_tf(events, source)

@@ -4,7 +4,7 @@ Accepted: a RunMetadata or bare StepStats protobuf (binary or text format); a TF
 JSON, plain or gzipped (any number of gzip members); a directory or glob of several traced steps (RunMetadata
 files are preferred over Chrome JSON of the same steps, which is lossy); a table directory written by
 ``tracegen convert``; a TF2 profile (``<host>.xplane.pb``, a profile run directory or a TensorBoard logdir: see
-:mod:`parsers.xplane`). Sizes are bounded by bytes actually read: a file, what a gzip file expands to, and all
+:mod:`parsers.xplane`), or TensorBoard's trace-viewer JSON of one (:mod:`parsers.traceviewer`). Sizes are bounded by bytes actually read: a file, what a gzip file expands to, and all
 the files of a directory together may hold at most ``max_bytes``; see :mod:`parsers.limits` for the rest.
 """
 
@@ -17,18 +17,21 @@ import os
 import pathlib
 from collections.abc import Callable, Iterable
 
-from parsers.chrome import read_chrome
+from parsers.chrome import chrome_from_events, load_events
 from parsers.errors import TraceContentError, TraceFormatError, quoted
 from parsers.files import GZIP_MAGIC, gunzip, read_file
 from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.runmetadata import StepFile, is_text_format, parse_step, read_steps
 from parsers.tables import is_table_dir, read_tables
 from parsers.trace import Trace
+from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_viewer_events
 from parsers.xplane import (
+    VIEWER_SUFFIXES,
     XPLANE_SUFFIXES,
     is_profile_dir,
     looks_like_xspace,
-    read_xplane,
+    profile_files,
+    read_profile_files,
     read_xplane_files,
     read_xspaces,
 )
@@ -69,7 +72,7 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
         if is_table_dir(target):
             return read_tables(target, max_bytes=max_bytes)
         if is_profile_dir(target):
-            return read_xplane(target, max_bytes=max_bytes)
+            return _read_profile(profile_files(target), text, max_bytes)
         if target.is_dir():
             return _read_many(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")), text, max_bytes)
         exists = target.exists() or target.is_symlink()
@@ -82,7 +85,10 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
         raise TraceFormatError(f"{text}: no such file or directory")
     data = read_bytes(target, max_bytes)
     if looks_like_json(data):
-        return read_chrome(data, text)
+        events, doc = load_events(data, text)
+        if "tracegen" not in doc and is_trace_viewer(events):
+            return trace_from_viewer_events(events, text)
+        return chrome_from_events(events, doc, text)
     if text.endswith(XPLANE_SUFFIXES):
         return read_xspaces([(text, data)], text)
     try:
@@ -92,6 +98,13 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
             return read_xspaces([(text, data)], text)
         raise
     return read_steps([step], text, "runmetadata-text" if is_text_format(data) else "runmetadata")
+
+
+def _read_profile(files: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
+    """A TF2 profile's host files: XSpaces, or TensorBoard's trace-viewer JSON (:mod:`parsers.traceviewer`)."""
+    if files[0].name.endswith(XPLANE_SUFFIXES):
+        return read_xplane_files(files, source, max_bytes)
+    return read_trace_viewer(read_profile_files(files, source, max_bytes), source)
 
 
 def _files(paths: Iterable[pathlib.Path], source: str, keep: Callable[[pathlib.Path], bool]) -> list[pathlib.Path]:

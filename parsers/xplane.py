@@ -50,6 +50,8 @@ from parsers.runmetadata import DTYPE_BYTES, check_has_worker
 from parsers.trace import MAX_DUR_NS, MAX_SIZE_BYTES, MAX_TIME_NS, Trace, direction_of, make_table, trace_from
 
 XPLANE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
+VIEWER_SUFFIXES = (".trace.json.gz",)  # TensorBoard's trace viewer's files (parsers.traceviewer), in a run dir
+PROFILE_SUFFIXES = XPLANE_SUFFIXES + VIEWER_SUFFIXES
 HOST_PLANE = "/host:CPU"
 ENV_PLANE = "Task Environment"
 SEND_OPS = frozenset({"_Send", "_HostSend"})
@@ -70,13 +72,14 @@ PS_LOST = (
 
 
 def is_profile_dir(path: pathlib.Path) -> bool:
-    """Whether ``path`` is a TensorBoard logdir with profiles or a run directory holding ``.xplane.pb`` files."""
+    """Whether ``path`` is a TensorBoard logdir with profiles or a run directory holding ``.xplane.pb`` (or
+    trace-viewer ``.trace.json.gz``) files."""
     try:
         if not path.is_dir():
             return False
         if (path / "plugins" / "profile").is_dir():
             return True
-        return any(p.name.endswith(XPLANE_SUFFIXES) for p in _limited(path.iterdir(), str(path)))
+        return any(p.name.endswith(PROFILE_SUFFIXES) for p in _limited(path.iterdir(), str(path)))
     except OSError:
         return False
 
@@ -96,31 +99,22 @@ def looks_like_xspace(data: bytes) -> bool:
     return any(p.name in (HOST_PLANE, ENV_PLANE) or p.name.startswith("/device:") for p in space.planes)
 
 
-def read_xplane(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Trace:
-    """Read one ``.xplane.pb``, a profile run directory or a TensorBoard logdir (its newest run)."""
-    target = pathlib.Path(path)
-    source = os.fspath(path)
-    try:
-        files = profile_files(target) if target.is_dir() else [target]
-    except OSError as exc:
-        raise TraceFormatError(f"{source}: cannot read: {exc.strerror or exc}") from None
-    return read_xplane_files(files, source, max_bytes)
-
-
 def profile_files(directory: pathlib.Path) -> list[pathlib.Path]:
-    """The ``.xplane.pb`` files of a run directory, or of a logdir's newest run (run names are timestamps)."""
+    """The profile files of a run directory, or of a logdir's newest run (run names are timestamps): its
+    ``.xplane.pb`` files, or its trace-viewer files when it has none."""
     runs_dir = directory / "plugins" / "profile"
     if runs_dir.is_dir():
         runs = sorted(p for p in _limited(runs_dir.iterdir(), str(runs_dir)) if p.is_dir())
-        runs = [r for r in runs if any(p.name.endswith(XPLANE_SUFFIXES) for p in _limited(r.iterdir(), str(r)))]
+        runs = [r for r in runs if any(p.name.endswith(PROFILE_SUFFIXES) for p in _limited(r.iterdir(), str(r)))]
         if not runs:
-            raise TraceFormatError(f"{runs_dir}: no profile run holds a .xplane.pb file")
+            raise TraceFormatError(f"{runs_dir}: no profile run holds a .xplane.pb or .trace.json.gz file")
         directory = runs[-1]
-    files = sorted(p for p in _limited(directory.iterdir(), str(directory))
-                   if p.name.endswith(XPLANE_SUFFIXES) and p.is_file())
-    if not files:
-        raise TraceFormatError(f"{directory}: no .xplane.pb file")
-    return files
+    found = [p for p in _limited(directory.iterdir(), str(directory)) if p.is_file()]
+    for suffixes in (XPLANE_SUFFIXES, VIEWER_SUFFIXES):
+        files = sorted(p for p in found if p.name.endswith(suffixes))
+        if files:
+            return files
+    raise TraceFormatError(f"{directory}: no .xplane.pb or .trace.json.gz file")
 
 
 def _limited(paths: Iterable[pathlib.Path], source: str) -> list[pathlib.Path]:
@@ -134,6 +128,11 @@ def _limited(paths: Iterable[pathlib.Path], source: str) -> list[pathlib.Path]:
 
 def read_xplane_files(files: Sequence[pathlib.Path], source: str, max_bytes: int = MAX_BYTES) -> Trace:
     """Read and merge the hosts ``files`` (at most ``max_bytes`` together)."""
+    return read_xspaces(read_profile_files(files, source, max_bytes), source)
+
+
+def read_profile_files(files: Sequence[pathlib.Path], source: str, max_bytes: int) -> list[tuple[str, bytes]]:
+    """(path, content) of each of a profile's ``files``, gunzipped; at most ``max_bytes`` together."""
     contents: list[tuple[str, bytes]] = []
     total = 0
     for path in files:
@@ -145,7 +144,7 @@ def read_xplane_files(files: Sequence[pathlib.Path], source: str, max_bytes: int
             raise TraceFormatError(f"{source}: the profile's files hold more than the limit of {max_bytes} bytes "
                                    "together")
         contents.append((str(path), data))
-    return read_xspaces(contents, source)
+    return contents
 
 
 def host_name(path: str) -> str:
@@ -406,6 +405,13 @@ def read_xspaces(contents: Sequence[tuple[str, bytes]], source: str) -> Trace:
             raise TraceContentError(f"{source}: more than {MAX_RECORDS} events in the profile")
         events.extend(_events(space, path, lanes, skipped))
         del space
+    return trace_from_events(events, source, skipped)
+
+
+def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, int], *,
+                      source_format: str = "xplane", lost: Sequence[str] = ()) -> Trace:
+    """The Trace the hosts' CPU-plane ``events`` make (module docstring), whatever file they came from;
+    ``lost``: what the format lost beyond an XSpace's own losses."""
     sends, host_devices = _sends(events, skipped)
     step_name, windows = _steps(events, source)
     functions = _functions(events, skipped)
@@ -451,7 +457,7 @@ def read_xspaces(contents: Sequence[tuple[str, bytes]], source: str) -> Trace:
                       "dtype": v.dtype, "shape": "x".join(map(str, v.dims)) or "scalar",
                       "n_elements": v.size_bytes // DTYPE_BYTES[v.dtype], "size_bytes": v.size_bytes}
                      for v in variables.values()]
-    lost = list(PS_LOST)
+    lost = [*PS_LOST, *lost]
     if not variables:
         lost.append(f"variables and their shapes: no host's profile holds the registration of the step function "
                     f"{quoted(step_name)} with its arguments' shapes (the PS's profile of its first call does)")
@@ -462,7 +468,7 @@ def read_xspaces(contents: Sequence[tuple[str, bytes]], source: str) -> Trace:
                     f"{', '.join(sorted(unsized)[:6])}{', ...' if len(unsized) > 6 else ''}): no allocation event "
                     "or variable shape covers them")
     trace = trace_from(
-        source, source=source, source_format="xplane",
+        source, source=source, source_format=source_format,
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
         graph_nodes=make_table("graph_nodes", []), graph_edges=make_table("graph_edges", []),
         rendezvous=make_table("rendezvous", rendezvous, where=source),

@@ -19,6 +19,10 @@ SEEDS = {
     "pb": (TRACES / "mlp" / "step_000.pb").read_bytes(),
     "json": (TRACES / "mlp" / "step_000.json").read_bytes(),
     "json.gz": gzip.compress((TRACES / "cnn" / "step_001.json").read_bytes(), mtime=0),
+    # TF2: the PS's XSpace, and the worker's trace-viewer JSON (gzip: most edits break the gzip, which is tested)
+    "xplane.pb": next(p for p in sorted((TRACES / "tf2_pss").rglob("*.xplane.pb"))
+                      if b"AssignSubVariableOp" in p.read_bytes()).read_bytes(),
+    "trace.json": gzip.decompress(sorted((TRACES / "tf2_pss_viewer").rglob("*.trace.json.gz"))[-1].read_bytes()),
 }
 CLEAN = ("error", "read")
 
