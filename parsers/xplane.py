@@ -26,14 +26,20 @@ What is read, from each host's ``/host:CPU`` plane (planes → lines, one per th
   dense update (``ReadVariableOp``; ``Assign*VariableOp``, ``ResourceApplyGradientDescent``), the variable's
   dtype and shape from the step function's registration (its ``FunctionDef`` in the text of an
   ``EagerService:Enqueue`` event, which only a profile of the function's first call holds). Whatever is left
-  stays ``<NA>`` and ``Trace.lost`` lists it; no size is guessed.
+  stays ``<NA>`` and ``Trace.lost`` lists it; no size is guessed;
+- graphs: from the same registrations, the partition graphs (:mod:`parsers.xgraph`): ``graph_nodes`` and
+  ``graph_edges`` as a TF1 RunMetadata's, so that a step model can be built; op events of no graph node
+  (runtime events named like ops, ``EagerService:Enqueue``) are then left out;
+- the first call: a profile that holds the registration holds the step function's first call, with its tracing
+  and registration (one-time costs, often ten times a later step); that step is left out (counted in
+  ``skipped``). A transfer starts when its ``_Recv`` starts on the receiving host, if that is after the
+  ``_Send`` (the receiver asks for the tensor when its executor reaches the ``_Recv``).
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
-import os
 import pathlib
 import re
 from collections.abc import Iterable, Sequence
@@ -47,7 +53,17 @@ from parsers.limits import MAX_BYTES, MAX_FILES, MAX_RECORDS, SCAN_BYTES, check_
 from parsers.proto import tf_trace_pb2 as tfpb
 from parsers.proto import xplane_pb2 as pb
 from parsers.runmetadata import DTYPE_BYTES, check_has_worker
-from parsers.trace import MAX_DUR_NS, MAX_SIZE_BYTES, MAX_TIME_NS, Trace, direction_of, make_table, trace_from
+from parsers.trace import (
+    MAX_DUR_NS,
+    MAX_SIZE_BYTES,
+    MAX_TIME_NS,
+    Trace,
+    device_role,
+    direction_of,
+    make_table,
+    trace_from,
+)
+from parsers.xgraph import partition_tables
 
 XPLANE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
 VIEWER_SUFFIXES = (".trace.json.gz",)  # TensorBoard's trace viewer's files (parsers.traceviewer), in a run dir
@@ -425,10 +441,14 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
             nodes.setdefault(node.name, node)
     allocations = _allocations(events)
 
+    # A profile that holds the step function's registration holds its first call: tracing, registration and
+    # warm-up, one-time costs that no later step has. That call is left out of the steps.
+    first_call = 0 if step_fdefs else -1
+
     def step_of(t: int) -> int | None:
         for i, (start, end) in enumerate(windows):
             if start <= t <= end:
-                return i
+                return None if i == first_call else i
         return None
 
     ops: list[dict[str, Any]] = []
@@ -447,17 +467,29 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
                         "start_ns": event.start_ns, "dur_ns": event.dur_ns, "lane": event.lane})
     transfers, rendezvous, unsized = _transfers(sends, events, host_devices, step_of, (allocations, nodes,
                                                                                        variables), skipped)
+    workers = {d for d in host_devices.values() if device_role(d) == "worker"}
+    graph_nodes, graph_edges = partition_tables(step_fdefs, rendezvous, next(iter(workers)) if len(workers) == 1
+                                                else None, skipped)
+    if graph_nodes:  # runtime events named like ops (EagerService:Enqueue, ...) are no node of the step
+        known = {(r["device"], r["node_name"]) for r in graph_nodes}
+        kept = [r for r in ops if (r["device"], r["node_name"]) in known]
+        if len(kept) < len(ops):
+            _count(skipped, "op events of no node of the step function's graphs (runtime events)", len(ops) - len(kept))
+        ops = kept
     first = {s: min((r["start_ns"] for r in ops + transfers if r["step"] == s), default=w[0])
              for s, w in enumerate(windows)}
     last = {s: max((r["start_ns"] + r["dur_ns"] for r in ops + transfers if r["step"] == s), default=w[1])
             for s, w in enumerate(windows)}
-    steps = [{"step": s, "source": source, "start_ns": first[s], "end_ns": last[s]} for s in range(len(windows))]
+    steps = [{"step": s, "source": source, "start_ns": first[s], "end_ns": last[s]} for s in range(len(windows))
+             if s != first_call]
+    if first_call >= 0:
+        _count(skipped, "steps that were the step function's first call (its registration: one-time costs)")
     ps_device = {r["src_device"] for r in transfers if r["direction"] == "pull"}
     variable_rows = [{"name": v.arg, "device": next(iter(ps_device)) if len(ps_device) == 1 else None,
                       "dtype": v.dtype, "shape": "x".join(map(str, v.dims)) or "scalar",
                       "n_elements": v.size_bytes // DTYPE_BYTES[v.dtype], "size_bytes": v.size_bytes}
                      for v in variables.values()]
-    lost = [*PS_LOST, *lost]
+    lost = [*(PS_LOST if not graph_nodes else PS_LOST[:1]), *lost]
     if not variables:
         lost.append(f"variables and their shapes: no host's profile holds the registration of the step function "
                     f"{quoted(step_name)} with its arguments' shapes (the PS's profile of its first call does)")
@@ -470,7 +502,8 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
     trace = trace_from(
         source, source=source, source_format=source_format,
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
-        graph_nodes=make_table("graph_nodes", []), graph_edges=make_table("graph_edges", []),
+        graph_nodes=make_table("graph_nodes", graph_nodes, where=source),
+        graph_edges=make_table("graph_edges", graph_edges, where=source),
         rendezvous=make_table("rendezvous", rendezvous, where=source),
         variables=make_table("variables", variable_rows, where=source),
         steps=make_table("steps", steps, where=source), lost=tuple(lost), skipped=skipped,
@@ -568,11 +601,15 @@ def _transfers(sends: Sequence[_Send], events: Sequence[Event], host_devices: di
                sizes: Any, skipped: dict[str, int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
                                                              dict[str, int]]:
     recvs: dict[tuple[str, str], list[Event]] = collections.defaultdict(list)
+    asked: dict[tuple[str, str], list[int]] = collections.defaultdict(list)  # (host, _Recv node) -> its starts
     for event in events:
         name = event.stats.get("name")
-        if event.name == "ExecutorState::ProcessAsync::Done" and event.stats.get("kernel_type") == "_Recv" \
-                and isinstance(name, str) and event.host in host_devices:
+        if event.stats.get("kernel_type") != "_Recv" or not isinstance(name, str) or event.host not in host_devices:
+            continue
+        if event.name == "ExecutorState::ProcessAsync::Done":
             recvs[(host_devices[event.host], name.rsplit("/_", 1)[0])].append(event)
+        elif event.name == "ExecutorState::ProcessAsync::Start":
+            asked[(event.host, name)].append(event.start_ns)
     used: set[int] = set()
     rows: list[dict[str, Any]] = []
     pairs: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -590,6 +627,9 @@ def _transfers(sends: Sequence[_Send], events: Sequence[Event], host_devices: di
             dur = send.event.dur_ns
         else:
             used.add(id(done))
+            # the tensor moves once the receiver asks for it (its _Recv starts), not when the sender has it
+            begun = [t for t in asked.get((done.host, done.stats["name"]), []) if t <= done.start_ns]
+            start = max(start, max(begun, default=start))
             dur = done.end_ns - start
         size = _size(send, sizes)
         if size is None:

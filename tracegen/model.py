@@ -51,8 +51,8 @@ from tracegen.errors import ModelError
 SEND_OPS = frozenset({"_Send", "_HostSend"})
 RECV_OPS = frozenset({"_Recv", "_HostRecv"})
 LARGE_TRANSFER_BYTES = 64 * 1024  # above this a transfer's duration is mostly bytes / bandwidth
-APPLY_PREFIXES = ("ResourceApply", "Apply", "AssignAdd", "ResourceSparseApply", "SparseApply", "ResourceScatter",
-                  "ScatterSub", "ScatterAdd")
+APPLY_PREFIXES = ("ResourceApply", "Apply", "AssignAdd", "AssignSub", "ResourceSparseApply", "SparseApply",
+                  "ResourceScatter", "ScatterSub", "ScatterAdd")  # AssignSub: TF2's plain SGD, var.assign_sub
 MAX_TASK_NS = 24 * 3600 * 10**9  # a day: no op or gap of a training step takes longer
 MAX_TRANSFER_BYTES = 1 << 44  # 16 TiB: more than any tensor; keeps byte arithmetic exact in floats
 
@@ -141,6 +141,10 @@ class StepModel:
     # a trace of a job with several PS tasks: the PS task (0, 1, ...) of every PS op and transfer (0 for worker
     # ops), as tracegen.placement's shard_of_task; () for a one-PS job
     traced_ps_task: tuple[int, ...] = ()
+    # the gap between a step's end and the next one's start that belongs to the job: a TF2 coordinator's dispatch
+    # of the next function call to the worker (median over the profile's consecutive steps); 0 for TF1 traces,
+    # whose steps were traced one run at a time
+    step_gap_ns: int = 0
 
     def __post_init__(self) -> None:
         n = len(self.names)
@@ -398,9 +402,11 @@ def _complete(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step_star
 
 def _prepare(trace: Trace) -> tuple[_Graph, list[dict[int, tuple[int, int]]], list[list[int]], dict[int, int]]:
     if not trace.has_graph or trace.rendezvous.empty:
+        how = ("a TF2 profile has them only when it holds the step function's first call, whose registration "
+               "lists its graphs: start profiling before the first step" if trace.source_format in TF2_FORMATS
+               else "a step model needs RunMetadata traced with output_partition_graphs=True")
         raise ModelError(f"{trace.source}: the trace has no partition graphs with _Send/_Recv pairs "
-                         f"(format {trace.source_format!r}); a step model needs RunMetadata traced with "
-                         "output_partition_graphs=True")
+                         f"(format {trace.source_format!r}); {how}")
     workers = sorted({d for d in trace.devices if device_role(d) == "worker"})
     if len(workers) != 1:
         raise ModelError(f"{trace.source}: expected the trace of exactly one worker device, got {workers}")
@@ -434,7 +440,8 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
     n = len(g.names)
     step_len = {int(s): int(e) - int(b) for s, b, e in
                 zip(trace.steps["step"], trace.steps["start_ns"], trace.steps["end_ns"], strict=True)}
-    timings = [_timing(g, obs, step, step_len[step]) for step in complete]
+    order = _topological(g)
+    timings = [_timing(g, obs, step, step_len[step], order) for step in complete]
     if timing == "representative":
         ordered = sorted(timings, key=lambda t: (t.step_ns, t.traced_step))
         timings = [ordered[(len(ordered) - 1) // 2]]
@@ -471,8 +478,21 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
         rank=tuple(rank), first_need_ns=tuple(first_need), timings=tuple(timings),
         link=_estimate_link(trace, g, obs, size, complete, traced_ps_task), worker_threads=max(worker_conc),
         ps_threads=max(ps_conc), source=trace.source, n_traced_steps=len(step_start), notes=tuple(notes),
-        traced_ps_task=traced_ps_task)
+        traced_ps_task=traced_ps_task, step_gap_ns=_dispatch_gap_ns(trace, complete))
 
+
+TF2_FORMATS = ("xplane", "trace-viewer")
+
+
+def _dispatch_gap_ns(trace: Trace, complete: Sequence[int]) -> int:
+    """For a TF2 profile (consecutive steps the coordinator scheduled on one worker), the median gap between a
+    complete step's end and the next step's start: the dispatch of the next call. 0 for other traces."""
+    if trace.source_format not in TF2_FORMATS:
+        return 0
+    by_step = {int(s): (int(b), int(e)) for s, b, e in
+               zip(trace.steps["step"], trace.steps["start_ns"], trace.steps["end_ns"], strict=True)}
+    gaps = [by_step[s + 1][0] - by_step[s][1] for s in complete if s + 1 in by_step]
+    return max(0, _median_int(gaps)) if gaps else 0
 
 def _traced_ps_tasks(g: _Graph) -> tuple[int, ...]:
     """The PS task of every PS op and transfer, numbered 0, 1, ... in the order of the traced task numbers (worker
@@ -484,17 +504,44 @@ def _traced_ps_tasks(g: _Graph) -> tuple[int, ...]:
     return tuple(0 if g.kinds[t] == TaskKind.COMPUTE else number[g.ps_task[t]] for t in range(len(g.names)))
 
 
-def _timing(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step: int, step_ns: int) -> StepTiming:
+def _timing(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step: int, step_ns: int,
+            order: Sequence[int]) -> StepTiming:
+    """One step's durations and gaps. A task with no record in the step (a node that did not run, or, in a TF2
+    profile, one the profiler does not show: constants, reshapes) takes no time, so its successors are ready
+    when its own inputs were (``order``: the tasks in topological order)."""
     n = len(g.names)
     dur, delay = [0] * n, [0] * n
-    for t in range(n):
+    finish = [0] * n
+    for t in order:
+        ready = max((finish[p] for p in g.preds(t)), default=0)
         if step not in obs[t]:
+            finish[t] = ready
             continue
         s, e = obs[t][step]
-        ready = max((obs[p][step][1] for p in g.preds(t) if step in obs[p]), default=0)
         dur[t] = e - s
         delay[t] = max(0, s - ready)
+        finish[t] = e
     return StepTiming(dur_ns=tuple(dur), delay_ns=tuple(delay), step_ns=step_ns, traced_step=step)
+
+
+def _topological(g: _Graph) -> list[int]:
+    """The tasks, each after all its predecessors (ModelError naming a task on a cycle)."""
+    n = len(g.names)
+    indeg = [len(g.preds(t)) for t in range(n)]
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for t in range(n):
+        for p in g.preds(t):
+            succ[p].append(t)
+    order = [t for t in range(n) if not indeg[t]]
+    for t in order:
+        for c in succ[t]:
+            indeg[c] -= 1
+            if not indeg[c]:
+                order.append(c)
+    if len(order) < n:
+        stuck = next(t for t in range(n) if indeg[t])
+        raise ModelError(f"the partition graphs have a cycle through {g.names[stuck]!r}")
+    return order
 
 
 def _sizes(trace: Trace, g: _Graph, sizes: Sequence[Sequence[int]], notes: list[str]) -> list[int]:

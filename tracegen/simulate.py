@@ -22,7 +22,8 @@ What runs:
   (:class:`~tracegen.model.LinkEstimate`); the handling still spends the PS's CPU, so under load requests queue
   for it and the PS's CPU bounds the rate. Transfers queue in their connection in the policy's
   order among those requested together (:mod:`tracegen.policy`).
-- The step ends when all its tasks are done; the next starts ``step_gap_ns`` later, plus the pull direction's
+- The step ends when all its tasks are done; the next starts ``step_gap_ns`` later (and the model's own
+  ``step_gap_ns``: a TF2 coordinator's dispatch of the next call), plus the pull direction's
   queue delay if it is busy (the PS's reply that the step is over crosses it). With several PS shards, every
   shard that ran part of the step replies over its own link (TF1's master waits for each partition's
   ``RunGraph``), and the last reply ends the step.
@@ -425,7 +426,8 @@ class _Run:
         if self.step_of[w] < self.config.total_steps or (uneven and self.n_finished < len(self.ends)):
             # every PS's "done" crosses its link's pull direction first; the last to arrive ends the step
             done = max(link.crossing_delay(PULL) for link in self.step_links)
-            self.engine.at(now + self.config.step_gap_ns + done, START, self.start_step, w)
+            gap = self.config.step_gap_ns + self.model.step_gap_ns
+            self.engine.at(now + gap + done, START, self.start_step, w)
 
 
 def simulate(model: StepModel, config: SimConfig, *, on_task: Callable[[TaskRecord], None] | None = None) -> SimResult:

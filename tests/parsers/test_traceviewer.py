@@ -26,7 +26,7 @@ def _counts(trace: Any) -> dict[tuple[int, str], int]:
 def test_the_viewer_files_read_as_their_xspaces_do_less_what_they_lost() -> None:
     viewer, xspace = read_trace(VIEWER), read_trace(XSPACE)
     assert viewer.source_format == "trace-viewer"
-    assert list(viewer.steps["step"]) == list(xspace.steps["step"]) == [0, 1, 2, 3]
+    assert list(viewer.steps["step"]) == list(xspace.steps["step"]) == [1, 2, 3]
     assert _counts(viewer) == _counts(xspace)  # 5 pulls (4 variables + a control signal), 4 pushes per step
     assert sorted(viewer.variables["size_bytes"]) == sorted(xspace.variables["size_bytes"])
     assert set(viewer.ops["device"]) == set(xspace.ops["device"])

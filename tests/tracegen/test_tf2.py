@@ -1,0 +1,66 @@
+"""A step model from a TF2 ParameterServerStrategy profile (the bundled capture, TensorFlow 2.21's own
+profiler): the partition graphs rebuilt from the step function's registration, the variables' pulls and
+updates found, the coordinator's dispatch gap kept, and one simulated worker replaying the profiled steps."""
+
+from __future__ import annotations
+
+import pathlib
+import statistics
+
+import pytest
+
+from parsers import read_trace
+from tracegen.errors import ModelError
+from tracegen.metrics import steps_per_s
+from tracegen.model import TaskKind, build_model
+from tracegen.simulate import SimConfig, simulate
+from tracegen.variables import variable_map
+
+TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
+# validation.capture_tf2.MODEL: float32 w1 256x320, b1 320, w2 320x10, b2 10
+VARIABLE_BYTES = sorted(4 * n for n in (256 * 320, 320, 320 * 10, 10))
+
+
+def test_a_tf2_profile_makes_a_step_model_with_its_variables() -> None:
+    model = build_model(read_trace(TRACES / "tf2_pss"))
+    variables = variable_map(model)
+    assert variables.n_variables == 4
+    pulls = [t for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL and variables.of_task[t] >= 0]
+    assert sorted(model.size_bytes[t] for t in pulls) == VARIABLE_BYTES
+    pushes = [t for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PUSH]
+    assert sorted(model.size_bytes[t] for t in pushes) == VARIABLE_BYTES
+    for t in pushes:  # every gradient is applied on the PS, after it arrived
+        assert any(model.kinds[c] == TaskKind.APPLY and t in model.preds(c) for c in range(model.n_tasks))
+    for t in pulls:  # every parameter is read by a worker op
+        assert any(model.kinds[c] == TaskKind.COMPUTE and t in model.preds(c) for c in range(model.n_tasks))
+    assert len(model.timings) == 3  # the first call (registration, tracing) left out
+    assert model.step_gap_ns > 0  # the coordinator's dispatch of each next call
+
+
+def test_one_simulated_worker_replays_the_profiled_steps() -> None:
+    trace = read_trace(TRACES / "tf2_pss")
+    model = build_model(trace)
+    steps = trace.steps.sort_values("step")
+    lengths = (steps["end_ns"] - steps["start_ns"]).tolist()
+    gaps = (steps["start_ns"].iloc[1:].to_numpy() - steps["end_ns"].iloc[:-1].to_numpy()).tolist()
+    traced = 1e9 / (statistics.median(lengths) + statistics.median(gaps))
+    rate = statistics.mean(steps_per_s(simulate(model, SimConfig(steps=30, warmup_steps=3, seed=s)))
+                           for s in range(3))
+    assert rate == pytest.approx(traced, rel=0.15)
+
+
+def test_the_trace_viewer_files_make_the_same_graph() -> None:
+    xspace = build_model(read_trace(TRACES / "tf2_pss"))
+    viewer = build_model(read_trace(TRACES / "tf2_pss_viewer"))
+    assert sorted(zip(viewer.names, viewer.kinds, strict=True)) == sorted(zip(xspace.names, xspace.kinds,
+                                                                              strict=True))
+
+
+def test_a_profile_without_the_first_call_says_how_to_get_one(tmp_path: pathlib.Path) -> None:
+    worker = next(p for p in sorted((TRACES / "tf2_pss").rglob("*.xplane.pb")) if b"ReluGrad" in p.read_bytes())
+    coordinator = next(p for p in sorted((TRACES / "tf2_pss").rglob("*.xplane.pb"))
+                       if b"tf_function_call" in p.read_bytes())
+    for p in (worker, coordinator):  # without the PS's profile, no PS component of the function
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    with pytest.raises(ModelError, match="first call"):
+        build_model(read_trace(tmp_path))
