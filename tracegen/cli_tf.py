@@ -30,7 +30,10 @@ def _profile(args: argparse.Namespace) -> int:
     from validation.zoo import ModelSpec
 
     spec = ModelSpec(name=args.model, batch_size=args.batch_size, widths=tuple(args.widths or ()))
-    config = ProfileConfig(model=spec, warmup_steps=args.warmup, traced_steps=args.steps)
+    if args.api == "tf2":
+        return _profile_tf2(args, spec)
+    config = ProfileConfig(model=spec, warmup_steps=5 if args.warmup is None else args.warmup,
+                           traced_steps=args.steps)
     out = pathlib.Path(args.out)
     if args.netbench is not None:
         from validation.netbench import NetbenchConfig
@@ -45,6 +48,22 @@ def _profile(args: argparse.Namespace) -> int:
 
         write_link_profile(run_netbench(netbench, progress=lambda line: print(line, flush=True)), out / PROFILE_NAME)
         print(f"wrote {out / PROFILE_NAME}: the link between this host and {args.netbench}; predict uses it")
+    return 0
+
+
+def _profile_tf2(args: argparse.Namespace, spec: Any) -> int:
+    """``profile --api tf2``: a ParameterServerStrategy job profiled from its first step (validation.capture_tf2)."""
+    from validation.capture_tf2 import capture
+
+    if args.warmup:
+        raise ConfigError("--api tf2 profiles from the first step: its registration holds the step function's "
+                          f"graphs, which predict needs; --warmup must be 0 (got {args.warmup})")
+    if args.netbench is not None:
+        raise ConfigError("--netbench is not available with --api tf2 yet; run 'tracegen netbench run' beside it")
+    out = pathlib.Path(args.out)
+    files = capture(out, steps=args.steps + 1, warmup=0, model=spec)
+    print(f"profiled {args.steps} step(s) of {args.model} (batch {args.batch_size}) after the first call, "
+          f"{len(files)} hosts, into {out} (a TensorBoard logdir)")
     return 0
 
 
@@ -258,7 +277,12 @@ def add_tf_commands(sub: Any) -> None:
     p.add_argument("--batch-size", type=parse_count, default=32, help="examples per step (default 32)")
     p.add_argument("--widths", type=_widths, help="model widths, comma-separated: mlp hidden sizes; cnn "
                                                   "conv1,conv2,dense channels; resnet stage channels")
-    p.add_argument("--warmup", type=parse_count, default=5, help="untraced steps before tracing (default 5)")
+    p.add_argument("--api", choices=("tf1", "tf2"), default="tf1",
+                   help="tf1 (default): a graph-mode job, RunMetadata per step; tf2: a ParameterServerStrategy job "
+                        "(coordinator, PS and worker processes) profiled by TensorFlow's profiler into a TensorBoard "
+                        "logdir of .xplane.pb files, from its first call (which is left out of the steps)")
+    p.add_argument("--warmup", type=parse_count, default=None,
+                   help="untraced steps before tracing (default 5; 0 and only 0 with --api tf2)")
     p.add_argument("--steps", type=parse_count, default=10,
                    help="traced steps (default 10: steps with records missing are left out, and the simulator "
                         "draws from the rest)")

@@ -9,7 +9,9 @@ in a process of its own, and a coordinator process that builds a ``tf.distribute
 
 The model is tiny, Keras-free and known (:data:`MODEL`): a two-layer perceptron whose four float32 variables
 live on the PS; each step is a ``tf.function`` with ``GradientTape`` and plain SGD (``assign_sub``), so the
-variables' reads travel PS → worker and the gradients worker → PS.
+variables' reads travel PS → worker and the gradients worker → PS. Or a zoo model (``model=``, ``tracegen profile
+--api tf2 --model NAME``): the same builders as the TF1 jobs (:func:`validation.zoo.variables_from`), the same
+plain SGD (:func:`zoo_step`). :func:`profiled` is the part a user adds to their own training loop.
 
     python -m validation.capture_tf2 OUT_DIR [--steps N] [--warmup N]
 
@@ -26,6 +28,7 @@ deadlocks (DOMAIN.md).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -34,12 +37,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from parsers.atomic import write_bytes_atomic
 from validation.capture import free_port, reap, tensorflow_version
 from validation.errors import ConfigError, JobError
+from validation.zoo import ModelSpec, build_loss, variable_specs, variables_from
 
 JOB_TIMEOUT_S = 300.0
 # Inter-op threads of every process: with the default (the core count) a 2-core machine deadlocks (DOMAIN.md).
@@ -50,11 +54,11 @@ BATCH = 16
 LEARNING_RATE = 0.01
 
 
-def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s: float = JOB_TIMEOUT_S) -> list[
-        pathlib.Path]:
+def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s: float = JOB_TIMEOUT_S,
+            model: ModelSpec | None = None) -> list[pathlib.Path]:
     """Run the job, profile ``steps`` scheduled steps after ``warmup`` unprofiled ones, write the TensorBoard
     logdir ``out_dir`` (which must not already hold a profile) and ``out_dir/meta.json``; return the
-    ``.xplane.pb`` files written."""
+    ``.xplane.pb`` files written. ``model``: a zoo model (:mod:`validation.zoo`) instead of :data:`MODEL`."""
     if steps < 1:
         raise ConfigError(f"'steps' must be >= 1 (got {steps})")
     if warmup < 0:
@@ -68,6 +72,8 @@ def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s
         "cluster": {"ps": [f"127.0.0.1:{ports['ps']}"], "worker": [f"127.0.0.1:{ports['worker']}"]},
         "profiler_ports": {"ps": ports["ps_prof"], "worker": ports["worker_prof"], "chief": ports["chief_prof"]},
         "steps": steps, "warmup": warmup, "logdir": str(out_dir.resolve()),
+        "zoo": None if model is None else {"name": model.name, "batch_size": model.batch_size,
+                                           "widths": list(model.resolved_widths())},
     }
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
     procs: list[subprocess.Popen[str]] = []
@@ -89,9 +95,11 @@ def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s
     files = sorted(out_dir.glob("plugins/profile/*/*.xplane.pb"))
     if not files:
         raise JobError(f"{out_dir}: the profiler wrote no .xplane.pb file")
+    described = ({"model": {name: list(shape) for name, shape in MODEL}, "batch_size": BATCH} if model is None
+                 else {"model": model.name, "widths": list(model.resolved_widths()), "batch_size": model.batch_size})
     meta = {
-        "tool": "validation.capture_tf2", "api": "tf.distribute.ParameterServerStrategy",
-        "model": {name: list(shape) for name, shape in MODEL}, "dtype": "float32", "batch_size": BATCH,
+        "tool": "validation.capture_tf2", "api": "tf.distribute.ParameterServerStrategy", **described,
+        "dtype": "float32",
         "learning_rate": LEARNING_RATE, "warmup_steps": warmup, "profiled_steps": steps,
         "cluster": "coordinator, 1 PS task, 1 worker task: separate processes on 127.0.0.1",
         "profiler": "tf.profiler.experimental.server in every process, client.trace from the coordinator",
@@ -152,6 +160,74 @@ def run_coordinator(job: dict[str, Any]) -> dict[str, Any]:
         tf.train.ClusterSpec(job["cluster"]), rpc_layer="grpc")
     strategy = tf.distribute.ParameterServerStrategy(resolver)
     coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    train_step = _own_step(tf, strategy) if job.get("zoo") is None else zoo_step(tf, strategy, ModelSpec(
+        name=job["zoo"]["name"], batch_size=job["zoo"]["batch_size"], widths=tuple(job["zoo"]["widths"])))
+
+    def run_steps(n: int) -> list[float]:
+        results = [coordinator.schedule(train_step) for _ in range(n)]
+        coordinator.join()
+        return [float(r.fetch()) for r in results]
+
+    warm = run_steps(job["warmup"])
+    addresses = [f"grpc://127.0.0.1:{job['profiler_ports'][r]}" for r in ("chief", "worker", "ps")]
+    with profiled(job["logdir"], addresses):
+        start = time.time()
+        start_ns = time.time_ns()
+        losses = run_steps(job["steps"])
+        steps_s = time.time() - start
+    return {"warmup_losses": warm, "losses": losses, "profiled_steps_s": round(steps_s, 3), "first_schedule_ns": start_ns}
+
+
+@contextlib.contextmanager
+def profiled(logdir: str | os.PathLike[str], addresses: Sequence[str], duration_ms: int = 4000) -> Iterator[None]:
+    """Profile every process of a ParameterServerStrategy job while the body schedules steps — the few lines a
+    user adds to their own training loop (module docstring of the job for what each process needs)::
+
+        # in every PS and worker process, before serving:  tf.profiler.experimental.server.start(6009)
+        # in the coordinator, also:                        tf.profiler.experimental.server.start(6009)
+        with profiled("logdir", ["grpc://coordinator:6009", "grpc://ps0:6009", "grpc://worker0:6009"]):
+            for _ in range(11):  # the first call (its registration) and 10 steps
+                coordinator.schedule(train_step)
+            coordinator.join()
+
+    then ``tracegen predict logdir``. Start it before the step function's first call: only the profile of that
+    call holds the function's graphs. ``duration_ms`` must cover the scheduled steps."""
+    import tensorflow as tf
+
+    tracing = threading.Thread(target=tf.profiler.experimental.client.trace,
+                               args=(",".join(addresses), os.fspath(logdir), duration_ms), daemon=True)
+    tracing.start()
+    time.sleep(1.0)  # the trace starts asynchronously on each host; steps scheduled before may be missed
+    yield
+    tracing.join()
+
+
+def zoo_step(tf: Any, strategy: Any, spec: ModelSpec) -> Any:
+    """The training step of a zoo model as a ``tf.function``: its variables made once under the strategy (on the
+    PS), the loss built inside :func:`validation.zoo.variables_from` so that every call uses them, plain SGD
+    applied on the PS (``assign_sub``; ``scatter_sub`` of the rows a sparse gradient touches)."""
+    with strategy.scope():
+        store = {name: tf.Variable(init(shape, dtype=tf.float32), name=name.replace("/", "_"))
+                 for name, shape, init in variable_specs(spec)}
+    variables = list(store.values())
+
+    @tf.function
+    def train_step() -> Any:
+        with tf.GradientTape() as tape, variables_from(lambda name, _shape, _init: store[name]):
+            loss = build_loss(spec)
+        grads = tape.gradient(loss, variables)
+        for var, grad in zip(variables, grads, strict=True):
+            if isinstance(grad, tf.IndexedSlices):
+                var.scatter_sub(tf.IndexedSlices(LEARNING_RATE * grad.values, grad.indices, grad.dense_shape))
+            else:
+                var.assign_sub(LEARNING_RATE * grad)
+        return loss
+
+    return train_step
+
+
+def _own_step(tf: Any, strategy: Any) -> Any:
+    """The step of :data:`MODEL`, written out (Keras-free, known shapes)."""
     with strategy.scope():
         variables = [tf.Variable(tf.random.normal(shape, stddev=0.1, seed=i), name=name)
                      for i, (name, shape) in enumerate(MODEL)]
@@ -170,23 +246,7 @@ def run_coordinator(job: dict[str, Any]) -> dict[str, Any]:
             var.assign_sub(LEARNING_RATE * grad)
         return loss
 
-    def run_steps(n: int) -> list[float]:
-        results = [coordinator.schedule(train_step) for _ in range(n)]
-        coordinator.join()
-        return [float(r.fetch()) for r in results]
-
-    warm = run_steps(job["warmup"])
-    addresses = ",".join(f"grpc://127.0.0.1:{job['profiler_ports'][r]}" for r in ("chief", "worker", "ps"))
-    tracing = threading.Thread(target=tf.profiler.experimental.client.trace,
-                               args=(addresses, job["logdir"], 4000), daemon=True)
-    tracing.start()
-    time.sleep(1.0)  # the trace starts asynchronously on each host; steps scheduled before may be missed
-    start = time.time()
-    start_ns = time.time_ns()
-    losses = run_steps(job["steps"])
-    steps_s = time.time() - start
-    tracing.join()
-    return {"warmup_losses": warm, "losses": losses, "profiled_steps_s": round(steps_s, 3), "first_schedule_ns": start_ns}
+    return train_step
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,13 +4,20 @@ Every builder takes a :class:`ModelSpec` and returns the scalar loss of one batc
 caller decides placement (``replica_device_setter``) and the optimiser; the builders only make variables
 and ops, so the same model runs on one machine or across a PS cluster.
 
+TensorFlow 2 (a ``tf.function`` under ``ParameterServerStrategy``, :mod:`validation.capture_tf2`) builds the same
+models: inside :func:`variables_from`, every variable a builder asks for comes from the given function instead of
+``get_variable`` (by its full name: ``fc1/kernel``), so that the strategy's variables, made once on the PS, are
+used by every traced call. :func:`variable_specs` lists what a model asks for without running it.
+
 TensorFlow is imported lazily: this module is importable without it, for the CLI's ``--help``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from validation.errors import ConfigError
@@ -63,12 +70,54 @@ def build_loss(spec: ModelSpec) -> Any:
     return builders[spec.name](tf, spec)
 
 
+# (full name, shape, initializer) -> variable; None: tf.compat.v1.get_variable (TF1 graphs)
+VariableSource = Callable[[str, list[int], Any], Any]
+_SOURCE: contextvars.ContextVar[VariableSource | None] = contextvars.ContextVar("zoo_variables", default=None)
+
+
+@contextlib.contextmanager
+def variables_from(source: VariableSource) -> Iterator[None]:
+    """Builders called inside take their variables from ``source(full_name, shape, initializer)``."""
+    token = _SOURCE.set(source)
+    try:
+        yield
+    finally:
+        _SOURCE.reset(token)
+
+
+def variable_specs(spec: ModelSpec) -> list[tuple[str, list[int], Any]]:
+    """(full name, shape, initializer) of every variable ``spec``'s model asks for, in creation order; the model is
+    built in a throwaway graph, nothing runs."""
+    import tensorflow as tf
+
+    found: dict[str, tuple[str, list[int], Any]] = {}
+
+    def record(name: str, shape: list[int], initializer: Any) -> Any:
+        found.setdefault(name, (name, list(shape), initializer))
+        return tf.zeros(shape)
+
+    with tf.Graph().as_default(), variables_from(record):
+        build_loss(spec)
+    return list(found.values())
+
+
+def _get_variable(tf: Any, name: str, shape: list[int], initializer: Any) -> Any:
+    """A builder's variable ``name`` (in the current variable scope): TF1's ``get_variable``, or the
+    :func:`variables_from` source's."""
+    v1 = tf.compat.v1
+    source = _SOURCE.get()
+    if source is None:
+        return v1.get_variable(name, shape, initializer=initializer)
+    scope = v1.get_variable_scope().name
+    return source(f"{scope}/{name}" if scope else name, shape, initializer)
+
+
 def _dense(tf: Any, x: Any, n_out: int, name: str, relu: bool = True) -> Any:
     n_in = int(x.shape[-1])
     v1 = tf.compat.v1
     with v1.variable_scope(name):
-        w = v1.get_variable("kernel", [n_in, n_out], initializer=v1.glorot_uniform_initializer())
-        b = v1.get_variable("bias", [n_out], initializer=v1.zeros_initializer())
+        w = _get_variable(tf, "kernel", [n_in, n_out], v1.glorot_uniform_initializer())
+        b = _get_variable(tf, "bias", [n_out], v1.zeros_initializer())
     y = tf.nn.bias_add(tf.matmul(x, w), b)
     return tf.nn.relu(y) if relu else y
 
@@ -77,10 +126,10 @@ def _conv(tf: Any, x: Any, n_out: int, name: str, ksize: int = 3, stride: int = 
     n_in = int(x.shape[-1])
     v1 = tf.compat.v1
     with v1.variable_scope(name):
-        w = v1.get_variable("kernel", [ksize, ksize, n_in, n_out], initializer=v1.glorot_uniform_initializer())
+        w = _get_variable(tf, "kernel", [ksize, ksize, n_in, n_out], v1.glorot_uniform_initializer())
         y = tf.nn.conv2d(x, w, strides=[1, stride, stride, 1], padding="SAME")
         if bias:
-            b = v1.get_variable("bias", [n_out], initializer=v1.zeros_initializer())
+            b = _get_variable(tf, "bias", [n_out], v1.zeros_initializer())
             y = tf.nn.bias_add(y, b)
     return y
 
@@ -122,8 +171,8 @@ def _norm(tf: Any, x: Any, name: str) -> Any:
     v1 = tf.compat.v1
     channels = int(x.shape[-1])
     with v1.variable_scope(name):
-        gamma = v1.get_variable("gamma", [channels], initializer=v1.ones_initializer())
-        beta = v1.get_variable("beta", [channels], initializer=v1.zeros_initializer())
+        gamma = _get_variable(tf, "gamma", [channels], v1.ones_initializer())
+        beta = _get_variable(tf, "beta", [channels], v1.zeros_initializer())
     return x * gamma + beta
 
 
@@ -158,7 +207,7 @@ def _embed(tf: Any, spec: ModelSpec) -> Any:
     there), so a step pulls only the looked-up rows and pushes their gradients as values and indices."""
     vocab, dim, tokens, hidden = _widths(spec, ("vocabulary", "embedding size", "tokens", "hidden"))
     v1 = tf.compat.v1
-    table = v1.get_variable("embedding", [vocab, dim], initializer=v1.random_uniform_initializer(-0.05, 0.05))
+    table = _get_variable(tf, "embedding", [vocab, dim], v1.random_uniform_initializer(-0.05, 0.05))
     ids = v1.random.uniform([spec.batch_size, tokens], maxval=vocab, dtype=tf.int64, seed=11)
     x = tf.reduce_mean(tf.nn.embedding_lookup(table, ids), axis=1)
     x = _dense(tf, x, hidden, "fc1")

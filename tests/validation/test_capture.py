@@ -11,7 +11,10 @@ import textwrap
 
 import pytest
 
+from parsers import read_trace
 from tracegen.cli import main
+from tracegen.model import TaskKind, build_model
+from tracegen.variables import variable_map
 
 pytestmark = pytest.mark.slow
 
@@ -34,6 +37,32 @@ def test_profile_then_inspect(tmp_path: pathlib.Path, capsys: pytest.CaptureFixt
     # Refuses to overwrite the trace it made.
     assert main(["profile", "--model", "mlp", "--out", str(out)]) == 2
     assert "already holds a trace" in capsys.readouterr().err
+
+
+def test_profile_tf2_captures_a_zoo_model_that_predict_can_use(tmp_path: pathlib.Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cnn_tf2"
+    assert main(["profile", "--api", "tf2", "--model", "cnn", "--batch-size", "4", "--widths", "3,5,7",
+                 "--steps", "3", "--out", str(out)]) == 0
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["model"] == "cnn" and meta["widths"] == [3, 5, 7] and meta["batch_size"] == 4
+    trace = read_trace(out)
+    assert len(trace.steps) == 3  # the first call left out
+    model = build_model(trace)
+    # conv1 5x5x3x3+3, conv2 5x5x3x5+5, fc1 (8*8*5)x7+7, logits 7x10+10 float32 parameters: pulled, then updated
+    sizes = [4 * n for n in (75 * 3, 3, 75 * 5, 5, 320 * 7, 7, 7 * 10, 10)]
+    assert variable_map(model).n_variables == 8
+    pulled = [model.size_bytes[t] for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL
+              and variable_map(model).of_task[t] >= 0]
+    assert sorted(set(pulled)) == sorted(set(sizes))  # conv kernels are read twice: forward and backward
+    capsys.readouterr()
+    assert main(["predict", str(out), "--workers", "1,2", "--steps", "4", "--seeds", "1", "--out",
+                 str(tmp_path / "p")]) == 0
+    assert (tmp_path / "p" / "curve.csv").read_text().count("\n") == 3
+    capsys.readouterr()
+    assert main(["profile", "--api", "tf2", "--warmup", "2", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--warmup must be 0" in err and "\n" not in err
 
 
 UNSEEN_MODEL = textwrap.dedent('''
