@@ -84,12 +84,12 @@ def _testbed(args: argparse.Namespace) -> int:
         bandwidth_bits_per_s=8 * parse_rate(args.bandwidth), batch_size=args.batch_size,
         widths=tuple(args.widths or ()), burst_bytes=args.burst, latency_ms=args.queue_latency,
         repeats=args.repeats, window_s=args.window, window_steps=args.window_steps, max_window_s=args.max_window,
-        trace_workers=not args.no_worker_traces, warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
+        trace_workers=not args.no_worker_traces and args.api == "tf1", warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
         cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
         timeout_s=args.timeout, link_profile=not args.no_link_profile, only_link_profile=args.only_link_profile,
         only_single_worker=args.only_single_worker, staleness=args.staleness, ps_tasks=args.ps,
         placement=args.ps_placement, worker_caps=tuple(args.worker_caps or ()),
-        worker_links=tuple(args.worker_links or ()))
+        worker_links=tuple(args.worker_links or ()), api=args.api, cpu_cap_coordinator=args.cpu_coordinator)
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
     if config.only_link_profile or config.only_single_worker:
         names = [n for n, on in ((PROFILE_NAME, config.only_link_profile),
@@ -215,6 +215,12 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
     p.add_argument("--worker-caps", type=_caps, metavar="CORES,CORES,...",
                    help="each worker's own CPU cap, worker 0 first (a mixed cluster); workers beyond the list get "
                         "--cpu-worker")
+    p.add_argument("--api", choices=("tf1", "tf2"), default="tf1",
+                   help="tf1 (default): graph-mode workers; tf2: a ParameterServerStrategy job (a coordinator node "
+                        "beside the PS and the workers, capped at 0.3 cores), its N=1 run profiled by TensorFlow's "
+                        "profiler into trace/ (a TensorBoard logdir)")
+    p.add_argument("--cpu-coordinator", type=parse_number, default=0.3, metavar="CORES",
+                   help="the TF2 coordinator node's CPU cap (default 0.3; --api tf2)")
     p.add_argument("--worker-links", type=_links, metavar="RATE,RATE,...",
                    help="each worker's own link rate, worker 0 first, '-' for unshaped (slow NICs in a mixed "
                         "cluster; the PS link's burst and queue latency); workers beyond the list are unshaped")

@@ -121,7 +121,7 @@ def _start(argv: Sequence[str], env: dict[str, str], *, quiet: bool) -> subproce
     )
 
 
-def _exit_with_parent() -> None:
+def exit_with_parent() -> None:
     """End this process as soon as the process that started it is gone (no orphans, whatever killed it)."""
     parent = os.getppid()
 
@@ -202,10 +202,13 @@ def profiled(logdir: str | os.PathLike[str], addresses: Sequence[str], duration_
     tracing.join()
 
 
-def zoo_step(tf: Any, strategy: Any, spec: ModelSpec) -> Any:
+def zoo_step(tf: Any, strategy: Any, spec: ModelSpec, learning_rate: float = LEARNING_RATE,
+             counter: Any = None) -> Any:
     """The training step of a zoo model as a ``tf.function``: its variables made once under the strategy (on the
     PS), the loss built inside :func:`validation.zoo.variables_from` so that every call uses them, plain SGD
-    applied on the PS (``assign_sub``; ``scatter_sub`` of the rows a sparse gradient touches)."""
+    applied on the PS (``assign_sub``; ``scatter_sub`` of the rows a sparse gradient touches); with ``counter``
+    (a variable on the PS), also one increment of it, in the same function (a nested ``tf.function`` would hide
+    the step's nodes behind a call in the registered graph)."""
     with strategy.scope():
         store = {name: tf.Variable(init(shape, dtype=tf.float32), name=name.replace("/", "_"))
                  for name, shape, init in variable_specs(spec)}
@@ -218,9 +221,11 @@ def zoo_step(tf: Any, strategy: Any, spec: ModelSpec) -> Any:
         grads = tape.gradient(loss, variables)
         for var, grad in zip(variables, grads, strict=True):
             if isinstance(grad, tf.IndexedSlices):
-                var.scatter_sub(tf.IndexedSlices(LEARNING_RATE * grad.values, grad.indices, grad.dense_shape))
+                var.scatter_sub(tf.IndexedSlices(learning_rate * grad.values, grad.indices, grad.dense_shape))
             else:
-                var.assign_sub(LEARNING_RATE * grad)
+                var.assign_sub(learning_rate * grad)
+        if counter is not None:
+            counter.assign_add(1)
         return loss
 
     return train_step
@@ -252,7 +257,7 @@ def _own_step(tf: Any, strategy: Any) -> Any:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--node"]:
-        _exit_with_parent()
+        exit_with_parent()
         role, job = args[1], json.loads(args[2])
         if role == "coordinator":
             print(json.dumps(run_coordinator(job)), flush=True)

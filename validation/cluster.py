@@ -7,6 +7,8 @@ For a run id ``3fa9c1`` (random, so that concurrent runs never share a name) and
     namespace tg_3fa9c1_ps   eth0 = 10.77.0.10/24; tbf on eth0: traffic *out of* the PS (parameter pulls)
     namespace tg_3fa9c1_psJ  with ``n_ps`` > 1, PS task J (1 .. n_ps - 1): eth0 = 10.77.0.(10 - J)/24, its own
                              link shaped the same way (tbf on its eth0 and on the bridge's p_psJ)
+    namespace tg_3fa9c1_chief  with ``coordinator`` (a TF2 ParameterServerStrategy job's coordinator): eth0 =
+                             10.77.0.2/24, unshaped
     namespace tg_3fa9c1_wI   eth0 = 10.77.0.(11 + I)/24; with a rate of its own (``worker_links``), its link
                              shaped like the PS's but at that rate (tbf on its eth0 and on the bridge's p_wI)
     cgroup    /sys/fs/cgroup/cpu/tracegen_3fa9c1_<node>: cpu.cfs_quota_us = cap * cpu.cfs_period_us
@@ -56,6 +58,7 @@ NAMESPACE_PREFIX = "tg_"
 CGROUP_PREFIX = "tracegen_"
 MIN_BURST_BYTES = 1514  # one full Ethernet frame: tbf drops every packet larger than its bucket
 PS_HOST_INDEX = 10  # the PS gets the subnet's 10th address, PS task J the (10 - J)th, worker I the (11 + I)th
+COORDINATOR_INDEX = 2  # a TF2 job's coordinator, below every PS task (MAX_PS of them)
 MAX_PS = 8
 _COMMAND_TIMEOUT_S = 30.0
 
@@ -113,13 +116,15 @@ class ClusterConfig:
     # worker I's own link rate, bits/s (tbf like the PS link's, at that rate): worker_links[I] when given and
     # > 0, else unshaped (the bridge's speed)
     worker_links: tuple[int, ...] = ()
+    coordinator: bool = False  # a node "chief" for a TF2 job's coordinator, capped at cpu_cap_coordinator
+    cpu_cap_coordinator: float = 0.3
 
     def __post_init__(self) -> None:
         if self.n_workers < 1:
             raise ConfigError(f"'n_workers' must be >= 1 (got {self.n_workers})")
         if not 1 <= self.n_ps <= MAX_PS:
             raise ConfigError(f"'n_ps' must be from 1 to {MAX_PS} (got {self.n_ps})")
-        for name in ("cpu_cap_ps", "cpu_cap_worker"):
+        for name in ("cpu_cap_ps", "cpu_cap_worker", "cpu_cap_coordinator"):
             cap = getattr(self, name)
             if not cap > 0.0:
                 raise ConfigError(f"'{name}' must be > 0 cores (got {cap})")
@@ -142,7 +147,8 @@ class ClusterConfig:
 
     def total_cpu_cores(self) -> float:
         """The sum of all nodes' CPU caps, in cores."""
-        return self.n_ps * self.cpu_cap_ps + sum(self.worker_cap(i) for i in range(self.n_workers))
+        return (self.n_ps * self.cpu_cap_ps + sum(self.worker_cap(i) for i in range(self.n_workers))
+                + (self.cpu_cap_coordinator if self.coordinator else 0.0))
 
     def worker_cap(self, index: int) -> float:
         """Worker ``index``'s CPU cap, in cores."""
@@ -196,7 +202,8 @@ def check_host(config: ClusterConfig) -> None:
         raise ClusterError(
             f"CPU caps must total less than the {cores} available cores (got {total:g}: "
             f"{config.n_ps} PS * {config.cpu_cap_ps:g} + {config.n_workers} workers: "
-            f"{', '.join(format(config.worker_cap(i), 'g') for i in range(config.n_workers))})"
+            f"{', '.join(format(config.worker_cap(i), 'g') for i in range(config.n_workers))}"
+            + (f" + a coordinator * {config.cpu_cap_coordinator:g})" if config.coordinator else ")")
         )
     _check_subnet_free(parse_subnet(config.subnet))
 
@@ -321,7 +328,7 @@ class Cluster:
         self.run_id = secrets.token_hex(RUN_ID_LENGTH // 2)
         self.ps_nodes: tuple[str, ...] = ("ps", *(f"ps{j}" for j in range(1, config.n_ps)))
         self.worker_nodes: tuple[str, ...] = tuple(f"w{i}" for i in range(config.n_workers))
-        self.nodes: tuple[str, ...] = (*self.ps_nodes, *self.worker_nodes)
+        self.nodes: tuple[str, ...] = (*self.ps_nodes, *self.worker_nodes, *(("chief",) if config.coordinator else ()))
         self._network = parse_subnet(config.subnet)
         self._namespaces: list[str] = []
         self._cgroups: list[pathlib.Path] = []
@@ -350,7 +357,9 @@ class Cluster:
     def address(self, node: str) -> str:
         """The IPv4 address of ``node`` inside the cluster."""
         self._check_node(node)
-        if node == "ps":
+        if node == "chief":
+            index = COORDINATOR_INDEX
+        elif node == "ps":
             index = PS_HOST_INDEX
         elif node.startswith("ps"):
             index = PS_HOST_INDEX - int(node[2:])
@@ -370,6 +379,8 @@ class Cluster:
     def cpu_cap(self, node: str) -> float:
         """The CPU cap of ``node`` in cores."""
         self._check_node(node)
+        if node == "chief":
+            return self.config.cpu_cap_coordinator
         return self.config.cpu_cap_ps if node in self.ps_nodes else self.config.worker_cap(int(node[1:]))
 
     def _check_node(self, node: str) -> None:

@@ -47,6 +47,9 @@ columns never change with N or options)::
     ps_bytes              str    parameter bytes on each PS task, as worker 0's graph placed them, joined by ';'
     worker_caps           str    each worker's CPU cap in this run, cores, worker 0 first, joined by ';'
     worker_links          str    each worker's own link rate in this run, bits/s (0: unshaped), joined by ';'
+    api                   str    tf1 (graph-mode workers) or tf2 (ParameterServerStrategy: worker_steps_per_s
+                                 empty, the rate is the coordinator's step counter, global_steps_per_s the same)
+    cpu_cap_coordinator   float  the TF2 coordinator node's CPU cap, cores (empty for tf1)
 
 With ``ps_tasks`` > 1 (``--ps K``) the cluster has K PS tasks, the variables placed by
 ``replica_device_setter`` as ``placement`` says (:mod:`validation.node`); the N = 1 trace is then a trace of a
@@ -83,6 +86,7 @@ from validation.capture import tensorflow_version
 from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, available_cores, check_host
 from validation.errors import ConfigError, JobError
 from validation.testbed_link import default_client_cores, measure_link_profile
+from validation.testbed_tf2 import measure_tf2
 from validation.zoo import ModelSpec
 
 MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
@@ -110,6 +114,8 @@ MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
     ("ps_bytes", "str"),
     ("worker_caps", "str"),
     ("worker_links", "str"),
+    ("api", "str"),
+    ("cpu_cap_coordinator", "float"),
 )
 """The columns of ``measured.csv`` in order, each with its type (see the module docstring for units)."""
 
@@ -167,9 +173,16 @@ class TestbedConfig:
     placement: str = "round-robin"
     worker_caps: tuple[float, ...] = ()  # worker I's CPU cap when given (a mixed cluster), else cpu_cap_worker
     worker_links: tuple[int, ...] = ()  # worker I's own link rate, bits/s, when given and > 0, else unshaped
+    api: str = "tf1"  # tf1: graph-mode workers (validation.node); tf2: ParameterServerStrategy (testbed_tf2)
+    cpu_cap_coordinator: float = 0.3  # the TF2 coordinator node's CPU cap
 
     def __post_init__(self) -> None:
         self.model_spec()
+        if self.api not in ("tf1", "tf2"):
+            raise ConfigError(f"'api' must be tf1 or tf2 (got {self.api!r})")
+        if self.api == "tf2" and (self.ps_tasks > 1 or self.staleness or self.worker_caps or self.worker_links
+                                  or self.trace_workers):
+            raise ConfigError("--api tf2 runs one PS, workers alike, without staleness or per-worker traces")
         if self.placement not in PLACEMENTS:
             raise ConfigError(f"'placement' must be one of {', '.join(PLACEMENTS)} (got {self.placement!r})")
         if not self.workers:
@@ -209,7 +222,8 @@ class TestbedConfig:
         """The emulated cluster of one run with ``n_workers`` workers."""
         return ClusterConfig(n_workers=n_workers, link=self.link(), cpu_cap_ps=self.cpu_cap_ps,
                              cpu_cap_worker=self.cpu_cap_worker, subnet=self.subnet, n_ps=self.ps_tasks,
-                             worker_caps=self.worker_caps, worker_links=self.worker_links)
+                             worker_caps=self.worker_caps, worker_links=self.worker_links,
+                             coordinator=self.api == "tf2", cpu_cap_coordinator=self.cpu_cap_coordinator)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -271,7 +285,7 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
         if config.only_single_worker:
             if (trace_dir / SINGLE_WORKER_NAME).exists():
                 raise ConfigError(f"{trace_dir / SINGLE_WORKER_NAME}: already exists; move it away to measure again")
-            done.append(measure(config, 1, progress=report))
+            done.append((measure_tf2 if config.api == "tf2" else measure)(config, 1, progress=report))
             _write_single_worker(trace_dir, config, done[0])
         return TestbedResult(measurements=tuple(done), csv_path=csv_path, trace_dir=trace_dir)
     if csv_path.exists() or (trace_dir.is_dir() and any(trace_dir.iterdir())):
@@ -284,7 +298,7 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
 
     if 1 not in config.workers:
         report("N=1: trace run (1 is not among the worker counts, so it is traced in a run of its own)")
-        measure(config, 1, repeat=0, trace_dir=trace_dir, progress=report)
+        (measure_tf2 if config.api == "tf2" else measure)(config, 1, repeat=0, trace_dir=trace_dir, progress=report)
     measurements: list[Measurement] = []
     total = len(config.workers) * config.repeats
     for repeat in range(config.repeats):
@@ -293,8 +307,11 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
             traced = trace_dir if (n == 1 and repeat == 0) else None
             after = out_dir / "workers" / f"n{n}" if (config.trace_workers and n > 1 and repeat == 0) else None
             window = window_for(config, n, measurements)
-            m = measure(config, n, repeat=repeat, trace_dir=traced, after_trace_dir=after, window_s=window,
-                        progress=report)
+            if config.api == "tf2":
+                m = measure_tf2(config, n, repeat=repeat, trace_dir=traced, window_s=window, progress=report)
+            else:
+                m = measure(config, n, repeat=repeat, trace_dir=traced, after_trace_dir=after, window_s=window,
+                            progress=report)
             measurements.append(m)
             _write_csv(csv_path, config, measurements, tf_version)
             if config.staleness:
@@ -305,7 +322,7 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
             rates = ", ".join(f"{r:.3f}" for r in m.worker_steps_per_s)
             report(f"N={n} repeat {repeat}: {m.steps_per_s:.3f} steps/s (workers {rates}; global_step "
                    f"{m.global_steps_per_s:.3f}/s; {m.qdisc_drops} drops, {m.tcp_retrans_segs} retransmits)")
-            fewest = min(m.worker_steps_per_s) * m.window_s
+            fewest = min(m.worker_steps_per_s, default=m.steps_per_s / n) * m.window_s
             if fewest < MIN_STEPS_PER_WORKER:
                 report(f"note: a worker did only {fewest:.0f} steps in the {m.window_s:g} s window "
                        f"(fewer than {MIN_STEPS_PER_WORKER}); a longer window gives a steadier rate")
@@ -328,7 +345,7 @@ def _measure_profile(config: TestbedConfig, trace_dir: pathlib.Path, report: Pro
     client = config.netbench_client_cores or default_client_cores(config.cpu_cap_ps)
     report(f"link profile: tracegen netbench between the PS and one client host ({client:g} cores)")
     measure_link_profile(dataclasses.replace(config.cluster_config(1), cpu_cap_worker=client, worker_caps=(),
-                                             worker_links=()),
+                                             worker_links=(), coordinator=False),
                          trace_dir / PROFILE_NAME, progress=report)
 
 
@@ -540,6 +557,8 @@ def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measure
             "ps_bytes": LIST_SEPARATOR.join(str(b) for b in m.ps_bytes),
             "worker_caps": LIST_SEPARATOR.join(_fmt(config.cluster_config(m.n_workers).worker_cap(i))
                                                for i in range(m.n_workers)),
+            "api": config.api,
+            "cpu_cap_coordinator": _fmt(config.cpu_cap_coordinator) if config.api == "tf2" else "",
             "worker_links": LIST_SEPARATOR.join(str(config.worker_links[i] if i < len(config.worker_links) else 0)
                                                 for i in range(m.n_workers)),
         }

@@ -9,12 +9,12 @@
 set -euo pipefail
 TRACEGEN=${TRACEGEN:-tracegen}
 only=${1:-}
-tail -n +2 data/tf2/campaign.csv | sort -t, -k2,2 | while IFS=, read -r name set model rate queue burst ps worker; do
+tail -n +2 data/tf2/campaign.csv | sort -t, -k2,2 | while IFS=, read -r name set model rate queue burst ps worker coordinator; do
   [ -n "$only" ] && [ "$set" != "$only" ] && continue
   out="data/tf2/$set/$name"
   if [ -e "$out" ]; then echo "skip $out (exists)"; continue; fi
   echo "== $set $name"
   "$TRACEGEN" testbed --api tf2 --model "$model" --bandwidth "${rate}Mbit/s" --queue-latency "$queue" \
-    --burst "$burst" --cpu-ps "$ps" --cpu-worker "$worker" --workers 1-5 --repeats 3 --window 12 \
+    --burst "$burst" --cpu-ps "$ps" --cpu-worker "$worker" --cpu-coordinator "$coordinator" --workers 1-5 --repeats 3 --window 12 \
     --window-steps 40 --max-window 20 --warmup 5 --traced-steps 12 --out "$out" < /dev/null
 done

@@ -113,6 +113,14 @@ def test_several_ps_tasks_get_their_own_names_addresses_and_caps() -> None:
         _config(n_ps=9)
 
 
+def test_a_tf2_cluster_has_a_coordinator_node() -> None:
+    cluster = Cluster(_config(n_workers=2, coordinator=True, cpu_cap_coordinator=0.3))
+    assert cluster.nodes == ("ps", "w0", "w1", "chief")
+    assert cluster.address("chief") == "10.79.3.2" and cluster.cpu_cap("chief") == 0.3
+    assert cluster.tf_cluster() == {"ps": ["10.79.3.10:2222"], "worker": ["10.79.3.11:2222", "10.79.3.12:2222"]}
+    assert cluster.config.total_cpu_cores() == pytest.approx(0.2 + 2 * 0.2 + 0.3)
+
+
 def test_workers_may_have_caps_of_their_own() -> None:
     cluster = Cluster(_config(n_workers=3, worker_caps=(0.1, 0.3)))
     assert [cluster.cpu_cap(n) for n in ("w0", "w1", "w2")] == [0.1, 0.3, cluster.config.cpu_cap_worker]

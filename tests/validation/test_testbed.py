@@ -15,7 +15,9 @@ from collections.abc import Callable
 
 import pytest
 
+from parsers import read_trace
 from parsers.singleworker import read_single_worker
+from tracegen.model import build_model
 from validation import testbed
 from validation.cluster import leftovers
 from validation.errors import ConfigError
@@ -52,7 +54,7 @@ def _node_processes() -> list[str]:
             text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue  # the process ended while we looked
-        if "validation.node" in text and prefix in text:
+        if ("validation.node" in text or "validation.tf2node" in text) and prefix in text:
             found.append(f"{cmdline.parent.name}: {text[:80]}")
     return found
 
@@ -97,6 +99,8 @@ def test_steps_in_window_counts_partial_steps_by_fraction() -> None:
         ({"subnet": "10.79.4.0/29", "workers": (1, 8)}, "'subnet' 10.79.4.0/29 is too small for 1 PS + 8 workers"),
         ({"placement": "random"}, "'placement' must be one of round-robin, greedy (got 'random')"),
         ({"ps_tasks": 0}, "'n_ps' must be from 1 to 8 (got 0)"),
+        ({"api": "tf3"}, "'api' must be tf1 or tf2 (got 'tf3')"),
+        ({"api": "tf2", "ps_tasks": 2}, "--api tf2 runs one PS"),
     ],
 )
 def test_config_refuses_bad_values(tmp_path: pathlib.Path, changes: dict[str, object], message: str) -> None:
@@ -158,6 +162,27 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
     assert single.ps_cpu_s_per_step is not None
     assert 0.0 < single.ps_cpu_s_per_step * single.steps_per_s <= _config(tmp_path).cpu_cap_ps * 1.1
 
+    _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
+
+
+@pytest.mark.slow
+@pytest.mark.root
+def test_a_tf2_run_measures_the_coordinators_counter_and_profiles_n1(tmp_path: pathlib.Path) -> None:
+    messages: list[str] = []
+    config = _config(tmp_path, api="tf2", trace_workers=False, cpu_cap_ps=0.4, cpu_cap_worker=0.4)
+    result = run_testbed(config, progress=messages.append)
+    assert [(m.n_workers, m.worker_steps_per_s) for m in result.measurements] == [(1, ()), (2, ())]
+    assert all(m.steps_per_s > 0 for m in result.measurements)
+    with result.csv_path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["api"] for r in rows] == ["tf2", "tf2"] and rows[1]["worker_steps_per_s"] == ""
+    hosts = sorted(p.name for p in result.trace_dir.glob("plugins/profile/*/*.xplane.pb"))
+    assert len(hosts) == 3  # the coordinator, the PS and the worker, each profiled
+    trace = read_trace(result.trace_dir)
+    assert len(trace.steps) == config.traced_steps  # the first call left out
+    assert build_model(trace).step_gap_ns > 0
+    single = read_single_worker(result.trace_dir / "single-worker.json")
+    assert single.steps_per_s == pytest.approx(result.measurements[0].steps_per_s)
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
 
 
