@@ -43,8 +43,9 @@ TRANSFER_OPS = ("_Recv", "_Send", "_HostRecv", "_HostSend", "_Retval", "_Arg")
 
 
 def is_apply_op(op_type: str) -> bool:
-    """Whether an op type is an optimizer's variable update (``ApplyAdam``, ``ResourceApplyGradientDescent``)."""
-    return "Apply" in op_type
+    """Whether an op type is an optimizer's variable update (``ApplyAdam``, ``ResourceApplyGradientDescent``; in
+    TF2's plain SGD, ``AssignSubVariableOp`` and, for a sparse gradient, ``ResourceScatterSub``)."""
+    return "Apply" in op_type or op_type in ("AssignSubVariableOp", "ResourceScatterSub")
 
 
 def parameter_names(trace: Trace) -> set[str]:

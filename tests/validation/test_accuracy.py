@@ -20,7 +20,7 @@ from validation.summary import summary_markdown
 from validation.validate import validate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CAMPAIGNS = ("validation", "shards")  # data/<campaign>/{campaign.csv,reports/scores.csv}
+CAMPAIGNS = ("validation", "shards", "tf2")  # data/<campaign>/{campaign.csv,reports/scores.csv}
 MAPE_TOLERANCE = 0.01
 MAX_TOLERANCE = 0.02
 

@@ -113,3 +113,78 @@ def test_a_model_never_seen_is_measured_exactly(tmp_path: pathlib.Path, capsys: 
     assert s["pull_bytes"] == dense + 9 * 5 * 17 * 4
     # Its gradient is sparse too (IndexedSlices: values and indices pushed separately).
     assert s["gradient_push_count"] == truth["n"] + 1
+
+
+UNSEEN_TF2 = textwrap.dedent('''
+    import json, os, socket, subprocess, sys, threading, time
+    import tensorflow as tf
+
+    def free_port():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=8)  # 2 cores deadlock PSS otherwise
+    if sys.argv[1] in ("ps", "worker"):
+        tf.profiler.experimental.server.start(int(sys.argv[3]))
+        tf.distribute.Server(tf.train.ClusterSpec(json.loads(sys.argv[2])), job_name=sys.argv[1], task_index=0,
+                             protocol="grpc", config=config, start=True).join()
+    logdir = sys.argv[2]
+    cluster = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
+    ports = {"ps": free_port(), "worker": free_port(), "chief": free_port()}
+    nodes = [subprocess.Popen([sys.executable, "-c", SCRIPT, role, json.dumps(cluster), str(ports[role])])
+             for role in ("ps", "worker")]  # SCRIPT: this text, which the test defines
+    try:
+        tf.config.threading.set_inter_op_parallelism_threads(8)
+        tf.profiler.experimental.server.start(ports["chief"])
+        resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(tf.train.ClusterSpec(cluster), rpc_layer="grpc")
+        strategy = tf.distribute.ParameterServerStrategy(resolver)
+        coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+        with strategy.scope():
+            a = tf.Variable(tf.zeros([37, 11]))
+            b = tf.Variable(tf.zeros([11]))
+            c = tf.Variable(tf.ones([11, 3], dtype=tf.float64))
+
+        @tf.function
+        def step():
+            x = tf.random.uniform([5, 37])
+            with tf.GradientTape() as tape:
+                h = tf.nn.tanh(tf.matmul(x, a) + b)
+                loss = tf.reduce_sum(tf.cast(tf.matmul(tf.cast(h, tf.float64), c), tf.float32) ** 2)
+            for var, grad in zip((a, b, c), tape.gradient(loss, [a, b, c])):
+                var.assign_sub(0.01 * grad)
+            return loss
+
+        addresses = ",".join(f"grpc://127.0.0.1:{ports[r]}" for r in ("chief", "ps", "worker"))
+        tracing = threading.Thread(target=tf.profiler.experimental.client.trace, args=(addresses, logdir, 6000))
+        tracing.start()
+        time.sleep(1.0)
+        for _ in range(5):
+            coordinator.schedule(step)
+        coordinator.join()
+        tracing.join()
+        print(json.dumps({"n": 3, "sizes": sorted([37 * 11 * 4, 11 * 4, 11 * 3 * 8])}), flush=True)
+    finally:
+        for node in nodes:
+            node.kill()
+    os._exit(0)
+''')
+
+
+def test_a_tf2_loop_tracegen_did_not_write_reads_with_its_variables(tmp_path: pathlib.Path) -> None:
+    """A ParameterServerStrategy loop written here, profiled by TensorFlow's own profiler API (no tracegen code):
+    its variables, their bytes, and the pulls and pushes of each step read right, and a step model is built."""
+    script = "SCRIPT = " + repr(UNSEEN_TF2) + "\n" + UNSEEN_TF2
+    done = subprocess.run([sys.executable, "-c", script, "coordinator", str(tmp_path / "logdir")],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    truth = json.loads(done.stdout.strip().splitlines()[-1])
+    trace = read_trace(tmp_path / "logdir")
+    assert sorted(trace.variables["size_bytes"]) == truth["sizes"]
+    assert len(trace.steps) == 4  # five calls, the first (registration) left out
+    for _, moved in trace.transfers.groupby("step"):
+        pushes = moved[moved["direction"] == "push"]
+        assert sorted(pushes["size_bytes"].astype(int)) == truth["sizes"]
+        assert (moved["direction"] == "pull").sum() == truth["n"] + 1  # and the "updates applied" signal
+    model = build_model(trace)
+    assert variable_map(model).n_variables == truth["n"]
