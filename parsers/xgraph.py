@@ -13,18 +13,23 @@ partition graphs give, and :func:`partition_tables` writes them as the same tabl
 - the worker's nodes are the whole function's nodes that no PS component holds; an input from a worker node is
   an edge; an input from a PS node arrives through the rendezvous whose ``_Send`` that PS node feeds (its
   ``from``), i.e. from that transfer's ``_Recv`` on the worker; a control input from a PS node arrives through
-  the grouped control edge whose ``_Send`` names the worker node as its consumer (``to``);
+  that PS's grouped control edge (the one ``_Send`` of ``GroupCrossDeviceControlEdges`` the partitioner adds
+  per pair of devices);
 - a worker node that a PS component receives (its ``_Recv`` of the tensor) feeds the worker's ``_Send`` of that
   rendezvous.
 
 A PS component's arguments (the variables' resource handles) become nodes of op ``_Arg`` on its device, feeding
-the reads and updates of their variable as a TF1 graph's ``VarHandleOp`` does. A rendezvous whose ``_Recv`` the profile did
-not show gets a ``_Recv`` node named after its ``_Send``. What could not be joined is counted, not guessed.
+the reads and updates of their variable as a TF1 graph's ``VarHandleOp`` does. A rendezvous whose ``_Recv`` the
+profile did not show gets a ``_Recv`` node named after its ``_Send``. What could not be joined is counted, not
+guessed. A step function that calls another ``tf.function`` shows that call as one node of the whole function
+while its component holds the callee's nodes (``StatefulPartitionedCall/...``): such a step is not rebuilt
+(its worker ops join no node and are counted as runtime events).
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,8 +41,24 @@ def _node(tensor: str) -> tuple[str, bool]:
     return tensor.lstrip("^").split(":", 1)[0], tensor.startswith("^")
 
 
+Rows = list[dict[str, Any]]
+
+
+@dataclasses.dataclass(slots=True)
+class _Components:
+    """What the PS components hold: their nodes and edges, and where each rendezvous starts or ends."""
+
+    nodes: Rows = dataclasses.field(default_factory=list)
+    edges: Rows = dataclasses.field(default_factory=list)
+    on_ps: dict[str, str] = dataclasses.field(default_factory=dict)  # PS node -> its device
+    pulled: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # PS producer -> its rendezvous
+    control: dict[str, Rows] = dataclasses.field(  # PS device -> its grouped control rendezvous
+        default_factory=lambda: collections.defaultdict(list))
+    pushed: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # worker producer -> rendezvous
+
+
 def partition_tables(fdefs: Sequence[Any], rendezvous: Sequence[dict[str, Any]], worker: str | None,
-                     skipped: dict[str, int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                     skipped: dict[str, int]) -> tuple[Rows, Rows]:
     """(graph_nodes, graph_edges) rows of the step function ``fdefs`` (the whole function and its registered
     components), given the profile's ``rendezvous`` rows (keyed by ``tensor_name``; their ``recv_node`` is set
     here where the graph says it, or named after the ``_Send`` where nothing does); empty when the profile lacks
@@ -46,60 +67,67 @@ def partition_tables(fdefs: Sequence[Any], rendezvous: Sequence[dict[str, Any]],
     parts = [f for f in fdefs if PARTITIONED in f.signature.name and f.node_def and f.node_def[0].device]
     if whole is None or not parts or worker is None:
         return [], []
-    by_tensor = {r["tensor_name"]: r for r in rendezvous}
-    nodes: list[dict[str, Any]] = []
-    edges: list[dict[str, Any]] = []
-    on_ps: dict[str, str] = {}  # PS node -> its device
-    pulled: dict[str, dict[str, Any]] = {}  # PS producer -> the rendezvous that takes it to the worker
-    control: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)  # PS device -> its control rendezvous
-    pushed: dict[str, dict[str, Any]] = {}  # worker producer -> the rendezvous that takes it to a PS
+    ps = _ps_components(parts, {r["tensor_name"]: r for r in rendezvous})
+    for row in rendezvous:
+        if row["recv_node"] is None:
+            row["recv_node"] = f"{row['send_node']}/_recv"
+    nodes, edges = _worker_component(whole, worker, ps, skipped)
+    return ps.nodes + nodes, _unique(ps.edges + edges)
+
+
+def _ps_components(parts: Sequence[Any], by_tensor: dict[str, dict[str, Any]]) -> _Components:
+    """The PS components' nodes (their arguments, the variables' handles, as ``_Arg`` nodes) and edges, and
+    which rendezvous each ``_Send``/``_Recv`` node is."""
+    out = _Components()
     for part in parts:
         names = {n.name for n in part.node_def}
         args = {a.name for a in part.signature.input_arg}
         device = part.node_def[0].device
         for arg in sorted(args):  # a variable's handle: the node its reads and updates share, as a VarHandleOp
-            on_ps[arg] = device
-            nodes.append({"device": device, "node_name": arg, "op_type": "_Arg"})
+            out.on_ps[arg] = device
+            out.nodes.append({"device": device, "node_name": arg, "op_type": "_Arg"})
         for n in part.node_def:
-            on_ps[n.name] = n.device
-            nodes.append({"device": n.device, "node_name": n.name, "op_type": n.op})
-            for tensor in n.input:
-                src, is_control = _node(tensor)
-                if src in names or src in args:
-                    edges.append(_edge(n.device, src, n.name, is_control))
+            out.on_ps[n.name] = n.device
+            out.nodes.append({"device": n.device, "node_name": n.name, "op_type": n.op})
+            out.edges += [_edge(n.device, src, n.name, control) for src, control in map(_node, n.input)
+                          if src in names or src in args]
             row = by_tensor.get(n.attr["tensor_name"].s.decode() if "tensor_name" in n.attr else "")
             if row is None or n.op not in ("_Send", "_Recv"):
                 continue
             if n.op == "_Recv":  # a push: the PS's _Recv node, fed by the worker's producer
                 row["recv_node"] = n.name
-                pushed.setdefault(row["tensor_name"].split("_", 2)[-1], row)
+                out.pushed.setdefault(row["tensor_name"].split("_", 2)[-1], row)
             elif n.input and _node(n.input[0])[0].startswith(GROUPED):
-                control[n.device].append(row)
+                out.control[n.device].append(row)
             elif n.input:
-                pulled.setdefault(_node(n.input[0])[0], row)
-    for row in rendezvous:
-        if row["recv_node"] is None:
-            row["recv_node"] = f"{row['send_node']}/_recv"
+                out.pulled.setdefault(_node(n.input[0])[0], row)
+    return out
+
+
+def _worker_component(whole: Any, worker: str, ps: _Components, skipped: dict[str, int]) -> tuple[Rows, Rows]:
+    """The worker's component: the whole function's nodes no PS component holds, inputs from PS nodes through
+    their rendezvous (module docstring)."""
+    nodes: Rows = []
+    edges: Rows = []
     whole_names = {n.name for n in whole.node_def}
     for n in whole.node_def:
-        if n.name in on_ps:
+        if n.name in ps.on_ps:
             continue
         nodes.append({"device": worker, "node_name": n.name, "op_type": n.op})
-        for tensor in n.input:
-            src, is_control = _node(tensor)
+        for src, control in map(_node, n.input):
             if src not in whole_names:
                 continue  # a function argument: a variable's handle
-            if src not in on_ps:
-                edges.append(_edge(worker, src, n.name, is_control))
+            if src not in ps.on_ps:
+                edges.append(_edge(worker, src, n.name, control))
                 continue
-            rows = control[on_ps[src]] if is_control else [pulled[src]] if src in pulled else []
+            rows = ps.control[ps.on_ps[src]] if control else [ps.pulled[src]] if src in ps.pulled else []
             if not rows:
                 reason = "inputs from a PS node that no rendezvous carries (left out of the rebuilt graph)"
                 skipped[reason] = skipped.get(reason, 0) + 1
-            edges += [_edge(worker, r["recv_node"], n.name, is_control) for r in rows]
-        if n.name in pushed:
-            edges.append(_edge(worker, n.name, pushed[n.name]["send_node"], False))
-    return nodes, _unique(edges)
+            edges += [_edge(worker, r["recv_node"], n.name, control) for r in rows]
+        if n.name in ps.pushed:
+            edges.append(_edge(worker, n.name, ps.pushed[n.name]["send_node"], False))
+    return nodes, edges
 
 
 GROUPED = "GroupCrossDeviceControlEdges"  # the partitioner's one control signal per pair of devices

@@ -74,7 +74,8 @@ def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace
             raise JobError(f"the coordinator exited before the window began: {chief.stderr_tail()}") from exc
         pss = servers[:len(cluster.ps_nodes)]
         ps_cpu: dict[str, float | None] = {}
-        timers = [threading.Timer(max(0.0, at - time.monotonic()), lambda key=key: ps_cpu.update({key: _total_cpu_s(pss)}))
+        timers = [threading.Timer(max(0.0, at - time.monotonic()),
+                                  lambda key=key: ps_cpu.update({key: _total_cpu_s(pss)}))
                   for key, at in (("start", start_s), ("end", end_s))]
         for timer in timers:
             timer.daemon = True
