@@ -50,6 +50,8 @@ columns never change with N or options)::
     api                   str    tf1 (graph-mode workers) or tf2 (ParameterServerStrategy: worker_steps_per_s
                                  empty, the rate is the coordinator's step counter, global_steps_per_s the same)
     cpu_cap_coordinator   float  the TF2 coordinator node's CPU cap, cores (empty for tf1)
+    ps_cpu_cores          float  CPU the PS task(s) used over the window, cores, from their cgroups (empty when
+                                 unknown): with steps_per_s, the PS's CPU per step at this N
 
 With ``ps_tasks`` > 1 (``--ps K``) the cluster has K PS tasks, the variables placed by
 ``replica_device_setter`` as ``placement`` says (:mod:`validation.node`); the N = 1 trace is then a trace of a
@@ -116,6 +118,7 @@ MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
     ("worker_links", "str"),
     ("api", "str"),
     ("cpu_cap_coordinator", "float"),
+    ("ps_cpu_cores", "float"),
 )
 """The columns of ``measured.csv`` in order, each with its type (see the module docstring for units)."""
 
@@ -559,6 +562,7 @@ def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measure
                                                for i in range(m.n_workers)),
             "api": config.api,
             "cpu_cap_coordinator": _fmt(config.cpu_cap_coordinator) if config.api == "tf2" else "",
+            "ps_cpu_cores": "" if m.ps_cpu_cores is None else _fmt(m.ps_cpu_cores),
             "worker_links": LIST_SEPARATOR.join(str(config.worker_links[i] if i < len(config.worker_links) else 0)
                                                 for i in range(m.n_workers)),
         }

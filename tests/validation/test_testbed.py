@@ -147,6 +147,7 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
     assert rows[0]["widths"] == "32"
     assert rows[0]["bandwidth_bits_per_s"] == "100000000"
     assert rows[1]["worker_links"] == "0;0"  # no --worker-links: every worker unshaped
+    assert 0.0 < float(rows[1]["ps_cpu_cores"]) <= _config(tmp_path).cpu_cap_ps * 1.1  # the PS's cgroup, capped
     assert rows[0]["tensorflow_version"] != ""
     assert float(rows[1]["steps_per_s"]) > 0.0
 
