@@ -578,9 +578,11 @@ def _write_single_worker(trace_dir: pathlib.Path, config: TestbedConfig, m: Meas
     """``m`` (a run of one worker) as ``single-worker.json``."""
     cpu = None if m.ps_cpu_cores is None else m.ps_cpu_cores / m.steps_per_s
     host = float(available_cores())
-    quota = CpuQuota(host_cores=host, period_us=config.cluster_config(1).cfs_period_us) if config.cpu_cap_ps < host else None
+    quota = (CpuQuota(host_cores=host, period_us=config.cluster_config(1).cfs_period_us)
+             if config.cpu_cap_ps < host else None)
     record = SingleWorker(steps_per_s=m.steps_per_s, window_s=m.window_s, ps_cpu_s_per_step=cpu,
-                          ps_cores=config.cpu_cap_ps, ps_cpu_quota=quota, tool=f"tracegen testbed {own_version()}", date=_now(),
+                          ps_cores=config.cpu_cap_ps, ps_cpu_quota=quota, tool=f"tracegen testbed {own_version()}",
+                          date=_now(),
                           notes=("one untraced worker on the emulated cluster, the PS link shaped and both nodes "
                                  "capped as in the trace",))
     write_single_worker(record, trace_dir / SINGLE_WORKER_NAME)
