@@ -26,7 +26,6 @@ from parsers.tables import is_table_dir, read_tables
 from parsers.trace import Trace
 from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_viewer_events
 from parsers.xplane import (
-    VIEWER_SUFFIXES,
     XPLANE_SUFFIXES,
     is_profile_dir,
     looks_like_xspace,

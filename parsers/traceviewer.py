@@ -22,16 +22,14 @@ also holds ``.xplane.pb`` files, those are read instead: they carry more).
 
 from __future__ import annotations
 
-import pathlib
 from collections.abc import Sequence
 from typing import Any
 
 from parsers.chrome import _PID_BOUNDS, _integer, _span, _text, load_events
 from parsers.errors import TraceContentError, quoted
 from parsers.trace import Trace
-from parsers.xplane import HOST_PLANE, Event, trace_from_events
+from parsers.xplane import HOST_PLANE, Event, host_name, trace_from_events
 
-TRACE_VIEWER_SUFFIXES = (".trace.json.gz", ".trace.json")
 VIEWER_LOST = (
     "absolute times: each host's events count from its own profile start (hosts align as well as those did)",
     "allocation events (the trace viewer drops MemoryAllocation): sizes only from variable shapes",
@@ -44,29 +42,20 @@ def is_trace_viewer(events: Sequence[Any]) -> bool:
                and isinstance(e.get("args"), dict) and e["args"].get("name") == HOST_PLANE for e in events)
 
 
-def host_of(path: str) -> str:
-    """The host a trace-viewer file describes: its file name without ``.trace.json[.gz]``."""
-    name = pathlib.PurePath(path).name
-    for suffix in TRACE_VIEWER_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 def read_trace_viewer(contents: Sequence[tuple[str, bytes]], source: str) -> Trace:
     """Merge the hosts' trace-viewer files ``contents`` (path, bytes) of one profile into a Trace."""
     skipped: dict[str, int] = {}
     lanes: dict[tuple[str, int], int] = {}
     events: list[Event] = []
-    for path, data in sorted(contents, key=lambda c: host_of(c[0])):
-        events.extend(viewer_events(load_events(data, path)[0], host_of(path), path, lanes, skipped))
+    for path, data in sorted(contents, key=lambda c: host_name(c[0])):
+        events.extend(viewer_events(load_events(data, path)[0], host_name(path), path, lanes, skipped))
     return trace_from_events(events, source, skipped, source_format="trace-viewer", lost=VIEWER_LOST)
 
 
 def trace_from_viewer_events(events: Sequence[Any], source: str) -> Trace:
     """One trace-viewer file's parsed ``traceEvents`` (the file ``source``) as a Trace."""
     skipped: dict[str, int] = {}
-    found = viewer_events(events, host_of(source), source, {}, skipped)
+    found = viewer_events(events, host_name(source), source, {}, skipped)
     return trace_from_events(found, source, skipped, source_format="trace-viewer", lost=VIEWER_LOST)
 
 

@@ -66,8 +66,9 @@ from parsers.trace import (
 from parsers.xgraph import partition_tables
 
 XPLANE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
-VIEWER_SUFFIXES = (".trace.json.gz",)  # TensorBoard's trace viewer's files (parsers.traceviewer), in a run dir
-PROFILE_SUFFIXES = XPLANE_SUFFIXES + VIEWER_SUFFIXES
+VIEWER_SUFFIXES = (".trace.json.gz", ".trace.json")  # TensorBoard's trace viewer's files (parsers.traceviewer)
+# what a run directory's files end with: a plain .trace.json in a directory may as well be a TF1 timeline
+PROFILE_SUFFIXES = (*XPLANE_SUFFIXES, VIEWER_SUFFIXES[0])
 HOST_PLANE = "/host:CPU"
 ENV_PLANE = "Task Environment"
 SEND_OPS = frozenset({"_Send", "_HostSend"})
@@ -126,7 +127,7 @@ def profile_files(directory: pathlib.Path) -> list[pathlib.Path]:
             raise TraceFormatError(f"{runs_dir}: no profile run holds a .xplane.pb or .trace.json.gz file")
         directory = runs[-1]
     found = [p for p in _limited(directory.iterdir(), str(directory)) if p.is_file()]
-    for suffixes in (XPLANE_SUFFIXES, VIEWER_SUFFIXES):
+    for suffixes in (XPLANE_SUFFIXES, VIEWER_SUFFIXES[:1]):
         files = sorted(p for p in found if p.name.endswith(suffixes))
         if files:
             return files
@@ -164,9 +165,9 @@ def read_profile_files(files: Sequence[pathlib.Path], source: str, max_bytes: in
 
 
 def host_name(path: str) -> str:
-    """The host a profile file describes: its file name without ``.xplane.pb``."""
+    """The host a profile file describes: its file name without ``.xplane.pb`` (or ``.trace.json[.gz]``)."""
     name = pathlib.PurePath(path).name
-    for suffix in XPLANE_SUFFIXES:
+    for suffix in (*XPLANE_SUFFIXES, *VIEWER_SUFFIXES):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name

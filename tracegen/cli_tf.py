@@ -217,8 +217,8 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                         "--cpu-worker")
     p.add_argument("--api", choices=("tf1", "tf2"), default="tf1",
                    help="tf1 (default): graph-mode workers; tf2: a ParameterServerStrategy job (a coordinator node "
-                        "beside the PS and the workers, capped at 0.3 cores), its N=1 run profiled by TensorFlow's "
-                        "profiler into trace/ (a TensorBoard logdir)")
+                        "beside the PS and the workers, capped at --cpu-coordinator), its N=1 run profiled by "
+                        "TensorFlow's profiler into trace/ (a TensorBoard logdir)")
     p.add_argument("--cpu-coordinator", type=parse_number, default=0.3, metavar="CORES",
                    help="the TF2 coordinator node's CPU cap (default 0.3; --api tf2)")
     p.add_argument("--worker-links", type=_links, metavar="RATE,RATE,...",

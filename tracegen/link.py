@@ -199,21 +199,22 @@ class _Direction:
     """One direction: waiting queues, and the heads being served, grouped by their rate limit (one group unless
     some workers' own links limit their connections below the link's per-connection rate)."""
 
-    __slots__ = ("groups", "moved", "n_heads", "queues", "version")
+    __slots__ = ("by_limit", "groups", "moved", "n_heads", "queues", "version")
 
     def __init__(self) -> None:
         self.queues: dict[Hashable, list[tuple[int, int, int, int, float, Done]]] = {}
-        self.groups: dict[float, _Group] = {}  # by rate limit, bytes/s; never removed (their clocks run on)
+        self.by_limit: dict[float, _Group] = {}  # rate limit, bytes/s -> its group; never removed (clocks run on)
+        self.groups: list[tuple[float, _Group]] = []  # (limit, group), lowest limit first; replaced, not mutated
         self.n_heads = 0
         self.moved = 0.0  # bytes carried so far
         self.version = 0
 
     def group(self, limit: float) -> _Group:
         """The group of heads limited to ``limit`` bytes/s (made on first use)."""
-        g = self.groups.get(limit)
+        g = self.by_limit.get(limit)
         if g is None:
-            g = self.groups[limit] = _Group()
-            self.groups = dict(sorted(self.groups.items()))  # lowest limit first, for the max-min sharing
+            g = self.by_limit[limit] = _Group()
+            self.groups = sorted(self.by_limit.items(), key=lambda item: item[0])  # for the max-min sharing
         return g
 
 
@@ -242,7 +243,7 @@ class FlowLink:
         """Bytes carried in ``direction`` up to now."""
         d = self._dirs[direction]
         dt = self.engine.now - self._t
-        return d.moved + sum(g.rate * len(g.heads) * dt / 1e9 for g in d.groups.values())
+        return d.moved + sum(g.rate * len(g.heads) * dt / 1e9 for _, g in d.groups)
 
     def crossing_delay(self, direction: int) -> int:
         """How long a small message crossing ``direction`` now waits behind its queue (0 when it is idle)."""
@@ -293,7 +294,7 @@ class FlowLink:
         if dt:
             for d in self._dirs:
                 if d.n_heads:
-                    for g in d.groups.values():
+                    for _, g in d.groups:
                         if g.heads:
                             g.v += g.rate * dt / 1e9
                             d.moved += g.rate * len(g.heads) * dt / 1e9
@@ -310,7 +311,7 @@ class FlowLink:
                 continue
             left, capacity = k, spec.capacity(direction, k, bool(self._dirs[1 - direction].n_heads))
             at = None
-            for limit, g in d.groups.items():
+            for limit, g in d.groups:
                 n = len(g.heads)
                 if not n:
                     continue
@@ -331,7 +332,7 @@ class FlowLink:
         self._advance()
         now = self.engine.now
         finished = []
-        for g in list(d.groups.values()):
+        for _, g in d.groups:  # a group made meanwhile replaces the list, not this one
             while g.heads and g.heads[0][0] <= g.v + _EPS_BYTES:
                 _, _, key, _size, start, on_done = heapq.heappop(g.heads)
                 d.n_heads -= 1

@@ -112,6 +112,12 @@ class SimConfig:
         """Steps each worker runs: warm-up and measured."""
         return self.warmup_steps + self.steps
 
+    @property
+    def uneven(self) -> bool:
+        """Whether workers differ (speeds or links of their own): then every worker trains until the slowest has
+        run its steps, and some run more than ``total_steps``."""
+        return bool(self.worker_speed or self.worker_link_bytes_per_s)
+
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class TaskRecord:
@@ -422,8 +428,7 @@ class _Run:
         self.step_of[w] += 1
         if self.step_of[w] == self.config.total_steps:
             self.n_finished += 1
-        uneven = bool(self.config.worker_speed or self.config.worker_link_bytes_per_s)
-        if self.step_of[w] < self.config.total_steps or (uneven and self.n_finished < len(self.ends)):
+        if self.step_of[w] < self.config.total_steps or (self.config.uneven and self.n_finished < len(self.ends)):
             # every PS's "done" crosses its link's pull direction first; the last to arrive ends the step
             done = max(link.crossing_delay(PULL) for link in self.step_links)
             gap = self.config.step_gap_ns + self.model.step_gap_ns

@@ -44,8 +44,7 @@ def worker_device(worker: int) -> str:
 def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.PathLike[str]) -> SimResult:
     """Simulate ``config`` and stream the run to ``path`` (atomically); returns the simulation result."""
     n = model.n_tasks
-    uneven = config.worker_speed or config.worker_link_bytes_per_s
-    stride = MAX_STEPS if uneven else config.total_steps  # uneven workers run more steps than asked
+    stride = MAX_STEPS if config.uneven else config.total_steps  # uneven workers run more steps than asked
     pending: dict[tuple[int, int], list[TaskRecord]] = {}
     steps_rows: list[list[Any]] = []
     flow_id = 0

@@ -49,7 +49,7 @@ from parsers.linkprofile import LinkProfile, ProfilePoint
 from tracegen import own_version
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
-from validation.testbed import steps_in_window
+from validation.testbed import node_env, steps_in_window
 from validation.signals import terminating
 
 MAX_LINE_BYTES = 64 * 1024
@@ -142,13 +142,6 @@ def _node_argv(job: dict[str, Any]) -> list[str]:
     return [sys.executable, "-m", "validation.netbench_node", json.dumps(job)]
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy",
-                                                                    "grpc_proxy", "no_proxy")}
-    env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
-    return env
-
-
 class _Child:
     """One TensorFlow process of ours: JSON lines on its stdin/stdout, stderr to a file, killed by ``close``."""
 
@@ -158,7 +151,7 @@ class _Child:
         self._buffer = b""
         with self.stderr_path.open("wb") as err:
             self.popen = subprocess.Popen(_node_argv(job), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=err, env=_env(), bufsize=0, start_new_session=True)
+                                          stderr=err, env=node_env(), bufsize=0, start_new_session=True)
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.popen.stdin is not None  # noqa: S101 - created with a pipe

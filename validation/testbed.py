@@ -76,7 +76,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from parsers.atomic import write_bytes_atomic
@@ -383,8 +383,7 @@ def measure(
     """
     window_len_s = config.window_s if window_s is None else window_s
     report = progress or (lambda _message: None)
-    env = {k: v for k, v in os.environ.items() if k.lower() not in _PROXY_VARS}
-    env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+    env = node_env()
     with Cluster(config.cluster_config(n_workers)) as cluster:
         report(f"N={n_workers}: cluster {cluster.run_id} is up; starting TensorFlow")
         job: dict[str, Any] = {
@@ -427,17 +426,10 @@ def measure(
                 w.popen.stdin.flush()
             except BrokenPipeError as exc:
                 raise JobError(f"worker {i} exited before the window began: {w.stderr_tail()}") from exc
-        ps_cpu: dict[str, float | None] = {}
-        timers = [threading.Timer(max(0.0, at - time.monotonic()),
-                                  lambda key=key: ps_cpu.update({key: _total_cpu_s(pss)}))
-                  for key, at in (("start", start_s), ("end", end_s))]
-        for timer in timers:
-            timer.daemon = True
-            timer.start()
+        ps_cpu = PsCpuWindow(pss, start_s, end_s)
         done = _collect(events, pss=pss, workers=workers, want="done", deadline_s=end_s + config.timeout_s,
                         timeout_s=config.timeout_s)
-        for timer in timers:
-            timer.join(timeout=max(0.0, end_s - time.monotonic()) + 1.0)
+        ps_cpu.join()
         stats = cluster.link_stats()
 
     rates = []
@@ -452,21 +444,46 @@ def measure(
         n_workers=n_workers, repeat=repeat, steps_per_s=sum(rates), worker_steps_per_s=tuple(rates),
         global_steps_per_s=global_rate, window_s=window_len_s,
         qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
-        param_bytes=int(done[0].get("param_bytes", 0)), ps_cpu_cores=_cores(ps_cpu, window_len_s),
+        param_bytes=int(done[0].get("param_bytes", 0)), ps_cpu_cores=ps_cpu.cores(window_len_s),
         ps_bytes=tuple(int(b) for b in done[0].get("ps_bytes", [])),
         staleness=tuple(int(v) for i in range(n_workers) for v in done[i].get("staleness", [])),
     )
 
 
-def _total_cpu_s(pss: Sequence[NodeProcess]) -> float | None:
-    """CPU seconds all PS processes used so far (None when one is unknown)."""
-    used = [p.cpu_s() for p in pss]
-    return None if any(u is None for u in used) else sum(u for u in used if u is not None)
+def node_env() -> dict[str, str]:
+    """The environment of every node process: this one's without proxies (traffic stays in the cluster),
+    TensorFlow quiet, no GPU."""
+    env = {k: v for k, v in os.environ.items() if k.lower() not in _PROXY_VARS}
+    env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+    return env
 
 
-def _cores(cpu_s: Mapping[str, float | None], window_s: float) -> float | None:
-    start, end = cpu_s.get("start"), cpu_s.get("end")
-    return None if start is None or end is None or end < start else (end - start) / window_s
+class PsCpuWindow:
+    """The CPU seconds all PS processes used, read by timers at the window's start and end (started here)."""
+
+    def __init__(self, pss: Sequence[NodeProcess], start_s: float, end_s: float) -> None:
+        self.pss, self.start_s, self.end_s = pss, start_s, end_s
+        self.read: dict[str, float | None] = {}
+        self.timers = [threading.Timer(max(0.0, at - time.monotonic()), self._take, args=(key,))
+                       for key, at in (("start", start_s), ("end", end_s))]
+        for timer in self.timers:
+            timer.daemon = True
+            timer.start()
+
+    def _take(self, key: str) -> None:
+        used = [p.cpu_s() for p in self.pss]
+        self.read[key] = None if any(u is None for u in used) else sum(u for u in used if u is not None)
+
+    def join(self) -> None:
+        """Wait for the end's reading (the window is over)."""
+        for timer in self.timers:
+            timer.join(timeout=max(0.0, self.end_s - time.monotonic()) + 1.0)
+
+    def cores(self, window_s: float) -> float | None:
+        """The PS processes' CPU over the window of ``window_s`` seconds, in cores (None when a reading is
+        missing)."""
+        start, end = self.read.get("start"), self.read.get("end")
+        return None if start is None or end is None or end < start else (end - start) / window_s
 
 
 def _node_argv(job: dict[str, Any], role: str, index: int) -> list[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import pathlib
 import queue
 import subprocess
@@ -37,12 +36,11 @@ PROFILE_MS_PER_STEP = 2000  # the profile lasts this long per traced step (at le
 def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace_dir: pathlib.Path | None = None,
                 window_s: float | None = None, progress: Progress | None = None) -> Measurement:
     """Build one cluster with ``n_workers`` workers and a coordinator, measure one window, remove the cluster."""
-    from validation.testbed import _PROXY_VARS, Measurement, _collect, _cores, _pump, _total_cpu_s
+    from validation.testbed import Measurement, PsCpuWindow, _collect, _pump, node_env
 
     window_len_s = config.window_s if window_s is None else window_s
     report = progress or (lambda _message: None)
-    env = {k: v for k, v in os.environ.items() if k.lower() not in _PROXY_VARS}
-    env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+    env = node_env()
     with Cluster(config.cluster_config(n_workers)) as cluster:
         report(f"N={n_workers}: cluster {cluster.run_id} is up; starting TensorFlow (ParameterServerStrategy)")
         job: dict[str, Any] = {"cluster": cluster.tf_cluster(), "model": dataclasses.asdict(config.model_spec()),
@@ -72,18 +70,10 @@ def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace
             chief.popen.stdin.flush()
         except BrokenPipeError as exc:
             raise JobError(f"the coordinator exited before the window began: {chief.stderr_tail()}") from exc
-        pss = servers[:len(cluster.ps_nodes)]
-        ps_cpu: dict[str, float | None] = {}
-        timers = [threading.Timer(max(0.0, at - time.monotonic()),
-                                  lambda key=key: ps_cpu.update({key: _total_cpu_s(pss)}))
-                  for key, at in (("start", start_s), ("end", end_s))]
-        for timer in timers:
-            timer.daemon = True
-            timer.start()
+        ps_cpu = PsCpuWindow(servers[:len(cluster.ps_nodes)], start_s, end_s)
         done = _collect(events, pss=servers, workers=[chief], want="done", deadline_s=end_s + config.timeout_s,
                         timeout_s=config.timeout_s)[0]
-        for timer in timers:
-            timer.join(timeout=max(0.0, end_s - time.monotonic()) + 1.0)
+        ps_cpu.join()
         stats = cluster.link_stats()
     reads = done.get("counter_reads", [])
     if len(reads) != 2 or reads[1][0] <= reads[0][0]:
@@ -92,7 +82,7 @@ def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace
     return Measurement(n_workers=n_workers, repeat=repeat, steps_per_s=rate, worker_steps_per_s=(),
                        global_steps_per_s=rate, window_s=window_len_s,
                        qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
-                       ps_cpu_cores=_cores(ps_cpu, window_len_s))
+                       ps_cpu_cores=ps_cpu.cores(window_len_s))
 
 
 def _argv(job: dict[str, Any], role: str, index: int) -> list[str]:

@@ -149,13 +149,19 @@ def _as_measured(config: PredictConfig, costs: StepCosts, model: StepModel, shar
 def worker_links(inputs: Inputs, runs: pd.DataFrame) -> tuple[int, ...]:
     """With runs whose workers had links of their own (``worker_links``, testbed ``--worker-links``), each
     worker's link rate in bits/s (0: none of its own); () when no worker had one."""
-    if "worker_links" not in runs.columns:
-        return ()
-    links = max(runs["worker_links"], key=len)
-    if any(tuple(w) != tuple(links[:len(w)]) for w in runs["worker_links"]):
-        raise ConfigError(f"{inputs.measured}: runs differ in their workers' own links; compare one setting at a "
-                          "time")
+    links = _per_worker(inputs, runs, "worker_links", "own links")
     return tuple(int(b) for b in links) if any(links) else ()
+
+
+def _per_worker(inputs: Inputs, runs: pd.DataFrame, column: str, what: str) -> tuple[float, ...]:
+    """The per-worker ``column`` of the runs (worker 0 first), the same in every run as far as it has workers;
+    () when the runs do not have it."""
+    if column not in runs.columns:
+        return ()
+    longest = tuple(max(runs[column], key=len))
+    if any(tuple(v) != longest[:len(v)] for v in runs[column]):
+        raise ConfigError(f"{inputs.measured}: runs differ in their workers' {what}; compare one setting at a time")
+    return longest
 
 
 def baseline(name: str, costs: StepCosts, workers: Sequence[int], rates: RateFn,
@@ -171,11 +177,9 @@ def worker_speeds(inputs: Inputs, runs: pd.DataFrame) -> tuple[float, ...]:
     """With runs whose workers had CPU caps of their own (``worker_caps``, testbed ``--worker-caps``), each
     worker's speed relative to the traced one: its cap over the traced worker's (``cpu_cap_worker`` in the
     trace's ``meta.json``); () when every worker had the traced worker's cap."""
-    if "worker_caps" not in runs.columns:
+    caps = _per_worker(inputs, runs, "worker_caps", "CPU caps")
+    if not caps:
         return ()
-    caps = max(runs["worker_caps"], key=len)
-    if any(c != caps[:len(c)] for c in runs["worker_caps"]):
-        raise ConfigError(f"{inputs.measured}: runs differ in their workers' CPU caps; compare one setting at a time")
     meta_path = inputs.trace / "meta.json" if inputs.trace.is_dir() else inputs.trace.parent / "meta.json"
     try:
         traced = float(json.loads(meta_path.read_text(encoding="utf-8"))["cpu_cap_worker"])

@@ -3,13 +3,16 @@
 # dev and test), each from what its two hosts gave -- the trace, the link profile, the single-worker measurement
 # and the link rate; nothing measured with N > 1 workers -- then the scores per set. Minutes, no root needed.
 # (The older data/testbed/ configurations ran on another machine and have no link profile; they are not scored.)
+# Another campaign laid out the same way (CAMPAIGN.csv, SET/NAME/, reports/): bash data/validation/run_validation.sh
+# data/tf2
 set -euo pipefail
 TRACEGEN=${TRACEGEN:-tracegen}
 PYTHON=${PYTHON:-python}
-tail -n +2 data/validation/campaign.csv | while IFS=, read -r name set _rest; do
-  folder="data/validation/$set/$name"
+dir=${1:-data/validation}
+tail -n +2 "$dir/campaign.csv" | while IFS=, read -r name set _rest; do
+  folder="$dir/$set/$name"
   [ -f "$folder/measured.csv" ] || { echo "skip $folder (not measured)"; continue; }
-  "$TRACEGEN" validate --measured "$folder" --out "data/validation/reports/$set/$name" --force > /dev/null
+  "$TRACEGEN" validate --measured "$folder" --out "$dir/reports/$set/$name" --force > /dev/null
   echo "validated $folder"
 done
-"$PYTHON" -m validation.summary data/validation/reports data/validation/campaign.csv
+"$PYTHON" -m validation.summary "$dir/reports" "$dir/campaign.csv"

@@ -38,6 +38,7 @@ def test_a_tf2_profile_makes_a_step_model_with_its_variables() -> None:
 
 
 def test_one_simulated_worker_replays_the_profiled_steps() -> None:
+    # in-sample: the model is built from these very steps and gaps; what can fail is the replay of them
     trace = read_trace(TRACES / "tf2_pss")
     model = build_model(trace)
     steps = trace.steps.sort_values("step")
