@@ -32,7 +32,8 @@ class Engine:
 
     def at(self, time_ns: int, priority: int, callback: Callback, argument: Any = None) -> None:
         """Call ``callback(argument)`` at ``time_ns`` (never earlier than now)."""
-        heapq.heappush(self._heap, (max(time_ns, self.now), priority, self._seq, callback, argument))
+        now = self.now
+        heapq.heappush(self._heap, (time_ns if time_ns > now else now, priority, self._seq, callback, argument))
         self._seq += 1
 
     def run(self, stop: Callable[[], bool] | None = None) -> None:
@@ -49,9 +50,9 @@ class Engine:
 
 class CpuPool:
     """``threads`` identical threads. A request waits until a thread is free; waiting requests start in order of
-    their key (lowest first; ties in request order). Tracks thread-busy time for utilisation."""
+    their key (lowest first; ties in request order)."""
 
-    __slots__ = ("_busy", "_free", "_queue", "_running", "_seq", "_t", "engine", "threads")
+    __slots__ = ("_free", "_queue", "_seq", "engine", "threads")
 
     def __init__(self, engine: Engine, threads: int) -> None:
         self.engine = engine
@@ -59,12 +60,13 @@ class CpuPool:
         self._free = list(range(threads))
         self._queue: list[tuple[int, int, int, Callable[[int, int], None]]] = []
         self._seq = 0
-        self._running = 0
-        self._busy = 0
-        self._t = 0
 
     def request(self, key: int, dur_ns: int, on_done: Callable[[int, int], None]) -> None:
         """Run work of ``dur_ns`` on a thread; ``on_done(start_ns, thread)`` is called when it ends."""
+        if self._free and not self._queue:  # starts at once: no need to queue it
+            engine = self.engine
+            engine.at(engine.now + dur_ns, DONE, self._finish, (engine.now, heapq.heappop(self._free), on_done))
+            return
         heapq.heappush(self._queue, (key, self._seq, dur_ns, on_done))
         self._seq += 1
         self._dispatch()
@@ -73,27 +75,15 @@ class CpuPool:
         """Whether a request made now would start at once."""
         return bool(self._free) and not self._queue
 
-    def busy_ns(self) -> int:
-        """Thread-nanoseconds of work done so far (up to now)."""
-        return self._busy + self._running * (self.engine.now - self._t)
-
-    def _account(self, change: int) -> None:
-        now = self.engine.now
-        self._busy += self._running * (now - self._t)
-        self._t = now
-        self._running += change
-
     def _dispatch(self) -> None:
         queue, free, engine = self._queue, self._free, self.engine
         while queue and free:
             _, _, dur_ns, on_done = heapq.heappop(queue)
-            thread = heapq.heappop(free)
-            self._account(1)
-            engine.at(engine.now + dur_ns, DONE, self._finish, (engine.now, thread, on_done))
+            engine.at(engine.now + dur_ns, DONE, self._finish, (engine.now, heapq.heappop(free), on_done))
 
     def _finish(self, arg: tuple[int, int, Callable[[int, int], None]]) -> None:
         start, thread, on_done = arg
-        self._account(-1)
         heapq.heappush(self._free, thread)
-        self._dispatch()
+        if self._queue:
+            self._dispatch()
         on_done(start, thread)

@@ -225,13 +225,14 @@ class FlowLink:
     own). A transfer of that worker then moves at most that fast, as if each of its connections had the worker's
     link to itself; the direction's capacity is shared max-min among heads with different limits."""
 
-    __slots__ = ("_dirs", "_seq", "_t", "engine", "model", "spec", "worker_bytes_per_s")
+    __slots__ = ("_capacity", "_dirs", "_seq", "_t", "engine", "model", "spec", "worker_bytes_per_s")
 
     def __init__(self, engine: Engine, spec: LinkSpec, model: LinkModel,
                  worker_bytes_per_s: Sequence[float] = ()) -> None:
         self.engine, self.spec, self.model = engine, spec, model
         self.worker_bytes_per_s = tuple(worker_bytes_per_s)
         self._dirs = (_Direction(), _Direction())
+        self._capacity: dict[tuple[int, int, bool], float] = {}  # spec.capacity's answers, kept
         self._seq = 0
         self._t = 0
 
@@ -309,7 +310,11 @@ class FlowLink:
             d.version += 1
             if not k:
                 continue
-            left, capacity = k, spec.capacity(direction, k, bool(self._dirs[1 - direction].n_heads))
+            case = (direction, k, bool(self._dirs[1 - direction].n_heads))
+            capacity = self._capacity.get(case)
+            if capacity is None:
+                capacity = self._capacity[case] = spec.capacity(*case)
+            left = k
             at = None
             for limit, g in d.groups:
                 n = len(g.heads)

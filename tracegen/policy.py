@@ -33,6 +33,11 @@ class Policy(Protocol):
         """Short name for output."""
         ...
 
+    @property
+    def random(self) -> bool:
+        """Whether each step draws its own priorities (else every step has the same: computed once)."""
+        ...
+
     def priorities(self, model: StepModel, rng: np.random.Generator) -> Sequence[int]:
         """One priority per task id (lower first); called once per worker step."""
         ...
@@ -43,6 +48,7 @@ class TfOrder:
     """A random order per step (the executor's order is not in the trace)."""
 
     name: str = "tf"
+    random: bool = True
 
     def priorities(self, model: StepModel, rng: np.random.Generator) -> Sequence[int]:
         """A fresh permutation of task ids."""
@@ -54,6 +60,7 @@ class TicTac:
     """By when the trace first needed each transfer."""
 
     name: str = "tictac"
+    random: bool = False
 
     def priorities(self, model: StepModel, rng: np.random.Generator) -> Sequence[int]:
         """Rank by first need, ties by task id."""
@@ -71,6 +78,7 @@ class FixedOrder:
 
     order: tuple[str, ...]
     name: str = "fixed"
+    random: bool = False
 
     def priorities(self, model: StepModel, rng: np.random.Generator) -> Sequence[int]:
         """Named transfers first, in file order; the rest after, in trace rank order."""

@@ -191,6 +191,11 @@ def critical_path_ns(model: StepModel, link: LinkSpec, variant: int = 0) -> int:
     return max(finish)
 
 
+_WORKER, _PS, _PULL, _PUSH = 0, 1, 2, 3  # where a task runs: a worker's CPU, the PS's CPU, the link's directions
+_WHERE = {TaskKind.COMPUTE: _WORKER, TaskKind.APPLY: _PS, TaskKind.PS_OP: _PS, TaskKind.PULL: _PULL,
+          TaskKind.PUSH: _PUSH}
+
+
 def _unheeded(_start_ns: int, _slot: int) -> None:
     """The end of a request's handling: nothing waits for it (the module docstring says why)."""
 
@@ -206,6 +211,8 @@ class _Run:
         self.model, self.config, self.on_task = model, config, on_task
         self.rng = np.random.default_rng(config.seed)
         self.policy = resolve_policy(model, config)
+        # an order that draws nothing is the same every step: computed once
+        self.fixed_prio = None if self.policy.random else list(self.policy.priorities(model, self.rng))
         self.engine = Engine()
         self.link_spec = resolve_link(model, config)
         if config.ps_shard_of_task and len(config.ps_shard_of_task) != n_tasks:
@@ -244,8 +251,11 @@ class _Run:
         self.read_ns = [[0] * variables.n_variables for _ in range(config.n_workers)]
         self.staleness: list[tuple[int, int, int]] = []
         self.n_finished = 0  # workers that have run all their steps
-        self.kinds = [int(k) for k in model.kinds]
-        self.ps_kinds = {int(k) for k in PS_KINDS}
+        self.n_tasks = n_tasks
+        self.rank = model.rank
+        # per task: where it runs, and the parameter an apply updates (-1: not an apply of one)
+        self.where = [_WHERE[TaskKind(k)] for k in model.kinds]
+        self.apply_var = [v if model.kinds[t] == TaskKind.APPLY else -1 for t, v in enumerate(self.var_of)]
         self.succ: list[list[int]] = [[] for _ in range(n_tasks)]
         self.indeg = [0] * n_tasks
         for t in range(n_tasks):
@@ -260,6 +270,8 @@ class _Run:
         self.done_count = [0] * w
         self.step_of = [0] * w
         self.variant = [0] * w
+        self.dur: list[tuple[int, ...]] = [() for _ in range(w)]  # the durations and delays of each worker's step
+        self.delay: list[tuple[int, ...]] = [() for _ in range(w)]
         self.prio: list[list[int]] = [[] for _ in range(w)]
         self.ready_at: list[list[int]] = [[0] * n_tasks if self.record else [] for _ in range(w)]
         self.starts: list[list[int]] = [[] for _ in range(w)]
@@ -291,9 +303,11 @@ class _Run:
         self.starts[w].append(now)
         n_variants = len(self.model.timings)
         self.variant[w] = int(self.rng.integers(n_variants)) if n_variants > 1 else 0
-        self.prio[w] = list(self.policy.priorities(self.model, self.rng))
+        self.prio[w] = self.fixed_prio or list(self.policy.priorities(self.model, self.rng))
         self.read_version[w] = [-1] * len(self.version)
-        delay = self.timings[w][self.variant[w]].delay_ns
+        timing = self.timings[w][self.variant[w]]
+        self.dur[w], self.delay[w] = timing.dur_ns, timing.delay_ns
+        delay = timing.delay_ns
         for t in self.roots:
             self.ready(w, t, now + delay[t])
 
@@ -315,36 +329,32 @@ class _Run:
     def _instant(self, w: int, t: int) -> bool:
         """Whether ``t`` is CPU work of no duration that its idle CPU finishes the moment it is ready (graph
         nodes that did not run, most of them)."""
-        kind = self.kinds[t]
-        if kind in (TaskKind.PULL, TaskKind.PUSH) or self.timings[w][self.variant[w]].dur_ns[t]:
+        where = self.where[t]
+        if where >= _PULL or self.dur[w][t]:
             return False
         if self.record:
             self.ready_at[w][t] = self.engine.now
-        return (self.pss[self.shard[t]] if kind in self.ps_kinds else self.cpus[w]).idle()
+        return (self.pss[self.shard[t]] if where == _PS else self.cpus[w]).idle()
 
     def dispatch(self, w: int, t: int) -> None:
         now = self.engine.now
         if self.record:
             self.ready_at[w][t] = now
-        kind = self.kinds[t]
-        if kind == TaskKind.PULL:  # the worker's request crosses the push direction
+        where = self.where[t]
+        if where == _WORKER:
+            self.cpus[w].request(self.rank[t], self.dur[w][t], lambda start, thread: self.finish(w, t, start, thread))
+        elif where == _PS:
+            self.ps_seq += 1
+            self.pss[self.shard[t]].request(self.ps_seq, self.dur[w][t],
+                                            lambda start, thread: self.finish(w, t, start, thread))
+        elif where == _PULL:  # the worker's request crosses the push direction
             v = self.var_of[t]
             if v >= 0 and self.read_version[w][v] < 0:  # the PS has read the parameter: remember its version
                 self.read_version[w][v] = self.version[v]
                 self.read_ns[w][v] = now
             self.engine.at(now + self.links[self.shard[t]].request_delay(PUSH), ARRIVE, self._pull_requested, (w, t))
-            return
-        if kind == TaskKind.PUSH:  # the PS asked for it when the step began: no request to wait for
+        else:  # a push: the PS asked for it when the step began, no request to wait for
             self.engine.at(now + self.links[self.shard[t]].request_delay(None), ARRIVE, self._push_requested, (w, t))
-            return
-        if kind in self.ps_kinds:
-            pool = self.pss[self.shard[t]]
-            self.ps_seq += 1
-            key = self.ps_seq
-        else:
-            pool, key = self.cpus[w], self.model.rank[t]
-        dur = self.timings[w][self.variant[w]].dur_ns[t]
-        pool.request(key, dur, lambda start, thread: self.finish(w, t, start, thread))
 
     def _pull_requested(self, arg: tuple[int, int]) -> None:
         """The PS has the request: it handles it (CPU), then the tensor moves."""
@@ -376,35 +386,33 @@ class _Run:
     def finish(self, w: int, t: int, start: int, slot: int) -> None:
         """``t`` is done: record it, make its successors ready. Successors that finish the instant they are
         ready (:meth:`_instant`) are finished here, from a work list: chains of them must not recurse."""
-        now = self.engine.now
-        rem = self.remaining[w]
-        delay = self.timings[w][self.variant[w]].delay_ns
+        engine = self.engine
+        now = engine.now
+        rem, succ, applies, record = self.remaining[w], self.succ, self.apply_var, self.record
+        delay = self.delay[w]
         work = [(t, start, slot)]
         while work:
             task, begun, thread = work.pop()
-            stale = -1
-            v = self.var_of[task]
-            if v >= 0 and self.kinds[task] == TaskKind.APPLY:
-                stale = self._applied(w, v)
-            if self.record:
+            stale = -1 if applies[task] < 0 else self._applied(w, applies[task])
+            if record:
                 rec = TaskRecord(worker=w, step=self.step_of[w], task=task, ready_ns=self.ready_at[w][task],
                                  start_ns=begun, end_ns=now, slot=thread, staleness=stale)
                 if self.config.record_tasks:
                     self.records.append(rec)
                 if self.on_task is not None:
                     self.on_task(rec)
-            for s in self.succ[task]:
+            for s in succ[task]:
                 rem[s] -= 1
                 if rem[s] == 0:
                     at = now + delay[s]
                     if at > now:
-                        self.engine.at(at, ARRIVE, self._dispatch_event, (w, s))
+                        engine.at(at, ARRIVE, self._dispatch_event, (w, s))
                     elif self._instant(w, s):
                         work.append((s, now, -1))
                     else:
                         self.dispatch(w, s)
             self.done_count[w] += 1
-        if self.done_count[w] == self.model.n_tasks:
+        if self.done_count[w] == self.n_tasks:
             self.end_step(w)
 
     def _applied(self, w: int, v: int) -> int:
