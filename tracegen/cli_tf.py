@@ -233,8 +233,8 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                    help="workers also read the global step with each step's parameters and report each step's "
                         "staleness (updates by others between read and apply): DIR/staleness.csv")
     p.add_argument("--only-single-worker", action="store_true",
-                   help="measure only one untraced worker's rate and the PS's CPU per step, into "
-                        "DIR/trace/single-worker.json (refused if it exists)")
+                   help="measure only one untraced worker's rate and the PS's CPU per step, --repeats jobs of "
+                        "it, their median into DIR/trace/single-worker.json (refused if it exists)")
     p.add_argument("--out", metavar="DIR", help="directory for measured.csv and trace/")
     p.add_argument("--clean", metavar="RUN_ID",
                    help="instead of measuring, remove what a crashed run left (its node processes, network "

@@ -122,6 +122,22 @@ def test_schema_is_documented_in_order() -> None:
     assert [t for _, t in MEASURED_SCHEMA] == re.findall(r"^    \w+ +(int|float|str) ", doc, flags=re.MULTILINE)
 
 
+def test_the_single_worker_record_is_the_median_of_every_run_of_one_worker(tmp_path: pathlib.Path) -> None:
+    """One job's rate moves between jobs by more than a window's noise, so every run of one worker counts."""
+    runs = [testbed.Measurement(n_workers=1, repeat=r, steps_per_s=rate, worker_steps_per_s=(rate,),
+                                global_steps_per_s=rate, window_s=10.0, qdisc_drops=0, tcp_retrans_segs=0,
+                                ps_cpu_cores=cores)
+            for r, (rate, cores) in enumerate([(10.99, 0.1307), (9.45, 0.144), (10.2, None)])]
+    testbed._write_single_worker(tmp_path, _config(tmp_path), runs)
+    single = read_single_worker(tmp_path / "single-worker.json")
+    assert single.steps_per_s == pytest.approx(10.2)
+    assert single.ps_cpu_s_per_step == pytest.approx((0.1307 / 10.99 + 0.144 / 9.45) / 2)  # of the runs that had it
+    assert single.window_s == pytest.approx(30.0)
+    assert any("median of 3 runs" in note and "9.450" in note for note in single.notes)
+    testbed._write_single_worker(tmp_path, _config(tmp_path), runs[:1])  # one run: itself
+    assert read_single_worker(tmp_path / "single-worker.json").steps_per_s == pytest.approx(10.99)
+
+
 # ----- real runs
 
 
