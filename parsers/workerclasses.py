@@ -110,7 +110,11 @@ def read_worker_classes(path: str | os.PathLike[str]) -> WorkerClasses:
             count = int(value)
         link = 0
         if len(c.columns) > 3 and c.text(3) != "-":
-            link = round(c.number(3, low=1e3, high=1e13, low_open=False))
+            try:
+                link = round(c.number(3, low=1e3, high=1e13, low_open=False))
+            except WorkerClassError:
+                raise c.fail(3, "must be bits per second from 1e3 to 1e13 (a plain number: 1e8 for 100 Mbit/s), "
+                                "or '-' for no link of its own") from None
         classes.append(WorkerClass(name=name, count=count, speed=c.number(2, low=1e-3, high=1e3, low_open=False),
                                    link_bits_per_s=link))
     return WorkerClasses(classes=tuple(classes), source=source)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import re
 
 import pytest
 
@@ -54,9 +55,12 @@ def test_version_2_gives_workers_links_of_their_own(tmp_path: pathlib.Path) -> N
     assert read_worker_classes(_write(tmp_path, "slow,2,0.5")).links(3) == ()  # version 1: none of their own
     path.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nfar,1,1,fast\n",
                     encoding="utf-8")
-    with pytest.raises(WorkerClassError, match=r"line 3, column 4 \(link_bits_per_s\): must be a number >= 1000 .*"
-                                               r"\(got 'fast'\)"):
-        read_worker_classes(path)
+    for bad in ("fast", "0", "100Mbit/s"):  # '0' is not "none": that is '-', and the error says so
+        path.write_text(f"# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nfar,1,1,{bad}\n",
+                        encoding="utf-8")
+        with pytest.raises(WorkerClassError, match=r"line 3, column 4 \(link_bits_per_s\): must be bits per second "
+                                                   rf".* or '-' for no link of its own \(got '{re.escape(bad)}'\)"):
+            read_worker_classes(path)
 
 
 def test_wrong_version_and_not_a_file(tmp_path: pathlib.Path) -> None:
