@@ -119,7 +119,8 @@ class SimpyJob:
                 self.env.process(self.task(w, t, variant, priority[t], done))
             yield self.env.all_of(done)
             self.step_end_ns[w].append(int(self.env.now))
-            yield self.env.timeout(self.config.step_gap_ns + self.crossing_delay_ns(PULL))
+            # the configured gap, a TF2 coordinator's dispatch gap (the model's), the PS's reply
+            yield self.env.timeout(self.config.step_gap_ns + self.model.step_gap_ns + self.crossing_delay_ns(PULL))
 
     def task(self, w: int, t: int, variant: int, priority: int, done: list[simpy.Event]) -> Process:
         """Task ``t`` of worker ``w``'s step: wait for its predecessors and its dispatch gap, then run."""

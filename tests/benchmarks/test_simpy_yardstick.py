@@ -39,6 +39,16 @@ def test_simpy_model_gives_tracegens_steps_per_s(model_dir: pathlib.Path, simpy_
             assert theirs == pytest.approx(ours, rel=TOLERANCE), f"N={n}, seed={seed}"
 
 
+def test_simpy_model_gives_tracegens_steps_per_s_on_a_tf2_profile(simpy_model: ModuleType) -> None:
+    """The TF2 profile's model has what TF1 traces lack (the coordinator's gap between steps): both must have it."""
+    model = build_model(read_trace(TRACES / "tf2_pss"))
+    assert model.step_gap_ns > 0
+    for n in (1, 4):
+        config = SimConfig(n_workers=n, steps=10, warmup_steps=2, link="fifo")
+        ours, theirs = simulate(model, config), simpy_model.simulate_simpy(model, config)
+        assert steps_per_s(theirs) == pytest.approx(steps_per_s(ours), rel=TOLERANCE), f"N={n}"
+
+
 def test_the_tolerance_sees_the_link(simpy_model: ModuleType) -> None:
     """A model that ignored the link would fail the comparison: on the MLP (link-bound at 8 workers), a link ten
     times faster changes steps/s by far more than the tolerance."""
