@@ -53,7 +53,7 @@ from tracegen.untraced import untraced_link, untraced_model, untraced_speed
 
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
-EVENTS_PER_S = 300_000  # what this pure-Python engine manages on one core (benchmarks/bench_simulate.py)
+EVENTS_PER_S = 235_000  # what this pure-Python engine managed on one core over every N = 1..64 (bench_simulate.py)
 SLOW_EVENTS = 3_000_000  # about ten seconds: above it, say what the run will cost and show progress
 MAX_EVENTS = 1e10  # about nine hours: refused, it is a typo or a job for a sweep
 
