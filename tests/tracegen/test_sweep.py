@@ -186,7 +186,7 @@ def test_signals_stop_workers_and_keep_the_dataset_whole(sig: signal.Signals, co
                                                          default_signals: Callable[[], None]) -> None:
     out = tmp_path / "sweep"
     got, err, left = _start_and_stop(out, sig, default_signals)
-    assert got == code and f"tracegen sweep: {said}" in err
+    assert got == code and f"tracegen sweep: {said}" in err, err[-3000:]  # a failure shows what it said
     assert left == []
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
     _resume_and_check(out, capsys)
