@@ -303,7 +303,8 @@ class _Run:
         self.starts[w].append(now)
         n_variants = len(self.model.timings)
         self.variant[w] = int(self.rng.integers(n_variants)) if n_variants > 1 else 0
-        self.prio[w] = self.fixed_prio or list(self.policy.priorities(self.model, self.rng))
+        fixed = self.fixed_prio
+        self.prio[w] = fixed if fixed is not None else list(self.policy.priorities(self.model, self.rng))
         self.read_version[w] = [-1] * len(self.version)
         timing = self.timings[w][self.variant[w]]
         self.dur[w], self.delay[w] = timing.dur_ns, timing.delay_ns

@@ -5,7 +5,8 @@ says, beyond a small tolerance for floating-point noise, fails here; and the REA
 those scores make. The same for the PS-shards campaign (``data/shards``): each of its configurations predicted
 from its one-PS base configuration's inputs, and each of its K > 1 configurations again from the trace of its own
 K-PS job (``data/shards/reports_own``). And the mixed clusters (``data/mixed``: workers with CPU caps or links
-of their own), each against the errors its stored ``report/comparison.csv`` shows."""
+of their own) and the re-measured dev configuration (``data/remeasured``), each against the errors its stored
+``comparison.csv`` shows."""
 
 from __future__ import annotations
 
@@ -79,21 +80,28 @@ def test_shards_from_their_own_traces_are_no_worse_than_stated(name: str, tmp_pa
     assert inputs.single_worker == folder / "trace" / "single-worker.json"  # the K-PS job's own N = 1 run
 
 
-def mixed_configurations() -> list[tuple[str, str]]:
-    """(name, trace relative to data/) of every mixed-cluster configuration (``data/mixed/campaign.csv``)."""
+def stored_reports() -> list[tuple[str, str, str]]:
+    """(measured folder, trace, stored report), relative to data/, of every configuration scored outside the
+    campaigns' tables: the mixed clusters (``data/mixed/campaign.csv``) and the re-measured dev configuration
+    (``data/remeasured``: from its own inputs, from the campaign's inputs, and its inputs on the campaign's runs)."""
     table = pd.read_csv(ROOT / "data" / "mixed" / "campaign.csv")
-    return list(zip(table["name"], table["trace"], strict=True))
+    mixed = [(f"mixed/{name}", trace, f"mixed/{name}/report")
+             for name, trace in zip(table["name"], table["trace"], strict=True)]
+    again, campaign = "remeasured/cnn_300mbit_q5_b16k_ps03", "validation/dev/cnn_300mbit_q5_b16k_ps03"
+    return [*mixed, (again, f"{again}/trace", f"{again}/report"),
+            (again, f"{campaign}/trace", f"{again}/report_from_campaign_inputs"),
+            (campaign, f"{again}/trace", f"{again}/report_on_campaign_runs")]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "trace"), mixed_configurations())
-def test_mixed_clusters_are_no_worse_than_stored(name: str, trace: str, tmp_path: pathlib.Path) -> None:
-    folder = ROOT / "data" / "mixed" / name
-    stored = pd.read_csv(folder / "report" / "comparison.csv")
+@pytest.mark.parametrize(("folder", "trace", "report"), stored_reports())
+def test_stored_reports_are_no_worse(folder: str, trace: str, report: str, tmp_path: pathlib.Path) -> None:
+    stored = pd.read_csv(ROOT / "data" / report / "comparison.csv")
     with OutputDir(tmp_path, []) as out:
-        comparison, inputs, _ = validate(folder, ROOT / "data" / trace, PredictConfig(), out)
+        comparison, inputs, _ = validate(ROOT / "data" / folder, ROOT / "data" / trace, PredictConfig(), out)
     for predictor in ("simulator", "simulator_bw"):
         got = comparison.scores[predictor]
         assert got.mape <= stored[f"{predictor}_error"].mean() + MAPE_TOLERANCE, (predictor, got.mape)
         assert got.max_error <= stored[f"{predictor}_error"].max() + MAX_TOLERANCE, (predictor, got.max_error)
-    assert inputs.profile == ROOT / "data" / trace / "link-profile.json"
+    assert inputs.profile == ROOT / "data" / trace / "link-profile.json"  # two hosts: never the N-worker cluster
+    assert inputs.single_worker == ROOT / "data" / trace / "single-worker.json"
