@@ -154,8 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class Terminated(Exception):  # noqa: N818 - named for what happened, like KeyboardInterrupt
-    """SIGTERM or SIGHUP arrived: unwinds the command so that its temporary files and processes go."""
+class Terminated(BaseException):  # noqa: N818 - named for what happened, like KeyboardInterrupt
+    """SIGTERM or SIGHUP arrived: unwinds the command so that its temporary files and processes go. A
+    BaseException, as KeyboardInterrupt is: the handler raises it wherever the main thread happens to be, and a
+    library's ``except Exception`` there (a thread pool's, a Parquet writer's) must not catch it and go on or
+    turn it into another error."""
 
 
 def _terminate(signum: int, _frame: object) -> None:

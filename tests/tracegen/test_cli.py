@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tracegen.cli import main
+from tracegen.cli import Terminated, main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
@@ -116,3 +116,16 @@ def test_two_runs_into_one_directory_cannot_mix(tmp_path: pathlib.Path) -> None:
     if os.geteuid() != 0:  # root writes anywhere: the check cannot show there
         with pytest.raises(ConfigError, match="cannot write here"), OutputDir(readonly, ["a"]):
             pass
+
+
+def test_a_signal_passes_through_a_librarys_catch_all() -> None:
+    # SIGTERM's handler raises where the main thread is, maybe inside a library that catches Exception to retry
+    # or to wrap it; the signal must reach main() (exit 143), not be swallowed or become "error" (exit 1)
+    def library_call() -> None:
+        try:
+            raise Terminated("SIGTERM")
+        except Exception:  # noqa: BLE001 - what a library may do
+            pass
+
+    with pytest.raises(Terminated):
+        library_call()
