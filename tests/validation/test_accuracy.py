@@ -4,7 +4,8 @@ against its measurements. A change that makes any prediction worse than ``data/v
 says, beyond a small tolerance for floating-point noise, fails here; and the README must show exactly the summary
 those scores make. The same for the PS-shards campaign (``data/shards``): each of its configurations predicted
 from its one-PS base configuration's inputs, and each of its K > 1 configurations again from the trace of its own
-K-PS job (``data/shards/reports_own``). And the mixed clusters (``data/mixed``: workers with CPU caps or links
+K-PS job (``data/shards/reports_own``). The campaign again with the single-worker input measured in three jobs
+of its own (``data/validation/reports_single_worker_x3``). And the mixed clusters (``data/mixed``: workers with CPU caps or links
 of their own) and the re-measured dev configuration (``data/remeasured``), each against the errors its stored
 ``comparison.csv`` shows."""
 
@@ -39,7 +40,8 @@ def inputs_of(campaign: str, name: str) -> tuple[pathlib.Path, pathlib.Path]:
     return folder, ROOT / "data" / campaign / table.loc[base, "set"] / base / "trace"
 
 
-@pytest.mark.parametrize(("campaign", "reports"), [*((c, "reports") for c in CAMPAIGNS), ("shards", "reports_own")])
+@pytest.mark.parametrize(("campaign", "reports"), [*((c, "reports") for c in CAMPAIGNS), ("shards", "reports_own"),
+                                                  ("validation", "reports_single_worker_x3")])
 def test_the_readme_shows_the_stated_summary(campaign: str, reports: str) -> None:
     table = stated(campaign, reports)
     if table.empty:
@@ -78,6 +80,22 @@ def test_shards_from_their_own_traces_are_no_worse_than_stated(name: str, tmp_pa
         assert got.mape <= claim["mape"] + MAPE_TOLERANCE, (claim["predictor"], got.mape, claim["mape"])
         assert got.max_error <= claim["max_error"] + MAX_TOLERANCE, (claim["predictor"], got.max_error)
     assert inputs.single_worker == folder / "trace" / "single-worker.json"  # the K-PS job's own N = 1 run
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(set(stated("validation", "reports_single_worker_x3")["configuration"])))
+def test_single_worker_measured_apart_is_no_worse_than_stated(name: str, tmp_path: pathlib.Path) -> None:
+    folder, trace = inputs_of("validation", name)
+    single = folder.parents[1] / "single_worker_x3" / folder.parent.name / name / "trace" / "single-worker.json"
+    with OutputDir(tmp_path, []) as out:
+        comparison, inputs, _ = validate(folder, trace, PredictConfig(), out, single_worker=single)
+    claims = stated("validation", "reports_single_worker_x3")
+    for claim in claims[claims["configuration"] == name].to_dict("records"):
+        got = comparison.scores[claim["predictor"]]
+        assert got.mape <= claim["mape"] + MAPE_TOLERANCE, (claim["predictor"], got.mape, claim["mape"])
+        assert got.max_error <= claim["max_error"] + MAX_TOLERANCE, (claim["predictor"], got.max_error)
+    assert inputs.single_worker == single  # three one-worker jobs of its own, not the cluster's N = 1 run
+    assert inputs.profile == trace / "link-profile.json"
 
 
 def stored_reports() -> list[tuple[str, str, str]]:
