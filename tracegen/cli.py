@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class Terminated(BaseException):  # noqa: N818 - named for what happened, like KeyboardInterrupt
+class Terminated(BaseException):  # named for what happened, like KeyboardInterrupt
     """SIGTERM or SIGHUP arrived: unwinds the command so that its temporary files and processes go. A
     BaseException, as KeyboardInterrupt is: the handler raises it wherever the main thread happens to be, and a
     library's ``except Exception`` there (a thread pool's, a Parquet writer's) must not catch it and go on or

@@ -4,10 +4,10 @@ against its measurements. A change that makes any prediction worse than ``data/v
 says, beyond a small tolerance for floating-point noise, fails here; and the README must show exactly the summary
 those scores make. The same for the PS-shards campaign (``data/shards``): each of its configurations predicted
 from its one-PS base configuration's inputs, and each of its K > 1 configurations again from the trace of its own
-K-PS job (``data/shards/reports_own``). The campaign again with the single-worker input measured in three jobs
-of its own (``data/validation/reports_single_worker_x3``). And the mixed clusters (``data/mixed``: workers with CPU caps or links
-of their own) and the re-measured dev configuration (``data/remeasured``), each against the errors its stored
-``comparison.csv`` shows."""
+K-PS job (``data/shards/reports_own``). The campaign again with the single-worker input measured in three
+jobs of its own (``data/validation/reports_single_worker_x3``). And the mixed clusters (``data/mixed``: workers
+with CPU caps or links of their own) and the re-measured dev configuration (``data/remeasured``), each against
+the errors its stored ``comparison.csv`` shows."""
 
 from __future__ import annotations
 
