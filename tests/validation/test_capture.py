@@ -14,6 +14,7 @@ import pytest
 from parsers import read_trace
 from tracegen.cli import main
 from tracegen.model import TaskKind, build_model
+from tracegen.summary import gradient_tensors
 from tracegen.variables import variable_map
 
 pytestmark = pytest.mark.slow
@@ -22,9 +23,9 @@ pytestmark = pytest.mark.slow
 def test_profile_then_inspect(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cnn"
     assert main(["profile", "--model", "cnn", "--batch-size", "4", "--widths", "3,5,7", "--warmup", "1",
-                 "--steps", "2", "--out", str(out)]) == 0
+                 "--steps", "3", "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["meta.json", "step_000.json", "step_000.pb",
-                                                     "step_001.json", "step_001.pb"]
+                                                     "step_001.json", "step_001.pb", "step_002.json", "step_002.pb"]
     meta = json.loads((out / "meta.json").read_text())
     assert meta["model"] == "cnn" and meta["widths"] == [3, 5, 7] and meta["tensorflow"].startswith("2.")
     capsys.readouterr()
@@ -33,7 +34,13 @@ def test_profile_then_inspect(tmp_path: pathlib.Path, capsys: pytest.CaptureFixt
     # conv1 5x5x3x3+3, conv2 5x5x3x5+5, fc1 (8*8*5)x7+7, logits 7x10+10 float32 parameters.
     elements = (75 * 3 + 3) + (75 * 5 + 5) + (320 * 7 + 7) + (7 * 10 + 10)
     assert (s["n_variables"], s["param_elements"], s["param_bytes"]) == (8, elements, 4 * elements)
-    assert (s["pull_bytes"], s["gradient_push_bytes"], s["n_steps"]) == (4 * elements, 4 * elements, 2)
+    assert (s["pull_bytes"], s["n_steps"]) == (4 * elements, 3)
+    # A gradient's bytes are known from its records; TF now and then leaves a push unrecorded in a step (DOMAIN.md),
+    # and one CI run saw a gradient unrecorded in both of two traced steps: then the bytes are unknown, not guessed
+    trace = read_trace(out)
+    pushes = trace.transfers[trace.transfers["direction"] == "push"]
+    recorded = set(pushes.dropna(subset=["size_bytes"])["tensor_name"])
+    assert s["gradient_push_bytes"] == (4 * elements if gradient_tensors(trace) <= recorded else None)
     # Refuses to overwrite the trace it made.
     assert main(["profile", "--model", "mlp", "--out", str(out)]) == 2
     assert "already holds a trace" in capsys.readouterr().err
