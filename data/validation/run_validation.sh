@@ -9,10 +9,19 @@ set -euo pipefail
 TRACEGEN=${TRACEGEN:-tracegen}
 PYTHON=${PYTHON:-python}
 dir=${1:-data/validation}
+# SINGLE_WORKER=NAME: each configuration's single-worker input from $dir/NAME/<set>/<name>/trace/ instead of its
+# trace's (e.g. single_worker_x3: three one-worker jobs of their own, data/README.md), reports in reports_NAME/
+reports="$dir/reports${SINGLE_WORKER:+_$SINGLE_WORKER}"
 tail -n +2 "$dir/campaign.csv" | while IFS=, read -r name set _rest; do
   folder="$dir/$set/$name"
   [ -f "$folder/measured.csv" ] || { echo "skip $folder (not measured)"; continue; }
-  "$TRACEGEN" validate --measured "$folder" --out "$dir/reports/$set/$name" --force > /dev/null
+  single=()
+  if [ -n "${SINGLE_WORKER:-}" ]; then
+    file="$dir/$SINGLE_WORKER/$set/$name/trace/single-worker.json"
+    [ -f "$file" ] || { echo "skip $folder (no $file)"; continue; }
+    single=(--single-worker "$file")
+  fi
+  "$TRACEGEN" validate --measured "$folder" "${single[@]}" --out "$reports/$set/$name" --force > /dev/null
   echo "validated $folder"
 done
-"$PYTHON" -m validation.summary "$dir/reports" "$dir/campaign.csv"
+"$PYTHON" -m validation.summary "$reports" "$dir/campaign.csv"

@@ -34,7 +34,7 @@ def test_profile_then_inspect(tmp_path: pathlib.Path, capsys: pytest.CaptureFixt
     # conv1 5x5x3x3+3, conv2 5x5x3x5+5, fc1 (8*8*5)x7+7, logits 7x10+10 float32 parameters.
     elements = (75 * 3 + 3) + (75 * 5 + 5) + (320 * 7 + 7) + (7 * 10 + 10)
     assert (s["n_variables"], s["param_elements"], s["param_bytes"]) == (8, elements, 4 * elements)
-    assert (s["pull_bytes"], s["n_steps"]) == (4 * elements, 3)
+    assert (s["pull_bytes"], s["gradient_push_count"], s["n_steps"]) == (4 * elements, 8, 3)  # from the graph
     # A gradient's bytes are known from its records; TF now and then leaves a push unrecorded in a step (DOMAIN.md),
     # and one CI run saw a gradient unrecorded in both of two traced steps: then the bytes are unknown, not guessed
     trace = read_trace(out)
