@@ -1,6 +1,6 @@
 """The leave-one-step-out check on every trace in ``data/`` (a report, not a test): ``python benchmarks/leave_one_out.py``.
 
-For each trace folder (``data/traces/*``, ``data/testbed/*/trace``, ``data/validation/*/*/trace``): the complete
+For each single-worker trace in ``data/`` (:func:`trace_folders`): the complete
 traced steps, the step-to-step variability (coefficient of variation of their lengths: the floor below which no
 prediction of a single step can go), and :func:`tracegen.replay.leave_one_out` — the mean absolute error of
 predicting each held-out step from the others, and the error of the mean of those predictions.
@@ -20,11 +20,13 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def trace_folders() -> list[pathlib.Path]:
-    """Every trace folder bundled in ``data/``."""
+    """Every single-worker trace bundled in ``data/``: the folders under ``data/traces/`` and every folder named
+    ``trace`` (a campaign's input) that holds traced steps (``data/validation/single_worker_x3/`` holds only
+    single-worker measurements). The per-worker traces of multi-worker runs (``data/testbed/*/workers/``) are
+    measurements of N workers, not single-worker traces, and are left out."""
     data = ROOT / "data"
-    found = [*sorted((data / "traces").glob("*")), *sorted((data / "testbed").glob("*/trace")),
-             *sorted((data / "validation").glob("*/*/trace"))]
-    return [p for p in found if p.is_dir()]
+    found = [*sorted((data / "traces").glob("*")), *sorted(data.rglob("trace"))]
+    return [p for p in found if p.is_dir() and (any(p.glob("step_*")) or (p / "plugins").is_dir())]
 
 
 def main() -> int:

@@ -26,8 +26,8 @@ The link estimate (:class:`LinkEstimate`, per direction) assumes each transfer p
 rest is bytes / rate: ``latency_ns`` = the median over steps of the shortest sized transfer's duration, the
 smaller of the two directions; the rate = bytes moved / (time with a transfer of that direction on the wire,
 minus one latency per busy period), summed over the complete steps (so that the mean transfer time is right;
-a median of per-step rates is not), for every sized transfer and for only the largest that carry half the
-bytes: the larger of the two (:func:`_wire_rate`). A transfer counts as on the wire
+a median of per-step rates is not), for every sized transfer, for those of at least 64 KiB, and for only the
+largest that carry half the bytes: the largest of the three (:func:`_wire_rate`). A transfer counts as on the wire
 from the later of its record's start and its inputs' readiness (a push's record starts when the PS asks for
 the gradient, often long before the worker has produced it). It is an *effective* rate: what one worker's
 connection achieved, including the worker's own gRPC and CPU costs.
@@ -599,12 +599,15 @@ def _estimate_link(trace: Trace, g: _Graph, obs: Sequence[Mapping[int, tuple[int
 
 def _wire_rate(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Sequence[int], complete: Sequence[int],
                kind: TaskKind, latency: int, tasks: Sequence[int]) -> float | None:
-    """Bytes per second on the wire in one direction (module docstring): the larger of two estimates, each
+    """Bytes per second on the wire in one direction (module docstring): the largest of three estimates, each
     bytes over the time their transfers were on the wire, summed over the complete steps: one from every sized
-    transfer, one from only the largest that carry half the bytes. A record that also covers waiting (for the
-    receiving host's CPU, for a throttled process) makes an estimate too low, never too high; of the two,
-    concurrency hurts the second, waiting small transfers the first."""
+    transfer, one from the transfers of at least ``LARGE_TRANSFER_BYTES``, one from only the largest that carry
+    half the bytes. A record that also covers waiting (for the receiving host's CPU, for a throttled process)
+    makes an estimate too low, never too high: a small transfer that waits (a 4-byte push recorded for 17 ms)
+    hurts the first; a large one that shares the wire with another the third, which times it alone; the second
+    is hurt only by a large transfer that waits."""
     every: list[tuple[int, int]] = []
+    large: list[tuple[int, int]] = []
     largest: list[tuple[int, int]] = []
     for step in complete:
         sized = sorted((t for t in tasks if g.kinds[t] == kind and step in obs[t] and size[t] > 0),
@@ -615,7 +618,8 @@ def _wire_rate(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Se
             if kept >= total / 2:
                 half = i + 1
                 break
-        for chosen, into in ((sized, every), (sized[:half], largest)):
+        big = [t for t in sized if size[t] >= LARGE_TRANSFER_BYTES]
+        for chosen, into in ((sized, every), (big, large), (sized[:half], largest)):
             spans = []
             for t in chosen:
                 start, end = obs[t][step]
@@ -625,5 +629,5 @@ def _wire_rate(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Se
             if n_bytes:
                 busy_ns, periods = _busy(spans)
                 into.append((n_bytes, max(busy_ns - periods * latency, busy_ns // 10, 1)))
-    estimates = [sum(b for b, _ in v) * 1e9 / sum(ns for _, ns in v) for v in (every, largest) if v]
+    estimates = [sum(b for b, _ in v) * 1e9 / sum(ns for _, ns in v) for v in (every, large, largest) if v]
     return max(estimates) if estimates else None

@@ -1,7 +1,8 @@
 """The leave-one-step-out check: does a model built from some traced steps predict a step it has not seen?
 
 For each complete traced step i, a model is built from the *other* complete steps only, one worker is simulated
-for ``steps`` steps (each drawing one of those timings, seeded), and its mean step time is compared with step
+for ``steps`` steps (each drawing one of those timings, seeded; a job traced with several PS tasks keeps each
+parameter on its traced PS, each with its own link, as ``predict`` does), and its mean step time is compared with step
 i's measured length. Two figures summarise a trace: the mean absolute error over the held-out steps (how well one
 unseen step is predicted, which includes that step's own luck), and the error of the mean (the mean of the
 predictions against the mean of the held-out steps: the bias that throughput, a mean, inherits).
@@ -65,7 +66,8 @@ def leave_one_out(trace: Trace, *, link_spec: LinkSpec | None = None, steps: int
     held = []
     for step in complete:
         model = build_model(trace, use_steps=[s for s in complete if s != step])
-        result = simulate(model, SimConfig(steps=steps, warmup_steps=0, seed=seed, link_spec=link_spec))
+        result = simulate(model, SimConfig(steps=steps, warmup_steps=0, seed=seed, link_spec=link_spec,
+                                           ps_shard_of_task=model.traced_ps_task))
         held.append(HeldOut(step=step, measured_ns=int(lengths[step]),
                             predicted_ns=statistics.fmean(step_time_ns(result))))
     return LeaveOneOut(source=trace.source, held_out=tuple(held))
