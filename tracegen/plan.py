@@ -2,8 +2,9 @@
 
 For each pair of a worker type and a PS type of the catalogue (:mod:`parsers.catalogue`), the traced step and
 link are moved onto those instances (:mod:`tracegen.instance`: what each column changes) and the throughput of
-N workers and one PS is simulated for the asked N. Every simulated N is an *option*: samples/s, the cluster's
-dollars per hour (N workers and one PS), dollars per 1,000 samples, and the hours and dollars to process
+N workers and one PS is simulated for the asked N (a job traced with K PS tasks keeps them: K PS of the type, each
+with its traced parameters and its own link, as ``predict`` does). Every simulated N is an *option*: samples/s,
+the cluster's dollars per hour (N workers and the PS), dollars per 1,000 samples, and the hours and dollars to process
 ``samples``. The *cheapest option that reaches the target rate* is the one that processes ``samples`` for the
 fewest dollars (equivalently the fewest dollars per sample) among those whose predicted samples/s reach it; ties
 go to the lower $/hour, then fewer workers, then catalogue order. Without a target, the cheapest per sample.
@@ -92,16 +93,17 @@ class PlanConfig:
             raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {self.payload_fraction})")
         self.sim_config(1, None)  # checks the seed, the link model and the policy
 
-    def sim_config(self, n_workers: int, spec: LinkSpec | None, seed_offset: int = 0) -> SimConfig:
-        """The simulation of one point (module docstring)."""
+    def sim_config(self, n_workers: int, spec: LinkSpec | None, seed_offset: int = 0,
+                   ps_shard_of_task: tuple[int, ...] = ()) -> SimConfig:
+        """The simulation of one point (module docstring); ``ps_shard_of_task``: a multi-PS trace's PS tasks."""
         steps = max(MIN_STEPS, math.ceil(self.step_budget / n_workers))
         return SimConfig(n_workers=n_workers, steps=steps, warmup_steps=WARMUP_STEPS, seed=self.seed + seed_offset,
-                         link_spec=spec, link=self.link, policy=self.policy)
+                         link_spec=spec, link=self.link, policy=self.policy, ps_shard_of_task=ps_shard_of_task)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Option:
-    """N workers of one type and one PS of another, priced."""
+    """N workers of one type and ``n_ps`` PS (one, or the traced job's PS tasks) of another, priced."""
 
     worker: Instance
     ps: Instance
@@ -109,11 +111,12 @@ class Option:
     steps_per_s: float
     samples_per_s: float
     bottleneck: str
+    n_ps: int = 1
 
     @property
     def usd_per_hour(self) -> float:
-        """What the cluster costs per hour: N workers and one PS."""
-        return self.n_workers * self.worker.usd_per_hour + self.ps.usd_per_hour
+        """What the cluster costs per hour: N workers and the PS."""
+        return self.n_workers * self.worker.usd_per_hour + self.n_ps * self.ps.usd_per_hour
 
     @property
     def usd_per_1000_samples(self) -> float:
@@ -200,7 +203,7 @@ def traced_hosts(model: StepModel, link_profile: LinkProfile | None,
 
 
 def _point(model: StepModel, spec: LinkSpec, n: int, config: PlanConfig) -> tuple[float, str, SimResult]:
-    runs = [simulate(model, config.sim_config(n, spec, s)) for s in range(config.seeds)]
+    runs = [simulate(model, config.sim_config(n, spec, s, model.traced_ps_task)) for s in range(config.seeds)]
     names = [bottleneck(r) for r in runs]
     return statistics.fmean(steps_per_s(r) for r in runs), max(sorted(set(names)), key=names.count), runs[0]
 
@@ -254,7 +257,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                 report(f"simulating {worker.name} workers with a {ps.name} PS")
                 scaled = on_instances(model, traced, worker_speed=worker.compute_speed, ps_speed=ps.compute_speed)
                 sweeps[key] = _sweep(scaled, links, config)
-            pairs.append(_pair(worker, ps, sweeps[key], links["mid"], config.batch_size))
+            pairs.append(_pair(worker, ps, sweeps[key], links["mid"], config.batch_size, n_ps(model)))
     options = [o for p in pairs for o in p.options]
     target = config.target_samples_per_s
     reaching = [o for o in options if target is None or o.samples_per_s >= target]
@@ -265,9 +268,14 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                 measured_rpc=measured_rpc, n_simulations=sum(s.n_simulations for s in sweeps.values()))
 
 
-def _pair(worker: Instance, ps: Instance, sweep: _Sweep, mid: LinkSpec, batch: int) -> Pair:
-    options = tuple(Option(worker=worker, ps=ps, n_workers=n, steps_per_s=r, samples_per_s=r * batch, bottleneck=b)
-                    for n, r, b in sweep.points)
+def n_ps(model: StepModel) -> int:
+    """How many PS the traced job had (its PS tasks; 1 for a one-PS trace)."""
+    return max(model.traced_ps_task, default=0) + 1
+
+
+def _pair(worker: Instance, ps: Instance, sweep: _Sweep, mid: LinkSpec, batch: int, ps_count: int) -> Pair:
+    options = tuple(Option(worker=worker, ps=ps, n_workers=n, steps_per_s=r, samples_per_s=r * batch, bottleneck=b,
+                           n_ps=ps_count) for n, r, b in sweep.points)
     band = sweep.band_steps_per_s
     return Pair(worker=worker, ps=ps, options=options, plateau_samples_per_s=sweep.plateau_steps_per_s * batch,
                 saturation_workers=sweep.saturation_workers, beyond_workers=sweep.beyond_workers,

@@ -7,7 +7,7 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
     worker_type, ps_type, n_workers     the option
     steps_per_s, samples_per_s          predicted throughput of all workers together (samples = steps x batch)
     bottleneck                          as in ``curve.csv`` (:mod:`tracegen.curve`)
-    cluster_usd_per_hour                N x the worker type's usd_per_hour + the PS type's
+    cluster_usd_per_hour                N x the worker type's usd_per_hour + the PS type's (x the traced PS tasks)
     usd_per_1000_samples                dollars per 1,000 samples: cluster_usd_per_hour x 1000 / (3600 x samples_per_s)
     hours_for_samples, usd_for_samples  time and money to process the plan's ``samples``
     reaches_target                      yes / no; empty without a target
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
-from tracegen.plan import MIN_STEPS, STALL_GAIN, STALL_POINTS, WARMUP_STEPS, Option, Plan, Pair
+from tracegen.plan import MIN_STEPS, STALL_GAIN, STALL_POINTS, WARMUP_STEPS, Option, Pair, Plan, n_ps
 from tracegen.units import format_duration, format_rate
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
@@ -80,7 +80,9 @@ def assumptions(plan: Plan) -> list[str]:
         + (f"; pinned by its link profile for {', '.join(pinned)}" if pinned else "")
         + (f"; NOT pinned for {', '.join(unpinned)} (a rate only): the plateau's band_low/band_high bound it"
            if unpinned else ""),
-        f"cost: N workers + 1 PS at the catalogue's usd_per_hour, nothing else (storage, traffic, idle time); "
+        f"cost: N workers + {n_ps(model)} PS"
+        + (" (the traced job's PS tasks, each keeping its traced parameters)" if n_ps(model) > 1 else "")
+        + " at the catalogue's usd_per_hour, nothing else (storage, traffic, idle time); "
         f"{cfg.batch_size} samples per step",
         f"each point: {cfg.seeds} seed(s) from {cfg.seed}, {cfg.step_budget} measured steps over all workers (at "
         f"least {MIN_STEPS} each) after {WARMUP_STEPS} warm-up step each, coarser than predict's; N past a "
@@ -108,7 +110,8 @@ def pair_cells(pair: Pair, samples: float) -> list[str]:
 
 
 def _option(o: Option, samples: float) -> str:
-    return (f"{o.n_workers} x {o.worker.name} + PS {o.ps.name}: {o.samples_per_s:.0f} samples/s, "
+    return (f"{o.n_workers} x {o.worker.name} + {'' if o.n_ps == 1 else f'{o.n_ps} x '}PS {o.ps.name}: "
+            f"{o.samples_per_s:.0f} samples/s, "
             f"${o.usd_per_hour:.2f}/h, ${o.usd_per_1000_samples:.3g} per 1000 samples, "
             f"{o.hours_for(samples):.2f} h and ${o.usd_for(samples):.2f} for {samples:g} samples")
 

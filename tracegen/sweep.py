@@ -144,7 +144,8 @@ def run_point(inputs: SweepInputs, point: SweepPoint) -> Row:
     grid = inputs.grid
     link = grid.link(point.link)
     try:
-        result = simulate(point_model(inputs, point), grid.sim_config(point))
+        model = point_model(inputs, point)
+        result = simulate(model, dataclasses.replace(grid.sim_config(point), ps_shard_of_task=model.traced_ps_task))
         rate = steps_per_s(result)
         use = (link_utilisation(result, "pull"), link_utilisation(result, "push"), ps_cpu_utilisation(result))
     except TracegenError as exc:

@@ -171,3 +171,21 @@ def test_cli_bad_options_are_one_line(tmp_path: pathlib.Path, capsys: pytest.Cap
     assert "'--target-rate' must be > 0" in capsys.readouterr().err
     assert main(["plan", str(TRACE), "--catalogue", str(cat), "--samples", "0", "--out", str(tmp_path)]) == 2
     assert "'samples' must be from 1" in capsys.readouterr().err
+
+
+def test_a_job_traced_with_two_ps_tasks_keeps_them_and_pays_for_both() -> None:
+    """mlp at 200 Mbit/s traced with two PS tasks (real TF, data/shards/): each PS of the plan's type keeps its
+    traced parameters on its own link, as predict does, and each option pays for two PS. On instances like the
+    traced ones one worker runs near its measured single-worker rate; with both PS's bytes on one link it ran at
+    about 60 % of it."""
+    trace = ROOT / "data/shards/test/mlp_200mbit_k2_greedy/trace"
+    model = build_model(read_trace(trace))
+    single = read_single_worker(trace / "single-worker.json")
+    like_traced = Catalogue(instances=(_inst("w", "worker", 0.2, 1.0, 200_000_000),
+                                       _inst("ps", "ps", 1.0, 1.0, 200_000_000)))
+    result = plan(model, like_traced, dataclasses.replace(CONFIG, workers=(1, 2)), single_worker=single)
+    options = result.pairs[0].options
+    assert [o.n_ps for o in options] == [2, 2]
+    assert all(o.usd_per_hour == pytest.approx(o.n_workers * 0.2 + 2 * 1.0) for o in options)
+    assert single.steps_per_s is not None
+    assert abs(options[0].steps_per_s / single.steps_per_s - 1) <= 0.15

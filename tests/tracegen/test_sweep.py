@@ -270,3 +270,25 @@ def test_a_bad_grid_is_one_line_and_no_part(argv: list[str], message: str, tmp_p
     err = capsys.readouterr().err
     assert err.startswith("tracegen sweep: error: ") and message in err and err.count("\n") == 1
     assert part_paths(out) == []
+
+
+def test_a_job_traced_with_two_ps_tasks_is_swept_on_both(tmp_path: pathlib.Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """mlp traced with two PS tasks (real TF, data/shards/): every point keeps each parameter on its traced PS and
+    link, as predict does; on one PS the same point is far slower."""
+    trace = ROOT / "data/shards/test/mlp_200mbit_k2_greedy/trace"
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(trace), "--workers", "1,2", "--bandwidth", "200Mbit/s", *SMALL, "--jobs", "1",
+                 "--out", str(out)]) == 0
+    capsys.readouterr()
+    rows = read_rows(out).set_index("n_workers")
+    prep = prepared(build_model(read_trace(trace)),
+                    PredictConfig(bandwidth_bytes_per_s=parse_rate("200Mbit/s"),
+                                  single_worker=read_single_worker(trace / "single-worker.json")))
+    model, spec = prep.model, prep.links["mid"]
+    assert model.traced_ps_task
+    for n in (1, 2):
+        config = SimConfig(n_workers=n, steps=4, warmup_steps=1, seed=0, link_spec=spec)
+        on_both = simulate(model, dataclasses.replace(config, ps_shard_of_task=model.traced_ps_task))
+        assert rows.steps_per_s[n] == steps_per_s(on_both)
+        assert steps_per_s(simulate(model, config)) < 0.8 * steps_per_s(on_both)
