@@ -18,7 +18,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
@@ -114,9 +114,18 @@ def _convert(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, like every other error of the command (the usage is
+    what ``--help`` prints); its subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``<prog>: error: <message>`` and a pointer to ``--help`` on one line, exit 2."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="tracegen", description=(
+    parser = _Parser(prog="tracegen", description=(
         "Predict how asynchronous parameter-server training scales, from one worker's TensorFlow trace."))
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (repeat for debug)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

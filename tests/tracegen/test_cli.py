@@ -103,6 +103,24 @@ def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message
     assert not (tmp_path / "o" / "curve.csv").exists()
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["predict", "t", "--steps"], "tracegen predict: error: argument --steps: expected one argument"),
+    (["predict", "t", "--bandwidth", "-5Mbit/s", "--out", "o"], "argument --bandwidth: expected one argument"),
+    (["predict", "--link", "bogus"], "argument --link: invalid choice: 'bogus'"),
+    (["nosuch"], "tracegen: error: argument COMMAND: invalid choice: 'nosuch'"),
+    (["netbench", "run"], "tracegen netbench run: error: the following arguments are required: --ps"),
+])
+def test_a_usage_error_is_one_line_and_exit_code_2(argv: list[str], message: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse's own errors too: one line naming the command, what was wrong and where help is, no usage
+    block."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "--help')" in err
+
+
 def test_two_runs_into_one_directory_cannot_mix(tmp_path: pathlib.Path) -> None:
     from tracegen.errors import ConfigError
     from tracegen.outputs import OutputDir
