@@ -7,7 +7,8 @@ from its one-PS base configuration's inputs, and each of its K > 1 configuration
 K-PS job (``data/shards/reports_own``). The campaign again with the single-worker input measured in three
 jobs of its own (``data/validation/reports_single_worker_x3``). And the mixed clusters (``data/mixed``: workers
 with CPU caps or links of their own) and the re-measured dev configuration (``data/remeasured``), each against
-the errors its stored ``comparison.csv`` shows."""
+the errors its stored ``comparison.csv`` shows; and the first testbed runs (``data/testbed``) from their trace and
+link rate alone."""
 
 from __future__ import annotations
 
@@ -123,3 +124,19 @@ def test_stored_reports_are_no_worse(folder: str, trace: str, report: str, tmp_p
         assert got.max_error <= stored[f"{predictor}_error"].max() + MAX_TOLERANCE, (predictor, got.max_error)
     assert inputs.profile == ROOT / "data" / trace / "link-profile.json"  # two hosts: never the N-worker cluster
     assert inputs.single_worker == ROOT / "data" / trace / "single-worker.json"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(p.parent.name for p in (ROOT / "data" / "testbed").glob("*/report")))
+def test_first_testbed_runs_from_the_trace_and_rate_alone_are_no_worse(name: str, tmp_path: pathlib.Path) -> None:
+    """The project's first testbed runs (``data/testbed``, another machine, no link profile, no single-worker
+    measurement): predicted from the trace and the link's rate alone, against the errors the stored report
+    shows."""
+    folder = ROOT / "data" / "testbed" / name
+    stored = pd.read_csv(folder / "report" / "comparison.csv")
+    with OutputDir(tmp_path, []) as out:
+        comparison, inputs, _ = validate(folder, folder / "trace", PredictConfig(), out)
+    got = comparison.scores["simulator_bw"]
+    assert got.mape <= stored["simulator_bw_error"].mean() + MAPE_TOLERANCE, got.mape
+    assert got.max_error <= stored["simulator_bw_error"].max() + MAX_TOLERANCE, got.max_error
+    assert inputs.profile is None and inputs.single_worker is None
