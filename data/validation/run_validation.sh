@@ -2,7 +2,8 @@
 # The validation reports: tracegen validate on every configuration of the campaign (data/validation/campaign.csv:
 # dev and test), each from what its two hosts gave -- the trace, the link profile, the single-worker measurement
 # and the link rate; nothing measured with N > 1 workers -- then the scores per set. Minutes, no root needed.
-# (The older data/testbed/ configurations ran on another machine and have no link profile; they are not scored.)
+# (The older data/testbed/ configurations ran on another machine and have no link profile: not in these tables;
+# each is scored from its trace and link rate alone, tracegen validate --measured data/testbed/NAME, README.)
 # Another campaign laid out the same way (CAMPAIGN.csv, SET/NAME/, reports/): bash data/validation/run_validation.sh
 # data/tf2
 set -euo pipefail
