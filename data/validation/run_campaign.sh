@@ -6,12 +6,14 @@
 # one untraced worker did (trace/single-worker.json: its rate and the PS's CPU per step).
 # Writes data/validation/<set>/<name>/. Needs root, iproute2, cgroup v1 cpu and TensorFlow; run from the
 # repository root with nothing else busy: bash data/validation/run_campaign.sh [dev|test]
+# Another campaign laid out the same way (DIR/campaign.csv, DIR/<set>/<name>/): CAMPAIGN=DIR bash ... (data/fresh)
 set -euo pipefail
 TRACEGEN=${TRACEGEN:-tracegen}
+dir=${CAMPAIGN:-data/validation}
 only=${1:-}
-tail -n +2 data/validation/campaign.csv | sort -t, -k2,2 | while IFS=, read -r name set model rate queue burst ps worker; do
+tail -n +2 "$dir/campaign.csv" | sort -t, -k2,2 | while IFS=, read -r name set model rate queue burst ps worker; do
   [ -n "$only" ] && [ "$set" != "$only" ] && continue
-  out="data/validation/$set/$name"
+  out="$dir/$set/$name"
   if [ -e "$out" ]; then echo "skip $out (exists)"; continue; fi
   echo "== $set $name"
   "$TRACEGEN" testbed --model "$model" --bandwidth "${rate}Mbit/s" --queue-latency "$queue" --burst "$burst" \
