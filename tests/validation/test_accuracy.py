@@ -4,7 +4,8 @@ against its measurements. A change that makes any prediction worse than ``data/v
 says, beyond a small tolerance for floating-point noise, fails here; and the README must show exactly the summary
 those scores make. The same for the PS-shards campaign (``data/shards``): each of its configurations predicted
 from its one-PS base configuration's inputs, and each of its K > 1 configurations again from the trace of its own
-K-PS job (``data/shards/reports_own``). The campaign again with the single-worker input measured in three
+K-PS job (``data/shards/reports_own``). The TF2 campaign (``data/tf2``) and the fresh holdout (``data/fresh``)
+as the first. The campaign again with the single-worker input measured in three
 jobs of its own (``data/validation/reports_single_worker_x3``). And the mixed clusters (``data/mixed``: workers
 with CPU caps or links of their own) and the re-measured dev configuration (``data/remeasured``), each against
 the errors its stored ``comparison.csv`` shows; and the first testbed runs (``data/testbed``) from their trace and
@@ -24,7 +25,7 @@ from validation.compare import Comparison
 from validation.validate import validate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CAMPAIGNS = ("validation", "shards", "tf2")  # data/<campaign>/{campaign.csv,reports/scores.csv}
+CAMPAIGNS = ("validation", "shards", "tf2", "fresh")  # data/<campaign>/{campaign.csv,reports/scores.csv}
 MAPE_TOLERANCE = 0.01
 MAX_TOLERANCE = 0.02
 
