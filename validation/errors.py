@@ -3,6 +3,8 @@
     ValidationError              base of everything this package raises on purpose
     ├── ConfigError              an option or setting that cannot be used (quotes the value)
     ├── JobError                 a real TensorFlow job that failed to start, crashed or timed out
+    │   └── NodeCrashedError     one of its processes was killed by a signal it was not sent (TensorFlow's own
+    │                            SIGSEGV, the OOM killer): the testbed runs that measurement again, once
     ├── MissingDependencyError   TensorFlow (the ``tf`` extra) is not installed
     ├── ClusterError             the emulated cluster cannot be built or removed here (not root, no ip/tc,
     │                            no cgroup v1 cpu controller, address range in use, leftovers it could not remove)
@@ -22,6 +24,10 @@ class ConfigError(ValidationError):
 
 class JobError(ValidationError):
     """A real TensorFlow job that failed to start, crashed or timed out."""
+
+
+class NodeCrashedError(JobError):
+    """A process of a real TensorFlow job died by a signal the testbed did not send (a crash)."""
 
 
 class MissingDependencyError(ValidationError):

@@ -87,7 +87,7 @@ from tracegen import own_version
 from tracegen.placement import PLACEMENTS
 from validation.capture import tensorflow_version
 from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, available_cores, check_host
-from validation.errors import ConfigError, JobError
+from validation.errors import ConfigError, JobError, NodeCrashedError
 from validation.testbed_link import default_client_cores, measure_link_profile
 from validation.testbed_tf2 import measure_tf2
 from validation.zoo import ModelSpec
@@ -314,11 +314,7 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
             traced = trace_dir if (n == 1 and repeat == 0) else None
             after = out_dir / "workers" / f"n{n}" if (config.trace_workers and n > 1 and repeat == 0) else None
             window = window_for(config, n, measurements)
-            if config.api == "tf2":
-                m = measure_tf2(config, n, repeat=repeat, trace_dir=traced, window_s=window, progress=report)
-            else:
-                m = measure(config, n, repeat=repeat, trace_dir=traced, after_trace_dir=after, window_s=window,
-                            progress=report)
+            m = _measure_retrying_a_crash(config, n, repeat, traced, after, window, report)
             measurements.append(m)
             _write_csv(csv_path, config, measurements, tf_version)
             if config.staleness:
@@ -505,6 +501,24 @@ def _pump(index: int, stream: IO[str], events: queue.Queue[tuple[int, str | None
     events.put((index, None))
 
 
+def _measure_retrying_a_crash(config: TestbedConfig, n: int, repeat: int, traced: pathlib.Path | None,
+                              after: pathlib.Path | None, window: float, report: Progress) -> Measurement:
+    """One run of ``n`` workers; when a TensorFlow process of it crashed (killed by a signal the testbed did not
+    send: TensorFlow's own SIGSEGV, the OOM killer) the run is done again, once, and the progress says so."""
+
+    def once() -> Measurement:
+        if config.api == "tf2":
+            return measure_tf2(config, n, repeat=repeat, trace_dir=traced, window_s=window, progress=report)
+        return measure(config, n, repeat=repeat, trace_dir=traced, after_trace_dir=after, window_s=window,
+                       progress=report)
+
+    try:
+        return once()
+    except NodeCrashedError as exc:
+        report(f"N={n} repeat {repeat}: {exc}; running it again (once)")
+    return once()
+
+
 def _collect(
     events: queue.Queue[tuple[int, str | None]],
     *,
@@ -520,8 +534,8 @@ def _collect(
         for j, ps in enumerate(pss):
             code = ps.popen.poll()
             if code is not None:
-                raise JobError(f"PS task {j} exited with code {code} while workers waited for '{want}': "
-                               f"{ps.stderr_tail()}")
+                raise (NodeCrashedError if code < 0 else JobError)(
+                    f"PS task {j} exited with code {code} while workers waited for '{want}': {ps.stderr_tail()}")
         remaining = deadline_s - time.monotonic()
         if remaining <= 0.0:
             missing = [i for i in range(len(workers)) if i not in got]
@@ -534,7 +548,7 @@ def _collect(
         if line is None:
             if want == "warm" or index not in got:
                 code = workers[index].popen.wait(timeout=10.0)
-                raise JobError(
+                raise (NodeCrashedError if code < 0 else JobError)(
                     f"worker {index} exited with code {code} before it reported '{want}': "
                     f"{workers[index].stderr_tail()}"
                 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import os
 import pathlib
 import re
 import signal
@@ -57,6 +58,20 @@ def _node_processes() -> list[str]:
         if ("validation.node" in text or "validation.tf2node" in text) and prefix in text:
             found.append(f"{cmdline.parent.name}: {text[:80]}")
     return found
+
+
+def _worker_pids() -> list[int]:
+    """The worker node processes of these tests (their job JSON names the role "worker")."""
+    prefix = TEST_SUBNET.rsplit(".", 1)[0] + "."
+    found = []
+    for cmdline in pathlib.Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "validation.node" in text and prefix in text and '"role": "worker"' in text:
+            found.append(int(cmdline.parent.name))
+    return sorted(found)
 
 
 def _assert_nothing_left(run_ids: list[str]) -> None:
@@ -179,6 +194,26 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
     assert single.ps_cpu_s_per_step is not None
     assert 0.0 < single.ps_cpu_s_per_step * single.steps_per_s <= _config(tmp_path).cpu_cap_ps * 1.1
 
+    _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
+
+
+@pytest.mark.slow
+@pytest.mark.root
+def test_a_worker_that_crashes_gets_its_run_done_again_once(tmp_path: pathlib.Path) -> None:
+    """A real TensorFlow worker killed by SIGSEGV in the N = 2 run (as TensorFlow's own crashes are): the run is
+    done again, once, the progress says so, and nothing is left behind."""
+    messages: list[str] = []
+    crashed: list[str] = []
+
+    def progress(line: str) -> None:
+        messages.append(line)
+        if line.startswith("N=2:") and "measuring" in line and not crashed:
+            crashed.append(_worker_pids()[0])
+            os.kill(crashed[0], signal.SIGSEGV)
+
+    result = run_testbed(_config(tmp_path, workers=(2,)), progress=progress)
+    assert crashed and [(m.n_workers, m.repeat) for m in result.measurements] == [(2, 0)]
+    assert any("exited with code -11" in m and "running it again (once)" in m for m in messages)
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
 
 
