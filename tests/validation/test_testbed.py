@@ -46,8 +46,9 @@ def _config(out_dir: pathlib.Path, **changes: object) -> TestbedConfig:
     return TestbedConfig(**base)  # type: ignore[arg-type]
 
 
-def _node_processes() -> list[str]:
-    """Node processes of these tests still alive: their job JSON names an address in TEST_SUBNET."""
+def _nodes() -> list[tuple[int, str]]:
+    """(pid, command line) of the node processes of these tests still alive: their job JSON names an address in
+    TEST_SUBNET."""
     prefix = TEST_SUBNET.rsplit(".", 1)[0] + "."
     found = []
     for cmdline in pathlib.Path("/proc").glob("[0-9]*/cmdline"):
@@ -56,22 +57,18 @@ def _node_processes() -> list[str]:
         except OSError:
             continue  # the process ended while we looked
         if ("validation.node" in text or "validation.tf2node" in text) and prefix in text:
-            found.append(f"{cmdline.parent.name}: {text[:80]}")
-    return found
+            found.append((int(cmdline.parent.name), text))
+    return sorted(found)
+
+
+def _node_processes() -> list[str]:
+    """The node processes of these tests still alive, one line each."""
+    return [f"{pid}: {text[:80]}" for pid, text in _nodes()]
 
 
 def _worker_pids() -> list[int]:
-    """The worker node processes of these tests (their job JSON names the role "worker")."""
-    prefix = TEST_SUBNET.rsplit(".", 1)[0] + "."
-    found = []
-    for cmdline in pathlib.Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if "validation.node" in text and prefix in text and '"role": "worker"' in text:
-            found.append(int(cmdline.parent.name))
-    return sorted(found)
+    """The TF1 worker node processes of these tests (their job JSON names the role "worker")."""
+    return [pid for pid, text in _nodes() if "validation.node" in text and '"role": "worker"' in text]
 
 
 def _assert_nothing_left(run_ids: list[str]) -> None:
