@@ -7,6 +7,7 @@
     tool        what wrote it, e.g. "tracegen netbench 0.2.0"
     date        when, ISO 8601 UTC ("2026-12-01T10:00:00Z")
     ps          {"address": "10.0.0.1:2222", "host": "...", "cores": 2.0, "tensorflow": "2.21.0"}
+                (``cores``: the CPU the PS may use, > 0 and <= 4096, or null when unknown)
                 (optional in ps: "cpu_quota": {"host_cores": 2.0, "period_us": 10000} when ``cores`` is a CFS
                 quota -- cfs_quota_us / cfs_period_us of the PS's cgroup -- below the cores it may run on)
     client      {"address": "10.0.0.2", "host": "...", "cores": 2.0, "processes": 8}
@@ -175,9 +176,12 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
             raise ProfileError(f"{source}: points[{i}] ({pt.mode}, {pt.connections} connections) moved nothing in "
                                "the direction it measured")
     notes = c.notes(doc)
+    ps = c.mapping(c.key(doc, "ps", ""), "ps")
+    if ps.get("cores") is not None:  # the model takes the PS's CPU from it: a bad figure is an error, not unknown
+        c.number(ps["cores"], "ps.cores", positive=True, high=4096.0)
     return LinkProfile(
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
-        ps=c.mapping(c.key(doc, "ps", ""), "ps"), client=c.mapping(c.key(doc, "client", ""), "client"),
+        ps=ps, client=c.mapping(c.key(doc, "client", ""), "client"),
         tensors=c.integer(c.key(payload, "tensors", "payload"), "payload.tensors", low=1, high=1_000_000),
         tensor_bytes=c.integer(c.key(payload, "tensor_bytes", "payload"), "payload.tensor_bytes", low=1,
                                high=1 << 40),

@@ -548,8 +548,8 @@ def test_group_wire_type_names_the_byte(tmp_path: pathlib.Path) -> None:
 
 
 def _profile(tmp_path: pathlib.Path) -> pathlib.Path:
-    profile = LinkProfile(tool="test", date="2026-12-01T10:00:00Z", ps={"host": "ps"}, client={"host": "c"},
-                          tensors=4, tensor_bytes=1024, window_s=2.0, points=(
+    profile = LinkProfile(tool="test", date="2026-12-01T10:00:00Z", ps={"host": "ps", "cores": 2.0},
+                          client={"host": "c"}, tensors=4, tensor_bytes=1024, window_s=2.0, points=(
                               ProfilePoint(mode="pull", connections=1, pull_bytes_per_s=5e7, push_bytes_per_s=0.0),))
     path = tmp_path / "link-profile.json"
     write_link_profile(profile, path)
@@ -583,6 +583,9 @@ def _fifo(path: pathlib.Path) -> Iterator[pathlib.Path]:
     (b'"notes": []', b'"notes": ["\\ud800"]', "notes[0]: string '\\ud800' holds a lone UTF-16 surrogate"),
     (b'"notes": []', b'"notes": ' + b"[" * 5000 + b"]" * 5000, "JSON nested more than 64 deep"),
     (b'"connections": 1', b'"connections": 1e999999999', "must be an integer from 1 to 10000"),
+    # the PS's cores feed the model's PS CPU: a bad figure was once taken for "unknown" and silently replaced
+    (b'"cores": 2.0', b'"cores": -1', "ps.cores must be a number > 0 and <= 4096 (got -1)"),
+    (b'"cores": 2.0', b'"cores": "two"', "ps.cores must be a number > 0 and <= 4096 (got 'two')"),
 ])
 def test_link_profile_values(tmp_path: pathlib.Path, old: bytes, new: bytes, why: str) -> None:
     path = _profile(tmp_path)
