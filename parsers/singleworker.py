@@ -14,7 +14,8 @@ the PS process's CPU time). The file sits beside the trace, as ``link-profile.js
     date               when, ISO 8601 UTC
     steps_per_s        the worker's untraced training steps per second
     ps_cpu_s_per_step  (optional, null when unknown) CPU seconds the PS process used per step, all threads
-    ps_cores           (optional, null when unknown) the PS host's CPU cap or core count
+    ps_cores           (optional, null when unknown) the PS host's CPU cap or core count; with both known,
+                       ps_cpu_s_per_step x steps_per_s (cores used) may not exceed it
     ps_cpu_quota       (optional, null when none) {"host_cores": 2.0, "period_us": 10000} when ps_cores is a CFS
                        quota below the cores the PS may run on (as ps.cpu_quota in link-profile.json)
     window_s           how long it was measured, seconds
@@ -39,6 +40,8 @@ FORMAT = "tracegen-single-worker"
 VERSION = 1
 SINGLE_WORKER_NAME = "single-worker.json"  # its name beside a trace
 MAX_BYTES = 1 << 16
+# a process cannot use more CPU than its cap or its host's cores; the measurement window's edges may add a little
+CPU_SLACK = 1.1
 
 
 class SingleWorkerError(TraceFormatError):
@@ -83,11 +86,16 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
     c = Checker(source, SingleWorkerError)
     c.header(doc, FORMAT, VERSION)
     cpu, cores = doc.get("ps_cpu_s_per_step"), doc.get("ps_cores")
+    steps_per_s = c.number(c.key(doc, "steps_per_s", ""), "steps_per_s", positive=True, high=1e9)
+    ps_cpu = None if cpu is None else c.number(cpu, "ps_cpu_s_per_step", high=86_400.0)
+    ps_cores = None if cores is None else c.number(cores, "ps_cores", positive=True, high=4096.0)
+    if ps_cpu is not None and ps_cores is not None and ps_cpu * steps_per_s > ps_cores * CPU_SLACK:
+        raise SingleWorkerError(f"{source}: ps_cpu_s_per_step {ps_cpu:g} at steps_per_s {steps_per_s:g} is "
+                                f"{ps_cpu * steps_per_s:.3g} cores of CPU, more than ps_cores {ps_cores:g}")
     return SingleWorker(
-        steps_per_s=c.number(c.key(doc, "steps_per_s", ""), "steps_per_s", positive=True, high=1e9),
+        steps_per_s=steps_per_s,
         window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
-        ps_cpu_s_per_step=None if cpu is None else c.number(cpu, "ps_cpu_s_per_step", high=86_400.0),
-        ps_cores=None if cores is None else c.number(cores, "ps_cores", positive=True, high=4096.0),
+        ps_cpu_s_per_step=ps_cpu, ps_cores=ps_cores,
         ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota"),
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         notes=c.notes(doc), source=source)

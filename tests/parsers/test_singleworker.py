@@ -44,6 +44,10 @@ def test_unknown_ps_cpu_is_allowed(tmp_path: pathlib.Path) -> None:
     (b'"host_cores": 2.0,', b'', "ps_cpu_quota"),
     (b'"format": "tracegen-single-worker"', b'"format": "tracegen-link-profile"', "'format' must be"),
     (b'"window_s": 40.0', b'"window_s": NaN', "NaN is not a JSON number"),
+    # 5 s of PS CPU a step at 5.5 steps/s is 27.5 cores from a PS capped at 0.5: once replayed as is (N = 1 at
+    # 0.06 steps/s for a measured 10.8)
+    (b'"ps_cpu_s_per_step": 0.045', b'"ps_cpu_s_per_step": 5',
+     "ps_cpu_s_per_step 5 at steps_per_s 5.5 is 27.5 cores of CPU, more than ps_cores 0.5"),
 ])
 def test_bad_values_are_named(tmp_path: pathlib.Path, old: bytes, new: bytes, why: str) -> None:
     path = _written(tmp_path)
@@ -54,6 +58,14 @@ def test_bad_values_are_named(tmp_path: pathlib.Path, old: bytes, new: bytes, wh
         read_single_worker(path)
     message = str(info.value)
     assert str(path) in message and why in message and "\n" not in message and len(message) < 300
+
+
+def test_every_bundled_measurement_reads() -> None:
+    """The consistency check holds for every measurement in ``data/`` (at most 0.66 of the cap there)."""
+    found = sorted((pathlib.Path(__file__).resolve().parents[2] / "data").rglob("single-worker.json"))
+    assert len(found) >= 20
+    for path in found:
+        assert read_single_worker(path).steps_per_s > 0
 
 
 def test_missing_key_and_not_json(tmp_path: pathlib.Path) -> None:

@@ -156,7 +156,7 @@ def test_a_single_worker_measurement_beside_the_trace_is_used_and_named(
     common = [str(trace), "--workers", "1,8", "--bandwidth", "10Gbit/s", "--steps", "4", "--seeds", "1"]
     assert run_predict(parse([*common, "--out", str(tmp_path / "a")])) == 0
     assert "per transfer" not in capsys.readouterr().out
-    measured = SingleWorker(steps_per_s=5.0, window_s=30.0, ps_cpu_s_per_step=0.2, ps_cores=0.5)
+    measured = SingleWorker(steps_per_s=2.0, window_s=30.0, ps_cpu_s_per_step=0.2, ps_cores=0.5)
     write_single_worker(measured, trace / SINGLE_WORKER_NAME)
     assert run_predict(parse([*common, "--out", str(tmp_path / "b")])) == 0
     out = capsys.readouterr().out
@@ -181,3 +181,16 @@ def test_the_seed_spread_is_a_confidence_interval_of_the_mean(mlp_trace_dir: pat
         half = float(r["steps_per_s_ci95"])
         # three seeds: t(2) s / sqrt(3) = 2.48 s, wider than half the min-max range, which is at most s
         assert half >= (float(r["steps_per_s_high"]) - float(r["steps_per_s_low"])) / 2
+
+
+def test_a_single_worker_measurement_the_replay_cannot_reach_is_warned_of(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """1000 steps/s for one worker of a step that moves megabytes over 100 Mbit/s: the prediction still runs, and
+    says on stderr that N = 1 is not pinned to the measurement (it once said only 'tracing's cost undone 4.00x')."""
+    trace = tmp_path / "trace"
+    shutil.copytree(mlp_trace_dir, trace)
+    write_single_worker(SingleWorker(steps_per_s=1000.0, window_s=30.0), trace / SINGLE_WORKER_NAME)
+    assert run_predict(parse([str(trace), "--workers", "1", "--bandwidth", "100Mbit/s", "--steps", "4", "--seeds",
+                              "1", "--out", str(tmp_path / "out")])) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {trace / SINGLE_WORKER_NAME}: one worker replays at" in err and "not pinned" in err
