@@ -117,6 +117,8 @@ def run_sweep(args: argparse.Namespace) -> int:
                           steps=args.steps, warmup_steps=args.warmup_steps, link_model=args.link,
                           batch_size=batch_size_of(args.trace, args.batch_size),
                           payload_fraction=args.payload_fraction)
+    for note in inputs.notes:
+        print(f"warning: {note}", file=sys.stderr)
     grid = inputs.grid
     where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
     print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.policies)} policies x "

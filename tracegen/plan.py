@@ -173,6 +173,7 @@ class Plan:
     traced_link: LinkSpec
     measured_rpc: bool
     n_simulations: int
+    notes: tuple[str, ...] = ()  # what the inputs left unsure (a single-worker measurement the replay misses)
 
     @property
     def options(self) -> tuple[Option, ...]:
@@ -194,12 +195,12 @@ class _Sweep:
 
 
 def traced_hosts(model: StepModel, link_profile: LinkProfile | None,
-                 single_worker: SingleWorker | None) -> tuple[StepModel, LinkSpec]:
+                 single_worker: SingleWorker | None) -> tuple[StepModel, LinkSpec, tuple[str, ...]]:
     """The step and the link of the traced hosts as ``predict`` prepares them: tracing's cost undone when a
     single-worker measurement shows it (:mod:`tracegen.untraced`), and what the traced PS's cores, quota and CPU
-    per request were (the catalogue's links replace its rates)."""
+    per request were (the catalogue's links replace its rates); and what ``predict`` would warn of."""
     prep = prepared(model, PredictConfig(workers=(1,), link_profile=link_profile, single_worker=single_worker))
-    return prep.model, prep.links["mid"]
+    return prep.model, prep.links["mid"], prep.notes
 
 
 def _point(model: StepModel, spec: LinkSpec, n: int, config: PlanConfig) -> tuple[float, str, SimResult]:
@@ -244,7 +245,9 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
     """Every worker type x PS type x N of ``catalogue`` for the traced step ``model`` (module docstring).
     ``link_profile`` / ``single_worker``: the traced hosts' own (beside the trace), for what the traced PS was."""
     report = progress or (lambda _line: None)
-    model, traced = traced_hosts(model, link_profile, single_worker)
+    model, traced, notes = traced_hosts(model, link_profile, single_worker)
+    for note in notes:
+        report(f"warning: {note}")
     measured_rpc = single_worker is not None and single_worker.ps_cpu_s_per_step is not None
     sweeps: dict[tuple[object, ...], _Sweep] = {}
     pairs = []
@@ -265,7 +268,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                                           o.ps.line), default=None)
     fastest = max(options, key=lambda o: (o.samples_per_s, -o.usd_per_hour, -o.n_workers))
     return Plan(model=model, config=config, pairs=tuple(pairs), chosen=chosen, fastest=fastest, traced_link=traced,
-                measured_rpc=measured_rpc, n_simulations=sum(s.n_simulations for s in sweeps.values()))
+                measured_rpc=measured_rpc, n_simulations=sum(s.n_simulations for s in sweeps.values()), notes=notes)
 
 
 def n_ps(model: StepModel) -> int:

@@ -65,7 +65,7 @@ def assumptions(plan: Plan) -> list[str]:
     unpinned = sorted({p.ps.name for p in plan.pairs if p.ps.link_profile is None})
     quota = traced.ps_quota is not None and traced.ps_cores is not None and traced.ps_quota.applies(traced.ps_cores)
     rpc = traced.rpc_cpu_ns[PULL]
-    lines = [
+    return [
         "worker ops and the gaps before them: traced time / the worker type's compute_speed (catalogue; the "
         "worker's cores are not used: compute_speed is its speed)",
         "PS ops (as CPU work" + (f", taken out of the traced PS's {traced.ps_cores:g}-core quota" if quota else "")
@@ -88,8 +88,8 @@ def assumptions(plan: Plan) -> list[str]:
         f"least {MIN_STEPS} each) after {WARMUP_STEPS} warm-up step each, coarser than predict's; N past a "
         f"plateau ({STALL_POINTS} in a row adding < {STALL_GAIN:.0%}) not simulated: they only add cost. Confirm "
         "the chosen option with 'tracegen predict'",
+        *(f"warning: {note}" for note in plan.notes),
     ]
-    return lines
 
 
 PAIR_HEADER = ("workers", "ps", "best N", "samples/s", "$/h", "$/1k smp", "hours", "$ total", "knee", "plateau",

@@ -49,7 +49,7 @@ from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
 from tracegen.shards import ShardRow, shard_table, shards_csv
 from tracegen.simulate import SimConfig, resolve_link
 from tracegen.synth import write_synthetic_trace
-from tracegen.untraced import untraced_link, untraced_model, untraced_speed
+from tracegen.untraced import mismatch_note, one_worker_rate, untraced_link, untraced_model, untraced_speed
 
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
@@ -192,6 +192,7 @@ class Prepared:
     traced_model: StepModel
     traced_links: dict[str, LinkSpec]
     speed: float = 1.0
+    notes: tuple[str, ...] = ()  # what the user should know about the inputs (a measurement the replay misses)
 
 
 def prepared(model: StepModel, config: PredictConfig) -> Prepared:
@@ -200,10 +201,12 @@ def prepared(model: StepModel, config: PredictConfig) -> Prepared:
     links = resolve_links(model, config)
     if config.single_worker is None:
         return Prepared(model=model, links=links, traced_model=model, traced_links=links)
-    speed = untraced_speed(model, config.one_ps(links["mid"]), config.single_worker.steps_per_s,
-                           seeds=config.seeds)
+    one_ps, measured = config.one_ps(links["mid"]), config.single_worker.steps_per_s
+    speed = untraced_speed(model, one_ps, measured, seeds=config.seeds)
+    note = mismatch_note(one_worker_rate(model, one_ps, speed, seeds=config.seeds), measured, speed)
     return Prepared(model=untraced_model(model, speed), traced_model=model, traced_links=links, speed=speed,
-                    links={name: untraced_link(spec, speed) for name, spec in links.items()})
+                    links={name: untraced_link(spec, speed) for name, spec in links.items()},
+                    notes=(f"{config.single_worker.source or 'single-worker measurement'}: {note}",) if note else ())
 
 
 def band_curves(prep: Prepared, config: PredictConfig, workers: tuple[int, ...], *,
@@ -230,6 +233,8 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
         report(f"the trace has {max(traced.traced_ps_task) + 1} PS tasks: each keeps its traced parameters, "
                "each a PS with the link given")
     prep = prepared(traced, config)
+    for note in prep.notes:
+        report(f"warning: {note}")
     model, links = prep.model, prep.links
     events = len(links) * estimated_events(model, config)
     if events > MAX_EVENTS:

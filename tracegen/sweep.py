@@ -104,9 +104,12 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     model = build_model(read_trace(trace_path))
     single = load_single_worker(single_worker_beside(trace_path))
 
+    notes: list[str] = []
+
     def link(label: str, kind: str, key: str, rate: int | None = None, **given: Any) -> SweepLink:
         prep = prepared(model, PredictConfig(workers=(1,), single_worker=single, payload_fraction=payload_fraction,
                                              bandwidth_bytes_per_s=rate, **given))
+        notes.extend(f"link {label}: {note}" for note in prep.notes)
         untraced = f":untraced{prep.speed!r}" if prep.speed != 1.0 else ""
         return SweepLink(label=label, kind=kind, key=key + untraced, bandwidth_bytes_per_s=rate,
                          spec=prep.links["mid"], untraced_speed=prep.speed)
@@ -124,7 +127,7 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     grid = SweepGrid(workers=tuple(workers), links=tuple(links), policies=tuple(pols), seeds=tuple(seeds),
                      worker_speeds=tuple(float(s) for s in worker_speeds), steps=steps, warmup_steps=warmup_steps,
                      link_model=link_model, batch_size=batch_size)
-    return SweepInputs(model=model, trace_sha256=sha, grid=grid)
+    return SweepInputs(model=model, trace_sha256=sha, grid=grid, notes=tuple(notes))
 
 
 def point_model(inputs: SweepInputs, point: SweepPoint) -> StepModel:

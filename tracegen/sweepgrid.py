@@ -168,6 +168,7 @@ class SweepInputs:
     model: StepModel
     trace_sha256: str
     grid: SweepGrid
+    notes: tuple[str, ...] = ()  # what the inputs left unsure, per link (tracegen.predict.Prepared.notes)
 
     def point_id(self, point: SweepPoint) -> str:
         """The stable id of ``point`` (module docstring)."""

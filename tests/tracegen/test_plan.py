@@ -43,7 +43,7 @@ def _plan(model: StepModel, catalogue: Catalogue = CATALOGUE, config: PlanConfig
 
 
 def test_compute_speed_scales_worker_ops_and_ps_work(model: StepModel) -> None:
-    _untraced, traced = traced_hosts(model, PROFILE, SINGLE)
+    _untraced, traced, _notes = traced_hosts(model, PROFILE, SINGLE)
     fast = on_instances(model, traced, worker_speed=2.0, ps_speed=4.0)
     for before, after in zip(model.timings, fast.timings, strict=True):
         for t, kind in enumerate(model.kinds):
@@ -105,6 +105,19 @@ def test_an_unreachable_target_chooses_nothing_and_names_the_fastest(model: Step
     fastest = max(o.samples_per_s for o in _plan(model).options)
     result = _plan(model, config=dataclasses.replace(CONFIG, target_samples_per_s=10 * fastest))
     assert result.chosen is None and result.fastest.samples_per_s == fastest
+
+
+def test_a_single_worker_measurement_the_replay_cannot_reach_is_a_printed_assumption(model: StepModel) -> None:
+    """Four times the measured rate (and a quarter of the PS CPU per step, so that the file is consistent): the
+    link cannot carry one worker that fast, and the plan says so beside its answer, as predict does."""
+    from tracegen.planreport import assumptions
+
+    assert _plan(model).notes == ()
+    fast = dataclasses.replace(SINGLE, steps_per_s=SINGLE.steps_per_s * 4,
+                               ps_cpu_s_per_step=(SINGLE.ps_cpu_s_per_step or 0) / 4)
+    result = plan(model, CATALOGUE, CONFIG, link_profile=PROFILE, single_worker=fast)
+    assert len(result.notes) == 1 and "not pinned" in result.notes[0]
+    assert [line for line in assumptions(result) if line.startswith("warning:")] == [f"warning: {result.notes[0]}"]
 
 
 def test_a_link_profile_pins_the_ps_link_and_a_rate_gives_a_band(model: StepModel) -> None:

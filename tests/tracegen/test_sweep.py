@@ -292,3 +292,22 @@ def test_a_job_traced_with_two_ps_tasks_is_swept_on_both(tmp_path: pathlib.Path,
         on_both = simulate(model, dataclasses.replace(config, ps_shard_of_task=model.traced_ps_task))
         assert rows.steps_per_s[n] == steps_per_s(on_both)
         assert steps_per_s(simulate(model, config)) < 0.8 * steps_per_s(on_both)
+
+
+def test_a_single_worker_measurement_the_replay_cannot_reach_is_warned_of(tmp_path: pathlib.Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A single-worker.json four times faster than the link lets one worker go: the sweep says so, per link, as
+    predict and plan do, and still runs."""
+    from parsers.singleworker import SINGLE_WORKER_NAME, write_single_worker
+
+    trace = tmp_path / "trace"
+    shutil.copytree(TRACE, trace)
+    single = read_single_worker(TRACE / SINGLE_WORKER_NAME)
+    write_single_worker(dataclasses.replace(single, steps_per_s=single.steps_per_s * 4,
+                                            ps_cpu_s_per_step=(single.ps_cpu_s_per_step or 0) / 4),
+                        trace / SINGLE_WORKER_NAME)
+    assert main(["sweep", str(trace), "--workers", "1", "--bandwidth", "500Mbit/s", *SMALL, "--jobs", "1",
+                 "--out", str(tmp_path / "sweep")]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: link 500Mbit/s: {trace / SINGLE_WORKER_NAME}: one worker replays at" in err
+    assert "not pinned" in err

@@ -10,7 +10,16 @@ from parsers import read_trace
 from tracegen.curve import scaling_curve
 from tracegen.model import TRANSFER_KINDS, StepModel, build_model
 from tracegen.simulate import SimConfig, resolve_link
-from tracegen.untraced import MAX_SPEED, TOLERANCE, untraced_link, untraced_model, untraced_speed
+from tracegen.untraced import (
+    MAX_SPEED,
+    MISMATCH,
+    TOLERANCE,
+    mismatch_note,
+    one_worker_rate,
+    untraced_link,
+    untraced_model,
+    untraced_speed,
+)
 
 SEEDS = 2
 
@@ -72,3 +81,20 @@ def test_bad_arguments_are_refused(mlp: StepModel) -> None:
         untraced_speed(mlp, SimConfig(), 10.0, seeds=1)
     with pytest.raises(ValueError, match=r"got -1\.0"):
         untraced_speed(mlp, config_of(mlp), -1.0, seeds=1)
+
+
+def test_a_measurement_the_replay_cannot_reach_is_reported(mlp: StepModel) -> None:
+    """A measured rate 1000 times the replay's: the factor stops at its bound and the note says that N = 1 is not
+    pinned; a replay 20 % faster than the measurement is reported too (nothing is slowed down); within 5 %,
+    nothing is said."""
+    config = config_of(mlp)
+    traced = one_worker(mlp, config, 1.0)
+    assert one_worker_rate(mlp, config, 1.0, seeds=SEEDS) == pytest.approx(traced)
+    measured = traced * 1000
+    speed = untraced_speed(mlp, config, measured, seeds=SEEDS)
+    note = mismatch_note(one_worker_rate(mlp, config, speed, seeds=SEEDS), measured, speed)
+    assert note is not None and "slower than the untraced single-worker measurement" in note
+    assert f"{MAX_SPEED:.2f}x" in note and "not pinned" in note
+    faster = mismatch_note(traced, traced / 1.2, 1.0)
+    assert faster is not None and "20% faster" in faster
+    assert mismatch_note(traced, traced * (1 + MISMATCH / 2), 1.0) is None
