@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import pathlib
 import signal
 import sys
+import time
 from collections.abc import Callable
 from types import ModuleType
 
@@ -48,6 +50,63 @@ def _default_signals() -> None:
 def default_signals() -> Callable[[], None]:
     """A ``preexec_fn`` for child processes that will be sent SIGINT or SIGTERM."""
     return _default_signals
+
+
+class ProcessTree:
+    """What the tests that stop runs with signals check: a run's child processes, and that they went."""
+
+    @staticmethod
+    def children(pid: int) -> list[int]:
+        """Processes whose parent is ``pid``."""
+        found = []
+        for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(stat.parent.name))
+        return found
+
+    @staticmethod
+    def spawned(pid: int) -> list[int]:
+        """``pid``'s worker processes started by multiprocessing's ``spawn`` (not its resource tracker, which
+        lives as long as its parent, by design)."""
+        found = []
+        for child in ProcessTree.children(pid):
+            try:
+                command = pathlib.Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"multiprocessing.spawn" in command:
+                found.append(child)
+        return found
+
+    @staticmethod
+    def alive(pid: int) -> bool:
+        """Whether ``pid`` runs (a zombie does not)."""
+        try:
+            state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        return state != "Z"
+
+    @classmethod
+    def wait_gone(cls, pids: list[int], timeout_s: float = 30) -> list[int]:
+        """Wait for ``pids`` to end; those still running after ``timeout_s`` (then killed: a test never leaves a
+        process behind, whatever its assertions say)."""
+        deadline = time.monotonic() + timeout_s
+        while (left := [p for p in pids if cls.alive(p)]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        return left
+
+
+@pytest.fixture
+def process_tree() -> type[ProcessTree]:
+    """:class:`ProcessTree`."""
+    return ProcessTree
 
 
 def load_benchmark(name: str) -> ModuleType:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from typing import TextIO
@@ -13,6 +12,7 @@ from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.predict import PAYLOAD_FRACTION
+from tracegen.processes import available_cpus
 from tracegen.sweep import PART_POINTS, Runner, SweepProgress, build_inputs, sweep
 from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import parse_count, parse_number, parse_rate
@@ -58,9 +58,9 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                              "computes only the points it does not hold yet")
     parser.add_argument("--part-points", type=parse_count, default=PART_POINTS, metavar="K",
                         help=f"rows per part file: one is written each K finished points (default {PART_POINTS})")
-    parser.add_argument("--jobs", type=parse_count, default=os.cpu_count() or 1, metavar="J",
-                        help="local worker processes, or the CPUs of a --ray local instance (default: the CPU "
-                             "count)")
+    parser.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
+                        help="local worker processes, or the CPUs of a --ray local instance (default: the CPUs "
+                             "this process may use)")
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="run the points as tasks on the Ray cluster at ADDRESS (HOST:6379, or auto); "
                              "'local' starts a Ray instance of --jobs CPUs for this sweep (needs the sweep extra)")

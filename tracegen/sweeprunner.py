@@ -1,13 +1,11 @@
 """Where a sweep's chunks of points run: local worker processes, or tasks on a Ray cluster.
 
-Both runners keep a bounded number of chunks in flight (:data:`IN_FLIGHT_PER_SLOT` per slot), hand each chunk's
+Both runners keep a bounded number of chunks in flight (:data:`IN_FLIGHT_PER_JOB` per slot), hand each chunk's
 rows to the caller as soon as it finishes, and stop their workers on the way out, whatever the way out is (the
 last chunk, an error, Ctrl-C, SIGTERM):
 
-- :class:`LocalRunner`: a :class:`concurrent.futures.ProcessPoolExecutor` of ``jobs`` processes started fresh
-  (``spawn``), each holding the sweep's inputs once. Workers ignore SIGINT (a Ctrl-C in the terminal reaches the
-  whole process group; the driver alone decides), are terminated when the driver stops early, and die with it
-  when it is killed outright (Linux: ``PR_SET_PDEATHSIG``).
+- :class:`LocalRunner`: ``jobs`` local processes (:mod:`tracegen.processes`: started fresh, SIGINT left to the
+  driver, terminated when it stops early, gone when it is killed outright), each holding the sweep's inputs once.
 - :class:`RayRunner`: ``ray.init(address=...)`` (``local``: start a Ray instance of ``jobs`` CPUs in this
   process, gone at ``ray.shutdown()``), the inputs put into the object store once, one Ray task per chunk; on
   the way out, unfinished tasks are cancelled and the driver disconnects. The cluster's nodes need this package
@@ -16,37 +14,27 @@ last chunk, an error, Ctrl-C, SIGTERM):
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
-import ctypes
 import importlib
 import logging
-import multiprocessing
 import signal
 import socket
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tracegen.errors import ConfigError, TracegenError
+from tracegen.processes import IN_FLIGHT_PER_JOB, WAIT_S, Processes
 from tracegen.sweep import Row, run_chunk
 from tracegen.sweepgrid import SweepInputs, SweepPoint
 
-IN_FLIGHT_PER_SLOT = 2
-WAIT_S = 0.5  # how long a wait for results may hold off a signal handler
-PR_SET_PDEATHSIG = 1
 CONNECT_TIMEOUT_S = 10
 
 _INPUTS: SweepInputs | None = None  # a local worker process's copy of the sweep's inputs
 
 
-def _init_worker(inputs: SweepInputs) -> None:
+def _set_inputs(inputs: SweepInputs) -> None:
     global _INPUTS  # noqa: PLW0603 - one copy per worker process, set once when it starts
     _INPUTS = inputs
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform == "linux":  # die with the driver, even when it is killed outright
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _run_local_chunk(points: tuple[SweepPoint, ...]) -> list[Row]:
@@ -56,7 +44,7 @@ def _run_local_chunk(points: tuple[SweepPoint, ...]) -> list[Row]:
 
 
 class LocalRunner:
-    """``jobs`` local worker processes (module docstring)."""
+    """``jobs`` local worker processes (module docstring; :class:`tracegen.processes.Processes`)."""
 
     def __init__(self, jobs: int) -> None:
         if not 1 <= jobs <= 4096:
@@ -66,28 +54,9 @@ class LocalRunner:
     def run(self, inputs: SweepInputs, chunks: Sequence[tuple[SweepPoint, ...]],
             on_rows: Callable[[list[Row]], None]) -> None:
         """Run every chunk; ``on_rows`` gets each chunk's rows in the order chunks finish."""
-        pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=min(self.slots, len(chunks)), mp_context=multiprocessing.get_context("spawn"),
-            initializer=_init_worker, initargs=(inputs,))
-        finished = False
-        try:
-            queue = iter(chunks)
-            pending: set[concurrent.futures.Future[list[Row]]] = set()
-            while True:
-                while len(pending) < IN_FLIGHT_PER_SLOT * self.slots and (chunk := next(queue, None)) is not None:
-                    pending.add(pool.submit(_run_local_chunk, chunk))
-                if not pending:
-                    break
-                done, pending = concurrent.futures.wait(pending, timeout=WAIT_S,
-                                                        return_when=concurrent.futures.FIRST_COMPLETED)
-                for future in done:
-                    on_rows(future.result())
-            finished = True
-        finally:
-            if not finished:  # stop now: a running chunk's rows are not wanted any more
-                for process in list((getattr(pool, "_processes", None) or {}).values()):
-                    process.terminate()  # Python 3.14 has pool.terminate_workers(); 3.11 only this
-            pool.shutdown(wait=True, cancel_futures=True)
+        with Processes(_run_local_chunk, min(self.slots, max(1, len(chunks))), initializer=_set_inputs,
+                       initargs=(inputs,)) as pool:
+            pool.stream(enumerate(chunks), lambda _index, rows: on_rows(rows))
 
 
 class RayRunner:
@@ -134,7 +103,7 @@ class RayRunner:
             shared = ray.put(inputs)
             queue = iter(chunks)
             while True:
-                while len(pending) < IN_FLIGHT_PER_SLOT * self.slots and (chunk := next(queue, None)) is not None:
+                while len(pending) < IN_FLIGHT_PER_JOB * self.slots and (chunk := next(queue, None)) is not None:
                     pending.append(task.remote(shared, chunk))
                 if not pending:
                     break

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -103,37 +104,7 @@ def test_stale_temporary_files_are_removed_and_foreign_parts_refused(tmp_path: p
     assert err.count("\n") == 1
 
 
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid``."""
-    found = []
-    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def _wait_gone(pids: list[int], timeout_s: float = 30) -> list[int]:
-    deadline = time.monotonic() + timeout_s
-    while (left := [p for p in pids if _alive(p)]) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    for pid in left:  # never leave a process behind, whatever the assertion below says
-        os.kill(pid, signal.SIGKILL)
-    return left
-
-
-def _start_and_stop(out: pathlib.Path, sig: signal.Signals,
+def _start_and_stop(out: pathlib.Path, sig: signal.Signals, tree: Any,
                     preexec: Callable[[], None] | None = None) -> tuple[int, str, list[int]]:
     """Start a sweep, send ``sig`` to it once a part exists; (exit code, stderr, workers still alive after).
     ``preexec``: the tests conftest's ``default_signals``, so that SIGINT works however the suite was started."""
@@ -144,14 +115,14 @@ def _start_and_stop(out: pathlib.Path, sig: signal.Signals,
         deadline = time.monotonic() + 120
         while not part_paths(out) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
-        workers = _children(proc.pid)
+        workers = tree.children(proc.pid)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return proc.returncode, err, _wait_gone(workers)
+    return proc.returncode, err, tree.wait_gone(workers)
 
 
 def _resume_and_check(out: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -169,9 +140,9 @@ def _resume_and_check(out: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> 
 
 
 @pytest.mark.slow
-def test_resume_after_sigkill_computes_no_point_twice(tmp_path: pathlib.Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, left = _start_and_stop(tmp_path / "sweep", signal.SIGKILL)
+def test_resume_after_sigkill_computes_no_point_twice(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                      process_tree: Any) -> None:
+    code, _, left = _start_and_stop(tmp_path / "sweep", signal.SIGKILL, process_tree)
     assert code == -signal.SIGKILL
     assert left == []  # the worker processes died with their driver
     _resume_and_check(tmp_path / "sweep", capsys)
@@ -183,9 +154,10 @@ def test_resume_after_sigkill_computes_no_point_twice(tmp_path: pathlib.Path,
 def test_signals_stop_workers_and_keep_the_dataset_whole(sig: signal.Signals, code: int, said: str,
                                                          tmp_path: pathlib.Path,
                                                          capsys: pytest.CaptureFixture[str],
-                                                         default_signals: Callable[[], None]) -> None:
+                                                         default_signals: Callable[[], None],
+                                                         process_tree: Any) -> None:
     out = tmp_path / "sweep"
-    got, err, left = _start_and_stop(out, sig, default_signals)
+    got, err, left = _start_and_stop(out, sig, process_tree, default_signals)
     assert got == code and f"tracegen sweep: {said}" in err, err[-3000:]  # a failure shows what it said
     assert left == []
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]

@@ -1,0 +1,123 @@
+"""Work spread over local worker processes, stopped cleanly whatever way the caller leaves.
+
+:class:`Processes` runs ``fn(item)`` for many items in ``jobs`` processes started fresh (``spawn``: nothing of the
+caller's state but what is sent), keeps a bounded number in flight (:data:`IN_FLIGHT_PER_JOB` per process), and
+hands each result to ``on_done`` as it arrives; :meth:`Processes.map` returns the results in the items' order, so
+what the caller builds from them does not depend on which process was quicker. An optional ``initializer`` with
+its ``initargs`` runs once in each process (a sweep ships its inputs that way, once per process, not per item).
+
+Workers ignore SIGINT (a Ctrl-C in the terminal reaches the whole process group: the caller alone decides), are
+terminated when the caller leaves early (an error, Ctrl-C, SIGTERM turned into an exception by the CLI), and die
+with it when it is killed outright (Linux: ``PR_SET_PDEATHSIG``). An exception raised by ``fn`` is raised again
+in the caller, as itself.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic, TypeVar
+
+from tracegen.errors import ConfigError
+
+IN_FLIGHT_PER_JOB = 2
+WAIT_S = 0.5  # how long a wait for results may hold off a signal handler in the caller
+PR_SET_PDEATHSIG = 1
+MAX_JOBS = 4096
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the platform has one), at least 1."""
+    with contextlib.suppress(AttributeError, OSError):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform == "linux":  # die with the caller, even when it is killed outright
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+class Processes(Generic[In, Out]):
+    """``jobs`` local worker processes running ``fn`` (module docstring). A context manager: the processes
+    start at the first :meth:`map` and are gone when the ``with`` block is left."""
+
+    def __init__(self, fn: Callable[[In], Out], jobs: int, *, initializer: Callable[..., None] | None = None,
+                 initargs: tuple[Any, ...] = ()) -> None:
+        if not 1 <= jobs <= MAX_JOBS:
+            raise ConfigError(f"'jobs' must be from 1 to {MAX_JOBS} (got {jobs})")
+        self.fn, self.jobs = fn, jobs
+        self._initializer, self._initargs = initializer, initargs
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> Processes[In, Out]:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        self.close(finished=exc_type is None)
+
+    def close(self, *, finished: bool = True) -> None:
+        """Stop the processes; unless ``finished``, at once (running work is not wanted any more)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if not finished:
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()  # Python 3.14 has pool.terminate_workers(); 3.11 only this
+        pool.shutdown(wait=True, cancel_futures=True)
+
+    def _started(self, n_items: int) -> concurrent.futures.ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=max(1, min(self.jobs, n_items)), mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_worker, initargs=(self._initializer, self._initargs))
+        return self._pool
+
+    def map(self, items: Sequence[In], on_done: Callable[[int, Out], None] | None = None) -> list[Out]:
+        """``fn`` of every item, in the items' order; ``on_done(index, result)`` as each one finishes."""
+        results: dict[int, Out] = {}
+
+        def done(index: int, result: Out) -> None:
+            results[index] = result
+            if on_done is not None:
+                on_done(index, result)
+
+        self.stream(list(enumerate(items)), done)
+        return [results[i] for i in range(len(items))]
+
+    def stream(self, items: Iterable[tuple[int, In]], on_done: Callable[[int, Out], None]) -> None:
+        """``fn`` of every ``(key, item)``; ``on_done(key, result)`` in the order they finish."""
+        queue = list(items)
+        if not queue:
+            return
+        pool = self._started(len(queue))
+        left = iter(queue)
+        pending: dict[concurrent.futures.Future[Out], int] = {}
+        ok = False
+        try:
+            while True:
+                while len(pending) < IN_FLIGHT_PER_JOB * self.jobs and (nxt := next(left, None)) is not None:
+                    pending[pool.submit(self.fn, nxt[1])] = nxt[0]
+                if not pending:
+                    break
+                finished, _ = concurrent.futures.wait(pending, timeout=WAIT_S,
+                                                      return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in finished:
+                    on_done(pending.pop(future), future.result())
+            ok = True
+        finally:
+            if not ok:  # an error or a signal: nothing still running is wanted
+                self.close(finished=False)
