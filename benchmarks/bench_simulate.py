@@ -3,7 +3,9 @@
 Prints what issue 10 asks for, measured in one run on one core:
 - a curve at **every** N from 1 to 64 with ``tracegen predict``'s defaults (:class:`tracegen.predict.PredictConfig`:
   link model ``conn``, 3 warm-up and 30 measured steps per worker, 3 seeds; the plateau search past 64 left out,
-  so the work is exactly those 192 simulations): wall time, events, events per second (target: 5 s);
+  so the work is exactly those 192 simulations): wall time on one core, events, events per second (target: 5 s);
+  then the same curve in as many local processes as this machine has CPUs, as ``predict --jobs`` does by
+  default, and whether it is the same curve;
 - one 1000-worker point (3 steps per worker): time and peak memory (targets: 5 s, 1 GiB);
 - the time to stream a 16-worker synthetic trace.
 
@@ -21,9 +23,10 @@ import resource
 import tempfile
 import time
 
-from tracegen.curve import scaling_curve
+from tracegen.curve import scaling_curve, simulate_job
 from tracegen.model import TaskKind
 from tracegen.predict import PredictConfig
+from tracegen.processes import Processes, available_cpus
 from tracegen.synthetic import synthetic_model
 from tracegen.metrics import steps_per_s
 from tracegen.simulate import SimConfig, simulate
@@ -38,12 +41,22 @@ def main() -> None:
           f"{model.count(TaskKind.COMPUTE)} ops, {model.bytes_of(TaskKind.PULL) / 1e6:.1f} MB pulled per step")
     defaults = PredictConfig()
     config = defaults.sim_config(None)
+    what = (f"every N = 1..64, predict's defaults (link {config.link}, {config.warmup_steps} + {config.steps} "
+            f"steps, {defaults.seeds} seeds)")
     t0 = time.perf_counter()
     curve = scaling_curve(model, config, range(1, 65), seeds=defaults.seeds, find_plateau=False)
     wall = time.perf_counter() - t0
-    print(f"every N = 1..64, predict's defaults (link {config.link}, {config.warmup_steps} + {config.steps} steps, "
-          f"{defaults.seeds} seeds): {wall:.1f} s (target 5 s), {curve.n_events} events, "
+    print(f"{what}, one core: {wall:.1f} s (target 5 s), {curve.n_events} events, "
           f"{curve.n_events / wall:,.0f} events/s; knee N={curve.knee_n_workers}", flush=True)
+    jobs = available_cpus()
+    if jobs > 1:  # what the CLI does by default on this machine: the same simulations in --jobs processes
+        t0 = time.perf_counter()
+        with Processes(simulate_job, jobs) as processes:
+            side = scaling_curve(model, config, range(1, 65), seeds=defaults.seeds, find_plateau=False,
+                                 processes=processes)
+        par = time.perf_counter() - t0
+        print(f"{what}, {jobs} processes (predict's default --jobs here): {par:.1f} s, {wall / par:.2f}x one core, "
+              f"the same curve: {side == curve}", flush=True)
     t0 = time.perf_counter()
     result = simulate(model, SimConfig(n_workers=1000, steps=3, link=config.link))
     wall = time.perf_counter() - t0

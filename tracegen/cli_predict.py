@@ -15,6 +15,7 @@ from tracegen.link import LINK_MODELS
 from tracegen.model import TIMINGS
 from tracegen.outputs import OutputDir
 from tracegen.policy import parse_policy
+from tracegen.processes import available_cpus
 from tracegen.predict import (PAYLOAD_FRACTION, PredictConfig, Prediction, load_profile, load_single_worker,
                               predict, profile_beside, single_worker_beside)
 from tracegen.simulate import MAX_STEPS
@@ -73,6 +74,9 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--placement", default="round-robin", metavar="HOW",
                         help="how parameters go to PS shards: round-robin (TF's default, creation order), greedy "
                              "(fewest bytes so far) or a CSV file variable,shard (default round-robin)")
+    parser.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
+                        help="local processes to run the simulations in when the curve takes more than a few "
+                             "seconds; the files are the same whatever J (default: the CPUs this process may use)")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier run's files in DIR (all of them, not only those written again)")
 
@@ -128,7 +132,8 @@ def run_predict(args: argparse.Namespace) -> int:
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,
         batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing,
         worker_speed=speeds, worker_link_bits_per_s=links,
-        ps_shards=parse_workers(args.ps_shards) if args.ps_shards else (), placement=args.placement)
+        ps_shards=parse_workers(args.ps_shards) if args.ps_shards else (), placement=args.placement,
+        jobs=args.jobs)
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),
                *(["report.html"] * args.html)]

@@ -30,6 +30,7 @@ from tracegen.metrics import (
     Staleness,
 )
 from tracegen.model import StepModel
+from tracegen.processes import Processes
 from tracegen.simulate import MAX_WORKERS, SimConfig, SimResult, simulate
 
 KNEE_FRACTION = 0.95
@@ -122,9 +123,7 @@ def saturation_workers(one_worker_steps_per_s: float, bound_steps_per_s: float, 
     return max(largest, min(wanted, MAX_SATURATION_WORKERS))
 
 
-def _point(model: StepModel, config: SimConfig, n: int, seeds: int) -> tuple[CurvePoint, list[SimResult]]:
-    runs = [simulate(model, dataclasses.replace(config, n_workers=n, seed=config.seed + s, record_tasks=False))
-            for s in range(seeds)]
+def _point(n: int, runs: Sequence[SimResult]) -> CurvePoint:
     rates = [steps_per_s(r) for r in runs]
     names = [bottleneck(r) for r in runs]
     return CurvePoint(
@@ -133,33 +132,76 @@ def _point(model: StepModel, config: SimConfig, n: int, seeds: int) -> tuple[Cur
         push_link_utilisation=statistics.fmean(link_utilisation(r, "push") for r in runs),
         ps_cpu_utilisation=statistics.fmean(ps_cpu_utilisation(r) for r in runs),
         bottleneck=max(sorted(set(names)), key=names.count), staleness=staleness(runs),
-        steps_per_s_ci95=ci95_half_width(rates)), runs
+        steps_per_s_ci95=ci95_half_width(rates))
+
+
+def simulate_job(job: tuple[StepModel, SimConfig]) -> SimResult:
+    """:func:`~tracegen.simulate.simulate` of one ``(model, config)``: what a worker process of a
+    :class:`~tracegen.processes.Processes` given to :func:`scaling_curve` runs."""
+    return simulate(*job)
+
+
+def _points(model: StepModel, config: SimConfig, ns: Sequence[int], seeds: int,
+            processes: Processes[tuple[StepModel, SimConfig], SimResult] | None,
+            on_point: Callable[[CurvePoint, list[SimResult]], None]) -> None:
+    """Simulate every N of ``ns`` with ``seeds`` seeds; ``on_point(point, its runs)`` as each N's runs are
+    all in (in order of N without ``processes``; as they finish with them). Each N's runs are dropped once its
+    point is made: a 64-worker run's records are tens of megabytes."""
+    jobs = [(k, (model, dataclasses.replace(config, n_workers=n, seed=config.seed + s, record_tasks=False)))
+            for k, n in enumerate(ns) for s in range(seeds)]
+    got: dict[int, list[SimResult]] = {}
+
+    def done(key: int, run: SimResult) -> None:
+        runs = got.setdefault(key, [])
+        runs.append(run)
+        if len(runs) == seeds:
+            del got[key]
+            runs.sort(key=lambda r: r.config.seed)
+            on_point(_point(ns[key], runs), runs)
+
+    if processes is None:
+        for key, job in jobs:
+            done(key, simulate_job(job))
+    else:
+        processes.stream(sorted(jobs, key=lambda kj: -kj[1][1].n_workers), done)  # the longest first
 
 
 def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3,
-                  progress: Callable[[int], None] | None = None, find_plateau: bool = True) -> Curve:
+                  progress: Callable[[int], None] | None = None, find_plateau: bool = True,
+                  processes: Processes[tuple[StepModel, SimConfig], SimResult] | None = None) -> Curve:
     """Simulate every N in ``workers`` with seeds ``config.seed .. config.seed + seeds - 1``, and the plateau
-    (without ``find_plateau``, the plateau is the largest N's throughput and no more workers are simulated)."""
+    (without ``find_plateau``, the plateau is the largest N's throughput and no more workers are simulated).
+    ``processes`` (of :func:`simulate_job`): run the simulations there, side by side; the curve is the same.
+    ``progress(n)`` when N's simulations are done."""
     if not workers:
         raise ConfigError("'workers' must name at least one worker count (got none)")
     if not 1 <= seeds <= 1000:
         raise ConfigError(f"'seeds' must be from 1 to 1000 (got {seeds})")
     ns = sorted(set(workers))
-    points: list[CurvePoint] = []
+    by_n: dict[int, CurvePoint] = {}
+    firsts: list[SimResult] = []  # the smallest N's first run: what the bounds are read from
     n_events = 0
-    first: SimResult | None = None
-    for n in ns:
-        point, runs = _point(model, config, n, seeds)
-        points.append(point)
+
+    def keep(point: CurvePoint, runs: list[SimResult]) -> None:
+        nonlocal n_events
+        by_n[point.n_workers] = point
+        if point.n_workers == ns[0]:
+            firsts.append(runs[0])
         n_events += sum(r.n_events for r in runs)
-        first = first or runs[0]
         if progress is not None:
-            progress(n)
-    assert first is not None  # noqa: S101 - workers is non-empty
+            progress(point.n_workers)
+
+    _points(model, config, ns, seeds, processes, keep)
+    points = [by_n[n] for n in ns]
+    first = firsts[0]
     link_bound, ps_bound = link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first)
     one = points[0].steps_per_s / points[0].n_workers
     sat = saturation_workers(one, min(link_bound, ps_bound), ns[-1]) if find_plateau else ns[-1]
-    plateau = points[-1].steps_per_s if sat == ns[-1] else _point(model, config, sat, seeds)[0].steps_per_s
+    plateau = points[-1].steps_per_s
+    if sat != ns[-1]:
+        found: list[CurvePoint] = []
+        _points(model, config, [sat], seeds, processes, lambda point, _runs: found.append(point))
+        plateau = found[0].steps_per_s
     knee_n = knee(points, plateau)
     points = [dataclasses.replace(p, bottleneck="contention")
               if p.bottleneck == "workers" and knee_n is not None and p.n_workers >= knee_n else p for p in points]

@@ -5,7 +5,8 @@ Pipeline: read the trace → :func:`tracegen.model.build_model` → the link (:f
 :func:`tracegen.curve.scaling_curve` → files (:mod:`tracegen.outputs`): ``curve.csv``, ``curve.png``,
 ``staleness.csv`` and ``staleness.png`` (when the step updates parameters it reads) and, when asked,
 ``traces/n{N}.json``; with ``ps_shards``, ``shards.csv`` (:mod:`tracegen.shards`: how many PS). The same trace,
-config and seed give byte-identical files.
+config and seed give byte-identical files, in one process or several (``jobs``: a long curve's simulations run
+side by side in local processes, :mod:`tracegen.processes`).
 
 Which link, in order:
 1. a link profile measured by ``tracegen netbench`` (``link_profile``, or ``link-profile.json`` beside the trace
@@ -29,6 +30,7 @@ run, tracing's own cost is undone (:mod:`tracegen.untraced`, :func:`prepared`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import pathlib
@@ -39,15 +41,16 @@ from parsers.read import read_trace
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
 from tracegen.band import anchored
-from tracegen.curve import Curve, scaling_curve
+from tracegen.curve import Curve, scaling_curve, simulate_job
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS, LinkSpec
 from tracegen.linkspec import from_bandwidth, from_profile, with_single_worker
 from tracegen.model import TIMINGS, StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
+from tracegen.processes import MAX_JOBS, Processes
 from tracegen.shards import ShardRow, shard_table, shards_csv
-from tracegen.simulate import SimConfig, resolve_link
+from tracegen.simulate import SimConfig, SimResult, resolve_link
 from tracegen.synth import write_synthetic_trace
 from tracegen.untraced import mismatch_note, one_worker_rate, untraced_link, untraced_model, untraced_speed
 
@@ -55,6 +58,7 @@ PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
 EVENTS_PER_S = 235_000  # what this pure-Python engine managed on one core over every N = 1..64 (bench_simulate.py)
 SLOW_EVENTS = 3_000_000  # about ten seconds: above it, say what the run will cost and show progress
+PARALLEL_EVENTS = 1_500_000  # about five seconds on one core: above it, worth starting processes (~1 s each)
 MAX_EVENTS = 1e10  # about nine hours: refused, it is a typo or a job for a sweep
 
 
@@ -92,8 +96,11 @@ class PredictConfig:
     placement: str = "round-robin"  # of parameters on shards: round-robin, greedy or a placement file
     ps_shard_of_task: tuple[int, ...] = ()  # the curve itself on several PS shards (tracegen.placement)
     traced_ps_task: tuple[int, ...] = ()  # the traced job's PS tasks, when it had several (on_traced_ps_tasks)
+    jobs: int = 1  # local processes for the curves' simulations (tracegen.processes); the files are the same
 
     def __post_init__(self) -> None:
+        if not 1 <= self.jobs <= MAX_JOBS:
+            raise ConfigError(f"'jobs' must be from 1 to {MAX_JOBS} (got {self.jobs})")
         if not self.workers or min(self.workers) < 1:
             raise ConfigError(f"'workers' must be worker counts >= 1 (got {self.workers!r})")
         if not 1 <= self.batch_size <= 10**9:
@@ -209,14 +216,15 @@ def prepared(model: StepModel, config: PredictConfig) -> Prepared:
                     notes=(f"{config.single_worker.source or 'single-worker measurement'}: {note}",) if note else ())
 
 
-def band_curves(prep: Prepared, config: PredictConfig, workers: tuple[int, ...], *,
-                find_plateau: bool = True) -> tuple[Curve, Curve]:
+def band_curves(prep: Prepared, config: PredictConfig, workers: tuple[int, ...], *, find_plateau: bool = True,
+                processes: Processes[tuple[StepModel, SimConfig], SimResult] | None = None) -> tuple[Curve, Curve]:
     """The bandwidth-only band: the traced replay at the link's two extremes, widened to hold it scaled by the
     measured single worker's rate when there is one (:mod:`tracegen.band`). The replay as traced, not with
     tracing's cost undone: whether that correction holds at larger N is itself uncertain, and the band is there
     to cover what the point prediction cannot know."""
     low, high = (scaling_curve(prep.traced_model, config.sim_config(prep.traced_links[end]), workers,
-                               seeds=config.seeds, find_plateau=find_plateau) for end in ("low", "high"))
+                               seeds=config.seeds, find_plateau=find_plateau, processes=processes)
+                 for end in ("low", "high"))
     if config.single_worker is None:
         return low, high
     return anchored((low, high), single_worker_factor(prep.traced_model, config, prep.traced_links["mid"]))
@@ -243,14 +251,17 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
                           "steps or seeds")
     if events > SLOW_EVENTS:
         report(f"about {events:.2g} simulated events: roughly {events / EVENTS_PER_S:.0f} s on one core")
-    report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds")
+    jobs = config.jobs if events >= PARALLEL_EVENTS else 1
+    report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
+           + (f" in {jobs} processes" if jobs > 1 else ""))
     progress_n = (lambda n: report(f"  N={n} done")) if events > SLOW_EVENTS else None
-    curve = scaling_curve(model, config.sim_config(links["mid"]), config.workers, seeds=config.seeds,
-                          progress=progress_n)
-    band = None
-    if "low" in links:
-        report("simulating the two ends of the band")
-        band = band_curves(prep, config, config.workers)
+    with Processes(simulate_job, jobs) if jobs > 1 else contextlib.nullcontext() as processes:
+        curve = scaling_curve(model, config.sim_config(links["mid"]), config.workers, seeds=config.seeds,
+                              progress=progress_n, processes=processes)
+        band = None
+        if "low" in links:
+            report("simulating the two ends of the band")
+            band = band_curves(prep, config, config.workers, processes=processes)
     title = pathlib.Path(tr.source).name or tr.source
     files = [out.write("curve.csv", curve_csv(curve, config.batch_size, band).encode()),
              out.write("curve.png", curve_png(curve, title=title, band=band))]

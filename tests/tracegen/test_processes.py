@@ -1,0 +1,105 @@
+"""Simulations side by side in local processes: the same curve and the same files as in one process, errors
+raised as themselves, and no process left behind after an error, Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from parsers import read_trace
+from tracegen.cli import main
+from tracegen.curve import scaling_curve, simulate_job
+from tracegen.errors import ConfigError
+from tracegen.model import build_model
+from tracegen.processes import MAX_JOBS, Processes
+from tracegen.simulate import SimConfig, resolve_link
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXE = pathlib.Path(sys.executable).parent / "tracegen"
+
+
+def _pid_of(x: int) -> tuple[int, int]:
+    return x, os.getpid()
+
+
+def _refuse(x: int) -> int:
+    if x == 3:
+        raise ConfigError(f"item {x} is bad")
+    return x
+
+
+def test_results_come_back_in_the_items_order_from_other_processes() -> None:
+    seen: list[int] = []
+    with Processes(_pid_of, 2) as pool:
+        out = pool.map(list(range(20)), lambda index, _result: seen.append(index))
+    assert [x for x, _ in out] == list(range(20)) and sorted(seen) == list(range(20))
+    assert os.getpid() not in {pid for _, pid in out}
+
+
+def test_an_error_in_a_process_is_raised_as_itself_and_the_processes_go(process_tree: Any) -> None:
+    with pytest.raises(ConfigError, match="item 3 is bad"), Processes(_refuse, 2) as pool:
+        pool.map(list(range(10)))
+    assert process_tree.wait_gone(process_tree.spawned(os.getpid()), timeout_s=10) == []
+    with pytest.raises(ConfigError, match=f"'jobs' must be from 1 to {MAX_JOBS} "):
+        Processes(_refuse, 0)
+
+
+def test_a_curve_in_two_processes_is_the_curve_in_one(mlp_trace_dir: pathlib.Path) -> None:
+    model = build_model(read_trace(mlp_trace_dir))
+    config = SimConfig(steps=6, warmup_steps=1, link_spec=resolve_link(model, SimConfig()))
+    alone = scaling_curve(model, config, (1, 2, 3), seeds=3)
+    with Processes(simulate_job, 2) as pool:
+        side_by_side = scaling_curve(model, config, (1, 2, 3), seeds=3, processes=pool)
+    assert side_by_side == alone and alone.saturation_workers > 3  # the plateau's point went through it too
+
+
+def test_predict_writes_the_same_bytes_with_two_processes(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """predict's defaults on a bundled trace: long enough (about 2.5 million events) that --jobs 2 is used."""
+    for jobs in ("1", "2"):
+        assert main(["predict", str(mlp_trace_dir), "--bandwidth", "1Gbit/s", "--jobs", jobs,
+                     "--out", str(tmp_path / jobs)]) == 0
+        said = capsys.readouterr().err
+        assert ("in 2 processes" in said) == (jobs == "2"), said
+    names = sorted(p.name for p in (tmp_path / "1").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "2").iterdir()) and "curve.csv" in names
+    for name in names:
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes(), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "code", "said"), [(signal.SIGINT, 130, "interrupted"),
+                                                   (signal.SIGTERM, 143, "stopped by SIGTERM")])
+def test_a_signal_stops_predict_and_its_processes(sig: signal.Signals, code: int, said: str, tmp_path: pathlib.Path,
+                                                  default_signals: Callable[[], None], process_tree: Any) -> None:
+    """Ctrl-C or SIGTERM while the simulations run in two processes: the command says so, exits with the usual
+    code, its processes are gone and no file of the unfinished prediction is written."""
+    out = tmp_path / "out"
+    trace = ROOT / "data/validation/dev/resnet_100mbit_q20_b128k_ps05/trace"
+    proc = subprocess.Popen([str(EXE), "predict", str(trace), "--workers", "1-24", "--jobs", "2", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            workers = [p for p in process_tree.spawned(proc.pid) if process_tree.alive(p)]
+        assert len(workers) >= 2, "predict did not start its processes"
+        time.sleep(1)  # into the simulations
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == code and f"tracegen predict: {said}" in err, err[-3000:]
+    assert process_tree.wait_gone(workers) == []
+    assert [p.name for p in out.iterdir() if not p.name.startswith(".tracegen")] == []  # its lock may stay
