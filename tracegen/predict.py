@@ -49,7 +49,7 @@ from tracegen.model import TIMINGS, StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
 from tracegen.processes import MAX_JOBS, Processes
-from tracegen.shards import ShardRow, shard_table, shards_csv
+from tracegen.shards import ShardRow, placements, shard_table, shards_csv
 from tracegen.simulate import SimConfig, SimResult, resolve_link
 from tracegen.synth import write_synthetic_trace
 from tracegen.untraced import mismatch_note, one_worker_rate, untraced_link, untraced_model, untraced_speed
@@ -244,7 +244,8 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     for note in prep.notes:
         report(f"warning: {note}")
     model, links = prep.model, prep.links
-    events = len(links) * estimated_events(model, config)
+    placed = placements(model, tr, config.ps_shards, config.placement) if config.ps_shards else []
+    events = (len(links) + len(placed)) * estimated_events(model, config)
     if events > MAX_EVENTS:
         raise ConfigError(f"this prediction would simulate about {events:.2g} events, {events / EVENTS_PER_S / 3600:.0f} "
                           f"hours on one core (more than the {MAX_EVENTS:.0e} allowed); ask for fewer worker counts, "
@@ -262,17 +263,18 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
         if "low" in links:
             report("simulating the two ends of the band")
             band = band_curves(prep, config, config.workers, processes=processes)
+        shards: list[ShardRow] = []
+        if placed:
+            report(f"simulating {len(placed)} numbers of PS shards ({config.placement} placement)")
+            shards = shard_table(model, placed, config.sim_config(None), links["mid"], config.workers,
+                                 seeds=config.seeds, processes=processes)
     title = pathlib.Path(tr.source).name or tr.source
     files = [out.write("curve.csv", curve_csv(curve, config.batch_size, band).encode()),
              out.write("curve.png", curve_png(curve, title=title, band=band))]
     if any(p.staleness is not None for p in curve.points):
         files += [out.write("staleness.csv", staleness_csv(curve).encode()),
                   out.write("staleness.png", staleness_png(curve, title=f"Staleness: {title}"))]
-    shards: list[ShardRow] = []
-    if config.ps_shards:
-        report(f"simulating {len(config.ps_shards)} numbers of PS shards ({config.placement} placement)")
-        shards = shard_table(model, tr, config.sim_config(None), links["mid"], config.workers, config.ps_shards,
-                             config.placement, seeds=config.seeds)
+    if placed:
         files.append(out.write("shards.csv", shards_csv(shards).encode()))
     for n in sorted(set(config.emit_traces)):
         with out.open(f"traces/n{n}.json") as path:

@@ -16,8 +16,9 @@ from tracegen.curve import scaling_curve
 from tracegen.link import LinkSpec
 from tracegen.metrics import shard_utilisations
 from tracegen.model import StepModel
-from tracegen.placement import creation_order, place
-from tracegen.simulate import SimConfig, simulate
+from tracegen.placement import Placement, creation_order, place
+from tracegen.processes import Processes
+from tracegen.simulate import SimConfig, SimResult, simulate
 
 COLUMNS = ("n_shards", "placement", "knee", "plateau_steps_per_s", "plateau_workers", "saturating_shard",
            "saturating_resource", "saturating_utilisation", "shard_pull_bytes")
@@ -38,15 +39,23 @@ class ShardRow:
     shard_pull_bytes: tuple[int, ...]
 
 
-def shard_table(model: StepModel, trace: Trace, config: SimConfig, spec: LinkSpec, workers: Sequence[int],
-                shards: Sequence[int], how: str, *, seeds: int) -> list[ShardRow]:
-    """A row per number of shards in ``shards`` (module docstring)."""
+def placements(model: StepModel, trace: Trace, shards: Sequence[int], how: str) -> list[Placement]:
+    """The placement for each number of shards in ``shards`` (ascending): quick, so a bad placement file is
+    refused before anything is simulated."""
     created = creation_order(trace)
+    return [place(model, k, how, created) for k in sorted(set(shards))]
+
+
+def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig, spec: LinkSpec,
+                workers: Sequence[int], *, seeds: int,
+                processes: Processes[tuple[StepModel, SimConfig], SimResult] | None = None) -> list[ShardRow]:
+    """A row per placement of :func:`placements` (module docstring); ``processes`` as for
+    :func:`~tracegen.curve.scaling_curve`."""
     rows = []
-    for k in sorted(set(shards)):
-        placement = place(model, k, how, created)
+    for placement in placed:
+        k = placement.n_shards
         sim = dataclasses.replace(config, link_spec=spec, ps_shard_of_task=placement.shard_of_task if k > 1 else ())
-        curve = scaling_curve(model, sim, workers, seeds=seeds)
+        curve = scaling_curve(model, sim, workers, seeds=seeds, processes=processes)
         at_plateau = simulate(model, dataclasses.replace(sim, n_workers=curve.saturation_workers))
         uses = shard_utilisations(at_plateau)
         busiest = max(uses, key=lambda u: (u.busiest[1], -u.shard))

@@ -98,6 +98,20 @@ def test_predict_writes_the_shards_table(mlp_trace_dir: pathlib.Path, tmp_path: 
         place(build_model(read_trace(mlp_trace_dir)), 65, "greedy")
 
 
+def test_a_bad_placement_file_is_refused_before_anything_is_simulated(mlp_trace_dir: pathlib.Path,
+                                                                     tmp_path: pathlib.Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to be read after the whole curve had been simulated: minutes lost to a typo."""
+    from tracegen.cli import main
+
+    path = tmp_path / "placement.csv"
+    path.write_text("variable,shard\nnot-a-variable,0\n")
+    assert main(["predict", str(mlp_trace_dir), "--ps-shards", "1-2", "--placement", str(path),
+                 "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: no shard for" in err and "simulating" not in err, err
+
+
 def test_a_shard_that_holds_almost_nothing_costs_almost_nothing() -> None:
     """Round robin over two PS puts all of the campaign mlp's kernels on shard 1 (shard 0 keeps the global step
     and the biases): measured, two PS then train as fast as one (7.06 against 7.04 steps/s at N = 4,
