@@ -16,6 +16,7 @@ from tracegen.html_report import report_inputs
 from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
 from tracegen.planreport import PAIR_HEADER, PAIR_NOTE, answer, assumptions, pair_cells, plan_csv, plan_html
 from tracegen.predict import PAYLOAD_FRACTION, load_profile, load_single_worker, profile_beside, single_worker_beside
+from tracegen.processes import available_cpus
 from tracegen.units import parse_count, parse_number
 
 
@@ -48,6 +49,9 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", action="store_true",
                         help="also write DIR/report.html: the answer, the options, the assumptions and the inputs in "
                              "one page that opens offline")
+    parser.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
+                        help="local processes to simulate the pairs of instance types in, side by side; the plan "
+                             "is the same whatever J (default: the CPUs this process may use)")
     parser.add_argument("--force", action="store_true", help="replace an earlier run's plan.csv in DIR")
 
 
@@ -65,7 +69,7 @@ def run_plan(args: argparse.Namespace) -> int:
         model = build_model(read_trace(args.trace))
         result = plan(model, catalogue, config, link_profile=load_profile(profile),
                       single_worker=load_single_worker(single),
-                      progress=lambda line: print(line, file=sys.stderr, flush=True))
+                      progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
         written = [out.write("plan.csv", plan_csv(result).encode())]
         if args.html:
             inputs = report_inputs({"trace": args.trace, "catalogue": args.catalogue, "link profile": profile,

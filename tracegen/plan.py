@@ -50,6 +50,7 @@ from tracegen.link import LinkSpec
 from tracegen.metrics import link_bound_steps_per_s, ps_bound_steps_per_s, steps_per_s
 from tracegen.model import StepModel
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, prepared
+from tracegen.processes import Processes
 from tracegen.simulate import SimConfig, SimResult, simulate
 
 STEP_BUDGET = 16
@@ -240,27 +241,48 @@ def _sweep(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig) -> 
                   knee_n_workers=knee, band_steps_per_s=band, n_simulations=len(points) + (2 if band else 0))
 
 
+def _sweep_job(job: tuple[StepModel, dict[str, LinkSpec], PlanConfig]) -> _Sweep:
+    """:func:`_sweep` of one pair, as a worker process of :func:`plan` runs it."""
+    return _sweep(*job)
+
+
 def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_profile: LinkProfile | None = None,
-         single_worker: SingleWorker | None = None, progress: Callable[[str], None] | None = None) -> Plan:
+         single_worker: SingleWorker | None = None, progress: Callable[[str], None] | None = None,
+         jobs: int = 1) -> Plan:
     """Every worker type x PS type x N of ``catalogue`` for the traced step ``model`` (module docstring).
-    ``link_profile`` / ``single_worker``: the traced hosts' own (beside the trace), for what the traced PS was."""
+    ``link_profile`` / ``single_worker``: the traced hosts' own (beside the trace), for what the traced PS was.
+    ``jobs`` > 1: the pairs are simulated side by side in that many local processes (:mod:`tracegen.processes`);
+    the plan is the same."""
     report = progress or (lambda _line: None)
     model, traced, notes = traced_hosts(model, link_profile, single_worker)
     for note in notes:
         report(f"warning: {note}")
     measured_rpc = single_worker is not None and single_worker.ps_cpu_s_per_step is not None
-    sweeps: dict[tuple[object, ...], _Sweep] = {}
-    pairs = []
+    todo: dict[tuple[object, ...], tuple[str, tuple[StepModel, dict[str, LinkSpec], PlanConfig]]] = {}
+    chosen_links = []
     for worker in catalogue.workers:
         for ps in catalogue.servers:
             links = instance_links(model, traced, worker=worker, ps=ps, measured_rpc=measured_rpc,
                                    payload_fraction=config.payload_fraction)
             key = (worker.compute_speed, ps.compute_speed, tuple(sorted(links.items())))
-            if key not in sweeps:
-                report(f"simulating {worker.name} workers with a {ps.name} PS")
+            if key not in todo:
                 scaled = on_instances(model, traced, worker_speed=worker.compute_speed, ps_speed=ps.compute_speed)
-                sweeps[key] = _sweep(scaled, links, config)
-            pairs.append(_pair(worker, ps, sweeps[key], links["mid"], config.batch_size, n_ps(model)))
+                todo[key] = (f"{worker.name} workers with a {ps.name} PS", (scaled, links, config))
+            chosen_links.append((worker, ps, key, links["mid"]))
+    keys = list(todo)
+    sweeps: dict[tuple[object, ...], _Sweep] = {}
+    if jobs > 1 and len(keys) > 1:
+        report(f"simulating {len(keys)} pairs in {min(jobs, len(keys))} processes")
+        with Processes(_sweep_job, min(jobs, len(keys))) as processes:
+            done = processes.map([todo[k][1] for k in keys],
+                                 lambda i, _sweep: report(f"simulated {todo[keys[i]][0]}"))
+        sweeps = dict(zip(keys, done, strict=True))
+    else:
+        for key in keys:
+            report(f"simulating {todo[key][0]}")
+            sweeps[key] = _sweep_job(todo[key][1])
+    pairs = [_pair(worker, ps, sweeps[key], mid, config.batch_size, n_ps(model))
+             for worker, ps, key, mid in chosen_links]
     options = [o for p in pairs for o in p.options]
     target = config.target_samples_per_s
     reaching = [o for o in options if target is None or o.samples_per_s >= target]

@@ -143,10 +143,13 @@ def test_cli_is_deterministic_byte_for_byte(tmp_path: pathlib.Path, capsys: pyte
     cat = _catalogue_file(tmp_path, GOOD_ROWS)
     args = ["plan", str(TRACE), "--catalogue", str(cat), "--workers", "1-4", "--step-budget", "8",
             "--target-rate", "500"]
-    assert main([*args, "--out", str(tmp_path / "a")]) == 0
-    out = capsys.readouterr().out
-    assert "assumptions:" in out and "NOT pinned" in out and "cheapest reaching 500 samples/s" in out
-    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    assert main([*args, "--jobs", "1", "--out", str(tmp_path / "a")]) == 0
+    said = capsys.readouterr()
+    assert "assumptions:" in said.out and "NOT pinned" in said.out and "cheapest reaching 500 samples/s" in said.out
+    assert main([*args, "--jobs", "2", "--out", str(tmp_path / "b")]) == 0  # the pairs side by side: the same plan
+    again = capsys.readouterr()
+    assert "pairs in 2 processes" in again.err and "processes" not in said.err
+    assert again.out.replace(str(tmp_path / "b"), str(tmp_path / "a")) == said.out
     first, second = (tmp_path / "a" / "plan.csv").read_bytes(), (tmp_path / "b" / "plan.csv").read_bytes()
     assert first == second and first.startswith(",".join(CSV_COLUMNS).encode())
     assert read_catalogue(cat).workers  # the catalogue the CLI read is a valid one
