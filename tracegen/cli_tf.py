@@ -18,6 +18,7 @@ from tracegen.outputs import refuse_existing
 from tracegen.placement import PLACEMENTS
 from tracegen.policy import parse_policy
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
+from tracegen.processes import available_cpus
 from tracegen.units import format_rate, parse_count, parse_number, parse_rate
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def _validate(args: argparse.Namespace) -> int:
     config = PredictConfig(
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth), link=args.link,
         policy=policy, order=order, steps=args.steps, warmup_steps=args.warmup_steps, seeds=args.seeds,
-        payload_fraction=args.payload_fraction)
+        payload_fraction=args.payload_fraction, jobs=args.jobs)
     with OutputDir(args.out, [*OUTPUT_FILES, *(["report.html"] * args.html)], force=args.force) as out:
         comparison, inputs, warnings = validate(args.measured, args.trace, config, out, profile=args.link_profile,
                                                 single_worker=args.single_worker,
@@ -265,6 +266,9 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup-steps", type=parse_count, default=3, metavar="W",
                    help="simulated warm-up steps per worker (default 3)")
     p.add_argument("--seeds", type=parse_count, default=3, metavar="S", help="simulations per worker count (default 3)")
+    p.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
+                   help="local processes to run the simulations in; the report is the same whatever J (default: "
+                        "the CPUs this process may use)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for report.md, comparison.csv/.png")
     p.add_argument("--html", action="store_true",
                    help="also write DIR/report.html: measured points over every predictor, the errors and the "

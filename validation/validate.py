@@ -35,6 +35,7 @@ section).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -61,13 +62,15 @@ from tracegen.baselines import (
     roofline,
     step_costs,
 )
-from tracegen.curve import Curve, scaling_curve
+from tracegen.curve import Curve, scaling_curve, simulate_job
 from tracegen.link import LinkSpec
 from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS, Placement, creation_order, place, traced_placement
 from tracegen.plots import curve_csv
 from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
+from tracegen.processes import Processes
+from tracegen.simulate import SimConfig, SimResult
 from tracegen.units import format_rate
 from validation.compare import Comparison, compare, comparison_csv, comparison_png, read_measured, report_markdown
 from validation.errors import ConfigError
@@ -270,16 +273,18 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
     link_notes: dict[str, str] = {}
     profile_curve = None
-    if inputs.profile is not None:
-        report(f"simulating with the link profile {inputs.profile}")
-        profile_curve, spec = _with_profile(model, dataclasses.replace(
-            config, link_profile=read_link_profile(inputs.profile)), costs, cluster, predictions, out)
-        link_notes["profile"] = spec.description
-    if inputs.bandwidth_bytes_per_s is not None:
-        report("simulating with the bandwidth only, and the two ends of its band")
-        _with_bandwidth(model, dataclasses.replace(config, link_profile=None,
-                                                   bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s),
-                        costs, cluster, predictions, bands, out)
+    with Processes(simulate_job, config.jobs) if config.jobs > 1 else contextlib.nullcontext() as processes:
+        if inputs.profile is not None:
+            report(f"simulating with the link profile {inputs.profile}")
+            profile_curve, spec = _with_profile(model, dataclasses.replace(
+                config, link_profile=read_link_profile(inputs.profile)), costs, cluster, predictions, out,
+                processes)
+            link_notes["profile"] = spec.description
+        if inputs.bandwidth_bytes_per_s is not None:
+            report("simulating with the bandwidth only, and the two ends of its band")
+            _with_bandwidth(model, dataclasses.replace(config, link_profile=None,
+                                                       bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s),
+                            costs, cluster, predictions, bands, out, processes)
     if not predictions:
         raise ConfigError(f"{inputs.measured}: no link profile and no bandwidth to predict with; give "
                           "--link-profile or --bandwidth")
@@ -304,12 +309,14 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
 
 
 def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
-                  predictions: dict[str, Sequence[float]], out: OutputDir) -> tuple[Curve, LinkSpec]:
+                  predictions: dict[str, Sequence[float]], out: OutputDir,
+                  processes: Processes[tuple[StepModel, SimConfig], SimResult] | None) -> tuple[Curve, LinkSpec]:
     """The simulator and the baselines with ``config``'s link profile, into ``predictions``; the curve and the
     link it simulated."""
     prep = prepared(model, config)
     spec, workers = prep.links["mid"], config.workers
-    curve = scaling_curve(prep.model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False)
+    curve = scaling_curve(prep.model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False,
+                          processes=processes)
     out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
     predictions["simulator"] = [p.steps_per_s for p in curve.points]
     for name in BASELINES:
@@ -319,14 +326,14 @@ def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, clu
 
 def _with_bandwidth(model: StepModel, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
                     predictions: dict[str, Sequence[float]], bands: dict[str, tuple[Sequence[float], Sequence[float]]],
-                    out: OutputDir) -> None:
+                    out: OutputDir, processes: Processes[tuple[StepModel, SimConfig], SimResult] | None) -> None:
     """The simulator, its band and the baselines with ``config``'s bandwidth alone, into ``predictions`` and
     ``bands``."""
     prep = prepared(model, config)
     workers = config.workers
     mid = scaling_curve(prep.model, config.sim_config(prep.links["mid"]), workers, seeds=config.seeds,
-                        find_plateau=False)
-    band = band_curves(prep, config, workers, find_plateau=False)
+                        find_plateau=False, processes=processes)
+    band = band_curves(prep, config, workers, find_plateau=False, processes=processes)
     out.write("prediction_bw/curve.csv", curve_csv(mid, config.batch_size, band).encode())
     predictions["simulator_bw"] = [p.steps_per_s for p in mid.points]
     bands["simulator_bw"] = ([min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in

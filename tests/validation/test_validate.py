@@ -40,6 +40,21 @@ def test_validate_on_stored_measurements(config: str, tmp_path: pathlib.Path,
     assert "link profile: none" in report
 
 
+def test_the_report_is_the_same_in_one_process_or_two(tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A campaign configuration with its link profile and its bandwidth: every file of the report, byte for
+    byte, whatever --jobs."""
+    folder = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    for jobs in ("1", "2"):
+        assert main(["validate", "--measured", str(folder), "--steps", "5", "--seeds", "2", "--jobs", jobs,
+                     "--out", str(tmp_path / jobs)]) == 0
+    capsys.readouterr()
+    names = sorted(str(p.relative_to(tmp_path / "1")) for p in (tmp_path / "1").rglob("*") if p.is_file())
+    assert "report.md" in names and "prediction_bw/curve.csv" in names
+    for name in names:
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes(), name
+
+
 def test_a_trace_of_another_model_is_flagged(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     mlp, cnn = TESTBED / "mlp_200mbit", TESTBED / "cnn_100mbit"
     assert main(["validate", "--measured", str(mlp / "measured.csv"), "--trace", str(cnn / "trace"),
