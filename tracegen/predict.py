@@ -52,7 +52,7 @@ from tracegen.processes import MAX_JOBS, Processes
 from tracegen.shards import ShardRow, placements, shard_table, shards_csv
 from tracegen.simulate import SimConfig, SimResult, resolve_link
 from tracegen.synth import write_synthetic_trace
-from tracegen.untraced import mismatch_note, one_worker_rate, untraced_link, untraced_model, untraced_speed
+from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untraced_model
 
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
@@ -209,8 +209,8 @@ def prepared(model: StepModel, config: PredictConfig) -> Prepared:
     if config.single_worker is None:
         return Prepared(model=model, links=links, traced_model=model, traced_links=links)
     one_ps, measured = config.one_ps(links["mid"]), config.single_worker.steps_per_s
-    speed = untraced_speed(model, one_ps, measured, seeds=config.seeds)
-    note = mismatch_note(one_worker_rate(model, one_ps, speed, seeds=config.seeds), measured, speed)
+    speed, replayed = fit_untraced(model, one_ps, measured, seeds=config.seeds)
+    note = mismatch_note(replayed, measured, speed)
     return Prepared(model=untraced_model(model, speed), traced_model=model, traced_links=links, speed=speed,
                     links={name: untraced_link(spec, speed) for name, spec in links.items()},
                     notes=(f"{config.single_worker.source or 'single-worker measurement'}: {note}",) if note else ())

@@ -74,24 +74,30 @@ def _check(speed: float) -> None:
 def untraced_speed(model: StepModel, config: SimConfig, measured_steps_per_s: float, *, seeds: int) -> float:
     """The factor that brings the simulated single worker (``config`` with ``n_workers`` 1) to the measured
     untraced rate: 1 when it is already as fast, at most :data:`MAX_SPEED`."""
+    return fit_untraced(model, config, measured_steps_per_s, seeds=seeds)[0]
+
+
+def fit_untraced(model: StepModel, config: SimConfig, measured_steps_per_s: float, *,
+                 seeds: int) -> tuple[float, float]:
+    """:func:`untraced_speed`, and the simulated single worker's rate at that speed (for :func:`mismatch_note`)."""
     if not measured_steps_per_s > 0:
         raise ValueError(f"'measured_steps_per_s' must be > 0 (got {measured_steps_per_s})")
 
     def rate(speed: float) -> float:
         return one_worker_rate(model, config, speed, seeds=seeds)
 
-    if rate(1.0) >= measured_steps_per_s * (1 - TOLERANCE):
-        return 1.0
-    if rate(MAX_SPEED) <= measured_steps_per_s:
-        return MAX_SPEED
+    if (traced := rate(1.0)) >= measured_steps_per_s * (1 - TOLERANCE):
+        return 1.0, traced
+    if (fastest := rate(MAX_SPEED)) <= measured_steps_per_s:
+        return MAX_SPEED, fastest
     low, high = 1.0, MAX_SPEED
     for _ in range(MAX_ITERATIONS):
         mid = (low + high) / 2
         got = rate(mid)
         if abs(got - measured_steps_per_s) <= TOLERANCE * measured_steps_per_s:
-            return mid
+            return mid, got
         low, high = (mid, high) if got < measured_steps_per_s else (low, mid)
-    return (low + high) / 2
+    return (low + high) / 2, rate((low + high) / 2)
 
 
 def one_worker_rate(model: StepModel, config: SimConfig, speed: float, *, seeds: int) -> float:

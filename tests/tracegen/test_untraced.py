@@ -14,6 +14,7 @@ from tracegen.untraced import (
     MAX_SPEED,
     MISMATCH,
     TOLERANCE,
+    fit_untraced,
     mismatch_note,
     one_worker_rate,
     untraced_link,
@@ -62,9 +63,9 @@ def test_the_factor_brings_one_worker_to_the_measured_rate(mlp: StepModel) -> No
     config = config_of(mlp)
     traced = one_worker(mlp, config, 1.0)
     measured = traced * 1.15
-    speed = untraced_speed(mlp, config, measured, seeds=SEEDS)
+    speed, replayed = fit_untraced(mlp, config, measured, seeds=SEEDS)
     assert 1.0 < speed < MAX_SPEED
-    assert one_worker(mlp, config, speed) == pytest.approx(measured, rel=2 * TOLERANCE)
+    assert one_worker(mlp, config, speed) == pytest.approx(measured, rel=2 * TOLERANCE) == replayed
 
 
 def test_a_replay_already_as_fast_is_left_alone_and_the_factor_is_bounded(mlp: StepModel) -> None:
@@ -91,8 +92,10 @@ def test_a_measurement_the_replay_cannot_reach_is_reported(mlp: StepModel) -> No
     traced = one_worker(mlp, config, 1.0)
     assert one_worker_rate(mlp, config, 1.0, seeds=SEEDS) == pytest.approx(traced)
     measured = traced * 1000
-    speed = untraced_speed(mlp, config, measured, seeds=SEEDS)
-    note = mismatch_note(one_worker_rate(mlp, config, speed, seeds=SEEDS), measured, speed)
+    speed, replayed = fit_untraced(mlp, config, measured, seeds=SEEDS)
+    assert speed == untraced_speed(mlp, config, measured, seeds=SEEDS) == MAX_SPEED
+    assert replayed == one_worker_rate(mlp, config, speed, seeds=SEEDS)
+    note = mismatch_note(replayed, measured, speed)
     assert note is not None and "slower than the untraced single-worker measurement" in note
     assert f"{MAX_SPEED:.2f}x" in note and "not pinned" in note
     faster = mismatch_note(traced, traced / 1.2, 1.0)
