@@ -9,7 +9,8 @@ its ``initargs`` runs once in each process (a sweep ships its inputs that way, o
 Workers ignore SIGINT (a Ctrl-C in the terminal reaches the whole process group: the caller alone decides), are
 terminated when the caller leaves early (an error, Ctrl-C, SIGTERM turned into an exception by the CLI), and die
 with it when it is killed outright (Linux: ``PR_SET_PDEATHSIG``). An exception raised by ``fn`` is raised again
-in the caller, as itself.
+in the caller, as itself; a worker that dies (a signal, the out-of-memory killer) is a
+:class:`~tracegen.errors.ProcessDiedError`, the others stopped.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
-from tracegen.errors import ConfigError
+from tracegen.errors import ConfigError, ProcessDiedError
 
 IN_FLIGHT_PER_JOB = 2
 WAIT_S = 0.5  # how long a wait for results may hold off a signal handler in the caller
@@ -116,7 +117,13 @@ class Processes(Generic[In, Out]):
                 finished, _ = concurrent.futures.wait(pending, timeout=WAIT_S,
                                                       return_when=concurrent.futures.FIRST_COMPLETED)
                 for future in finished:
-                    on_done(pending.pop(future), future.result())
+                    try:
+                        result = future.result()
+                    except concurrent.futures.BrokenExecutor:  # BrokenProcessPool: a worker died
+                        raise ProcessDiedError(
+                            f"a worker process of {self.jobs} ended abruptly (killed by a signal or out of memory?); "
+                            "run again, with fewer --jobs if memory is short") from None
+                    on_done(pending.pop(future), result)
             ok = True
         finally:
             if not ok:  # an error or a signal: nothing still running is wanted

@@ -17,7 +17,7 @@ import pytest
 from parsers import read_trace
 from tracegen.cli import main
 from tracegen.curve import scaling_curve, simulate_job
-from tracegen.errors import ConfigError
+from tracegen.errors import ConfigError, ProcessDiedError
 from tracegen.model import build_model
 from tracegen.processes import MAX_JOBS, Processes
 from tracegen.simulate import SimConfig, resolve_link
@@ -36,6 +36,13 @@ def _refuse(x: int) -> int:
     return x
 
 
+def _die(x: int) -> int:
+    if x == 2:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer would
+    time.sleep(0.2)
+    return x
+
+
 def test_results_come_back_in_the_items_order_from_other_processes() -> None:
     seen: list[int] = []
     with Processes(_pid_of, 2) as pool:
@@ -50,6 +57,12 @@ def test_an_error_in_a_process_is_raised_as_itself_and_the_processes_go(process_
     assert process_tree.wait_gone(process_tree.spawned(os.getpid()), timeout_s=10) == []
     with pytest.raises(ConfigError, match=f"'jobs' must be from 1 to {MAX_JOBS} "):
         Processes(_refuse, 0)
+
+
+def test_a_worker_that_dies_is_one_error_and_the_others_go(process_tree: Any) -> None:
+    with pytest.raises(ProcessDiedError, match="a worker process of 2 ended abruptly"), Processes(_die, 2) as pool:
+        pool.map(list(range(8)))
+    assert process_tree.wait_gone(process_tree.spawned(os.getpid()), timeout_s=10) == []
 
 
 def test_a_curve_in_two_processes_is_the_curve_in_one(mlp_trace_dir: pathlib.Path) -> None:
