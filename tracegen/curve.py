@@ -147,7 +147,7 @@ def _points(model: StepModel, config: SimConfig, ns: Sequence[int], seeds: int,
     """Simulate every N of ``ns`` with ``seeds`` seeds; ``on_point(point, its runs)`` as each N's runs are
     all in (in order of N without ``processes``; as they finish with them). Each N's runs are dropped once its
     point is made: a 64-worker run's records are tens of megabytes."""
-    jobs = [(k, (model, dataclasses.replace(config, n_workers=n, seed=config.seed + s, record_tasks=False)))
+    work = [(k, (model, dataclasses.replace(config, n_workers=n, seed=config.seed + s, record_tasks=False)))
             for k, n in enumerate(ns) for s in range(seeds)]
     got: dict[int, list[SimResult]] = {}
 
@@ -160,10 +160,10 @@ def _points(model: StepModel, config: SimConfig, ns: Sequence[int], seeds: int,
             on_point(_point(ns[key], runs), runs)
 
     if processes is None:
-        for key, job in jobs:
+        for key, job in work:
             done(key, simulate_job(job))
     else:
-        processes.stream(sorted(jobs, key=lambda kj: -kj[1][1].n_workers), done)  # the longest first
+        processes.stream(sorted(work, key=lambda kj: -kj[1][1].n_workers), done)  # the longest first
 
 
 def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3,
