@@ -276,15 +276,17 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     with Processes(simulate_job, config.jobs) if config.jobs > 1 else contextlib.nullcontext() as processes:
         if inputs.profile is not None:
             report(f"simulating with the link profile {inputs.profile}")
-            profile_curve, spec = _with_profile(model, dataclasses.replace(
+            profile_curve, spec, notes = _with_profile(model, dataclasses.replace(
                 config, link_profile=read_link_profile(inputs.profile)), costs, cluster, predictions, out,
                 processes)
             link_notes["profile"] = spec.description
+            _warn("with the link profile", notes, warnings, report)
         if inputs.bandwidth_bytes_per_s is not None:
             report("simulating with the bandwidth only, and the two ends of its band")
-            _with_bandwidth(model, dataclasses.replace(config, link_profile=None,
-                                                       bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s),
-                            costs, cluster, predictions, bands, out, processes)
+            notes = _with_bandwidth(model, dataclasses.replace(config, link_profile=None,
+                                                               bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s),
+                                    costs, cluster, predictions, bands, out, processes)
+            _warn("with the bandwidth only", notes, warnings, report)
     if not predictions:
         raise ConfigError(f"{inputs.measured}: no link profile and no bandwidth to predict with; give "
                           "--link-profile or --bandwidth")
@@ -308,11 +310,20 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     return comparison, inputs, warnings
 
 
+def _warn(which: str, notes: Sequence[str], warnings: list[str], report: Progress) -> None:
+    """What :func:`tracegen.predict.prepared` found about the inputs ``which`` predictor used, among the report's
+    warnings."""
+    for note in notes:
+        warnings.append(f"{which}: {note}")
+        report(f"warning: {which}: {note}")
+
+
 def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
                   predictions: dict[str, Sequence[float]], out: OutputDir,
-                  processes: Processes[tuple[StepModel, SimConfig], SimResult] | None) -> tuple[Curve, LinkSpec]:
-    """The simulator and the baselines with ``config``'s link profile, into ``predictions``; the curve and the
-    link it simulated."""
+                  processes: Processes[tuple[StepModel, SimConfig], SimResult] | None,
+                  ) -> tuple[Curve, LinkSpec, tuple[str, ...]]:
+    """The simulator and the baselines with ``config``'s link profile, into ``predictions``; the curve, the
+    link it simulated and what the inputs left unsure."""
     prep = prepared(model, config)
     spec, workers = prep.links["mid"], config.workers
     curve = scaling_curve(prep.model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False,
@@ -321,14 +332,15 @@ def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, clu
     predictions["simulator"] = [p.steps_per_s for p in curve.points]
     for name in BASELINES:
         predictions[name] = baseline(name, costs, workers, link_rates(prep.traced_links["mid"]), cluster)
-    return curve, spec
+    return curve, spec, prep.notes
 
 
 def _with_bandwidth(model: StepModel, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
                     predictions: dict[str, Sequence[float]], bands: dict[str, tuple[Sequence[float], Sequence[float]]],
-                    out: OutputDir, processes: Processes[tuple[StepModel, SimConfig], SimResult] | None) -> None:
+                    out: OutputDir,
+                    processes: Processes[tuple[StepModel, SimConfig], SimResult] | None) -> tuple[str, ...]:
     """The simulator, its band and the baselines with ``config``'s bandwidth alone, into ``predictions`` and
-    ``bands``."""
+    ``bands``; what the inputs left unsure."""
     prep = prepared(model, config)
     workers = config.workers
     mid = scaling_curve(prep.model, config.sim_config(prep.links["mid"]), workers, seeds=config.seeds,
@@ -343,6 +355,7 @@ def _with_bandwidth(model: StepModel, config: PredictConfig, costs: StepCosts, c
     rates = link_rates(prep.traced_links["high"])  # the given rate each way, whatever the other direction does
     for name in BASELINES:
         predictions[f"{name}_bw"] = baseline(name, costs, workers, rates, cluster)
+    return prep.notes
 
 
 def _settings(inputs: Inputs, model: Any, config: PredictConfig, link_notes: Mapping[str, str]) -> dict[str, Any]:

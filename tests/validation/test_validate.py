@@ -55,6 +55,31 @@ def test_the_report_is_the_same_in_one_process_or_two(tmp_path: pathlib.Path,
         assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes(), name
 
 
+def test_a_single_worker_measurement_the_replay_misses_is_a_warning_of_the_report(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The measurement four times faster than one worker can go on the profiled link: said for each predictor
+    that used it, in report.md's warnings and on the terminal."""
+    import dataclasses
+    import shutil
+
+    from parsers.singleworker import SINGLE_WORKER_NAME, read_single_worker, write_single_worker
+
+    folder = tmp_path / "mlp"
+    shutil.copytree(DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03", folder)
+    single = read_single_worker(folder / "trace" / SINGLE_WORKER_NAME)
+    write_single_worker(dataclasses.replace(single, steps_per_s=single.steps_per_s * 4,
+                                            ps_cpu_s_per_step=(single.ps_cpu_s_per_step or 0) / 4),
+                        folder / "trace" / SINGLE_WORKER_NAME)
+    assert main(["validate", "--measured", str(folder), "--steps", "5", "--seeds", "1", "--jobs", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    report = (tmp_path / "out" / "report.md").read_text()
+    for which in ("with the link profile", "with the bandwidth only"):
+        line = f"{which}: {folder / 'trace' / SINGLE_WORKER_NAME}: one worker replays at"
+        assert f"warning: {line}" in printed and f"- {line}" in report
+    assert report.count("N = 1 is not pinned to the measurement") == 2
+
+
 def test_a_trace_of_another_model_is_flagged(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     mlp, cnn = TESTBED / "mlp_200mbit", TESTBED / "cnn_100mbit"
     assert main(["validate", "--measured", str(mlp / "measured.csv"), "--trace", str(cnn / "trace"),
