@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import pathlib
 import signal
+import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 
 import pytest
@@ -90,6 +92,21 @@ class ProcessTree:
         except OSError:
             return False
         return state != "Z"
+
+    @staticmethod
+    @contextlib.contextmanager
+    def started(argv: list[str], preexec: Callable[[], None] | None = None) -> Iterator[subprocess.Popen[str]]:
+        """``argv`` running with its output piped (text), killed on the way out if it still runs: a test that
+        signals a run and waits for it never leaves it behind, whatever its assertions say. ``preexec``: the
+        ``default_signals`` fixture, so that SIGINT works however the suite was started."""
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=preexec)  # noqa: PLW1509 - only resets two signal handlers
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
     @classmethod
     def wait_gone(cls, pids: list[int], timeout_s: float = 30) -> list[int]:

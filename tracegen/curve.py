@@ -14,6 +14,7 @@ transfers, requests and applies, though no single resource is saturated).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import statistics
@@ -141,8 +142,17 @@ def simulate_job(job: tuple[StepModel, SimConfig]) -> SimResult:
     return simulate(*job)
 
 
+Simulations = Processes[tuple[StepModel, SimConfig], SimResult]  # local processes running simulate_job
+
+
+def simulations(jobs: int) -> contextlib.AbstractContextManager[Simulations | None]:
+    """``jobs`` local processes for :func:`scaling_curve`'s ``processes`` (a ``with`` block); None for one job:
+    the simulations then run in this process, with nothing to start."""
+    return Processes(simulate_job, jobs) if jobs > 1 else contextlib.nullcontext()
+
+
 def _points(model: StepModel, config: SimConfig, ns: Sequence[int], seeds: int,
-            processes: Processes[tuple[StepModel, SimConfig], SimResult] | None,
+            processes: Simulations | None,
             on_point: Callable[[CurvePoint, list[SimResult]], None]) -> None:
     """Simulate every N of ``ns`` with ``seeds`` seeds; ``on_point(point, its runs)`` as each N's runs are
     all in (in order of N without ``processes``; as they finish with them). Each N's runs are dropped once its
@@ -168,7 +178,7 @@ def _points(model: StepModel, config: SimConfig, ns: Sequence[int], seeds: int,
 
 def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3,
                   progress: Callable[[int], None] | None = None, find_plateau: bool = True,
-                  processes: Processes[tuple[StepModel, SimConfig], SimResult] | None = None) -> Curve:
+                  processes: Simulations | None = None) -> Curve:
     """Simulate every N in ``workers`` with seeds ``config.seed .. config.seed + seeds - 1``, and the plateau
     (without ``find_plateau``, the plateau is the largest N's throughput and no more workers are simulated).
     ``processes`` (of :func:`simulate_job`): run the simulations there, side by side; the curve is the same.

@@ -259,7 +259,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
         report(f"warning: {note}")
     measured_rpc = single_worker is not None and single_worker.ps_cpu_s_per_step is not None
     todo: dict[tuple[object, ...], tuple[str, tuple[StepModel, dict[str, LinkSpec], PlanConfig]]] = {}
-    chosen_links = []
+    pair_keys = []
     for worker in catalogue.workers:
         for ps in catalogue.servers:
             links = instance_links(model, traced, worker=worker, ps=ps, measured_rpc=measured_rpc,
@@ -268,7 +268,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
             if key not in todo:
                 scaled = on_instances(model, traced, worker_speed=worker.compute_speed, ps_speed=ps.compute_speed)
                 todo[key] = (f"{worker.name} workers with a {ps.name} PS", (scaled, links, config))
-            chosen_links.append((worker, ps, key, links["mid"]))
+            pair_keys.append((worker, ps, key, links["mid"]))
     keys = list(todo)
     sweeps: dict[tuple[object, ...], _Sweep] = {}
     if jobs > 1 and len(keys) > 1:
@@ -282,7 +282,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
             report(f"simulating {todo[key][0]}")
             sweeps[key] = _sweep_job(todo[key][1])
     pairs = [_pair(worker, ps, sweeps[key], mid, config.batch_size, n_ps(model))
-             for worker, ps, key, mid in chosen_links]
+             for worker, ps, key, mid in pair_keys]
     options = [o for p in pairs for o in p.options]
     target = config.target_samples_per_s
     reaching = [o for o in options if target is None or o.samples_per_s >= target]

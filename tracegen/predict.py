@@ -30,7 +30,6 @@ run, tracing's own cost is undone (:mod:`tracegen.untraced`, :func:`prepared`).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import pathlib
@@ -41,16 +40,16 @@ from parsers.read import read_trace
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
 from tracegen.band import anchored
-from tracegen.curve import Curve, scaling_curve, simulate_job
+from tracegen.curve import Curve, Simulations, scaling_curve, simulations
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS, LinkSpec
 from tracegen.linkspec import from_bandwidth, from_profile, with_single_worker
 from tracegen.model import TIMINGS, StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
-from tracegen.processes import MAX_JOBS, Processes
+from tracegen.processes import MAX_JOBS
 from tracegen.shards import ShardRow, placements, shard_table, shards_csv
-from tracegen.simulate import SimConfig, SimResult, resolve_link
+from tracegen.simulate import SimConfig, resolve_link
 from tracegen.synth import write_synthetic_trace
 from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untraced_model
 
@@ -217,7 +216,7 @@ def prepared(model: StepModel, config: PredictConfig) -> Prepared:
 
 
 def band_curves(prep: Prepared, config: PredictConfig, workers: tuple[int, ...], *, find_plateau: bool = True,
-                processes: Processes[tuple[StepModel, SimConfig], SimResult] | None = None) -> tuple[Curve, Curve]:
+                processes: Simulations | None = None) -> tuple[Curve, Curve]:
     """The bandwidth-only band: the traced replay at the link's two extremes, widened to hold it scaled by the
     measured single worker's rate when there is one (:mod:`tracegen.band`). The replay as traced, not with
     tracing's cost undone: whether that correction holds at larger N is itself uncertain, and the band is there
@@ -256,7 +255,7 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
            + (f" in {jobs} processes" if jobs > 1 else ""))
     progress_n = (lambda n: report(f"  N={n} done")) if events > SLOW_EVENTS else None
-    with Processes(simulate_job, jobs) if jobs > 1 else contextlib.nullcontext() as processes:
+    with simulations(jobs) as processes:
         curve = scaling_curve(model, config.sim_config(links["mid"]), config.workers, seeds=config.seeds,
                               progress=progress_n, processes=processes)
         band = None

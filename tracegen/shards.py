@@ -12,13 +12,12 @@ import dataclasses
 from collections.abc import Sequence
 
 from parsers.trace import Trace
-from tracegen.curve import scaling_curve
+from tracegen.curve import Simulations, scaling_curve
 from tracegen.link import LinkSpec
 from tracegen.metrics import shard_utilisations
 from tracegen.model import StepModel
 from tracegen.placement import Placement, creation_order, place
-from tracegen.processes import Processes
-from tracegen.simulate import SimConfig, SimResult, simulate
+from tracegen.simulate import SimConfig, simulate
 
 COLUMNS = ("n_shards", "placement", "knee", "plateau_steps_per_s", "plateau_workers", "saturating_shard",
            "saturating_resource", "saturating_utilisation", "shard_pull_bytes")
@@ -48,7 +47,7 @@ def placements(model: StepModel, trace: Trace, shards: Sequence[int], how: str) 
 
 def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig, spec: LinkSpec,
                 workers: Sequence[int], *, seeds: int,
-                processes: Processes[tuple[StepModel, SimConfig], SimResult] | None = None) -> list[ShardRow]:
+                processes: Simulations | None = None) -> list[ShardRow]:
     """A row per placement of :func:`placements` (module docstring); ``processes`` as for
     :func:`~tracegen.curve.scaling_curve`."""
     rows = []

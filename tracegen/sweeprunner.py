@@ -54,8 +54,7 @@ class LocalRunner:
     def run(self, inputs: SweepInputs, chunks: Sequence[tuple[SweepPoint, ...]],
             on_rows: Callable[[list[Row]], None]) -> None:
         """Run every chunk; ``on_rows`` gets each chunk's rows in the order chunks finish."""
-        with Processes(_run_local_chunk, min(self.slots, max(1, len(chunks))), initializer=_set_inputs,
-                       initargs=(inputs,)) as pool:
+        with Processes(_run_local_chunk, self.slots, initializer=_set_inputs, initargs=(inputs,)) as pool:
             pool.stream(enumerate(chunks), lambda _index, rows: on_rows(rows))
 
 

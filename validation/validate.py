@@ -35,7 +35,6 @@ section).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
@@ -62,15 +61,13 @@ from tracegen.baselines import (
     roofline,
     step_costs,
 )
-from tracegen.curve import Curve, scaling_curve, simulate_job
+from tracegen.curve import Curve, Simulations, scaling_curve, simulations
 from tracegen.link import LinkSpec
 from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS, Placement, creation_order, place, traced_placement
 from tracegen.plots import curve_csv
 from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
-from tracegen.processes import Processes
-from tracegen.simulate import SimConfig, SimResult
 from tracegen.units import format_rate
 from validation.compare import Comparison, compare, comparison_csv, comparison_png, read_measured, report_markdown
 from validation.errors import ConfigError
@@ -273,7 +270,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
     link_notes: dict[str, str] = {}
     profile_curve = None
-    with Processes(simulate_job, config.jobs) if config.jobs > 1 else contextlib.nullcontext() as processes:
+    with simulations(config.jobs) as processes:
         if inputs.profile is not None:
             report(f"simulating with the link profile {inputs.profile}")
             profile_curve, spec, notes = _with_profile(model, dataclasses.replace(
@@ -320,7 +317,7 @@ def _warn(which: str, notes: Sequence[str], warnings: list[str], report: Progres
 
 def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
                   predictions: dict[str, Sequence[float]], out: OutputDir,
-                  processes: Processes[tuple[StepModel, SimConfig], SimResult] | None,
+                  processes: Simulations | None,
                   ) -> tuple[Curve, LinkSpec, tuple[str, ...]]:
     """The simulator and the baselines with ``config``'s link profile, into ``predictions``; the curve, the
     link it simulated and what the inputs left unsure."""
@@ -338,7 +335,7 @@ def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, clu
 def _with_bandwidth(model: StepModel, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
                     predictions: dict[str, Sequence[float]], bands: dict[str, tuple[Sequence[float], Sequence[float]]],
                     out: OutputDir,
-                    processes: Processes[tuple[StepModel, SimConfig], SimResult] | None) -> tuple[str, ...]:
+                    processes: Simulations | None) -> tuple[str, ...]:
     """The simulator, its band and the baselines with ``config``'s bandwidth alone, into ``predictions`` and
     ``bands``; what the inputs left unsure."""
     prep = prepared(model, config)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import pathlib
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -97,10 +96,9 @@ def test_a_signal_stops_predict_and_its_processes(sig: signal.Signals, code: int
     code, its processes are gone and no file of the unfinished prediction is written."""
     out = tmp_path / "out"
     trace = ROOT / "data/validation/dev/resnet_100mbit_q20_b128k_ps05/trace"
-    proc = subprocess.Popen([str(EXE), "predict", str(trace), "--workers", "1-24", "--jobs", "2", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     workers: list[int] = []
-    try:
+    with process_tree.started([str(EXE), "predict", str(trace), "--workers", "1-24", "--jobs", "2",
+                               "--out", str(out)], default_signals) as proc:
         deadline = time.monotonic() + 120
         while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -109,10 +107,6 @@ def test_a_signal_stops_predict_and_its_processes(sig: signal.Signals, code: int
         time.sleep(1)  # into the simulations
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == code and f"tracegen predict: {said}" in err, err[-3000:]
     assert process_tree.wait_gone(workers) == []
     assert [p.name for p in out.iterdir() if not p.name.startswith(".tracegen")] == []  # its lock may stay

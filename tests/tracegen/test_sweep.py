@@ -108,20 +108,13 @@ def _start_and_stop(out: pathlib.Path, sig: signal.Signals, tree: Any,
                     preexec: Callable[[], None] | None = None) -> tuple[int, str, list[int]]:
     """Start a sweep, send ``sig`` to it once a part exists; (exit code, stderr, workers still alive after).
     ``preexec``: the tests conftest's ``default_signals``, so that SIGINT works however the suite was started."""
-    proc = subprocess.Popen([str(EXE), "sweep", *LONG, "--out", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
-    workers: list[int] = []
-    try:
+    with tree.started([str(EXE), "sweep", *LONG, "--out", str(out)], preexec) as proc:
         deadline = time.monotonic() + 120
         while not part_paths(out) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         workers = tree.children(proc.pid)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     return proc.returncode, err, tree.wait_gone(workers)
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -270,19 +271,14 @@ with Cluster(config) as cluster:
 
 @pytest.mark.root
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_removes_everything_on_a_signal(signum: int, default_signals: Callable[[], None]) -> None:
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, TEST_SUBNET], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
-    try:
+def test_removes_everything_on_a_signal(signum: int, default_signals: Callable[[], None],
+                                        process_tree: Any) -> None:
+    with process_tree.started([sys.executable, "-c", _HOLDER, TEST_SUBNET], default_signals) as holder:
         assert holder.stdout is not None
         run_id, pid = holder.stdout.readline().split()
         assert _gone(run_id) != []
         holder.send_signal(signum)
         _, err = holder.communicate(timeout=30)
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-            holder.wait()
     assert holder.returncode != 0
     expected = "TerminatedError: received SIGTERM" if signum == signal.SIGTERM else "KeyboardInterrupt"
     assert expected in err

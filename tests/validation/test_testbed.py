@@ -9,10 +9,10 @@ import os
 import pathlib
 import re
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -288,11 +288,9 @@ run_testbed(config, progress=lambda message: print(message, flush=True))
     ],
 )
 def test_an_interrupted_run_leaves_nothing(tmp_path: pathlib.Path, signum: int, when: str, expected: str,
-                                           default_signals: Callable[[], None]) -> None:
-    runner = subprocess.Popen([sys.executable, "-c", _RUNNER, str(tmp_path), TEST_SUBNET],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
+                                           default_signals: Callable[[], None], process_tree: Any) -> None:
     seen: list[str] = []
-    try:
+    with process_tree.started([sys.executable, "-c", _RUNNER, str(tmp_path), TEST_SUBNET], default_signals) as runner:
         assert runner.stdout is not None
         for line in runner.stdout:
             seen.append(line)
@@ -305,10 +303,6 @@ def test_an_interrupted_run_leaves_nothing(tmp_path: pathlib.Path, signum: int, 
             time.sleep(1.0)  # well inside the window
         runner.send_signal(signum)
         _, err = runner.communicate(timeout=60)
-    finally:
-        if runner.poll() is None:
-            runner.kill()
-            runner.wait()
     assert runner.returncode != 0
     assert expected in err
     _assert_nothing_left(RUN_ID.findall("".join(seen)))
