@@ -2,6 +2,11 @@
 
 import contextlib
 import importlib.metadata
+import pathlib
+
+from tracegen import native
+
+native.guard(__name__, pathlib.Path(__file__).resolve().parent)  # before anything imports the engine
 
 
 def own_version() -> str:

@@ -37,6 +37,8 @@ import math
 from collections.abc import Callable, Hashable, Sequence
 from typing import Protocol
 
+from mypy_extensions import mypyc_attr
+
 from tracegen.engine import DONE, Engine
 from tracegen.errors import ConfigError
 from tracegen.pscpu import CfsQuota
@@ -57,6 +59,7 @@ def interpolate(table: Table, k: int) -> float:
     return table[-1][1]
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class LinkSpec:
     """What the PS link can do (module docstring). Rates in bytes per second, delays in nanoseconds; every table
@@ -134,6 +137,7 @@ class LinkModel(Protocol):
         ...
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
 @dataclasses.dataclass(frozen=True, slots=True)
 class Conn:
     """One queue per worker connection (gRPC serves one worker's tensors mostly one after another)."""
@@ -146,6 +150,7 @@ class Conn:
         return worker
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
 @dataclasses.dataclass(frozen=True, slots=True)
 class Fifo:
     """One queue for the whole direction: one transfer at a time."""
@@ -158,6 +163,7 @@ class Fifo:
         return -1
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
 @dataclasses.dataclass(frozen=True, slots=True)
 class Fair:
     """Every transfer its own queue: all in flight share equally."""
@@ -327,6 +333,7 @@ class FlowLink:
                 # done already (up to rounding): now; else at least 1 ns later, so that time always advances
                 due = self._t if need <= _EPS_BYTES else self._t + max(1, math.ceil(need * 1e9 / g.rate - 1e-6))
                 at = due if at is None else min(at, due)
+            assert at is not None  # noqa: S101  (k > 0 heads: some group has one)
             self.engine.at(at, DONE, self._wake, (direction, d.version))
 
     def _wake(self, arg: tuple[int, int]) -> None:

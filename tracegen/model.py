@@ -578,7 +578,7 @@ def _estimate_link(trace: Trace, g: _Graph, obs: Sequence[Mapping[int, tuple[int
     tr = trace.transfers[trace.transfers["size_bytes"].notna() & trace.transfers["direction"].isin([PULL, PUSH])]
     shortest = tr.groupby(["direction", "step"])["dur_ns"].min()
     latency = min((int(grp.median()) for _, grp in shortest.groupby(level=0)), default=0)
-    tasks = range(len(g.names))
+    tasks: Sequence[int] = range(len(g.names))
     if ps_task:
         per_task = [0] * (max(ps_task) + 1)
         for t in tasks:

@@ -31,12 +31,15 @@ import math
 from collections import deque
 from collections.abc import Callable
 
+from mypy_extensions import mypyc_attr
+
 from tracegen.engine import ARRIVE, DONE, Engine
 
 OnDone = Callable[[int, int], None]  # (start_ns, slot): slot is the op thread, -1 for a request's handling
 _EPS = 1e-6
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class CfsQuota:
     """How a fractional CPU cap is enforced (module docstring): ``host_cores`` the group may run on, budget

@@ -50,6 +50,7 @@ import dataclasses
 from collections.abc import Callable
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from tracegen.engine import ARRIVE, START, CpuPool, Engine
 from tracegen.errors import ConfigError
@@ -64,6 +65,7 @@ MAX_STEPS = 1_000_000
 MAX_TASK_INSTANCES = 2_000_000_000  # workers x steps x tasks: far beyond any useful run, far below int64
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SimConfig:
     """How to simulate. ``None`` means "from the model" (the trace's estimate or observation)."""
@@ -119,6 +121,7 @@ class SimConfig:
         return bool(self.worker_speed or self.worker_link_bytes_per_s)
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class TaskRecord:
     """One task instance as it ran: ``slot`` is the CPU thread (-1 for transfers)."""
@@ -133,6 +136,7 @@ class TaskRecord:
     staleness: int = -1  # for a parameter's apply: updates to it by others since this worker read it
 
 
+@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SimResult:
     """What a run produced."""
