@@ -29,9 +29,11 @@ def main(argv: list[str]) -> None:
     catalogue = argv[1] if len(argv) > 1 else str(CATALOGUE)
     start = time.perf_counter()
     from tracegen.cli import main as tracegen
+    from tracegen.native import engine
     from tracegen.processes import available_cpus
 
     imported = time.perf_counter() - start
+    print(f"engine: {engine()}")
     for label, extra in (("one core (--jobs 1)", ["--jobs", "1"]),
                          (f"CLI defaults (--jobs {available_cpus()} here)", [])):
         start = time.perf_counter()

@@ -23,20 +23,22 @@ import resource
 import tempfile
 import time
 
+from tracegen import native
 from tracegen.curve import scaling_curve, simulate_job
+from tracegen.metrics import steps_per_s
 from tracegen.model import TaskKind
 from tracegen.predict import PredictConfig
 from tracegen.processes import Processes, available_cpus
-from tracegen.synthetic import synthetic_model
-from tracegen.metrics import steps_per_s
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synth import write_synthetic_trace
+from tracegen.synthetic import synthetic_model
 
 
 def main() -> None:
     """Run the benchmark and print its figures."""
     model = synthetic_model(n_params=161, n_layers_ops=3, param_bytes=160_000, op_dur_ns=100_000,
                             bandwidth_bytes_per_s=1_250_000_000, latency_ns=50_000)
+    print(f"engine: {native.engine()}")
     print(f"model: {model.n_tasks} tasks, {model.count(TaskKind.PULL)} parameters, "
           f"{model.count(TaskKind.COMPUTE)} ops, {model.bytes_of(TaskKind.PULL) / 1e6:.1f} MB pulled per step")
     defaults = PredictConfig()

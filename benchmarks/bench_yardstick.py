@@ -23,6 +23,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from parsers.read import read_trace
+from tracegen import native
 from tracegen.errors import ModelError
 from tracegen.metrics import steps_per_s
 from tracegen.model import StepModel, build_model
@@ -61,6 +62,7 @@ def main() -> None:
     simulate_simpy = load_yardstick().simulate_simpy
     defaults = dataclasses.replace(PredictConfig(), link="fifo")
     config = defaults.sim_config(None)  # no link given: the trace's own
+    print(f"tracegen's engine: {native.engine()}")
     print(f"curves: N = {defaults.workers[0]}..{defaults.workers[-1]}, {defaults.seeds} seeds, "
           f"{config.warmup_steps} + {config.steps} steps per worker, link model {config.link}, the trace's link")
     print("| trace | tasks | tracegen s | SimPy s | SimPy / tracegen | max steps/s disagreement | identical runs |")

@@ -231,7 +231,8 @@ class FlowLink:
     own). A transfer of that worker then moves at most that fast, as if each of its connections had the worker's
     link to itself; the direction's capacity is shared max-min among heads with different limits."""
 
-    __slots__ = ("_capacity", "_dirs", "_seq", "_t", "engine", "model", "spec", "worker_bytes_per_s")
+    __slots__ = ("_capacity", "_connection_bytes_per_s", "_dirs", "_latency_ns", "_queue_delay", "_seq", "_t",
+                 "engine", "model", "spec", "worker_bytes_per_s")
 
     def __init__(self, engine: Engine, spec: LinkSpec, model: LinkModel,
                  worker_bytes_per_s: Sequence[float] = ()) -> None:
@@ -239,6 +240,10 @@ class FlowLink:
         self.worker_bytes_per_s = tuple(worker_bytes_per_s)
         self._dirs = (_Direction(), _Direction())
         self._capacity: dict[tuple[int, int, bool], float] = {}  # spec.capacity's answers, kept
+        self._queue_delay: dict[tuple[int, int], int] = {}  # spec.queue_delay's, kept
+        # the spec's figures every transfer reads, as attributes of this (compiled) object
+        self._latency_ns = spec.latency_ns
+        self._connection_bytes_per_s = spec.connection_bytes_per_s
         self._seq = 0
         self._t = 0
 
@@ -255,17 +260,22 @@ class FlowLink:
     def crossing_delay(self, direction: int) -> int:
         """How long a small message crossing ``direction`` now waits behind its queue (0 when it is idle)."""
         k = self._dirs[direction].n_heads
-        return self.spec.queue_delay(direction, k) if k else 0
+        if not k:
+            return 0
+        delay = self._queue_delay.get((direction, k))
+        if delay is None:
+            delay = self._queue_delay[direction, k] = self.spec.queue_delay(direction, k)
+        return delay
 
     def request_delay(self, request_crosses: int | None) -> int:
         """From requesting a transfer to its data starting to move: the link's latency, plus the queue delay of
         the direction the request crosses (None when the request was made long before, as the PS's requests for
         gradients are)."""
-        return self.spec.latency_ns + (0 if request_crosses is None else self.crossing_delay(request_crosses))
+        return self._latency_ns + (0 if request_crosses is None else self.crossing_delay(request_crosses))
 
     def limit(self, direction: int, worker: int) -> float:
         """The most one of ``worker``'s transfers in ``direction`` moves, bytes/s."""
-        conn = self.spec.connection_bytes_per_s[direction]
+        conn = self._connection_bytes_per_s[direction]
         own = self.worker_bytes_per_s[worker] if worker < len(self.worker_bytes_per_s) else 0.0
         return min(conn, own) if own > 0 else conn
 

@@ -47,6 +47,7 @@ Metrics are functions of the result, in :mod:`tracegen.metrics`.
 from __future__ import annotations
 
 import dataclasses
+import gc
 from collections.abc import Callable
 
 import numpy as np
@@ -257,6 +258,7 @@ class _Run:
         self.n_finished = 0  # workers that have run all their steps
         self.n_tasks = n_tasks
         self.rank = model.rank
+        self.size_bytes = model.size_bytes
         # per task: where it runs, and the parameter an apply updates (-1: not an apply of one)
         self.where = [_WHERE[TaskKind(k)] for k in model.kinds]
         self.apply_var = [v if model.kinds[t] == TaskKind.APPLY else -1 for t, v in enumerate(self.var_of)]
@@ -367,7 +369,7 @@ class _Run:
         shard = self.shard[t]
 
         def send(_start: int, _slot: int) -> None:
-            self.links[shard].start(PULL, w, self.model.size_bytes[t], self.prio[w][t],
+            self.links[shard].start(PULL, w, self.size_bytes[t], self.prio[w][t],
                                     lambda s: self.finish(w, t, s, -1))
 
         if self.rpc_cpu_ns[PULL]:
@@ -386,7 +388,7 @@ class _Run:
             else:
                 self.finish(w, t, start, -1)
 
-        self.links[shard].start(PUSH, w, self.model.size_bytes[t], self.prio[w][t], arrived)
+        self.links[shard].start(PUSH, w, self.size_bytes[t], self.prio[w][t], arrived)
 
     def finish(self, w: int, t: int, start: int, slot: int) -> None:
         """``t`` is done: record it, make its successors ready. Successors that finish the instant they are
@@ -454,4 +456,10 @@ def simulate(model: StepModel, config: SimConfig, *, on_task: Callable[[TaskReco
     ``on_task``, when given, is called with every finished task (in completion order) so that callers can
     stream them; ``config.record_tasks`` keeps them in the result instead.
     """
-    return _Run(model, config, on_task).run()
+    collecting = gc.isenabled()
+    gc.disable()  # a run allocates millions of short-lived tuples and makes no garbage cycles worth collecting
+    try:
+        return _Run(model, config, on_task).run()
+    finally:
+        if collecting:
+            gc.enable()
