@@ -366,29 +366,29 @@ class _Run:
     def _pull_requested(self, arg: tuple[int, int]) -> None:
         """The PS has the request: it handles it (CPU), then the tensor moves."""
         w, t = arg
-        shard = self.shard[t]
-
-        def send(_start: int, _slot: int) -> None:
-            self.links[shard].start(PULL, w, self.size_bytes[t], self.prio[w][t],
-                                    lambda s: self.finish(w, t, s, -1))
-
         if self.rpc_cpu_ns[PULL]:
-            self.pss[shard].handle(self.rpc_cpu_ns[PULL], _unheeded, lambda now: send(now, -1))
+            self.pss[self.shard[t]].handle(self.rpc_cpu_ns[PULL], _unheeded, lambda _now: self._send_pull(w, t))
         else:
-            send(0, -1)
+            self._send_pull(w, t)
+
+    def _send_pull(self, w: int, t: int) -> None:
+        """The tensor moves. (A method, not a local function that a lambda calls: compiled, that pair would hold
+        each other, a reference cycle per pull, garbage only the cycle collector frees.)"""
+        self.links[self.shard[t]].start(PULL, w, self.size_bytes[t], self.prio[w][t],
+                                        lambda s: self.finish(w, t, s, -1))
 
     def _push_requested(self, arg: tuple[int, int]) -> None:
         """The gradient moves, then the PS handles what it received (CPU)."""
         w, t = arg
-        shard = self.shard[t]
+        self.links[self.shard[t]].start(PUSH, w, self.size_bytes[t], self.prio[w][t],
+                                        lambda start: self._pushed(w, t, start))
 
-        def arrived(start: int) -> None:
-            if self.rpc_cpu_ns[PUSH]:
-                self.pss[shard].handle(self.rpc_cpu_ns[PUSH], _unheeded, lambda _now: self.finish(w, t, start, -1))
-            else:
-                self.finish(w, t, start, -1)
-
-        self.links[shard].start(PUSH, w, self.size_bytes[t], self.prio[w][t], arrived)
+    def _pushed(self, w: int, t: int, start: int) -> None:
+        """The gradient has arrived: the PS handles it (CPU); the push began to move at ``start``."""
+        if self.rpc_cpu_ns[PUSH]:
+            self.pss[self.shard[t]].handle(self.rpc_cpu_ns[PUSH], _unheeded, lambda _now: self.finish(w, t, start, -1))
+        else:
+            self.finish(w, t, start, -1)
 
     def finish(self, w: int, t: int, start: int, slot: int) -> None:
         """``t`` is done: record it, make its successors ready. Successors that finish the instant they are
