@@ -5,15 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
-import tempfile
+import secrets
 from collections.abc import Iterator
 from typing import IO, Any
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 @contextlib.contextmanager
@@ -21,19 +15,30 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
     """Open a temporary file beside ``path``; on a clean exit it is synced and renamed onto ``path``.
 
     On an exception the temporary file is removed and ``path`` is left as it was. The new file gets the
-    permissions a plain ``open`` would give it (0666 less the umask).
+    permissions a plain ``open`` would give it (0666 less the umask). The temporary file's name is chosen before
+    it is created, inside the ``try``: a KeyboardInterrupt that lands just after the file exists (a sweep's Ctrl-C
+    while it writes a part) still removes it.
     """
     target = pathlib.Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    tmp: pathlib.Path | None = None
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
+        for _ in range(100):
+            tmp = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
+                break
+            except FileExistsError:
+                tmp = None  # another writer's: not ours to remove
+        else:
+            raise FileExistsError(f"{target}: no free temporary name beside it in 100 tries")
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        pathlib.Path(tmp).replace(target)
+        tmp.replace(target)
     finally:
-        pathlib.Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:

@@ -1,0 +1,58 @@
+"""Atomic writes (:mod:`parsers.atomic`): the target is the old file or the whole new one, and no temporary file is
+left behind, whatever interrupts the write."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import stat
+
+import pytest
+
+from parsers import atomic
+
+
+def test_a_write_replaces_the_file_whole_with_open_s_permissions(tmp_path: pathlib.Path) -> None:
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    atomic.write_bytes_atomic(target, b"new")
+    assert target.read_bytes() == b"new"
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_an_error_while_writing_keeps_the_old_file(tmp_path: pathlib.Path) -> None:
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+
+    def write_half() -> None:
+        with atomic.open_atomic(target) as fh:
+            fh.write(b"partial")
+            raise ValueError("half way")
+
+    with pytest.raises(ValueError, match="half way"):
+        write_half()
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_ctrl_c_the_moment_the_temporary_file_exists_leaves_none(tmp_path: pathlib.Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep interrupted while writing a part left ``.part-000004.parquet.*.tmp`` (CI, 2026-12-02): the signal
+    landed after the temporary file was made and before the code that removes it was in charge."""
+    made = []
+    real_open = os.open
+
+    def open_then_interrupted(path: os.PathLike[str], flags: int, mode: int = 0o777) -> int:
+        os.close(real_open(path, flags, mode))
+        made.append(pathlib.Path(path))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.os, "open", open_then_interrupted)
+    target = tmp_path / "part-000004.parquet"
+    with pytest.raises(KeyboardInterrupt):
+        atomic.write_bytes_atomic(target, b"rows")
+    assert made and made[0].parent == tmp_path
+    assert list(tmp_path.iterdir()) == []
