@@ -16,6 +16,7 @@ import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import json
 import os
 import pathlib
 import sys
@@ -45,8 +46,6 @@ def compiled_file(package_dir: pathlib.Path, name: str) -> pathlib.Path | None:
 def from_source(package_dir: pathlib.Path, names: Sequence[str], *, pure: bool) -> tuple[str, ...]:
     """Which of the compiled modules ``names`` must load from source: all with ``pure``, else those whose
     source's digest is not the one the manifest recorded when they were compiled."""
-    import json
-
     try:
         manifest = json.loads((package_dir / MANIFEST).read_text())
     except (OSError, ValueError):

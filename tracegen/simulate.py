@@ -454,7 +454,8 @@ def simulate(model: StepModel, config: SimConfig, *, on_task: Callable[[TaskReco
     """Simulate ``config.n_workers`` workers running ``config.total_steps`` steps each (module docstring).
 
     ``on_task``, when given, is called with every finished task (in completion order) so that callers can
-    stream them; ``config.record_tasks`` keeps them in the result instead.
+    stream them; ``config.record_tasks`` keeps them in the result instead. The cycle collector is off while the
+    run lasts (a run makes no reference cycles, ``tests/tracegen/test_native.py``), ``on_task`` included.
     """
     collecting = gc.isenabled()
     gc.disable()  # a run allocates millions of short-lived tuples and makes no garbage cycles worth collecting

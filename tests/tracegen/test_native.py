@@ -18,7 +18,14 @@ import pytest
 from parsers import read_trace
 from tracegen import native
 from tracegen.model import build_model
-from tracegen.predict import PredictConfig, load_profile, load_single_worker, prepared
+from tracegen.predict import (
+    PredictConfig,
+    load_profile,
+    load_single_worker,
+    prepared,
+    profile_beside,
+    single_worker_beside,
+)
 from tracegen.simulate import SimConfig, simulate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -31,14 +38,14 @@ RUNS = textwrap.dedent("""
     from tracegen import native
     from tracegen.model import build_model
     from tracegen.placement import place
-    from tracegen.predict import PredictConfig, load_profile, load_single_worker, prepared
+    from tracegen.predict import (PredictConfig, load_profile, load_single_worker, prepared, profile_beside,
+                                  single_worker_beside)
     from tracegen.simulate import SimConfig, simulate
 
-    trace = sys.argv[1]
-    model = build_model(read_trace(trace))
-    config = PredictConfig(link_profile=load_profile(trace + "/link-profile.json"),
-                           single_worker=load_single_worker(trace + "/single-worker.json"))
-    prep = prepared(model, config)
+    trace = sys.argv[1]  # as predict takes it: with the link profile and single-worker measurement beside it
+    config = PredictConfig(link_profile=load_profile(profile_beside(trace)),
+                           single_worker=load_single_worker(single_worker_beside(trace)))
+    prep = prepared(build_model(read_trace(trace)), config)
     spec = prep.links["mid"]
     shards = place(prep.model, 2, "greedy").shard_of_task
     runs = [SimConfig(n_workers=n, steps=4, warmup_steps=1, seed=n, link=link, policy=policy, link_spec=spec)
@@ -136,10 +143,9 @@ def test_a_run_leaves_nothing_for_the_cycle_collector() -> None:
     """``simulate`` turns the cycle collector off while it runs, so a reference cycle made per event would stay
     until the run ends: compiled, a local function that a lambda called was one per pull (+100 MiB at 64 workers
     and 60 steps). Whichever engine this process runs, a run must make none."""
-    trace = str(TRACE)
-    model = build_model(read_trace(trace))
-    prep = prepared(model, PredictConfig(link_profile=load_profile(f"{trace}/link-profile.json"),
-                                         single_worker=load_single_worker(f"{trace}/single-worker.json")))
+    config = PredictConfig(link_profile=load_profile(profile_beside(TRACE)),
+                           single_worker=load_single_worker(single_worker_beside(TRACE)))
+    prep = prepared(build_model(read_trace(TRACE)), config)
     assert min(prep.links["mid"].rpc_cpu_ns) > 0  # the PS handles every request: the paths that made cycles
     gc.collect()
     result = simulate(prep.model, SimConfig(n_workers=6, steps=3, link_spec=prep.links["mid"], record_tasks=True))
