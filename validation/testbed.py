@@ -52,6 +52,11 @@ columns never change with N or options)::
     cpu_cap_coordinator   float  the TF2 coordinator node's CPU cap, cores (empty for tf1)
     ps_cpu_cores          float  CPU the PS task(s) used over the window, cores, from their cgroups (empty when
                                  unknown): with steps_per_s, the PS's CPU per step at this N
+    worker_cpu_cores      float  CPU all workers' processes used over the window, cores (empty when unknown)
+    host_busy_cores       float  CPU the whole machine ran over the window, cores: every node, the kernel's packet
+                                 work, anything else (:mod:`validation.windowcpu`; empty when unknown)
+    host_softirq_cores    float  of which softirq (the kernel moving packets, charged to no node's cap), cores
+    host_steal_cores      float  CPU the hypervisor took from this virtual machine over the window, cores
 
 With ``ps_tasks`` > 1 (``--ps K``) the cluster has K PS tasks, the variables placed by
 ``replica_device_setter`` as ``placement`` says (:mod:`validation.node`); the N = 1 trace is then a trace of a
@@ -59,7 +64,8 @@ K-PS job. Files written before these three columns existed have one PS, round ro
 (``--worker-caps``) worker I is capped at its own figure (a mixed cluster); the N = 1 trace is then of worker 0
 at its cap. Files without the column had every worker at ``cpu_cap_worker``. With ``worker_links``
 (``--worker-links``) worker I's own link is shaped at its figure, with the PS link's burst and queue latency; the
-N = 1 trace is then of worker 0 behind its link. Files without the column had unshaped workers.
+N = 1 trace is then of worker 0 behind its link. Files without the column had unshaped workers. Files written
+before the last four columns existed do not say where the host's CPU went.
 """
 
 from __future__ import annotations
@@ -90,6 +96,7 @@ from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, a
 from validation.errors import ConfigError, JobError, NodeCrashedError
 from validation.testbed_link import default_client_cores, measure_link_profile
 from validation.testbed_tf2 import measure_tf2
+from validation.windowcpu import WindowCpu, WindowFigures
 from validation.zoo import ModelSpec
 
 MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
@@ -120,6 +127,10 @@ MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
     ("api", "str"),
     ("cpu_cap_coordinator", "float"),
     ("ps_cpu_cores", "float"),
+    ("worker_cpu_cores", "float"),
+    ("host_busy_cores", "float"),
+    ("host_softirq_cores", "float"),
+    ("host_steal_cores", "float"),
 )
 """The columns of ``measured.csv`` in order, each with its type (see the module docstring for units)."""
 
@@ -244,6 +255,10 @@ class Measurement:
     tcp_retrans_segs: int
     param_bytes: int = 0  # bytes of the model's trainable variables, as a worker reported them
     ps_cpu_cores: float | None = None  # CPU the PS processes used over the window, in cores (None: unknown)
+    worker_cpu_cores: float | None = None  # the workers' (or a TF2 job's worker servers'), in cores
+    host_busy_cores: float | None = None  # the whole machine's, in cores (validation.windowcpu)
+    host_softirq_cores: float | None = None  # of which softirq
+    host_steal_cores: float | None = None  # what the hypervisor took, in cores
     ps_bytes: tuple[int, ...] = ()  # parameter bytes on each PS task (worker 0's placement)
     staleness: tuple[int, ...] = ()  # of every step inside the window, all workers (when asked for)
 
@@ -325,7 +340,8 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
                 _write_single_worker(trace_dir, config, [r for r in measurements if r.n_workers == 1])
             rates = ", ".join(f"{r:.3f}" for r in m.worker_steps_per_s)
             report(f"N={n} repeat {repeat}: {m.steps_per_s:.3f} steps/s (workers {rates}; global_step "
-                   f"{m.global_steps_per_s:.3f}/s; {m.qdisc_drops} drops, {m.tcp_retrans_segs} retransmits)")
+                   f"{m.global_steps_per_s:.3f}/s; {m.qdisc_drops} drops, {m.tcp_retrans_segs} retransmits"
+                   f"{host_note(m)})")
             fewest = min(m.worker_steps_per_s, default=m.steps_per_s / n) * m.window_s
             if fewest < MIN_STEPS_PER_WORKER:
                 report(f"note: a worker did only {fewest:.0f} steps in the {m.window_s:g} s window "
@@ -427,10 +443,10 @@ def measure(
                 w.popen.stdin.flush()
             except BrokenPipeError as exc:
                 raise JobError(f"worker {i} exited before the window began: {w.stderr_tail()}") from exc
-        ps_cpu = PsCpuWindow(pss, start_s, end_s)
+        cpu = WindowCpu(pss, workers, start_s, end_s)
         done = _collect(events, pss=pss, workers=workers, want="done", deadline_s=end_s + config.timeout_s,
                         timeout_s=config.timeout_s)
-        ps_cpu.join()
+        cpu.join()
         stats = cluster.link_stats()
 
     rates = []
@@ -445,10 +461,18 @@ def measure(
         n_workers=n_workers, repeat=repeat, steps_per_s=sum(rates), worker_steps_per_s=tuple(rates),
         global_steps_per_s=global_rate, window_s=window_len_s,
         qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
-        param_bytes=int(done[0].get("param_bytes", 0)), ps_cpu_cores=ps_cpu.cores(window_len_s),
+        param_bytes=int(done[0].get("param_bytes", 0)),
         ps_bytes=tuple(int(b) for b in done[0].get("ps_bytes", [])),
         staleness=tuple(int(v) for i in range(n_workers) for v in done[i].get("staleness", [])),
+        **cpu_fields(cpu.figures(window_len_s)),
     )
+
+
+def cpu_fields(figures: WindowFigures) -> dict[str, float | None]:
+    """A window's CPU figures as :class:`Measurement`'s fields."""
+    return {"ps_cpu_cores": figures.ps_cores, "worker_cpu_cores": figures.worker_cores,
+            "host_busy_cores": figures.host_busy_cores, "host_softirq_cores": figures.host_softirq_cores,
+            "host_steal_cores": figures.host_steal_cores}
 
 
 def node_env() -> dict[str, str]:
@@ -457,34 +481,6 @@ def node_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k.lower() not in _PROXY_VARS}
     env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
     return env
-
-
-class PsCpuWindow:
-    """The CPU seconds all PS processes used, read by timers at the window's start and end (started here)."""
-
-    def __init__(self, pss: Sequence[NodeProcess], start_s: float, end_s: float) -> None:
-        self.pss, self.start_s, self.end_s = pss, start_s, end_s
-        self.read: dict[str, float | None] = {}
-        self.timers = [threading.Timer(max(0.0, at - time.monotonic()), self._take, args=(key,))
-                       for key, at in (("start", start_s), ("end", end_s))]
-        for timer in self.timers:
-            timer.daemon = True
-            timer.start()
-
-    def _take(self, key: str) -> None:
-        used = [p.cpu_s() for p in self.pss]
-        self.read[key] = None if any(u is None for u in used) else sum(u for u in used if u is not None)
-
-    def join(self) -> None:
-        """Wait for the end's reading (the window is over)."""
-        for timer in self.timers:
-            timer.join(timeout=max(0.0, self.end_s - time.monotonic()) + 1.0)
-
-    def cores(self, window_s: float) -> float | None:
-        """The PS processes' CPU over the window of ``window_s`` seconds, in cores (None when a reading is
-        missing)."""
-        start, end = self.read.get("start"), self.read.get("end")
-        return None if start is None or end is None or end < start else (end - start) / window_s
 
 
 def _node_argv(job: dict[str, Any], role: str, index: int) -> list[str]:
@@ -561,8 +557,20 @@ def _collect(
     return got
 
 
+def host_note(m: Measurement) -> str:
+    """Where the host's CPU went in a window, for the progress line ("" when unknown)."""
+    if m.host_busy_cores is None or m.host_softirq_cores is None or m.host_steal_cores is None:
+        return ""
+    return (f"; host {m.host_busy_cores:.2f} cores busy, {m.host_softirq_cores:.2f} of them softirq, "
+            f"{m.host_steal_cores:.2f} stolen")
+
+
 def _fmt(value: float) -> str:
     return format(value, ".6g")
+
+
+def _fmt_or_empty(value: float | None) -> str:
+    return "" if value is None else _fmt(value)
 
 
 def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measurement], tf_version: str) -> None:
@@ -598,7 +606,11 @@ def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measure
                                                for i in range(m.n_workers)),
             "api": config.api,
             "cpu_cap_coordinator": _fmt(config.cpu_cap_coordinator) if config.api == "tf2" else "",
-            "ps_cpu_cores": "" if m.ps_cpu_cores is None else _fmt(m.ps_cpu_cores),
+            "ps_cpu_cores": _fmt_or_empty(m.ps_cpu_cores),
+            "worker_cpu_cores": _fmt_or_empty(m.worker_cpu_cores),
+            "host_busy_cores": _fmt_or_empty(m.host_busy_cores),
+            "host_softirq_cores": _fmt_or_empty(m.host_softirq_cores),
+            "host_steal_cores": _fmt_or_empty(m.host_steal_cores),
             "worker_links": LIST_SEPARATOR.join(str(config.worker_links[i] if i < len(config.worker_links) else 0)
                                                 for i in range(m.n_workers)),
         }

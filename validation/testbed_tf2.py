@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from validation.cluster import Cluster
 from validation.errors import JobError
+from validation.windowcpu import WindowCpu
 
 if TYPE_CHECKING:
     from validation.testbed import Measurement, Progress, TestbedConfig
@@ -36,7 +37,7 @@ PROFILE_MS_PER_STEP = 2000  # the profile lasts this long per traced step (at le
 def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace_dir: pathlib.Path | None = None,
                 window_s: float | None = None, progress: Progress | None = None) -> Measurement:
     """Build one cluster with ``n_workers`` workers and a coordinator, measure one window, remove the cluster."""
-    from validation.testbed import Measurement, PsCpuWindow, _collect, _pump, node_env
+    from validation.testbed import Measurement, _collect, _pump, cpu_fields, node_env
 
     window_len_s = config.window_s if window_s is None else window_s
     report = progress or (lambda _message: None)
@@ -70,10 +71,11 @@ def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace
             chief.popen.stdin.flush()
         except BrokenPipeError as exc:
             raise JobError(f"the coordinator exited before the window began: {chief.stderr_tail()}") from exc
-        ps_cpu = PsCpuWindow(servers[:len(cluster.ps_nodes)], start_s, end_s)
+        n_ps = len(cluster.ps_nodes)
+        cpu = WindowCpu(servers[:n_ps], servers[n_ps:], start_s, end_s)
         done = _collect(events, pss=servers, workers=[chief], want="done", deadline_s=end_s + config.timeout_s,
                         timeout_s=config.timeout_s)[0]
-        ps_cpu.join()
+        cpu.join()
         stats = cluster.link_stats()
     reads = done.get("counter_reads", [])
     if len(reads) != 2 or reads[1][0] <= reads[0][0]:
@@ -82,7 +84,7 @@ def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace
     return Measurement(n_workers=n_workers, repeat=repeat, steps_per_s=rate, worker_steps_per_s=(),
                        global_steps_per_s=rate, window_s=window_len_s,
                        qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
-                       ps_cpu_cores=ps_cpu.cores(window_len_s))
+                       **cpu_fields(cpu.figures(window_len_s)))
 
 
 def _argv(job: dict[str, Any], role: str, index: int) -> list[str]:

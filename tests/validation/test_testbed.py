@@ -175,7 +175,15 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
     assert rows[0]["widths"] == "32"
     assert rows[0]["bandwidth_bits_per_s"] == "100000000"
     assert rows[1]["worker_links"] == "0;0"  # no --worker-links: every worker unshaped
-    assert 0.0 < float(rows[1]["ps_cpu_cores"]) <= _config(tmp_path).cpu_cap_ps * 1.1  # the PS's cgroup, capped
+    config = _config(tmp_path)
+    for row in rows:  # each node within its cap; the host ran at least the nodes, on at most its cores
+        ps, workers = float(row["ps_cpu_cores"]), float(row["worker_cpu_cores"])
+        assert 0.0 < ps <= config.cpu_cap_ps * 1.1  # the PS's cgroup, capped
+        assert 0.0 < workers <= config.cpu_cap_worker * int(row["n_workers"]) * 1.1
+        busy, softirq, steal = (float(row[c]) for c in ("host_busy_cores", "host_softirq_cores", "host_steal_cores"))
+        assert (ps + workers) * 0.9 <= busy <= (os.cpu_count() or 1) * 1.01
+        assert 0.0 <= softirq <= busy and steal >= 0.0
+    assert any(" cores busy, " in m for m in messages)  # the progress line says where the host's CPU went
     assert rows[0]["tensorflow_version"] != ""
     assert float(rows[1]["steps_per_s"]) > 0.0
 
