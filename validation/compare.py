@@ -9,7 +9,8 @@ anywhere else as a CSV with one row per run and at least these columns (others a
 and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per direction, either as
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
 ``125MB/s``). Several rows per N are repeats: a prediction is judged against their mean and shown against their
-range.
+range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
+window, empty when unknown) are read when present and shown beside the rates (:func:`cpu_markdown`).
 
 Scores per predictor: the absolute relative error per N (|predicted - mean| / mean), its mean over N (MAPE)
 and maximum, and the knee (the smallest N reaching 95 % of the curve's maximum) beside the measured knee.
@@ -34,6 +35,8 @@ from tracegen.units import parse_rate
 from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
+# optional: where a window's CPU went, cores (validation.testbed's schema), shown in the report when present
+CPU_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
 
 
 MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundred kB
@@ -81,6 +84,14 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         "n_workers": [_number(v, int, "n_workers", source, i) for i, v in enumerate(frame["n_workers"])],
         "steps_per_s": [_number(v, float, "steps_per_s", source, i) for i, v in enumerate(frame["steps_per_s"])],
     })
+    _read_optional(frame, out, source)
+    if out["n_workers"].max() > 100_000:
+        raise ConfigError(f"{source}: 'n_workers' must be at most 100000 (got {out['n_workers'].max()})")
+    return out
+
+
+def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
+    """The optional columns of the module docstring that ``frame`` has, checked, into ``out``."""
     if "repeat" in frame.columns:
         out["repeat"] = [_number(v, int, "repeat", source, i, positive=False) for i, v in enumerate(frame["repeat"])]
     if "batch_size" in frame.columns:
@@ -104,9 +115,10 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
                                         for i, v in enumerate(bits)]
     elif "bandwidth" in frame.columns:
         out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in enumerate(frame["bandwidth"])]
-    if out["n_workers"].max() > 100_000:
-        raise ConfigError(f"{source}: 'n_workers' must be at most 100000 (got {out['n_workers'].max()})")
-    return out
+    for column in CPU_COLUMNS:  # testbed: where each window's CPU went, cores (empty: unknown; older files lack them)
+        if column in frame.columns:
+            out[column] = [_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
+                           for i, v in enumerate(frame[column])]
 
 
 def _caps(text: str, source: str, row: int) -> tuple[float, ...]:
@@ -246,6 +258,28 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
                 else "- | -")
         lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {s.knee_n_workers} | "
                      f"{s.inside_range} of {n_points} | {band} |")
+    return "\n".join(lines) + "\n"
+
+
+def cpu_markdown(measured: pd.DataFrame) -> str:
+    """Where the measured windows' CPU went, per N (the mean over repeats, cores), with the PS's CPU per step: a
+    section of ``report.md``, or "" when the measurements do not say (a run of a virtual machine whose
+    hypervisor took CPU, or of a host short of it, describes another machine than its inputs did)."""
+    present = [c for c in CPU_COLUMNS if c in measured.columns and measured[c].notna().any()]
+    if not present:
+        return ""
+    names = {"ps_cpu_cores": "PS", "worker_cpu_cores": "workers", "host_busy_cores": "host busy",
+             "host_softirq_cores": "of it softirq", "host_steal_cores": "stolen by the hypervisor"}
+    lines = ["", "## Where the measured windows' CPU went (cores, mean over repeats)", "",
+             "| N | " + " | ".join(names[c] for c in present)
+             + (" | PS CPU per step |" if "ps_cpu_cores" in present else " |"),
+             "|---|" + "---|" * (len(present) + ("ps_cpu_cores" in present))]
+    for n, group in measured.groupby("n_workers", sort=True):
+        cells = ["-" if math.isnan(v) else f"{v:.2f}" for v in (group[c].mean() for c in present)]
+        if "ps_cpu_cores" in present:
+            per_step = (group["ps_cpu_cores"] / group["steps_per_s"]).mean()
+            cells.append("-" if math.isnan(per_step) else f"{per_step * 1e3:.1f} ms")
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

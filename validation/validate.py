@@ -69,7 +69,15 @@ from tracegen.placement import PLACEMENTS, Placement, creation_order, place, tra
 from tracegen.plots import curve_csv
 from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
 from tracegen.units import format_rate
-from validation.compare import Comparison, compare, comparison_csv, comparison_png, read_measured, report_markdown
+from validation.compare import (
+    Comparison,
+    compare,
+    comparison_csv,
+    comparison_png,
+    cpu_markdown,
+    read_measured,
+    report_markdown,
+)
 from validation.errors import ConfigError
 from validation.staleness import (
     STALENESS_NAME,
@@ -295,7 +303,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
                                   + " pulled per step from each; each a PS like the traced one")
     settings = _settings(inputs, model, config, link_notes)
     title = f"Predicted vs measured: {pathlib.Path(measured).name}"
-    text = report_markdown(comparison, settings, title, warnings)
+    text = report_markdown(comparison, settings, title, warnings) + cpu_markdown(runs)
     measured_staleness = pathlib.Path(inputs.measured).parent / STALENESS_NAME
     if profile_curve is not None and measured_staleness.is_file():
         rows = compare_staleness(read_measured_staleness(measured_staleness), profile_curve)

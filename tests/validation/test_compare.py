@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from validation.compare import compare, knee_of, read_measured, report_markdown, setting
+from validation.compare import compare, cpu_markdown, knee_of, read_measured, report_markdown, setting
 from validation.errors import ConfigError
 
 
@@ -52,8 +52,19 @@ def test_bandwidth_with_units_and_settings(tmp_path: pathlib.Path) -> None:
     ("n_workers,steps_per_s\n1,nan\n", "'steps_per_s' must be > 0 (got 'nan')"),
     ("n_workers,steps_per_s,bandwidth\n1,2,fast\n", "m.csv:2: 'bandwidth': cannot read 'fast' as a rate"),
     ('n_workers,steps_per_s\n1,"2\n', "not a readable CSV"),
+    ("n_workers,steps_per_s,host_steal_cores\n1,2,-0.5\n", "m.csv:2: 'host_steal_cores' must be >= 0 (got '-0.5')"),
 ])
 def test_malformed_measurements_name_file_line_and_value(tmp_path: pathlib.Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:
         read_measured(_csv(tmp_path, text))
     assert message in str(info.value) and str(tmp_path / "m.csv") in str(info.value)
+
+
+def test_where_the_cpu_went_per_n_with_the_ps_cpu_per_step(tmp_path: pathlib.Path) -> None:
+    runs = read_measured(_csv(tmp_path, "n_workers,repeat,steps_per_s,ps_cpu_cores,host_busy_cores,host_steal_cores\n"
+                                        "1,0,10,0.1,0.5,0.0\n1,1,10,0.3,0.7,0.2\n2,0,20,0.2,,\n"))
+    text = cpu_markdown(runs)
+    assert "| N | PS | host busy | stolen by the hypervisor | PS CPU per step |" in text
+    assert "| 1 | 0.20 | 0.60 | 0.10 | 20.0 ms |" in text  # means over the repeats; 0.2 cores / 10 steps/s
+    assert "| 2 | 0.20 | - | - | 10.0 ms |" in text  # a window the host was not read for
+    assert cpu_markdown(read_measured(_csv(tmp_path, "n_workers,steps_per_s,ps_cpu_cores\n1,2,\n"))) == ""
