@@ -109,16 +109,24 @@ def request_cpu_ns(model: StepModel, measured: SingleWorker, spec: LinkSpec) -> 
 
 def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker) -> LinkSpec:
     """``spec`` with the PS's request handling from ``measured`` (module docstring), and its cores and their
-    quota when the spec does not know them."""
-    known = spec if spec.ps_cores is not None else dataclasses.replace(
-        spec, ps_cores=measured.ps_cores, ps_quota=cfs_quota(measured.ps_cpu_quota),
-        description=spec.description + quota_note(measured.ps_cores, measured.ps_cpu_quota))
+    quota when the spec does not know them: the PS's cores, or how a cap of the same cores was enforced (a
+    profile measured where the PS's process could not see its cgroup says its cores but not its quota)."""
+    if spec.ps_cores is None:
+        known = dataclasses.replace(spec, ps_cores=measured.ps_cores, ps_quota=cfs_quota(measured.ps_cpu_quota),
+                                    description=spec.description + quota_note(measured.ps_cores,
+                                                                              measured.ps_cpu_quota))
+    elif spec.ps_quota is None and measured.ps_cpu_quota is not None and measured.ps_cores == spec.ps_cores:
+        known = dataclasses.replace(spec, ps_quota=cfs_quota(measured.ps_cpu_quota),
+                                    description=spec.description + quota_note(spec.ps_cores, measured.ps_cpu_quota)
+                                    + f" (from {measured.source or 'the single-worker measurement'})")
+    else:
+        known = spec
     cost = request_cpu_ns(model, measured, known)
     if cost is None:
         return spec
     return dataclasses.replace(
         known, rpc_cpu_ns=(cost, cost),
-        description=f"{spec.description}; the PS spends {cost / 1e3:.0f} us of CPU per transfer (from "
+        description=f"{known.description}; the PS spends {cost / 1e3:.0f} us of CPU per transfer (from "
                     f"{measured.ps_cpu_s_per_step * 1e3:.1f} ms per step measured untraced, "
                     f"{measured.source or 'in memory'})")
 

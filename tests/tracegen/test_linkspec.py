@@ -78,3 +78,25 @@ def test_a_profile_of_a_quota_capped_ps_gives_the_quota() -> None:
     assert spec.ps_quota == CfsQuota(host_cores=2.0, period_ns=10_000_000)
     assert spec.ps_cores is not None and spec.ps_cores < 2.0
     assert spec.ps_work_ns(31_000_000) == round(3 * spec.ps_cores * 10_000_000 + 1_000_000)
+
+
+def test_a_profile_that_lost_its_quota_takes_it_from_the_single_worker_run() -> None:
+    """Profiles the testbed measured inside a network namespace say the PS's cores but not its quota (netbench
+    could not see its cgroup); the single-worker run of the same PS recorded it, and the spec takes it from there:
+    the same cores only. A real such profile (``data/fresh``) and its own single-worker file."""
+    from parsers.linkprofile import read_link_profile
+    from parsers.singleworker import read_single_worker
+    from tracegen.linkspec import from_profile
+
+    root = pathlib.Path(__file__).resolve().parents[2] / "data" / "fresh" / "test"
+    trace = root / "resnet_300mbit_q5_b16k_ps03" / "trace"
+    model = build_model(read_trace(trace))
+    lost = from_profile(read_link_profile(trace / "link-profile.json"), model.link)
+    assert lost.ps_quota is None and lost.ps_cores == 0.3
+    measured = read_single_worker(trace / "single-worker.json")
+    assert measured.ps_cpu_quota is not None
+    spec = with_single_worker(lost, model, measured)
+    assert spec.ps_quota == CfsQuota(host_cores=2.0, period_ns=10_000_000)
+    assert "CFS quota" in spec.description and "single-worker.json" in spec.description
+    other = with_single_worker(dataclasses.replace(lost, ps_cores=0.5), model, measured)
+    assert other.ps_quota is None  # another PS's cap: not this run's quota
