@@ -87,14 +87,14 @@ from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from parsers.atomic import write_bytes_atomic
-from parsers.linkprofile import PROFILE_NAME, CpuQuota
+from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
 from tracegen import own_version
 from tracegen.placement import PLACEMENTS
 from validation.capture import tensorflow_version
-from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, available_cores, check_host
+from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, check_host
 from validation.errors import ConfigError, JobError, NodeCrashedError
-from validation.testbed_link import default_client_cores, measure_link_profile
+from validation.testbed_link import default_client_cores, measure_link_profile, ps_quota
 from validation.testbed_tf2 import measure_tf2
 from validation.windowcpu import WindowCpu, WindowFigures
 from validation.zoo import ModelSpec
@@ -628,9 +628,7 @@ def _write_single_worker(trace_dir: pathlib.Path, config: TestbedConfig, runs: S
     on a re-measured configuration, data/remeasured/), so every run of one worker counts, not the first alone."""
     rates = [m.steps_per_s for m in runs]
     cpus = [m.ps_cpu_cores / m.steps_per_s for m in runs if m.ps_cpu_cores is not None]
-    host = float(available_cores())
-    quota = (CpuQuota(host_cores=host, period_us=config.cluster_config(1).cfs_period_us)
-             if config.cpu_cap_ps < host else None)
+    quota = ps_quota(config.cluster_config(1))
     notes = ["one untraced worker on the emulated cluster, the PS link shaped and both nodes capped as in the trace"]
     if len(runs) > 1:
         notes.append(f"median of {len(runs)} runs, each a job of its own: "

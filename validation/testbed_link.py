@@ -6,23 +6,48 @@ A cluster of two nodes is built with the condition's PS link shape and PS CPU ca
 client processes, under a CPU cap of its own (``client_cores``, default: what the PS leaves of the machine less
 a margin), so that the clients are not what limits the rates. Never the N-worker cluster: what it measures is
 the answer the prediction is judged against, not an input.
+
+The PS's cap is a CFS quota (:mod:`validation.cluster`). ``netbench serve`` records one it can see in its own
+cgroup, but inside a node's network namespace ``ip netns exec`` gives it a sysfs without the cgroup mounts, so
+the testbed, which set the quota, records it (``ps.cpu_quota``, and a note saying so). Profiles the testbed
+measured from 2026-12-01 14:00 to 2026-12-02 14:00 lack it (``data/README.md``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 
-from parsers.linkprofile import LinkProfile, read_link_profile
+from parsers.linkprofile import CpuQuota, LinkProfile, read_link_profile, write_link_profile
 from validation.cluster import Cluster, ClusterConfig, available_cores
 from validation.errors import ConfigError, JobError
 
 CONTROL_PORT = 7070
 TF_PORT = 2222
 CLIENT_MARGIN_CORES = 0.1
+
+
+def ps_quota(cluster_config: ClusterConfig) -> CpuQuota | None:
+    """How the testbed enforces the PS's cap: a CFS quota on this machine's cores (None when the cap is all of
+    them)."""
+    host = float(available_cores())
+    return (CpuQuota(host_cores=host, period_us=cluster_config.cfs_period_us)
+            if cluster_config.cpu_cap_ps < host else None)
+
+
+def with_quota(profile: LinkProfile, quota: CpuQuota | None) -> LinkProfile:
+    """``profile`` with the PS's ``quota`` recorded, when it has none of its own (module docstring)."""
+    if quota is None or profile.cpu_quota is not None:
+        return profile
+    return dataclasses.replace(
+        profile, cpu_quota=quota,
+        ps={**profile.ps, "cpu_quota": {"host_cores": quota.host_cores, "period_us": quota.period_us}},
+        notes=(*profile.notes, "ps.cpu_quota recorded by tracegen testbed, which set it: the PS's process cannot see "
+                               "its cgroup from inside its network namespace"))
 
 
 def default_client_cores(ps_cores: float) -> float:
@@ -69,6 +94,7 @@ def measure_link_profile(cluster_config: ClusterConfig, out_path: pathlib.Path, 
             raise JobError(f"netbench run did not finish within {timeout_s:g} s") from None
         if code != 0:
             raise JobError(f"netbench run exited with code {code}: {client.stderr_tail()}")
-    profile = read_link_profile(tmp)
-    tmp.replace(out_path)
-    return profile
+    profile = with_quota(read_link_profile(tmp), ps_quota(cluster_config))
+    write_link_profile(profile, out_path)
+    tmp.unlink()
+    return read_link_profile(out_path)

@@ -121,5 +121,9 @@ def test_inside_the_emulated_cluster_the_profile_sees_the_shaped_link(tmp_path: 
         assert point.pull_bytes_per_s <= payload * 1.03 + slack and point.push_bytes_per_s <= payload * 1.03 + slack
     assert profile.of_mode("pull")[-1].pull_bytes_per_s >= 0.5 * payload
     assert profile.ps["cores"] == 0.5  # what the PS was capped at, not the machine's cores
+    # and how: a CFS quota, which the PS's process cannot see from inside its namespace (profiles lacked it)
+    stored = read_link_profile(tmp_path / "link-profile.json")
+    assert stored.cpu_quota is not None and stored.cpu_quota.period_us == config.cfs_period_us
+    assert stored.cpu_quota.host_cores > 0.5
     run_ids = [line.split("cluster ")[1].split()[0] for line in lines if "cluster " in line and " is up" in line]
     assert run_ids and not [x for x in leftovers() if any(f"_{r}_" in x for r in run_ids)]
