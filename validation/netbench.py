@@ -47,10 +47,11 @@ from typing import IO, Any
 
 from parsers.linkprofile import LinkProfile, ProfilePoint
 from tracegen import own_version
+from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
-from validation.testbed import node_env, steps_in_window
 from validation.signals import terminating
+from validation.testbed import node_env, steps_in_window
 
 MAX_LINE_BYTES = 64 * 1024
 MAX_WORKERS = 256
@@ -95,39 +96,6 @@ def split_address(text: str, what: str) -> tuple[str, int]:
     if not sep or not host or not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65_535:
         raise ConfigError(f"'{what}' must be HOST:PORT with a port from 1 to 65535 (got {text!r})")
     return host.strip("[]"), int(port)
-
-
-def cpu_allowance() -> float:
-    """Cores this process may use: its CPU affinity, lowered by a cgroup v1 CPU quota if one is set."""
-    affinity = float(len(os.sched_getaffinity(0)))
-    quota = _cfs_quota()
-    return round(affinity if quota is None else min(affinity, quota[0] / quota[1]), 3)
-
-
-def cpu_quota() -> dict[str, float] | None:
-    """How this process's CPU cap is enforced, as ``link-profile.json`` records it (``ps.cpu_quota``): the cores
-    it may run on and the CFS period, when a quota holds it below them; None otherwise."""
-    affinity = float(len(os.sched_getaffinity(0)))
-    quota = _cfs_quota()
-    if quota is None or quota[0] / quota[1] >= affinity:
-        return None
-    return {"host_cores": affinity, "period_us": quota[1]}
-
-
-def _cfs_quota() -> tuple[int, int] | None:
-    """(cfs_quota_us, cfs_period_us) of this process's cgroup v1 ``cpu`` controller, if a quota is set."""
-    try:
-        for line in pathlib.Path("/proc/self/cgroup").read_text().splitlines():
-            _, controllers, path = line.split(":", 2)
-            if "cpu" in controllers.split(","):
-                base = pathlib.Path("/sys/fs/cgroup/cpu") / path.lstrip("/")
-                quota = int((base / "cpu.cfs_quota_us").read_text())
-                period = int((base / "cpu.cfs_period_us").read_text())
-                if quota > 0 and period > 0:
-                    return quota, period
-    except (OSError, ValueError):
-        pass  # no cgroup v1 cpu controller here: no quota
-    return None
 
 
 def tensorflow_version() -> str:
