@@ -96,9 +96,9 @@ class ProcessTree:
     @staticmethod
     @contextlib.contextmanager
     def started(argv: list[str], preexec: Callable[[], None] | None = None) -> Iterator[subprocess.Popen[str]]:
-        """``argv`` running with its output piped (text), killed on the way out if it still runs: a test that
-        signals a run and waits for it never leaves it behind, whatever its assertions say. ``preexec``: the
-        ``default_signals`` fixture, so that SIGINT works however the suite was started."""
+        """``argv`` running with its output piped (text), killed on the way out if it still runs and its pipes
+        closed: a test that signals a run and waits for it never leaves it behind, whatever its assertions say.
+        ``preexec``: the ``default_signals`` fixture, so that SIGINT works however the suite was started."""
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 preexec_fn=preexec)  # noqa: PLW1509 - only resets two signal handlers
         try:
@@ -107,6 +107,9 @@ class ProcessTree:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+            for stream in (proc.stdout, proc.stderr):  # closed here, not by the garbage collector later, in
+                if stream is not None:                 # another test that then fails on the ResourceWarning
+                    stream.close()
 
     @classmethod
     def wait_gone(cls, pids: list[int], timeout_s: float = 30) -> list[int]:

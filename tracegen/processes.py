@@ -8,9 +8,10 @@ its ``initargs`` runs once in each process (a sweep ships its inputs that way, o
 
 Workers ignore SIGINT (a Ctrl-C in the terminal reaches the whole process group: the caller alone decides), are
 terminated when the caller leaves early (an error, Ctrl-C, SIGTERM turned into an exception by the CLI), and die
-with it when it is killed outright (Linux: ``PR_SET_PDEATHSIG``). An exception raised by ``fn`` is raised again
-in the caller, as itself; a worker that dies (a signal, the out-of-memory killer) is a
-:class:`~tracegen.errors.ProcessDiedError`, the others stopped.
+with it when it is killed outright (Linux: ``PR_SET_PDEATHSIG``; a worker still starting when the caller died
+exits as soon as it can tell). An exception raised by ``fn`` is raised again in the caller, as itself; a worker
+that dies (a signal, the out-of-memory killer) is a :class:`~tracegen.errors.ProcessDiedError`, the others
+stopped.
 """
 
 from __future__ import annotations
@@ -43,11 +44,15 @@ def available_cpus() -> int:
     return os.cpu_count() or 1
 
 
-def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+def _start_worker(caller: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform == "linux":  # die with the caller, even when it is killed outright
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != caller:
+        # the caller died while this process was starting, before the death signal was asked for: nothing will
+        # send it now, and the pool's queues, whose ends its siblings hold, would keep it waiting forever
+        os._exit(1)
     if initializer is not None:
         initializer(*initargs)
 
@@ -84,7 +89,7 @@ class Processes(Generic[In, Out]):
         if self._pool is None:
             self._pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=max(1, min(self.jobs, n_items)), mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_worker, initargs=(self._initializer, self._initargs))
+                initializer=_start_worker, initargs=(os.getpid(), self._initializer, self._initargs))
         return self._pool
 
     def map(self, items: Sequence[In], on_done: Callable[[int, Out], None] | None = None) -> list[Out]:

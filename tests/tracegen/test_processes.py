@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import pathlib
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -62,6 +63,20 @@ def test_a_worker_that_dies_is_one_error_and_the_others_go(process_tree: Any) ->
     with pytest.raises(ProcessDiedError, match="a worker process of 2 ended abruptly"), Processes(_die, 2) as pool:
         pool.map(list(range(8)))
     assert process_tree.wait_gone(process_tree.spawned(os.getpid()), timeout_s=10) == []
+
+
+def test_a_worker_whose_caller_died_while_it_started_exits_at_once() -> None:
+    """The death signal is asked for when a worker starts; a caller killed before that never sends it, and the
+    worker would wait on the pool's queues forever (CI saw one hold a killed sweep's pipes). A real process told
+    a caller that is not its parent exits with 1 before running anything; told its real parent, it runs on."""
+    code = ("import sys; from tracegen.processes import _start_worker; "
+            "_start_worker(int(sys.argv[1]), print, ('started',))")
+    orphan = subprocess.run([sys.executable, "-c", code, "-1"], capture_output=True, text=True, timeout=60,
+                            check=False)
+    assert (orphan.returncode, orphan.stdout, orphan.stderr) == (1, "", "")  # it ran nothing, said nothing
+    child = subprocess.run([sys.executable, "-c", code, str(os.getpid())], capture_output=True, text=True,
+                           timeout=60, check=False)
+    assert (child.returncode, child.stdout) == (0, "started\n")
 
 
 def test_a_curve_in_two_processes_is_the_curve_in_one(mlp_trace_dir: pathlib.Path) -> None:
