@@ -155,12 +155,15 @@ def test_a_single_worker_measurement_beside_the_trace_is_used_and_named(
     shutil.copytree(mlp_trace_dir, trace)
     common = [str(trace), "--workers", "1,8", "--bandwidth", "10Gbit/s", "--steps", "4", "--seeds", "1"]
     assert run_predict(parse([*common, "--out", str(tmp_path / "a")])) == 0
-    assert "per transfer" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "per transfer" not in out and "binds this plateau" not in out
     measured = SingleWorker(steps_per_s=2.0, window_s=30.0, ps_cpu_s_per_step=0.2, ps_cores=0.5)
     write_single_worker(measured, trace / SINGLE_WORKER_NAME)
     assert run_predict(parse([*common, "--out", str(tmp_path / "b")])) == 0
     out = capsys.readouterr().out
     assert f"using {trace / SINGLE_WORKER_NAME}" in out and "of CPU per transfer" in out
+    # bound by the PS's CPU, measured at N = 1 only: the plateau's caveat is said
+    assert "note: the PS's CPU binds this plateau at the single-worker run's 200.0 ms per step" in out
     # 0.2 s of PS CPU a step on half a core: at most 2.5 steps/s, however fast the link
     assert float(rows(tmp_path / "b" / "curve.csv")[-1]["steps_per_s"]) <= 2.5 * 1.02
     assert float(rows(tmp_path / "a" / "curve.csv")[-1]["steps_per_s"]) > 5.0
