@@ -195,7 +195,7 @@ def _print(result: Prediction, config: PredictConfig) -> None:
         per_step_ms = measured.ps_cpu_s_per_step * 1e3
         print(f"note: the PS's CPU binds this plateau at the single-worker run's {per_step_ms:.1f} ms per step; on "
               "the testbed the PS spent 13-35 % less CPU per step at N = 5 than at N = 1, which no input from two "
-              "hosts predicts (README, 'Measured twice more'): the plateau may lie up to that much higher")
+              "hosts predicts (README, 'Measured twice more'): the plateau may lie up to 1.5x higher")
     if result.shards:
         print(f"PS shards ({result.shards[0].placement} placement): each a PS like the traced one, its own link")
         print("   K  knee  plateau steps/s  at N  saturates                 pull bytes per shard")
