@@ -31,26 +31,23 @@ def _fields(path: pathlib.Path) -> list[str] | None:
         return None
 
 
-def _v1_limit(directory: pathlib.Path) -> tuple[int, int] | None:
-    quota, period = _fields(directory / "cpu.cfs_quota_us"), _fields(directory / "cpu.cfs_period_us")
-    if not quota or not period:
-        return None
+def _limit(quota: str, period: str) -> tuple[int, int] | None:
+    """(quota_us, period_us) when both are positive integers (a quota of -1 or "max" is none)."""
     try:
-        q, p = int(quota[0]), int(period[0])
+        q, p = int(quota), int(period)
     except ValueError:
         return None
     return (q, p) if q > 0 and p > 0 else None
+
+
+def _v1_limit(directory: pathlib.Path) -> tuple[int, int] | None:
+    quota, period = _fields(directory / "cpu.cfs_quota_us"), _fields(directory / "cpu.cfs_period_us")
+    return _limit(quota[0], period[0]) if quota and period else None
 
 
 def _v2_limit(directory: pathlib.Path) -> tuple[int, int] | None:
     fields = _fields(directory / "cpu.max")
-    if not fields or len(fields) != 2 or fields[0] == "max":
-        return None
-    try:
-        q, p = int(fields[0]), int(fields[1])
-    except ValueError:
-        return None
-    return (q, p) if q > 0 and p > 0 else None
+    return _limit(fields[0], fields[1]) if fields and len(fields) == 2 else None
 
 
 def cfs_quota(proc_cgroup: str | None = None, root: pathlib.Path = CGROUP_ROOT) -> tuple[int, int] | None:
