@@ -52,6 +52,7 @@ from types import FrameType, TracebackType
 from typing import IO, Any
 
 from validation.errors import ClusterError, ConfigError, TerminatedError
+from validation.windowcpu import process_cpu_s
 
 CGROUP_CPU_ROOT = pathlib.Path("/sys/fs/cgroup/cpu")
 NAMESPACE_PREFIX = "tg_"
@@ -290,11 +291,7 @@ class NodeProcess:
 
     def cpu_s(self) -> float | None:
         """CPU seconds (user and system, all threads) the process has used so far; None once it is gone."""
-        try:
-            fields = pathlib.Path(f"/proc/{self.popen.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14, 15
-        except (OSError, IndexError, ValueError):
-            return None
+        return process_cpu_s(self.popen.pid)
 
     def stderr_tail(self) -> str:
         """The last non-empty line the process wrote to stderr, or ``(no output)``."""

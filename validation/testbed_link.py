@@ -10,12 +10,13 @@ the answer the prediction is judged against, not an input.
 The PS's cap is a CFS quota (:mod:`validation.cluster`). ``netbench serve`` records one it can see in its own
 cgroup, but inside a node's network namespace ``ip netns exec`` gives it a sysfs without the cgroup mounts, so
 the testbed, which set the quota, records it (``ps.cpu_quota``, and a note saying so). Profiles the testbed
-measured from 2026-12-01 14:00 to 2026-12-02 14:00 lack it (``data/README.md``).
+measured from 2026-12-01 14:09 to 2026-12-02 13:45 lack it (``data/README.md``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import pathlib
 import subprocess
 import sys
@@ -94,7 +95,8 @@ def measure_link_profile(cluster_config: ClusterConfig, out_path: pathlib.Path, 
             raise JobError(f"netbench run did not finish within {timeout_s:g} s") from None
         if code != 0:
             raise JobError(f"netbench run exited with code {code}: {client.stderr_tail()}")
-    profile = with_quota(read_link_profile(tmp), ps_quota(cluster_config))
+    profile = dataclasses.replace(with_quota(read_link_profile(tmp), ps_quota(cluster_config)),
+                                  source=os.fspath(out_path))
     write_link_profile(profile, out_path)
     tmp.unlink()
-    return read_link_profile(out_path)
+    return profile

@@ -6,7 +6,7 @@ away (steal). A measurement that does not say these is hard to trust: the same c
 when the host's hypervisor stole half a core is another machine. So every window records, read by two timers at
 its start and end:
 
-- the PS processes' and the workers' CPU (user and system time of each process, :meth:`NodeProcess.cpu_s`), in
+- the PS processes' and the workers' CPU (user and system time of each process, :func:`process_cpu_s`), in
   cores over the window;
 - the host's (``/proc/stat``'s first line, all CPUs): *busy* = user + nice + system + irq + softirq (what this
   machine ran; not idle, not iowait, not steal), *softirq* its share spent in softirq (packets), and *steal*
@@ -32,6 +32,15 @@ class Process(Protocol):
     def cpu_s(self) -> float | None:
         """CPU seconds used so far; None once it is gone."""
         ...
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds (user and system, all threads) process ``pid`` has used so far; None once it is gone."""
+    try:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14, 15
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from validation.windowcpu import HostCpu, WindowCpu, read_host_cpu
+from validation.windowcpu import HostCpu, WindowCpu, process_cpu_s, read_host_cpu
 
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -43,11 +43,7 @@ class _Proc:
         self.popen = popen
 
     def cpu_s(self) -> float | None:
-        try:
-            fields = pathlib.Path(f"/proc/{self.popen.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return None
-        return (int(fields[11]) + int(fields[12])) / HZ
+        return process_cpu_s(self.popen.pid)
 
 
 @pytest.mark.skipif(not pathlib.Path("/proc/stat").is_file(), reason="needs Linux's /proc")
