@@ -52,7 +52,7 @@ from types import FrameType, TracebackType
 from typing import IO, Any
 
 from validation.errors import ClusterError, ConfigError, TerminatedError
-from validation.windowcpu import process_cpu_s
+from validation.windowcpu import process_cpu_s, process_switches
 
 CGROUP_CPU_ROOT = pathlib.Path("/sys/fs/cgroup/cpu")
 NAMESPACE_PREFIX = "tg_"
@@ -292,6 +292,10 @@ class NodeProcess:
     def cpu_s(self) -> float | None:
         """CPU seconds (user and system, all threads) the process has used so far; None once it is gone."""
         return process_cpu_s(self.popen.pid)
+
+    def switches(self) -> tuple[int, int] | None:
+        """(voluntary, involuntary) context switches of all the process's threads so far; None once it is gone."""
+        return process_switches(self.popen.pid)
 
     def stderr_tail(self) -> str:
         """The last non-empty line the process wrote to stderr, or ``(no output)``."""

@@ -10,7 +10,7 @@ and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
 ``125MB/s``). Several rows per N are repeats: a prediction is judged against their mean and shown against their
 range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
-window, empty when unknown) are read when present and shown beside the rates (:func:`cpu_markdown`).
+window, and the PS's context switches per second, empty when unknown) are read when present and shown beside the rates (:func:`cpu_markdown`).
 
 Scores per predictor: the absolute relative error per N (|predicted - mean| / mean), its mean over N (MAPE)
 and maximum, and the knee (the smallest N reaching 95 % of the curve's maximum) beside the measured knee.
@@ -36,7 +36,9 @@ from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
 # optional: where a window's CPU went, cores (validation.testbed's schema), shown in the report when present
-CPU_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
+CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
+SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
+CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS
 
 
 MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundred kB
@@ -115,7 +117,7 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
                                         for i, v in enumerate(bits)]
     elif "bandwidth" in frame.columns:
         out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in enumerate(frame["bandwidth"])]
-    for column in CPU_COLUMNS:  # testbed: where each window's CPU went, cores (empty: unknown; older files lack them)
+    for column in CPU_COLUMNS:  # testbed: where each window's CPU went (empty: unknown; older files lack them)
         if column in frame.columns:
             out[column] = [_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
                            for i, v in enumerate(frame[column])]
@@ -265,20 +267,24 @@ def cpu_markdown(measured: pd.DataFrame) -> str:
     """Where the measured windows' CPU went, per N (the mean over repeats, cores), with the PS's CPU per step: a
     section of ``report.md``, or "" when the measurements do not say (a run of a virtual machine whose
     hypervisor took CPU, or of a host short of it, describes another machine than its inputs did)."""
-    present = [c for c in CPU_COLUMNS if c in measured.columns and measured[c].notna().any()]
-    if not present:
-        return ""
+    present = [c for c in CORE_COLUMNS if c in measured.columns and measured[c].notna().any()]
     names = {"ps_cpu_cores": "PS", "worker_cpu_cores": "workers", "host_busy_cores": "host busy",
              "host_softirq_cores": "of it softirq", "host_steal_cores": "stolen by the hypervisor"}
+    per_step = {c: name for c, name in (("ps_cpu_cores", "PS CPU per step"),
+                                        ("ps_wakeups_per_s", "PS wake-ups per step"),
+                                        ("ps_preemptions_per_s", "PS preemptions per step"))
+                if c in measured.columns and measured[c].notna().any()}
+    if not present and not per_step:
+        return ""
     lines = ["", "## Where the measured windows' CPU went (cores, mean over repeats)", "",
-             "| N | " + " | ".join(names[c] for c in present)
-             + (" | PS CPU per step |" if "ps_cpu_cores" in present else " |"),
-             "|---|" + "---|" * (len(present) + ("ps_cpu_cores" in present))]
+             "| N | " + " | ".join([*(names[c] for c in present), *per_step.values()]) + " |",
+             "|---|" + "---|" * (len(present) + len(per_step))]
     for n, group in measured.groupby("n_workers", sort=True):
         cells = ["-" if math.isnan(v) else f"{v:.2f}" for v in (group[c].mean() for c in present)]
-        if "ps_cpu_cores" in present:
-            per_step = (group["ps_cpu_cores"] / group["steps_per_s"]).mean()
-            cells.append("-" if math.isnan(per_step) else f"{per_step * 1e3:.1f} ms")
+        for column in per_step:
+            value = (group[column] / group["steps_per_s"]).mean()
+            scale, unit = (1e3, " ms") if column == "ps_cpu_cores" else (1, "")
+            cells.append("-" if math.isnan(value) else f"{value * scale:.1f}{unit}")
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -57,6 +57,11 @@ columns never change with N or options)::
                                  work, anything else (:mod:`validation.windowcpu`; empty when unknown)
     host_softirq_cores    float  of which softirq (the kernel moving packets, charged to no node's cap), cores
     host_steal_cores      float  CPU the hypervisor took from this virtual machine over the window, cores
+    ps_wakeups_per_s      float  voluntary context switches of all the PS processes' threads over the window, per
+                                 second (a thread slept, for work or I/O, and was woken): with steps_per_s, the
+                                 PS's wake-ups per step at this N (empty when unknown)
+    ps_preemptions_per_s  float  their involuntary context switches, per second (the CFS quota spent, another
+                                 task's turn)
 
 With ``ps_tasks`` > 1 (``--ps K``) the cluster has K PS tasks, the variables placed by
 ``replica_device_setter`` as ``placement`` says (:mod:`validation.node`); the N = 1 trace is then a trace of a
@@ -65,7 +70,7 @@ K-PS job. Files written before these three columns existed have one PS, round ro
 at its cap. Files without the column had every worker at ``cpu_cap_worker``. With ``worker_links``
 (``--worker-links``) worker I's own link is shaped at its figure, with the PS link's burst and queue latency; the
 N = 1 trace is then of worker 0 behind its link. Files without the column had unshaped workers. Files written
-before the last four columns existed do not say where the host's CPU went.
+before the last six columns existed do not say where the host's CPU went, nor how often the PS woke.
 """
 
 from __future__ import annotations
@@ -131,6 +136,8 @@ MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
     ("host_busy_cores", "float"),
     ("host_softirq_cores", "float"),
     ("host_steal_cores", "float"),
+    ("ps_wakeups_per_s", "float"),
+    ("ps_preemptions_per_s", "float"),
 )
 """The columns of ``measured.csv`` in order, each with its type (see the module docstring for units)."""
 
@@ -259,6 +266,8 @@ class Measurement:
     host_busy_cores: float | None = None  # the whole machine's, in cores (validation.windowcpu)
     host_softirq_cores: float | None = None  # of which softirq
     host_steal_cores: float | None = None  # what the hypervisor took, in cores
+    ps_wakeups_per_s: float | None = None  # the PS processes' voluntary context switches per second
+    ps_preemptions_per_s: float | None = None  # their involuntary ones
     ps_bytes: tuple[int, ...] = ()  # parameter bytes on each PS task (worker 0's placement)
     staleness: tuple[int, ...] = ()  # of every step inside the window, all workers (when asked for)
 
@@ -472,7 +481,8 @@ def cpu_fields(figures: WindowFigures) -> dict[str, float | None]:
     """A window's CPU figures as :class:`Measurement`'s fields."""
     return {"ps_cpu_cores": figures.ps_cores, "worker_cpu_cores": figures.worker_cores,
             "host_busy_cores": figures.host_busy_cores, "host_softirq_cores": figures.host_softirq_cores,
-            "host_steal_cores": figures.host_steal_cores}
+            "host_steal_cores": figures.host_steal_cores, "ps_wakeups_per_s": figures.ps_wakeups_per_s,
+            "ps_preemptions_per_s": figures.ps_preemptions_per_s}
 
 
 def node_env() -> dict[str, str]:
@@ -561,8 +571,10 @@ def host_note(m: Measurement) -> str:
     """Where the host's CPU went in a window, for the progress line ("" when unknown)."""
     if m.host_busy_cores is None or m.host_softirq_cores is None or m.host_steal_cores is None:
         return ""
+    wakes = ("" if m.ps_wakeups_per_s is None or not m.steps_per_s
+             else f"; PS woken {m.ps_wakeups_per_s / m.steps_per_s:.0f} times per step")
     return (f"; host {m.host_busy_cores:.2f} cores busy, {m.host_softirq_cores:.2f} of them softirq, "
-            f"{m.host_steal_cores:.2f} stolen")
+            f"{m.host_steal_cores:.2f} stolen{wakes}")
 
 
 def _fmt(value: float) -> str:
@@ -611,6 +623,8 @@ def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measure
             "host_busy_cores": _fmt_or_empty(m.host_busy_cores),
             "host_softirq_cores": _fmt_or_empty(m.host_softirq_cores),
             "host_steal_cores": _fmt_or_empty(m.host_steal_cores),
+            "ps_wakeups_per_s": _fmt_or_empty(m.ps_wakeups_per_s),
+            "ps_preemptions_per_s": _fmt_or_empty(m.ps_preemptions_per_s),
             "worker_links": LIST_SEPARATOR.join(str(config.worker_links[i] if i < len(config.worker_links) else 0)
                                                 for i in range(m.n_workers)),
         }

@@ -8,6 +8,11 @@ its start and end:
 
 - the PS processes' and the workers' CPU (user and system time of each process, :func:`process_cpu_s`), in
   cores over the window;
+- how often the PS's threads stopped (:func:`process_switches`, summed over every thread): *wake-ups*, the
+  voluntary context switches (a thread blocked, waiting for work, a lock or a socket, and was woken again), and
+  *preemptions*, the involuntary ones (a thread taken off its core: the CFS quota running out, another task's
+  turn). With the rate, the PS's wake-ups per step: whether each step costs the PS less CPU at larger N because
+  its threads find work waiting instead of sleeping and being woken for it;
 - the host's (``/proc/stat``'s first line, all CPUs): *busy* = user + nice + system + irq + softirq (what this
   machine ran; not idle, not iowait, not steal), *softirq* its share spent in softirq (packets), and *steal*
   the time the hypervisor ran something else while this machine wanted to run.
@@ -33,6 +38,10 @@ class Process(Protocol):
         """CPU seconds used so far; None once it is gone."""
         ...
 
+    def switches(self) -> tuple[int, int] | None:
+        """(voluntary, involuntary) context switches of all its threads so far; None once it is gone."""
+        ...
+
 
 def process_cpu_s(pid: int) -> float | None:
     """CPU seconds (user and system, all threads) process ``pid`` has used so far; None once it is gone."""
@@ -41,6 +50,29 @@ def process_cpu_s(pid: int) -> float | None:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14, 15
     except (OSError, IndexError, ValueError):
         return None
+
+
+def process_switches(pid: int, proc: pathlib.Path = pathlib.Path("/proc")) -> tuple[int, int] | None:
+    """(voluntary, involuntary) context switches of every thread of process ``pid`` so far (``/proc/<pid>/task/
+    */status``; a process's own ``status`` counts only its first thread); None once it is gone. A thread that
+    ended since an earlier reading takes its switches with it: a later sum can be smaller."""
+    voluntary = involuntary = 0
+    try:
+        tasks = list((proc / str(pid) / "task").iterdir())
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            text = (task / "status").read_text()
+        except OSError:
+            continue  # the thread ended meanwhile
+        for line in text.splitlines():
+            key, _, value = line.partition(":")
+            if key == "voluntary_ctxt_switches":
+                voluntary += int(value)
+            elif key == "nonvoluntary_ctxt_switches":
+                involuntary += int(value)
+    return (voluntary, involuntary) if tasks else None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -76,6 +108,8 @@ class WindowFigures:
     host_busy_cores: float | None
     host_softirq_cores: float | None
     host_steal_cores: float | None
+    ps_wakeups_per_s: float | None = None  # the PS processes' voluntary context switches, per second
+    ps_preemptions_per_s: float | None = None  # their involuntary ones, per second
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -83,6 +117,14 @@ class _Reading:
     ps_s: float | None
     worker_s: float | None
     host: HostCpu | None
+    ps_switches: tuple[int, int] | None = None
+
+
+def _switches(processes: Sequence[Process]) -> tuple[int, int] | None:
+    read = [p.switches() for p in processes]
+    if not read or any(r is None for r in read):
+        return None
+    return sum(r[0] for r in read if r is not None), sum(r[1] for r in read if r is not None)
 
 
 def _total(processes: Sequence[Process]) -> float | None:
@@ -106,7 +148,8 @@ class WindowCpu:
             timer.start()
 
     def _take(self, key: str) -> None:
-        self.read[key] = _Reading(_total(self.pss), _total(self.workers), read_host_cpu(self.proc_stat))
+        self.read[key] = _Reading(_total(self.pss), _total(self.workers), read_host_cpu(self.proc_stat),
+                                  _switches(self.pss))
 
     def join(self) -> None:
         """Wait for the end's reading (the window is over)."""
@@ -114,18 +157,21 @@ class WindowCpu:
             timer.join(timeout=max(0.0, self.end_s - time.monotonic()) + 1.0)
 
     def figures(self, window_s: float) -> WindowFigures:
-        """Cores used over the window of ``window_s`` seconds."""
+        """Cores used over the window of ``window_s`` seconds, and the PS's context switches per second."""
         start, end = self.read.get("start"), self.read.get("end")
 
-        def cores(a: float | None, b: float | None) -> float | None:
+        def per_s(a: float | None, b: float | None) -> float | None:
             return None if a is None or b is None or b < a else (b - a) / window_s
 
         if start is None or end is None:
             return WindowFigures(ps_cores=None, worker_cores=None, host_busy_cores=None, host_softirq_cores=None,
                                  host_steal_cores=None)
         h0, h1 = start.host, end.host
+        s0, s1 = start.ps_switches, end.ps_switches
         return WindowFigures(
-            ps_cores=cores(start.ps_s, end.ps_s), worker_cores=cores(start.worker_s, end.worker_s),
-            host_busy_cores=None if h0 is None or h1 is None else cores(h0.busy_s, h1.busy_s),
-            host_softirq_cores=None if h0 is None or h1 is None else cores(h0.softirq_s, h1.softirq_s),
-            host_steal_cores=None if h0 is None or h1 is None else cores(h0.steal_s, h1.steal_s))
+            ps_cores=per_s(start.ps_s, end.ps_s), worker_cores=per_s(start.worker_s, end.worker_s),
+            host_busy_cores=None if h0 is None or h1 is None else per_s(h0.busy_s, h1.busy_s),
+            host_softirq_cores=None if h0 is None or h1 is None else per_s(h0.softirq_s, h1.softirq_s),
+            host_steal_cores=None if h0 is None or h1 is None else per_s(h0.steal_s, h1.steal_s),
+            ps_wakeups_per_s=None if s0 is None or s1 is None else per_s(s0[0], s1[0]),
+            ps_preemptions_per_s=None if s0 is None or s1 is None else per_s(s0[1], s1[1]))

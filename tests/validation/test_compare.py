@@ -68,3 +68,14 @@ def test_where_the_cpu_went_per_n_with_the_ps_cpu_per_step(tmp_path: pathlib.Pat
     assert "| 1 | 0.20 | 0.60 | 0.10 | 20.0 ms |" in text  # means over the repeats; 0.2 cores / 10 steps/s
     assert "| 2 | 0.20 | - | - | 10.0 ms |" in text  # a window the host was not read for
     assert cpu_markdown(read_measured(_csv(tmp_path, "n_workers,steps_per_s,ps_cpu_cores\n1,2,\n"))) == ""
+
+
+def test_the_ps_wakeups_and_preemptions_per_step(tmp_path: pathlib.Path) -> None:
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s,ps_cpu_cores,ps_wakeups_per_s,ps_preemptions_per_s\n"
+                                        "1,10,0.2,3000,50\n4,40,0.4,4000,400\n"))
+    text = cpu_markdown(runs)
+    assert "| N | PS | PS CPU per step | PS wake-ups per step | PS preemptions per step |" in text
+    assert "| 1 | 0.20 | 20.0 ms | 300.0 | 5.0 |" in text
+    assert "| 4 | 0.40 | 10.0 ms | 100.0 | 10.0 |" in text
+    only = read_measured(_csv(tmp_path, "n_workers,steps_per_s,ps_wakeups_per_s\n1,10,3000\n"))
+    assert "| 1 | 300.0 |" in cpu_markdown(only)  # an older file's cores missing, the switches alone still shown

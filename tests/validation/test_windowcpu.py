@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from validation.windowcpu import HostCpu, WindowCpu, process_cpu_s, read_host_cpu
+from validation.windowcpu import HostCpu, WindowCpu, process_cpu_s, process_switches, read_host_cpu
 
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -45,6 +45,9 @@ class _Proc:
     def cpu_s(self) -> float | None:
         return process_cpu_s(self.popen.pid)
 
+    def switches(self) -> tuple[int, int] | None:
+        return process_switches(self.popen.pid)
+
 
 @pytest.mark.skipif(not pathlib.Path("/proc/stat").is_file(), reason="needs Linux's /proc")
 def test_a_busy_and_an_idle_process_over_a_real_window() -> None:
@@ -65,6 +68,38 @@ def test_a_busy_and_an_idle_process_over_a_real_window() -> None:
     assert figures.worker_cores < 0.05
     assert figures.host_busy_cores is not None and figures.host_busy_cores >= figures.ps_cores * 0.9
     assert figures.host_steal_cores is not None and figures.host_steal_cores >= 0.0
+    assert figures.ps_wakeups_per_s is not None and figures.ps_preemptions_per_s is not None
+    assert figures.ps_wakeups_per_s < 50  # a spinning thread never sleeps
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/stat").is_file(), reason="needs Linux's /proc")
+def test_a_process_that_sleeps_often_wakes_often_and_every_thread_counts() -> None:
+    code = ("import threading, time\n"
+            "def nap():\n    while True: time.sleep(0.005)\n"
+            "threading.Thread(target=nap, daemon=True).start()\n"
+            "time.sleep(60)\n")  # the main thread sleeps once: the naps are the other thread's
+    napper = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(0.5)
+        start = time.monotonic() + 0.1
+        window = WindowCpu([_Proc(napper)], [], start, start + 1.0)
+        window.join()
+        figures = window.figures(1.0)
+    finally:
+        napper.kill()
+        napper.wait()
+    assert figures.ps_wakeups_per_s is not None and 50 < figures.ps_wakeups_per_s < 1000  # ~200 naps a second
+    assert process_switches(napper.pid) is None  # gone
+
+
+def test_switches_are_summed_over_every_threads_status(tmp_path: pathlib.Path) -> None:
+    for tid, (vol, invol) in {"41": (7, 1), "42": (30, 5)}.items():
+        task = tmp_path / "41" / "task" / tid
+        task.mkdir(parents=True)
+        (task / "status").write_text(f"Name:\tps\nvoluntary_ctxt_switches:\t{vol}\n"
+                                     f"nonvoluntary_ctxt_switches:\t{invol}\n")
+    assert process_switches(41, tmp_path) == (37, 6)
+    assert process_switches(99, tmp_path) is None
 
 
 def test_a_gone_process_or_a_missing_reading_gives_none() -> None:
@@ -75,6 +110,7 @@ def test_a_gone_process_or_a_missing_reading_gives_none() -> None:
     window.join()
     figures = window.figures(0.1)
     assert figures.ps_cores is None and figures.worker_cores is None  # gone; no workers at all
+    assert figures.ps_wakeups_per_s is None
     never = WindowCpu([], [], time.monotonic() + 60, time.monotonic() + 61)
     assert never.figures(1.0).host_busy_cores is None  # asked before either reading
     for timer in never.timers:
