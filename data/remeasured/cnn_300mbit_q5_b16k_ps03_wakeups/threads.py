@@ -1,3 +1,5 @@
+"""The PS's threads over each measured window of run/ (data/README.md): CPU, wake-ups and preemptions per step
+by thread name, from ps_threads.log.gz and progress.log. Run from the repository root: python DIR/threads.py."""
 import gzip, re, pandas as pd
 D = "data/remeasured/cnn_300mbit_q5_b16k_ps03_wakeups"
 rows = []
