@@ -10,7 +10,8 @@ and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
 ``125MB/s``). Several rows per N are repeats: a prediction is judged against their mean and shown against their
 range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
-window, and the PS's context switches per second, empty when unknown) are read when present and shown beside the rates (:func:`cpu_markdown`).
+window, and the PS's context switches per second, empty when unknown) are read when present and shown beside
+the rates (:func:`cpu_markdown`).
 
 Scores per predictor: the absolute relative error per N (|predicted - mean| / mean), its mean over N (MAPE)
 and maximum, and the knee (the smallest N reaching 95 % of the curve's maximum) beside the measured knee.
