@@ -104,7 +104,7 @@ def stored_reports() -> list[tuple[str, str, str]]:
     """(measured folder, trace, stored report), relative to data/, of every configuration scored outside the
     campaigns' tables: the mixed clusters (``data/mixed/campaign.csv``), the re-measured dev configuration
     (``data/remeasured``: from its own inputs, from the campaign's inputs, and its inputs on the campaign's runs;
-    and measured twice more, with the host's CPU and the PS's wake-ups recorded, from their own inputs) and the two staleness measurements (``data/staleness``; unguarded, their reports once went a model change
+    and measured three times more, with the host's CPU and the PS's wake-ups recorded, the last with the PS at 0.1 cores, from their own inputs) and the two staleness measurements (``data/staleness``; unguarded, their reports once went a model change
     out of date)."""
     table = pd.read_csv(ROOT / "data" / "mixed" / "campaign.csv")
     mixed = [(f"mixed/{name}", trace, f"mixed/{name}/report")
@@ -114,10 +114,12 @@ def stored_reports() -> list[tuple[str, str, str]]:
                  for p in sorted((ROOT / "data" / "staleness").iterdir()) if (p / "report").is_dir()]
     host = "remeasured/cnn_300mbit_q5_b16k_ps03_host/run"
     wakeups = "remeasured/cnn_300mbit_q5_b16k_ps03_wakeups/run"
+    pscap = "remeasured/cnn_300mbit_q5_b16k_ps01_pscap/run"
     return [*mixed, *staleness, (again, f"{again}/trace", f"{again}/report"),
             (again, f"{campaign}/trace", f"{again}/report_from_campaign_inputs"),
             (campaign, f"{again}/trace", f"{again}/report_on_campaign_runs"),
-            (host, f"{host}/trace", f"{host}/report"), (wakeups, f"{wakeups}/trace", f"{wakeups}/report")]
+            (host, f"{host}/trace", f"{host}/report"), (wakeups, f"{wakeups}/trace", f"{wakeups}/report"),
+            (pscap, f"{pscap}/trace", f"{pscap}/report")]
 
 
 @pytest.mark.slow
