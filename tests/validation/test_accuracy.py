@@ -104,8 +104,8 @@ def stored_reports() -> list[tuple[str, str, str]]:
     """(measured folder, trace, stored report), relative to data/, of every configuration scored outside the
     campaigns' tables: the mixed clusters (``data/mixed/campaign.csv``), the re-measured dev configuration
     (``data/remeasured``: from its own inputs, from the campaign's inputs, and its inputs on the campaign's runs;
-    and measured three times more, with the host's CPU and the PS's wake-ups recorded, the last with the PS at 0.1 cores, from their own inputs) and the two staleness measurements (``data/staleness``; unguarded, their reports once went a model change
-    out of date)."""
+    and measured three times more, with the host's CPU and the PS's wake-ups recorded, the last with the PS at 0.1
+    cores, each from its own inputs) and the staleness measurements that have a report (``data/staleness``)."""
     table = pd.read_csv(ROOT / "data" / "mixed" / "campaign.csv")
     mixed = [(f"mixed/{name}", trace, f"mixed/{name}/report")
              for name, trace in zip(table["name"], table["trace"], strict=True)]
