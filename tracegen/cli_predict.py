@@ -102,7 +102,7 @@ def _int_option(value: int, name: str, low: int, high: int) -> int:
 
 def run_predict(args: argparse.Namespace) -> int:
     """Handle ``tracegen predict``: print the link used, the table and the knee; return the exit code."""
-    emitted = parse_workers(args.emit_traces) if args.emit_traces else ()
+    emitted = parse_workers(args.emit_traces, "emit_traces") if args.emit_traces else ()
     workers = parse_workers(args.workers)
     steps = _int_option(args.steps, "steps", 3, MAX_STEPS)
     warmup = _int_option(args.warmup_steps, "warmup-steps", 1, MAX_STEPS)
@@ -132,7 +132,7 @@ def run_predict(args: argparse.Namespace) -> int:
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,
         batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing,
         worker_speed=speeds, worker_link_bits_per_s=links,
-        ps_shards=parse_workers(args.ps_shards) if args.ps_shards else (), placement=args.placement,
+        ps_shards=parse_workers(args.ps_shards, "ps_shards") if args.ps_shards else (), placement=args.placement,
         jobs=args.jobs)
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),

@@ -69,18 +69,19 @@ class Curve:
     n_events: int
 
 
-def parse_workers(text: str) -> tuple[int, ...]:
-    """``1-16`` → 1..16, ``1,2,4,8`` → those, ``1-4,8,16`` → both kinds; sorted, unique, each ≥ 1."""
+def parse_workers(text: str, name: str = "workers") -> tuple[int, ...]:
+    """``1-16`` → 1..16, ``1,2,4,8`` → those, ``1-4,8,16`` → both kinds; sorted, unique, each ≥ 1. ``name``: the
+    option the list came from, for the error message."""
     out: set[int] = set()
     for part in text.split(","):
         piece = part.strip()
         lo_s, sep, hi_s = piece.partition("-")
         if not (lo_s.isascii() and lo_s.isdigit()) or (sep and not (hi_s.isascii() and hi_s.isdigit())):
-            raise ConfigError(f"'workers': cannot read {piece!r} in {text!r}; write e.g. 1-16 or 1,2,4,8")
+            raise ConfigError(f"'{name}': cannot read {piece!r} in {text!r}; write e.g. 1-16 or 1,2,4,8")
         lo = int(lo_s)
         hi = int(hi_s) if sep else lo
         if lo < 1 or hi < lo or hi > MAX_WORKERS:
-            raise ConfigError(f"'workers': {piece!r} must be N or LO-HI with 1 <= LO <= HI <= {MAX_WORKERS} "
+            raise ConfigError(f"'{name}': {piece!r} must be N or LO-HI with 1 <= LO <= HI <= {MAX_WORKERS} "
                               f"(got {text!r})")
         out.update(range(lo, hi + 1))
     return tuple(sorted(out))

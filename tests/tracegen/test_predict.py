@@ -129,6 +129,8 @@ def test_parse_workers() -> None:
     for bad in ("0", "a", "3-1", "", "+3", "\u0663", "1-100001"):
         with pytest.raises(ConfigError, match="'workers'"):
             parse_workers(bad)
+    with pytest.raises(ConfigError, match="'emit_traces': cannot read 'x'"):  # the option the list came from
+        parse_workers("x", "emit_traces")
 
 
 def point(n: int, rate: float) -> CurvePoint:
