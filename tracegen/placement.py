@@ -151,10 +151,15 @@ def _from_file(path: str, variables: VariableMap, n_shards: int) -> list[int]:
     for line, row in enumerate(rows[1:], start=2):
         if not row:
             continue
-        if len(row) != 2 or not row[1].strip().isdigit() or int(row[1]) >= n_shards:
+        shard = row[1].strip() if len(row) == 2 else ""
+        if not (shard.isascii() and shard.isdigit()) or int(shard) >= n_shards:  # '²' is a digit int() refuses
             raise ConfigError(f"{source}: line {line}: expected variable,shard with a shard from 0 to {n_shards - 1} "
                               f"(got {','.join(row)!r})")
-        given[row[0].strip()] = int(row[1])
+        name = row[0].strip()
+        if name in given:
+            raise ConfigError(f"{source}: line {line}: {name!r} is placed twice (on shard {given[name]} above, "
+                              f"now on shard {shard})")
+        given[name] = int(shard)
     missing = [n for n in variables.names if n not in given]
     if missing:
         raise ConfigError(f"{source}: no shard for {len(missing)} parameter(s), e.g. {missing[0]!r}")

@@ -58,6 +58,12 @@ def test_a_placement_file_is_followed_and_checked(mlp_trace_dir: pathlib.Path, t
     assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
     with pytest.raises(ConfigError, match=r"line 4: expected variable,shard with a shard from 0 to 1 \(got '.*,2'\)"):
         place(model, 2, str(path))
+    path.write_text("variable,shard\n" + f"{names[0]},\u00b2\n")  # a digit to str.isdigit, not to int()
+    with pytest.raises(ConfigError, match=r"line 2: expected variable,shard with a shard from 0 to 1"):
+        place(model, 2, str(path))
+    path.write_text("variable,shard\n" + "".join(f"{n},0\n" for n in names) + f"{names[0]},1\n")
+    with pytest.raises(ConfigError, match=rf"line {len(names) + 2}: '{names[0]}' is placed twice"):
+        place(model, 2, str(path))
     path.write_text("variable,shard\n" + f"{names[0]},0\n")
     with pytest.raises(ConfigError, match=r"no shard for \d+ parameter\(s\)"):
         place(model, 2, str(path))
