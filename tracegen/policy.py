@@ -21,6 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
+from parsers.files import read_file
 from tracegen.errors import ConfigError
 from tracegen.model import TRANSFER_KINDS, StepModel
 
@@ -88,13 +89,18 @@ class FixedOrder:
         return [pos.get(model.names[t], n + model.rank[t]) for t in range(model.n_tasks)]
 
 
+MAX_ORDER_BYTES = 1 << 20  # a tensor name per line: thousands of names are a few hundred kB
+
+
 def read_order(path: str | os.PathLike[str]) -> tuple[str, ...]:
     """Tensor names from a policy file, one per line; blank lines and ``#`` comments ignored."""
     p = pathlib.Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"'policy': cannot read order file {str(p)!r}: {exc}") from exc
+    try:  # bounded: '--policy /dev/zero' or a huge file is refused, not read until memory runs out
+        text = read_file(p, MAX_ORDER_BYTES, ConfigError).decode("utf-8")
+    except ConfigError as exc:
+        raise ConfigError(f"'policy': cannot read order file {str(p)!r}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"'policy': order file {str(p)!r}: byte {exc.start}: not UTF-8 text") from None
     names = tuple(line.split("#", 1)[0].strip() for line in text.splitlines())
     names = tuple(n for n in names if n)
     if not names:

@@ -1,0 +1,24 @@
+"""Reading a transfer-order file (``--policy FILE``)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from tracegen.errors import ConfigError
+from tracegen.policy import MAX_ORDER_BYTES, read_order
+
+
+def test_an_order_file_is_read_bounded_and_checked(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "order.txt"
+    path.write_text("a  # first\n\nb\n")
+    assert read_order(path) == ("a", "b")
+    path.write_bytes(b"a" * (MAX_ORDER_BYTES + 1))  # as /dev/zero would be: refused, not read to the end
+    with pytest.raises(ConfigError, match="cannot read order file .*order.txt.*more than the limit"):
+        read_order(path)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        read_order("/dev/zero")
+    path.write_bytes(b"a\n\xff\n")
+    with pytest.raises(ConfigError, match=r"order.txt': byte 2: not UTF-8 text"):
+        read_order(path)
