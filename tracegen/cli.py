@@ -101,6 +101,10 @@ def format_summary(s: dict[str, Any]) -> str:
 def _convert(args: argparse.Namespace) -> int:
     trace = read_trace(args.trace)
     out = pathlib.Path(args.out)
+    if args.to == "chrome" and out.is_dir():  # else the rename onto it fails, naming only a temporary file
+        raise CliError(f"{out}: a directory; --to chrome writes one file: name it, e.g. {out / 'trace.json'}")
+    if args.to != "chrome" and out.exists() and not out.is_dir():
+        raise CliError(f"{out}: not a directory; --to {args.to} writes one file per table into a directory")
     if args.to == "chrome":
         refuse_existing([out], args.force)
         if not out.parent.is_dir():

@@ -44,6 +44,17 @@ def test_convert_refuses_to_overwrite_without_force(tmp_path: pathlib.Path,
     assert json.loads(out.read_text())["traceEvents"]
 
 
+def test_convert_says_when_the_output_is_of_the_wrong_kind(tmp_path: pathlib.Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    trace = str(ROOT / "data/traces/mlp")
+    assert main(["convert", trace, "--to", "chrome", str(tmp_path), "--force"]) == 2
+    assert f"{tmp_path}: a directory; --to chrome writes one file" in capsys.readouterr().err
+    (tmp_path / "f").write_text("precious")
+    assert main(["convert", trace, "--to", "csv", str(tmp_path / "f")]) == 2
+    assert "f: not a directory; --to csv writes" in capsys.readouterr().err
+    assert (tmp_path / "f").read_text() == "precious" and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
 def test_convert_tables_then_inspect_them(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "parquet", str(tmp_path / "tables")]) == 0
     capsys.readouterr()
