@@ -92,9 +92,13 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
     if ps_cpu is not None and ps_cores is not None and ps_cpu * steps_per_s > ps_cores * CPU_SLACK:
         raise SingleWorkerError(f"{source}: ps_cpu_s_per_step {ps_cpu:g} at steps_per_s {steps_per_s:g} is "
                                 f"{ps_cpu * steps_per_s:.3g} cores of CPU, more than ps_cores {ps_cores:g}")
+    window_s = c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0)
+    if steps_per_s * window_s < 1:  # a rate no window could measure: a unit slip, not a measurement
+        raise SingleWorkerError(f"{source}: steps_per_s {steps_per_s:g} over window_s {window_s:g} is "
+                                f"{steps_per_s * window_s:.3g} steps; a measurement counts at least one")
     return SingleWorker(
         steps_per_s=steps_per_s,
-        window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
+        window_s=window_s,
         ps_cpu_s_per_step=ps_cpu, ps_cores=ps_cores,
         ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota"),
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),

@@ -44,6 +44,8 @@ def test_unknown_ps_cpu_is_allowed(tmp_path: pathlib.Path) -> None:
     (b'"host_cores": 2.0,', b'', "ps_cpu_quota"),
     (b'"format": "tracegen-single-worker"', b'"format": "tracegen-link-profile"', "'format' must be"),
     (b'"window_s": 40.0', b'"window_s": NaN', "NaN is not a JSON number"),
+    # 1e-300 steps/s was read, and predict warned that the replay was a 300-digit percentage faster
+    (b'"steps_per_s": 5.5', b'"steps_per_s": 1e-300', "steps_per_s 1e-300 over window_s 40 is 4e-299 steps"),
     # 5 s of PS CPU a step at 5.5 steps/s is 27.5 cores from a PS capped at 0.5: once replayed as is (N = 1 at
     # 0.06 steps/s for a measured 10.8)
     (b'"ps_cpu_s_per_step": 0.045', b'"ps_cpu_s_per_step": 5',
