@@ -12,12 +12,16 @@
   CPU per step, less the PS ops the trace shows, spread over the step's transfers as each request's handling —
   the PS's own cost of serving tensors, which neither a trace nor a bandwidth shows.
 - Every spec keeps the single-worker trace's per-connection rate (one worker's own limit) and latency.
+- :func:`at_cap_plateau`: not a spec but a bound beside it. The single-worker run measures the PS's CPU per
+  step with the PS mostly idle; at its cap the PS's RPC threads spend far less a step (README, "The PS at its
+  cap"), which the profile's points with the PS at its cap show as CPU per byte moved.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 
 from parsers.linkprofile import CpuQuota, LinkProfile, ProfilePoint
 from parsers.singleworker import SingleWorker
@@ -83,6 +87,29 @@ def ps_cores(profile: LinkProfile) -> float | None:
     cores = profile.ps.get("cores")
     ok = isinstance(cores, int | float) and not isinstance(cores, bool) and 0 < cores <= 4096
     return float(cores) if ok else None
+
+
+AT_CAP = 0.97  # a profile point whose PS used at least this share of its cores ran at its cap
+BULK_MODES = ("pull", "push", "both", "cycle")
+
+
+def at_cap_plateau(profile: LinkProfile, model: StepModel, spec: LinkSpec) -> float | None:
+    """Steps per second the PS's cores allow if each step costs them the traced PS ops' work (under ``spec``'s
+    cap) plus the step's bytes at the CPU per byte of the profile's bulk points with the PS at its cap (their
+    median); None when the profile has no such point. An estimate from above: on the two testbed runs that
+    had such points it lay 20 % above the measured plateau, the single-worker cost 26-31 % below (the PS keeps
+    more per step than its traced ops)."""
+    cores = ps_cores(profile)
+    if cores is None:
+        return None
+    costs = [p.ps_cpu_cores / (p.pull_bytes_per_s + p.push_bytes_per_s) for p in profile.points
+             if p.mode in BULK_MODES and p.ps_cpu_cores is not None and p.ps_cpu_cores >= AT_CAP * cores
+             and p.pull_bytes_per_s + p.push_bytes_per_s > 0]
+    if not costs:
+        return None
+    step_bytes = sum(model.bytes_of(kind) for kind in TRANSFER_KINDS)
+    step_s = model.mean_work_ns(PS_KINDS, spec.ps_work_ns) / 1e9 + step_bytes * statistics.median(costs)
+    return cores / step_s if step_s > 0 else None
 
 
 def rpc_cpu_ns(profile: LinkProfile, mode: str, cores: float | None) -> float:

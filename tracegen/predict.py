@@ -43,7 +43,7 @@ from tracegen.band import anchored
 from tracegen.curve import Curve, Simulations, scaling_curve, simulations
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS, LinkSpec
-from tracegen.linkspec import from_bandwidth, from_profile, with_single_worker
+from tracegen.linkspec import at_cap_plateau, from_bandwidth, from_profile, with_single_worker
 from tracegen.model import TIMINGS, StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
@@ -156,6 +156,7 @@ class Prediction:
     band: tuple[Curve, Curve] | None
     files: tuple[pathlib.Path, ...]
     shards: tuple[ShardRow, ...] = ()
+    ps_at_cap_steps_per_s: float | None = None  # the plateau the PS's CPU allows at its cap (linkspec.at_cap_plateau)
 
 
 def beside(trace_path: str | os.PathLike[str], name: str) -> pathlib.Path | None:
@@ -279,8 +280,9 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
         with out.open(f"traces/n{n}.json") as path:
             write_synthetic_trace(model, dataclasses.replace(config.sim_config(links["mid"]), n_workers=n), path)
         files.append(out.path(f"traces/n{n}.json"))
+    at_cap = None if config.link_profile is None else at_cap_plateau(config.link_profile, traced, links["mid"])
     return Prediction(model=model, curve=curve, link_source=links["mid"].description, band=band, files=tuple(files),
-                      shards=tuple(shards))
+                      shards=tuple(shards), ps_at_cap_steps_per_s=at_cap)
 
 
 def single_worker_factor(model: StepModel, config: PredictConfig, spec: LinkSpec) -> float:

@@ -100,3 +100,29 @@ def test_a_profile_that_lost_its_quota_takes_it_from_the_single_worker_run() -> 
     assert "CFS quota" in spec.description and "single-worker.json" in spec.description
     other = with_single_worker(dataclasses.replace(lost, ps_cores=0.5), model, measured)
     assert other.ps_quota is None  # another PS's cap: not this run's quota
+
+
+@pytest.mark.parametrize("run", ["cnn_300mbit_q5_b16k_ps01_pscap/run", "cnn_300mbit_q5_b16k_ps03_host/run"])
+def test_the_profiles_points_at_the_ps_cap_bound_a_ps_bound_plateau_from_above(run: str) -> None:
+    """The two testbed runs whose PS reached its cap and whose profiles have points with the PS at its cap: the
+    plateau from those points lies above the measured one, the single-worker run's below (README, "The PS at its
+    cap"); a profile without such points gives none."""
+    import pandas as pd
+
+    from parsers.linkprofile import read_link_profile
+    from parsers.singleworker import read_single_worker
+    from tracegen.linkspec import at_cap_plateau, from_profile
+
+    folder = pathlib.Path(__file__).resolve().parents[2] / "data" / "remeasured" / run
+    model = build_model(read_trace(folder / "trace"))
+    profile = read_link_profile(folder / "trace" / "link-profile.json")
+    spec = from_profile(profile, model.link)
+    measured = pd.read_csv(folder / "measured.csv").groupby("n_workers")["steps_per_s"].mean().max()
+    single = read_single_worker(folder / "trace" / "single-worker.json")
+    assert single.ps_cpu_s_per_step is not None and spec.ps_cores is not None
+    at_cap = at_cap_plateau(profile, model, spec)
+    assert at_cap is not None
+    assert spec.ps_cores / single.ps_cpu_s_per_step < measured < at_cap < 1.3 * measured
+    none_at_cap = dataclasses.replace(profile, points=tuple(
+        dataclasses.replace(p, ps_cpu_cores=0.5 * spec.ps_cores) for p in profile.points))
+    assert at_cap_plateau(none_at_cap, model, spec) is None

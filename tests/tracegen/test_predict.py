@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import pathlib
+import re
 import shutil
 
 import pytest
@@ -199,3 +200,19 @@ def test_a_single_worker_measurement_the_replay_cannot_reach_is_warned_of(
                               "1", "--out", str(tmp_path / "out")])) == 0
     err = capsys.readouterr().err
     assert f"warning: {trace / SINGLE_WORKER_NAME}: one worker replays at" in err and "not pinned" in err
+
+
+def test_a_ps_bound_plateau_says_what_the_profiles_points_at_the_ps_cap_allow(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real trace whose PS ran at its cap (data/remeasured, the PS at 0.1 cores), its profile beside it: the
+    plateau rests on the single-worker cost, and the note gives the at-cap estimate above it."""
+    trace = pathlib.Path(__file__).resolve().parents[2] / "data" / "remeasured" / "cnn_300mbit_q5_b16k_ps01_pscap"
+    trace = trace / "run"
+    argv = [str(trace / "trace"), "--workers", "1,6", "--steps", "6", "--seeds", "1", "--out", str(tmp_path / "p")]
+    assert run_predict(parse(argv)) == 0
+    out = capsys.readouterr().out
+    assert "note: the PS's CPU binds this plateau" in out
+    found = re.search(r"points with the PS at its cap put it at ([\d.]+) steps/s", out)
+    assert found is not None
+    plateau = float(rows(tmp_path / "p" / "curve.csv")[-1]["steps_per_s"])
+    assert float(found[1]) > plateau * 1.2
