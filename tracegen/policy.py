@@ -21,6 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
+from parsers.errors import TraceFormatError
 from parsers.files import read_file
 from tracegen.errors import ConfigError
 from tracegen.model import TRANSFER_KINDS, StepModel
@@ -96,8 +97,8 @@ def read_order(path: str | os.PathLike[str]) -> tuple[str, ...]:
     """Tensor names from a policy file, one per line; blank lines and ``#`` comments ignored."""
     p = pathlib.Path(path)
     try:  # bounded: '--policy /dev/zero' or a huge file is refused, not read until memory runs out
-        text = read_file(p, MAX_ORDER_BYTES, ConfigError).decode("utf-8")
-    except ConfigError as exc:
+        text = read_file(p, MAX_ORDER_BYTES).decode("utf-8")
+    except TraceFormatError as exc:
         raise ConfigError(f"'policy': cannot read order file {str(p)!r}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"'policy': order file {str(p)!r}: byte {exc.start}: not UTF-8 text") from None
