@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracegen.engine import Engine
+from tracegen.engine import ARRIVE, Engine
 from tracegen.pscpu import CfsQuota, PsCpu
 
 
@@ -76,3 +76,29 @@ def test_work_of_a_traced_op_inverts_what_the_quota_did_to_it(work_ns: int) -> N
     op_ends, _ = _finishes(0.3, 1, [work_ns], [], QUOTA)
     assert QUOTA.work_ns(0.3, op_ends[0]) == pytest.approx(work_ns, abs=2)
     assert QUOTA.work_ns(2.0, op_ends[0]) == op_ends[0]  # no quota below the host's cores: wall time is work
+
+
+def test_a_quota_costs_nothing_while_the_ps_is_idle_however_long() -> None:
+    """A PS idle for years of simulated time (a link of a few bytes a second) resumes with the period it is in,
+    at once: idle periods are skipped, not stepped through one by one (which took 10^10 steps here and hung)."""
+    import signal
+
+    def stuck(_signum: int, _frame: object) -> None:
+        raise AssertionError("an idle PS was stepped through period by period")
+
+    engine = Engine()
+    cpu = PsCpu(engine, cores=0.3, threads=1, quota=QUOTA)
+    ends: list[int] = []
+    cpu.handle(10_000_000, lambda _start, _slot: ends.append(engine.now))  # 10 ms of work at t = 0
+    later = 10**17 + 5_000_000  # about three years on, half-way through a period
+    engine.at(later, ARRIVE, lambda _now: cpu.handle(10_000_000, lambda _s, _slot: ends.append(engine.now)), later)
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(60)
+    try:
+        engine.run()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    # the first: 3 ms in each of three periods, 1 ms of the fourth; the second starts mid-period with its full
+    # budget: 3 ms, then 3, 3 and 1 in the next periods
+    assert ends == pytest.approx([31e6, later + 5e6 + 21e6], abs=2)
