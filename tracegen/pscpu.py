@@ -144,11 +144,11 @@ class PsCpu:
     def _advance(self) -> None:
         """Bring the clocks to now: the items ran at the current rate while the period's budget lasted."""
         now = self.engine.now
-        self._renew()
         if not self._items:  # idle: every period since ran nothing, so only the current one's budget matters
-            self._t = max(self._t, now)
+            self._t = now
             self._renew()
             return
+        self._renew()
         while self._t < now:
             end = now if self.period_ns is None else min(now, self._period_end)
             n = len(self._items)

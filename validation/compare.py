@@ -40,6 +40,8 @@ REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
 CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
 SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
 CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS
+PER_STEP = {"ps_cpu_cores": ("PS CPU per step", 1e3, " ms"), "ps_wakeups_per_s": ("PS wake-ups per step", 1, ""),
+            "ps_preemptions_per_s": ("PS preemptions per step", 1, "")}  # a column over steps/s: name, scale, unit
 
 
 MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundred kB
@@ -271,20 +273,17 @@ def cpu_markdown(measured: pd.DataFrame) -> str:
     present = [c for c in CORE_COLUMNS if c in measured.columns and measured[c].notna().any()]
     names = {"ps_cpu_cores": "PS", "worker_cpu_cores": "workers", "host_busy_cores": "host busy",
              "host_softirq_cores": "of it softirq", "host_steal_cores": "stolen by the hypervisor"}
-    per_step = {c: name for c, name in (("ps_cpu_cores", "PS CPU per step"),
-                                        ("ps_wakeups_per_s", "PS wake-ups per step"),
-                                        ("ps_preemptions_per_s", "PS preemptions per step"))
-                if c in measured.columns and measured[c].notna().any()}
+    per_step = {c: shown for c, shown in PER_STEP.items() if c in measured.columns and measured[c].notna().any()}
     if not present and not per_step:
         return ""
     lines = ["", "## Where the measured windows' CPU went (cores, mean over repeats)", "",
-             "| N | " + " | ".join([*(names[c] for c in present), *per_step.values()]) + " |",
+             "| N | " + " | ".join([*(names[c] for c in present), *(name for name, _, _ in per_step.values())])
+             + " |",
              "|---|" + "---|" * (len(present) + len(per_step))]
     for n, group in measured.groupby("n_workers", sort=True):
         cells = ["-" if math.isnan(v) else f"{v:.2f}" for v in (group[c].mean() for c in present)]
-        for column in per_step:
+        for column, (_, scale, unit) in per_step.items():
             value = (group[column] / group["steps_per_s"]).mean()
-            scale, unit = (1e3, " ms") if column == "ps_cpu_cores" else (1, "")
             cells.append("-" if math.isnan(value) else f"{value * scale:.1f}{unit}")
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
