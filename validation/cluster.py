@@ -11,7 +11,8 @@ For a run id ``3fa9c1`` (random, so that concurrent runs never share a name) and
                              10.77.0.2/24, unshaped
     namespace tg_3fa9c1_wI   eth0 = 10.77.0.(11 + I)/24; with a rate of its own (``worker_links``), its link
                              shaped like the PS's but at that rate (tbf on its eth0 and on the bridge's p_wI)
-    cgroup    /sys/fs/cgroup/cpu/tracegen_3fa9c1_<node>: cpu.cfs_quota_us = cap * cpu.cfs_period_us
+    cgroup    /sys/fs/cgroup/cpu/tracegen_3fa9c1_<node>: cpu.cfs_quota_us = cap * cpu.cfs_period_us (the
+                             period lengthened where that quota would be under the kernel's 1 ms)
 
 Each veth pair is created inside the bridge namespace and its node end is moved straight into the node's
 namespace, so nothing of the cluster ever appears in the host's own network namespace; the addresses exist
@@ -38,6 +39,7 @@ import dataclasses
 import errno
 import ipaddress
 import json
+import math
 import os
 import pathlib
 import secrets
@@ -61,6 +63,8 @@ MIN_BURST_BYTES = 1514  # one full Ethernet frame: tbf drops every packet larger
 PS_HOST_INDEX = 10  # the PS gets the subnet's 10th address, PS task J the (10 - J)th, worker I the (11 + I)th
 COORDINATOR_INDEX = 2  # a TF2 job's coordinator, below every PS task (MAX_PS of them)
 MAX_PS = 8
+MIN_QUOTA_US = 1_000  # the least cpu.cfs_quota_us the kernel accepts
+MAX_PERIOD_US = 1_000_000  # the longest cpu.cfs_period_us it accepts
 _COMMAND_TIMEOUT_S = 30.0
 
 
@@ -120,6 +124,16 @@ class ClusterConfig:
     coordinator: bool = False  # a node "chief" for a TF2 job's coordinator, capped at cpu_cap_coordinator
     cpu_cap_coordinator: float = 0.3
 
+    def period_us_for(self, cap: float) -> int:
+        """The CFS period a cap of ``cap`` cores is enforced over: ``cfs_period_us``, lengthened when the quota
+        would fall below the kernel's least (1 ms; it refuses less), so that the cap is what was asked for and
+        not silently raised to 1 ms a period."""
+        period = max(self.cfs_period_us, math.ceil(MIN_QUOTA_US / cap - 1e-9))
+        if period > MAX_PERIOD_US:
+            raise ConfigError(f"a CPU cap of {cap:g} cores is below what a CFS quota can enforce "
+                              f"({MIN_QUOTA_US / MAX_PERIOD_US:g} cores: 1 ms per 1 s period)")
+        return period
+
     def __post_init__(self) -> None:
         if self.n_workers < 1:
             raise ConfigError(f"'n_workers' must be >= 1 (got {self.n_workers})")
@@ -134,8 +148,10 @@ class ClusterConfig:
         for rate in self.worker_links:
             if rate:
                 dataclasses.replace(self.link, rate_bits_per_s=rate)  # checks the rate like the PS link's
-        if not 1_000 <= self.cfs_period_us <= 1_000_000:
+        if not MIN_QUOTA_US <= self.cfs_period_us <= MAX_PERIOD_US:
             raise ConfigError(f"'cfs_period_us' must be between 1000 and 1000000 (got {self.cfs_period_us})")
+        for cap in (self.cpu_cap_ps, self.cpu_cap_worker, self.cpu_cap_coordinator, *self.worker_caps):
+            self.period_us_for(cap)
         if not 1 <= self.port <= 65_535:
             raise ConfigError(f"'port' must be between 1 and 65535 (got {self.port})")
         network = parse_subnet(self.subnet)
@@ -451,8 +467,10 @@ class Cluster:
         self._cgroups.append(path)
         try:
             path.mkdir()
-            (path / "cpu.cfs_period_us").write_text(f"{self.config.cfs_period_us}\n")
-            quota_us = max(1_000, round(self.cpu_cap(node) * self.config.cfs_period_us))
+            cap = self.cpu_cap(node)
+            period_us = self.config.period_us_for(cap)
+            (path / "cpu.cfs_period_us").write_text(f"{period_us}\n")
+            quota_us = max(MIN_QUOTA_US, round(cap * period_us))
             (path / "cpu.cfs_quota_us").write_text(f"{quota_us}\n")
         except OSError as exc:
             raise ClusterError(f"{path}: cannot create the cpu cgroup of node {node}: {exc}") from exc

@@ -36,7 +36,7 @@ def ps_quota(cluster_config: ClusterConfig) -> CpuQuota | None:
     """How the testbed enforces the PS's cap: a CFS quota on this machine's cores (None when the cap is all of
     them)."""
     host = float(available_cores())
-    return (CpuQuota(host_cores=host, period_us=cluster_config.cfs_period_us)
+    return (CpuQuota(host_cores=host, period_us=cluster_config.period_us_for(cluster_config.cpu_cap_ps))
             if cluster_config.cpu_cap_ps < host else None)
 
 

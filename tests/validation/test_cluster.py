@@ -75,6 +75,7 @@ def test_link_shape_speaks_tc_units_exactly() -> None:
         ({"cpu_cap_ps": 0.0}, "'cpu_cap_ps' must be > 0 cores (got 0.0)"),
         ({"cpu_cap_worker": -1.0}, "'cpu_cap_worker' must be > 0 cores (got -1.0)"),
         ({"cfs_period_us": 10}, "'cfs_period_us' must be between 1000 and 1000000 (got 10)"),
+        ({"cpu_cap_ps": 0.0005}, "a CPU cap of 0.0005 cores is below what a CFS quota can enforce (0.001 cores"),
         ({"subnet": "10.77.0.1/24"}, "'subnet' must be an IPv4 network like 10.77.0.0/24 (got '10.77.0.1/24')"),
         ({"subnet": "8.8.8.0/24"}, "'subnet' must be a private IPv4 network like 10.77.0.0/24 (got '8.8.8.0/24')"),
         ({"subnet": "10.77.0.0/29"}, "'subnet' 10.77.0.0/29 is too small for 1 PS + 2 workers"),
@@ -84,6 +85,15 @@ def test_cluster_config_refuses_bad_values(changes: dict[str, object], message: 
     with pytest.raises(ConfigError) as info:
         _config(**changes)
     assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(("cap", "period_us"), [(0.3, 10_000), (0.1, 10_000), (0.05, 20_000), (0.03, 33_334),
+                                               (0.001, 1_000_000)])
+def test_a_cap_under_a_1_ms_quota_gets_a_longer_period(cap: float, period_us: int) -> None:
+    # The kernel refuses a quota under 1 ms: at 10 ms periods 0.05 cores was silently enforced as 0.1.
+    config = _config()
+    assert config.period_us_for(cap) == period_us
+    assert round(cap * period_us) >= 1_000
 
 
 def test_addresses_and_names_follow_the_layout() -> None:
@@ -192,6 +202,9 @@ def test_builds_shapes_caps_and_removes_everything() -> None:
             assert (cluster.cgroup(node) / "cpu.cfs_period_us").read_text().strip() == "10000"
             assert (cluster.cgroup(node) / "cpu.cfs_quota_us").read_text().strip() == "2000"
         assert cluster.bridge_namespace in names
+        with Cluster(_config(cpu_cap_ps=0.05)) as small:  # under 1 ms a period at 10 ms: a longer period
+            assert (small.cgroup("ps") / "cpu.cfs_period_us").read_text().strip() == "20000"
+            assert (small.cgroup("ps") / "cpu.cfs_quota_us").read_text().strip() == "1000"
         for ns, dev in ((cluster.namespace("ps"), "eth0"), (cluster.bridge_namespace, "p_ps")):
             shown = json.loads(subprocess.run(["tc", "-n", ns, "-j", "qdisc", "show", "dev", dev],
                                               capture_output=True, text=True, check=True).stdout)

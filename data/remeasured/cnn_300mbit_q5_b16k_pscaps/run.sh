@@ -7,10 +7,11 @@ set -euo pipefail
 here=data/remeasured/cnn_300mbit_q5_b16k_pscaps
 TRACEGEN=${TRACEGEN:-tracegen}
 common=(--model cnn --bandwidth 300Mbit/s --queue-latency 5 --burst 16384 --cpu-worker 0.25 --warmup 5)
-python3 data/remeasured/cnn_300mbit_q5_b16k_ps03_wakeups/ps_threads.py > "$here/ps_threads.log" &
+python3 data/remeasured/cnn_300mbit_q5_b16k_ps03_wakeups/ps_threads.py >> "$here/ps_threads.log" &
 sampler=$!
 trap 'kill $sampler 2>/dev/null || true' EXIT
 for cap in 1.0 0.3 0.1 0.05 0.03; do
+  if [ -e "$here/sw_ps$cap" ]; then echo "skip $here/sw_ps$cap (exists)"; continue; fi
   echo "== single worker, PS cap $cap"
   "$TRACEGEN" testbed "${common[@]}" --cpu-ps "$cap" --only-single-worker --repeats 2 --window 15 \
     --out "$here/sw_ps$cap" < /dev/null
