@@ -19,7 +19,16 @@ the PS process's CPU time). The file sits beside the trace, as ``link-profile.js
     ps_cpu_quota       (optional, null when none) {"host_cores": 2.0, "period_us": 10000} when ps_cores is a CFS
                        quota below the cores the PS may run on (as ps.cpu_quota in link-profile.json)
     window_s           how long it was measured, seconds
+    ps_at_cap          (optional, null when not measured) the same worker against the PS capped tighter, so that
+                       it keeps the PS at its cap: {"ps_cores": 0.05, "steps_per_s": 5.1, "ps_cpu_s_per_step":
+                       0.0098, "window_s": 30.0, "ps_cpu_quota": null or as above}; its CPU per step times its rate
+                       must be at least ``AT_CAP`` of its cores
     notes              (optional) list of strings
+
+Why ``ps_at_cap``: the PS's CPU per step is elastic. gRPC's threads spend what CPU the PS has spare, so the same
+worker at the same rate costs a PS capped at 1.0 core 24 ms of CPU a step, at 0.3 cores 19 ms, and at 0.05 cores
+(where it holds the PS at its cap) 10 ms (data/README.md, ``remeasured/cnn_300mbit_q5_b16k_pscaps``). A cluster
+that holds the PS at its cap sees the PS's cost with no spare CPU in it, which only a measurement at the cap shows.
 """
 
 from __future__ import annotations
@@ -42,10 +51,22 @@ SINGLE_WORKER_NAME = "single-worker.json"  # its name beside a trace
 MAX_BYTES = 1 << 16
 # a process cannot use more CPU than its cap or its host's cores; the measurement window's edges may add a little
 CPU_SLACK = 1.1
+AT_CAP = 0.9  # ps_at_cap: the PS used at least this share of its cores (the rest: the window's edges, its idle start)
 
 
 class SingleWorkerError(TraceFormatError):
     """A ``single-worker.json`` that cannot be read or does not follow the schema."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class AtCap:
+    """The worker against the PS capped so that it keeps the PS at its cap (module docstring, ``ps_at_cap``)."""
+
+    ps_cores: float
+    steps_per_s: float
+    ps_cpu_s_per_step: float
+    window_s: float
+    ps_cpu_quota: CpuQuota | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,10 +78,17 @@ class SingleWorker:
     ps_cpu_s_per_step: float | None = None
     ps_cores: float | None = None
     ps_cpu_quota: CpuQuota | None = None
+    ps_at_cap: AtCap | None = None
     tool: str = "tracegen"
     date: str = ""
     notes: tuple[str, ...] = ()
     source: str = ""
+
+    @property
+    def ps_work_s_per_step(self) -> float | None:
+        """The PS's work per step: its CPU per step with the worker holding it at its cap when that was measured
+        (``ps_at_cap``), else with the worker alone, which includes what spare CPU its RPC threads spent."""
+        return self.ps_cpu_s_per_step if self.ps_at_cap is None else self.ps_at_cap.ps_cpu_s_per_step
 
 
 def single_worker_json(measured: SingleWorker) -> bytes:
@@ -70,6 +98,8 @@ def single_worker_json(measured: SingleWorker) -> bytes:
            "ps_cores": measured.ps_cores, "window_s": measured.window_s, "notes": list(measured.notes)}
     if measured.ps_cpu_quota is not None:
         doc["ps_cpu_quota"] = dataclasses.asdict(measured.ps_cpu_quota)
+    if measured.ps_at_cap is not None:
+        doc["ps_at_cap"] = dataclasses.asdict(measured.ps_at_cap)
     return (json.dumps(doc, indent=2) + "\n").encode()
 
 
@@ -101,5 +131,23 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
         window_s=window_s,
         ps_cpu_s_per_step=ps_cpu, ps_cores=ps_cores,
         ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota"),
+        ps_at_cap=None if doc.get("ps_at_cap") is None else _at_cap(c, doc["ps_at_cap"]),
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         notes=c.notes(doc), source=source)
+
+
+def _at_cap(c: Checker, raw: Any) -> AtCap:
+    """The ``ps_at_cap`` object, checked: its figures, and that the PS really was at its cap."""
+    c.mapping(raw, "ps_at_cap")
+    cores = c.number(c.key(raw, "ps_cores", "ps_at_cap"), "ps_at_cap.ps_cores", positive=True, high=4096.0)
+    rate = c.number(c.key(raw, "steps_per_s", "ps_at_cap"), "ps_at_cap.steps_per_s", positive=True, high=1e9)
+    cpu = c.number(c.key(raw, "ps_cpu_s_per_step", "ps_at_cap"), "ps_at_cap.ps_cpu_s_per_step", positive=True,
+                   high=86_400.0)
+    window_s = c.number(c.key(raw, "window_s", "ps_at_cap"), "ps_at_cap.window_s", positive=True, high=86_400.0)
+    used = cpu * rate
+    if not AT_CAP * cores <= used <= CPU_SLACK * cores:
+        raise SingleWorkerError(f"{c.source}: ps_at_cap used {used:.3g} cores (ps_cpu_s_per_step {cpu:g} at "
+                                f"steps_per_s {rate:g}) of ps_cores {cores:g}: not at its cap, so not its work "
+                                "per step")
+    return AtCap(ps_cores=cores, steps_per_s=rate, ps_cpu_s_per_step=cpu, window_s=window_s,
+                 ps_cpu_quota=c.cpu_quota({"cpu_quota": raw.get("ps_cpu_quota")}, "ps_at_cap.ps_cpu_quota"))

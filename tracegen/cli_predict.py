@@ -191,12 +191,14 @@ def _print(result: Prediction, config: PredictConfig) -> None:
     print(f"plateau {curve.plateau_steps_per_s:.2f} steps/s (simulated at N={curve.saturation_workers}); knee "
           f"(95% of the plateau): {knee}; link bound {curve.link_bound_steps_per_s:.2f} steps/s")
     measured = config.single_worker
-    if curve.points[-1].bottleneck == "ps-cpu" and measured is not None and measured.ps_cpu_s_per_step is not None:
+    if (curve.points[-1].bottleneck == "ps-cpu" and measured is not None and measured.ps_at_cap is None
+            and measured.ps_cpu_s_per_step is not None):
         per_step_ms = measured.ps_cpu_s_per_step * 1e3
         at_cap = result.ps_at_cap_steps_per_s
         print(f"note: the PS's CPU binds this plateau at the single-worker run's {per_step_ms:.1f} ms per step; on "
               "the testbed the PS spent 13-35 % less CPU per step at N = 5 than at N = 1 (its RPC threads, under "
-              "load; README, 'The PS at its cap'), so the plateau may lie up to 1.5x higher"
+              "load; README, 'The PS at its cap'), so the plateau may lie up to 1.5x higher; one worker against the PS "
+              "capped at half the CPU it used (ps_at_cap in single-worker.json, tracegen testbed --ps-at-cap) pins it"
               + ("" if at_cap is None else f"; the link profile's points with the PS at its cap put it at "
                                             f"{at_cap:.2f} steps/s, an estimate from above"))
     if result.shards:

@@ -88,7 +88,8 @@ def _testbed(args: argparse.Namespace) -> int:
         trace_workers=not args.no_worker_traces and args.api == "tf1", warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
         cpu_cap_worker=args.cpu_worker, traced_steps=args.traced_steps, subnet=args.subnet,
         timeout_s=args.timeout, link_profile=not args.no_link_profile, only_link_profile=args.only_link_profile,
-        only_single_worker=args.only_single_worker, staleness=args.staleness, ps_tasks=args.ps,
+        only_single_worker=args.only_single_worker, ps_at_cap=args.ps_at_cap, staleness=args.staleness,
+        ps_tasks=args.ps,
         placement=args.ps_placement, worker_caps=tuple(args.worker_caps or ()),
         worker_links=tuple(args.worker_links or ()), api=args.api, cpu_cap_coordinator=args.cpu_coordinator)
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
@@ -236,6 +237,10 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only-single-worker", action="store_true",
                    help="measure only one untraced worker's rate and the PS's CPU per step, --repeats jobs of "
                         "it, their median into DIR/trace/single-worker.json (refused if it exists)")
+    p.add_argument("--ps-at-cap", action="store_true",
+                   help="after the single-worker runs, --repeats more of one worker against the PS capped at half "
+                        "the CPU it used, which the worker then holds at its cap: the PS's CPU per step without "
+                        "spare CPU in it, recorded as ps_at_cap in single-worker.json (what predict then uses)")
     p.add_argument("--out", metavar="DIR", help="directory for measured.csv and trace/")
     p.add_argument("--clean", metavar="RUN_ID",
                    help="instead of measuring, remove what a crashed run left (its node processes, network "

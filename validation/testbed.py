@@ -77,13 +77,11 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import datetime
 import io
 import json
 import os
 import pathlib
 import queue
-import statistics
 import subprocess
 import sys
 import threading
@@ -93,13 +91,13 @@ from typing import IO, Any
 
 from parsers.atomic import write_bytes_atomic
 from parsers.linkprofile import PROFILE_NAME
-from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
-from tracegen import own_version
+from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.placement import PLACEMENTS
 from validation.capture import tensorflow_version
 from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, check_host
 from validation.errors import ConfigError, JobError, NodeCrashedError
-from validation.testbed_link import default_client_cores, measure_link_profile, ps_quota
+from validation.testbed_link import default_client_cores, measure_link_profile
+from validation.testbed_single import MeasureOne, measure_at_cap, utc_now, write_single_worker_json
 from validation.testbed_tf2 import measure_tf2
 from validation.windowcpu import WindowCpu, WindowFigures
 from validation.zoo import ModelSpec
@@ -190,6 +188,7 @@ class TestbedConfig:
     netbench_client_cores: float | None = None
     only_link_profile: bool = False
     only_single_worker: bool = False
+    ps_at_cap: bool = False  # also the single worker against a PS capped so that it holds it at its cap
     staleness: bool = False  # workers also report each step's staleness (validation.node); staleness.csv
     ps_tasks: int = 1
     placement: str = "round-robin"
@@ -315,9 +314,9 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
                 raise ConfigError(f"{trace_dir / SINGLE_WORKER_NAME}: already exists; move it away to measure again")
             for repeat in range(config.repeats):
                 report(f"single worker: run {repeat + 1}/{config.repeats}")
-                done.append((measure_tf2 if config.api == "tf2" else measure)(config, 1, repeat=repeat,
-                                                                                progress=report))
-                _write_single_worker(trace_dir, config, done)
+                done.append(_measure_one(config)(config, 1, repeat=repeat, progress=report))
+                write_single_worker_json(trace_dir, config, done)
+            _add_at_cap(config, trace_dir, done, report)
         return TestbedResult(measurements=tuple(done), csv_path=csv_path, trace_dir=trace_dir)
     if csv_path.exists() or (trace_dir.is_dir() and any(trace_dir.iterdir())):
         raise ConfigError(f"{out_dir}: already holds measured.csv or trace/; choose an empty directory")
@@ -346,7 +345,7 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
             if traced is not None:
                 _write_trace_meta(trace_dir, config, tf_version)
             if n == 1:  # every run of one worker so far: their median
-                _write_single_worker(trace_dir, config, [r for r in measurements if r.n_workers == 1])
+                write_single_worker_json(trace_dir, config, [r for r in measurements if r.n_workers == 1])
             rates = ", ".join(f"{r:.3f}" for r in m.worker_steps_per_s)
             report(f"N={n} repeat {repeat}: {m.steps_per_s:.3f} steps/s (workers {rates}; global_step "
                    f"{m.global_steps_per_s:.3f}/s; {m.qdisc_drops} drops, {m.tcp_retrans_segs} retransmits"
@@ -355,10 +354,23 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
             if fewest < MIN_STEPS_PER_WORKER:
                 report(f"note: a worker did only {fewest:.0f} steps in the {m.window_s:g} s window "
                        f"(fewer than {MIN_STEPS_PER_WORKER}); a longer window gives a steadier rate")
+    _add_at_cap(config, trace_dir, [r for r in measurements if r.n_workers == 1], report)
     return TestbedResult(measurements=tuple(measurements), csv_path=csv_path, trace_dir=trace_dir)
 
 
 STALENESS_NAME = "staleness.csv"
+
+
+def _add_at_cap(config: TestbedConfig, trace_dir: pathlib.Path, alone: Sequence[Measurement],
+                report: Progress) -> None:
+    """With ``ps_at_cap``: single-worker.json again, from ``alone`` and the PS held at its cap."""
+    if config.ps_at_cap and alone:
+        write_single_worker_json(trace_dir, config, alone, measure_at_cap(config, alone, _measure_one(config), report))
+
+
+def _measure_one(config: TestbedConfig) -> MeasureOne:
+    """How a run of this config's API is measured."""
+    return measure_tf2 if config.api == "tf2" else measure
 
 
 def _write_staleness(path: pathlib.Path, measurements: Sequence[Measurement]) -> None:
@@ -632,28 +644,6 @@ def _write_csv(path: pathlib.Path, config: TestbedConfig, rows: Sequence[Measure
     write_bytes_atomic(path, buf.getvalue().encode())
 
 
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _write_single_worker(trace_dir: pathlib.Path, config: TestbedConfig, runs: Sequence[Measurement]) -> None:
-    """``runs`` (runs of one worker, each a job of its own) as ``single-worker.json``: the median rate and the
-    median PS CPU per step. One run's rate moves by more than its window's noise from one job to the next (14 %
-    on a re-measured configuration, data/remeasured/), so every run of one worker counts, not the first alone."""
-    rates = [m.steps_per_s for m in runs]
-    cpus = [m.ps_cpu_cores / m.steps_per_s for m in runs if m.ps_cpu_cores is not None]
-    quota = ps_quota(config.cluster_config(1))
-    notes = ["one untraced worker on the emulated cluster, the PS link shaped and both nodes capped as in the trace"]
-    if len(runs) > 1:
-        notes.append(f"median of {len(runs)} runs, each a job of its own: "
-                     + ", ".join(f"{r:.3f}" for r in rates) + " steps/s")
-    record = SingleWorker(steps_per_s=statistics.median(rates), window_s=sum(m.window_s for m in runs),
-                          ps_cpu_s_per_step=statistics.median(cpus) if cpus else None,
-                          ps_cores=config.cpu_cap_ps, ps_cpu_quota=quota, tool=f"tracegen testbed {own_version()}",
-                          date=_now(), notes=tuple(notes))
-    write_single_worker(record, trace_dir / SINGLE_WORKER_NAME)
-
-
 def _write_trace_meta(trace_dir: pathlib.Path, config: TestbedConfig, tf_version: str) -> None:
     spec = config.model_spec()
     meta = {
@@ -672,6 +662,6 @@ def _write_trace_meta(trace_dir: pathlib.Path, config: TestbedConfig, tf_version
         "cpu_cap_worker": config.cluster_config(1).worker_cap(0),  # the traced worker's
         "tensorflow": tf_version,
         "python": sys.version.split()[0],
-        "date": _now(),
+        "date": utc_now(),
     }
     write_bytes_atomic(trace_dir / "meta.json", (json.dumps(meta, indent=2) + "\n").encode())

@@ -8,7 +8,7 @@ import pathlib
 import pytest
 
 from parsers.linkprofile import CpuQuota
-from parsers.singleworker import SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
+from parsers.singleworker import AtCap, SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
 
 RECORD = SingleWorker(steps_per_s=5.5, window_s=40.0, ps_cpu_s_per_step=0.045, ps_cores=0.5,
                       ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=10_000),
@@ -78,3 +78,34 @@ def test_missing_key_and_not_json(tmp_path: pathlib.Path) -> None:
     path.write_bytes(b"\x00garbage")
     with pytest.raises(SingleWorkerError, match=str(path)):
         read_single_worker(path)
+
+
+AT_CAP = SingleWorker(steps_per_s=7.4, window_s=30.0, ps_cpu_s_per_step=0.019, ps_cores=0.3,
+                      ps_at_cap=AtCap(ps_cores=0.05, steps_per_s=5.1, ps_cpu_s_per_step=0.0098, window_s=30.0,
+                                      ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=20_000)))
+
+
+def test_at_cap_round_trip(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "s.json"
+    write_single_worker(AT_CAP, path)
+    assert read_single_worker(path) == dataclasses.replace(AT_CAP, source=str(path))
+
+
+@pytest.mark.parametrize(("old", "new", "why"), [
+    # 0.03 cores of 0.05: the one worker did not hold the PS at its cap, so its CPU per step has spare in it
+    (b'"ps_cpu_s_per_step": 0.0098', b'"ps_cpu_s_per_step": 0.006',
+     "ps_at_cap used 0.0306 cores (ps_cpu_s_per_step 0.006 at steps_per_s 5.1) of ps_cores 0.05: not at its cap"),
+    (b'"ps_cpu_s_per_step": 0.0098', b'"ps_cpu_s_per_step": 0.1', "ps_at_cap used 0.51 cores"),
+    (b'"ps_cores": 0.05', b'"ps_cores": 0', "ps_at_cap.ps_cores must be a number > 0"),
+    (b'"window_s": 30.0,\n    "ps_cpu_quota"', b'"ps_cpu_quota"', "ps_at_cap.window_s is missing"),
+    (b'"period_us": 20000', b'"period_us": 5', "ps_at_cap.ps_cpu_quota.period_us must be"),
+])
+def test_bad_at_cap_is_named(tmp_path: pathlib.Path, old: bytes, new: bytes, why: str) -> None:
+    path = tmp_path / "s.json"
+    write_single_worker(AT_CAP, path)
+    data = path.read_bytes()
+    assert old in data, data
+    path.write_bytes(data.replace(old, new))
+    with pytest.raises(SingleWorkerError) as info:
+        read_single_worker(path)
+    assert why in str(info.value) and str(path) in str(info.value) and "\n" not in str(info.value)

@@ -31,6 +31,7 @@ from validation.testbed import (
     steps_in_window,
     window_for,
 )
+from validation.testbed_single import AT_CAP_SHARE, measure_at_cap, write_single_worker_json
 
 TEST_SUBNET = "10.79.4.0/24"  # only these tests use it, so their node processes can be told apart
 RUN_ID = re.compile(r"cluster ([0-9a-f]{6}) is up")
@@ -140,14 +141,38 @@ def test_the_single_worker_record_is_the_median_of_every_run_of_one_worker(tmp_p
                                 global_steps_per_s=rate, window_s=10.0, qdisc_drops=0, tcp_retrans_segs=0,
                                 ps_cpu_cores=cores)
             for r, (rate, cores) in enumerate([(10.99, 0.1307), (9.45, 0.144), (10.2, None)])]
-    testbed._write_single_worker(tmp_path, _config(tmp_path), runs)
+    write_single_worker_json(tmp_path, _config(tmp_path), runs)
     single = read_single_worker(tmp_path / "single-worker.json")
     assert single.steps_per_s == pytest.approx(10.2)
     assert single.ps_cpu_s_per_step == pytest.approx((0.1307 / 10.99 + 0.144 / 9.45) / 2)  # of the runs that had it
     assert single.window_s == pytest.approx(30.0)
     assert any("median of 3 runs" in note and "9.450" in note for note in single.notes)
-    testbed._write_single_worker(tmp_path, _config(tmp_path), runs[:1])  # one run: itself
+    write_single_worker_json(tmp_path, _config(tmp_path), runs[:1])  # one run: itself
     assert read_single_worker(tmp_path / "single-worker.json").steps_per_s == pytest.approx(10.99)
+
+
+def test_at_cap_is_recorded_only_when_the_worker_held_the_ps_at_its_cap(tmp_path: pathlib.Path) -> None:
+    """The cap is half of what the PS used alone; a run where the PS stayed under it is not its work per step."""
+    alone = [Measurement(n_workers=1, repeat=0, steps_per_s=8.0, worker_steps_per_s=(8.0,), global_steps_per_s=8.0,
+                         window_s=10.0, qdisc_drops=0, tcp_retrans_segs=0, ps_cpu_cores=0.16)]
+    asked: list[float] = []
+    messages: list[str] = []
+
+    def measure(used_share: float) -> object:
+        def one(config: TestbedConfig, n: int, *, repeat: int, progress: object) -> Measurement:
+            del n, repeat, progress
+            asked.append(config.cpu_cap_ps)
+            return dataclasses.replace(alone[0], steps_per_s=6.0, ps_cpu_cores=used_share * config.cpu_cap_ps)
+        return one
+
+    at_cap = measure_at_cap(_config(tmp_path, repeats=2), alone, measure(0.98), messages.append)
+    assert asked == [AT_CAP_SHARE * 0.16] * 2
+    assert at_cap is not None and at_cap.ps_cores == pytest.approx(0.08)
+    assert at_cap.ps_cpu_s_per_step == pytest.approx(0.98 * 0.08 / 6.0) and at_cap.window_s == 20.0
+    assert measure_at_cap(_config(tmp_path), alone, measure(0.7), messages.append) is None
+    assert messages[-1] == "PS at its cap: not recorded (it used 0.056 of 0.08 cores)"
+    write_single_worker_json(tmp_path, _config(tmp_path), alone, at_cap)
+    assert read_single_worker(tmp_path / "single-worker.json").ps_at_cap == at_cap
 
 
 # ----- real runs
@@ -203,6 +228,23 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
     assert single.ps_cpu_s_per_step is not None
     assert 0.0 < single.ps_cpu_s_per_step * single.steps_per_s <= _config(tmp_path).cpu_cap_ps * 1.1
 
+    _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
+
+
+@pytest.mark.slow
+@pytest.mark.root
+def test_the_ps_at_its_cap_is_measured_with_its_cap_halved(tmp_path: pathlib.Path) -> None:
+    messages: list[str] = []
+    config = _config(tmp_path, workers=(1,), only_single_worker=True, ps_at_cap=True)
+    run_testbed(config, progress=messages.append)
+    single = read_single_worker(tmp_path / "trace" / "single-worker.json")
+    assert single.ps_cpu_s_per_step is not None and single.ps_at_cap is not None, messages
+    at_cap = single.ps_at_cap
+    assert at_cap.ps_cores == pytest.approx(round(AT_CAP_SHARE * single.ps_cpu_s_per_step * single.steps_per_s, 3),
+                                            abs=0.002)
+    assert at_cap.ps_cpu_quota is not None and round(at_cap.ps_cores * at_cap.ps_cpu_quota.period_us) >= 1_000
+    # the reader checked that the PS used at least AT_CAP of its cores; a held PS runs its worker no faster
+    assert at_cap.steps_per_s <= single.steps_per_s * 1.1
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
 
 
