@@ -7,6 +7,7 @@
 # Writes data/validation/<set>/<name>/. Needs root, iproute2, cgroup v1 cpu and TensorFlow; run from the
 # repository root with nothing else busy: bash data/validation/run_campaign.sh [dev|test]
 # Another campaign laid out the same way (DIR/campaign.csv, DIR/<set>/<name>/): CAMPAIGN=DIR bash ... (data/fresh)
+# More testbed options for every configuration: TESTBED_ARGS="--ps-at-cap" bash ... (data/atcap)
 set -euo pipefail
 TRACEGEN=${TRACEGEN:-tracegen}
 dir=${CAMPAIGN:-data/validation}
@@ -18,5 +19,5 @@ tail -n +2 "$dir/campaign.csv" | sort -t, -k2,2 | while IFS=, read -r name set m
   echo "== $set $name"
   "$TRACEGEN" testbed --model "$model" --bandwidth "${rate}Mbit/s" --queue-latency "$queue" --burst "$burst" \
     --cpu-ps "$ps" --cpu-worker "$worker" --workers 1-5 --repeats 1 --window 15 --window-steps 60 \
-    --max-window 30 --warmup 5 --traced-steps 12 --no-worker-traces --out "$out" < /dev/null
+    --max-window 30 --warmup 5 --traced-steps 12 --no-worker-traces ${TESTBED_ARGS:-} --out "$out" < /dev/null
 done
