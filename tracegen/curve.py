@@ -87,6 +87,17 @@ def parse_workers(text: str, name: str = "workers") -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+def format_workers(workers: Sequence[int]) -> str:
+    """The inverse of :func:`parse_workers`: ``(1, 2, 3, 8)`` → ``1-3,8``."""
+    runs: list[list[int]] = []
+    for n in sorted(set(workers)):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in runs)
+
+
 # Student's t, two-sided 95 %, for 1..30 degrees of freedom (the textbook table)
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)

@@ -40,7 +40,7 @@ from parsers.read import read_trace
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
 from tracegen.band import anchored
-from tracegen.curve import Curve, Simulations, scaling_curve, simulations
+from tracegen.curve import Curve, Simulations, format_workers, scaling_curve, simulations
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS, LinkSpec
 from tracegen.linkspec import at_cap_plateau, from_bandwidth, from_profile, with_single_worker
@@ -65,6 +65,11 @@ def estimated_events(model: StepModel, config: PredictConfig) -> float:
     """Events one curve will take: about three per task instance (ready, start, end), every N and seed."""
     steps = config.steps + config.warmup_steps
     return 3.0 * model.n_tasks * steps * config.seeds * sum(config.workers)
+
+
+def estimated_trace_events(model: StepModel, config: PredictConfig) -> float:
+    """Events the synthetic traces of ``emit_traces`` will take: one simulation (one seed) per N, as above."""
+    return 3.0 * model.n_tasks * (config.steps + config.warmup_steps) * sum(set(config.emit_traces))
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -245,14 +250,18 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
         report(f"warning: {note}")
     model, links = prep.model, prep.links
     placed = placements(model, tr, config.ps_shards, config.placement) if config.ps_shards else []
-    events = (len(links) + len(placed)) * estimated_events(model, config)
+    curve_events = (len(links) + len(placed)) * estimated_events(model, config)
+    trace_events = estimated_trace_events(model, config)
+    events = curve_events + trace_events
     if events > MAX_EVENTS:
+        traces = (f", {trace_events:.2g} of them for 'emit_traces' {format_workers(config.emit_traces)}"
+                  if trace_events else "")
         raise ConfigError(f"this prediction would simulate about {events:.2g} events, {events / EVENTS_PER_S / 3600:.0f} "
-                          f"hours on one core (more than the {MAX_EVENTS:.0e} allowed); ask for fewer worker counts, "
-                          "steps or seeds")
+                          f"hours on one core (more than the {MAX_EVENTS:.0e} allowed){traces}; ask for fewer worker "
+                          "counts, traces, steps or seeds")
     if events > SLOW_EVENTS:
         report(f"about {events:.2g} simulated events: roughly {events / EVENTS_PER_S:.0f} s on one core")
-    jobs = config.jobs if events >= PARALLEL_EVENTS else 1
+    jobs = config.jobs if curve_events >= PARALLEL_EVENTS else 1
     report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
            + (f" in {jobs} processes" if jobs > 1 else ""))
     progress_n = (lambda n: report(f"  N={n} done")) if events > SLOW_EVENTS else None

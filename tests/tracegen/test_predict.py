@@ -16,7 +16,7 @@ from parsers.linkprofile import PROFILE_NAME, LinkProfile, ProfilePoint, write_l
 from parsers.perfetto import check_perfetto
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
 from tracegen.cli_predict import add_predict_arguments, run_predict
-from tracegen.curve import CurvePoint, knee, parse_workers, saturation_workers
+from tracegen.curve import CurvePoint, format_workers, knee, parse_workers, saturation_workers
 from tracegen.errors import ConfigError
 from tracegen.model import TaskKind, build_model
 from tracegen.plots import CSV_COLUMNS
@@ -123,10 +123,20 @@ def test_bad_options_raise_config_errors(mlp_trace_dir: pathlib.Path, tmp_path: 
         run_predict(parse([str(mlp_trace_dir), "--out", ""]))
 
 
+def test_too_many_emitted_traces_are_refused_before_any_work(mlp_trace_dir: pathlib.Path,
+                                                             tmp_path: pathlib.Path) -> None:
+    """Each emitted trace is a simulation of its own: the estimate that refuses a too-large job counts them."""
+    argv = [str(mlp_trace_dir), "--workers", "1", "--emit-traces", "1-100000", "--out", str(tmp_path / "o")]
+    with pytest.raises(ConfigError, match=r"would simulate about .* of them for 'emit_traces' 1-100000; ask for"):
+        run_predict(parse(argv))
+    assert not (tmp_path / "o" / "curve.csv").exists()
+
+
 def test_parse_workers() -> None:
     assert parse_workers("1-4") == (1, 2, 3, 4)
     assert parse_workers("1,2,4,8") == (1, 2, 4, 8)
     assert parse_workers("8,1-2") == (1, 2, 8)
+    assert format_workers(parse_workers("8,1-3,5,6")) == "1-3,5-6,8"
     for bad in ("0", "a", "3-1", "", "+3", "\u0663", "1-100001"):
         with pytest.raises(ConfigError, match="'workers'"):
             parse_workers(bad)
