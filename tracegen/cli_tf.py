@@ -251,7 +251,7 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
 
 def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measured", required=True, metavar="CSV|DIR",
-                   help="measurements CSV (n_workers, steps_per_s, ...; see validation.compare) or a testbed "
+                   help="measurements CSV (n_workers, steps_per_s, ...; see validation.measured) or a testbed "
                         "output directory")
     p.add_argument("--trace", help="the single-worker trace (default: DIR/trace of a testbed directory)")
     p.add_argument("--link-profile", metavar="FILE",

@@ -1,7 +1,7 @@
 """``tracegen validate``: predict what was measured, from only what a user has before buying nodes, and score it.
 
 Inputs, each reported in the printed summary and the report (never picked up silently):
-- the measurements: a CSV (:mod:`validation.compare`) or a ``tracegen testbed`` folder holding ``measured.csv``;
+- the measurements: a CSV (:mod:`validation.measured`) or a ``tracegen testbed`` folder holding ``measured.csv``;
 - the single-worker trace: ``--trace``, else the testbed folder's ``trace/``;
 - the link profile: ``--link-profile``, else ``link-profile.json`` in the trace's folder (measured by netbench
   between the PS and *one* client host — never by the N-worker cluster);
@@ -75,10 +75,10 @@ from validation.compare import (
     comparison_csv,
     comparison_png,
     cpu_markdown,
-    read_measured,
     report_markdown,
 )
 from validation.errors import ConfigError
+from validation.measured import read_measured
 from validation.staleness import (
     STALENESS_NAME,
     compare_staleness,

@@ -1,0 +1,144 @@
+"""The measurements CSV that ``tracegen validate`` compares predictions with: its columns, reading and checking.
+
+Measurements come from ``tracegen testbed`` (``measured.csv``, schema in :mod:`validation.testbed`) or from
+anywhere else as a CSV with one row per run and at least these columns (others are ignored)::
+
+    n_workers             int    workers in the run (>= 1)
+    steps_per_s           float  aggregate training steps per second of the run (> 0)
+
+and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per direction, either as
+``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
+``125MB/s``). Several rows per N are repeats: a prediction is judged against their mean and shown against their
+range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
+window, and the PS's context switches per second, empty when unknown) are read when present and shown beside
+the rates (:func:`validation.compare.cpu_markdown`).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import pathlib
+from typing import Any
+
+import pandas as pd
+
+from tracegen.errors import ConfigError as TracegenConfigError
+from tracegen.units import parse_rate
+from validation.errors import ConfigError
+
+REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
+# optional: where a window's CPU went, cores (validation.testbed's schema), shown in the report when present
+CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
+SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
+CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS
+
+MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundred kB
+MAX_MEASURED_ROWS = 100_000
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read and check a measurements CSV; errors name the file, the line and the bad value. Reads at most
+    :data:`MAX_MEASURED_BYTES` bytes (counted as read, so pipes and devices are bounded too)."""
+    source = os.fspath(path)
+    p = pathlib.Path(source)
+    if not p.exists():
+        raise ConfigError(f"{source}: no such measurements file")
+    if not p.is_file():
+        raise ConfigError(f"{source}: not a regular file")
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(MAX_MEASURED_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from exc
+    if len(data) > MAX_MEASURED_BYTES:
+        raise ConfigError(f"{source}: larger than {MAX_MEASURED_BYTES} bytes; not a measurements file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise ConfigError(f"{source}: not a readable CSV: {_short(str(exc).strip().splitlines()[-1])}") from exc
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ConfigError(f"{source}: missing column {missing[0]!r} (columns: "
+                          f"{_short(', '.join(map(str, frame.columns)) or 'none')}; required: "
+                          f"{', '.join(REQUIRED_COLUMNS)})")
+    if frame.empty:
+        raise ConfigError(f"{source}: no measurement rows")
+    if len(frame) > MAX_MEASURED_ROWS:
+        raise ConfigError(f"{source}: {len(frame)} rows, more than {MAX_MEASURED_ROWS}")
+    out = pd.DataFrame({
+        "n_workers": [_number(v, int, "n_workers", source, i) for i, v in enumerate(frame["n_workers"])],
+        "steps_per_s": [_number(v, float, "steps_per_s", source, i) for i, v in enumerate(frame["steps_per_s"])],
+    })
+    _read_optional(frame, out, source)
+    if out["n_workers"].max() > 100_000:
+        raise ConfigError(f"{source}: 'n_workers' must be at most 100000 (got {out['n_workers'].max()})")
+    return out
+
+
+def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
+    """The optional columns of the module docstring that ``frame`` has, checked, into ``out``."""
+    if "repeat" in frame.columns:
+        out["repeat"] = [_number(v, int, "repeat", source, i, positive=False) for i, v in enumerate(frame["repeat"])]
+    if "batch_size" in frame.columns:
+        out["batch_size"] = [_number(v, int, "batch_size", source, i) for i, v in enumerate(frame["batch_size"])]
+    for column in ("model", "widths"):
+        if column in frame.columns:
+            out[column] = [_short(str(v), 200) for v in frame[column]]
+    if "ps_tasks" in frame.columns:  # testbed --ps K; older files have one PS
+        out["ps_tasks"] = [_number(v, int, "ps_tasks", source, i) for i, v in enumerate(frame["ps_tasks"])]
+    if "placement" in frame.columns:
+        out["placement"] = [_short(str(v), 200) for v in frame["placement"]]
+    if "worker_caps" in frame.columns:  # testbed --worker-caps: each worker's CPU cap, ';'-joined
+        out["worker_caps"] = [_caps(v, source, i) for i, v in enumerate(frame["worker_caps"])]
+    if "worker_links" in frame.columns:  # testbed --worker-links: each worker's own link, bits/s, ';'-joined
+        out["worker_links"] = [tuple(_number(part, int, "worker_links", source, i, positive=False)
+                                     for part in str(v).split(";") if part.strip())
+                               for i, v in enumerate(frame["worker_links"])]
+    if "bandwidth_bits_per_s" in frame.columns:
+        bits = frame["bandwidth_bits_per_s"]
+        out["bandwidth_bytes_per_s"] = [_number(v, float, "bandwidth_bits_per_s", source, i) / 8
+                                        for i, v in enumerate(bits)]
+    elif "bandwidth" in frame.columns:
+        out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in enumerate(frame["bandwidth"])]
+    for column in CPU_COLUMNS:  # testbed: where each window's CPU went (empty: unknown; older files lack them)
+        if column in frame.columns:
+            out[column] = [_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
+                           for i, v in enumerate(frame[column])]
+
+
+def _caps(text: str, source: str, row: int) -> tuple[float, ...]:
+    """A ``worker_caps`` cell: cores per worker, ';'-joined (empty: none given)."""
+    return tuple(_number(part, float, "worker_caps", source, row) for part in text.split(";") if part.strip())
+
+
+def _number(text: str, kind: type[int] | type[float], column: str, source: str, row: int, *,
+            positive: bool = True) -> Any:
+    line = row + 2  # the header is line 1
+    stripped = text.strip()
+    try:
+        if not stripped.isascii():
+            raise ValueError(stripped)
+        value = kind(stripped)
+    except (ValueError, OverflowError):
+        raise ConfigError(f"{source}:{line}: {column!r} must be {'an integer' if kind is int else 'a number'} "
+                          f"(got {_short(text)!r})") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise ConfigError(f"{source}:{line}: {column!r} must be {'> 0' if positive else '>= 0'} (got {_short(text)!r})")
+    return value
+
+
+def _rate(text: str, source: str, row: int) -> float:
+    try:
+        return float(parse_rate(text, what="bandwidth"))
+    except TracegenConfigError as exc:
+        raise ConfigError(f"{source}:{row + 2}: {exc}") from exc
