@@ -11,11 +11,15 @@ and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per
 ``125MB/s``). Several rows per N are repeats: a prediction is judged against their mean and shown against their
 range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
 window, and the PS's context switches per second, empty when unknown) are read when present and shown beside
-the rates (:func:`validation.compare.cpu_markdown`).
+the rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 8 to 8e15 (1 B/s to 1 PB/s,
+as ``--bandwidth``). Blank lines are skipped; column names are unique and every row has as many cells as the
+header.
 """
 
 from __future__ import annotations
 
+import collections
+import csv
 import io
 import math
 import os
@@ -25,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from tracegen.errors import ConfigError as TracegenConfigError
-from tracegen.units import parse_rate
+from tracegen.units import MAX_RATE_BYTES_PER_S, parse_rate
 from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
@@ -62,10 +66,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
-    try:
-        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise ConfigError(f"{source}: not a readable CSV: {_short(str(exc).strip().splitlines()[-1])}") from exc
+    frame = _frame(text, source)
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise ConfigError(f"{source}: missing column {missing[0]!r} (columns: "
@@ -73,11 +74,9 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
                           f"{', '.join(REQUIRED_COLUMNS)})")
     if frame.empty:
         raise ConfigError(f"{source}: no measurement rows")
-    if len(frame) > MAX_MEASURED_ROWS:
-        raise ConfigError(f"{source}: {len(frame)} rows, more than {MAX_MEASURED_ROWS}")
     out = pd.DataFrame({
-        "n_workers": [_number(v, int, "n_workers", source, i) for i, v in enumerate(frame["n_workers"])],
-        "steps_per_s": [_number(v, float, "steps_per_s", source, i) for i, v in enumerate(frame["steps_per_s"])],
+        "n_workers": [_number(v, int, "n_workers", source, i) for i, v in frame["n_workers"].items()],
+        "steps_per_s": [_number(v, float, "steps_per_s", source, i) for i, v in frame["steps_per_s"].items()],
     })
     _read_optional(frame, out, source)
     if out["n_workers"].max() > 100_000:
@@ -85,45 +84,79 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     return out
 
 
+def _frame(text: str, source: str) -> pd.DataFrame:
+    """The CSV's cells as text, indexed by their line numbers; blank lines skipped; every row as wide as the
+    header, whose names are unique."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    try:
+        for cells in reader:
+            if not cells or (len(cells) == 1 and not cells[0].strip()):
+                continue
+            if header is None:
+                header = cells
+                if (twice := next((c for c, k in collections.Counter(cells).items() if k > 1), None)) is not None:
+                    raise ConfigError(f"{source}:{reader.line_num}: column {_short(twice)!r} appears twice in the "
+                                      "header")
+            elif len(cells) != len(header):
+                raise ConfigError(f"{source}:{reader.line_num}: {len(cells)} cells, the header has {len(header)}")
+            elif len(rows) == MAX_MEASURED_ROWS:
+                raise ConfigError(f"{source}: more than {MAX_MEASURED_ROWS} rows")
+            else:
+                rows.append(cells)
+                lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise ConfigError(f"{source}:{reader.line_num}: not a readable CSV: {_short(str(exc))}") from None
+    return pd.DataFrame(rows, columns=header or [], index=lines, dtype=str)
+
+
 def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
     """The optional columns of the module docstring that ``frame`` has, checked, into ``out``."""
     if "repeat" in frame.columns:
-        out["repeat"] = [_number(v, int, "repeat", source, i, positive=False) for i, v in enumerate(frame["repeat"])]
+        out["repeat"] = [_number(v, int, "repeat", source, i, positive=False) for i, v in frame["repeat"].items()]
     if "batch_size" in frame.columns:
-        out["batch_size"] = [_number(v, int, "batch_size", source, i) for i, v in enumerate(frame["batch_size"])]
+        out["batch_size"] = [_number(v, int, "batch_size", source, i) for i, v in frame["batch_size"].items()]
     for column in ("model", "widths"):
         if column in frame.columns:
             out[column] = [_short(str(v), 200) for v in frame[column]]
     if "ps_tasks" in frame.columns:  # testbed --ps K; older files have one PS
-        out["ps_tasks"] = [_number(v, int, "ps_tasks", source, i) for i, v in enumerate(frame["ps_tasks"])]
+        out["ps_tasks"] = [_number(v, int, "ps_tasks", source, i) for i, v in frame["ps_tasks"].items()]
     if "placement" in frame.columns:
         out["placement"] = [_short(str(v), 200) for v in frame["placement"]]
     if "worker_caps" in frame.columns:  # testbed --worker-caps: each worker's CPU cap, ';'-joined
-        out["worker_caps"] = [_caps(v, source, i) for i, v in enumerate(frame["worker_caps"])]
+        out["worker_caps"] = [_caps(v, source, i) for i, v in frame["worker_caps"].items()]
     if "worker_links" in frame.columns:  # testbed --worker-links: each worker's own link, bits/s, ';'-joined
         out["worker_links"] = [tuple(_number(part, int, "worker_links", source, i, positive=False)
                                      for part in str(v).split(";") if part.strip())
-                               for i, v in enumerate(frame["worker_links"])]
+                               for i, v in frame["worker_links"].items()]
     if "bandwidth_bits_per_s" in frame.columns:
-        bits = frame["bandwidth_bits_per_s"]
-        out["bandwidth_bytes_per_s"] = [_number(v, float, "bandwidth_bits_per_s", source, i) / 8
-                                        for i, v in enumerate(bits)]
+        out["bandwidth_bytes_per_s"] = [_bandwidth(v, source, i) for i, v in frame["bandwidth_bits_per_s"].items()]
     elif "bandwidth" in frame.columns:
-        out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in enumerate(frame["bandwidth"])]
+        out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in frame["bandwidth"].items()]
     for column in CPU_COLUMNS:  # testbed: where each window's CPU went (empty: unknown; older files lack them)
         if column in frame.columns:
             out[column] = [_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
-                           for i, v in enumerate(frame[column])]
+                           for i, v in frame[column].items()]
 
 
-def _caps(text: str, source: str, row: int) -> tuple[float, ...]:
+def _caps(text: str, source: str, line: int) -> tuple[float, ...]:
     """A ``worker_caps`` cell: cores per worker, ';'-joined (empty: none given)."""
-    return tuple(_number(part, float, "worker_caps", source, row) for part in text.split(";") if part.strip())
+    return tuple(_number(part, float, "worker_caps", source, line) for part in text.split(";") if part.strip())
 
 
-def _number(text: str, kind: type[int] | type[float], column: str, source: str, row: int, *,
+def _bandwidth(text: str, source: str, line: int) -> float:
+    """A ``bandwidth_bits_per_s`` cell, in bytes per second: from 1 B/s to 1 PB/s, as ``--bandwidth``."""
+    bits = _number(text, float, "bandwidth_bits_per_s", source, line)
+    if not 8 <= bits <= 8 * MAX_RATE_BYTES_PER_S:
+        raise ConfigError(f"{source}:{line}: 'bandwidth_bits_per_s' must be from 8 (1 B/s) to 8e15 (1 PB/s) "
+                          f"(got {_short(text)!r})")
+    return float(bits / 8)
+
+
+def _number(text: str, kind: type[int] | type[float], column: str, source: str, line: int, *,
             positive: bool = True) -> Any:
-    line = row + 2  # the header is line 1
     stripped = text.strip()
     try:
         if not stripped.isascii():
@@ -137,8 +170,8 @@ def _number(text: str, kind: type[int] | type[float], column: str, source: str, 
     return value
 
 
-def _rate(text: str, source: str, row: int) -> float:
+def _rate(text: str, source: str, line: int) -> float:
     try:
         return float(parse_rate(text, what="bandwidth"))
     except TracegenConfigError as exc:
-        raise ConfigError(f"{source}:{row + 2}: {exc}") from exc
+        raise ConfigError(f"{source}:{line}: {exc}") from exc

@@ -31,3 +31,29 @@ def test_malformed_measurements_name_file_line_and_value(tmp_path: pathlib.Path,
     with pytest.raises(ConfigError) as info:
         read_measured(_csv(tmp_path, text))
     assert message in str(info.value) and str(tmp_path / "m.csv") in str(info.value)
+
+
+@pytest.mark.parametrize("bits", ["0.5", "7", "1e300", "-8"])
+def test_a_bandwidth_outside_1_byte_to_1_petabyte_per_second_is_refused(tmp_path: pathlib.Path, bits: str) -> None:
+    text = f"n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,8e8\n2,3,{bits}\n"
+    with pytest.raises(ConfigError, match=rf"m\.csv:3: 'bandwidth_bits_per_s' must be .*\(got '{bits}'\)"):
+        read_measured(_csv(tmp_path, text))
+    assert read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,8\n"))[
+        "bandwidth_bytes_per_s"].tolist() == [1.0]
+
+
+def test_blank_lines_do_not_shift_the_line_numbers(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(ConfigError, match=r"m\.csv:5: 'steps_per_s' must be a number \(got 'x'\)"):
+        read_measured(_csv(tmp_path, "n_workers,steps_per_s\n\n1,2\n\n2,x\n"))
+    assert read_measured(_csv(tmp_path, "\nn_workers,steps_per_s\n\n1,2\n\n")).to_dict("records") == [
+        {"n_workers": 1, "steps_per_s": 2.0}]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("n_workers,steps_per_s\n3,2,7\n", r"m\.csv:2: 3 cells, the header has 2"),  # pandas took 3 as an index
+    ("n_workers,steps_per_s\n1,2\n2\n", r"m\.csv:3: 1 cells, the header has 2"),
+    ("n_workers,steps_per_s,n_workers\n1,2,5\n", r"m\.csv:1: column 'n_workers' appears twice in the header"),
+])
+def test_rows_as_wide_as_the_header_and_unique_column_names(tmp_path: pathlib.Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        read_measured(_csv(tmp_path, text))
