@@ -1,12 +1,15 @@
-"""JSON documents read strictly: UTF-8 only, no NaN or Infinity, no lone surrogates, bounded in size and depth.
+"""JSON documents read strictly: UTF-8 only, no NaN or Infinity, no lone surrogates, no key twice in one object,
+bounded in size and depth.
 
-Python's ``json`` accepts what JSON does not (``NaN``, ``Infinity``, UTF-16 and UTF-32 input) and what text
-cannot hold (``"\\ud800"``, a lone surrogate, which no encoder can write back). Every JSON this package reads
-goes through :func:`load_json`, which refuses those with the file and the position.
+Python's ``json`` accepts what JSON does not (``NaN``, ``Infinity``, UTF-16 and UTF-32 input), what text
+cannot hold (``"\\ud800"``, a lone surrogate, which no encoder can write back) and an object with a key twice
+(it keeps the last value; other readers keep the first, so the file means different things to different tools).
+Every JSON this package reads goes through :func:`load_json`, which refuses those with the file and the position.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -34,16 +37,49 @@ def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = D
     except UnicodeDecodeError as exc:
         raise error(f"{source}: byte {exc.start}: JSON is not valid UTF-8") from None
     try:
-        doc = json.loads(text.removeprefix(_BOM), parse_float=parse_float, parse_constant=_refuse_constant)
+        twice: list[tuple[dict[str, Any], str]] = []
+        doc = json.loads(text.removeprefix(_BOM), parse_float=parse_float, parse_constant=_refuse_constant,
+                         object_pairs_hook=functools.partial(_unique_keys, twice))
     except json.JSONDecodeError as exc:
         raise error(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     except RecursionError:
         raise error(f"{source}: JSON nested too deeply to be read") from None
     except ValueError as exc:  # NaN/Infinity, or an integer literal with more digits than Python converts
         raise error(f"{source}: unreadable JSON value: {exc}") from None
+    if twice:
+        obj, key = twice[0]
+        raise error(f"{source}: {_path_of(doc, obj) or 'the top-level object'}: key {quoted(key)} appears twice; "
+                    "refused, as readers differ on which value counts")
     if _SURROGATE_ESCAPE.search(data):
         _check_no_surrogates(doc, source, error)
     return doc
+
+
+def _unique_keys(twice: list[tuple[dict[str, Any], str]], pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's dict; when a key comes twice, the dict and the key are added to ``twice`` (the first only)."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs) and not twice:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                twice.append((obj, key))
+                break
+            seen.add(key)
+    return obj
+
+
+def _path_of(doc: Any, target: dict[str, Any]) -> str:
+    """The key path of the object ``target`` (by identity) in ``doc``; '' for ``doc`` itself."""
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        value, path = stack.pop()
+        if value is target:
+            return path
+        if isinstance(value, dict):
+            stack.extend((item, f"{path}.{key}" if path else key) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{i}]") for i, item in enumerate(value))
+    return ""
 
 
 def _check_no_surrogates(doc: Any, source: str, error: type[TraceFormatError]) -> None:

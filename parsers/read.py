@@ -16,10 +16,12 @@ import itertools
 import os
 import pathlib
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from parsers.chrome import chrome_from_events, load_events
 from parsers.errors import TraceContentError, TraceFormatError, quoted
 from parsers.files import GZIP_MAGIC, gunzip, read_file
+from parsers.jsondoc import load_json
 from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.runmetadata import StepFile, is_text_format, parse_step, read_steps
 from parsers.tables import is_table_dir, read_tables
@@ -38,6 +40,25 @@ from parsers.xplane import (
 PROTO_SUFFIXES = (".pb", ".pbtxt", ".txt", ".runmeta", ".stepstats", ".pb.gz", ".pbtxt.gz")
 JSON_SUFFIXES = (".json", ".json.gz", ".trace", ".trace.gz")
 META_NAME = "meta.json"  # the capture settings ``tracegen profile`` writes beside the steps: not a trace
+MAX_META_BYTES = 1 << 20  # a few hundred bytes as written
+
+
+def meta_path(trace: str | os.PathLike[str]) -> pathlib.Path:
+    """Where the capture settings of ``trace`` are: ``meta.json`` in its directory of steps, or beside the file."""
+    path = pathlib.Path(trace)
+    return (path if path.is_dir() else path.parent) / META_NAME
+
+
+def read_meta(trace: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The capture settings beside ``trace`` (:func:`meta_path`) as a JSON object, read strictly
+    (:func:`parsers.jsondoc.load_json`); None when there is no such file."""
+    path = meta_path(trace)
+    if not path.exists():
+        return None
+    doc = load_json(read_file(path, MAX_META_BYTES), str(path), parse_float=float)
+    if not isinstance(doc, dict):
+        raise TraceFormatError(f"{path}: capture settings must be a JSON object (got {quoted(doc)})")
+    return doc
 
 
 def read_bytes(path: pathlib.Path, max_bytes: int = MAX_BYTES) -> bytes:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import pathlib
 import sys
 
+from parsers.errors import quoted
+from parsers.read import meta_path, read_meta
 from parsers.workerclasses import read_worker_classes
 from tracegen.curve import MAX_SATURATION_WORKERS, parse_workers
 from tracegen.errors import ConfigError
@@ -82,16 +82,18 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def batch_size_of(trace_path: str, given: int | None) -> int:
-    """The given batch size, else ``batch_size`` of ``meta.json`` beside the trace, else 1."""
+    """The given batch size, else ``batch_size`` of ``meta.json`` beside the trace (:func:`parsers.read.read_meta`),
+    else 1."""
     if given is not None:
         return given
-    path = pathlib.Path(trace_path)
-    meta = (path if path.is_dir() else path.parent) / "meta.json"
-    try:
-        value = json.loads(meta.read_text(encoding="utf-8")).get("batch_size")
-    except (OSError, ValueError, AttributeError):
+    meta = read_meta(trace_path)
+    value = None if meta is None else meta.get("batch_size")
+    if value is None:
         return 1
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 1
+    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10**9):
+        raise ConfigError(f"{meta_path(trace_path)}: 'batch_size' must be an integer from 1 to 10^9 "
+                          f"(got {quoted(value)}); or give --batch-size")
+    return value
 
 
 def _int_option(value: int, name: str, low: int, high: int) -> int:

@@ -36,7 +36,6 @@ section).
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pathlib
 from collections.abc import Callable, Mapping, Sequence
@@ -44,8 +43,9 @@ from typing import Any
 
 import pandas as pd
 
+from parsers.errors import quoted
 from parsers.linkprofile import read_link_profile
-from parsers.read import read_trace
+from parsers.read import meta_path, read_meta, read_trace
 from parsers.singleworker import read_single_worker
 from parsers.trace import Trace
 from tracegen.baselines import (
@@ -188,14 +188,13 @@ def worker_speeds(inputs: Inputs, runs: pd.DataFrame) -> tuple[float, ...]:
     caps = _per_worker(inputs, runs, "worker_caps", "CPU caps")
     if not caps:
         return ()
-    meta_path = inputs.trace / "meta.json" if inputs.trace.is_dir() else inputs.trace.parent / "meta.json"
-    try:
-        traced = float(json.loads(meta_path.read_text(encoding="utf-8"))["cpu_cap_worker"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"{meta_path}: cannot read the traced worker's CPU cap (cpu_cap_worker), needed for "
-                          f"workers with caps of their own: {exc}") from None
-    if not traced > 0:
-        raise ConfigError(f"{meta_path}: 'cpu_cap_worker' must be > 0 (got {traced})")
+    where, meta = meta_path(inputs.trace), read_meta(inputs.trace)
+    if meta is None or "cpu_cap_worker" not in meta:
+        raise ConfigError(f"{where}: {'no such file' if meta is None else 'no cpu_cap_worker'}: the traced worker's "
+                          "CPU cap is needed for workers with caps of their own")
+    traced = meta["cpu_cap_worker"]
+    if isinstance(traced, bool) or not isinstance(traced, int | float) or not traced > 0:
+        raise ConfigError(f"{where}: 'cpu_cap_worker' must be a number > 0 (got {quoted(traced)})")
     speeds = tuple(c / traced for c in caps)
     return () if all(abs(s - 1) < 1e-9 for s in speeds) else speeds
 
@@ -229,13 +228,9 @@ def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, t
 
 def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
     """Where the trace's capture settings (its ``meta.json``) differ from the measurements' columns."""
-    meta_path = (trace if trace.is_dir() else trace.parent) / "meta.json"
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return [f"{meta_path}: no readable meta.json beside the trace; cannot check it matches the measurements"]
-    if not isinstance(meta, dict):
-        return [f"{meta_path}: not a JSON object"]
+    meta = read_meta(trace)
+    if meta is None:
+        return [f"{meta_path(trace)}: no meta.json beside the trace; cannot check it matches the measurements"]
     found = []
     widths = meta.get("widths")
     wanted = {"model": meta.get("model"), "batch_size": meta.get("batch_size"),

@@ -28,6 +28,8 @@ from parsers.labels import split_input
 from parsers.limits import MAX_BYTES, MAX_RECORDS, check_wire_shape
 from parsers.linkprofile import LinkProfile, ProfileError, ProfilePoint, read_link_profile, write_link_profile
 from parsers.proto import tf_trace_pb2 as pb
+from parsers.read import read_meta
+from parsers.singleworker import SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
 from parsers.tables import write_tables
 from parsers.trace import make_table
 
@@ -298,6 +300,50 @@ def test_lone_surrogate_in_own_dialect_table(tmp_path: pathlib.Path) -> None:
 
 def test_surrogate_escape_in_text_format(tmp_path: pathlib.Path) -> None:
     _fails(tmp_path, "s.pbtxt", b'step_stats { dev_stats { device: "\\ud800" } }', "s.pbtxt")
+
+
+# ------------------------------------------------- a key twice in one object: json keeps the last, others the first
+
+
+def _key_twice(data: bytes) -> tuple[bytes, str]:
+    """``data`` (a JSON object) with its first key written once more, first, with another value."""
+    key = next(iter(json.loads(data)))
+    return b"{" + json.dumps(key).encode() + b': "other", ' + data.lstrip()[1:], key
+
+
+def test_a_key_twice_in_a_trace_names_the_object(tmp_path: pathlib.Path) -> None:
+    data, key = _key_twice(REAL_JSON.read_bytes())
+    _fails(tmp_path, "top.json", data, f"the top-level object: key '{key}' appears twice")
+
+    def edit(doc: Any) -> None:
+        _first_op(doc)["args"]["@@"] = 1
+
+    doc = json.loads(_edited_json(edit))
+    index = doc["traceEvents"].index(_first_op(doc))
+    data = _edited_json(edit).replace(b'"@@": 1', b'"name": "x", "@@": 1', 1)
+    _fails(tmp_path, "op.json", data, f"traceEvents[{index}].args: key 'name' appears twice")
+
+
+def test_a_key_twice_in_a_link_profile_single_worker_or_meta_json(tmp_path: pathlib.Path) -> None:
+    path = _profile(tmp_path)
+    data, key = _key_twice(path.read_bytes())
+    path.write_bytes(data)
+    with pytest.raises(ProfileError) as info:
+        read_link_profile(path)
+    _check_message(str(info.value), path, f"key '{key}' appears twice")
+    path = tmp_path / "single-worker.json"
+    write_single_worker(SingleWorker(steps_per_s=2.0, window_s=30.0), path)
+    data, key = _key_twice(path.read_bytes())
+    path.write_bytes(data)
+    with pytest.raises(SingleWorkerError) as info:
+        read_single_worker(path)
+    _check_message(str(info.value), path, f"key '{key}' appears twice")
+    (tmp_path / "meta.json").write_text('{"batch_size": 32, "model": "mlp", "batch_size": 64}')
+    with pytest.raises(TraceFormatError) as info:
+        read_meta(tmp_path)
+    _check_message(str(info.value), tmp_path / "meta.json", "key 'batch_size' appears twice")
+    (tmp_path / "meta.json").write_text('{"batch_size": 32, "a": {"batch_size": 64}}')
+    assert read_meta(tmp_path) == {"batch_size": 32, "a": {"batch_size": 64}}  # the same key in two objects
 
 
 def test_text_that_is_not_utf8(tmp_path: pathlib.Path) -> None:

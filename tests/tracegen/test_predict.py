@@ -10,12 +10,12 @@ import shutil
 
 import pytest
 
-from parsers import read_trace
+from parsers import TraceError, read_trace
 from parsers.chrome import load_events
 from parsers.linkprofile import PROFILE_NAME, LinkProfile, ProfilePoint, write_link_profile
 from parsers.perfetto import check_perfetto
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
-from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.cli_predict import add_predict_arguments, batch_size_of, run_predict
 from tracegen.curve import CurvePoint, format_workers, knee, parse_workers, saturation_workers
 from tracegen.errors import ConfigError
 from tracegen.model import TaskKind, build_model
@@ -121,6 +121,20 @@ def test_bad_options_raise_config_errors(mlp_trace_dir: pathlib.Path, tmp_path: 
         run_predict(parse([str(mlp_trace_dir), "--steps", "2", "--out", str(tmp_path)]))
     with pytest.raises(ConfigError, match="'out' must name a directory"):
         run_predict(parse([str(mlp_trace_dir), "--out", ""]))
+
+
+def test_the_batch_size_from_meta_json_is_refused_when_unclear(tmp_path: pathlib.Path) -> None:
+    """A meta.json that says two things, or something that is not a batch size, was read as batch size 1."""
+    assert batch_size_of(str(tmp_path), None) == 1  # no meta.json
+    meta = tmp_path / "meta.json"
+    meta.write_text('{"batch_size": 32}')
+    assert batch_size_of(str(tmp_path), None) == 32 and batch_size_of(str(tmp_path), 8) == 8
+    meta.write_text('{"batch_size": "32"}')
+    with pytest.raises(ConfigError, match=r"meta\.json: 'batch_size' must be an integer from 1 to 10\^9 \(got '32'\)"):
+        batch_size_of(str(tmp_path), None)
+    meta.write_text('{"batch_size": 32, "batch_size": 64}')
+    with pytest.raises(TraceError, match=r"meta\.json: the top-level object: key 'batch_size' appears twice"):
+        batch_size_of(str(tmp_path), None)
 
 
 def test_too_many_emitted_traces_are_refused_before_any_work(mlp_trace_dir: pathlib.Path,
