@@ -15,8 +15,8 @@ far). From a trace taken with one PS:
   the PS ops that read or hold a parameter on its shard; everything else of the PS (the global step, the
   learning rate's push, constants) on shard 0, where TensorFlow's chief PS would put it.
 
-A placement file (``--placement FILE``) is CSV ``variable,shard`` with a header, naming every parameter by its
-PS node (as ``tracegen inspect --json`` or the error message lists them), shards from 0.
+A placement file (``--placement FILE``) is UTF-8 CSV ``variable,shard`` with a header, naming every parameter, and
+nothing else, by its PS node (as ``tracegen inspect --json`` or the error message lists them), shards from 0.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import io
 import os
 import pathlib
 
+from parsers.errors import quoted
 from parsers.files import read_file
 from parsers.trace import Trace, device_role
 from tracegen.errors import ConfigError
@@ -95,7 +96,7 @@ def place(model: StepModel, n_shards: int, how: str, created: tuple[str, ...] = 
             placed[name] = target
         shards = [placed[n] for n in variables.names]
     else:
-        shards = _from_file(how, variables, n_shards)
+        shards = _from_file(how, variables, n_shards, order)
     return Placement(n_shards=n_shards, shard_of_variable=tuple(shards),
                      shard_of_task=_task_shards(model, variables, shards), variables=variables,
                      how=how if how in PLACEMENTS else f"file {how}")
@@ -138,17 +139,24 @@ def _task_shards(model: StepModel, variables: VariableMap, shards: list[int]) ->
     return tuple(out)
 
 
-def _from_file(path: str, variables: VariableMap, n_shards: int) -> list[int]:
-    """The shard of every parameter, from a placement file."""
+def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[str]) -> list[int]:
+    """The shard of every parameter, from a placement file; ``created``: every variable node (module docstring)."""
     source = os.fspath(path)
     if not pathlib.Path(source).is_file():
         raise ConfigError(f"'placement' must be round-robin, greedy or a placement file (got {path!r}: no such file)")
-    text = read_file(pathlib.Path(source), MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8", errors="replace")
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows or [c.strip() for c in rows[0]] != ["variable", "shard"]:
+    try:
+        text = read_file(pathlib.Path(source), MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        rows = [(reader.line_num, row) for row in reader]
+    except csv.Error as exc:
+        raise ConfigError(f"{source}: line {reader.line_num}: not CSV: {exc}") from None
+    if not rows or [c.strip() for c in rows[0][1]] != ["variable", "shard"]:
         raise ConfigError(f"{source}: line 1 must be the header variable,shard")
     given: dict[str, int] = {}
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in rows[1:]:
         if not row:
             continue
         shard = row[1].strip() if len(row) == 2 else ""
@@ -156,6 +164,11 @@ def _from_file(path: str, variables: VariableMap, n_shards: int) -> list[int]:
             raise ConfigError(f"{source}: line {line}: expected variable,shard with a shard from 0 to {n_shards - 1} "
                               f"(got {','.join(row)!r})")
         name = row[0].strip()
+        if name not in variables.names:
+            what = ("a variable but not a parameter (pulled and updated every step): its PS ops stay on shard 0; "
+                    "leave it out" if name in created else "not a parameter the trace has")
+            raise ConfigError(f"{source}: line {line}: {quoted(name)} is {what} (parameters: "
+                              f"{_listed(variables.names)})")
         if name in given:
             raise ConfigError(f"{source}: line {line}: {name!r} is placed twice (on shard {given[name]} above, "
                               f"now on shard {shard})")
@@ -164,3 +177,7 @@ def _from_file(path: str, variables: VariableMap, n_shards: int) -> list[int]:
     if missing:
         raise ConfigError(f"{source}: no shard for {len(missing)} parameter(s), e.g. {missing[0]!r}")
     return [given[n] for n in variables.names]
+
+
+def _listed(names: tuple[str, ...], limit: int = 3) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")

@@ -71,6 +71,26 @@ def test_a_placement_file_is_followed_and_checked(mlp_trace_dir: pathlib.Path, t
         place(model, 2, "nearest")
 
 
+def test_a_placement_file_names_only_the_parameters_in_utf8(mlp_trace_dir: pathlib.Path,
+                                                           tmp_path: pathlib.Path) -> None:
+    """Both were ignored: a name no parameter has (a typo) and bytes that are not UTF-8 (read as U+FFFD)."""
+    trace = read_trace(mlp_trace_dir)
+    model = build_model(trace)
+    names = place(model, 1, "round-robin").variables.names
+    path = tmp_path / "placement.csv"
+    every = b"variable,shard\n" + b"".join(f"{n},{i % 2}\n".encode() for i, n in enumerate(names))
+    path.write_bytes(every + b"ps:fc1/kernal,1\n")
+    with pytest.raises(ConfigError, match=rf"placement\.csv: line {len(names) + 2}: 'ps:fc1/kernal' is not a "
+                                          r"parameter the trace has \(parameters: ps:"):
+        place(model, 2, str(path), creation_order(trace))
+    path.write_bytes(every + b"ps:global_step,1\n")
+    with pytest.raises(ConfigError, match=r"'ps:global_step' is a variable but not a parameter"):
+        place(model, 2, str(path), creation_order(trace))
+    path.write_bytes(every.replace(b"variable,shard\n", b"variable,shard\nps:caf\xe9,0\n"))
+    with pytest.raises(ConfigError, match=r"placement\.csv: byte 21: not UTF-8 text"):
+        place(model, 2, str(path), creation_order(trace))
+
+
 def test_two_shards_of_a_balanced_link_bound_step_double_the_plateau() -> None:
     """Four equal parameters, a slow link: with two shards each link carries half the bytes, so the link bound
     and the simulated throughput of many workers double (within the simulation's noise)."""
@@ -115,7 +135,7 @@ def test_a_bad_placement_file_is_refused_before_anything_is_simulated(mlp_trace_
     assert main(["predict", str(mlp_trace_dir), "--ps-shards", "1-2", "--placement", str(path),
                  "--out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err
-    assert f"{path}: no shard for" in err and "simulating" not in err, err
+    assert f"{path}: line 2: 'not-a-variable' is not a parameter" in err and "simulating" not in err, err
 
 
 def test_a_shard_that_holds_almost_nothing_costs_almost_nothing() -> None:
