@@ -17,7 +17,7 @@ The first line names the format and its version; the header row follows, with ev
                      2.0 = each op takes half as long (> 0, at most 1000)
     cores            its CPU cores (vCPUs), > 0 and at most 4096; a PS gets them all
     link_bits_per_s  its network rate each way, bits per second, as the provider quotes it (1e3 to 1e13);
-                     a number, plain or with an exponent: 2500000000 or 2.5e9
+                     a whole number, plain or with an exponent: 2500000000 or 2.5e9
     link_profile     (may be empty) a ``link-profile.json`` measured by ``tracegen netbench`` between an
                      instance of this type as the PS and a client; a path relative to this CSV file. When
                      given, it pins the link of a PS of this type; when empty, only the rate is known
@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
+from decimal import Decimal
 
 from parsers.csvfile import Cells, read_rows
 from parsers.errors import TraceFormatError
@@ -122,14 +123,18 @@ def _instance(c: Cells, folder: pathlib.Path) -> Instance:
         raise c.fail(1, f"must be one of {', '.join(ROLES)}")
     usd, speed, cores = (c.number(2, low=0, high=10_000), c.number(3, low=0, high=1000),
                          c.number(4, low=0, high=4096))
-    link = round(c.number(5, low=1e3, high=1e13, low_open=False))
+    link = c.number(5, low=1e3, high=1e13, low_open=False)
+    if Decimal(c.text(5)) % 1:
+        raise c.fail(5, "must be a whole number of bits per second")
     profile = None
     if c.text(6):
         if role not in ("ps", "both"):
             raise c.fail(6, "a link profile pins the PS's link: only a ps or both row may give one")
         where = folder / c.text(6)
-        if not where.is_file():
+        if where.is_dir():
+            raise c.fail(6, f"{str(where)!r} is a directory, not a file (a link profile, relative to the catalogue)")
+        if not where.exists():
             raise c.fail(6, f"no such file {str(where)!r} (a link profile, relative to the catalogue)")
         profile = read_link_profile(where)
-    return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=cores, link_bits_per_s=link,
+    return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=cores, link_bits_per_s=int(link),
                     link_profile=profile, line=c.line)

@@ -78,7 +78,10 @@ def test_a_bad_link_profile_names_its_own_file(tmp_path: pathlib.Path) -> None:
     ("ok,ps,1,1,4,999", 6, "must be a number >= 1000 and <= 1e+13"),
     ("ok,ps,1,1,4,10Gbit", 6, "must be a number"),
     ("ok,ps,1,1,4,1e14", 6, "<= 1e+13"),
+    ("ok,ps,1,1,4,1000.5", 6, "must be a whole number of bits per second"),  # was rounded to 1000
+    ("ok,ps,1,1,4,1.0000000000001e12", 6, "must be a whole number"),
     ("ok,ps,1,1,4,1e9,missing.json", 7, "no such file"),
+    ("ok,ps,1,1,4,1e9,.", 7, "is a directory, not a file"),  # was 'no such file'
     ("ok,worker,1,1,4,1e9,cat.csv", 7, "only a ps or both row may give one"),
 ])
 def test_every_bad_value_is_one_line_naming_file_line_and_column(tmp_path: pathlib.Path, row: str, column: int,
