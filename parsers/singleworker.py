@@ -27,8 +27,10 @@ the PS process's CPU time). The file sits beside the trace, as ``link-profile.js
 
 Why ``ps_at_cap``: the PS's CPU per step is elastic. gRPC's threads spend what CPU the PS has spare, so the same
 worker at the same rate costs a PS capped at 1.0 core 24 ms of CPU a step, at 0.3 cores 19 ms, and at 0.05 cores
-(where it holds the PS at its cap) 10 ms (data/README.md, ``remeasured/cnn_300mbit_q5_b16k_pscaps``). A cluster
-that holds the PS at its cap sees the PS's cost with no spare CPU in it, which only a measurement at the cap shows.
+(where it holds the PS at its cap) 10 ms (data/README.md, ``remeasured/cnn_300mbit_q5_b16k_pscaps``). Whether the
+held figure is the PS's cost in a cluster that holds it at its cap was tested on a holdout (``data/atcap``): on one
+configuration yes, on the other the tight cap made the PS spend 54 % more a step. So it is recorded and shown
+beside a prediction, not used in it (:func:`tracegen.linkspec.held_ps_bound`).
 """
 
 from __future__ import annotations
@@ -83,12 +85,6 @@ class SingleWorker:
     date: str = ""
     notes: tuple[str, ...] = ()
     source: str = ""
-
-    @property
-    def ps_work_s_per_step(self) -> float | None:
-        """The PS's work per step: its CPU per step with the worker holding it at its cap when that was measured
-        (``ps_at_cap``), else with the worker alone, which includes what spare CPU its RPC threads spent."""
-        return self.ps_cpu_s_per_step if self.ps_at_cap is None else self.ps_at_cap.ps_cpu_s_per_step
 
 
 def single_worker_json(measured: SingleWorker) -> bytes:

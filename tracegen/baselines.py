@@ -53,8 +53,8 @@ def step_costs(model: StepModel, measured: SingleWorker | None = None) -> StepCo
     single-worker measurement that knows the PS's CPU per step and its cores, the PS's time per step from it."""
     ps_ns = model.mean_work_ns(PS_KINDS) / model.ps_threads
     bound = float("inf")
-    if measured is not None and measured.ps_work_s_per_step and measured.ps_cores:
-        ps_ns = measured.ps_work_s_per_step * 1e9 / measured.ps_cores
+    if measured is not None and measured.ps_cpu_s_per_step and measured.ps_cores:
+        ps_ns = measured.ps_cpu_s_per_step * 1e9 / measured.ps_cores
         bound = 1e9 / ps_ns
     return StepCosts(pull_bytes=model.bytes_of(TaskKind.PULL), push_bytes=model.bytes_of(TaskKind.PUSH),
                      step_ns=model.measured_step_ns,

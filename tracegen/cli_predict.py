@@ -12,14 +12,24 @@ from parsers.workerclasses import read_worker_classes
 from tracegen.curve import MAX_SATURATION_WORKERS, parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
+from tracegen.linkspec import held_ps_bound
 from tracegen.model import TIMINGS
 from tracegen.outputs import OutputDir
 from tracegen.policy import parse_policy
+from tracegen.predict import (
+    PAYLOAD_FRACTION,
+    PredictConfig,
+    Prediction,
+    load_profile,
+    load_single_worker,
+    predict,
+    profile_beside,
+    single_worker_beside,
+)
 from tracegen.processes import available_cpus
-from tracegen.predict import (PAYLOAD_FRACTION, PredictConfig, Prediction, load_profile, load_single_worker,
-                              predict, profile_beside, single_worker_beside)
 from tracegen.simulate import MAX_STEPS
 from tracegen.units import format_bytes, format_duration, format_rate, parse_count, parse_number, parse_rate
+
 
 def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``tracegen predict``."""
@@ -193,16 +203,20 @@ def _print(result: Prediction, config: PredictConfig) -> None:
     print(f"plateau {curve.plateau_steps_per_s:.2f} steps/s (simulated at N={curve.saturation_workers}); knee "
           f"(95% of the plateau): {knee}; link bound {curve.link_bound_steps_per_s:.2f} steps/s")
     measured = config.single_worker
-    if (curve.points[-1].bottleneck == "ps-cpu" and measured is not None and measured.ps_at_cap is None
-            and measured.ps_cpu_s_per_step is not None):
+    if curve.points[-1].bottleneck == "ps-cpu" and measured is not None and measured.ps_cpu_s_per_step is not None:
         per_step_ms = measured.ps_cpu_s_per_step * 1e3
         at_cap = result.ps_at_cap_steps_per_s
         print(f"note: the PS's CPU binds this plateau at the single-worker run's {per_step_ms:.1f} ms per step; on "
               "the testbed the PS spent 13-35 % less CPU per step at N = 5 than at N = 1 (its RPC threads, under "
-              "load; README, 'The PS at its cap'), so the plateau may lie up to 1.5x higher; one worker against the PS "
-              "capped at half the CPU it used (ps_at_cap in single-worker.json, tracegen testbed --ps-at-cap) pins it"
+              "load; README, 'The PS at its cap'), so the plateau may lie up to 1.5x higher"
               + ("" if at_cap is None else f"; the link profile's points with the PS at its cap put it at "
                                             f"{at_cap:.2f} steps/s, an estimate from above"))
+    held = None if measured is None else held_ps_bound(measured)
+    if measured is not None and measured.ps_at_cap is not None and held is not None:
+        print(f"note: one worker holding the PS at a cap of {measured.ps_at_cap.ps_cores:g} cores cost it "
+              f"{measured.ps_at_cap.ps_cpu_s_per_step * 1e3:.1f} ms of CPU a step (ps_at_cap), a PS bound of "
+              f"{held:.2f} steps/s on its {measured.ps_cores:g} cores; not used above: on the holdout that tested "
+              "it, it predicted one plateau better and one far worse (README, 'The PS's CPU is elastic')")
     if result.shards:
         print(f"PS shards ({result.shards[0].placement} placement): each a PS like the traced one, its own link")
         print("   K  knee  plateau steps/s  at N  saturates                 pull bytes per shard")

@@ -240,7 +240,8 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ps-at-cap", action="store_true",
                    help="after the single-worker runs, --repeats more of one worker against the PS capped at half "
                         "the CPU it used, which the worker then holds at its cap: the PS's CPU per step without "
-                        "spare CPU in it, recorded as ps_at_cap in single-worker.json (what predict then uses)")
+                        "spare CPU in it, recorded as ps_at_cap in single-worker.json (predict shows the PS bound "
+                        "it implies beside the curve)")
     p.add_argument("--out", metavar="DIR", help="directory for measured.csv and trace/")
     p.add_argument("--clean", metavar="RUN_ID",
                    help="instead of measuring, remove what a crashed run left (its node processes, network "

@@ -10,9 +10,10 @@
   With ``two_way`` < 1 both directions together carry that fraction of what they carry apart.
 - :func:`with_single_worker`: what one untraced worker's run measured on the PS (``single-worker.json``): its
   CPU per step, less the PS ops the trace shows, spread over the step's transfers as each request's handling —
-  the PS's own cost of serving tensors, which neither a trace nor a bandwidth shows. The CPU per step with the
-  worker holding the PS at its cap when the file has it (``ps_at_cap``): the PS's RPC threads spend what spare
-  CPU it has, so the figure of a PS with spare CPU is more than its work (:mod:`parsers.singleworker`).
+  the PS's own cost of serving tensors, which neither a trace nor a bandwidth shows. Not the file's
+  ``ps_at_cap`` (the worker holding the PS at a tighter cap): the PS's CPU per step is elastic, but on the holdout
+  that tested it (README, "The PS's CPU is elastic") the held figure predicted one plateau better and one far
+  worse, so ``predict`` shows the bound it implies beside the curve instead (:func:`held_ps_bound`).
 - Every spec keeps the single-worker trace's per-connection rate (one worker's own limit) and latency.
 - :func:`at_cap_plateau`: not a spec but a bound beside it. The single-worker run measures the PS's CPU per
   step with the PS mostly idle; at its cap the PS's RPC threads spend far less a step (README, "The PS at its
@@ -114,6 +115,15 @@ def at_cap_plateau(profile: LinkProfile, model: StepModel, spec: LinkSpec) -> fl
     return cores / step_s if step_s > 0 else None
 
 
+def held_ps_bound(measured: SingleWorker) -> float | None:
+    """Steps per second the PS's cores allow at the CPU per step of ``ps_at_cap`` (None without it or its
+    cores): a figure shown beside the curve, not used in it (module docstring)."""
+    held = measured.ps_at_cap
+    if held is None or not measured.ps_cores:
+        return None
+    return measured.ps_cores / held.ps_cpu_s_per_step
+
+
 def rpc_cpu_ns(profile: LinkProfile, mode: str, cores: float | None) -> float:
     """CPU the PS spends on one small-tensor request (``rpc_pull``/``rpc_push`` points): the CPU its process
     used over the requests it served per second, the least over the points (the busiest shows the cost with the
@@ -127,14 +137,13 @@ def rpc_cpu_ns(profile: LinkProfile, mode: str, cores: float | None) -> float:
 
 
 def request_cpu_ns(model: StepModel, measured: SingleWorker, spec: LinkSpec) -> float | None:
-    """The PS's CPU per transfer request: its measured CPU per step (at its cap when measured there:
-    ``ps_work_s_per_step``) less the traced PS ops' work (under ``spec``'s PS cap), over the step's transfers
-    (None when the measurement has no PS CPU, or the step no transfers)."""
+    """The PS's CPU per transfer request: its measured CPU per step less the traced PS ops' work (under ``spec``'s
+    PS cap), over the step's transfers (None when the measurement has no PS CPU, or the step no transfers). The
+    figure with the worker alone, not ``ps_at_cap`` (module docstring)."""
     transfers = sum(model.count(k) for k in TRANSFER_KINDS)
-    per_step = measured.ps_work_s_per_step
-    if per_step is None or not transfers:
+    if measured.ps_cpu_s_per_step is None or not transfers:
         return None
-    return max(0.0, per_step * 1e9 - model.mean_work_ns(PS_KINDS, spec.ps_work_ns)) / transfers
+    return max(0.0, measured.ps_cpu_s_per_step * 1e9 - model.mean_work_ns(PS_KINDS, spec.ps_work_ns)) / transfers
 
 
 def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker) -> LinkSpec:
@@ -154,13 +163,10 @@ def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker)
     cost = request_cpu_ns(model, measured, known)
     if cost is None:
         return spec
-    at_cap = measured.ps_at_cap
-    where = ("" if at_cap is None else
-             f" with one worker holding the PS at a cap of {at_cap.ps_cores:g} cores, its work without spare CPU spent")
     return dataclasses.replace(
         known, rpc_cpu_ns=(cost, cost),
         description=f"{known.description}; the PS spends {cost / 1e3:.0f} us of CPU per transfer (from "
-                    f"{measured.ps_work_s_per_step * 1e3:.1f} ms per step measured untraced{where}, "
+                    f"{measured.ps_cpu_s_per_step * 1e3:.1f} ms per step measured untraced, "
                     f"{measured.source or 'in memory'})")
 
 

@@ -31,10 +31,12 @@ def test_request_cost_is_the_untraced_ps_cpu_less_the_traced_ops(mlp_trace_dir: 
     assert request_cpu_ns(model, _measured(None), spec) is None
 
 
-def test_the_ps_held_at_its_cap_gives_its_work_per_step(mlp_trace_dir: pathlib.Path) -> None:
-    """With the worker alone the PS's RPC threads spend spare CPU; the figure with the PS held at its cap is its
-    work, and it is what a request costs (and what the roofline's PS bound rests on) when the file has it."""
+def test_the_ps_held_at_its_cap_is_shown_not_used(mlp_trace_dir: pathlib.Path) -> None:
+    """``ps_at_cap`` (one worker holding the PS at a tighter cap) gives a PS bound shown beside the curve; the
+    request cost and the roofline's PS bound stay the figure of the worker alone, as the holdout that tested the
+    held figure decided (README, "The PS's CPU is elastic")."""
     from tracegen.baselines import step_costs
+    from tracegen.linkspec import held_ps_bound
 
     model = build_model(read_trace(mlp_trace_dir))
     ops_ns = model.mean_work_ns(PS_KINDS)
@@ -42,13 +44,11 @@ def test_the_ps_held_at_its_cap_gives_its_work_per_step(mlp_trace_dir: pathlib.P
     spec = from_bandwidth(10**8, model.link)
     alone = _measured((ops_ns + 2e6 * transfers) / 1e9)
     held = dataclasses.replace(alone, ps_at_cap=AtCap(ps_cores=0.05, steps_per_s=5.0, window_s=30.0,
-                                                      ps_cpu_s_per_step=(ops_ns + 1e6 * transfers) / 1e9))
-    assert request_cpu_ns(model, alone, spec) == pytest.approx(2e6)
-    assert request_cpu_ns(model, held, spec) == pytest.approx(1e6)
-    assert "holding the PS at a cap of 0.05 cores" in with_single_worker(spec, model, held).description
-    bound = step_costs(model, held).ps_bound_steps_per_s
-    assert bound == pytest.approx(0.5 * 1e9 / (ops_ns + 1e6 * transfers))
-    assert bound > step_costs(model, alone).ps_bound_steps_per_s
+                                                      ps_cpu_s_per_step=0.02))
+    assert request_cpu_ns(model, held, spec) == pytest.approx(2e6) == request_cpu_ns(model, alone, spec)
+    assert step_costs(model, held).ps_bound_steps_per_s == step_costs(model, alone).ps_bound_steps_per_s
+    assert held_ps_bound(held) == pytest.approx(0.5 / 0.02)
+    assert held_ps_bound(alone) is None
 
 
 def test_under_a_quota_the_traced_ps_ops_count_as_the_work_they_did(mlp_trace_dir: pathlib.Path) -> None:

@@ -240,3 +240,22 @@ def test_a_ps_bound_plateau_says_what_the_profiles_points_at_the_ps_cap_allow(
     assert found is not None
     plateau = float(rows(tmp_path / "p" / "curve.csv")[-1]["steps_per_s"])
     assert float(found[1]) > plateau * 1.2
+
+
+def test_the_ps_held_at_its_cap_is_a_note_beside_the_curve(tmp_path: pathlib.Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A real holdout trace whose single-worker.json has ps_at_cap (data/atcap): the curve is the one its file
+    without ps_at_cap gives, and predict says what the held figure would bound the PS at."""
+    here = pathlib.Path(__file__).resolve().parents[2] / "data" / "atcap"
+    trace = here / "test" / "deep_500mbit_q100_b16k_ps03" / "trace"
+    alone = tmp_path / "trace"
+    shutil.copytree(trace, alone)
+    shutil.copy(here / "alone" / "test" / trace.parent.name / "trace" / "single-worker.json", alone)
+    argv = ["--workers", "1,3", "--steps", "4", "--seeds", "1"]
+    assert run_predict(parse([str(trace), *argv, "--out", str(tmp_path / "held")])) == 0
+    out = capsys.readouterr().out
+    assert "one worker holding the PS at a cap of 0.124 cores cost it 32.1 ms of CPU a step" in out
+    assert "a PS bound of 9.34 steps/s on its 0.3 cores; not used above" in out
+    assert run_predict(parse([str(alone), *argv, "--out", str(tmp_path / "alone")])) == 0
+    assert "ps_at_cap" not in capsys.readouterr().out
+    assert (tmp_path / "held" / "curve.csv").read_bytes() == (tmp_path / "alone" / "curve.csv").read_bytes()
