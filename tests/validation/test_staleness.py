@@ -51,3 +51,9 @@ def test_a_file_that_is_not_the_testbeds_is_refused(tmp_path: pathlib.Path) -> N
     path.write_text("n_workers,repeat,staleness,steps\n1,0,-1,5\n")
     with pytest.raises(ConfigError, match=str(path)):
         read_measured_staleness(path)
+
+
+def test_ks_distance_is_quick_whatever_the_largest_staleness() -> None:
+    # went through every value from 0 to 10**12, a list of 10**12 floats per side
+    assert ks_distance({0: 1, 10**12: 1}, {0: 2}) == 0.5
+    assert ks_distance({5: 1, 10**12: 3}, {10**12: 4}) == 0.25
