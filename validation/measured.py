@@ -66,7 +66,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
-    frame = _frame(text, source)
+    frame = csv_cells(text, source)
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise ConfigError(f"{source}: missing column {missing[0]!r} (columns: "
@@ -75,8 +75,8 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     if frame.empty:
         raise ConfigError(f"{source}: no measurement rows")
     out = pd.DataFrame({
-        "n_workers": [_number(v, int, "n_workers", source, i) for i, v in frame["n_workers"].items()],
-        "steps_per_s": [_number(v, float, "steps_per_s", source, i) for i, v in frame["steps_per_s"].items()],
+        "n_workers": [cell_number(v, int, "n_workers", source, i) for i, v in frame["n_workers"].items()],
+        "steps_per_s": [cell_number(v, float, "steps_per_s", source, i) for i, v in frame["steps_per_s"].items()],
     })
     _read_optional(frame, out, source)
     if out["n_workers"].max() > 100_000:
@@ -84,9 +84,9 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     return out
 
 
-def _frame(text: str, source: str) -> pd.DataFrame:
+def csv_cells(text: str, source: str) -> pd.DataFrame:
     """The CSV's cells as text, indexed by their line numbers; blank lines skipped; every row as wide as the
-    header, whose names are unique."""
+    header, whose names are unique. Also reads the testbed's ``staleness.csv`` (:mod:`validation.staleness`)."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     rows: list[list[str]] = []
@@ -115,20 +115,20 @@ def _frame(text: str, source: str) -> pd.DataFrame:
 def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
     """The optional columns of the module docstring that ``frame`` has, checked, into ``out``."""
     if "repeat" in frame.columns:
-        out["repeat"] = [_number(v, int, "repeat", source, i, positive=False) for i, v in frame["repeat"].items()]
+        out["repeat"] = [cell_number(v, int, "repeat", source, i, positive=False) for i, v in frame["repeat"].items()]
     if "batch_size" in frame.columns:
-        out["batch_size"] = [_number(v, int, "batch_size", source, i) for i, v in frame["batch_size"].items()]
+        out["batch_size"] = [cell_number(v, int, "batch_size", source, i) for i, v in frame["batch_size"].items()]
     for column in ("model", "widths"):
         if column in frame.columns:
             out[column] = [_short(str(v), 200) for v in frame[column]]
     if "ps_tasks" in frame.columns:  # testbed --ps K; older files have one PS
-        out["ps_tasks"] = [_number(v, int, "ps_tasks", source, i) for i, v in frame["ps_tasks"].items()]
+        out["ps_tasks"] = [cell_number(v, int, "ps_tasks", source, i) for i, v in frame["ps_tasks"].items()]
     if "placement" in frame.columns:
         out["placement"] = [_short(str(v), 200) for v in frame["placement"]]
     if "worker_caps" in frame.columns:  # testbed --worker-caps: each worker's CPU cap, ';'-joined
         out["worker_caps"] = [_caps(v, source, i) for i, v in frame["worker_caps"].items()]
     if "worker_links" in frame.columns:  # testbed --worker-links: each worker's own link, bits/s, ';'-joined
-        out["worker_links"] = [tuple(_number(part, int, "worker_links", source, i, positive=False)
+        out["worker_links"] = [tuple(cell_number(part, int, "worker_links", source, i, positive=False)
                                      for part in str(v).split(";") if part.strip())
                                for i, v in frame["worker_links"].items()]
     if "bandwidth_bits_per_s" in frame.columns:
@@ -137,26 +137,27 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
         out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in frame["bandwidth"].items()]
     for column in CPU_COLUMNS:  # testbed: where each window's CPU went (empty: unknown; older files lack them)
         if column in frame.columns:
-            out[column] = [_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
+            out[column] = [cell_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
                            for i, v in frame[column].items()]
 
 
 def _caps(text: str, source: str, line: int) -> tuple[float, ...]:
     """A ``worker_caps`` cell: cores per worker, ';'-joined (empty: none given)."""
-    return tuple(_number(part, float, "worker_caps", source, line) for part in text.split(";") if part.strip())
+    return tuple(cell_number(part, float, "worker_caps", source, line) for part in text.split(";") if part.strip())
 
 
 def _bandwidth(text: str, source: str, line: int) -> float:
     """A ``bandwidth_bits_per_s`` cell, in bytes per second: from 1 B/s to 1 PB/s, as ``--bandwidth``."""
-    bits = _number(text, float, "bandwidth_bits_per_s", source, line)
+    bits = cell_number(text, float, "bandwidth_bits_per_s", source, line)
     if not 8 <= bits <= 8 * MAX_RATE_BYTES_PER_S:
         raise ConfigError(f"{source}:{line}: 'bandwidth_bits_per_s' must be from 8 (1 B/s) to 8e15 (1 PB/s) "
                           f"(got {_short(text)!r})")
     return float(bits / 8)
 
 
-def _number(text: str, kind: type[int] | type[float], column: str, source: str, line: int, *,
+def cell_number(text: str, kind: type[int] | type[float], column: str, source: str, line: int, *,
             positive: bool = True) -> Any:
+    """Cell ``text`` of ``column`` on ``line`` as ``kind``: finite, >= 0, and > 0 when ``positive``."""
     stripped = text.strip()
     try:
         if not stripped.isascii():

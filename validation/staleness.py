@@ -4,8 +4,13 @@ The testbed's ``staleness.csv`` (``tracegen testbed --staleness``: every step in
 global step read beside its parameters and after its own increment) is set beside the simulated distribution
 of the same N (:mod:`tracegen.variables`: every parameter update in the steady window). Each step updates every
 parameter once, so a step's staleness is that of each of its gradients, and the two distributions compare
-directly. The distance is the Kolmogorov–Smirnov statistic: the largest gap between the two cumulative
+directly. The distance is the Kolmogorov-Smirnov statistic: the largest gap between the two cumulative
 distributions (0: the same; 1: no overlap).
+
+``staleness.csv`` (:func:`validation.testbed._write_staleness`) has exactly the header
+``n_workers,repeat,staleness,steps`` and a row per run and staleness value, each cell a whole number written as
+one (``2``, not ``2.0``): ``n_workers`` from 1 to :data:`tracegen.simulate.MAX_WORKERS`, ``repeat`` from 0 to
+:data:`MAX_REPEAT`, ``staleness`` from 0 and ``steps`` from 1 to :data:`MAX_WINDOW_STEPS`. Blank lines are skipped.
 """
 
 from __future__ import annotations
@@ -15,12 +20,23 @@ import os
 import pathlib
 from collections.abc import Mapping, Sequence
 
-import pandas as pd
-
+from parsers.errors import TraceFormatError, quoted
+from parsers.files import read_file
 from tracegen.curve import Curve
+from tracegen.simulate import MAX_WORKERS
 from validation.errors import ConfigError
+from validation.measured import cell_number, csv_cells
 
 STALENESS_NAME = "staleness.csv"
+HEADER = ("n_workers", "repeat", "staleness", "steps")
+MAX_STALENESS_BYTES = 16 << 20  # a row per run and staleness value: a campaign's file is a few kB
+# The steps one window could hold, all workers together: a window is at most minutes of steps that take
+# milliseconds, tens of thousands at the most. A step cannot be staler than that, nor a row count more.
+MAX_WINDOW_STEPS = 1_000_000
+MAX_REPEAT = 1_000_000  # a label of the run, far beyond any campaign
+_WINDOW = ", the steps a window could hold"
+_RANGES = {"n_workers": (1, MAX_WORKERS, ""), "repeat": (0, MAX_REPEAT, ", far more runs than a campaign makes"),
+           "staleness": (0, MAX_WINDOW_STEPS, _WINDOW), "steps": (1, MAX_WINDOW_STEPS, _WINDOW)}
 COLUMNS = ("n_workers", "measured_steps", "measured_mean", "simulated_mean", "measured_p99", "simulated_p99",
            "ks_distance")
 
@@ -39,19 +55,42 @@ class StalenessRow:
 
 
 def read_measured_staleness(path: str | os.PathLike[str]) -> dict[int, dict[int, int]]:
-    """Per N, steps by staleness, pooled over repeats; ConfigError naming the file when it is not the
-    testbed's."""
+    """Per N, steps by staleness, pooled over repeats. Reads at most :data:`MAX_STALENESS_BYTES` of a regular file;
+    every cell is a whole number in its range (module docstring) and each (n_workers, repeat, staleness) is on one
+    row only; otherwise ConfigError naming the file, the line, the column and the value."""
+    source = os.fspath(path)
     try:
-        table = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read the measured staleness: {exc}") from None
-    if list(table.columns) != ["n_workers", "repeat", "staleness", "steps"] or (table[["staleness", "steps"]] < 0).any(
-            axis=None):
-        raise ConfigError(f"{path}: not a testbed staleness.csv (columns n_workers,repeat,staleness,steps, >= 0)")
+        data = read_file(pathlib.Path(source), MAX_STALENESS_BYTES)
+    except TraceFormatError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
+    frame = csv_cells(text, source)
+    if tuple(frame.columns) != HEADER:
+        raise ConfigError(f"{source}: not a testbed staleness.csv: the header must be {','.join(HEADER)} (got "
+                          f"{quoted(','.join(map(str, frame.columns)))})")
     out: dict[int, dict[int, int]] = {}
-    for (n, value), steps in table.groupby(["n_workers", "staleness"])["steps"].sum().items():
-        out.setdefault(int(n), {})[int(value)] = int(steps)
+    first: dict[tuple[int, int, int], int] = {}
+    for line, cells in zip(frame.index, frame.itertuples(index=False), strict=True):
+        n, repeat, value, steps = (_whole(cell, column, source, line)
+                                   for cell, column in zip(cells, HEADER, strict=True))
+        if (seen := first.setdefault((n, repeat, value), line)) != line:
+            raise ConfigError(f"{source}:{line}: n_workers {n}, repeat {repeat}, staleness {value} again (first on "
+                              f"line {seen})")
+        counts = out.setdefault(n, {})
+        counts[value] = counts.get(value, 0) + steps
     return out
+
+
+def _whole(text: str, column: str, source: str, line: int) -> int:
+    """Cell ``text`` of ``column``: a whole number in the column's range (:data:`_RANGES`)."""
+    low, high, why = _RANGES[column]
+    value = int(cell_number(text, int, column, source, line, positive=low > 0))
+    if value > high:
+        raise ConfigError(f"{source}:{line}: {column!r} must be at most {high}{why} (got {quoted(text)})")
+    return value
 
 
 def ks_distance(a: Mapping[int, int], b: Mapping[int, int]) -> float:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
+import re
 
 import pytest
 
+import validation.staleness
 from tracegen.curve import Curve, CurvePoint
 from tracegen.metrics import Staleness
 from validation.errors import ConfigError
@@ -46,11 +49,72 @@ def test_measured_repeats_pool_and_rows_pair_each_n(tmp_path: pathlib.Path) -> N
 def test_a_file_that_is_not_the_testbeds_is_refused(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "staleness.csv"
     path.write_text("n,staleness\n1,0\n")
-    with pytest.raises(ConfigError, match="not a testbed staleness.csv"):
+    with pytest.raises(ConfigError, match=r"not a testbed staleness\.csv"):
         read_measured_staleness(path)
     path.write_text("n_workers,repeat,staleness,steps\n1,0,-1,5\n")
-    with pytest.raises(ConfigError, match=str(path)):
+    with pytest.raises(ConfigError, match=re.escape(str(path))):
         read_measured_staleness(path)
+
+
+HEADER = "n_workers,repeat,staleness,steps\n"
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ("1,0,0,50,9\n", r"staleness\.csv:2: 5 cells, the header has 4"),  # pandas took 1 as an index: N=0
+    ("1,0,0,50\n2\n", r"staleness\.csv:3: 1 cells, the header has 4"),
+    ("1,0,x,50\n", r"staleness\.csv:2: 'staleness' must be an integer \(got 'x'\)"),  # was a TypeError
+    ("1,0,0,fifty\n", r"staleness\.csv:2: 'steps' must be an integer \(got 'fifty'\)"),
+    ("1,0,1.5,50\n", r"staleness\.csv:2: 'staleness' must be an integer \(got '1.5'\)"),  # int() made it 1
+    ("1,0,0,50\n1,0,1,30.7\n", r"staleness\.csv:3: 'steps' must be an integer \(got '30.7'\)"),
+    ("2.5,0,0,50\n", r"staleness\.csv:2: 'n_workers' must be an integer \(got '2.5'\)"),
+    ("1,0.5,0,50\n", r"staleness\.csv:2: 'repeat' must be an integer \(got '0.5'\)"),
+    ("0,0,0,50\n", r"staleness\.csv:2: 'n_workers' must be > 0 \(got '0'\)"),
+    ("1,0,-1,5\n", r"staleness\.csv:2: 'staleness' must be >= 0 \(got '-1'\)"),
+    ("1,0,0,0\n", r"staleness\.csv:2: 'steps' must be > 0 \(got '0'\)"),  # an all-zero N divided by zero
+    ("1,0,1000001,5\n", r"staleness\.csv:2: 'staleness' must be at most 1000000, the steps a window could hold "
+                        r"\(got '1000001'\)"),
+    ("1,0,0,1000001\n", r"staleness\.csv:2: 'steps' must be at most 1000000, the steps a window could hold "
+                        r"\(got '1000001'\)"),
+    ("1,1000001,0,5\n", r"staleness\.csv:2: 'repeat' must be at most 1000000, far more runs than a campaign makes"),
+    ("100001,0,0,5\n", r"staleness\.csv:2: 'n_workers' must be at most 100000 \(got '100001'\)"),
+    ("2,0,1,30\n\n2,0,1,30\n", r"staleness\.csv:4: n_workers 2, repeat 0, staleness 1 again \(first on line 2\)"),
+], ids=["extra-cell", "short-row", "text-staleness", "text-steps", "fractional-staleness", "fractional-steps",
+        "fractional-n", "fractional-repeat", "zero-n", "negative-staleness", "zero-steps", "huge-staleness",
+        "huge-steps", "huge-repeat", "huge-n", "repeated-row"])
+def test_malformed_measured_staleness_names_file_line_column_and_value(tmp_path: pathlib.Path, rows: str,
+                                                                       message: str) -> None:
+    path = tmp_path / "staleness.csv"
+    path.write_text(HEADER + rows)
+    with pytest.raises(ConfigError, match=message):
+        read_measured_staleness(path)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("n_workers,repeat,staleness,staleness\n1,0,0,5\n", ":1: column 'staleness' appears twice in the header"),
+    ("n_workers,repeat,stale,steps\n1,0,0,5\n",
+     ": not a testbed staleness.csv: the header must be n_workers,repeat,staleness,steps (got "
+     "'n_workers,repeat,stale,steps')"),
+    ("n_workers,repeat,staleness\n1,0,0\n", ": not a testbed staleness.csv"),
+    ("", ": not a testbed staleness.csv: the header must be n_workers,repeat,staleness,steps (got '')"),
+])
+def test_a_header_other_than_the_testbeds_is_refused(tmp_path: pathlib.Path, text: str, message: str) -> None:
+    path = tmp_path / "staleness.csv"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}{message}")):
+        read_measured_staleness(path)
+
+
+def test_the_measured_staleness_is_read_within_a_size_limit(tmp_path: pathlib.Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "staleness.csv"
+    path.write_text(HEADER + "1,0,0,5\n" * 20)
+    monkeypatch.setattr(validation.staleness, "MAX_STALENESS_BYTES", 100)
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(path))}: file is more than the limit of 100 bytes"):
+        read_measured_staleness(path)
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)  # a FIFO with no writer: opening it blocked forever
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(fifo))}: a FIFO \(named pipe\), not a regular file"):
+        read_measured_staleness(fifo)
 
 
 def test_ks_distance_is_quick_whatever_the_largest_staleness() -> None:
