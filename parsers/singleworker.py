@@ -22,7 +22,7 @@ the PS process's CPU time). The file sits beside the trace, as ``link-profile.js
     ps_at_cap          (optional, null when not measured) the same worker against the PS capped tighter, so that
                        it keeps the PS at its cap: {"ps_cores": 0.05, "steps_per_s": 5.1, "ps_cpu_s_per_step":
                        0.0098, "window_s": 30.0, "ps_cpu_quota": null or as above}; its CPU per step times its rate
-                       must be at least ``AT_CAP`` of its cores
+                       must be at least ``HELD_SHARE`` of its cores
     notes              (optional) list of strings
 
 Why ``ps_at_cap``: the PS's CPU per step is elastic. gRPC's threads spend what CPU the PS has spare, so the same
@@ -53,7 +53,7 @@ SINGLE_WORKER_NAME = "single-worker.json"  # its name beside a trace
 MAX_BYTES = 1 << 16
 # a process cannot use more CPU than its cap or its host's cores; the measurement window's edges may add a little
 CPU_SLACK = 1.1
-AT_CAP = 0.9  # ps_at_cap: the PS used at least this share of its cores (the rest: the window's edges, its idle start)
+HELD_SHARE = 0.9  # ps_at_cap: the PS used at least this share of its cores (the rest: the window edges)
 
 
 class SingleWorkerError(TraceFormatError):
@@ -141,7 +141,7 @@ def _at_cap(c: Checker, raw: Any) -> AtCap:
                    high=86_400.0)
     window_s = c.number(c.key(raw, "window_s", "ps_at_cap"), "ps_at_cap.window_s", positive=True, high=86_400.0)
     used = cpu * rate
-    if not AT_CAP * cores <= used <= CPU_SLACK * cores:
+    if not HELD_SHARE * cores <= used <= CPU_SLACK * cores:
         raise SingleWorkerError(f"{c.source}: ps_at_cap used {used:.3g} cores (ps_cpu_s_per_step {cpu:g} at "
                                 f"steps_per_s {rate:g}) of ps_cores {cores:g}: not at its cap, so not its work "
                                 "per step")

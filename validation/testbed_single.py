@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from parsers.singleworker import AT_CAP, SINGLE_WORKER_NAME, AtCap, SingleWorker, write_single_worker
+from parsers.singleworker import HELD_SHARE, SINGLE_WORKER_NAME, AtCap, SingleWorker, write_single_worker
 from tracegen import own_version
 from validation.testbed_link import ps_quota
 
@@ -63,7 +63,7 @@ def measure_at_cap(config: TestbedConfig, alone: Sequence[Measurement], measure:
         runs.append(measure(tight, 1, repeat=repeat, progress=report))
     rate = statistics.median(m.steps_per_s for m in runs)
     cpu = statistics.median(m.ps_cpu_cores / m.steps_per_s for m in runs if m.ps_cpu_cores is not None)
-    if cpu * rate < AT_CAP * tight.cpu_cap_ps:
+    if cpu * rate < HELD_SHARE * tight.cpu_cap_ps:
         report(f"PS at its cap: not recorded (it used {cpu * rate:.3f} of {tight.cpu_cap_ps:g} cores)")
         return None
     report(f"PS at its cap ({tight.cpu_cap_ps:g} cores): {rate:.3f} steps/s, {cpu * 1e3:.1f} ms of PS CPU per step")

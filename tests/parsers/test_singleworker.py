@@ -80,15 +80,15 @@ def test_missing_key_and_not_json(tmp_path: pathlib.Path) -> None:
         read_single_worker(path)
 
 
-AT_CAP = SingleWorker(steps_per_s=7.4, window_s=30.0, ps_cpu_s_per_step=0.019, ps_cores=0.3,
+HELD = SingleWorker(steps_per_s=7.4, window_s=30.0, ps_cpu_s_per_step=0.019, ps_cores=0.3,
                       ps_at_cap=AtCap(ps_cores=0.05, steps_per_s=5.1, ps_cpu_s_per_step=0.0098, window_s=30.0,
                                       ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=20_000)))
 
 
 def test_at_cap_round_trip(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "s.json"
-    write_single_worker(AT_CAP, path)
-    assert read_single_worker(path) == dataclasses.replace(AT_CAP, source=str(path))
+    write_single_worker(HELD, path)
+    assert read_single_worker(path) == dataclasses.replace(HELD, source=str(path))
 
 
 @pytest.mark.parametrize(("old", "new", "why"), [
@@ -102,7 +102,7 @@ def test_at_cap_round_trip(tmp_path: pathlib.Path) -> None:
 ])
 def test_bad_at_cap_is_named(tmp_path: pathlib.Path, old: bytes, new: bytes, why: str) -> None:
     path = tmp_path / "s.json"
-    write_single_worker(AT_CAP, path)
+    write_single_worker(HELD, path)
     data = path.read_bytes()
     assert old in data, data
     path.write_bytes(data.replace(old, new))

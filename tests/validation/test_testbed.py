@@ -243,7 +243,7 @@ def test_the_ps_at_its_cap_is_measured_with_its_cap_halved(tmp_path: pathlib.Pat
     assert at_cap.ps_cores == pytest.approx(round(AT_CAP_SHARE * single.ps_cpu_s_per_step * single.steps_per_s, 3),
                                             abs=0.002)
     assert at_cap.ps_cpu_quota is not None and round(at_cap.ps_cores * at_cap.ps_cpu_quota.period_us) >= 1_000
-    # the reader checked that the PS used at least AT_CAP of its cores; a held PS runs its worker no faster
+    # the reader checked that the PS used at least HELD_SHARE of its cores; a held PS runs its worker no faster
     assert at_cap.steps_per_s <= single.steps_per_s * 1.1
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
 
