@@ -81,8 +81,8 @@ def test_missing_key_and_not_json(tmp_path: pathlib.Path) -> None:
 
 
 HELD = SingleWorker(steps_per_s=7.4, window_s=30.0, ps_cpu_s_per_step=0.019, ps_cores=0.3,
-                      ps_at_cap=AtCap(ps_cores=0.05, steps_per_s=5.1, ps_cpu_s_per_step=0.0098, window_s=30.0,
-                                      ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=20_000)))
+                    ps_at_cap=AtCap(ps_cores=0.05, steps_per_s=5.1, ps_cpu_s_per_step=0.0098, window_s=30.0,
+                                    ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=20_000)))
 
 
 def test_at_cap_round_trip(tmp_path: pathlib.Path) -> None:
