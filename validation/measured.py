@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from tracegen.errors import ConfigError as TracegenConfigError
+from tracegen.simulate import MAX_WORKERS
 from tracegen.units import MAX_RATE_BYTES_PER_S, parse_rate
 from validation.errors import ConfigError
 
@@ -79,8 +80,8 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         "steps_per_s": [cell_number(v, float, "steps_per_s", source, i) for i, v in frame["steps_per_s"].items()],
     })
     _read_optional(frame, out, source)
-    if out["n_workers"].max() > 100_000:
-        raise ConfigError(f"{source}: 'n_workers' must be at most 100000 (got {out['n_workers'].max()})")
+    if out["n_workers"].max() > MAX_WORKERS:
+        raise ConfigError(f"{source}: 'n_workers' must be at most {MAX_WORKERS} (got {out['n_workers'].max()})")
     return out
 
 
@@ -156,7 +157,7 @@ def _bandwidth(text: str, source: str, line: int) -> float:
 
 
 def cell_number(text: str, kind: type[int] | type[float], column: str, source: str, line: int, *,
-            positive: bool = True) -> Any:
+                positive: bool = True) -> Any:
     """Cell ``text`` of ``column`` on ``line`` as ``kind``: finite, >= 0, and > 0 when ``positive``."""
     stripped = text.strip()
     try:

@@ -45,6 +45,7 @@ def write_single_worker_json(trace_dir: pathlib.Path, config: TestbedConfig, run
 
 
 AT_CAP_SHARE = 0.5  # the PS's cap for ps_at_cap: this share of the CPU it used with the worker alone
+MIN_CAP = 0.001  # cores: the least a CFS quota enforces (1 ms per 1 s period, validation.cluster)
 
 
 def measure_at_cap(config: TestbedConfig, alone: Sequence[Measurement], measure: MeasureOne,
@@ -56,13 +57,22 @@ def measure_at_cap(config: TestbedConfig, alone: Sequence[Measurement], measure:
     if not used:
         report("PS at its cap: not measured (the PS's CPU with the worker alone is unknown)")
         return None
-    tight = dataclasses.replace(config, cpu_cap_ps=round(AT_CAP_SHARE * statistics.median(used), 3))
+    cap = round(AT_CAP_SHARE * statistics.median(used), 3)
+    if cap < MIN_CAP:
+        report(f"PS at its cap: not measured (half of the {statistics.median(used):.4f} cores the PS used alone is "
+               f"under {MIN_CAP} cores)")
+        return None
+    tight = dataclasses.replace(config, cpu_cap_ps=cap)
     runs = []
     for repeat in range(config.repeats):
         report(f"single worker, PS capped at {tight.cpu_cap_ps:g} cores: run {repeat + 1}/{config.repeats}")
         runs.append(measure(tight, 1, repeat=repeat, progress=report))
     rate = statistics.median(m.steps_per_s for m in runs)
-    cpu = statistics.median(m.ps_cpu_cores / m.steps_per_s for m in runs if m.ps_cpu_cores is not None)
+    cpus = [m.ps_cpu_cores / m.steps_per_s for m in runs if m.ps_cpu_cores is not None]
+    if not cpus:
+        report("PS at its cap: not recorded (the PS's CPU in those runs is unknown)")
+        return None
+    cpu = statistics.median(cpus)
     if cpu * rate < HELD_SHARE * tight.cpu_cap_ps:
         report(f"PS at its cap: not recorded (it used {cpu * rate:.3f} of {tight.cpu_cap_ps:g} cores)")
         return None

@@ -173,6 +173,17 @@ def test_at_cap_is_recorded_only_when_the_worker_held_the_ps_at_its_cap(tmp_path
     assert messages[-1] == "PS at its cap: not recorded (it used 0.056 of 0.08 cores)"
     write_single_worker_json(tmp_path, _config(tmp_path), alone, at_cap)
     assert read_single_worker(tmp_path / "single-worker.json").ps_at_cap == at_cap
+    unknown = measure(0.98)
+
+    def no_cpu(config: TestbedConfig, n: int, *, repeat: int, progress: object) -> Measurement:
+        return dataclasses.replace(unknown(config, n, repeat=repeat, progress=progress), ps_cpu_cores=None)
+
+    assert measure_at_cap(_config(tmp_path), alone, no_cpu, messages.append) is None
+    assert messages[-1] == "PS at its cap: not recorded (the PS's CPU in those runs is unknown)"
+    idle = [dataclasses.replace(alone[0], ps_cpu_cores=0.0008)]  # half of it is under what a quota enforces
+    asked.clear()
+    assert measure_at_cap(_config(tmp_path), idle, measure(0.98), messages.append) is None
+    assert asked == [] and "under 0.001 cores" in messages[-1]
 
 
 # ----- real runs
