@@ -24,10 +24,13 @@ import io
 import math
 import os
 import pathlib
+import re
 from typing import Any
 
 import pandas as pd
 
+from parsers.errors import TraceFormatError
+from parsers.files import read_file
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.simulate import MAX_WORKERS
 from tracegen.units import MAX_RATE_BYTES_PER_S, parse_rate
@@ -43,6 +46,10 @@ MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundre
 MAX_MEASURED_ROWS = 100_000
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+_NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
 def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -51,22 +58,9 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read and check a measurements CSV; errors name the file, the line and the bad value. Reads at most
     :data:`MAX_MEASURED_BYTES` bytes (counted as read, so pipes and devices are bounded too)."""
     source = os.fspath(path)
-    p = pathlib.Path(source)
-    if not p.exists():
+    if not os.path.lexists(source):
         raise ConfigError(f"{source}: no such measurements file")
-    if not p.is_file():
-        raise ConfigError(f"{source}: not a regular file")
-    try:
-        with p.open("rb") as fh:
-            data = fh.read(MAX_MEASURED_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from exc
-    if len(data) > MAX_MEASURED_BYTES:
-        raise ConfigError(f"{source}: larger than {MAX_MEASURED_BYTES} bytes; not a measurements file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
+    text = read_csv_text(source, MAX_MEASURED_BYTES)
     frame = csv_cells(text, source)
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
@@ -83,6 +77,19 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     if out["n_workers"].max() > MAX_WORKERS:
         raise ConfigError(f"{source}: 'n_workers' must be at most {MAX_WORKERS} (got {out['n_workers'].max()})")
     return out
+
+
+def read_csv_text(source: str, max_bytes: int) -> str:
+    """The UTF-8 text of regular file ``source``, read bounded (:func:`parsers.files.read_file`: a FIFO or a device
+    is refused before it is opened for reading, and one swapped in after the check is caught on what was opened)."""
+    try:
+        data = read_file(pathlib.Path(source), max_bytes)
+    except TraceFormatError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
 
 
 def csv_cells(text: str, source: str) -> pd.DataFrame:
@@ -161,7 +168,7 @@ def cell_number(text: str, kind: type[int] | type[float], column: str, source: s
     """Cell ``text`` of ``column`` on ``line`` as ``kind``: finite, >= 0, and > 0 when ``positive``."""
     stripped = text.strip()
     try:
-        if not stripped.isascii():
+        if not (_INTEGER if kind is int else _NUMBER).fullmatch(stripped):  # not Python's 1_000, +5, nan or inf
             raise ValueError(stripped)
         value = kind(stripped)
     except (ValueError, OverflowError):

@@ -20,12 +20,11 @@ import os
 import pathlib
 from collections.abc import Mapping, Sequence
 
-from parsers.errors import TraceFormatError, quoted
-from parsers.files import read_file
+from parsers.errors import quoted
 from tracegen.curve import Curve
 from tracegen.simulate import MAX_WORKERS
 from validation.errors import ConfigError
-from validation.measured import cell_number, csv_cells
+from validation.measured import cell_number, csv_cells, read_csv_text
 
 STALENESS_NAME = "staleness.csv"
 HEADER = ("n_workers", "repeat", "staleness", "steps")
@@ -59,14 +58,7 @@ def read_measured_staleness(path: str | os.PathLike[str]) -> dict[int, dict[int,
     every cell is a whole number in its range (module docstring) and each (n_workers, repeat, staleness) is on one
     row only; otherwise ConfigError naming the file, the line, the column and the value."""
     source = os.fspath(path)
-    try:
-        data = read_file(pathlib.Path(source), MAX_STALENESS_BYTES)
-    except TraceFormatError as exc:
-        raise ConfigError(str(exc)) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
+    text = read_csv_text(source, MAX_STALENESS_BYTES)
     frame = csv_cells(text, source)
     if tuple(frame.columns) != HEADER:
         raise ConfigError(f"{source}: not a testbed staleness.csv: the header must be {','.join(HEADER)} (got "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
+import re
 
 import pytest
 
@@ -22,7 +24,11 @@ def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
     ("n_workers,steps_per_s\n1,2\n2,fast\n", "m.csv:3: 'steps_per_s' must be a number (got 'fast')"),
     ("n_workers,steps_per_s\n0,2\n", "m.csv:2: 'n_workers' must be > 0 (got '0')"),
     ("n_workers,steps_per_s\n1.5,2\n", "'n_workers' must be an integer (got '1.5')"),
-    ("n_workers,steps_per_s\n1,nan\n", "'steps_per_s' must be > 0 (got 'nan')"),
+    ("n_workers,steps_per_s\n1,nan\n", "m.csv:2: 'steps_per_s' must be a number (got 'nan')"),
+    ("n_workers,steps_per_s\n1,inf\n", "m.csv:2: 'steps_per_s' must be a number (got 'inf')"),
+    ("n_workers,steps_per_s\n1_000,2\n", "m.csv:2: 'n_workers' must be an integer (got '1_000')"),
+    ("n_workers,steps_per_s\n+5,2\n", "m.csv:2: 'n_workers' must be an integer (got '+5')"),
+    ("n_workers,steps_per_s\n1,2_5\n", "m.csv:2: 'steps_per_s' must be a number (got '2_5')"),
     ("n_workers,steps_per_s,bandwidth\n1,2,fast\n", "m.csv:2: 'bandwidth': cannot read 'fast' as a rate"),
     ('n_workers,steps_per_s\n1,"2\n', "not a readable CSV"),
     ("n_workers,steps_per_s,host_steal_cores\n1,2,-0.5\n", "m.csv:2: 'host_steal_cores' must be >= 0 (got '-0.5')"),
@@ -57,3 +63,17 @@ def test_blank_lines_do_not_shift_the_line_numbers(tmp_path: pathlib.Path) -> No
 def test_rows_as_wide_as_the_header_and_unique_column_names(tmp_path: pathlib.Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         read_measured(_csv(tmp_path, text))
+
+
+def test_numbers_in_the_usual_notations_are_read(tmp_path: pathlib.Path) -> None:
+    frame = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,2.\n2,.5\n3,1e1\n4,2.5E-1\n"))
+    assert frame["steps_per_s"].tolist() == [2.0, 0.5, 10.0, 0.25]
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: pathlib.Path) -> None:
+    fifo = tmp_path / "m.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(fifo))}: .*regular file"):
+        read_measured(fifo)
+    with pytest.raises(ConfigError, match=r"no such measurements file"):
+        read_measured(tmp_path / "absent.csv")
