@@ -50,7 +50,7 @@ from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
 from tracegen.processes import MAX_JOBS
 from tracegen.shards import ShardRow, placements, shard_table, shards_csv
 from tracegen.simulate import SimConfig, resolve_link
-from tracegen.synth import write_synthetic_trace
+from tracegen.synth import size_warning, write_synthetic_trace
 from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untraced_model
 
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
@@ -289,6 +289,8 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
         with out.open(f"traces/n{n}.json") as path:
             write_synthetic_trace(model, dataclasses.replace(config.sim_config(links["mid"]), n_workers=n), path)
         files.append(out.path(f"traces/n{n}.json"))
+        if (too_large := size_warning(files[-1])) is not None:
+            report(f"warning: {too_large}")
     at_cap = None if config.link_profile is None else at_cap_plateau(config.link_profile, traced, links["mid"])
     return Prediction(model=model, curve=curve, link_source=links["mid"].description, band=band, files=tuple(files),
                       shards=tuple(shards), ps_at_cap_steps_per_s=at_cap)

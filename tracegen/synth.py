@@ -1,4 +1,5 @@
-"""Synthetic multi-worker traces: what a simulation ran, as Chrome JSON that Perfetto and ``read_trace`` load.
+"""Synthetic multi-worker traces: what a simulation ran, as Chrome JSON that Perfetto and ``read_trace`` load
+(up to a size: :func:`size_warning` says which viewers a large one is beyond).
 
 The simulator decides what happened; :class:`parsers.chrome.ChromeWriter` writes it, streaming (memory holds
 only the steps in progress, not the trace). Layout:
@@ -26,9 +27,12 @@ import pathlib
 from typing import Any
 
 from parsers.chrome import OWN_FORMAT_VERSION, ChromeWriter, assign_lanes
+from parsers.limits import MAX_BYTES, MAX_RECORDS
 from parsers.trace import SCHEMAS
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, TaskKind
 from tracegen.simulate import MAX_STEPS, SimConfig, SimResult, TaskRecord, simulate
+
+CHROME_TRACING_MAX_BYTES = 256 << 20  # what chrome://tracing loads at most (google/trace-viewer#627)
 
 
 def ps_device(shard: int) -> str:
@@ -99,6 +103,28 @@ def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.Pa
         result = simulate(model, config, on_task=on_task)
         extra["tables"]["steps"]["rows"] = sorted(steps_rows)
     return result
+
+
+def size_warning(path: str | os.PathLike[str]) -> str | None:
+    """Which viewers the synthetic trace at ``path`` is too large for (chrome://tracing: 256 MiB; tracegen's own
+    reader: :data:`parsers.limits.MAX_BYTES` and :data:`~parsers.limits.MAX_RECORDS` events), or None. Counts the
+    events by lines: :class:`~parsers.chrome.ChromeWriter` writes one per line, between a first and a last line."""
+    size = lines = 0
+    with pathlib.Path(path).open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+    events = max(0, lines - 2)
+    beyond = []
+    if size > CHROME_TRACING_MAX_BYTES:
+        beyond.append(f"chrome://tracing (at most {CHROME_TRACING_MAX_BYTES >> 20} MiB)")
+    if size > MAX_BYTES or events > MAX_RECORDS:
+        beyond.append(f"tracegen inspect and convert (at most {MAX_BYTES >> 20} MiB and {MAX_RECORDS} events)")
+    if not beyond:
+        return None
+    return (f"{pathlib.PurePath(path).name} is {size / 2**20:.0f} MiB with {events} events: too large for "
+            f"{' and '.join(beyond)}; Perfetto opens it (the largest with its trace_processor --httpd), or ask for "
+            "fewer steps or workers")
 
 
 def _transfers(out: ChromeWriter, model: StepModel, records: list[TaskRecord], w: int, step_id: int,

@@ -146,6 +146,21 @@ def test_too_many_emitted_traces_are_refused_before_any_work(mlp_trace_dir: path
     assert not (tmp_path / "o" / "curve.csv").exists()
 
 
+def test_an_emitted_trace_too_large_to_read_back_is_named_on_a_warning_line(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader's event limit lowered to 100 (a real one holds 200,000): the trace is still written, and the
+    run says which tools cannot open it."""
+    monkeypatch.setattr("tracegen.synth.MAX_RECORDS", 100)
+    argv = [str(mlp_trace_dir), "--workers", "1", "--bandwidth", "1Gbit/s", "--emit-traces", "2", "--out",
+            str(tmp_path / "o")]
+    assert run_predict(parse(argv)) == 0
+    output = capsys.readouterr()
+    warning = [line for line in (output.out + output.err).splitlines() if line.startswith("warning: n2.json is ")]
+    assert len(warning) == 1 and "tracegen inspect and convert" in warning[0], output
+    assert (tmp_path / "o" / "traces" / "n2.json").is_file()
+
+
 def test_parse_workers() -> None:
     assert parse_workers("1-4") == (1, 2, 3, 4)
     assert parse_workers("1,2,4,8") == (1, 2, 4, 8)

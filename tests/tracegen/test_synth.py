@@ -3,13 +3,17 @@ from __future__ import annotations
 import json
 import pathlib
 
-from parsers import read_trace
+import pytest
+
+import parsers.chrome
+import tracegen.synth
+from parsers import TraceError, read_trace
 from parsers.perfetto import check_perfetto
 from tracegen.model import TaskKind
 from tracegen.placement import place
-from tracegen.synthetic import synthetic_model
 from tracegen.simulate import SimConfig
-from tracegen.synth import write_synthetic_trace
+from tracegen.synth import size_warning, write_synthetic_trace
+from tracegen.synthetic import synthetic_model
 
 
 def test_synthetic_trace_reads_back_and_is_perfetto_clean(tmp_path: pathlib.Path) -> None:
@@ -59,3 +63,26 @@ def test_a_synthetic_trace_shows_each_ps_shard_and_its_link(tmp_path: pathlib.Pa
     assert set(ps_ops["device"]) == {f"/job:ps/replica:0/task:{k}/device:CPU:0" for k in (0, 1)}
     slices = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "transfer"]
     assert {e["args"]["shard"] for e in slices} == {0, 1}
+
+
+def test_the_size_warning_speaks_exactly_when_tracegen_cannot_read_the_trace_back(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether ``read_trace`` takes a synthetic trace is what the warning says: none for one it reads; one naming
+    ``inspect`` when the reader's event limit (lowered here below this trace's count, in both modules) refuses it."""
+    model = synthetic_model(n_params=3, n_layers_ops=2)
+    path = tmp_path / "n2.json"
+    write_synthetic_trace(model, SimConfig(n_workers=2, steps=2, warmup_steps=0), path)
+    assert size_warning(path) is None
+    read_trace(path)
+    events = len(json.loads(path.read_bytes())["traceEvents"])
+    for module in (parsers.chrome, tracegen.synth):
+        monkeypatch.setattr(module, "MAX_RECORDS", events)
+    assert size_warning(path) is None
+    read_trace(path)
+    for module in (parsers.chrome, tracegen.synth):
+        monkeypatch.setattr(module, "MAX_RECORDS", events - 1)
+    warning = size_warning(path)
+    assert warning is not None and f"n2.json is 0 MiB with {events} events" in warning and "tracegen inspect" in warning
+    assert "chrome://tracing" not in warning  # a few kB
+    with pytest.raises(TraceError, match="more than the limit"):
+        read_trace(path)
