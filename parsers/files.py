@@ -27,7 +27,7 @@ def _kind(mode: int) -> str:
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def read_file(path: pathlib.Path, max_bytes: int, error: type[TraceFormatError] = TraceFormatError) -> bytes:
+def read_file(path: pathlib.Path, max_bytes: int, error: type[Exception] = TraceFormatError) -> bytes:
     """The bytes of regular file ``path``; ``error`` if it is anything else, unreadable, or longer than
     ``max_bytes`` (counted while reading, at most ``max_bytes + 1`` bytes are read)."""
     try:

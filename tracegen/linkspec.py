@@ -60,7 +60,7 @@ def from_profile(profile: LinkProfile, trace_link: LinkEstimate | None) -> LinkS
         known = [(p.connections, float(max(0, p.probe_rtt_ns - idle))) for p in pts
                  if p.probe_rtt_ns is not None and idle is not None]
         delays.append(tuple(known) if known else ((1, 0.0),))
-    best = tuple(max(r for _, r in t) for t in alone)
+    best = (max(r for _, r in alone[0]), max(r for _, r in alone[1]))
     conn = best if trace_link is None else (
         float(trace_link.pull_bandwidth_bytes_per_s), float(trace_link.push_bandwidth_bytes_per_s))
     latency = trace_link.latency_ns if trace_link is not None else (idle or 0)
@@ -88,8 +88,9 @@ def quota_note(cores: float | None, quota: CpuQuota | None) -> str:
 def ps_cores(profile: LinkProfile) -> float | None:
     """The PS host's CPU the profile recorded (``ps.cores``), if it is a plausible number."""
     cores = profile.ps.get("cores")
-    ok = isinstance(cores, int | float) and not isinstance(cores, bool) and 0 < cores <= 4096
-    return float(cores) if ok else None
+    if isinstance(cores, int | float) and not isinstance(cores, bool) and 0 < cores <= 4096:
+        return float(cores)
+    return None
 
 
 AT_CAP = 0.97  # a profile point whose PS used at least this share of its cores ran at its cap
@@ -161,7 +162,7 @@ def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker)
     else:
         known = spec
     cost = request_cpu_ns(model, measured, known)
-    if cost is None:
+    if cost is None or measured.ps_cpu_s_per_step is None:  # the second follows from the first; said for mypy
         return spec
     return dataclasses.replace(
         known, rpc_cpu_ns=(cost, cost),

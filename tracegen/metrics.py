@@ -125,7 +125,8 @@ def link_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
     step's bytes per step, at most at its peak capacity."""
     bounds = []
     for d, kind in ((PULL, TaskKind.PULL), (PUSH, TaskKind.PUSH)):
-        per_shard = _shard_sums(model, result, lambda t, k=kind: model.size_bytes[t] if model.kinds[t] == k else 0)
+        sizes = [model.size_bytes[t] if model.kinds[t] == kind else 0 for t in range(model.n_tasks)]
+        per_shard = _shard_sums(model, result, sizes.__getitem__)
         bounds += [result.link_spec.peak_bytes_per_s(d) / b for b in per_shard if b > 0]
     return min(bounds) if bounds else math.inf
 

@@ -133,9 +133,9 @@ def _task_shards(model: StepModel, variables: VariableMap, shards: list[int]) ->
         out[node] = assigned[node] = shards[v]
     for t in model.topo_order():  # a read of a variable (its handle -> ReadVariableOp -> ...): that shard
         if model.kinds[t] in PS_KINDS and t not in assigned:
-            owners = {assigned[p] for p in model.preds(t) if p in assigned and model.kinds[p] in PS_KINDS}
-            if len(owners) == 1:
-                out[t] = assigned[t] = owners.pop()
+            read_on = {assigned[p] for p in model.preds(t) if p in assigned and model.kinds[p] in PS_KINDS}
+            if len(read_on) == 1:
+                out[t] = assigned[t] = read_on.pop()
     return tuple(out)
 
 

@@ -264,7 +264,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
         for ps in catalogue.servers:
             links = instance_links(model, traced, worker=worker, ps=ps, measured_rpc=measured_rpc,
                                    payload_fraction=config.payload_fraction)
-            key = (worker.compute_speed, ps.compute_speed, tuple(sorted(links.items())))
+            key: tuple[object, ...] = (worker.compute_speed, ps.compute_speed, tuple(sorted(links.items())))
             if key not in todo:
                 scaled = on_instances(model, traced, worker_speed=worker.compute_speed, ps_speed=ps.compute_speed)
                 todo[key] = (f"{worker.name} workers with a {ps.name} PS", (scaled, links, config))

@@ -214,7 +214,7 @@ def zoo_step(tf: Any, strategy: Any, spec: ModelSpec, learning_rate: float = LEA
                  for name, shape, init in variable_specs(spec)}
     variables = list(store.values())
 
-    @tf.function
+    @tf.function  # type: ignore[untyped-decorator]  # TensorFlow ships no type hints
     def train_step() -> Any:
         with tf.GradientTape() as tape, variables_from(lambda name, _shape, _init: store[name]):
             loss = build_loss(spec)
@@ -239,7 +239,7 @@ def _own_step(tf: Any, strategy: Any) -> Any:
     w1, b1, w2, b2 = variables
     n_in, n_out = MODEL[0][1][0], MODEL[2][1][1]
 
-    @tf.function
+    @tf.function  # type: ignore[untyped-decorator]  # TensorFlow ships no type hints
     def train_step() -> Any:
         x = tf.random.uniform([BATCH, n_in])
         y = tf.random.uniform([BATCH, n_out])

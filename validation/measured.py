@@ -29,7 +29,6 @@ from typing import Any
 
 import pandas as pd
 
-from parsers.errors import TraceFormatError
 from parsers.files import read_file
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.simulate import MAX_WORKERS
@@ -70,8 +69,8 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     if frame.empty:
         raise ConfigError(f"{source}: no measurement rows")
     out = pd.DataFrame({
-        "n_workers": [cell_number(v, int, "n_workers", source, i) for i, v in frame["n_workers"].items()],
-        "steps_per_s": [cell_number(v, float, "steps_per_s", source, i) for i, v in frame["steps_per_s"].items()],
+        "n_workers": [cell_number(v, int, "n_workers", source, i) for i, v in _cells(frame, "n_workers")],
+        "steps_per_s": [cell_number(v, float, "steps_per_s", source, i) for i, v in _cells(frame, "steps_per_s")],
     })
     _read_optional(frame, out, source)
     if out["n_workers"].max() > MAX_WORKERS:
@@ -82,10 +81,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
 def read_csv_text(source: str, max_bytes: int) -> str:
     """The UTF-8 text of regular file ``source``, read bounded (:func:`parsers.files.read_file`: a FIFO or a device
     is refused before it is opened for reading, and one swapped in after the check is caught on what was opened)."""
-    try:
-        data = read_file(pathlib.Path(source), max_bytes)
-    except TraceFormatError as exc:
-        raise ConfigError(str(exc)) from None
+    data = read_file(pathlib.Path(source), max_bytes, ConfigError)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -120,33 +116,38 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=header or [], index=lines, dtype=str)
 
 
+def _cells(frame: pd.DataFrame, column: str) -> list[tuple[int, str]]:
+    """The cells of ``column``, each with its line number (:func:`csv_cells`' index)."""
+    return [(int(line), str(cell)) for line, cell in zip(frame.index, frame[column], strict=True)]
+
+
 def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
     """The optional columns of the module docstring that ``frame`` has, checked, into ``out``."""
     if "repeat" in frame.columns:
-        out["repeat"] = [cell_number(v, int, "repeat", source, i, positive=False) for i, v in frame["repeat"].items()]
+        out["repeat"] = [cell_number(v, int, "repeat", source, i, positive=False) for i, v in _cells(frame, "repeat")]
     if "batch_size" in frame.columns:
-        out["batch_size"] = [cell_number(v, int, "batch_size", source, i) for i, v in frame["batch_size"].items()]
+        out["batch_size"] = [cell_number(v, int, "batch_size", source, i) for i, v in _cells(frame, "batch_size")]
     for column in ("model", "widths"):
         if column in frame.columns:
             out[column] = [_short(str(v), 200) for v in frame[column]]
     if "ps_tasks" in frame.columns:  # testbed --ps K; older files have one PS
-        out["ps_tasks"] = [cell_number(v, int, "ps_tasks", source, i) for i, v in frame["ps_tasks"].items()]
+        out["ps_tasks"] = [cell_number(v, int, "ps_tasks", source, i) for i, v in _cells(frame, "ps_tasks")]
     if "placement" in frame.columns:
         out["placement"] = [_short(str(v), 200) for v in frame["placement"]]
     if "worker_caps" in frame.columns:  # testbed --worker-caps: each worker's CPU cap, ';'-joined
-        out["worker_caps"] = [_caps(v, source, i) for i, v in frame["worker_caps"].items()]
+        out["worker_caps"] = [_caps(v, source, i) for i, v in _cells(frame, "worker_caps")]
     if "worker_links" in frame.columns:  # testbed --worker-links: each worker's own link, bits/s, ';'-joined
         out["worker_links"] = [tuple(cell_number(part, int, "worker_links", source, i, positive=False)
                                      for part in str(v).split(";") if part.strip())
-                               for i, v in frame["worker_links"].items()]
+                               for i, v in _cells(frame, "worker_links")]
     if "bandwidth_bits_per_s" in frame.columns:
-        out["bandwidth_bytes_per_s"] = [_bandwidth(v, source, i) for i, v in frame["bandwidth_bits_per_s"].items()]
+        out["bandwidth_bytes_per_s"] = [_bandwidth(v, source, i) for i, v in _cells(frame, "bandwidth_bits_per_s")]
     elif "bandwidth" in frame.columns:
-        out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in frame["bandwidth"].items()]
+        out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in _cells(frame, "bandwidth")]
     for column in CPU_COLUMNS:  # testbed: where each window's CPU went (empty: unknown; older files lack them)
         if column in frame.columns:
             out[column] = [cell_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
-                           for i, v in frame[column].items()]
+                           for i, v in _cells(frame, column)]
 
 
 def _caps(text: str, source: str, line: int) -> tuple[float, ...]:

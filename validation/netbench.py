@@ -32,6 +32,7 @@ import contextlib
 import dataclasses
 import datetime
 import importlib.metadata
+import io
 import json
 import os
 import pathlib
@@ -43,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any
+from typing import Any
 
 from parsers.linkprofile import LinkProfile, ProfilePoint
 from tracegen import own_version
@@ -190,7 +191,7 @@ def _children() -> Iterator[tuple[list[_Child], pathlib.Path]]:
 # ------------------------------------------------------------------------------------------------- serve
 
 
-def _read_line(stream: IO[bytes]) -> dict[str, Any] | None:
+def _read_line(stream: io.BufferedIOBase) -> dict[str, Any] | None:
     line = stream.readline(MAX_LINE_BYTES + 1)
     if not line:
         return None
@@ -205,7 +206,7 @@ def _read_line(stream: IO[bytes]) -> dict[str, Any] | None:
     return message
 
 
-def _send_line(stream: IO[bytes], message: dict[str, Any]) -> None:
+def _send_line(stream: io.BufferedIOBase, message: dict[str, Any]) -> None:
     stream.write((json.dumps(message) + "\n").encode())
     stream.flush()
 
@@ -403,13 +404,18 @@ class _Bench:
             self._loaders += self._start(range(len(self._loaders), count))
         return self._loaders[:count]
 
-    def idle_rtt_ns(self) -> int:
-        """The small request's round trip with nothing else moving (median over one window)."""
+    def idle_rtt_ns(self) -> int | None:
+        """The small request's round trip with nothing else moving (median over one window); None when none
+        completed inside it (the profile then records it as unknown)."""
         start_s = time.monotonic() + 0.2
         end_s = start_s + min(self.config.window_s, 2.0)
         self.probe.send({"mode": "probe", "start_s": start_s, "end_s": end_s})
         rtt = _median_step_ns(self.probe.receive("done", end_s + self.config.timeout_s), start_s, end_s)
-        self.report(f"netbench: small request round trip, link idle: {rtt / 1e6:.2f} ms")
+        if rtt is None:
+            self.report(f"netbench: no small request completed in {end_s - start_s:.1f} s on the idle link; its round "
+                        "trip is recorded as unknown")
+        else:
+            self.report(f"netbench: small request round trip, link idle: {rtt / 1e6:.2f} ms")
         return rtt
 
     def measure_all(self) -> list[ProfilePoint]:

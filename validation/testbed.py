@@ -87,7 +87,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 from parsers.atomic import write_bytes_atomic
 from parsers.linkprofile import PROFILE_NAME
@@ -489,7 +489,19 @@ def measure(
     )
 
 
-def cpu_fields(figures: WindowFigures) -> dict[str, float | None]:
+class CpuFields(TypedDict):
+    """:class:`Measurement`'s fields of a window's CPU figures."""
+
+    ps_cpu_cores: float | None
+    worker_cpu_cores: float | None
+    host_busy_cores: float | None
+    host_softirq_cores: float | None
+    host_steal_cores: float | None
+    ps_wakeups_per_s: float | None
+    ps_preemptions_per_s: float | None
+
+
+def cpu_fields(figures: WindowFigures) -> CpuFields:
     """A window's CPU figures as :class:`Measurement`'s fields."""
     return {"ps_cpu_cores": figures.ps_cores, "worker_cpu_cores": figures.worker_cores,
             "host_busy_cores": figures.host_busy_cores, "host_softirq_cores": figures.host_softirq_cores,

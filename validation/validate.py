@@ -166,8 +166,9 @@ def _per_worker(inputs: Inputs, runs: pd.DataFrame, column: str, what: str) -> t
     () when the runs do not have it."""
     if column not in runs.columns:
         return ()
-    longest = tuple(max(runs[column], key=len))
-    if any(tuple(v) != longest[:len(v)] for v in runs[column]):
+    values = [tuple(v) for v in runs[column]]
+    longest = max(values, key=len)
+    if any(v != longest[:len(v)] for v in values):
         raise ConfigError(f"{inputs.measured}: runs differ in their workers' {what}; compare one setting at a time")
     return longest
 
@@ -262,11 +263,11 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
         config = dataclasses.replace(config, batch_size=int(runs["batch_size"].iloc[0]))
     workers = tuple(sorted({int(n) for n in runs["n_workers"]}))
     config = dataclasses.replace(config, workers=workers, emit_traces=())
-    trace = read_trace(inputs.trace)
-    model = build_model(trace, timing=config.timing)
+    traced = read_trace(inputs.trace)
+    model = build_model(traced, timing=config.timing)
     single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
     costs = step_costs(model, single)
-    shards, speeds = ps_placement(inputs.measured, runs, model, trace), worker_speeds(inputs, runs)
+    shards, speeds = ps_placement(inputs.measured, runs, model, traced), worker_speeds(inputs, runs)
     config, costs, cluster = _as_measured(config, costs, model, shards, speeds, worker_links(inputs, runs), report)
     config = dataclasses.replace(config, single_worker=single)
     predictions: dict[str, Sequence[float]] = {}
