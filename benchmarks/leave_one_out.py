@@ -1,4 +1,5 @@
-"""The leave-one-step-out check on every trace in ``data/`` (a report, not a test): ``python benchmarks/leave_one_out.py``.
+"""The leave-one-step-out check on every trace in ``data/`` (a report, not a test):
+``python benchmarks/leave_one_out.py``.
 
 For each single-worker trace in ``data/`` (:func:`trace_folders`): the complete
 traced steps, the step-to-step variability (coefficient of variation of their lengths: the floor below which no

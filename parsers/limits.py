@@ -11,7 +11,7 @@ seconds. Each is checked on the bytes themselves, before a parser builds anythin
 - nesting: JSON arrays and objects, text-format and binary submessages at most ``MAX_NESTING`` deep (parsers
   recurse once per level);
 - count: at most ``MAX_VALUES`` JSON values or protobuf (sub)messages and repeated entries in one input (each
-  costs a parser 50–130 bytes however few bytes it took in the file); at most ``MAX_RECORDS`` records
+  costs a parser 50 to 130 bytes however few bytes it took in the file); at most ``MAX_RECORDS`` records
   (events, ops, transfers, graph nodes and edges) in one trace; at most ``MAX_FILES`` files in a directory.
   Binary protobuf is walked in Python to count (about 6 MB/s), so only inputs over ``SCAN_BYTES`` are: below
   that, what the parser builds is bounded by the size alone.

@@ -4,8 +4,9 @@ Accepted: a RunMetadata or bare StepStats protobuf (binary or text format); a TF
 JSON, plain or gzipped (any number of gzip members); a directory or glob of several traced steps (RunMetadata
 files are preferred over Chrome JSON of the same steps, which is lossy); a table directory written by
 ``tracegen convert``; a TF2 profile (``<host>.xplane.pb``, a profile run directory or a TensorBoard logdir: see
-:mod:`parsers.xplane`), or TensorBoard's trace-viewer JSON of one (:mod:`parsers.traceviewer`). Sizes are bounded by bytes actually read: a file, what a gzip file expands to, and all
-the files of a directory together may hold at most ``max_bytes``; see :mod:`parsers.limits` for the rest.
+:mod:`parsers.xplane`), or TensorBoard's trace-viewer JSON of one (:mod:`parsers.traceviewer`).
+Sizes are bounded by bytes actually read: a file, what a gzip file expands to, and all the files of a
+directory together may hold at most ``max_bytes``; see :mod:`parsers.limits` for the rest.
 """
 
 from __future__ import annotations
@@ -103,7 +104,11 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
         return _read_many(_files(matches, text, lambda _: True), text, max_bytes)
     if not exists:
         raise TraceFormatError(f"{text}: no such file or directory")
-    data = read_bytes(target, max_bytes)
+    return _read_one(read_bytes(target, max_bytes), text)
+
+
+def _read_one(data: bytes, text: str) -> Trace:
+    """One file's bytes, in whichever format they are: Chrome or trace-viewer JSON, xplane, RunMetadata."""
     if looks_like_json(data):
         events, doc = load_events(data, text)
         if "tracegen" not in doc and is_trace_viewer(events):

@@ -42,7 +42,7 @@ import collections
 import dataclasses
 import pathlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from google.protobuf import message, text_format
@@ -272,9 +272,9 @@ def _events(space: Any, source: str, lanes: dict[tuple[str, int], int], skipped:
                 _count(skipped, f"events on planes other than {HOST_PLANE} (devices)", n)
             continue
         stat_names = {int(k): v.name for k, v in plane.stat_metadata.items()}
-        for l, line in enumerate(plane.lines):
+        for li, line in enumerate(plane.lines):
             lane = lanes.setdefault((host, int(line.id)), len(lanes))
-            line_where = f"{source}: planes[{p}].lines[{l}]"
+            line_where = f"{source}: planes[{p}].lines[{li}]"
             if not 0 <= line.timestamp_ns < MAX_TIME_NS - base_ns:
                 raise TraceContentError(f"{line_where}: timestamp_ns {line.timestamp_ns} is not a time from 0 to "
                                         "2**62 ns")
@@ -367,7 +367,7 @@ def _functions(events: Sequence[Event], skipped: dict[str, int]) -> dict[str, An
     return found
 
 
-def _variables(fdef: Any, skipped: dict[str, int], where: str) -> dict[str, Variable]:
+def _variables(fdef: Any, where: str) -> dict[str, Variable]:
     """The resource arguments of ``fdef`` whose handle dtype and shape its ``arg_attr`` records."""
     out: dict[str, Variable] = {}
     for index, arg in enumerate(fdef.signature.input_arg):
@@ -425,6 +425,26 @@ def read_xspaces(contents: Sequence[tuple[str, bytes]], source: str) -> Trace:
     return trace_from_events(events, source, skipped)
 
 
+def _op_rows(events: Sequence[Event], host_devices: Mapping[str, str], step_of: Callable[[int], int | None],
+             skipped: dict[str, int]) -> list[dict[str, Any]]:
+    """The ``ops`` rows of the op events on a known device within a step; the others are counted in ``skipped``."""
+    ops: list[dict[str, Any]] = []
+    for event in events:
+        m = _OP_EVENT.match(event.name)
+        if m is None:
+            continue
+        device = host_devices.get(event.host)
+        step = step_of(event.start_ns)
+        if device is None:
+            _count(skipped, "op events on a host whose TensorFlow device is not known (no _Send names it)")
+        elif step is None:
+            _count(skipped, "op events outside every step")
+        else:
+            ops.append({"step": step, "device": device, "node_name": m["node"], "op_type": m["op"],
+                        "start_ns": event.start_ns, "dur_ns": event.dur_ns, "lane": event.lane})
+    return ops
+
+
 def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, int], *,
                       source_format: str = "xplane", lost: Sequence[str] = ()) -> Trace:
     """The Trace the hosts' CPU-plane ``events`` make (module docstring), whatever file they came from;
@@ -436,7 +456,7 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
     variables: dict[str, Variable] = {}
     nodes: dict[str, Any] = {}
     for fdef in step_fdefs:
-        for arg, variable in _variables(fdef, skipped, source).items():
+        for arg, variable in _variables(fdef, source).items():
             variables.setdefault(arg, variable)
         for node in fdef.node_def:
             nodes.setdefault(node.name, node)
@@ -452,20 +472,7 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
                 return None if i == first_call else i
         return None
 
-    ops: list[dict[str, Any]] = []
-    for event in events:
-        m = _OP_EVENT.match(event.name)
-        if m is None:
-            continue
-        device = host_devices.get(event.host)
-        step = step_of(event.start_ns)
-        if device is None:
-            _count(skipped, "op events on a host whose TensorFlow device is not known (no _Send names it)")
-        elif step is None:
-            _count(skipped, "op events outside every step")
-        else:
-            ops.append({"step": step, "device": device, "node_name": m["node"], "op_type": m["op"],
-                        "start_ns": event.start_ns, "dur_ns": event.dur_ns, "lane": event.lane})
+    ops = _op_rows(events, host_devices, step_of, skipped)
     transfers, rendezvous, unsized = _transfers(sends, events, host_devices, step_of, (allocations, nodes,
                                                                                        variables), skipped)
     workers = {d for d in host_devices.values() if device_role(d) == "worker"}

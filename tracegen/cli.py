@@ -23,13 +23,13 @@ from typing import Any, NoReturn
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
 from parsers.tables import table_paths, write_tables
-from tracegen.errors import TracegenError
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.cli_sweep import add_sweep_arguments, run_sweep
+from tracegen.cli_tf import add_tf_commands
+from tracegen.errors import TracegenError
 from tracegen.outputs import refuse_existing
 from tracegen.summary import summarize
-from tracegen.cli_tf import add_tf_commands
 from tracegen.units import format_bytes
 
 EXIT_USAGE = 2

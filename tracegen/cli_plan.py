@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 from parsers.catalogue import read_catalogue
 from parsers.read import read_trace
 from tracegen.cli_predict import batch_size_of
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
+from tracegen.html_report import report_inputs
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
-from tracegen.html_report import report_inputs
 from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
 from tracegen.planreport import PAIR_HEADER, PAIR_NOTE, answer, assumptions, pair_cells, plan_csv, plan_html
 from tracegen.predict import PAYLOAD_FRACTION, load_profile, load_single_worker, profile_beside, single_worker_beside
@@ -88,12 +89,14 @@ def _print(result: Plan, beside: list[str]) -> None:
     if beside:
         print(f"the traced PS: {', '.join(beside)}")
     widths = (18, 14, 6, 10, 8, 9, 8, 9, 5, 9, 13)
-    print(" ".join(f"{h:<{w}}" if i < 2 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(PAIR_HEADER, widths)))
-          + "  " + PAIR_HEADER[-1])
+
+    def row(cells: Sequence[str]) -> str:  # two names to the left, figures to the right, the last one free
+        fixed = (f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths, strict=False)))
+        return " ".join(fixed) + "  " + cells[-1]
+
+    print(row(PAIR_HEADER))
     for pair in result.pairs:
-        cells = pair_cells(pair, cfg.samples)
-        print(" ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths)))
-              + "  " + cells[-1])
+        print(row(pair_cells(pair, cfg.samples)))
     print(PAIR_NOTE)
     print(answer(result))
     print("assumptions:")

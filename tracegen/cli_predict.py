@@ -134,8 +134,9 @@ def run_predict(args: argparse.Namespace) -> int:
     links: tuple[int, ...] = ()
     if args.worker_classes is not None:
         classes = read_worker_classes(args.worker_classes)
-        speeds = classes.speeds(max(max(workers), MAX_SATURATION_WORKERS))
-        links = classes.links(max(max(workers), MAX_SATURATION_WORKERS))
+        most = max(*workers, MAX_SATURATION_WORKERS)
+        speeds = classes.speeds(most)
+        links = classes.links(most)
         print(f"note: workers from {args.worker_classes}: {classes.describe()}")
     config = PredictConfig(
         workers=workers, link_profile=load_profile(profile_path), single_worker=load_single_worker(single_path),

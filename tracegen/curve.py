@@ -22,13 +22,13 @@ from collections.abc import Callable, Sequence
 
 from tracegen.errors import ConfigError
 from tracegen.metrics import (
+    Staleness,
     link_bound_steps_per_s,
     link_utilisation,
     ps_bound_steps_per_s,
     ps_cpu_utilisation,
     staleness,
     steps_per_s,
-    Staleness,
 )
 from tracegen.model import StepModel
 from tracegen.processes import Processes

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import itertools
 import math
 from collections.abc import Callable, Hashable, Sequence
 from typing import Protocol
@@ -53,7 +54,7 @@ def interpolate(table: Table, k: int) -> float:
     """The table's rate at ``k`` connections: linear between measured counts, flat outside them."""
     if k <= table[0][0]:
         return table[0][1]
-    for (k0, r0), (k1, r1) in zip(table, table[1:], strict=False):
+    for (k0, r0), (k1, r1) in itertools.pairwise(table):
         if k <= k1:
             return r0 + (r1 - r0) * (k - k0) / (k1 - k0)
     return table[-1][1]

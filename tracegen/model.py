@@ -163,6 +163,10 @@ class StepModel:
                 bad = next((v for v in values if not 0 <= v <= MAX_TASK_NS), None)
                 if bad is not None:
                     raise ModelError(f"timing {i}: {field} must be from 0 to {MAX_TASK_NS} ns (got {bad})")
+        self._check_values(n)
+
+    def _check_values(self, n: int) -> None:
+        """The figures beyond the tables' lengths: PS tasks, sizes, predecessors, threads, rates, no cycle."""
         if self.traced_ps_task and (len(self.traced_ps_task) != n or min(self.traced_ps_task) < 0):
             raise ModelError(f"StepModel.traced_ps_task must name a PS task >= 0 for each of the {n} tasks")
         bad_size = next((v for v in self.size_bytes if not 0 <= v <= MAX_TRANSFER_BYTES), None)

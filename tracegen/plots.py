@@ -8,7 +8,7 @@ parameter updates, pooled over seeds (``staleness_mean``, ``staleness_median``, 
 same parameter by other workers between a worker's read and its apply; empty when the step updates nothing it
 reads). ``staleness.csv`` holds the whole histogram per N, ``staleness.png`` draws it. ``steps_per_s_ci95``: the
 half-width of the 95 % confidence interval of the mean over seeds (Student's t; empty for one seed) — the
-uncertainty of the simulation's own estimate, which the min–max of a few seeds does not say.
+uncertainty of the simulation's own estimate, which the lowest and highest of a few seeds does not say.
 """
 
 from __future__ import annotations

@@ -256,7 +256,8 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     if events > MAX_EVENTS:
         traces = (f", {trace_events:.2g} of them for 'emit_traces' {format_workers(config.emit_traces)}"
                   if trace_events else "")
-        raise ConfigError(f"this prediction would simulate about {events:.2g} events, {events / EVENTS_PER_S / 3600:.0f} "
+        hours = events / EVENTS_PER_S / 3600
+        raise ConfigError(f"this prediction would simulate about {events:.2g} events, {hours:.0f} "
                           f"hours on one core (more than the {MAX_EVENTS:.0e} allowed){traces}; ask for fewer worker "
                           "counts, traces, steps or seeds")
     if events > SLOW_EVENTS:

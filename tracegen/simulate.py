@@ -208,7 +208,8 @@ def _unheeded(_start_ns: int, _slot: int) -> None:
 class _Run:
     """The state of one simulation: workers' steps in progress, the resources, what was recorded."""
 
-    def __init__(self, model: StepModel, config: SimConfig, on_task: Callable[[TaskRecord], None] | None) -> None:
+    def __init__(self, model: StepModel, config: SimConfig,  # noqa: PLR0915 - the run's state, declared in one place
+                 on_task: Callable[[TaskRecord], None] | None) -> None:  # (where mypyc and a reader look for it)
         n_tasks = model.n_tasks
         if config.n_workers * config.total_steps * n_tasks > MAX_TASK_INSTANCES:
             raise ConfigError(f"{config.n_workers} workers x {config.total_steps} steps x {n_tasks} tasks is more "

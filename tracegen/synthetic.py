@@ -7,6 +7,7 @@ import numpy as np
 from tracegen.errors import ModelError
 from tracegen.model import LinkEstimate, StepModel, StepTiming, TaskKind
 
+
 def synthetic_model(*, n_params: int = 4, n_layers_ops: int = 4, param_bytes: int = 1 << 20,
                     op_dur_ns: int = 100_000, apply_dur_ns: int = 10_000, seed: int = 0,
                     bandwidth_bytes_per_s: int = 125_000_000, latency_ns: int = 0) -> StepModel:

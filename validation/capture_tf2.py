@@ -175,7 +175,8 @@ def run_coordinator(job: dict[str, Any]) -> dict[str, Any]:
         start_ns = time.time_ns()
         losses = run_steps(job["steps"])
         steps_s = time.time() - start
-    return {"warmup_losses": warm, "losses": losses, "profiled_steps_s": round(steps_s, 3), "first_schedule_ns": start_ns}
+    return {"warmup_losses": warm, "losses": losses, "profiled_steps_s": round(steps_s, 3),
+            "first_schedule_ns": start_ns}
 
 
 @contextlib.contextmanager

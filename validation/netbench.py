@@ -487,7 +487,8 @@ class _Bench:
         for d, role in zip(done, roles, strict=True):
             steps = [(float(s), float(e)) for s, e in d["steps"]]
             moved = steps_in_window(steps, start_s, end_s) * step_bytes / window_s
-            for direction in {"cycle": ("pull", "push"), "rpc_pull": ("pull",), "rpc_push": ("push",)}.get(role, (role,)):
+            carries = {"cycle": ("pull", "push"), "rpc_pull": ("pull",), "rpc_push": ("push",)}
+            for direction in carries.get(role, (role,)):
                 rates[direction] += moved
         span = cpu_b["at_s"] - cpu_a["at_s"]
         cpu = (cpu_b["cpu_s"] - cpu_a["cpu_s"]) / span if span > 0 else None

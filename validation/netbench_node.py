@@ -105,23 +105,28 @@ def run_client(job: dict[str, Any]) -> None:
         sess.run(v1.local_variables_initializer())
         sess.run(ops["cycle", len(params)])
         _say({"event": "ready"})
-        for line in sys.stdin:
-            command = json.loads(line)
-            if command.get("mode") == "exit":
-                return
-            op, end_s = ops[command["mode"], int(command.get("tensors", 1))], float(command["end_s"])
-            streams = max(1, int(command.get("streams", 1)))
-            steps: list[tuple[float, float]] = []
-            if streams == 1:
-                _loop(sess, op, end_s, steps)
-            else:  # several steps in flight at once keep the connection busy between one step and the next
-                threads = [threading.Thread(target=_loop, args=(sess, op, end_s, steps)) for _ in range(streams)]
-                for thread in threads:
-                    thread.start()
-                for thread in threads:
-                    thread.join()
-            start_s = float(command["start_s"])
-            _say({"event": "done", "steps": sorted([s, e] for s, e in steps if e > start_s)})
+        _serve(sess, ops)
+
+
+def _serve(sess: Any, ops: dict[tuple[str, int], Any]) -> None:
+    """Run the commands read from stdin, one line of JSON each, until ``exit`` or the end of the input."""
+    for line in sys.stdin:
+        command = json.loads(line)
+        if command.get("mode") == "exit":
+            return
+        op, end_s = ops[command["mode"], int(command.get("tensors", 1))], float(command["end_s"])
+        streams = max(1, int(command.get("streams", 1)))
+        steps: list[tuple[float, float]] = []
+        if streams == 1:
+            _loop(sess, op, end_s, steps)
+        else:  # several steps in flight at once keep the connection busy between one step and the next
+            threads = [threading.Thread(target=_loop, args=(sess, op, end_s, steps)) for _ in range(streams)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        start_s = float(command["start_s"])
+        _say({"event": "done", "steps": sorted([s, e] for s, e in steps if e > start_s)})
 
 
 def _loop(sess: Any, op: Any, end_s: float, steps: list[tuple[float, float]]) -> None:

@@ -212,22 +212,12 @@ class TestbedConfig:
             raise ConfigError(f"'workers' must all be >= 1 (got {list(self.workers)})")
         if len(set(self.workers)) != len(self.workers):
             raise ConfigError(f"'workers' must not repeat a count (got {list(self.workers)})")
-        if self.repeats < 1:
-            raise ConfigError(f"'repeats' must be >= 1 (got {self.repeats})")
-        if not self.window_s > 0.0:
-            raise ConfigError(f"'window_s' must be > 0 (got {self.window_s})")
-        if self.window_steps < 0:
-            raise ConfigError(f"'window_steps' must be >= 0 (got {self.window_steps})")
-        if not self.max_window_s > 0.0:
-            raise ConfigError(f"'max_window_s' must be > 0 (got {self.max_window_s})")
-        if self.warmup_steps < 1:
-            raise ConfigError(f"'warmup_steps' must be >= 1 (got {self.warmup_steps})")
-        if self.traced_steps < 1:
-            raise ConfigError(f"'traced_steps' must be >= 1 (got {self.traced_steps})")
-        if not self.learning_rate > 0.0:
-            raise ConfigError(f"'learning_rate' must be > 0 (got {self.learning_rate})")
-        if not self.timeout_s > 0.0:
-            raise ConfigError(f"'timeout_s' must be > 0 (got {self.timeout_s})")
+        for name, low in (("repeats", 1), ("window_steps", 0), ("warmup_steps", 1), ("traced_steps", 1)):
+            if getattr(self, name) < low:
+                raise ConfigError(f"{name!r} must be >= {low} (got {getattr(self, name)})")
+        for name in ("window_s", "max_window_s", "learning_rate", "timeout_s"):
+            if not getattr(self, name) > 0.0:  # a NaN fails too
+                raise ConfigError(f"{name!r} must be > 0 (got {getattr(self, name)})")
         self.cluster_config(max(self.workers))  # checks the link, the caps and the subnet
 
     def model_spec(self) -> ModelSpec:
@@ -292,6 +282,25 @@ def steps_in_window(steps: Sequence[tuple[float, float]], start_s: float, end_s:
     return total
 
 
+def _run_two_hosts(config: TestbedConfig, csv_path: pathlib.Path, trace_dir: pathlib.Path,
+                   report: Progress) -> TestbedResult:
+    """``--only-link-profile`` / ``--only-single-worker``: what a user measures on two hosts, beside the trace."""
+    check_host(config.cluster_config(1))
+    trace_dir.mkdir(parents=True, exist_ok=True)
+    if config.only_link_profile:
+        _measure_profile(config, trace_dir, report)
+    done: list[Measurement] = []
+    if config.only_single_worker:
+        if (trace_dir / SINGLE_WORKER_NAME).exists():
+            raise ConfigError(f"{trace_dir / SINGLE_WORKER_NAME}: already exists; move it away to measure again")
+        for repeat in range(config.repeats):
+            report(f"single worker: run {repeat + 1}/{config.repeats}")
+            done.append(_measure_one(config)(config, 1, repeat=repeat, progress=report))
+            write_single_worker_json(trace_dir, config, done)
+        _add_at_cap(config, trace_dir, done, report)
+    return TestbedResult(measurements=tuple(done), csv_path=csv_path, trace_dir=trace_dir)
+
+
 def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> TestbedResult:
     """Measure every worker count of ``config`` ``repeats`` times and capture the N = 1 trace.
 
@@ -304,20 +313,7 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
     out_dir = config.out_dir
     csv_path, trace_dir = out_dir / "measured.csv", out_dir / "trace"
     if config.only_link_profile or config.only_single_worker:
-        check_host(config.cluster_config(1))
-        trace_dir.mkdir(parents=True, exist_ok=True)
-        if config.only_link_profile:
-            _measure_profile(config, trace_dir, report)
-        done: list[Measurement] = []
-        if config.only_single_worker:
-            if (trace_dir / SINGLE_WORKER_NAME).exists():
-                raise ConfigError(f"{trace_dir / SINGLE_WORKER_NAME}: already exists; move it away to measure again")
-            for repeat in range(config.repeats):
-                report(f"single worker: run {repeat + 1}/{config.repeats}")
-                done.append(_measure_one(config)(config, 1, repeat=repeat, progress=report))
-                write_single_worker_json(trace_dir, config, done)
-            _add_at_cap(config, trace_dir, done, report)
-        return TestbedResult(measurements=tuple(done), csv_path=csv_path, trace_dir=trace_dir)
+        return _run_two_hosts(config, csv_path, trace_dir, report)
     if csv_path.exists() or (trace_dir.is_dir() and any(trace_dir.iterdir())):
         raise ConfigError(f"{out_dir}: already holds measured.csv or trace/; choose an empty directory")
     check_host(config.cluster_config(max(config.workers)))  # refuse before anything starts

@@ -55,7 +55,7 @@ def test_a_link_profile_is_read_relative_to_the_catalogue(tmp_path: pathlib.Path
 
 def test_a_bad_link_profile_names_its_own_file(tmp_path: pathlib.Path) -> None:
     (tmp_path / "p.json").write_text("{}", encoding="utf-8")
-    with pytest.raises(ProfileError, match="p.json"):
+    with pytest.raises(ProfileError, match=r"p\.json"):
         read_catalogue(_write(tmp_path, [*GOOD[:2], "server,ps,2.04,2,48,12e9,p.json"]))
 
 

@@ -22,7 +22,7 @@ def test_workers_take_their_class_in_file_order(tmp_path: pathlib.Path) -> None:
     classes = read_worker_classes(_write(tmp_path, "slow,2,0.5", "# a comment", "standard,*,1.0"))
     assert classes.speeds(1) == (0.5,)
     assert classes.speeds(4) == (0.5, 0.5, 1.0, 1.0)
-    assert "2 x slow (speed 0.5), then the rest x standard (speed 1)" == classes.describe()
+    assert classes.describe() == "2 x slow (speed 0.5), then the rest x standard (speed 1)"
     fixed = read_worker_classes(_write(tmp_path, "fast,1,2", "slow,1,0.25"))
     assert fixed.speeds(4) == (2.0, 0.25, 1.0, 1.0)  # beyond the counts: like the traced node
 

@@ -192,7 +192,7 @@ def test_no_step_events_and_no_worker_are_refused(tmp_path: pathlib.Path) -> Non
 
 def test_a_logdir_without_profiles_is_refused(tmp_path: pathlib.Path) -> None:
     (tmp_path / "plugins" / "profile" / "2026_01_01_00_00_00").mkdir(parents=True)
-    with pytest.raises(TraceError, match="no profile run holds a .xplane.pb or .trace.json.gz file"):
+    with pytest.raises(TraceError, match=r"no profile run holds a \.xplane\.pb or \.trace\.json\.gz file"):
         read_trace(tmp_path)
 
 

@@ -30,7 +30,7 @@ COSTS = StepCosts(pull_bytes=1_000_000, push_bytes=1_000_000, step_ns=20_000_000
 
 
 def flat(rate: float):  # type: ignore[no-untyped-def]
-    return lambda n: (rate, rate)
+    return lambda _n: (rate, rate)
 
 
 def test_roofline_by_hand() -> None:

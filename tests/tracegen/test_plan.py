@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import pathlib
 
 import pytest
 
 from parsers import read_trace
-from parsers.catalogue import FIRST_LINE, COLUMNS, Catalogue, Instance, read_catalogue
+from parsers.catalogue import COLUMNS, FIRST_LINE, Catalogue, Instance, read_catalogue
 from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
 from tracegen.cli import main
@@ -63,7 +64,7 @@ def test_faster_workers_never_lower_the_curve(model: StepModel) -> None:
     result = _plan(model, cat, config)
     rates = {p.worker.compute_speed: {o.n_workers: o.samples_per_s for o in p.options} for p in result.pairs}
     plateaus = {p.worker.compute_speed: p.plateau_samples_per_s for p in result.pairs}
-    for slow, fast in zip(speeds, speeds[1:]):
+    for slow, fast in itertools.pairwise(speeds):
         # a point's own noise is a few per cent (three short seeds): never lower beyond it
         assert plateaus[fast] >= 0.92 * plateaus[slow], (slow, fast)
         for n, rate in rates[slow].items():

@@ -15,7 +15,7 @@ def test_an_order_file_is_read_bounded_and_checked(tmp_path: pathlib.Path) -> No
     path.write_text("a  # first\n\nb\n")
     assert read_order(path) == ("a", "b")
     path.write_bytes(b"a" * (MAX_ORDER_BYTES + 1))  # as /dev/zero would be: refused, not read to the end
-    with pytest.raises(ConfigError, match="cannot read order file .*order.txt.*more than the limit"):
+    with pytest.raises(ConfigError, match=r"cannot read order file .*order\.txt.*more than the limit"):
         read_order(path)
     with pytest.raises(ConfigError, match="not a regular file"):
         read_order("/dev/zero")

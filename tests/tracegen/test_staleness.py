@@ -94,7 +94,8 @@ def test_a_slow_worker_sends_staler_gradients() -> None:
 
 
 def test_worker_speed_must_be_a_sane_factor() -> None:
-    with pytest.raises(ConfigError, match=r"'worker_speed' factors must be numbers from 0.001 to 1000 \(got \(0.0,\)\)"):
+    message = r"'worker_speed' factors must be numbers from 0\.001 to 1000 \(got \(0\.0,\)\)"
+    with pytest.raises(ConfigError, match=message):
         SimConfig(worker_speed=(0.0,))
 
 

@@ -22,8 +22,8 @@ import pytest
 
 from tracegen.outputs import OutputDir
 from tracegen.predict import PredictConfig
-from validation.summary import summary_markdown
 from validation.compare import Comparison
+from validation.summary import summary_markdown
 from validation.validate import validate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -92,7 +92,7 @@ def test_a_real_run_on_this_machine_writes_a_profile(tmp_path: pathlib.Path,
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
-        assert server.stderr is not None  # noqa: S101 - created with a pipe
+        assert server.stderr is not None
         server.stderr.close()
     assert "wrote" in capsys.readouterr().out
     profile = read_link_profile(out)
