@@ -30,8 +30,9 @@ from parsers.linkprofile import CpuQuota, LinkProfile, ProfilePoint
 from parsers.singleworker import SingleWorker
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, LinkSpec, Table
-from tracegen.model import PS_KINDS, TRANSFER_KINDS, LinkEstimate, StepModel, StepTiming, TaskKind
+from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, StepTiming, TaskKind
 from tracegen.pscpu import CfsQuota
+from tracegen.wire import LinkEstimate
 
 
 def _table(points: tuple[ProfilePoint, ...], direction: int) -> Table:

@@ -22,15 +22,7 @@
   ready tasks runs them in this order. ``first_need_ns`` of a transfer is when its first consumer started (the
   TicTac order). ``worker_threads`` / ``ps_threads``: the most ops the trace shows running at once, ≥ 1.
 
-The link estimate (:class:`LinkEstimate`, per direction) assumes each transfer pays one fixed latency and the
-rest is bytes / rate: ``latency_ns`` = the median over steps of the shortest sized transfer's duration, the
-smaller of the two directions; the rate = bytes moved / (time with a transfer of that direction on the wire,
-minus one latency per busy period), summed over the complete steps (so that the mean transfer time is right;
-a median of per-step rates is not), for every sized transfer, for those of at least 64 KiB, and for only the
-largest that carry half the bytes: the largest of the three (:func:`_wire_rate`). A transfer counts as on the wire
-from the later of its record's start and its inputs' readiness (a push's record starts when the PS asks for
-the gradient, often long before the worker has produced it). It is an *effective* rate: what one worker's
-connection achieved, including the worker's own gRPC and CPU costs.
+The link as the trace shows it (``StepModel.link``, a :class:`LinkEstimate`) comes from :mod:`tracegen.wire`.
 
 A Chrome JSON timeline cannot be modelled: it lost tensor names, sizes and the send/recv pairing.
 """
@@ -47,10 +39,10 @@ import pandas as pd
 
 from parsers.trace import PULL, PUSH, Trace, device_role, task_index
 from tracegen.errors import ModelError
+from tracegen.wire import LinkEstimate, estimate_wire
 
 SEND_OPS = frozenset({"_Send", "_HostSend"})
 RECV_OPS = frozenset({"_Recv", "_HostRecv"})
-LARGE_TRANSFER_BYTES = 64 * 1024  # above this a transfer's duration is mostly bytes / bandwidth
 APPLY_PREFIXES = ("ResourceApply", "Apply", "AssignAdd", "AssignSub", "ResourceSparseApply", "SparseApply",
                   "ResourceScatter", "ScatterSub", "ScatterAdd")  # AssignSub: TF2's plain SGD, var.assign_sub
 MAX_TASK_NS = 24 * 3600 * 10**9  # a day: no op or gap of a training step takes longer
@@ -70,16 +62,6 @@ class TaskKind(enum.IntEnum):
 PS_KINDS = frozenset({TaskKind.APPLY, TaskKind.PS_OP})
 TRANSFER_KINDS = frozenset({TaskKind.PULL, TaskKind.PUSH})
 TIMINGS = ("steps", "representative", "median")
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class LinkEstimate:
-    """The PS link as the trace shows it. ``bandwidth_*`` in bytes per second, ``latency_ns`` per transfer."""
-
-    pull_bandwidth_bytes_per_s: int
-    push_bandwidth_bytes_per_s: int
-    latency_ns: int
-    method: str
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -255,22 +237,6 @@ def _concurrency(intervals: Sequence[tuple[int, int]]) -> int:
         level += d
         best = max(best, level)
     return best
-
-
-def _busy(intervals: Sequence[tuple[int, int]]) -> tuple[int, int]:
-    """(total time covered, number of disjoint periods) of a set of intervals."""
-    total = periods = 0
-    cur_s = cur_e = None
-    for s, e in sorted(intervals):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None and cur_s is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e, periods = s, e, periods + 1
-        else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None and cur_s is not None:
-        total += cur_e - cur_s
-    return total, periods
 
 
 def estimate_link(trace: Trace) -> LinkEstimate:
@@ -480,7 +446,7 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
         names=tuple(g.names), kinds=tuple(g.kinds), size_bytes=tuple(size),
         data_preds=tuple(tuple(sorted(s)) for s in g.data), control_preds=tuple(tuple(sorted(s)) for s in g.control),
         rank=tuple(rank), first_need_ns=tuple(first_need), timings=tuple(timings),
-        link=_estimate_link(trace, g, obs, size, complete, traced_ps_task), worker_threads=max(worker_conc),
+        link=_link_of(trace, g, obs, size, complete, traced_ps_task), worker_threads=max(worker_conc),
         ps_threads=max(ps_conc), source=trace.source, n_traced_steps=len(step_start), notes=tuple(notes),
         traced_ps_task=traced_ps_task, step_gap_ns=_dispatch_gap_ns(trace, complete))
 
@@ -575,13 +541,10 @@ def _sizes(trace: Trace, g: _Graph, sizes: Sequence[Sequence[int]], notes: list[
     return size
 
 
-def _estimate_link(trace: Trace, g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Sequence[int],
-                   complete: Sequence[int], ps_task: Sequence[int]) -> LinkEstimate:
-    """The link estimate (module docstring); with several PS tasks (``ps_task``), of one PS task's link: the one
-    whose transfers carry the most bytes."""
-    tr = trace.transfers[trace.transfers["size_bytes"].notna() & trace.transfers["direction"].isin([PULL, PUSH])]
-    shortest = tr.groupby(["direction", "step"])["dur_ns"].min()
-    latency = min((int(grp.median()) for _, grp in shortest.groupby(level=0)), default=0)
+def _link_of(trace: Trace, g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Sequence[int],
+             complete: Sequence[int], ps_task: Sequence[int]) -> LinkEstimate:
+    """The link estimate (:func:`tracegen.wire.estimate_wire`); with several PS tasks (``ps_task``), of one PS
+    task's link: the one whose transfers carry the most bytes."""
     tasks: Sequence[int] = range(len(g.names))
     if ps_task:
         per_task = [0] * (max(ps_task) + 1)
@@ -590,48 +553,6 @@ def _estimate_link(trace: Trace, g: _Graph, obs: Sequence[Mapping[int, tuple[int
                 per_task[ps_task[t]] += size[t]
         busiest = per_task.index(max(per_task))
         tasks = [t for t in tasks if ps_task[t] == busiest]
-    rates = {kind: _wire_rate(g, obs, size, complete, kind, latency, tasks) for kind in (TaskKind.PULL, TaskKind.PUSH)}
-    for kind, rate in rates.items():
-        if rate is None:
-            raise ModelError(f"{trace.source}: no sized {kind.name.lower()} transfers in the complete traced steps "
-                             "to estimate the link from")
-    return LinkEstimate(
-        pull_bandwidth_bytes_per_s=max(1, round(rates[TaskKind.PULL] or 1)),
-        push_bandwidth_bytes_per_s=max(1, round(rates[TaskKind.PUSH] or 1)), latency_ns=latency,
-        method=f"bytes / time on the wire per direction, over {len(complete)} complete traced steps")
-
-
-def _wire_rate(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], size: Sequence[int], complete: Sequence[int],
-               kind: TaskKind, latency: int, tasks: Sequence[int]) -> float | None:
-    """Bytes per second on the wire in one direction (module docstring): the largest of three estimates, each
-    bytes over the time their transfers were on the wire, summed over the complete steps: one from every sized
-    transfer, one from the transfers of at least ``LARGE_TRANSFER_BYTES``, one from only the largest that carry
-    half the bytes. A record that also covers waiting (for the receiving host's CPU, for a throttled process)
-    makes an estimate too low, never too high: a small transfer that waits (a 4-byte push recorded for 17 ms)
-    hurts the first; a large one that shares the wire with another the third, which times it alone; the second
-    is hurt only by a large transfer that waits."""
-    every: list[tuple[int, int]] = []
-    large: list[tuple[int, int]] = []
-    largest: list[tuple[int, int]] = []
-    for step in complete:
-        sized = sorted((t for t in tasks if g.kinds[t] == kind and step in obs[t] and size[t] > 0),
-                       key=lambda t: (-size[t], t))
-        total, kept, half = sum(size[t] for t in sized), 0, len(sized)
-        for i, t in enumerate(sized):
-            kept += size[t]
-            if kept >= total / 2:
-                half = i + 1
-                break
-        big = [t for t in sized if size[t] >= LARGE_TRANSFER_BYTES]
-        for chosen, into in ((sized, every), (big, large), (sized[:half], largest)):
-            spans = []
-            for t in chosen:
-                start, end = obs[t][step]
-                ready = max((obs[p][step][1] for p in g.preds(t) if step in obs[p]), default=start)
-                spans.append((min(max(start, ready), end), end))
-            n_bytes = sum(size[t] for t in chosen)
-            if n_bytes:
-                busy_ns, periods = _busy(spans)
-                into.append((n_bytes, max(busy_ns - periods * latency, busy_ns // 10, 1)))
-    estimates = [sum(b for b, _ in v) * 1e9 / sum(ns for _, ns in v) for v in (every, large, largest) if v]
-    return max(estimates) if estimates else None
+    by_direction = {d: [t for t in tasks if g.kinds[t] == kind] for d, kind in ((PULL, TaskKind.PULL),
+                                                                               (PUSH, TaskKind.PUSH))}
+    return estimate_wire(trace, by_direction, g.preds, obs, size, complete)

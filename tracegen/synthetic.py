@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from tracegen.errors import ModelError
-from tracegen.model import LinkEstimate, StepModel, StepTiming, TaskKind
+from tracegen.model import StepModel, StepTiming, TaskKind
+from tracegen.wire import LinkEstimate
 
 
 def synthetic_model(*, n_params: int = 4, n_layers_ops: int = 4, param_bytes: int = 1 << 20,

@@ -22,8 +22,9 @@ from collections.abc import Sequence
 
 from parsers.read import read_trace
 from parsers.trace import PULL, PUSH, Trace
-from tracegen.model import LARGE_TRANSFER_BYTES, StepModel, TaskKind
+from tracegen.model import StepModel, TaskKind
 from tracegen.simulate import SimConfig, simulate
+from tracegen.wire import LARGE_TRANSFER_BYTES
 
 Interval = tuple[int, int]
 

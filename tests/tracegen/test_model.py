@@ -8,7 +8,7 @@ import pytest
 from parsers import read_trace
 from tracegen.errors import ModelError
 from tracegen.metrics import step_time_ns
-from tracegen.model import StepModel, TaskKind, build_model, complete_steps, estimate_link
+from tracegen.model import StepModel, TaskKind, build_model, complete_steps
 from tracegen.replay import leave_one_out
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
@@ -60,30 +60,6 @@ def test_leave_one_step_out_keeps_a_multi_ps_trace_on_its_ps_tasks() -> None:
     assert abs(leave_one_out(trace, steps=20).error_of_mean) <= 0.05
 
 
-def test_link_rate_is_not_lowered_by_a_small_transfer_that_waited() -> None:
-    """mlp at 500 Mbit/s, traced step 0 (real TF): a 4-byte push (the learning rate) is recorded for 17 ms, the two
-    large gradients overlap. The push rate estimated from that step is at least their bytes over the time either
-    was on the wire (from the later of its record's start and its input's readiness: the gradient ops' ends), so
-    that replaying the step alone takes about as long as the step did."""
-    trace = read_trace(DATA / "testbed" / "mlp_500mbit" / "trace")
-    model = build_model(trace, use_steps=[0])
-    tr = trace.transfers[(trace.transfers["step"] == 0) & (trace.transfers["direction"] == "push")]
-    large = tr[tr["size_bytes"] >= 64 * 1024]
-    small_waits = tr[(tr["size_bytes"] < 1024) & (tr["dur_ns"] > 10**7)]
-    assert len(large) == 2 and len(small_waits) >= 1
-    ops = trace.ops[trace.ops["step"] == 0]
-    ends = {name: int(s + d) for name, s, d in zip(ops["node_name"], ops["start_ns"], ops["dur_ns"], strict=True)}
-    ready = {"edge_62_gradients/MatMul_1_grad/tuple/control_dependency_1": ends["gradients/MatMul_1_grad/MatMul_1"],
-             "edge_71_gradients/MatMul_grad/MatMul_1": ends["gradients/MatMul_grad/MatMul_1"]}
-    spans = sorted((max(int(s), ready[n]), int(s + d))
-                   for n, s, d in zip(large["tensor_name"], large["start_ns"], large["dur_ns"], strict=True))
-    union_ns = max(e for _, e in spans) - spans[0][0]  # they overlap (checked)
-    assert spans[1][0] < spans[0][1]
-    assert model.link.push_bandwidth_bytes_per_s >= 0.99 * int(large["size_bytes"].sum()) * 1e9 / union_ns
-    replay = step_time_ns(simulate(model, SimConfig(steps=2, warmup_steps=0, seed=0)))
-    assert abs(statistics.fmean(replay) / model.timings[0].step_ns - 1) <= 0.05
-
-
 def test_a_step_with_missing_records_is_never_replayed() -> None:
     """cnn at 300 Mbit/s: the PS lost all 9 push records of traced step 1; the model keeps steps 0 and 2 only."""
     trace = read_trace(pathlib.Path(__file__).resolve().parents[2] / "data" / "testbed" / "cnn_300mbit" / "trace")
@@ -95,14 +71,6 @@ def test_a_step_with_missing_records_is_never_replayed() -> None:
     with pytest.raises(ModelError, match="none of the 3 traced steps is complete"):
         build_model(trace.__class__(**{**{f: getattr(trace, f) for f in trace.__dataclass_fields__},
                                        "transfers": trace.transfers[trace.transfers["direction"] != "push"]}))
-
-
-def test_link_estimate_is_positive_and_documented(real_trace_dir: pathlib.Path) -> None:
-    est = estimate_link(read_trace(real_trace_dir))
-    assert est.pull_bandwidth_bytes_per_s > 0
-    assert est.push_bandwidth_bytes_per_s > 0
-    assert 0 <= est.latency_ns < 10**8
-    assert "complete traced steps" in est.method
 
 
 def test_chrome_timeline_cannot_be_modelled(mlp_trace_dir: pathlib.Path) -> None:

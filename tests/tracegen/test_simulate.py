@@ -20,9 +20,10 @@ from tracegen.metrics import (
     step_time_ns,
     steps_per_s,
 )
-from tracegen.model import LinkEstimate, StepModel, StepTiming, TaskKind
+from tracegen.model import StepModel, StepTiming, TaskKind
 from tracegen.simulate import SimConfig, SimResult, simulate
 from tracegen.synthetic import synthetic_model
+from tracegen.wire import LinkEstimate
 
 MS = 1_000_000
 GB = 10**9

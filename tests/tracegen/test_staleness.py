@@ -12,12 +12,13 @@ from parsers import read_trace
 from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.errors import ConfigError
 from tracegen.metrics import measurement_window, staleness
-from tracegen.model import PS_KINDS, LinkEstimate, StepModel, StepTiming, TaskKind, build_model
+from tracegen.model import PS_KINDS, StepModel, StepTiming, TaskKind, build_model
 from tracegen.predict import PAYLOAD_FRACTION
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synth import write_synthetic_trace
 from tracegen.synthetic import synthetic_model
 from tracegen.variables import variable_map
+from tracegen.wire import LinkEstimate
 
 MS = 1_000_000
 
