@@ -11,8 +11,8 @@ worker has produced it). It is an *effective* rate: what one worker's connection
 worker's own gRPC and CPU costs.
 
 Known to fall short (README, "Leave one step out"): a lone small transfer whose record also covers time when
-nothing moved counts as time on the wire and lowers the rate (in the ``deep`` traces where it was looked at, no
-op ran on either host for those 44 ms, most likely the worker's CPU quota holding it).
+nothing moved counts as time on the wire and lowers the rate (in the ``deep`` trace where it was looked at, a
+16 KiB pull recorded for 46 ms while no op ran on either host: a stall of the worker's process, not the wire).
 """
 
 from __future__ import annotations
