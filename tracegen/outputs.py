@@ -66,6 +66,8 @@ class OutputDir:
             self.written.append(name)
 
     def __enter__(self) -> OutputDir:
+        if self.root.exists() and not self.root.is_dir():
+            raise ConfigError(f"{self.root}: is a file, not a directory; --out names the directory to write into")
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             self._lock = (self.root / LOCK_NAME).open("a")

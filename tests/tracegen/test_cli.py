@@ -158,3 +158,13 @@ def test_a_signal_passes_through_a_librarys_catch_all() -> None:
 
     with pytest.raises(Terminated):
         library_call()
+
+
+def test_out_naming_a_file_says_so_and_leaves_it(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    taken = tmp_path / "results"
+    taken.write_text("mine")
+    assert main(["predict", str(ROOT / "data/traces/mlp"), "--workers", "1", "--steps", "3", "--seeds", "1",
+                 "--out", str(taken)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{taken}: is a file, not a directory" in err
+    assert taken.read_text() == "mine"
