@@ -72,7 +72,7 @@ def _testbed(args: argparse.Namespace) -> int:
     from validation.testbed import TestbedConfig, run_testbed
 
     if args.clean is not None:
-        from validation.cluster import clean
+        from validation.cluster_host import clean
 
         removed = clean(args.clean)
         print("\n".join(f"removed {x}" for x in removed) if removed else "nothing to remove")

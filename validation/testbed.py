@@ -94,7 +94,9 @@ from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.placement import PLACEMENTS
 from validation.capture import tensorflow_version
-from validation.cluster import Cluster, ClusterConfig, LinkShape, NodeProcess, check_host
+from validation.cluster import Cluster, NodeProcess
+from validation.cluster_config import ClusterConfig, LinkShape
+from validation.cluster_host import check_host
 from validation.errors import ConfigError, JobError, NodeCrashedError
 from validation.testbed_link import default_client_cores, measure_link_profile
 from validation.testbed_single import MeasureOne, measure_at_cap, utc_now, write_single_worker_json

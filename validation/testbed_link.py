@@ -24,7 +24,9 @@ import time
 from collections.abc import Callable
 
 from parsers.linkprofile import CpuQuota, LinkProfile, read_link_profile, write_link_profile
-from validation.cluster import Cluster, ClusterConfig, available_cores
+from validation.cluster import Cluster
+from validation.cluster_config import ClusterConfig
+from validation.cluster_host import available_cores
 from validation.errors import ConfigError, JobError
 
 CONTROL_PORT = 7070

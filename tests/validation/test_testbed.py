@@ -20,7 +20,7 @@ from parsers import read_trace
 from parsers.singleworker import read_single_worker
 from tracegen.model import build_model
 from validation import testbed
-from validation.cluster import leftovers
+from validation.cluster_host import leftovers
 from validation.errors import ConfigError
 from validation.testbed import (
     MEASURED_COLUMNS,
