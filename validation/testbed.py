@@ -86,13 +86,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import IO, Any, TypedDict
 
 from parsers.atomic import write_bytes_atomic
 from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.placement import PLACEMENTS
+from validation import Progress
 from validation.capture import tensorflow_version
 from validation.cluster import Cluster, NodeProcess
 from validation.cluster_config import ClusterConfig, LinkShape
@@ -146,8 +147,6 @@ LIST_SEPARATOR = ";"
 MIN_STEPS_PER_WORKER = 60  # the bar for a window long enough to trust
 _WINDOW_LEAD_S = 0.3  # time between sending the window and its start, so every worker has it in time
 _PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "grpc_proxy", "no_proxy")
-
-Progress = Callable[[str], None]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

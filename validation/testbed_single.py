@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 from parsers.singleworker import HELD_SHARE, SINGLE_WORKER_NAME, AtCap, SingleWorker, write_single_worker
 from tracegen import own_version
+from validation import Progress
 from validation.testbed_link import ps_quota
 
 if TYPE_CHECKING:
-    from validation.testbed import Measurement, Progress, TestbedConfig
+    from validation.testbed import Measurement, TestbedConfig
 
 MeasureOne = Callable[..., "Measurement"]  # testbed.measure: (config, n_workers, repeat=, progress=)
 

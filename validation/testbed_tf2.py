@@ -22,12 +22,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from validation import Progress
 from validation.cluster import Cluster
 from validation.errors import JobError
 from validation.windowcpu import WindowCpu
 
 if TYPE_CHECKING:
-    from validation.testbed import Measurement, Progress, TestbedConfig
+    from validation.testbed import Measurement, TestbedConfig
 
 PROFILER_PORT = 6009
 WINDOW_LEAD_S = 1.0
