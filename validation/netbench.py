@@ -53,7 +53,7 @@ from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
 from validation.signals import terminating
-from validation.testbed import node_env, steps_in_window
+from validation.testbed_window import node_env, steps_in_window
 
 MAX_LINE_BYTES = 64 * 1024
 MAX_WORKERS = 256
