@@ -28,15 +28,8 @@ from parsers.runmetadata import StepFile, is_text_format, parse_step, read_steps
 from parsers.tables import is_table_dir, read_tables
 from parsers.trace import Trace
 from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_viewer_events
-from parsers.xplane import (
-    XPLANE_SUFFIXES,
-    is_profile_dir,
-    looks_like_xspace,
-    profile_files,
-    read_profile_files,
-    read_xplane_files,
-    read_xspaces,
-)
+from parsers.xplane import read_xplane_files, read_xspaces
+from parsers.xspace import XPLANE_SUFFIXES, is_profile_dir, looks_like_xspace, profile_files, read_profile_files
 
 PROTO_SUFFIXES = (".pb", ".pbtxt", ".txt", ".runmeta", ".stepstats", ".pb.gz", ".pbtxt.gz")
 JSON_SUFFIXES = (".json", ".json.gz", ".trace", ".trace.gz")

@@ -28,7 +28,8 @@ from typing import Any
 from parsers.chrome import _PID_BOUNDS, _integer, _span, _text, load_events
 from parsers.errors import TraceContentError, quoted
 from parsers.trace import Trace
-from parsers.xplane import HOST_PLANE, Event, host_name, trace_from_events
+from parsers.xplane import trace_from_events
+from parsers.xspace import HOST_PLANE, Event, host_name
 
 VIEWER_LOST = (
     "absolute times: each host's events count from its own profile start (hosts align as well as those did)",

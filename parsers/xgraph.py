@@ -1,7 +1,7 @@
 """The partition graphs of a TF2 step function, rebuilt from what a profile of its first call registers.
 
 A ParameterServerStrategy step is one ``tf.function`` that the coordinator dispatches to a worker. When a host
-first runs it, the profile records its registration (``EagerService:Enqueue`` requests, :mod:`parsers.xplane`):
+first runs it, the profile records its registration (``EagerService:Enqueue`` requests, :mod:`parsers.registration`):
 the whole function (every node with its inputs, no devices) everywhere, and, on each PS, the PS's component
 (``__inference_<f>_partitioned_<id>_<k>``: its nodes on its device, with the ``_Send``/``_Recv`` nodes that
 TensorFlow's partitioner added). The worker's own component is not sent to any other host, so it is not in

@@ -69,10 +69,11 @@ def _profile_tf2(args: argparse.Namespace, spec: Any) -> int:
 
 
 def _testbed(args: argparse.Namespace) -> int:
-    from validation.testbed import TestbedConfig, run_testbed
+    from validation.testbed import run_testbed
+    from validation.testbed_config import TestbedConfig
 
     if args.clean is not None:
-        from validation.cluster import clean
+        from validation.cluster_host import clean
 
         removed = clean(args.clean)
         print("\n".join(f"removed {x}" for x in removed) if removed else "nothing to remove")
@@ -189,7 +190,7 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                    help="tc tbf bucket size in bytes (default 16384)")
     p.add_argument("--queue-latency", type=parse_number, default=50.0, metavar="MS",
                    help="tc tbf queue latency in milliseconds: queue = rate x latency + burst (default 50, "
-                        "lossless and fair; see validation.testbed)")
+                        "lossless and fair; see validation.testbed_config)")
     p.add_argument("--repeats", type=parse_count, default=3, help="runs per worker count (default 3)")
     p.add_argument("--window", type=parse_number, default=30.0, metavar="SECONDS",
                    help="measurement window after warm-up, seconds (default 30)")

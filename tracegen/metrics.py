@@ -1,8 +1,8 @@
 """What a simulation result says, as functions of it (never stored beside it).
 
-The estimator of throughput is the testbed's own (:func:`validation.testbed.steps_in_window` does the same on real
-runs): over a window common to all workers, every worker's steps are counted by the fraction of their duration
-that lies inside it, and the sum is divided by the window's length. The window opens when the last worker ends
+The estimator of throughput is the testbed's own (:func:`validation.testbed_window.steps_in_window` does the same
+on real runs): over a window common to all workers, every worker's steps are counted by the fraction of their
+duration that lies inside it, and the sum is divided by the window's length. The window opens when the last worker ends
 its warm-up steps (the start-up transient, when workers started at offsets and had the link to themselves, is
 left out) and closes when the first worker ends its last step (after which fewer workers compete). Utilisations
 are bytes (or CPU time) used inside that same window over what the resource could have given in it, so they

@@ -30,16 +30,16 @@ Each node's process is started with ``ip netns exec`` inside its namespace, alre
 cluster is up; the previous handler is restored afterwards) — kills every process group it started and every process
 left in its cgroups and namespaces, then removes its cgroups and namespaces (which takes the veths, the bridge
 and the qdiscs with them). SIGINT and SIGTERM are held back while it removes things and delivered afterwards.
+
+What a cluster is made of is :mod:`validation.cluster_config`; checking the host, removing what a killed run left
+and the commands both use are :mod:`validation.cluster_host`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
-import ipaddress
 import json
-import math
 import os
 import pathlib
 import secrets
@@ -48,253 +48,26 @@ import signal
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from types import FrameType, TracebackType
 from typing import IO, Any
 
+from validation.cluster_config import COORDINATOR_INDEX, MIN_QUOTA_US, PS_HOST_INDEX, ClusterConfig, parse_subnet
+from validation.cluster_host import (
+    CGROUP_CPU_ROOT,
+    CGROUP_PREFIX,
+    COMMAND_TIMEOUT_S,
+    NAMESPACE_PREFIX,
+    RUN_ID_LENGTH,
+    check_host,
+    kill_pids,
+    namespace_pids,
+    read_pids,
+    remove_cgroup,
+    run_command,
+)
 from validation.errors import ClusterError, ConfigError, TerminatedError
 from validation.windowcpu import process_cpu_s, process_switches
-
-CGROUP_CPU_ROOT = pathlib.Path("/sys/fs/cgroup/cpu")
-NAMESPACE_PREFIX = "tg_"
-CGROUP_PREFIX = "tracegen_"
-MIN_BURST_BYTES = 1514  # one full Ethernet frame: tbf drops every packet larger than its bucket
-PS_HOST_INDEX = 10  # the PS gets the subnet's 10th address, PS task J the (10 - J)th, worker I the (11 + I)th
-COORDINATOR_INDEX = 2  # a TF2 job's coordinator, below every PS task (MAX_PS of them)
-MAX_PS = 8
-MIN_QUOTA_US = 1_000  # the least cpu.cfs_quota_us the kernel accepts
-MAX_PERIOD_US = 1_000_000  # the longest cpu.cfs_period_us it accepts
-_COMMAND_TIMEOUT_S = 30.0
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class LinkShape:
-    """How the PS's link is shaped, the same in both directions (``tc tbf``).
-
-    ``latency_ms`` is tbf's queue latency: the longest a packet may wait in the token bucket's queue, which
-    sets the queue limit to ``rate * latency + burst`` bytes (the buffer of a switch port).
-    """
-
-    rate_bits_per_s: int
-    burst_bytes: int
-    latency_ms: float
-
-    def __post_init__(self) -> None:
-        if self.rate_bits_per_s < 8_000:
-            raise ConfigError(f"'rate_bits_per_s' must be >= 8000 (got {self.rate_bits_per_s})")
-        if self.burst_bytes < MIN_BURST_BYTES:
-            raise ConfigError(
-                f"'burst_bytes' must be >= {MIN_BURST_BYTES} (one full Ethernet frame) (got {self.burst_bytes})"
-            )
-        if not 0.0 < self.latency_ms <= 10_000.0:
-            raise ConfigError(f"'latency_ms' must be > 0 and <= 10000 (got {self.latency_ms})")
-
-    def queue_limit_bytes(self) -> int:
-        """The queue limit tbf derives from the latency: ``rate * latency + burst``."""
-        return int(self.rate_bits_per_s / 8 * self.latency_ms / 1000) + self.burst_bytes
-
-    def tbf_args(self) -> list[str]:
-        """The ``tc qdisc ... tbf`` arguments, in units tc reads exactly (bit/s, bytes, microseconds)."""
-        latency_us = max(1, round(self.latency_ms * 1000))
-        return ["rate", f"{self.rate_bits_per_s}bit", "burst", str(self.burst_bytes), "latency", f"{latency_us}us"]
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class ClusterConfig:
-    """One emulated cluster: ``n_ps`` PS tasks (each with its own link of the same shape and the same CPU cap)
-    and ``n_workers`` workers, the PS link's shape and each node's CPU cap.
-
-    CPU caps are in cores (0.5 = half a core), enforced with the cgroup v1 ``cpu`` controller over a period
-    of ``cfs_period_us``; their total must stay below the cores this process may run on.
-    """
-
-    n_workers: int
-    link: LinkShape
-    cpu_cap_ps: float
-    cpu_cap_worker: float
-    subnet: str = "10.77.0.0/24"
-    cfs_period_us: int = 10_000
-    port: int = 2222
-    n_ps: int = 1
-    worker_caps: tuple[float, ...] = ()  # worker I's cap: worker_caps[I] when given, else cpu_cap_worker
-    # worker I's own link rate, bits/s (tbf like the PS link's, at that rate): worker_links[I] when given and
-    # > 0, else unshaped (the bridge's speed)
-    worker_links: tuple[int, ...] = ()
-    coordinator: bool = False  # a node "chief" for a TF2 job's coordinator, capped at cpu_cap_coordinator
-    cpu_cap_coordinator: float = 0.3
-
-    def period_us_for(self, cap: float) -> int:
-        """The CFS period a cap of ``cap`` cores is enforced over: ``cfs_period_us``, lengthened when the quota
-        would fall below the kernel's least (1 ms; it refuses less), so that the cap is what was asked for and
-        not silently raised to 1 ms a period."""
-        period = max(self.cfs_period_us, math.ceil(MIN_QUOTA_US / cap - 1e-9))
-        if period > MAX_PERIOD_US:
-            raise ConfigError(f"a CPU cap of {cap:g} cores is below what a CFS quota can enforce "
-                              f"({MIN_QUOTA_US / MAX_PERIOD_US:g} cores: 1 ms per 1 s period)")
-        return period
-
-    def __post_init__(self) -> None:
-        if self.n_workers < 1:
-            raise ConfigError(f"'n_workers' must be >= 1 (got {self.n_workers})")
-        if not 1 <= self.n_ps <= MAX_PS:
-            raise ConfigError(f"'n_ps' must be from 1 to {MAX_PS} (got {self.n_ps})")
-        for name in ("cpu_cap_ps", "cpu_cap_worker", "cpu_cap_coordinator"):
-            cap = getattr(self, name)
-            if not cap > 0.0:
-                raise ConfigError(f"'{name}' must be > 0 cores (got {cap})")
-        if not all(cap > 0.0 for cap in self.worker_caps):
-            raise ConfigError(f"'worker_caps' must all be > 0 cores (got {list(self.worker_caps)})")
-        for rate in self.worker_links:
-            if rate:
-                dataclasses.replace(self.link, rate_bits_per_s=rate)  # checks the rate like the PS link's
-        if not MIN_QUOTA_US <= self.cfs_period_us <= MAX_PERIOD_US:
-            raise ConfigError(f"'cfs_period_us' must be between 1000 and 1000000 (got {self.cfs_period_us})")
-        for cap in (self.cpu_cap_ps, self.cpu_cap_worker, self.cpu_cap_coordinator, *self.worker_caps):
-            self.period_us_for(cap)
-        if not 1 <= self.port <= 65_535:
-            raise ConfigError(f"'port' must be between 1 and 65535 (got {self.port})")
-        network = parse_subnet(self.subnet)
-        needed = PS_HOST_INDEX + self.n_workers + 2  # network address .. last worker, plus broadcast
-        if network.num_addresses < needed:
-            raise ConfigError(
-                f"'subnet' {self.subnet} is too small for {self.n_ps} PS + {self.n_workers} workers "
-                f"(needs at least {needed} addresses)"
-            )
-
-    def total_cpu_cores(self) -> float:
-        """The sum of all nodes' CPU caps, in cores."""
-        return (self.n_ps * self.cpu_cap_ps + sum(self.worker_cap(i) for i in range(self.n_workers))
-                + (self.cpu_cap_coordinator if self.coordinator else 0.0))
-
-    def worker_cap(self, index: int) -> float:
-        """Worker ``index``'s CPU cap, in cores."""
-        return self.worker_caps[index] if index < len(self.worker_caps) else self.cpu_cap_worker
-
-    def worker_link(self, index: int) -> LinkShape | None:
-        """Worker ``index``'s own link shape (the PS link's burst and queue latency at its own rate), or None
-        when it is not shaped."""
-        rate = self.worker_links[index] if index < len(self.worker_links) else 0
-        return dataclasses.replace(self.link, rate_bits_per_s=rate) if rate else None
-
-
-def parse_subnet(text: str) -> ipaddress.IPv4Network:
-    """``text`` as a private IPv4 network, or raise ConfigError."""
-    try:
-        network = ipaddress.ip_network(text, strict=True)
-    except ValueError as exc:
-        raise ConfigError(f"'subnet' must be an IPv4 network like 10.77.0.0/24 (got {text!r}): {exc}") from exc
-    if not isinstance(network, ipaddress.IPv4Network) or not network.is_private:
-        raise ConfigError(f"'subnet' must be a private IPv4 network like 10.77.0.0/24 (got {text!r})")
-    return network
-
-
-def available_cores() -> int:
-    """The number of CPUs this process may run on."""
-    return len(os.sched_getaffinity(0))
-
-
-def check_host(config: ClusterConfig) -> None:
-    """Raise ClusterError unless this machine can host ``config``'s cluster; changes nothing.
-
-    Checks: running as root, ``ip`` and ``tc`` on PATH, the cgroup v1 ``cpu`` controller mounted at
-    ``/sys/fs/cgroup/cpu``, CPU caps whose total stays below the available cores, and a subnet that none of
-    the host's own addresses or routes overlaps.
-    """
-    if os.geteuid() != 0:
-        raise ClusterError(
-            f"the emulated cluster needs root (network namespaces, tc, cgroups); running as uid {os.geteuid()}"
-        )
-    for tool in ("ip", "tc"):
-        if shutil.which(tool) is None:
-            raise ClusterError(f"the emulated cluster needs '{tool}' (iproute2) on PATH; it was not found")
-    if not (CGROUP_CPU_ROOT / "cpu.cfs_quota_us").is_file():
-        raise ClusterError(
-            f"the emulated cluster needs the cgroup v1 cpu controller at {CGROUP_CPU_ROOT} "
-            "(no cpu.cfs_quota_us there)"
-        )
-    cores = available_cores()
-    total = config.total_cpu_cores()
-    if total >= cores:
-        raise ClusterError(
-            f"CPU caps must total less than the {cores} available cores (got {total:g}: "
-            f"{config.n_ps} PS * {config.cpu_cap_ps:g} + {config.n_workers} workers: "
-            f"{', '.join(format(config.worker_cap(i), 'g') for i in range(config.n_workers))}"
-            + (f" + a coordinator * {config.cpu_cap_coordinator:g})" if config.coordinator else ")")
-        )
-    _check_subnet_free(parse_subnet(config.subnet))
-
-
-def _check_subnet_free(network: ipaddress.IPv4Network) -> None:
-    addrs = json.loads(_run(["ip", "-j", "-4", "addr", "show"]) or "[]")
-    for link in addrs:
-        for info in link.get("addr_info", []):
-            iface = ipaddress.ip_interface(f"{info['local']}/{info.get('prefixlen', 32)}")
-            if iface.network.overlaps(network):
-                raise ClusterError(
-                    f"subnet {network} is already in use on this host: {info['local']}/{info.get('prefixlen')} "
-                    f"on {link.get('ifname')}; choose another subnet"
-                )
-    routes = json.loads(_run(["ip", "-j", "-4", "route", "show", "table", "all"]) or "[]")
-    for route in routes:
-        dst = route.get("dst", "default")
-        if dst == "default" or route.get("type") in ("local", "broadcast", "anycast", "multicast"):
-            continue  # a host's own addresses were checked above; these kinds route nothing to the subnet
-        try:
-            routed = ipaddress.ip_network(dst, strict=False)
-        except ValueError:
-            continue  # route kinds without a plain destination (e.g. multicast tables) cannot overlap
-        if routed.overlaps(network) and not routed.is_loopback:
-            raise ClusterError(
-                f"subnet {network} is already in use on this host: route to {dst} via {route.get('dev', '?')}; "
-                "choose another subnet"
-            )
-
-
-def leftovers() -> list[str]:
-    """Network namespaces ``tg_*`` and cgroups ``tracegen_*`` on this machine (from any run, this one or not)."""
-    found: list[str] = []
-    if shutil.which("ip") is not None:
-        for line in _run(["ip", "netns", "list"]).splitlines():
-            name = line.split()[0] if line.strip() else ""
-            if name.startswith(NAMESPACE_PREFIX):
-                found.append(f"netns {name}")
-    if CGROUP_CPU_ROOT.is_dir():
-        found.extend(f"cgroup {p}" for p in sorted(CGROUP_CPU_ROOT.glob(f"{CGROUP_PREFIX}*")) if p.is_dir())
-    return found
-
-
-RUN_ID_LENGTH = 6
-
-
-def clean(run_id: str) -> list[str]:
-    """Remove what the run ``run_id`` left (``all``: every run's): its node processes, cgroups and namespaces
-    (which take its veths, bridge and qdiscs). For a crashed run: a run still going is stopped. Returns what was
-    removed; ClusterError lists what could not be."""
-    if run_id != "all" and (len(run_id) != RUN_ID_LENGTH or not all(c in "0123456789abcdef" for c in run_id)):
-        raise ConfigError(f"'run_id' must be the 6 hex digits a run printed ('cluster 3fa9c1 is up') or 'all' "
-                          f"(got {run_id!r})")
-    tag = "" if run_id == "all" else f"{run_id}_"
-    removed, problems = [], []
-    namespaces = [x.split(" ", 1)[1] for x in leftovers() if x.startswith(f"netns {NAMESPACE_PREFIX}{tag}")]
-    cgroups = [pathlib.Path(x.split(" ", 1)[1]) for x in leftovers()
-               if x.startswith(f"cgroup {CGROUP_CPU_ROOT / (CGROUP_PREFIX + tag)}")]
-    for path in cgroups:
-        _kill_pids(_read_pids(path / "cgroup.procs"))
-    for ns in namespaces:
-        _kill_pids(_namespace_pids(ns))
-    for path in cgroups:
-        problem = _remove_cgroup(path)
-        (problems.append(problem) if problem else removed.append(f"cgroup {path}"))
-    for ns in sorted(namespaces, key=lambda n: n.endswith("_br")):  # node namespaces first, the bridge's last
-        try:
-            _run(["ip", "netns", "del", ns], missing_ok=True)
-            removed.append(f"netns {ns}")
-        except ClusterError as err:
-            problems.append(str(err))
-    if problems:
-        raise ClusterError("could not remove " + "; ".join(problems))
-    return removed
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -430,37 +203,38 @@ class Cluster:
         self._log_dir = pathlib.Path(tempfile.mkdtemp(prefix=f"tracegen_{self.run_id}_"))
         br = self.bridge_namespace
         self._add_namespace(br)
-        _run(["ip", "-n", br, "link", "add", "br0", "type", "bridge"])
-        _run(["ip", "-n", br, "link", "set", "br0", "up"])
+        run_command(["ip", "-n", br, "link", "add", "br0", "type", "bridge"])
+        run_command(["ip", "-n", br, "link", "set", "br0", "up"])
         for node in self.nodes:
             ns = self.namespace(node)
             self._add_namespace(ns)
             port = f"p_{node}"
-            _run(["ip", "-n", br, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns])
-            _run(["ip", "-n", br, "link", "set", port, "master", "br0", "up"])
-            _run(["ip", "-n", ns, "addr", "add", f"{self.address(node)}/{self._network.prefixlen}", "dev", "eth0"])
-            _run(["ip", "-n", ns, "link", "set", "eth0", "up"])
-            _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            run_command(["ip", "-n", br, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns])
+            run_command(["ip", "-n", br, "link", "set", port, "master", "br0", "up"])
+            run_command(["ip", "-n", ns, "addr", "add", f"{self.address(node)}/{self._network.prefixlen}",
+                         "dev", "eth0"])
+            run_command(["ip", "-n", ns, "link", "set", "eth0", "up"])
+            run_command(["ip", "-n", ns, "link", "set", "lo", "up"])
         shape = self.config.link.tbf_args()
         for node in self.ps_nodes:
-            _run(["tc", "-n", self.namespace(node), "qdisc", "replace", "dev", "eth0", "root", "tbf", *shape])
-            _run(["tc", "-n", br, "qdisc", "replace", "dev", f"p_{node}", "root", "tbf", *shape])
+            run_command(["tc", "-n", self.namespace(node), "qdisc", "replace", "dev", "eth0", "root", "tbf", *shape])
+            run_command(["tc", "-n", br, "qdisc", "replace", "dev", f"p_{node}", "root", "tbf", *shape])
         for i, node in enumerate(self.worker_nodes):
             own = self.config.worker_link(i)
             if own is not None:
-                _run(["tc", "-n", self.namespace(node), "qdisc", "replace", "dev", "eth0", "root", "tbf",
-                      *own.tbf_args()])
-                _run(["tc", "-n", br, "qdisc", "replace", "dev", f"p_{node}", "root", "tbf", *own.tbf_args()])
+                run_command(["tc", "-n", self.namespace(node), "qdisc", "replace", "dev", "eth0", "root", "tbf",
+                             *own.tbf_args()])
+                run_command(["tc", "-n", br, "qdisc", "replace", "dev", f"p_{node}", "root", "tbf", *own.tbf_args()])
         for node in self.nodes:
             self._add_cgroup(node)
 
     def _add_namespace(self, name: str) -> None:
         self._namespaces.append(name)  # recorded first: an interrupted add is still removed
-        _run(["ip", "netns", "add", name])
+        run_command(["ip", "netns", "add", name])
         # No IPv6 inside the cluster: no router solicitations or DAD probes on the shaped link.
-        _run(["ip", "netns", "exec", name, "sh", "-c",
-              "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6 && "
-              "echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6"])
+        run_command(["ip", "netns", "exec", name, "sh", "-c",
+                     "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6 && "
+                     "echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6"])
 
     def _add_cgroup(self, node: str) -> None:
         path = self.cgroup(node)
@@ -505,11 +279,11 @@ class Cluster:
         self._procs.append(proc)
         return proc
 
-    def run(self, node: str, argv: Sequence[str], timeout_s: float = _COMMAND_TIMEOUT_S) -> str:
+    def run(self, node: str, argv: Sequence[str], timeout_s: float = COMMAND_TIMEOUT_S) -> str:
         """Run a short command inside ``node``'s namespace (not capped) and return its stdout."""
         if not self._up:
             raise ClusterError("the cluster is not up; run commands inside 'with Cluster(...) as cluster:'")
-        return _run(["ip", "netns", "exec", self.namespace(node), *argv], timeout_s=timeout_s)
+        return run_command(["ip", "netns", "exec", self.namespace(node), *argv], timeout_s=timeout_s)
 
     def link_stats(self) -> LinkStats:
         """The PS links' qdisc counters (all PS tasks together) and the TCP retransmissions of all nodes, since
@@ -559,16 +333,16 @@ class Cluster:
                         stream.close()
         # Anything else still in our cgroups or namespaces was started from our processes: end it too.
         for path in self._cgroups:
-            _kill_pids(_read_pids(path / "cgroup.procs"))
+            kill_pids(read_pids(path / "cgroup.procs"))
         for ns in self._namespaces:
-            _kill_pids(_namespace_pids(ns))
+            kill_pids(namespace_pids(ns))
         for path in reversed(self._cgroups):
-            problem = _remove_cgroup(path)
+            problem = remove_cgroup(path)
             if problem:
                 problems.append(problem)
         for ns in reversed(self._namespaces):  # node namespaces first, the bridge's last
             try:
-                _run(["ip", "netns", "del", ns], missing_ok=True)
+                run_command(["ip", "netns", "del", ns], missing_ok=True)
             except ClusterError as err:
                 problems.append(str(err))
         self._procs.clear()
@@ -580,25 +354,8 @@ class Cluster:
         return problems
 
 
-def _run(argv: Sequence[str], timeout_s: float = _COMMAND_TIMEOUT_S, missing_ok: bool = False) -> str:
-    """Run a short command; return its stdout or raise ClusterError quoting the command and its stderr."""
-    try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s, check=False)
-    except FileNotFoundError as exc:
-        raise ClusterError(f"'{argv[0]}' not found on PATH (needed for: {' '.join(argv)})") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise ClusterError(f"'{' '.join(argv)}' did not finish within {timeout_s:g} s") from exc
-    if done.returncode != 0:
-        err = done.stderr.strip()
-        if missing_ok and ("No such file" in err or "not found" in err.lower()):
-            return ""
-        tail = (err.splitlines() or ["(no output)"])[-1]
-        raise ClusterError(f"'{' '.join(argv)}' failed with code {done.returncode}: {tail}")
-    return done.stdout
-
-
 def _qdisc_counters(namespace: str, dev: str) -> tuple[int, int]:
-    shown = json.loads(_run(["tc", "-n", namespace, "-s", "-j", "qdisc", "show", "dev", dev]) or "[]")
+    shown = json.loads(run_command(["tc", "-n", namespace, "-s", "-j", "qdisc", "show", "dev", dev]) or "[]")
     for qdisc in shown:
         if qdisc.get("kind") == "tbf":
             return int(qdisc.get("bytes", 0)), int(qdisc.get("drops", 0))
@@ -610,40 +367,3 @@ def _tcp_retrans_segs(snmp: str) -> int:
     if len(rows) < 2 or "RetransSegs" not in rows[0]:
         raise ClusterError("/proc/net/snmp: no Tcp RetransSegs counter")
     return int(rows[1][rows[0].index("RetransSegs")])
-
-
-def _read_pids(path: pathlib.Path) -> list[int]:
-    try:
-        return [int(line) for line in path.read_text().split()]
-    except FileNotFoundError:
-        return []
-
-
-def _namespace_pids(namespace: str) -> list[int]:
-    try:
-        out = _run(["ip", "netns", "pids", namespace], missing_ok=True)
-    except ClusterError:
-        return []
-    return [int(word) for word in out.split()]
-
-
-def _kill_pids(pids: Sequence[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-
-def _remove_cgroup(path: pathlib.Path) -> str | None:
-    deadline = time.monotonic() + 5.0
-    while True:
-        try:
-            path.rmdir()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno != errno.EBUSY or time.monotonic() > deadline:
-                return f"cgroup {path} ({exc.strerror}; tasks: {_read_pids(path / 'cgroup.procs')})"
-            _kill_pids(_read_pids(path / "cgroup.procs"))
-            time.sleep(0.05)
-        else:
-            return None

@@ -1,6 +1,6 @@
 """The measurements CSV that ``tracegen validate`` compares predictions with: its columns, reading and checking.
 
-Measurements come from ``tracegen testbed`` (``measured.csv``, schema in :mod:`validation.testbed`) or from
+Measurements come from ``tracegen testbed`` (``measured.csv``, schema in :mod:`validation.testbed_files`) or from
 anywhere else as a CSV with one row per run and at least these columns (others are ignored)::
 
     n_workers             int    workers in the run (>= 1)
@@ -36,7 +36,7 @@ from tracegen.units import MAX_RATE_BYTES_PER_S, parse_rate
 from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
-# optional: where a window's CPU went, cores (validation.testbed's schema), shown in the report when present
+# optional: where a window's CPU went, cores (validation.testbed_files's schema), shown in the report when present
 CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
 SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
 CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS

@@ -43,21 +43,21 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from parsers.linkprofile import LinkProfile, ProfilePoint
 from tracegen import own_version
+from validation import Progress
 from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
 from validation.signals import terminating
-from validation.testbed import node_env, steps_in_window
+from validation.testbed_window import node_env, steps_in_window
 
 MAX_LINE_BYTES = 64 * 1024
 MAX_WORKERS = 256
 _LEAD_S = 1.0  # clients start moving this long before the window opens, so flows are up to speed
-Progress = Callable[[str], None]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

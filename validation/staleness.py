@@ -7,7 +7,7 @@ parameter once, so a step's staleness is that of each of its gradients, and the 
 directly. The distance is the Kolmogorov-Smirnov statistic: the largest gap between the two cumulative
 distributions (0: the same; 1: no overlap).
 
-``staleness.csv`` (:func:`validation.testbed._write_staleness`) has exactly the header
+``staleness.csv`` (:func:`validation.testbed_files.write_staleness`) has exactly the header
 ``n_workers,repeat,staleness,steps`` and a row per run and staleness value, each cell a whole number written as
 one (``2``, not ``2.0``): ``n_workers`` from 1 to :data:`tracegen.simulate.MAX_WORKERS`, ``repeat`` from 0 to
 :data:`MAX_REPEAT`, ``staleness`` from 0 and ``steps`` from 1 to :data:`MAX_WINDOW_STEPS`. Blank lines are skipped.

@@ -21,10 +21,12 @@ import pathlib
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 
 from parsers.linkprofile import CpuQuota, LinkProfile, read_link_profile, write_link_profile
-from validation.cluster import Cluster, ClusterConfig, available_cores
+from validation import Progress
+from validation.cluster import Cluster
+from validation.cluster_config import ClusterConfig
+from validation.cluster_host import available_cores
 from validation.errors import ConfigError, JobError
 
 CONTROL_PORT = 7070
@@ -58,7 +60,7 @@ def default_client_cores(ps_cores: float) -> float:
 
 def measure_link_profile(cluster_config: ClusterConfig, out_path: pathlib.Path, *, max_connections: int = 8,
                          window_s: float = 3.0, timeout_s: float = 600.0,
-                         progress: Callable[[str], None] | None = None) -> LinkProfile:
+                         progress: Progress | None = None) -> LinkProfile:
     """Run netbench between the PS and one client host of ``cluster_config`` (its ``n_workers`` must be 1 and
     its worker cap is the client host's) and write the profile to ``out_path``."""
     report = progress or (lambda _line: None)

@@ -8,16 +8,15 @@ import datetime
 import pathlib
 import statistics
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from parsers.singleworker import HELD_SHARE, SINGLE_WORKER_NAME, AtCap, SingleWorker, write_single_worker
 from tracegen import own_version
+from validation import Progress
+from validation.testbed_config import TestbedConfig
 from validation.testbed_link import ps_quota
+from validation.testbed_window import Measurement
 
-if TYPE_CHECKING:
-    from validation.testbed import Measurement, Progress, TestbedConfig
-
-MeasureOne = Callable[..., "Measurement"]  # testbed.measure: (config, n_workers, repeat=, progress=)
+MeasureOne = Callable[..., Measurement]  # testbed_window.measure: (config, n_workers, repeat=, progress=)
 
 
 def utc_now() -> str:

@@ -2,7 +2,7 @@
 cluster as the TF1 runs (:mod:`validation.cluster`: the PS link shaped, every node capped) plus a coordinator
 node, ``chief``, unshaped and capped at ``cpu_cap_coordinator``; the job is :mod:`validation.tf2node`.
 
-The measurement is the TF1 runs' (:func:`validation.testbed.measure`): after warm-up the controller sends one
+The measurement is the TF1 runs' (:func:`validation.testbed_window.measure`): after warm-up the controller sends one
 window on ``time.monotonic()``; the coordinator reads a step counter on the PS at its start and end, and steps
 of all workers together per second is the rate (ParameterServerStrategy does not say which worker ran which
 step, so ``worker_steps_per_s`` stays empty). The PS's CPU over the window comes from its cgroup. In the traced
@@ -20,14 +20,14 @@ import subprocess
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from validation import Progress
 from validation.cluster import Cluster
 from validation.errors import JobError
+from validation.testbed_config import TestbedConfig
+from validation.testbed_window import Measurement, collect, cpu_fields, node_env, pump
 from validation.windowcpu import WindowCpu
-
-if TYPE_CHECKING:
-    from validation.testbed import Measurement, Progress, TestbedConfig
 
 PROFILER_PORT = 6009
 WINDOW_LEAD_S = 1.0
@@ -37,8 +37,6 @@ PROFILE_MS_PER_STEP = 2000  # the profile lasts this long per traced step (at le
 def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace_dir: pathlib.Path | None = None,
                 window_s: float | None = None, progress: Progress | None = None) -> Measurement:
     """Build one cluster with ``n_workers`` workers and a coordinator, measure one window, remove the cluster."""
-    from validation.testbed import Measurement, _collect, _pump, cpu_fields, node_env
-
     window_len_s = config.window_s if window_s is None else window_s
     report = progress or (lambda _message: None)
     env = node_env()
@@ -60,9 +58,9 @@ def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace
         events: queue.Queue[tuple[int, str | None]] = queue.Queue()
         if chief.popen.stdout is None or chief.popen.stdin is None:
             raise JobError("the coordinator has no stdin/stdout pipe")
-        threading.Thread(target=_pump, args=(0, chief.popen.stdout, events), daemon=True).start()
-        _collect(events, pss=servers, workers=[chief], want="warm", deadline_s=time.monotonic() + config.timeout_s,
-                 timeout_s=config.timeout_s)
+        threading.Thread(target=pump, args=(0, chief.popen.stdout, events), daemon=True).start()
+        collect(events, pss=servers, workers=[chief], want="warm", deadline_s=time.monotonic() + config.timeout_s,
+                timeout_s=config.timeout_s)
         report(f"N={n_workers}: warm; measuring {window_len_s:g} s")
         start_s = time.monotonic() + WINDOW_LEAD_S
         end_s = start_s + window_len_s
@@ -73,8 +71,8 @@ def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace
             raise JobError(f"the coordinator exited before the window began: {chief.stderr_tail()}") from exc
         n_ps = len(cluster.ps_nodes)
         cpu = WindowCpu(servers[:n_ps], servers[n_ps:], start_s, end_s)
-        done = _collect(events, pss=servers, workers=[chief], want="done", deadline_s=end_s + config.timeout_s,
-                        timeout_s=config.timeout_s)[0]
+        done = collect(events, pss=servers, workers=[chief], want="done", deadline_s=end_s + config.timeout_s,
+                       timeout_s=config.timeout_s)[0]
         cpu.join()
         stats = cluster.link_stats()
     reads = done.get("counter_reads", [])

@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -69,6 +69,7 @@ from tracegen.placement import PLACEMENTS, Placement, creation_order, place, tra
 from tracegen.plots import curve_csv
 from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
 from tracegen.units import format_rate
+from validation import Progress
 from validation.compare import (
     Comparison,
     compare,
@@ -242,9 +243,6 @@ def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
             if measured != [str(value)]:
                 found.append(f"the trace was captured with {column} {value!r}, the measurements have {measured}")
     return found
-
-
-Progress = Callable[[str], None]
 
 
 def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | None, config: PredictConfig,

@@ -14,16 +14,10 @@ from typing import Any
 
 import pytest
 
-from validation import cluster as cluster_mod
-from validation.cluster import (
-    CGROUP_CPU_ROOT,
-    Cluster,
-    ClusterConfig,
-    LinkShape,
-    available_cores,
-    check_host,
-    leftovers,
-)
+from validation import cluster_host
+from validation.cluster import Cluster
+from validation.cluster_config import ClusterConfig, LinkShape
+from validation.cluster_host import CGROUP_CPU_ROOT, available_cores, check_host, leftovers
 from validation.errors import ClusterError, ConfigError
 
 TEST_SUBNET = "10.79.3.0/24"  # a subnet only these tests use, so their node processes can be told apart
@@ -145,7 +139,7 @@ def test_workers_may_have_caps_of_their_own() -> None:
 
 
 def test_refuses_without_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cluster_mod.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(cluster_host.os, "geteuid", lambda: 1000)
     with pytest.raises(ClusterError, match=r"needs root .* running as uid 1000"):
         check_host(_config())
 
@@ -159,7 +153,7 @@ def test_refuses_without_ip_and_tc(monkeypatch: pytest.MonkeyPatch, tmp_path: pa
 
 @pytest.mark.root  # the root check comes first
 def test_refuses_without_cgroup_cpu_controller(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
-    monkeypatch.setattr(cluster_mod, "CGROUP_CPU_ROOT", tmp_path)
+    monkeypatch.setattr(cluster_host, "CGROUP_CPU_ROOT", tmp_path)
     with pytest.raises(ClusterError, match="cgroup v1 cpu controller"):
         check_host(_config())
 
@@ -272,7 +266,8 @@ def test_a_failed_start_is_quoted_and_cleaned_up() -> None:
 
 _HOLDER = r"""
 import sys, time
-from validation.cluster import Cluster, ClusterConfig, LinkShape
+from validation.cluster import Cluster
+from validation.cluster_config import ClusterConfig, LinkShape
 config = ClusterConfig(n_workers=1, link=LinkShape(rate_bits_per_s=10**8, burst_bytes=16384, latency_ms=20.0),
                        cpu_cap_ps=0.2, cpu_cap_worker=0.2, subnet=sys.argv[1])
 with Cluster(config) as cluster:
@@ -304,7 +299,8 @@ def test_removes_everything_on_a_signal(signum: int, default_signals: Callable[[
 
 _CRASHER = r"""
 import os, signal, sys
-from validation.cluster import Cluster, ClusterConfig, LinkShape
+from validation.cluster import Cluster
+from validation.cluster_config import ClusterConfig, LinkShape
 config = ClusterConfig(n_workers=1, link=LinkShape(rate_bits_per_s=10**8, burst_bytes=16384, latency_ms=20.0),
                        cpu_cap_ps=0.2, cpu_cap_worker=0.2, subnet=sys.argv[1])
 cluster = Cluster(config).__enter__()

@@ -14,7 +14,8 @@ import pytest
 
 from parsers.linkprofile import read_link_profile
 from tracegen.cli import main
-from validation.cluster import ClusterConfig, LinkShape, leftovers
+from validation.cluster_config import ClusterConfig, LinkShape
+from validation.cluster_host import leftovers
 from validation.errors import ConfigError
 from validation.netbench import NetbenchConfig, connection_counts, serve, split_address
 from validation.testbed_link import measure_link_profile

@@ -19,19 +19,14 @@ import pytest
 from parsers import read_trace
 from parsers.singleworker import read_single_worker
 from tracegen.model import build_model
-from validation import testbed
-from validation.cluster import leftovers
+from validation import testbed_files
+from validation.cluster_host import leftovers
 from validation.errors import ConfigError
-from validation.testbed import (
-    MEASURED_COLUMNS,
-    MEASURED_SCHEMA,
-    Measurement,
-    TestbedConfig,
-    run_testbed,
-    steps_in_window,
-    window_for,
-)
+from validation.testbed import run_testbed, window_for
+from validation.testbed_config import TestbedConfig
+from validation.testbed_files import MEASURED_COLUMNS, MEASURED_SCHEMA
 from validation.testbed_single import AT_CAP_SHARE, measure_at_cap, write_single_worker_json
+from validation.testbed_window import Measurement, steps_in_window
 
 TEST_SUBNET = "10.79.4.0/24"  # only these tests use it, so their node processes can be told apart
 RUN_ID = re.compile(r"cluster ([0-9a-f]{6}) is up")
@@ -129,7 +124,7 @@ def test_refuses_an_output_folder_that_holds_measurements(tmp_path: pathlib.Path
 
 
 def test_schema_is_documented_in_order() -> None:
-    doc = testbed.__doc__ or ""
+    doc = testbed_files.__doc__ or ""
     documented = [m.group(1) for m in re.finditer(r"^    (\w+) +(int|float|str) ", doc, flags=re.MULTILINE)]
     assert documented == list(MEASURED_COLUMNS)
     assert [t for _, t in MEASURED_SCHEMA] == re.findall(r"^    \w+ +(int|float|str) ", doc, flags=re.MULTILINE)
@@ -137,9 +132,9 @@ def test_schema_is_documented_in_order() -> None:
 
 def test_the_single_worker_record_is_the_median_of_every_run_of_one_worker(tmp_path: pathlib.Path) -> None:
     """One job's rate moves between jobs by more than a window's noise, so every run of one worker counts."""
-    runs = [testbed.Measurement(n_workers=1, repeat=r, steps_per_s=rate, worker_steps_per_s=(rate,),
-                                global_steps_per_s=rate, window_s=10.0, qdisc_drops=0, tcp_retrans_segs=0,
-                                ps_cpu_cores=cores)
+    runs = [Measurement(n_workers=1, repeat=r, steps_per_s=rate, worker_steps_per_s=(rate,),
+                        global_steps_per_s=rate, window_s=10.0, qdisc_drops=0, tcp_retrans_segs=0,
+                        ps_cpu_cores=cores)
             for r, (rate, cores) in enumerate([(10.99, 0.1307), (9.45, 0.144), (10.2, None)])]
     write_single_worker_json(tmp_path, _config(tmp_path), runs)
     single = read_single_worker(tmp_path / "single-worker.json")
@@ -335,7 +330,8 @@ def test_two_ps_tasks_each_serve_part_of_the_parameters(tmp_path: pathlib.Path, 
 
 _RUNNER = r"""
 import pathlib, sys
-from validation.testbed import TestbedConfig, run_testbed
+from validation.testbed import run_testbed
+from validation.testbed_config import TestbedConfig
 config = TestbedConfig(out_dir=pathlib.Path(sys.argv[1]), model="mlp", widths=(32,), batch_size=16, workers=(1,),
                        bandwidth_bits_per_s=100_000_000, repeats=1, window_s=300.0, warmup_steps=3,
                        cpu_cap_ps=0.5, cpu_cap_worker=0.6, subnet=sys.argv[2], link_profile=False, traced_steps=3)
