@@ -1,8 +1,8 @@
 """What a simulation result says, as functions of it (never stored beside it).
 
-The estimator of throughput is the testbed's own (:func:`validation.testbed_window.steps_in_window` does the same
-on real runs): over a window common to all workers, every worker's steps are counted by the fraction of their
-duration that lies inside it, and the sum is divided by the window's length. The window opens when the last worker ends
+The estimator of throughput is the testbed's own (:func:`fraction_in_window` counts the steps of real runs
+too): over a window common to all workers, every worker's steps are counted by the fraction of their duration
+that lies inside it, and the sum is divided by the window's length. The window opens when the last worker ends
 its warm-up steps (the start-up transient, when workers started at offsets and had the link to themselves, is
 left out) and closes when the first worker ends its last step (after which fewer workers compete). Utilisations
 are bytes (or CPU time) used inside that same window over what the resource could have given in it, so they
@@ -23,11 +23,13 @@ from tracegen.model import PS_KINDS, StepModel, TaskKind
 from tracegen.simulate import SimResult
 
 
-def fraction_in_window(steps: Sequence[tuple[int, int]], start_ns: int, end_ns: int) -> float:
-    """Steps done inside [start_ns, end_ns]: each step counted by the fraction of its duration inside."""
+def fraction_in_window(steps: Sequence[tuple[float, float]], start: float, end: float) -> float:
+    """Steps done inside [start, end]: each step counted by the fraction of its duration inside. Any one time
+    unit: the model's integer nanoseconds, or the seconds of a real run (the testbed and netbench count theirs
+    with this, so that simulated and measured throughput are the same estimator)."""
     total = 0.0
     for s, e in steps:
-        overlap = min(e, end_ns) - max(s, start_ns)
+        overlap = min(e, end) - max(s, start)
         if overlap > 0 and e > s:
             total += overlap / (e - s)
     return total

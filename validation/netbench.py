@@ -48,12 +48,13 @@ from typing import Any
 
 from parsers.linkprofile import LinkProfile, ProfilePoint
 from tracegen import own_version
+from tracegen.metrics import fraction_in_window
 from validation import Progress
 from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
 from validation.signals import terminating
-from validation.testbed_window import node_env, steps_in_window
+from validation.testbed_window import node_env
 
 MAX_LINE_BYTES = 64 * 1024
 MAX_WORKERS = 256
@@ -486,7 +487,7 @@ class _Bench:
         rates = {"pull": 0.0, "push": 0.0}
         for d, role in zip(done, roles, strict=True):
             steps = [(float(s), float(e)) for s, e in d["steps"]]
-            moved = steps_in_window(steps, start_s, end_s) * step_bytes / window_s
+            moved = fraction_in_window(steps, start_s, end_s) * step_bytes / window_s
             carries = {"cycle": ("pull", "push"), "rpc_pull": ("pull",), "rpc_push": ("push",)}
             for direction in carries.get(role, (role,)):
                 rates[direction] += moved

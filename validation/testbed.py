@@ -23,8 +23,9 @@ from validation import Progress
 from validation.capture import tensorflow_version
 from validation.cluster_host import check_host
 from validation.errors import ConfigError, NodeCrashedError
+from validation.staleness import STALENESS_NAME
 from validation.testbed_config import TestbedConfig
-from validation.testbed_files import STALENESS_NAME, write_measured_csv, write_staleness, write_trace_meta
+from validation.testbed_files import write_measured_csv, write_staleness, write_trace_meta
 from validation.testbed_link import default_client_cores, measure_link_profile
 from validation.testbed_single import MeasureOne, measure_at_cap, write_single_worker_json
 from validation.testbed_tf2 import measure_tf2

@@ -110,7 +110,6 @@ MEASURED_SCHEMA: tuple[tuple[str, str], ...] = (
 
 MEASURED_COLUMNS: tuple[str, ...] = tuple(name for name, _ in MEASURED_SCHEMA)
 LIST_SEPARATOR = ";"
-STALENESS_NAME = "staleness.csv"
 
 
 def write_staleness(path: pathlib.Path, measurements: Sequence[Measurement]) -> None:

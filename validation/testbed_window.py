@@ -34,6 +34,7 @@ import time
 from collections.abc import Sequence
 from typing import IO, Any, TypedDict
 
+from tracegen.metrics import fraction_in_window
 from validation import Progress
 from validation.cluster import Cluster, NodeProcess
 from validation.errors import JobError, NodeCrashedError
@@ -66,16 +67,6 @@ class Measurement:
     ps_preemptions_per_s: float | None = None  # their involuntary ones
     ps_bytes: tuple[int, ...] = ()  # parameter bytes on each PS task (worker 0's placement)
     staleness: tuple[int, ...] = ()  # of every step inside the window, all workers (when asked for)
-
-
-def steps_in_window(steps: Sequence[tuple[float, float]], start_s: float, end_s: float) -> float:
-    """Steps done inside [start_s, end_s]: each step counted by the fraction of its duration inside."""
-    total = 0.0
-    for s, e in steps:
-        overlap = min(e, end_s) - max(s, start_s)
-        if overlap > 0.0 and e > s:
-            total += overlap / (e - s)
-    return total
 
 
 def measure(
@@ -149,7 +140,7 @@ def measure(
     rates = []
     for i in range(n_workers):
         steps = [(float(s), float(e)) for s, e in done[i]["steps"]]
-        rates.append(steps_in_window(steps, start_s, end_s) / window_len_s)
+        rates.append(fraction_in_window(steps, start_s, end_s) / window_len_s)
     reads = done[0]["global_step_reads"]
     if len(reads) != 2 or reads[1][0] <= reads[0][0]:
         raise JobError(f"worker 0 reported unusable global_step reads {reads}")

@@ -26,7 +26,7 @@ from validation.testbed import run_testbed, window_for
 from validation.testbed_config import TestbedConfig
 from validation.testbed_files import MEASURED_COLUMNS, MEASURED_SCHEMA
 from validation.testbed_single import AT_CAP_SHARE, measure_at_cap, write_single_worker_json
-from validation.testbed_window import Measurement, steps_in_window
+from validation.testbed_window import Measurement
 
 TEST_SUBNET = "10.79.4.0/24"  # only these tests use it, so their node processes can be told apart
 RUN_ID = re.compile(r"cluster ([0-9a-f]{6}) is up")
@@ -78,14 +78,6 @@ def _assert_nothing_left(run_ids: list[str]) -> None:
 
 
 # ----- parsing and checks
-
-
-def test_steps_in_window_counts_partial_steps_by_fraction() -> None:
-    steps = [(0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.5, 4.5)]
-    assert steps_in_window(steps, 0.5, 2.5) == pytest.approx(2.0)
-    assert steps_in_window(steps, 3.0, 3.5) == 0.0  # a gap between steps holds no step
-    assert steps_in_window(steps, 3.0, 4.0) == pytest.approx(0.5)
-    assert steps_in_window([(1.0, 1.0)], 0.0, 2.0) == 0.0
 
 
 @pytest.mark.parametrize(
