@@ -39,6 +39,7 @@ from parsers.trace import (
     MAX_DUR_NS,
     MAX_STEP,
     MAX_TIME_NS,
+    NULLABLE_TEXT,
     SCHEMAS,
     Trace,
     device_role,
@@ -375,8 +376,8 @@ def _inputs(args: dict[str, Any], where: str) -> Iterable[tuple[str, int]]:
 _OP_ARGS = ("node_name", "op_type", "step", "lane")
 _TRANSFER_ARGS = ("tensor_name", "src_device", "dst_device", "direction", "size_bytes", "step")
 _ARG_KEYS = {k: f".args.{k}" for k in _OP_ARGS + _TRANSFER_ARGS}
-_NULLABLE = {("ops", "op_type"), ("transfers", "tensor_name"), ("transfers", "src_device"),
-             ("transfers", "size_bytes")}
+_NULLABLE = {(table, column) for table, columns in NULLABLE_TEXT.items() for column in columns} | {
+    ("transfers", "size_bytes")}
 
 
 def _cell(table: str, column: str, value: Any, where: str, key: str) -> Any:
@@ -413,7 +414,7 @@ def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
                 raise TraceContentError(f"{where}.args.direction must be one of {', '.join(DIRECTIONS)} "
                                         f"(got {quoted(row['direction'])})")
             transfers.append(row | _span(e, where))
-    tables = extra.get("tables")
+    tables = extra.get("tables") if isinstance(extra, dict) else None
     if not isinstance(tables, dict):
         raise TraceFormatError(f"{source}: 'tracegen.tables' missing")
     built = {name: _own_table(name, tables.get(name), source)

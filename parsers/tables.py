@@ -6,6 +6,7 @@ or ``read_trace`` on the directory) into an equal Trace.
 
 from __future__ import annotations
 
+import csv
 import importlib
 import io
 import json
@@ -20,7 +21,7 @@ from parsers.errors import TraceFormatError, quoted
 from parsers.files import read_file
 from parsers.jsondoc import load_json
 from parsers.limits import MAX_BYTES, MAX_RECORDS
-from parsers.trace import MAX_STEP, SCHEMAS, Trace, make_table, trace_from
+from parsers.trace import MAX_STEP, NULLABLE_INT, NULLABLE_TEXT, SCHEMAS, Trace, make_table, trace_from
 
 MANIFEST = "trace.json"
 MAX_MANIFEST_BYTES = 1 << 20
@@ -43,7 +44,8 @@ def write_tables(trace: Trace, out_dir: str | os.PathLike[str], fmt: TableFormat
         frame: pd.DataFrame = getattr(trace, name)
         buf = io.BytesIO()
         if fmt == "csv":
-            frame.to_csv(buf, index=False, lineterminator="\n")
+            # every text field quoted: a carriage return inside one must not end its row
+            frame.to_csv(buf, index=False, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
         else:
             frame.to_parquet(buf, index=False)
         write_bytes_atomic(target / f"{name}.{fmt}", buf.getvalue())
@@ -74,7 +76,9 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
             raise TraceFormatError(f"{source}: the tables hold more than the limit of {max_bytes} bytes together")
         try:
             if fmt == "csv":
-                frame = pd.read_csv(io.BytesIO(data), dtype=dict(schema), keep_default_na=False, na_values=[""])
+                unknown = [c for c, t in schema.items() if t == NULLABLE_INT or c in NULLABLE_TEXT.get(name, ())]
+                frame = pd.read_csv(io.BytesIO(data), dtype=dict(schema), keep_default_na=False,
+                                    na_values={c: [""] for c in unknown})
             else:
                 frame = pd.read_parquet(io.BytesIO(data))
         except (ValueError, TypeError, OverflowError, _ARROW.ArrowException) as exc:

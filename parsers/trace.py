@@ -101,6 +101,10 @@ VARIABLES_SCHEMA: Mapping[str, str] = {
 }
 STEPS_SCHEMA: Mapping[str, str] = {"step": INT, "source": STR, "start_ns": INT, "end_ns": INT}
 
+# Text columns a format may leave unknown (NA). An empty string there says no more, and is kept as NA, so that
+# every format reads back the same trace (CSV cannot tell the two apart).
+NULLABLE_TEXT: Mapping[str, tuple[str, ...]] = {"ops": ("op_type",), "transfers": ("tensor_name", "src_device")}
+
 SCHEMAS: Mapping[str, Mapping[str, str]] = {
     "ops": OPS_SCHEMA, "transfers": TRANSFERS_SCHEMA, "graph_nodes": GRAPH_NODES_SCHEMA,
     "graph_edges": GRAPH_EDGES_SCHEMA, "rendezvous": RENDEZVOUS_SCHEMA, "variables": VARIABLES_SCHEMA,
@@ -135,22 +139,45 @@ CHOICES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
 }
 
 
+def _printable(value: Any) -> Any:
+    """A string that UTF-8 can hold: a lone surrogate (a file name that is not UTF-8, as ``os.fsdecode`` gives it)
+    written as its escape, ``\\udcff``; anything else as it is."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(value, str) else value
+
+
+def _frame(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> pd.DataFrame:
+    """The rows as a frame; strings that UTF-8 cannot hold (the string dtype refuses them) made printable."""
+    try:
+        return pd.DataFrame(list(rows), columns=columns)
+    except UnicodeError:
+        return pd.DataFrame([{k: _printable(v) for k, v in row.items()} for row in rows], columns=columns)
+
+
 def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame, *, where: str = "") -> pd.DataFrame:
     """Build table ``name`` from rows (or a frame), with exactly its schema's columns and dtypes, every
     integer within its ``BOUNDS`` and every enumerated string one of its ``CHOICES``; ``where`` (a file)
     prefixes the message of a SchemaError."""
     schema = SCHEMAS[name]
     prefix = f"{where}: table {name!r}" if where else f"table {name!r}"
-    frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows), columns=list(schema))
+    frame = rows.copy() if isinstance(rows, pd.DataFrame) else _frame(rows, list(schema))
     missing = [c for c in schema if c not in frame.columns]
     if missing:
         raise SchemaError(f"{prefix} lacks columns {missing}")
     frame = frame[list(schema)]
+    for column, dtype in schema.items():  # astype would cut a fraction off without a word
+        if dtype != STR and pd.api.types.is_float_dtype(frame[column]):
+            values = frame[column].reset_index(drop=True)
+            fractional = (values.notna() & (values % 1 != 0)).to_numpy()
+            if fractional.any():
+                row = int(fractional.argmax())
+                raise SchemaError(f"{prefix} row {row}: {column!r} must be a whole number (got {values.iloc[row]})")
     try:
         frame = frame.astype(dict(schema))
     except (TypeError, ValueError, OverflowError) as exc:
         raise SchemaError(f"{prefix}: a column does not fit its type: {exc}") from exc
     frame = frame.reset_index(drop=True)
+    for column in NULLABLE_TEXT.get(name, ()):
+        frame.loc[(frame[column] == "").fillna(value=False), column] = pd.NA
     for column, (low, high) in BOUNDS[name].items():
         outside = ~frame[column].between(low, high).fillna(value=True)
         if outside.any():

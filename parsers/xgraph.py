@@ -91,7 +91,7 @@ def _ps_components(parts: Sequence[Any], by_tensor: dict[str, dict[str, Any]]) -
             out.nodes.append({"device": n.device, "node_name": n.name, "op_type": n.op})
             out.edges += [_edge(n.device, src, n.name, control) for src, control in map(_node, n.input)
                           if src in names or src in args]
-            row = by_tensor.get(n.attr["tensor_name"].s.decode() if "tensor_name" in n.attr else "")
+            row = by_tensor.get(n.attr["tensor_name"].s.decode("utf-8", "replace") if "tensor_name" in n.attr else "")
             if row is None or n.op not in ("_Send", "_Recv"):
                 continue
             if n.op == "_Recv":  # a push: the PS's _Recv node, fed by the worker's producer

@@ -238,7 +238,7 @@ def _steps(events: Sequence[Event], source: str) -> tuple[str, list[tuple[int, i
         counts = collections.Counter(e.name for e in calls)
         name = max(counts, key=lambda n: (counts[n], -min(e.start_ns for e in calls if e.name == n)))
         return name, sorted((e.start_ns, e.end_ns) for e in calls if e.name == name)
-    executes = [(m["name"], e) for e in events if e.name == "EagerExecute" and e.stats.get("is_func") == 1
+    executes = [(m["name"], e) for e in events if e.name == "EagerExecute" and e.stats.get("is_func") in (1, "1")
                 and isinstance(e.stats.get("eager_op"), str) and (m := INFERENCE.match(e.stats["eager_op"]))]
     if executes:
         counts = collections.Counter(n for n, _ in executes)

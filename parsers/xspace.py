@@ -105,6 +105,12 @@ def read_profile_files(files: Sequence[pathlib.Path], source: str, max_bytes: in
             raise TraceFormatError(f"{source}: the profile's files hold more than the limit of {max_bytes} bytes "
                                    "together")
         contents.append((str(path), data))
+    hosts: dict[str, str] = {}
+    for path_text, _ in contents:  # the same host twice (plain and gzipped) would count its every event twice
+        if (host := host_name(path_text)) in hosts:
+            raise TraceContentError(f"{source}: {hosts[host]} and {path_text} are both the profile of host "
+                                    f"{host!r}; keep one of them")
+        hosts[host] = path_text
     return contents
 
 

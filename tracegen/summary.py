@@ -183,10 +183,10 @@ def _link_estimate(trace: Trace) -> dict[str, Any] | None:
 def _step_figures(trace: Trace, step: int) -> dict[str, Any]:
     ops = trace.ops[trace.ops["step"] == step]
     xfers = trace.transfers[trace.transfers["step"] == step]
-    on_worker = ops["device"].map(lambda d: device_role(d) == "worker")
+    roles = ops["device"].map(device_role).astype(object)  # (a step without ops: an empty column of any dtype)
     computing = ~ops["op_type"].isin(TRANSFER_OPS)
-    worker_ops = ops[on_worker & computing]
-    ps_ops = ops[ops["device"].map(lambda d: device_role(d) == "ps") & computing]
+    worker_ops = ops[(roles == "worker") & computing]
+    ps_ops = ops[(roles == "ps") & computing]
     transfer_ns, transfer_tree = _union_length(zip(xfers["start_ns"], xfers["start_ns"] + xfers["dur_ns"],
                                                     strict=True))
     compute_ns, compute_tree = _union_length(zip(worker_ops["start_ns"],

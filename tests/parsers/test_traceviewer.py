@@ -38,13 +38,34 @@ def test_the_viewer_files_read_as_their_xspaces_do_less_what_they_lost() -> None
     assert any("MemoryAllocation" in line for line in viewer.lost)
 
 
-def test_one_host_alone_has_no_steps_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    worker = next(p for p in sorted(VIEWER.rglob("*.trace.json.gz")) if b"ReluGrad" in gzip.decompress(p.read_bytes()))
+def _content(path: pathlib.Path) -> bytes:
+    return gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+
+
+def _host_with(folder: pathlib.Path, suffix: str, *, eager: bool) -> pathlib.Path:
+    """The file of ``folder``'s profile of a host that ran the step's ops (``ReluGrad``), with EagerExecute
+    events or without."""
+    return next(p for p in sorted(folder.rglob(f"*{suffix}"))
+                if b"ReluGrad" in _content(p) and (b"EagerExecute" in _content(p)) == eager)
+
+
+def test_one_host_alone_reads_as_its_xspace_does() -> None:
+    # the worker's host alone has no tf.function call on a python line (the coordinator's); its steps are its
+    # EagerExecute events of the step function, whose is_func the viewer writes as the string "1"
+    viewer = read_trace(_host_with(VIEWER, ".trace.json.gz", eager=True))
+    xspace = read_trace(_host_with(XSPACE, ".xplane.pb", eager=True))
+    assert len(viewer.steps) == len(xspace.steps) == 3
+    assert len(viewer.ops) == len(xspace.ops)
+    assert _counts(viewer) == _counts(xspace)
+
+
+def test_a_host_without_step_events_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    ps = _host_with(VIEWER, ".trace.json.gz", eager=False)
     with pytest.raises(TraceError, match="no step events"):
-        read_trace(worker)
-    assert main(["inspect", str(worker)]) != 0
+        read_trace(ps)
+    assert main(["inspect", str(ps)]) != 0
     err = capsys.readouterr().err.strip()
-    assert str(worker) in err and "\n" not in err and "Traceback" not in err
+    assert str(ps) in err and "\n" not in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(("change", "message"), [
