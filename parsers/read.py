@@ -24,7 +24,9 @@ from parsers.errors import TraceContentError, TraceFormatError, quoted
 from parsers.files import GZIP_MAGIC, gunzip, read_file
 from parsers.jsondoc import load_json
 from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
+from parsers.linkprofile import PROFILE_NAME
 from parsers.runmetadata import StepFile, is_text_format, parse_step, read_steps
+from parsers.singleworker import SINGLE_WORKER_NAME
 from parsers.tables import is_table_dir, read_tables
 from parsers.trace import Trace
 from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_viewer_events
@@ -34,6 +36,7 @@ from parsers.xspace import XPLANE_SUFFIXES, is_profile_dir, looks_like_xspace, p
 PROTO_SUFFIXES = (".pb", ".pbtxt", ".txt", ".runmeta", ".stepstats", ".pb.gz", ".pbtxt.gz")
 JSON_SUFFIXES = (".json", ".json.gz", ".trace", ".trace.gz")
 META_NAME = "meta.json"  # the capture settings ``tracegen profile`` writes beside the steps: not a trace
+BESIDE = (META_NAME, PROFILE_NAME, SINGLE_WORKER_NAME)  # what sits beside a trace and is not one
 MAX_META_BYTES = 1 << 20  # a few hundred bytes as written
 
 
@@ -118,11 +121,24 @@ def _read_one(data: bytes, text: str) -> Trace:
     return read_steps([step], text, "runmetadata-text" if is_text_format(data) else "runmetadata")
 
 
-def _read_profile(files: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
-    """A TF2 profile's host files: XSpaces, or TensorBoard's trace-viewer JSON (:mod:`parsers.traceviewer`)."""
+def _read_profile(files: list[pathlib.Path], source: str, max_bytes: int,
+                  around: list[pathlib.Path] | None = None) -> Trace:
+    """A TF2 profile's host files: XSpaces, or TensorBoard's trace-viewer JSON (:mod:`parsers.traceviewer`). The
+    other trace files ``around`` them (default: their directory's) are not read, and counted as skipped, so that
+    the summary says so."""
     if files[0].name.endswith(XPLANE_SUFFIXES):
-        return read_xplane_files(files, source, max_bytes)
-    return read_trace_viewer(read_profile_files(files, source, max_bytes), source)
+        trace = read_xplane_files(files, source, max_bytes)
+    else:
+        trace = read_trace_viewer(read_profile_files(files, source, max_bytes), source)
+    read = set(files)
+    if around is None:
+        around = _files(files[0].parent.iterdir(), source, lambda p: not p.name.startswith("."))
+    others = [p for p in around
+              if p not in read and p.name not in BESIDE and p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES)]
+    if not others:
+        return trace
+    return dataclasses.replace(trace, skipped={**trace.skipped,
+                                               "trace files beside the TF2 profile, not read": len(others)})
 
 
 def _files(paths: Iterable[pathlib.Path], source: str, keep: Callable[[pathlib.Path], bool]) -> list[pathlib.Path]:
@@ -139,8 +155,8 @@ def _files(paths: Iterable[pathlib.Path], source: str, keep: Callable[[pathlib.P
 def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
     profiles = [p for p in paths if p.name.endswith(XPLANE_SUFFIXES)]
     if profiles:
-        return read_xplane_files(profiles, source, max_bytes)
-    candidates = [p for p in paths if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES) and p.name != META_NAME]
+        return _read_profile(profiles, source, max_bytes, paths)
+    candidates = [p for p in paths if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES) and p.name not in BESIDE]
     if not candidates:
         raise TraceFormatError(f"{source}: no trace files (*.pb, *.pbtxt, *.json, each maybe .gz) found")
     protos = [p for p in candidates if p.name.endswith(PROTO_SUFFIXES)]

@@ -3,7 +3,8 @@
 Every reader in this package returns a ``Trace``; everything downstream reads only this. Times are integer
 nanoseconds on the trace's own clock (TensorFlow's: microseconds since the epoch, times 1000). The column
 schemas below are the contract: readers build tables through :func:`make_table`, which checks them, and the
-columns never change with options. Unknown values are pandas' ``<NA>`` (nullable dtypes), never a made-up 0.
+columns never change with options. Unknown values are pandas' ``<NA>`` (nullable dtypes), never a made-up 0;
+in the text columns that may be unknown, an empty string is unknown too (``NULLABLE_TEXT``).
 
 Tables (column: dtype — meaning):
 
@@ -11,7 +12,7 @@ Tables (column: dtype — meaning):
     step: int64 — index of the traced step (0, 1, ... in reading order)
     device: string — full TensorFlow device name, ``/job:worker/replica:0/task:0/device:CPU:0``
     node_name: string — graph node name
-    op_type: string — op type (``MatMul``, ``_Recv``, ``ResourceApplyGradientDescent``, ...)
+    op_type: string — op type (``MatMul``, ``_Recv``, ``ResourceApplyGradientDescent``, ...); <NA> when unknown
     start_ns: int64 — start time
     dur_ns: int64 — wall time from start to the end of all its work (TF's ``all_end_rel``)
     lane: int64 — executor thread id from the RunMetadata; a display lane for Chrome input
