@@ -99,7 +99,9 @@ def _parse_text(data: bytes, source: str) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TraceFormatError(f"{source}: byte {exc.start}: text-format protobuf is not UTF-8") from None
-    starts_with_stats = text.lstrip().startswith("dev_stats")
+    first = next((line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")),
+                 "")
+    starts_with_stats = first.startswith("dev_stats")  # a bare StepStats, maybe under comment lines
     msg = pb.StepStats() if starts_with_stats else pb.RunMetadata()
     try:
         text_format.Parse(text, msg, allow_unknown_field=True)

@@ -14,9 +14,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from google.protobuf import text_format
 
 from parsers import TraceError, read_trace
 from parsers.errors import MAX_MESSAGE_CHARS
+from parsers.proto import tf_trace_pb2 as pb
 from parsers.tables import write_tables
 from tracegen.cli import main
 
@@ -110,3 +112,11 @@ def test_a_link_profile_beside_the_steps_is_not_taken_for_a_trace() -> None:
     folder = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
     assert (folder / "link-profile.json").is_file() and (folder / "single-worker.json").is_file()
     assert not any("JSON" in reason for reason in read_trace(folder).skipped)
+
+
+def test_a_text_step_stats_under_a_comment_reads(tmp_path: pathlib.Path) -> None:
+    run = pb.RunMetadata()
+    run.ParseFromString((DATA / "traces" / "mlp" / "step_000.pb").read_bytes())
+    path = tmp_path / "stats.pbtxt"
+    path.write_text("# one step's stats\n" + text_format.MessageToString(run.step_stats))
+    assert len(read_trace(path).ops) == len(read_trace(DATA / "traces" / "mlp" / "step_000.pb").ops)
