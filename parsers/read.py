@@ -68,6 +68,8 @@ def read_bytes(path: pathlib.Path, max_bytes: int = MAX_BYTES) -> bytes:
         data = gunzip(data, str(path), max_bytes)
         if not data.strip():
             raise TraceFormatError(f"{path}: gzip content is empty")
+        if data.startswith(GZIP_MAGIC):
+            raise TraceFormatError(f"{path}: gzip inside gzip; gunzip it once and read what that gives")
     return data
 
 

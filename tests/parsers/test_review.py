@@ -120,3 +120,11 @@ def test_a_text_step_stats_under_a_comment_reads(tmp_path: pathlib.Path) -> None
     path = tmp_path / "stats.pbtxt"
     path.write_text("# one step's stats\n" + text_format.MessageToString(run.step_stats))
     assert len(read_trace(path).ops) == len(read_trace(DATA / "traces" / "mlp" / "step_000.pb").ops)
+
+
+def test_gzip_inside_gzip_says_so(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "step.pb.gz"
+    path.write_bytes(gzip.compress(gzip.compress((DATA / "traces" / "mlp" / "step_000.pb").read_bytes())))
+    with pytest.raises(TraceError) as info:
+        read_trace(path)
+    _one_line(str(info.value), path, "gzip inside gzip")
