@@ -45,7 +45,8 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=parse_count, default=10, metavar="K",
                         help="measured steps each simulated worker runs after its warm-up (default 10)")
     parser.add_argument("--warmup-steps", type=parse_count, default=2, metavar="W",
-                        help="steps each simulated worker runs before the measurement window opens (default 2)")
+                        help="steps each simulated worker runs before the measurement window opens (at least 1; "
+                             "default 2)")
     parser.add_argument("--link", choices=sorted(LINK_MODELS), default="conn",
                         help="which transfers queue behind each other in a link direction (as for predict; "
                              "default conn)")

@@ -40,7 +40,7 @@ def measurement_window(result: SimResult) -> tuple[int, int]:
     one."""
     warm = result.config.warmup_steps
     ends = result.step_end_ns
-    t_a = max(e[warm - 1] for e in ends) if warm else min(s[0] for s in result.step_start_ns)
+    t_a = max(e[warm - 1] for e in ends) if warm else max(s[0] for s in result.step_start_ns)
     t_b = min(e[-1] for e in ends)
     if t_b <= t_a:
         raise ConfigError(f"the simulation is too short for a steady window: with {result.config.n_workers} workers, "
@@ -62,9 +62,18 @@ def step_time_ns(result: SimResult, worker: int = 0) -> list[int]:
     return [e - s for s, e in zip(result.step_start_ns[worker], result.step_end_ns[worker], strict=True)]
 
 
+def _snapshot_window(result: SimResult) -> tuple[int, int]:
+    """:func:`measurement_window`, whose ends are step ends, where the run took its snapshots (a run without
+    warm-up steps has none at its start)."""
+    if not result.config.warmup_steps:
+        raise ConfigError("utilisations are measured from the end of the last worker's warm-up step: simulate at "
+                          "least one warm-up step (got 0)")
+    return measurement_window(result)
+
+
 def _window_use(result: SimResult, column: int) -> tuple[float, int]:
     """(amount used, window length) of snapshot ``column`` (1 pull bytes, 2 push bytes, 3 PS thread-ns)."""
-    t_a, t_b = measurement_window(result)
+    t_a, t_b = _snapshot_window(result)
     at = {s[0]: s for s in result.snapshots}
     return at[t_b][column] - at[t_a][column], t_b - t_a
 
@@ -103,7 +112,7 @@ def shard_utilisations(result: SimResult) -> tuple[ShardUse, ...]:
     if result.n_shards == 1:
         return (ShardUse(shard=0, pull=link_utilisation(result, "pull"), push=link_utilisation(result, "push"),
                          cpu=ps_cpu_utilisation(result)),)
-    t_a, t_b = measurement_window(result)
+    t_a, t_b = _snapshot_window(result)
     at = dict(zip((s[0] for s in result.snapshots), result.shard_snapshots, strict=True))
     span = t_b - t_a
     spec = result.link_spec
@@ -148,8 +157,14 @@ def ps_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
             return sum(spec.ps_work_ns(tm.dur_ns[t]) for tm in model.timings) / len(model.timings)
         return 0.0
 
-    busiest = max(_shard_sums(model, result, work))
-    return min(result.ps_cores, result.ps_threads) * 1e9 / busiest if busiest else math.inf
+    def op_work(t: int) -> float:
+        return work(t) if model.kinds[t] in PS_KINDS else 0.0
+
+    # every shard's CPU does all of its work on its cores, and its ops on at most its op threads (a request's
+    # handling has handlers of its own: tracegen.pscpu)
+    bounds = [result.ps_cores * 1e9 / w for w in _shard_sums(model, result, work) if w]
+    bounds += [min(result.ps_cores, result.ps_threads) * 1e9 / w for w in _shard_sums(model, result, op_work) if w]
+    return min(bounds, default=math.inf)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

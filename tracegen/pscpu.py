@@ -60,10 +60,11 @@ class CfsQuota:
 
     def work_ns(self, cores: float, wall_ns: int) -> int:
         """CPU work of an op that took ``wall_ns`` alone under a cap of ``cores``: the budget of every whole
-        period it spanned, plus what it ran of the last one (at most that period's budget)."""
+        period it spanned, plus what it ran of the last one (at most that period's budget). One op is one thread:
+        of a budget of a core or more it can use one core's worth a period."""
         if not self.applies(cores):
             return wall_ns
-        budget = cores * self.period_ns
+        budget = min(cores, 1.0) * self.period_ns
         whole, rest = divmod(wall_ns, self.period_ns)
         return round(whole * budget + min(rest, budget))
 

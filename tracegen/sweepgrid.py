@@ -105,6 +105,8 @@ class SweepGrid:
             raise ConfigError(f"'worker_speed' must be in (0, {MAX_WORKER_SPEED:g}] (got {bad[0]!r})")
         if not 1 <= self.batch_size <= 10**9:
             raise ConfigError(f"'batch_size' must be from 1 to 10^9 (got {self.batch_size})")
+        if self.warmup_steps < 1:  # each point's utilisations and bottleneck are measured from a warm-up's end
+            raise ConfigError(f"'warmup_steps' must be at least 1 (got {self.warmup_steps})")
         if self.n_points > MAX_POINTS:
             raise ConfigError(f"the grid has {self.n_points} points, more than the {MAX_POINTS} allowed; "
                               "split it into several sweeps")

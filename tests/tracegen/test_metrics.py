@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from tracegen.metrics import fraction_in_window
+from tracegen.errors import ConfigError
+from tracegen.link import uniform_link
+from tracegen.metrics import fraction_in_window, link_utilisation, ps_bound_steps_per_s, steps_per_s
+from tracegen.model import StepModel, StepTiming, TaskKind
+from tracegen.simulate import SimConfig, simulate
+from tracegen.synthetic import synthetic_model
+from tracegen.wire import LinkEstimate
+
+MS = 1_000_000
 
 
 def test_steps_are_counted_by_the_fraction_inside_the_window() -> None:
@@ -14,3 +24,32 @@ def test_steps_are_counted_by_the_fraction_inside_the_window() -> None:
     assert fraction_in_window(steps, 3.0, 4.0) == pytest.approx(0.5)
     assert fraction_in_window([(1.0, 1.0)], 0.0, 2.0) == 0.0
     assert fraction_in_window([(0, 4), (4, 8)], 2, 6) == 1.0  # the model's integer nanoseconds, the same rule
+
+
+def _compute_only(step_ns: int) -> StepModel:
+    """One op a step: workers that never meet, so N of them run exactly N times one's rate."""
+    return StepModel(names=("c",), kinds=(TaskKind.COMPUTE,), size_bytes=(0,), data_preds=((),),
+                     control_preds=((),), rank=(0,), first_need_ns=(0,),
+                     timings=(StepTiming(dur_ns=(step_ns,), delay_ns=(0,), step_ns=0),),
+                     link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9,
+                                       latency_ns=0, method="given"))
+
+
+@pytest.mark.parametrize("warmup", [0, 1])
+def test_the_window_opens_once_every_worker_has_started(warmup: int) -> None:
+    result = simulate(_compute_only(10 * MS), SimConfig(n_workers=8, steps=3, warmup_steps=warmup, seed=1))
+    assert steps_per_s(result) == pytest.approx(800.0)
+
+
+def test_utilisations_without_a_warm_up_step_say_why_they_cannot_be_measured() -> None:
+    result = simulate(_compute_only(MS), SimConfig(n_workers=2, steps=3, warmup_steps=0))
+    with pytest.raises(ConfigError, match="at least one warm-up step"):
+        link_utilisation(result, "pull")
+
+
+def test_the_ps_bound_lets_request_handling_use_every_core() -> None:
+    # one op thread, four cores, a PS busy mostly handling requests (which need a handler, not an op thread)
+    model = synthetic_model(n_params=4, n_layers_ops=1, param_bytes=1000, op_dur_ns=10_000, apply_dur_ns=1000)
+    spec = dataclasses.replace(uniform_link((1e10, 1e10)), ps_cores=4.0, rpc_cpu_ns=(200_000.0, 200_000.0))
+    result = simulate(model, SimConfig(n_workers=16, steps=10, warmup_steps=2, link_spec=spec, ps_threads=1))
+    assert steps_per_s(result) <= 1.01 * ps_bound_steps_per_s(model, result)

@@ -102,3 +102,11 @@ def test_a_quota_costs_nothing_while_the_ps_is_idle_however_long() -> None:
     # the first: 3 ms in each of three periods, 1 ms of the fourth; the second starts mid-period with its full
     # budget: 3 ms, then 3, 3 and 1 in the next periods
     assert ends == pytest.approx([31e6, later + 5e6 + 21e6], abs=2)
+
+
+@pytest.mark.parametrize("cores", [1.0, 1.5, 3.0])
+def test_one_op_uses_one_core_of_a_quota_of_a_core_or_more(cores: float) -> None:
+    quota = CfsQuota(host_cores=4.0, period_ns=10_000_000)
+    op_ends, _ = _finishes(cores, 1, [31_000_000], [], quota)
+    assert op_ends == [31_000_000]  # one thread: alone, its work in as much wall time
+    assert quota.work_ns(cores, op_ends[0]) == 31_000_000

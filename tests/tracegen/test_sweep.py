@@ -223,6 +223,7 @@ def _group_alive(pgid: int) -> bool:
     (["--worker-speed", "1,fast"], "'--worker-speed': cannot read 'fast' in '1,fast'"),
     (["--seeds", "0"], "'seeds': the grid needs at least one value"),
     (["--steps", "0"], "'steps' must be an integer from 1"),
+    (["--warmup-steps", "0"], "'warmup_steps' must be at least 1 (got 0)"),
     (["--part-points", "0"], "'part_points' must be from 1"),
     (["--jobs", "0"], "'jobs' must be from 1"),
     (["--ray", "127.0.0.1:1"], "--ray '127.0.0.1:1': no Ray head answers there"),
