@@ -4,10 +4,15 @@
   directory is refused at once, before any work.
 - Checked before any work: the directory is created if needed and must be writable; files this run will write
   that already exist are refused unless ``force``.
-- With ``force``, every file the previous run wrote (listed in ``DIR/.tracegen-run.json``) is removed first, so
-  no file of an older run (a ``traces/n4.json`` the new run does not write) is left beside the new ones.
-- Files are written atomically (:mod:`parsers.atomic`); temporary files that a killed run left (``.*.tmp``) are
-  removed when the next run takes the lock.
+- Nothing the user had is touched until the run has succeeded: files are written into ``DIR/.tracegen-staging/``
+  and moved into place (each by one rename) when the run ends without an error. A run that fails or is
+  interrupted leaves the previous outputs as they were (and its staged files are removed).
+- With ``force``, the files the previous run wrote (listed in ``DIR/.tracegen-run.json``) that this run did not
+  write are removed once it has succeeded, so no file of an older run (a ``traces/n4.json`` the new run does not
+  write) is left beside the new ones.
+- What a killed run left is removed when the next run takes the lock: the staging directory and tracegen's own
+  temporary files (``.NAME.<16 hex digits>.tmp``, :mod:`parsers.atomic`) in the folders it writes into, nothing
+  else.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import fcntl
 import json
 import os
 import pathlib
+import re
+import shutil
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any
@@ -27,6 +34,8 @@ from tracegen.errors import ConfigError
 
 LOCK_NAME = ".tracegen.lock"
 MANIFEST_NAME = ".tracegen-run.json"
+STAGING_NAME = ".tracegen-staging"
+_OWN_TMP = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")  # parsers.atomic's temporary files
 
 
 class OutputDir:
@@ -43,22 +52,24 @@ class OutputDir:
         self._lock: IO[Any] | None = None
 
     def path(self, name: str) -> pathlib.Path:
-        """Where ``name`` (relative, may hold one folder) goes; its folder is created."""
-        target = self.root / name
+        """Where ``name`` (relative, may hold one folder) will be once the run has succeeded."""
+        return self.root / name
+
+    def _staged(self, name: str) -> pathlib.Path:
+        target = self.root / STAGING_NAME / name
         target.parent.mkdir(parents=True, exist_ok=True)
         return target
 
     def write(self, name: str, data: bytes) -> pathlib.Path:
-        """Write ``data`` to ``name`` atomically and record it as this run's."""
-        target = self.path(name)
-        write_bytes_atomic(target, data)
+        """Stage ``data`` as ``name``, recorded as this run's; the path it will have (:meth:`path`)."""
+        write_bytes_atomic(self._staged(name), data)
         self._record(name)
-        return target
+        return self.path(name)
 
     @contextlib.contextmanager
     def open(self, name: str) -> Iterator[pathlib.Path]:
-        """The path for a writer that writes atomically itself; recorded as this run's when the block ends."""
-        yield self.path(name)
+        """A path to write ``name`` to (staged); recorded as this run's when the block ends."""
+        yield self._staged(name)
         self._record(name)
 
     def _record(self, name: str) -> None:
@@ -89,16 +100,18 @@ class OutputDir:
         return self
 
     def _prepare(self) -> None:
-        for stale in self.root.rglob(".*.tmp"):
-            stale.unlink(missing_ok=True)
+        shutil.rmtree(self.root / STAGING_NAME, ignore_errors=True)
+        for folder in {self.root, *((self.root / n).parent for n in self.planned)}:
+            if folder.is_dir():
+                for stale in folder.glob(".*.tmp"):
+                    if _OWN_TMP.fullmatch(stale.name) and stale.is_file():
+                        stale.unlink(missing_ok=True)
         existing = [n for n in self.planned if (self.root / n).exists()]
         if existing and not self.force:
             raise ConfigError(f"{self.root / existing[0]}: already exists; pass --force to replace the previous run")
-        if self.force:
-            for name in [*self._previous(), *existing]:
-                target = self.root / name
-                if target.is_file():
-                    target.unlink()
+        folders = [n for n in existing if not (self.root / n).is_file()]
+        if folders:
+            raise ConfigError(f"{self.root / folders[0]}: is not a file; this run writes a file there")
         probe = self.root / ".tracegen-write-check.tmp"
         try:
             probe.write_bytes(b"")
@@ -118,11 +131,31 @@ class OutputDir:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         try:
-            if self.written:
-                write_bytes_atomic(self.root / MANIFEST_NAME,
-                                   (json.dumps({"files": self.written}, indent=1) + "\n").encode())
+            if exc_type is None:
+                self._commit()
         finally:
+            shutil.rmtree(self.root / STAGING_NAME, ignore_errors=True)
             self._release()
+
+    def _commit(self) -> None:
+        """The staged files into place; then, with ``force``, the previous run's files this one did not write
+        removed, and the manifest written (the previous run's files still there kept in it, without ``force``)."""
+        for name in self.written:
+            target = self.root / name
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                (self.root / STAGING_NAME / name).replace(target)
+            except OSError as exc:
+                raise ConfigError(f"{target}: cannot write: {exc.strerror or exc}") from exc
+        previous = [n for n in self._previous() if n not in self.written]
+        if self.force:
+            for name in previous:
+                if (self.root / name).is_file():
+                    (self.root / name).unlink()
+            previous = []
+        files = [*[n for n in previous if (self.root / n).is_file()], *self.written]
+        if files:
+            write_bytes_atomic(self.root / MANIFEST_NAME, (json.dumps({"files": files}, indent=1) + "\n").encode())
 
     def _release(self) -> None:
         if self._lock is not None:

@@ -289,8 +289,9 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     for n in sorted(set(config.emit_traces)):
         with out.open(f"traces/n{n}.json") as path:
             write_synthetic_trace(model, dataclasses.replace(config.sim_config(links["mid"]), n_workers=n), path)
+            too_large = size_warning(path)
         files.append(out.path(f"traces/n{n}.json"))
-        if (too_large := size_warning(files[-1])) is not None:
+        if too_large is not None:
             report(f"warning: {too_large}")
     at_cap = None if config.link_profile is None else at_cap_plateau(config.link_profile, traced, links["mid"])
     return Prediction(model=model, curve=curve, link_source=links["mid"].description, band=band, files=tuple(files),

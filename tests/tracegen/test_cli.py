@@ -168,3 +168,40 @@ def test_out_naming_a_file_says_so_and_leaves_it(tmp_path: pathlib.Path, capsys:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{taken}: is a file, not a directory" in err
     assert taken.read_text() == "mine"
+
+
+def _predict(out: pathlib.Path, trace: pathlib.Path, *more: str) -> int:
+    return main(["predict", str(trace), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--jobs", "1",
+                 "--out", str(out), *more])
+
+
+def test_a_forced_run_that_fails_leaves_the_previous_outputs(tmp_path: pathlib.Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1") == 0
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".tracegen.lock"}
+    assert _predict(out, tmp_path / "no-such-trace", "--force") == 2
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".tracegen.lock"}
+    assert after == before and pathlib.Path("curve.csv") in after
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_a_forced_run_removes_only_what_the_previous_run_wrote(tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "out"
+    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1,2") == 0
+    (out / "notes.txt").write_text("mine")
+    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1", "--force") == 0
+    assert (out / "traces/n1.json").is_file() and not (out / "traces/n2.json").exists()
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_only_tracegens_own_temporary_files_are_cleaned_up(tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "out"
+    (out / "notes").mkdir(parents=True)
+    mine = [out / ".session.tmp", out / "notes" / ".draft.tmp"]
+    for path in mine:
+        path.write_text("important")
+    killed = out / ".curve.csv.0123456789abcdef.tmp"  # what a killed run's atomic write left
+    killed.write_text("half")
+    assert _predict(out, ROOT / "data/traces/mlp") == 0
+    assert all(p.read_text() == "important" for p in mine) and not killed.exists()

@@ -92,7 +92,7 @@ def test_stale_temporary_files_are_removed_and_foreign_parts_refused(tmp_path: p
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "sweep"
     out.mkdir()
-    (out / ".part-000000.parquet.x1y2.tmp").write_bytes(b"half a part")
+    (out / ".part-000000.parquet.0123456789abcdef.tmp").write_bytes(b"half a part")
     argv = ["sweep", str(TRACE), "--workers", "1", *SMALL, "--jobs", "1", "--out", str(out)]
     assert main(argv) == 0
     assert not list(out.glob("*.tmp")) and len(pd.read_parquet(out)) == 1
