@@ -100,8 +100,8 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     ``policies``: ``tf``, ``tictac`` or order files."""
     if not 0 < payload_fraction <= 1:
         raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {payload_fraction})")
+    model = build_model(read_trace(trace_path))  # first: the reader refuses what is not a trace file (a FIFO)
     sha = trace_sha256(trace_path)
-    model = build_model(read_trace(trace_path))
     single = load_single_worker(single_worker_beside(trace_path))
 
     notes: list[str] = []
@@ -119,8 +119,8 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     profiles = list(link_profiles)
     if not links and not profiles and (beside := profile_beside(trace_path)) is not None:
         profiles = [str(beside)]
-    links += [link(path, "profile", f"profile:{file_sha256(path)}", link_profile=read_link_profile(path))
-              for path in profiles]
+    read = [(path, read_link_profile(path)) for path in profiles]  # read first: the reader refuses a FIFO
+    links += [link(path, "profile", f"profile:{file_sha256(path)}", link_profile=profile) for path, profile in read]
     if not links:
         links = [link("trace", "trace", "trace")]
     pols = [SweepPolicy(label=text, policy=p, order=order) for text in policies for p, order in [parse_policy(text)]]

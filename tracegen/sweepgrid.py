@@ -28,8 +28,10 @@ import json
 import math
 import os
 import pathlib
+import stat
 from collections.abc import Iterator
 
+from parsers.limits import MAX_FILES
 from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.errors import ConfigError
@@ -37,7 +39,7 @@ from tracegen.link import LinkSpec
 from tracegen.model import StepModel
 from tracegen.simulate import SimConfig
 
-ID_FORMAT = 1  # bump when what a point id covers changes
+ID_FORMAT = 2  # bump when what a point id covers changes (2: every file under a trace directory, by its path)
 MAX_POINTS = 10_000_000
 MAX_WORKER_SPEED = 1000.0
 BESIDE_NAMES = (PROFILE_NAME, SINGLE_WORKER_NAME, "meta.json")
@@ -183,7 +185,13 @@ class SweepInputs:
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """sha256 (hex) of a file's bytes."""
+    """sha256 (hex) of a regular file's bytes (ConfigError for anything else: a FIFO would never end)."""
+    try:
+        mode = pathlib.Path(path).stat().st_mode
+    except OSError as exc:
+        raise ConfigError(f"{os.fspath(path)}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise ConfigError(f"{os.fspath(path)}: not a regular file")
     digest = hashlib.sha256()
     with pathlib.Path(path).open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -192,12 +200,17 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def trace_files(trace_path: str | os.PathLike[str]) -> list[pathlib.Path]:
-    """The files a trace is read from and the ones beside it that change a prediction: every file of a
-    directory of steps; for a file or a glob, the files it names and ``link-profile.json``,
-    ``single-worker.json`` and ``meta.json`` beside them. Sorted."""
+    """The files a trace is read from and the ones beside it that change a prediction: every file under a
+    directory (a TF2 logdir keeps its profiles in ``plugins/profile/RUN/``), hidden ones left out; for a file or a
+    glob, the files it names and ``link-profile.json``, ``single-worker.json`` and ``meta.json`` beside them.
+    Sorted."""
     path = pathlib.Path(trace_path)
     if path.is_dir():
-        return sorted(p for p in path.iterdir() if p.is_file())
+        found = list(itertools.islice((p for p in path.rglob("*") if not p.name.startswith(".") and p.is_file()),
+                                      MAX_FILES + 1))
+        if len(found) > MAX_FILES:
+            raise ConfigError(f"{path}: more than {MAX_FILES} files under it; pass a smaller directory")
+        return sorted(found)
     named = [pathlib.Path(p) for p in glob.glob(os.fspath(trace_path))] if not path.exists() else [path]  # noqa: PTH207
     beside = {p.parent / name for p in named for name in BESIDE_NAMES if (p.parent / name).is_file()}
     return sorted({*named, *beside})
@@ -208,7 +221,9 @@ def trace_sha256(trace_path: str | os.PathLike[str]) -> str:
     files = trace_files(trace_path)
     if not files:
         raise ConfigError(f"trace {os.fspath(trace_path)!r}: no such file, directory or matching files")
+    root = pathlib.Path(trace_path) if pathlib.Path(trace_path).is_dir() else None
     digest = hashlib.sha256()
     for p in files:
-        digest.update(f"{p.name}\0{file_sha256(p)}\0".encode())
+        name = p.relative_to(root).as_posix() if root is not None else p.name
+        digest.update(f"{name}\0{file_sha256(p)}\0".encode())
     return digest.hexdigest()

@@ -277,3 +277,24 @@ def test_a_single_worker_measurement_the_replay_cannot_reach_is_warned_of(tmp_pa
     err = capsys.readouterr().err
     assert f"warning: link 500Mbit/s: {trace / SINGLE_WORKER_NAME}: one worker replays at" in err
     assert "not pinned" in err
+
+
+def test_a_tf2_logdir_is_hashed_down_to_its_profiles(tmp_path: pathlib.Path) -> None:
+    from tracegen.sweepgrid import trace_sha256
+
+    logdir = tmp_path / "trace"
+    shutil.copytree(ROOT / "data/tf2/dev/mlp_500mbit_q100_b128k_ps03/trace", logdir)
+    before = trace_sha256(logdir)
+    profile = next(logdir.rglob("*.xplane.pb"))  # under plugins/profile/RUN/: a resumed sweep must see it change
+    profile.write_bytes(profile.read_bytes() + b"\0")
+    assert trace_sha256(logdir) != before
+
+
+@pytest.mark.parametrize("what", ["trace", "link-profile"])
+def test_a_fifo_is_refused_not_waited_on(what: str, tmp_path: pathlib.Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    argv = [str(EXE), "sweep", str(fifo) if what == "trace" else str(TRACE), "--workers", "1", *SMALL, "--jobs", "1",
+            *(["--link-profile", str(fifo)] if what == "link-profile" else []), "--out", str(tmp_path / "out")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and str(fifo) in done.stderr and "Traceback" not in done.stderr
