@@ -39,7 +39,7 @@ def finish_png(fig: Any, ax: Any, *, ylabel: str, title: str, legend: str) -> by
     """Label the axes (workers on x), start y at 0, place the legend and return the PNG (no timestamp in it)."""
     ax.set_xlabel("workers (N)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title, parse_math=False)  # a name is text: "$" in a path is no formula
     ax.set_ylim(bottom=0)
     ax.legend(loc=legend, fontsize="small")
     buf = io.BytesIO()

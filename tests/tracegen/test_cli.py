@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -205,3 +206,11 @@ def test_only_tracegens_own_temporary_files_are_cleaned_up(tmp_path: pathlib.Pat
     killed.write_text("half")
     assert _predict(out, ROOT / "data/traces/mlp") == 0
     assert all(p.read_text() == "important" for p in mine) and not killed.exists()
+
+
+def test_a_trace_named_like_a_formula_is_plotted_as_its_name(tmp_path: pathlib.Path) -> None:
+    trace = tmp_path / "run$\\frac$"  # matplotlib reads $...$ as mathtext: this one does not parse
+    shutil.copytree(ROOT / "data/traces/mlp", trace)
+    out = tmp_path / "out"
+    assert _predict(out, trace) == 0
+    assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")
