@@ -102,8 +102,15 @@ def read_order(path: str | os.PathLike[str]) -> tuple[str, ...]:
         raise ConfigError(f"'policy': cannot read order file {str(p)!r}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"'policy': order file {str(p)!r}: byte {exc.start}: not UTF-8 text") from None
-    names = tuple(line.split("#", 1)[0].strip() for line in text.splitlines())
-    names = tuple(n for n in names if n)
+    seen: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        name = line.split("#", 1)[0].strip()
+        if name in seen:  # which place would it take? the file does not say
+            raise ConfigError(f"'policy': order file {str(p)!r}: line {number}: {name!r} is already on line "
+                              f"{seen[name]}")
+        if name:
+            seen[name] = number
+    names = tuple(seen)
     if not names:
         raise ConfigError(f"'policy': order file {str(p)!r} names no tensors")
     return names

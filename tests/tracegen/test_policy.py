@@ -22,3 +22,10 @@ def test_an_order_file_is_read_bounded_and_checked(tmp_path: pathlib.Path) -> No
     path.write_bytes(b"a\n\xff\n")
     with pytest.raises(ConfigError, match=r"order.txt': byte 2: not UTF-8 text"):
         read_order(path)
+
+
+def test_a_tensor_named_twice_in_an_order_file_is_refused(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "order.txt"
+    path.write_text("a\n# b comes next\nb\na  # again: first or third?\n")
+    with pytest.raises(ConfigError, match=r"order\.txt': line 4: 'a' is already on line 1"):
+        read_order(path)
