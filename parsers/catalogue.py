@@ -14,8 +14,8 @@ The first line names the format and its version; the header row follows, with ev
     role             ``worker`` (only workers of this type), ``ps`` (only the parameter server), ``both``
     usd_per_hour     what one instance costs per hour, US dollars (> 0, at most 10000)
     compute_speed    how fast its CPU runs the traced ops, relative to the node the trace was taken on:
-                     2.0 = each op takes half as long (> 0, at most 1000)
-    cores            its CPU cores (vCPUs), > 0 and at most 4096; a PS gets them all
+                     2.0 = each op takes half as long (from 0.001 to 1000, as a worker's speed anywhere)
+    cores            its CPU cores (vCPUs), from 0.01 to 4096; a PS gets them all
     link_bits_per_s  its network rate each way, bits per second, as the provider quotes it (1e3 to 1e13);
                      a whole number, plain or with an exponent: 2500000000 or 2.5e9
     link_profile     (may be empty) a ``link-profile.json`` measured by ``tracegen netbench`` between an
@@ -121,8 +121,8 @@ def _instance(c: Cells, folder: pathlib.Path) -> Instance:
     role = c.text(1)
     if role not in ROLES:
         raise c.fail(1, f"must be one of {', '.join(ROLES)}")
-    usd, speed, cores = (c.number(2, low=0, high=10_000), c.number(3, low=0, high=1000),
-                         c.number(4, low=0, high=4096))
+    usd, speed, cores = (c.number(2, low=0, high=10_000), c.number(3, low=0.001, high=1000, low_open=False),
+                         c.number(4, low=0.01, high=4096, low_open=False))
     link = c.number(5, low=1e3, high=1e13, low_open=False)
     if Decimal(c.text(5)) % 1:
         raise c.fail(5, "must be a whole number of bits per second")

@@ -94,6 +94,7 @@ def ps_cores(profile: LinkProfile) -> float | None:
     return None
 
 
+MAX_REQUEST_CPU_NS = 1e9  # what LinkSpec allows a transfer request to cost the PS (tracegen.link)
 AT_CAP = 0.97  # a profile point whose PS used at least this share of its cores ran at its cap
 BULK_MODES = ("pull", "push", "both", "cycle")
 
@@ -165,6 +166,11 @@ def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker)
     cost = request_cpu_ns(model, measured, known)
     if cost is None or measured.ps_cpu_s_per_step is None:  # the second follows from the first; said for mypy
         return spec
+    if cost > MAX_REQUEST_CPU_NS:
+        raise ConfigError(f"{measured.source or 'single-worker measurement'}: 'ps_cpu_s_per_step' "
+                          f"{measured.ps_cpu_s_per_step:g} s is {cost / 1e9:.3g} s of the PS's CPU for each of the "
+                          f"step's transfers, more than the {MAX_REQUEST_CPU_NS / 1e9:g} s a request may take: "
+                          "is it seconds, not milliseconds?")
     return dataclasses.replace(
         known, rpc_cpu_ns=(cost, cost),
         description=f"{known.description}; the PS spends {cost / 1e3:.0f} us of CPU per transfer (from "

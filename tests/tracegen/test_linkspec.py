@@ -10,6 +10,7 @@ import pytest
 from parsers import read_trace
 from parsers.singleworker import AtCap, SingleWorker
 from tracegen.curve import scaling_curve
+from tracegen.errors import ConfigError
 from tracegen.linkspec import from_bandwidth, request_cpu_ns, with_single_worker
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, build_model
 from tracegen.pscpu import CfsQuota
@@ -148,3 +149,10 @@ def test_the_profiles_points_at_the_ps_cap_bound_a_ps_bound_plateau_from_above(r
     none_at_cap = dataclasses.replace(profile, points=tuple(
         dataclasses.replace(p, ps_cpu_cores=0.5 * spec.ps_cores) for p in profile.points))
     assert at_cap_plateau(none_at_cap, model, spec) is None
+
+
+def test_ps_cpu_in_the_wrong_unit_names_the_file_and_the_key(mlp_trace_dir: pathlib.Path) -> None:
+    model = build_model(read_trace(mlp_trace_dir))
+    measured = dataclasses.replace(_measured(20.0, cores=None), source="sw.json")  # 20 ms written as 20 s
+    with pytest.raises(ConfigError, match=r"sw\.json: 'ps_cpu_s_per_step' 20 s is .* s of the PS's CPU for each"):
+        with_single_worker(from_bandwidth(10**8, model.link), model, measured)
