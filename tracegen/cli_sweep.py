@@ -110,10 +110,14 @@ class ProgressLine:
 
 def run_sweep(args: argparse.Namespace) -> int:
     """Handle ``tracegen sweep``: build the grid, run it, print the summary; return the exit code."""
+    policies = [p.strip() for p in args.policy.split(",")]
+    if not all(policies):
+        raise ConfigError(f"'--policy': {args.policy!r} has an empty entry; give tf, tictac or order files, "
+                          "comma-separated")
     runner: Runner = RayRunner(args.ray, args.jobs) if args.ray is not None else LocalRunner(args.jobs)
     inputs = build_inputs(args.trace, workers=parse_workers(args.workers),
                           bandwidths=parse_bandwidths(args.bandwidth), link_profiles=args.link_profile,
-                          policies=[p.strip() for p in args.policy.split(",")],
+                          policies=policies,
                           seeds=range(args.seed, args.seed + args.seeds), worker_speeds=parse_speeds(args.worker_speed),
                           steps=args.steps, warmup_steps=args.warmup_steps, link_model=args.link,
                           batch_size=batch_size_of(args.trace, args.batch_size),

@@ -50,7 +50,7 @@ from tracegen.link import LinkSpec
 from tracegen.metrics import link_bound_steps_per_s, ps_bound_steps_per_s, steps_per_s
 from tracegen.model import StepModel
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, prepared
-from tracegen.processes import Processes
+from tracegen.processes import MAX_JOBS, Processes
 from tracegen.simulate import SimConfig, SimResult, simulate
 
 STEP_BUDGET = 16
@@ -253,6 +253,8 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
     ``link_profile`` / ``single_worker``: the traced hosts' own (beside the trace), for what the traced PS was.
     ``jobs`` > 1: the pairs are simulated side by side in that many local processes (:mod:`tracegen.processes`);
     the plan is the same."""
+    if not 1 <= jobs <= MAX_JOBS:  # as predict and sweep: checked before any work
+        raise ConfigError(f"'jobs' must be from 1 to {MAX_JOBS} (got {jobs})")
     report = progress or (lambda _line: None)
     model, traced, notes = traced_hosts(model, link_profile, single_worker)
     for note in notes:

@@ -188,6 +188,8 @@ def test_cli_bad_options_are_one_line(tmp_path: pathlib.Path, capsys: pytest.Cap
     assert "'--target-rate' must be > 0" in capsys.readouterr().err
     assert main(["plan", str(TRACE), "--catalogue", str(cat), "--samples", "0", "--out", str(tmp_path)]) == 2
     assert "'samples' must be from 1" in capsys.readouterr().err
+    assert main(["plan", str(TRACE), "--catalogue", str(cat), "--jobs", "0", "--out", str(tmp_path)]) == 2
+    assert "'jobs' must be from 1" in capsys.readouterr().err
 
 
 def test_a_job_traced_with_two_ps_tasks_keeps_them_and_pays_for_both() -> None:

@@ -219,6 +219,7 @@ def _group_alive(pgid: int) -> bool:
     (["--bandwidth", "fast"], "'bandwidth': cannot read 'fast' as a rate"),
     (["--bandwidth", "1G,1Gbit/s"], "'links': '1G' and '1Gbit/s' are the same"),
     (["--policy", "tf,no-such-order.txt"], "cannot read order file 'no-such-order.txt'"),
+    (["--policy", "tf,"], "'--policy': 'tf,' has an empty entry"),
     (["--worker-speed", "1,0"], "'worker_speed' must be in (0, 1000] (got 0.0)"),
     (["--worker-speed", "1,fast"], "'--worker-speed': cannot read 'fast' in '1,fast'"),
     (["--seeds", "0"], "'seeds': the grid needs at least one value"),
