@@ -44,7 +44,7 @@ from tracegen.curve import Curve, Simulations, format_workers, scaling_curve, si
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS, LinkSpec
 from tracegen.linkspec import at_cap_plateau, from_bandwidth, from_profile, with_single_worker
-from tracegen.model import TIMINGS, StepModel, build_model
+from tracegen.model import TIMINGS, TRANSFER_KINDS, StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
 from tracegen.processes import MAX_JOBS
@@ -61,10 +61,28 @@ PARALLEL_EVENTS = 1_500_000  # about five seconds on one core: above it, worth s
 MAX_EVENTS = 1e10  # about nine hours: refused, it is a typo or a job for a sweep
 
 
+def uneven_steps_factor(model: StepModel, config: PredictConfig, n_workers: int) -> float:
+    """How many more steps the fastest of ``n_workers`` runs than asked, when workers differ: every worker trains
+    until the slowest has run its steps (:mod:`tracegen.simulate`). Roughly: a step of the traced length at each
+    worker's speed, or the step's bytes through its own link if that is slower; 1 when they do not differ."""
+    if not config.worker_speed and not config.worker_link_bits_per_s:
+        return 1.0
+    step_s = model.measured_step_ns / 1e9
+    moved_bits = 8 * sum(model.bytes_of(k) for k in TRANSFER_KINDS)
+    times = []
+    for w in range(n_workers):
+        speed = config.worker_speed[w] if w < len(config.worker_speed) else 1.0
+        link = config.worker_link_bits_per_s[w] if w < len(config.worker_link_bits_per_s) else 0
+        times.append(max(step_s / speed, moved_bits / link if link else 0.0))
+    return max(times) / min(times) if min(times) > 0 else 1.0
+
+
 def estimated_events(model: StepModel, config: PredictConfig) -> float:
-    """Events one curve will take: about three per task instance (ready, start, end), every N and seed."""
+    """Events one curve will take: about three per task instance (ready, start, end), every N and seed, with the
+    fastest worker's extra steps when workers differ counted for every worker."""
     steps = config.steps + config.warmup_steps
-    return 3.0 * model.n_tasks * steps * config.seeds * sum(config.workers)
+    return 3.0 * model.n_tasks * steps * config.seeds * sum(n * uneven_steps_factor(model, config, n)
+                                                             for n in config.workers)
 
 
 def estimated_trace_events(model: StepModel, config: PredictConfig) -> float:

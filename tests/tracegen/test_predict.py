@@ -274,3 +274,17 @@ def test_the_ps_held_at_its_cap_is_a_note_beside_the_curve(tmp_path: pathlib.Pat
     assert run_predict(parse([str(alone), *argv, "--out", str(tmp_path / "alone")])) == 0
     assert "ps_at_cap" not in capsys.readouterr().out
     assert (tmp_path / "held" / "curve.csv").read_bytes() == (tmp_path / "alone" / "curve.csv").read_bytes()
+
+
+def test_a_worker_behind_a_slow_link_of_its_own_counts_in_the_cost(mlp_trace_dir: pathlib.Path) -> None:
+    # the others train until it has run its steps: the estimate must see their extra steps (it said ~1 s for a
+    # run of hours, and never warned)
+    from tracegen.predict import SLOW_EVENTS, PredictConfig, estimated_events
+
+    model = build_model(read_trace(mlp_trace_dir))
+    even = PredictConfig(workers=(2,), steps=3, seeds=1)
+    slow = PredictConfig(workers=(2,), steps=3, seeds=1, worker_link_bits_per_s=(100_000,))
+    step_s = model.measured_step_ns / 1e9
+    behind_s = 8 * (model.bytes_of(TaskKind.PULL) + model.bytes_of(TaskKind.PUSH)) / 100_000
+    assert estimated_events(model, slow) == pytest.approx(estimated_events(model, even) * behind_s / step_s)
+    assert estimated_events(model, even) < SLOW_EVENTS < estimated_events(model, slow)
