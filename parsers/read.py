@@ -140,7 +140,7 @@ def _read_profile(files: list[pathlib.Path], source: str, max_bytes: int,
     if not others:
         return trace
     return dataclasses.replace(trace, skipped={**trace.skipped,
-                                               "trace files beside the TF2 profile, not read": len(others)})
+                                               "other files beside the TF2 profile, not read": len(others)})
 
 
 def _files(paths: Iterable[pathlib.Path], source: str, keep: Callable[[pathlib.Path], bool]) -> list[pathlib.Path]:

@@ -47,6 +47,7 @@ from tracegen.pscpu import CfsQuota
 PULL, PUSH = 0, 1
 DIRECTIONS = ("pull", "push")
 Table = tuple[tuple[int, float], ...]  # (connections, bytes per second), by connections
+MAX_RPC_CPU_NS = 1e9  # the most a transfer request may cost the PS's CPU (1 s)
 _EPS_BYTES = 1e-3
 
 
@@ -88,8 +89,8 @@ class LinkSpec:
                 raise ConfigError(f"link {name} rates must be > 0 bytes/s")
         if self.ps_cores is not None and not 0 < self.ps_cores <= 4096:
             raise ConfigError(f"'ps_cores' must be in (0, 4096] (got {self.ps_cores})")
-        if not all(0 <= c <= 1e9 for c in self.rpc_cpu_ns):
-            raise ConfigError(f"'rpc_cpu_ns' must be from 0 to 1e9 (got {self.rpc_cpu_ns})")
+        if not all(0 <= c <= MAX_RPC_CPU_NS for c in self.rpc_cpu_ns):
+            raise ConfigError(f"'rpc_cpu_ns' must be from 0 to {MAX_RPC_CPU_NS:g} (got {self.rpc_cpu_ns})")
         if min(self.connection_bytes_per_s) <= 0 or self.latency_ns < 0:
             raise ConfigError(f"link per-connection rates must be > 0 and latency >= 0 (got "
                               f"{self.connection_bytes_per_s}, {self.latency_ns})")

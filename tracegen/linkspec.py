@@ -29,7 +29,7 @@ import statistics
 from parsers.linkprofile import CpuQuota, LinkProfile, ProfilePoint
 from parsers.singleworker import SingleWorker
 from tracegen.errors import ConfigError
-from tracegen.link import PULL, PUSH, LinkSpec, Table
+from tracegen.link import MAX_RPC_CPU_NS, PULL, PUSH, LinkSpec, Table
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, StepTiming, TaskKind
 from tracegen.pscpu import CfsQuota
 from tracegen.wire import LinkEstimate
@@ -94,7 +94,6 @@ def ps_cores(profile: LinkProfile) -> float | None:
     return None
 
 
-MAX_REQUEST_CPU_NS = 1e9  # what LinkSpec allows a transfer request to cost the PS (tracegen.link)
 AT_CAP = 0.97  # a profile point whose PS used at least this share of its cores ran at its cap
 BULK_MODES = ("pull", "push", "both", "cycle")
 
@@ -166,10 +165,10 @@ def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker)
     cost = request_cpu_ns(model, measured, known)
     if cost is None or measured.ps_cpu_s_per_step is None:  # the second follows from the first; said for mypy
         return spec
-    if cost > MAX_REQUEST_CPU_NS:
+    if cost > MAX_RPC_CPU_NS:
         raise ConfigError(f"{measured.source or 'single-worker measurement'}: 'ps_cpu_s_per_step' "
                           f"{measured.ps_cpu_s_per_step:g} s is {cost / 1e9:.3g} s of the PS's CPU for each of the "
-                          f"step's transfers, more than the {MAX_REQUEST_CPU_NS / 1e9:g} s a request may take: "
+                          f"step's transfers, more than the {MAX_RPC_CPU_NS / 1e9:g} s a request may take: "
                           "is it seconds, not milliseconds?")
     return dataclasses.replace(
         known, rpc_cpu_ns=(cost, cost),

@@ -157,13 +157,13 @@ def ps_bound_steps_per_s(model: StepModel, result: SimResult) -> float:
             return sum(spec.ps_work_ns(tm.dur_ns[t]) for tm in model.timings) / len(model.timings)
         return 0.0
 
-    def op_work(t: int) -> float:
-        return work(t) if model.kinds[t] in PS_KINDS else 0.0
-
+    costs = [work(t) for t in range(model.n_tasks)]
+    ops = [c if model.kinds[t] in PS_KINDS else 0.0 for t, c in enumerate(costs)]
     # every shard's CPU does all of its work on its cores, and its ops on at most its op threads (a request's
     # handling has handlers of its own: tracegen.pscpu)
-    bounds = [result.ps_cores * 1e9 / w for w in _shard_sums(model, result, work) if w]
-    bounds += [min(result.ps_cores, result.ps_threads) * 1e9 / w for w in _shard_sums(model, result, op_work) if w]
+    bounds = [result.ps_cores * 1e9 / w for w in _shard_sums(model, result, costs.__getitem__) if w]
+    bounds += [min(result.ps_cores, result.ps_threads) * 1e9 / w for w in _shard_sums(model, result, ops.__getitem__)
+               if w]
     return min(bounds, default=math.inf)
 
 

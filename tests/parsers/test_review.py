@@ -105,7 +105,7 @@ def test_trace_files_beside_a_tf2_profile_are_counted_as_not_read(tmp_path: path
     shutil.copytree(next((DATA / "traces" / "tf2_pss" / "plugins" / "profile").iterdir()), run)
     for k, step in enumerate(sorted((DATA / "traces" / "mlp").glob("step_*.pb"))):
         shutil.copyfile(step, run / f"step_{k:03d}.pb")
-    assert read_trace(run).skipped["trace files beside the TF2 profile, not read"] == 3
+    assert read_trace(run).skipped["other files beside the TF2 profile, not read"] == 3
 
 
 def test_a_link_profile_beside_the_steps_is_not_taken_for_a_trace() -> None:
