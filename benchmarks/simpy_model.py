@@ -8,7 +8,9 @@ without tracegen's flow-level machinery:
 - the ``fifo`` link model: each link direction (pull, push) is one ``simpy.PriorityResource`` of capacity 1, a
   transfer holds it while it moves at the connection's rate; among transfers requested at the same nanosecond
   the policy's priority goes first (tracegen queues by (request time, priority)), so the request's priority is
-  ``(now_ns, policy priority)`` and the queue is first come, first served otherwise;
+  ``(now_ns, policy priority)`` and the queue is first come, first served otherwise; and since a request to a free
+  resource is granted at once, the transfers of one nanosecond make their requests together, in the policy's
+  order, once nothing else is left to happen at that nanosecond (tracegen's ``LAUNCH``);
 - the trace's own link (:func:`tracegen.simulate.resolve_link` with no ``link_spec``, or any link whose rate at
   one connection is the same whether or not the other direction is busy) and no PS CPU per transfer request
   (``rpc_cpu_ns`` = (0, 0), no CFS quota, at least as many PS cores as PS threads): the PS's CPU is then
@@ -81,6 +83,7 @@ class SimpyJob:
         self.worker_cpus = [simpy.PriorityResource(self.env, capacity=self.worker_threads)
                             for _ in range(config.n_workers)]
         self.link = (simpy.PriorityResource(self.env, capacity=1), simpy.PriorityResource(self.env, capacity=1))
+        self.joining: list[tuple[int, int, int, simpy.Event]] = []  # this nanosecond's transfers, not yet requested
         self.rate_bytes_per_s = tuple(min(self.spec.connection_bytes_per_s[d], self.spec.capacity(d, 1, False))
                                       for d in (PULL, PUSH))
         self.preds = [tuple(model.preds(t)) for t in range(model.n_tasks)]
@@ -151,10 +154,24 @@ class SimpyJob:
         order among equal request times), then hold it at the connection's rate."""
         if size_bytes <= 0:
             return
-        link = self.link[direction]
-        with link.request(priority=(self.env.now, priority)) as request:
+        granted = self.env.event()
+        self.joining.append((direction, priority, len(self.joining), granted))
+        if len(self.joining) == 1:
+            self.env.process(self.launch())
+        request = yield granted
+        with request:
             yield request
             yield self.env.timeout(max(1, math.ceil(size_bytes * 1e9 / self.rate_bytes_per_s[direction] - 1e-6)))
+
+    def launch(self) -> Process:
+        """Once nothing else happens at this nanosecond, request the link for its transfers in the policy's
+        order (the first request to a free direction is granted at once, so the order of requests is the order
+        of service)."""
+        while self.env.peek() == self.env.now:
+            yield self.env.timeout(0)
+        joining, self.joining = sorted(self.joining, key=lambda j: j[:3]), []
+        for direction, priority, _, granted in joining:
+            granted.succeed(self.link[direction].request(priority=(self.env.now, priority)))
 
 
 def simulate_simpy(model: StepModel, config: SimConfig) -> SimResult:

@@ -3,8 +3,9 @@ event heap; each thing that can be busy is an object with a small interface (``r
 the work is done). The PS link, the other resource kind, lives in :mod:`tracegen.link`.
 
 Events are ``(time_ns, priority, seq, callback, argument)``: at equal times lower priorities run first (work that
-finishes before work that starts), and ``seq`` keeps the order of scheduling among equals, so a run is
-deterministic. Time is integer nanoseconds; nothing here reads a clock or draws a random number.
+finishes before work that starts; last, the transfers requested at that instant begin, so that they begin in
+their policy's order whichever was requested first), and ``seq`` keeps the order of scheduling among equals, so
+a run is deterministic. Time is integer nanoseconds; nothing here reads a clock or draws a random number.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
-# priorities at equal times: completions first, then arrivals and dispatches, then step starts
-DONE, ARRIVE, START = 0, 1, 2
+# priorities at equal times: completions first, then arrivals and dispatches, then step starts, then the launch of
+# the transfers requested at that instant
+DONE, ARRIVE, START, LAUNCH = 0, 1, 2, 3
 
 Callback = Callable[[Any], None]
 

@@ -24,8 +24,10 @@ given bandwidth, or from the trace alone:
   request; and the worker learns its step is over when the PS's reply has crossed the pull direction.
 
 Within a direction, transfers join *queues* (:class:`LinkModel`): ``conn`` (default) one queue per worker
-connection, served one transfer at a time, first come first served; ``fifo`` one queue for everyone; ``fair``
-a queue per transfer. The heads of all non-empty queues share the direction's capacity equally (max-min with
+connection, served one transfer at a time, first come first served (those requested at the same nanosecond in
+the policy's order, the first of them included: a transfer that finds its queue idle starts once everything else
+of that nanosecond has happened, the engine's ``LAUNCH``); ``fifo`` one queue for everyone; ``fair`` a queue per
+transfer. The heads of all non-empty queues share the direction's capacity equally (max-min with
 equal limits), each at most ``connection_bytes_per_s``. A direction is thus work-conserving up to its capacity.
 """
 
@@ -40,7 +42,7 @@ from typing import Protocol
 
 from mypy_extensions import mypyc_attr
 
-from tracegen.engine import DONE, Engine
+from tracegen.engine import DONE, LAUNCH, Engine
 from tracegen.errors import ConfigError
 from tracegen.pscpu import CfsQuota
 
@@ -207,10 +209,11 @@ class _Direction:
     """One direction: waiting queues, and the heads being served, grouped by their rate limit (one group unless
     some workers' own links limit their connections below the link's per-connection rate)."""
 
-    __slots__ = ("by_limit", "groups", "moved", "n_heads", "queues", "version")
+    __slots__ = ("by_limit", "groups", "moved", "n_heads", "pending", "queues", "version")
 
     def __init__(self) -> None:
         self.queues: dict[Hashable, list[tuple[int, int, int, int, float, Done]]] = {}
+        self.pending: list[Hashable] = []  # queues that had no head, to get one when this instant's requests are in
         self.by_limit: dict[float, _Group] = {}  # rate limit, bytes/s -> its group; never removed (clocks run on)
         self.groups: list[tuple[float, _Group]] = []  # (limit, group), lowest limit first; replaced, not mutated
         self.n_heads = 0
@@ -292,19 +295,31 @@ class FlowLink:
         if size <= 0:
             on_done(now)
             return
-        self._advance()
         d = self._dirs[direction]
         key = self.model.queue_of(worker=worker, transfer=seq)
         queue = d.queues.get(key)
         limit = self.limit(direction, worker)
-        if queue is None:
-            d.queues[key] = []
+        if queue is None:  # its queue is idle: it starts once every transfer requested at this instant has joined
+            d.queues[key] = [(now, priority, seq, size, limit, on_done)]
+            if not d.pending:
+                self.engine.at(now, LAUNCH, self._launch, direction)
+            d.pending.append(key)
+        else:
+            heapq.heappush(queue, (now, priority, seq, size, limit, on_done))
+
+    def _launch(self, direction: int) -> None:
+        """The idle queues that transfers joined at this instant start their first, in the queue's order (the
+        policy's among transfers requested together, not the first to be requested)."""
+        self._advance()
+        d = self._dirs[direction]
+        now = self.engine.now
+        for key in d.pending:
+            _, _, seq, size, limit, on_done = heapq.heappop(d.queues[key])
             g = d.group(limit)
             heapq.heappush(g.heads, (g.v + size, seq, key, size, now, on_done))
             d.n_heads += 1
-            self._reshare()
-        else:
-            heapq.heappush(queue, (now, priority, seq, size, limit, on_done))
+        d.pending = []
+        self._reshare()
 
     def _advance(self) -> None:
         """Bring both directions' clocks and byte counts to now at the rates that held since the last change."""

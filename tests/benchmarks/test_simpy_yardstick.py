@@ -18,8 +18,9 @@ import pytest
 from parsers.read import read_trace
 from tracegen.link import uniform_link
 from tracegen.metrics import steps_per_s
-from tracegen.model import build_model
+from tracegen.model import StepModel, StepTiming, TaskKind, build_model
 from tracegen.simulate import SimConfig, resolve_link, simulate
+from tracegen.wire import LinkEstimate
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
 TOLERANCE = 0.01
@@ -64,3 +65,23 @@ def test_the_tolerance_sees_the_link(simpy_model: ModuleType) -> None:
 def test_simpy_model_refuses_what_it_does_not_model(simpy_model: ModuleType) -> None:
     with pytest.raises(ValueError, match="not fifo"):
         simpy_model.simulate_simpy(build_model(read_trace(TRACES / "mlp")), SimConfig(n_workers=2, link="conn"))
+
+
+def test_both_models_serve_transfers_requested_together_in_the_policys_order(simpy_model: ModuleType) -> None:
+    """Three 1 ms pulls requested at the same nanosecond; the first one's reader computes 5 ms, the others'
+    0.1 ms. Served a first, a step takes 6 ms; served last, 8 ms: each model must follow the order it is given,
+    the first transfer of the batch included."""
+    ms = 1_000_000
+    model = StepModel(
+        names=("a", "b", "c", "use a", "use b", "use c"), kinds=(TaskKind.PULL,) * 3 + (TaskKind.COMPUTE,) * 3,
+        size_bytes=(1_000_000,) * 3 + (0,) * 3, data_preds=((), (), (), (0,), (1,), (2,)), control_preds=((),) * 6,
+        rank=tuple(range(6)), first_need_ns=(0,) * 6,
+        timings=(StepTiming(dur_ns=(0, 0, 0, 5 * ms, ms // 10, ms // 10), delay_ns=(0,) * 6, step_ns=0),),
+        link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9, latency_ns=0,
+                          method="given"))
+    for order, step_ms in ((("a", "b", "c"), 6), (("c", "b", "a"), 8), (("b", "a", "c"), 7)):
+        config = SimConfig(n_workers=1, steps=4, warmup_steps=1, link="fifo", policy="fixed", order=order,
+                           worker_threads=3)
+        ours, theirs = steps_per_s(simulate(model, config)), steps_per_s(simpy_model.simulate_simpy(model, config))
+        assert ours == pytest.approx(1000 / step_ms), order
+        assert theirs == pytest.approx(ours, rel=TOLERANCE), order

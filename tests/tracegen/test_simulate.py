@@ -306,3 +306,28 @@ def test_fifo_serves_transfers_in_arrival_order(n_workers: int, seed: int, polic
         arrivals = [a for _, a in served]
         # one at a time, first come first served: start order never reverses arrival order
         assert all(b >= a for a, b in itertools.pairwise(arrivals))
+
+
+def three_pulls_model() -> StepModel:
+    """Three 1 MB pulls requested together at step start, each read by one op; no pushes."""
+    names = ("pull a", "pull b", "pull c", "use a", "use b", "use c")
+    kinds = (TaskKind.PULL,) * 3 + (TaskKind.COMPUTE,) * 3
+    return StepModel(
+        names=names, kinds=kinds, size_bytes=(1_000_000,) * 3 + (0,) * 3,
+        data_preds=((), (), (), (0,), (1,), (2,)), control_preds=((),) * 6, rank=tuple(range(6)),
+        first_need_ns=(0,) * 6,
+        timings=(StepTiming(dur_ns=(0, 0, 0, MS, MS, MS), delay_ns=(0,) * 6, step_ns=0),),
+        link=LinkEstimate(pull_bandwidth_bytes_per_s=GB, push_bandwidth_bytes_per_s=GB, latency_ns=0,
+                          method="given"))
+
+
+@pytest.mark.parametrize("link", ["fifo", "conn"])
+@pytest.mark.parametrize("order", [("pull c", "pull b", "pull a"), ("pull b", "pull c", "pull a"),
+                                   ("pull a", "pull c", "pull b")])
+def test_transfers_requested_together_move_in_the_policys_order(link: str, order: tuple[str, ...]) -> None:
+    model = three_pulls_model()
+    result = simulate(model, SimConfig(n_workers=1, steps=1, warmup_steps=0, link=link, policy="fixed",
+                                       order=order, record_tasks=True))
+    pulls = sorted((r.start_ns, model.names[r.task]) for r in result.tasks if model.kinds[r.task] == TaskKind.PULL)
+    assert [name for _, name in pulls] == list(order)  # the first one too, not the lowest-numbered
+    assert [start for start, _ in pulls] == [0, MS, 2 * MS]  # one at a time, none waiting for a free link
