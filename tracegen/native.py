@@ -2,8 +2,8 @@
 
 ``setup.py`` compiles :data:`MODULES` with mypyc when the installing machine has a C compiler, and writes
 :data:`MANIFEST` beside them: the sha256 of each source it compiled. When ``tracegen`` is imported,
-:func:`guard` makes every compiled module whose source no longer matches (edited since the build, or no manifest)
-load from its ``.py`` instead, as does ``TRACEGEN_PURE=1`` for all of them. Both forms run the same code, so a
+:func:`guard` makes the compiled modules load from their ``.py`` instead when any one's source no longer matches
+(edited since the build, or no manifest), as does ``TRACEGEN_PURE=1``. Both forms run the same code, so a
 simulation's results are byte-identical either way (``tests/tracegen/test_native.py``); only the speed differs.
 
 This module is imported by ``setup.py`` before anything is installed: it imports nothing outside the standard
@@ -44,16 +44,18 @@ def compiled_file(package_dir: pathlib.Path, name: str) -> pathlib.Path | None:
 
 
 def from_source(package_dir: pathlib.Path, names: Sequence[str], *, pure: bool) -> tuple[str, ...]:
-    """Which of the compiled modules ``names`` must load from source: all with ``pure``, else those whose
-    source's digest is not the one the manifest recorded when they were compiled."""
+    """Which of the compiled modules ``names`` must load from source: all of them with ``pure``, or when any one's
+    source digest is not the one the manifest recorded when they were compiled (compiled together, each checks
+    the others' types: a compiled module cannot take an object of a class its edited neighbour defines anew)."""
     try:
         manifest = json.loads((package_dir / MANIFEST).read_text())
     except (OSError, ValueError):
         manifest = {}
     if not isinstance(manifest, dict):
         manifest = {}
-    return tuple(name for name in names if compiled_file(package_dir, name) is not None
-                 and (pure or manifest.get(name) != source_digest(package_dir / f"{name}.py")))
+    compiled = tuple(name for name in names if compiled_file(package_dir, name) is not None)
+    stale = pure or any(manifest.get(name) != source_digest(package_dir / f"{name}.py") for name in compiled)
+    return compiled if stale else ()
 
 
 class _SourceFinder(importlib.abc.MetaPathFinder):

@@ -139,6 +139,19 @@ def test_which_modules_load_from_source(tmp_path: pathlib.Path) -> None:
     assert native.from_source(package, ("mod",), pure=True) == ()  # nothing compiled: nothing to steer
 
 
+def test_one_stale_module_sends_all_of_them_to_source(tmp_path: pathlib.Path) -> None:
+    """Compiled together, the modules check each other's types: a compiled simulate refused a LinkSpec made by a
+    link.py edited since the build ("tracegen.link.LinkSpec or None object expected; got tracegen.link.LinkSpec")."""
+    package = fake_package(tmp_path, "pkg")
+    (package / "other.py").write_text("FROM = 'source'\n")
+    (package / f"other{importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(b"not an ELF file")
+    digests = {name: native.source_digest(package / f"{name}.py") for name in ("mod", "other")}
+    (package / native.MANIFEST).write_text(json.dumps(digests))
+    assert native.from_source(package, ("mod", "other"), pure=False) == ()
+    (package / "other.py").write_text("FROM = 'edited source'\n")
+    assert native.from_source(package, ("mod", "other"), pure=False) == ("mod", "other")
+
+
 def test_a_run_leaves_nothing_for_the_cycle_collector() -> None:
     """``simulate`` turns the cycle collector off while it runs, so a reference cycle made per event would stay
     until the run ends: compiled, a local function that a lambda called was one per pull (+100 MiB at 64 workers
