@@ -86,10 +86,29 @@ def link_utilisation(result: SimResult, direction: str) -> float:
     return moved * 1e9 / (result.link_spec.peak_bytes_per_s(d) * span * result.n_shards)
 
 
+def ps_cpu_capacity_ns(result: SimResult, t_a: int, t_b: int) -> float:
+    """CPU time one PS could use in ``[t_a, t_b)``: its cores x the window; under a CFS quota, per period the
+    window touches, the period's budget, or all the host's cores over the part of a period inside the window when
+    that is less (a quota-held PS may spend a period's budget at once, on every core, so a window short against
+    the period can hold more than cores x window)."""
+    quota, cores = result.link_spec.ps_quota, result.ps_cores
+    if quota is None or not quota.applies(cores):
+        return cores * (t_b - t_a)
+    period, host = quota.period_ns, quota.host_cores
+    budget = cores * period
+    first, last = t_a // period, (t_b - 1) // period
+    if first == last:
+        return min((t_b - t_a) * host, budget)
+    head, tail = (first + 1) * period - t_a, t_b - last * period
+    return min(head * host, budget) + min(tail * host, budget) + (last - first - 1) * budget
+
+
 def ps_cpu_utilisation(result: SimResult) -> float:
-    """PS CPU time used in the window / (its cores x window), over all shards."""
-    busy, span = _window_use(result, 3)
-    return busy / (result.ps_cores * span * result.n_shards)
+    """PS CPU time used in the window / what the PS could use there (:func:`ps_cpu_capacity_ns`), over all
+    shards."""
+    busy, _ = _window_use(result, 3)
+    t_a, t_b = _snapshot_window(result)
+    return busy / (ps_cpu_capacity_ns(result, t_a, t_b) * result.n_shards)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,9 +135,10 @@ def shard_utilisations(result: SimResult) -> tuple[ShardUse, ...]:
     at = dict(zip((s[0] for s in result.snapshots), result.shard_snapshots, strict=True))
     span = t_b - t_a
     spec = result.link_spec
+    cpu = ps_cpu_capacity_ns(result, t_a, t_b)
     return tuple(ShardUse(shard=k, pull=(b[0] - a[0]) * 1e9 / (spec.peak_bytes_per_s(PULL) * span),
                           push=(b[1] - a[1]) * 1e9 / (spec.peak_bytes_per_s(PUSH) * span),
-                          cpu=(b[2] - a[2]) / (result.ps_cores * span))
+                          cpu=(b[2] - a[2]) / cpu)
                  for k, (a, b) in enumerate(zip(at[t_a], at[t_b], strict=True)))
 
 

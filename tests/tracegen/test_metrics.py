@@ -8,8 +8,16 @@ import pytest
 
 from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
-from tracegen.metrics import fraction_in_window, link_utilisation, ps_bound_steps_per_s, steps_per_s
+from tracegen.metrics import (
+    fraction_in_window,
+    link_utilisation,
+    ps_bound_steps_per_s,
+    ps_cpu_utilisation,
+    shard_utilisations,
+    steps_per_s,
+)
 from tracegen.model import StepModel, StepTiming, TaskKind
+from tracegen.pscpu import CfsQuota
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
 from tracegen.wire import LinkEstimate
@@ -53,3 +61,17 @@ def test_the_ps_bound_lets_request_handling_use_every_core() -> None:
     spec = dataclasses.replace(uniform_link((1e10, 1e10)), ps_cores=4.0, rpc_cpu_ns=(200_000.0, 200_000.0))
     result = simulate(model, SimConfig(n_workers=16, steps=10, warmup_steps=2, link_spec=spec, ps_threads=1))
     assert steps_per_s(result) <= 1.01 * ps_bound_steps_per_s(model, result)
+
+
+@pytest.mark.parametrize("n_workers", [1, 2, 4, 8])
+def test_ps_cpu_utilisation_under_a_quota_never_exceeds_one(n_workers: int) -> None:
+    """A PS held to half a core by a 100 ms CFS period may spend the period's 50 ms at once on four cores: over a
+    13 ms window it used 12 ms, reported as 1.77 of "0.5 cores x 13 ms"."""
+    model = synthetic_model(n_params=4, n_layers_ops=2, param_bytes=10_000, op_dur_ns=50_000,
+                            apply_dur_ns=1_000_000)
+    spec = dataclasses.replace(uniform_link((1e9, 1e9)), ps_cores=0.5,
+                               ps_quota=CfsQuota(host_cores=4, period_ns=100_000_000))
+    result = simulate(model, SimConfig(n_workers=n_workers, steps=3, warmup_steps=1, link_spec=spec))
+    used = ps_cpu_utilisation(result)
+    assert 0 < used <= 1 + 1e-9
+    assert shard_utilisations(result)[0].cpu == pytest.approx(used)
