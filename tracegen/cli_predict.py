@@ -130,6 +130,9 @@ def run_predict(args: argparse.Namespace) -> int:
         single_path = str(found)
         print(f"note: using {found}: one untraced worker's rate and the PS's CPU per transfer (two hosts)")
     policy, order = parse_policy(args.policy)
+    if args.placement != "round-robin" and not args.ps_shards:
+        raise ConfigError(f"'--placement' {args.placement!r} places parameters on the shards of --ps-shards, "
+                          "which was not given")
     speeds: tuple[float, ...] = ()
     links: tuple[int, ...] = ()
     if args.worker_classes is not None:
@@ -141,7 +144,8 @@ def run_predict(args: argparse.Namespace) -> int:
     config = PredictConfig(
         workers=workers, link_profile=load_profile(profile_path), single_worker=load_single_worker(single_path),
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),
-        payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order, steps=steps,
+        payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order,
+        order_file=args.policy if order else "", steps=steps,
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,
         batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing,
         worker_speed=speeds, worker_link_bits_per_s=links,

@@ -123,10 +123,12 @@ def parse_policy(text: str) -> tuple[str, tuple[str, ...]]:
     return "fixed", read_order(text)
 
 
-def check_order(model: StepModel, order: Sequence[str]) -> None:
-    """ConfigError unless every name in ``order`` is a transfer of ``model``."""
+def check_order(model: StepModel, order: Sequence[str], source: str = "") -> None:
+    """ConfigError unless every name in ``order`` (read from the file ``source``, when given) is a transfer of
+    ``model``."""
     transfers = {model.names[t] for t in range(model.n_tasks) if model.kinds[t] in TRANSFER_KINDS}
     unknown = [n for n in order if n not in transfers]
     if unknown:
-        raise ConfigError(f"'policy': order file names tensors that are not transfers of the model: "
+        where = f"order file {source!r}" if source else "order file"
+        raise ConfigError(f"'policy': {where} names tensors that are not transfers of the model: "
                           f"{', '.join(repr(u) for u in unknown[:5])}")

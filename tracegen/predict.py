@@ -47,6 +47,7 @@ from tracegen.linkspec import at_cap_plateau, from_bandwidth, from_profile, with
 from tracegen.model import TIMINGS, TRANSFER_KINDS, StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
+from tracegen.policy import check_order
 from tracegen.processes import MAX_JOBS
 from tracegen.shards import ShardRow, placements, shard_table, shards_csv
 from tracegen.simulate import SimConfig, resolve_link
@@ -104,6 +105,7 @@ class PredictConfig:
     link: str = "conn"
     policy: str = "tf"
     order: tuple[str, ...] = ()
+    order_file: str = ""  # where ``order`` was read from (named in errors)
     steps: int = 30
     warmup_steps: int = 3
     seeds: int = 3
@@ -259,6 +261,8 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     report = progress or (lambda _line: None)
     tr = trace if isinstance(trace, Trace) else read_trace(trace)
     traced = build_model(tr, timing=config.timing)
+    if config.order:
+        check_order(traced, config.order, config.order_file)
     config = config.on_traced_ps_tasks(traced)
     if traced.traced_ps_task:
         report(f"the trace has {max(traced.traced_ps_task) + 1} PS tasks: each keeps its traced parameters, "

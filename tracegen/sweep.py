@@ -39,7 +39,7 @@ from tracegen.instance import on_instances
 from tracegen.metrics import link_utilisation, ps_cpu_utilisation, steps_per_s
 from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
-from tracegen.policy import parse_policy
+from tracegen.policy import check_order, parse_policy
 from tracegen.predict import (
     PAYLOAD_FRACTION,
     PredictConfig,
@@ -124,6 +124,9 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     if not links:
         links = [link("trace", "trace", "trace")]
     pols = [SweepPolicy(label=text, policy=p, order=order) for text in policies for p, order in [parse_policy(text)]]
+    for pol in pols:
+        if pol.order:
+            check_order(model, pol.order, pol.label)
     grid = SweepGrid(workers=tuple(workers), links=tuple(links), policies=tuple(pols), seeds=tuple(seeds),
                      worker_speeds=tuple(float(s) for s in worker_speeds), steps=steps, warmup_steps=warmup_steps,
                      link_model=link_model, batch_size=batch_size)

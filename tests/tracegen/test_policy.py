@@ -29,3 +29,17 @@ def test_a_tensor_named_twice_in_an_order_file_is_refused(tmp_path: pathlib.Path
     path.write_text("a\n# b comes next\nb\na  # again: first or third?\n")
     with pytest.raises(ConfigError, match=r"order\.txt': line 4: 'a' is already on line 1"):
         read_order(path)
+
+
+def test_an_order_file_naming_unknown_tensors_is_named(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The error named the tensors but not the file they came from."""
+    from tracegen.cli import main
+
+    path = tmp_path / "order.txt"
+    path.write_text("no/such/tensor\n")
+    assert main(["predict", str(mlp_trace_dir), "--policy", str(path), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert f"order file {str(path)!r} names tensors" in err and "'no/such/tensor'" in err, err
+    assert main(["sweep", str(mlp_trace_dir), "--policy", f"tf,{path}", "--out", str(tmp_path / "s")]) == 2
+    assert f"order file {str(path)!r} names tensors" in capsys.readouterr().err

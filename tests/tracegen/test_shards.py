@@ -198,3 +198,13 @@ def test_a_trace_of_a_k_ps_job_keeps_its_placement(name: str) -> None:
     assert one_ps.traced_ps_task == () and PredictConfig().on_traced_ps_tasks(one_ps) == PredictConfig()
     with pytest.raises(ConfigError, match="one PS task"):
         traced_placement(one_ps)
+
+
+def test_a_placement_without_shards_is_refused(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """It was silently ignored: the user asked for a placement and got a one-PS curve without a word."""
+    from tracegen.cli import main
+
+    assert main(["predict", str(mlp_trace_dir), "--placement", "greedy", "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "'--placement' 'greedy'" in err and "--ps-shards" in err and len(err.strip().splitlines()) == 1, err
