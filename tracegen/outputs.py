@@ -13,6 +13,8 @@
 - What a killed run left is removed when the next run takes the lock: the staging directory and tracegen's own
   temporary files (``.NAME.<16 hex digits>.tmp``, :mod:`parsers.atomic`) in the folders it writes into, nothing
   else.
+- A run that fails leaves no trace of itself: the directories it created for ``DIR`` (and its lock file) are
+  removed again when nothing else is in them.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class OutputDir:
         self.force = force
         self.written: list[str] = []
         self._lock: IO[Any] | None = None
+        self._created: list[pathlib.Path] = []  # DIR and the parents this run made, DIR first
 
     def path(self, name: str) -> pathlib.Path:
         """Where ``name`` (relative, may hold one folder) will be once the run has succeeded."""
@@ -79,6 +82,7 @@ class OutputDir:
     def __enter__(self) -> OutputDir:
         if self.root.exists() and not self.root.is_dir():
             raise ConfigError(f"{self.root}: is a file, not a directory; --out names the directory to write into")
+        self._created = [p for p in (self.root, *self.root.parents) if not p.exists()]
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             self._lock = (self.root / LOCK_NAME).open("a")
@@ -89,13 +93,14 @@ class OutputDir:
         except OSError as exc:
             self._lock.close()
             self._lock = None
+            self._created = []  # another run's, or one whose lock failed: not ours to remove
             if exc.errno in (errno.EAGAIN, errno.EACCES):
                 raise ConfigError(f"{self.root}: another tracegen run is writing into this directory") from None
             raise ConfigError(f"{self.root}: cannot lock: {exc.strerror or exc}") from exc
         try:
             self._prepare()
         except BaseException:
-            self._release()
+            self._release(failed=True)
             raise
         return self
 
@@ -130,12 +135,14 @@ class OutputDir:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        committed = False
         try:
             if exc_type is None:
                 self._commit()
+                committed = True
         finally:
             shutil.rmtree(self.root / STAGING_NAME, ignore_errors=True)
-            self._release()
+            self._release(failed=not committed)
 
     def _commit(self) -> None:
         """The staged files into place; then, with ``force``, the previous run's files this one did not write
@@ -157,11 +164,17 @@ class OutputDir:
         if files:
             write_bytes_atomic(self.root / MANIFEST_NAME, (json.dumps({"files": files}, indent=1) + "\n").encode())
 
-    def _release(self) -> None:
-        if self._lock is not None:
-            fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
-            self._lock.close()
-            self._lock = None
+    def _release(self, *, failed: bool = False) -> None:
+        if self._lock is None:
+            return
+        if failed and self._created:  # still holding the lock: no other run is inside
+            with contextlib.suppress(OSError):
+                (self.root / LOCK_NAME).unlink()
+                for folder in self._created:
+                    folder.rmdir()  # only if empty: stops at the first that holds anything
+        fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
+        self._lock.close()
+        self._lock = None
 
 
 def refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:

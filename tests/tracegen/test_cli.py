@@ -187,6 +187,20 @@ def test_a_forced_run_that_fails_leaves_the_previous_outputs(tmp_path: pathlib.P
     assert "no such file" in capsys.readouterr().err
 
 
+def test_a_failed_run_leaves_no_directory_of_its_own(tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A typo in the trace path used to leave an empty --out (and parents) holding a lock file."""
+    out = tmp_path / "new" / "out"
+    assert _predict(out, tmp_path / "no-such-trace") == 2
+    assert "no such file" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    assert _predict(mine / "out", tmp_path / "no-such-trace") == 2
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]  # what it did not create stays
+
+
 def test_a_forced_run_removes_only_what_the_previous_run_wrote(tmp_path: pathlib.Path) -> None:
     out = tmp_path / "out"
     assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1,2") == 0
