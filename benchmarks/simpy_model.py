@@ -44,6 +44,7 @@ import simpy
 from tracegen.link import PULL, PUSH, LinkSpec
 from tracegen.metrics import steps_per_s
 from tracegen.model import PS_KINDS, StepModel, TaskKind
+from tracegen.policy import issued_in_order
 from tracegen.simulate import SimConfig, SimResult, critical_path_ns, resolve_link, resolve_policy
 
 Process = Generator[simpy.Event, Any, None]
@@ -77,6 +78,9 @@ class SimpyJob:
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(config.seed)
         self.policy = resolve_policy(model, config)
+        # an order of its own decides which step-start pull takes which traced request moment (tracegen.policy)
+        self.timings = model.timings if self.policy.random else issued_in_order(
+            model, self.policy.priorities(model, self.rng))
         self.ps_threads = config.ps_threads or model.ps_threads
         self.worker_threads = config.worker_threads or model.worker_threads
         self.ps_cpu = simpy.Resource(self.env, capacity=self.ps_threads)
@@ -129,7 +133,7 @@ class SimpyJob:
         """Task ``t`` of worker ``w``'s step: wait for its predecessors and its dispatch gap, then run."""
         if self.preds[t]:
             yield self.env.all_of([done[p] for p in self.preds[t]])
-        timing = self.model.timings[variant]
+        timing = self.timings[variant]
         if timing.delay_ns[t]:
             yield self.env.timeout(timing.delay_ns[t])
         kind = self.model.kinds[t]

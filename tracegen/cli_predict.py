@@ -53,7 +53,7 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which transfers queue behind each other in a link direction: conn = one worker's, "
                              "fifo = everyone's, fair = none (default conn; see tracegen.link)")
     parser.add_argument("--policy", default="tf", metavar="tf|tictac|FILE",
-                        help="transfer order: tf = random per step like TensorFlow's executor, tictac = by first "
+                        help="the order a worker requests its parameters in: tf = as traced, tictac = by first "
                              "need, or a FILE of tensor names, one per line (default tf)")
     parser.add_argument("--steps", type=parse_count, default=30, metavar="K",
                         help="measured steps each simulated worker runs after its warm-up (default 30)")

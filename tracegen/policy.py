@@ -1,10 +1,20 @@
 """Transfer-order policies: in which order a worker's step hands its transfers to the link.
 
-A policy gives every task of one worker step a priority (lower goes first). It matters where transfers wait
-in a queue (``fifo``, ``conn`` link models); under ``fair`` every transfer is served at once.
+A policy gives every task of one worker step a priority (lower goes first), which acts twice:
 
-- ``tf``: TensorFlow's default. The executor issues every pull at step start in an order of its own that the
-  trace does not pin down, so the order is a random permutation drawn per step from the run's seeded RNG.
+- **the order a worker requests its parameters in** (:func:`issued_in_order`): at step start TensorFlow's
+  executor issues the parameter requests one after another, a few microseconds to a millisecond apart (the
+  dispatch gaps the trace recorded); an ordering policy such as TicTac changes which tensor takes which of those
+  moments, not the moments. The pulls that wait for nothing on the worker (only for the PS's reads) take the
+  traced step's issue times in the policy's order;
+- **transfers requested at the same nanosecond** queue in their connection in priority order
+  (:mod:`tracegen.link`; under ``fair`` every transfer is served at once).
+
+The policies:
+
+- ``tf``: TensorFlow's default: each traced step's own issue order, as the trace recorded it (every simulated
+  step replays one traced step's timings); transfers requested at the same nanosecond (synthetic steps, whose
+  gaps are zero) in a random order drawn per step from the run's seeded RNG.
 - ``tictac``: by first need (TicTac, Hashemi et al. 2019): a transfer whose first consumer started earlier in
   the trace goes first.
 - ``fixed``: the order of tensor names read from a file (one per line, ``#`` comments); transfers not named
@@ -24,7 +34,7 @@ import numpy as np
 from parsers.errors import TraceFormatError
 from parsers.files import read_file
 from tracegen.errors import ConfigError
-from tracegen.model import TRANSFER_KINDS, StepModel
+from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, StepTiming, TaskKind
 
 
 class Policy(Protocol):
@@ -47,7 +57,7 @@ class Policy(Protocol):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TfOrder:
-    """A random order per step (the executor's order is not in the trace)."""
+    """The traced order; a random one per step among transfers requested at the same nanosecond."""
 
     name: str = "tf"
     random: bool = True
@@ -132,3 +142,37 @@ def check_order(model: StepModel, order: Sequence[str], source: str = "") -> Non
         where = f"order file {source!r}" if source else "order file"
         raise ConfigError(f"'policy': {where} names tensors that are not transfers of the model: "
                           f"{', '.join(repr(u) for u in unknown[:5])}")
+
+
+def step_start_pulls(model: StepModel) -> list[int]:
+    """The pulls a worker requests at step start: those that wait for nothing on the worker (every task before
+    them runs on the PS: the reads of the parameters)."""
+    on_ps: dict[int, bool] = {}
+    for t in model.topo_order():
+        on_ps[t] = model.kinds[t] in PS_KINDS and all(on_ps[p] for p in model.preds(t))
+    return [t for t in range(model.n_tasks)
+            if model.kinds[t] == TaskKind.PULL and all(on_ps[p] for p in model.preds(t))]
+
+
+def issued_in_order(model: StepModel, priority: Sequence[int]) -> tuple[StepTiming, ...]:
+    """The model's timings with its step-start pulls (:func:`step_start_pulls`) requested in ``priority`` order
+    (lower first): in each traced step, the moments its pulls were requested (from step start, with the PS's
+    reads uncontended) go to the pulls in that order, each pull's dispatch gap set to reach its moment (never
+    before its read is done)."""
+    pulls = step_start_pulls(model)
+    if len(pulls) < 2:
+        return model.timings
+    order = sorted(pulls, key=lambda t: (priority[t], t))
+    timings = []
+    for timing in model.timings:
+        done: dict[int, int] = {}
+        ready: dict[int, int] = {}
+        for t in model.topo_order():
+            ready[t] = max((done[p] for p in model.preds(t)), default=0)
+            done[t] = ready[t] + timing.delay_ns[t] + timing.dur_ns[t]
+        moments = sorted(ready[t] + timing.delay_ns[t] for t in pulls)
+        delay = list(timing.delay_ns)
+        for t, at in zip(order, moments, strict=True):
+            delay[t] = max(0, at - ready[t])
+        timings.append(dataclasses.replace(timing, delay_ns=tuple(delay)))
+    return tuple(timings)

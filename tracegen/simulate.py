@@ -20,8 +20,9 @@ What runs:
   gradient exists, and is then handled by the PS's CPU. A request waits for a free handler, but not for its own
   handling: that time is already inside the traced transfer, whose duration sets the per-connection rate
   (:class:`~tracegen.model.LinkEstimate`); the handling still spends the PS's CPU, so under load requests queue
-  for it and the PS's CPU bounds the rate. Transfers queue in their connection in the policy's
-  order among those requested together (:mod:`tracegen.policy`).
+  for it and the PS's CPU bounds the rate. The pulls a worker requests at step start take the traced step's
+  request moments in the policy's order, and transfers requested at the same nanosecond queue in their
+  connection in that order (:mod:`tracegen.policy`).
 - The step ends when all its tasks are done; the next starts ``step_gap_ns`` later (and the model's own
   ``step_gap_ns``: a TF2 coordinator's dispatch of the next call), plus the pull direction's
   queue delay if it is busy (the PS's reply that the step is over crosses it). With several PS shards, every
@@ -57,7 +58,7 @@ from tracegen.engine import ARRIVE, START, CpuPool, Engine
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, FlowLink, LinkSpec, link_model, uniform_link
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, StepTiming, TaskKind, scaled_timing
-from tracegen.policy import FixedOrder, Policy, TfOrder, TicTac, check_order
+from tracegen.policy import FixedOrder, Policy, TfOrder, TicTac, check_order, issued_in_order
 from tracegen.pscpu import PsCpu
 from tracegen.variables import variable_map
 
@@ -242,13 +243,15 @@ class _Run:
         self.cpus = [CpuPool(self.engine, self.worker_threads) for _ in range(config.n_workers)]
         # per worker, its timings: PS ops as CPU work (a quota undone), its ops and their gaps at its speed;
         # one table per distinct speed, computed once
+        # an order of its own (not tf's traced one) also decides which pull takes which traced request moment
+        base = model.timings if self.fixed_prio is None else issued_in_order(model, self.fixed_prio)
         tables: dict[float, tuple[StepTiming, ...]] = {}
         self.timings: list[tuple[StepTiming, ...]] = []
         for w in range(config.n_workers):
             speed = float(config.worker_speed[w]) if w < len(config.worker_speed) else 1.0
             if speed not in tables:
                 tables[speed] = tuple(scaled_timing(t, model.kinds, worker_speed=speed, ps_work=spec.ps_work_ns)
-                                      for t in model.timings)
+                                      for t in base)
             self.timings.append(tables[speed])
         variables = variable_map(model)
         self.var_of = list(variables.of_task)

@@ -19,6 +19,7 @@ from parsers.read import read_trace
 from tracegen.link import uniform_link
 from tracegen.metrics import steps_per_s
 from tracegen.model import StepModel, StepTiming, TaskKind, build_model
+from tracegen.policy import step_start_pulls
 from tracegen.simulate import SimConfig, resolve_link, simulate
 from tracegen.wire import LinkEstimate
 
@@ -85,3 +86,17 @@ def test_both_models_serve_transfers_requested_together_in_the_policys_order(sim
         ours, theirs = steps_per_s(simulate(model, config)), steps_per_s(simpy_model.simulate_simpy(model, config))
         assert ours == pytest.approx(1000 / step_ms), order
         assert theirs == pytest.approx(ours, rel=TOLERANCE), order
+
+
+@pytest.mark.parametrize("policy", ["tictac", "reversed"])
+def test_both_models_request_a_real_traces_pulls_in_the_policys_order(simpy_model: ModuleType, policy: str) -> None:
+    """On a real trace a policy decides which pull takes which traced request moment (tracegen.policy): both
+    models alike, and the reversed order is far from tictac's, so the tolerance sees it."""
+    model = build_model(read_trace(TRACES / "resnet"))
+    names = [model.names[t] for t in step_start_pulls(model)]
+    given = {"tictac": {}, "reversed": {"order": tuple(reversed(names))}}[policy]
+    for n in (1, 4):
+        config = SimConfig(n_workers=n, steps=10, warmup_steps=2, link="fifo",
+                           policy="tictac" if policy == "tictac" else "fixed", **given)
+        ours, theirs = steps_per_s(simulate(model, config)), steps_per_s(simpy_model.simulate_simpy(model, config))
+        assert theirs == pytest.approx(ours, rel=TOLERANCE), f"N={n}"
