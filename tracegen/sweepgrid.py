@@ -7,8 +7,9 @@ seeds — at fixed simulation settings (steps, warm-up steps, link model, batch 
 A point's id (:meth:`SweepInputs.point_id`) is the sha256 of its parameters, of what each of them stands for
 (a link's rate or the bytes of its profile file, an order file's tensor names) and of the trace's content
 (:func:`trace_sha256`: the traced steps and the files beside them that change a prediction). The same command
-on the same files gives the same ids, so a resumed sweep recognises the points it finished. The id does not
-cover the simulator's own code: after changing it, sweep into a new directory.
+on the same files gives the same ids, so a resumed sweep recognises the points it finished. The id covers the
+simulator too, by :data:`MODEL_VERSION`: a tracegen whose simulation gives other results for the same inputs
+computes a resumed sweep's points again rather than keep an older model's rows beside its own.
 
 Not an axis yet, PS shards: the simulator has them (``SimConfig.ps_shard_of_task`` from
 :func:`tracegen.placement.place`; ``predict --ps-shards``). To sweep them, add ``ps_shards: int = 1`` and a
@@ -40,6 +41,9 @@ from tracegen.model import StepModel
 from tracegen.simulate import SimConfig
 
 ID_FORMAT = 2  # bump when what a point id covers changes (2: every file under a trace directory, by its path)
+# bump with every change that gives other simulation results for the same inputs (2: 2026-12-04, a policy orders
+# the step-start requests, and the first transfer of a batch follows it)
+MODEL_VERSION = 2
 MAX_POINTS = 10_000_000
 MAX_WORKER_SPEED = 1000.0
 BESIDE_NAMES = (PROFILE_NAME, SINGLE_WORKER_NAME, "meta.json")
@@ -177,7 +181,7 @@ class SweepInputs:
     def point_id(self, point: SweepPoint) -> str:
         """The stable id of ``point`` (module docstring)."""
         grid = self.grid
-        doc = {"format": ID_FORMAT, "trace": self.trace_sha256, "n_workers": point.n_workers,
+        doc = {"format": ID_FORMAT, "model": MODEL_VERSION, "trace": self.trace_sha256, "n_workers": point.n_workers,
                "link": grid.link(point.link).key, "policy": grid.policy(point.policy).key,
                "worker_speed": repr(float(point.worker_speed)), "seed": point.seed, "steps": grid.steps,
                "warmup_steps": grid.warmup_steps, "link_model": grid.link_model, "batch_size": grid.batch_size}

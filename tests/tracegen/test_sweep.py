@@ -25,6 +25,7 @@ from parsers import read_trace
 from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
 from parsers.sweepdata import COLUMNS, part_paths, read_point_ids, read_rows
+from tracegen import sweepgrid
 from tracegen.cli import main
 from tracegen.cli_predict import batch_size_of
 from tracegen.instance import on_instances
@@ -299,3 +300,13 @@ def test_a_fifo_is_refused_not_waited_on(what: str, tmp_path: pathlib.Path) -> N
             *(["--link-profile", str(fifo)] if what == "link-profile" else []), "--out", str(tmp_path / "out")]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and str(fifo) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_point_id_changes_with_the_simulators_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep resumed after an upgrade that changed results kept the older model's rows: the id covered the
+    inputs only."""
+    inputs = build_inputs(TRACE, workers=range(1, 3), policies=("tf",), seeds=(0,), steps=4, warmup_steps=1)
+    before = [inputs.point_id(p) for p in inputs.grid.points()]
+    monkeypatch.setattr(sweepgrid, "MODEL_VERSION", sweepgrid.MODEL_VERSION + 1)
+    after = [inputs.point_id(p) for p in inputs.grid.points()]
+    assert not set(before) & set(after)
