@@ -10,9 +10,10 @@ Every part has exactly the columns of :data:`SCHEMA`, in that order. A part is w
 ``.part-NNNNNN.parquet.*.tmp`` beside it, then renamed), so a reader sees whole parts only; names starting with
 ``.`` or ``_`` are skipped by pyarrow's and pandas' dataset readers, and DuckDB's ``DIR/*.parquet`` glob does not
 match them. Read the whole dataset with ``pandas.read_parquet(DIR)``, ``pyarrow.dataset.dataset(DIR)`` or, in
-DuckDB, ``SELECT * FROM read_parquet('DIR/*.parquet')``. Row order across parts follows completion, which
-varies between runs; sort by :data:`SORT_COLUMNS` (as :func:`read_rows` does) for a stable order. The values are
-the same for the same grid point.
+DuckDB, ``SELECT * FROM read_parquet('DIR/*.parquet')``. An uninterrupted run writes its rows in grid order,
+the same bytes whatever ran it; a resumed one adds the points it had left, in grid order after the earlier
+parts. Sort by :data:`SORT_COLUMNS` (as :func:`read_rows` does) for one order across runs. The values are the
+same for the same grid point.
 
 Columns (units in the names; utilisations are fractions 0..1 over the steady window of :mod:`tracegen.metrics`):
 

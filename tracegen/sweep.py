@@ -16,8 +16,10 @@ Resume and stopping, the dataset always consistent:
 - before any work the directory is locked (one sweep writes into it at a time) and temporary files a killed
   run left are removed (:class:`tracegen.outputs.OutputDir`); the ids in the finished parts are read, and only
   the other points are simulated;
-- a part is written atomically as soon as ``part_points`` rows are finished; on an error, Ctrl-C or SIGTERM the
-  rows finished so far are written as a last part, then the runner stops its workers;
+- the points to do are cut, in grid order, into parts of ``part_points``; a part is written atomically as soon as
+  its points and those before it are finished, its rows in grid order, so an uninterrupted run writes the same
+  bytes however many processes or Ray tasks ran it; on an error, Ctrl-C or SIGTERM the rows finished so far are
+  written as a last part, then the runner stops its workers;
 - a run killed outright (SIGKILL) loses only the rows not yet in a part; the next run computes them again.
 """
 
@@ -199,9 +201,12 @@ def sweep(inputs: SweepInputs, out: str | os.PathLike[str], runner: Runner, *, p
         todo = list(pending_points(inputs, finished))
         resumed = inputs.grid.n_points - len(todo)
         number = next_part_number(target.root)
-        buffer: list[Row] = []
+        position = {inputs.point_id(p): i for i, p in enumerate(todo)}
+        early: dict[int, Row] = {}  # finished before a point ahead of them in the grid: not their turn yet
+        buffer: list[Row] = []  # in grid order, for the next part
         parts: list[pathlib.Path] = []
         done = 0
+        turn = 0  # the grid position of the next row to go into a part
 
         def flush(size: int) -> None:  # rows leave the buffer first: a signal mid-write loses them, never doubles
             nonlocal number
@@ -210,9 +215,13 @@ def sweep(inputs: SweepInputs, out: str | os.PathLike[str], runner: Runner, *, p
             parts.append(write_part(target.root, number - 1, rows))
 
         def on_rows(rows: list[Row]) -> None:
-            nonlocal done
-            buffer.extend(rows)
+            nonlocal done, turn
+            for row in rows:
+                early[position[row["point_id"]]] = row
             done += len(rows)
+            while turn in early:
+                buffer.append(early.pop(turn))
+                turn += 1
             while len(buffer) >= part_points:
                 flush(part_points)
             if done == len(todo) and buffer:
@@ -224,6 +233,7 @@ def sweep(inputs: SweepInputs, out: str | os.PathLike[str], runner: Runner, *, p
             if todo:
                 runner.run(inputs, chunks_of(todo, runner.slots), on_rows)
         finally:
+            buffer.extend(early.pop(k) for k in sorted(early))
             if buffer:  # what finished before an error or a signal: kept, so that a rerun does not redo it
                 flush(len(buffer))
     return SweepSummary(n_points=inputs.grid.n_points, resumed=resumed, computed=done, parts=tuple(parts))

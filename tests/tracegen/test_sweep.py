@@ -310,3 +310,17 @@ def test_a_point_id_changes_with_the_simulators_version(monkeypatch: pytest.Monk
     monkeypatch.setattr(sweepgrid, "MODEL_VERSION", sweepgrid.MODEL_VERSION + 1)
     after = [inputs.point_id(p) for p in inputs.grid.points()]
     assert not set(before) & set(after)
+
+
+def test_an_uninterrupted_sweep_writes_the_same_bytes_whatever_its_processes(tmp_path: pathlib.Path) -> None:
+    """Parts held rows in the order points finished: two processes gave other bytes from run to run."""
+    grid = [str(TRACE), "--workers", "1-12", "--policy", "tf,tictac", *SMALL, "--part-points", "5"]
+
+    def parts(name: str, jobs: str) -> list[bytes]:
+        assert main(["sweep", *grid, "--jobs", jobs, "--out", str(tmp_path / name)]) == 0
+        return [p.read_bytes() for p in part_paths(tmp_path / name)]
+
+    one = parts("one", "1")
+    assert len(one) == 5  # 24 points in parts of 5
+    assert parts("two", "2") == one
+    assert parts("two-again", "2") == one
