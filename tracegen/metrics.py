@@ -71,19 +71,20 @@ def _snapshot_window(result: SimResult) -> tuple[int, int]:
     return measurement_window(result)
 
 
-def _window_use(result: SimResult, column: int) -> tuple[float, int]:
-    """(amount used, window length) of snapshot ``column`` (1 pull bytes, 2 push bytes, 3 PS thread-ns)."""
+def _window_use(result: SimResult, column: int) -> tuple[float, int, int]:
+    """(amount used, window start, window end) of snapshot ``column`` (1 pull bytes, 2 push bytes, 3 PS
+    thread-ns)."""
     t_a, t_b = _snapshot_window(result)
     at = {s[0]: s for s in result.snapshots}
-    return at[t_b][column] - at[t_a][column], t_b - t_a
+    return at[t_b][column] - at[t_a][column], t_a, t_b
 
 
 def link_utilisation(result: SimResult, direction: str) -> float:
     """Bytes ``direction`` (``pull``/``push``) carried in the window / what its peak capacity allows there (over
     all shards' links)."""
     d = PULL if direction == "pull" else PUSH
-    moved, span = _window_use(result, 1 + d)
-    return moved * 1e9 / (result.link_spec.peak_bytes_per_s(d) * span * result.n_shards)
+    moved, t_a, t_b = _window_use(result, 1 + d)
+    return moved * 1e9 / (result.link_spec.peak_bytes_per_s(d) * (t_b - t_a) * result.n_shards)
 
 
 def ps_cpu_capacity_ns(result: SimResult, t_a: int, t_b: int) -> float:
@@ -106,8 +107,7 @@ def ps_cpu_capacity_ns(result: SimResult, t_a: int, t_b: int) -> float:
 def ps_cpu_utilisation(result: SimResult) -> float:
     """PS CPU time used in the window / what the PS could use there (:func:`ps_cpu_capacity_ns`), over all
     shards."""
-    busy, _ = _window_use(result, 3)
-    t_a, t_b = _snapshot_window(result)
+    busy, t_a, t_b = _window_use(result, 3)
     return busy / (ps_cpu_capacity_ns(result, t_a, t_b) * result.n_shards)
 
 

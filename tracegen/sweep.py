@@ -185,9 +185,9 @@ def chunks_of(points: Sequence[SweepPoint], slots: int) -> list[tuple[SweepPoint
     return [tuple(points[i:i + size]) for i in range(0, len(points), size)]
 
 
-def pending_points(inputs: SweepInputs, finished: set[str]) -> Iterator[SweepPoint]:
-    """The grid's points whose id is not in ``finished``."""
-    return (p for p in inputs.grid.points() if inputs.point_id(p) not in finished)
+def pending_points(inputs: SweepInputs, finished: set[str]) -> Iterator[tuple[str, SweepPoint]]:
+    """The grid's points whose id is not in ``finished``, with their ids."""
+    return ((i, p) for p in inputs.grid.points() if (i := inputs.point_id(p)) not in finished)
 
 
 def sweep(inputs: SweepInputs, out: str | os.PathLike[str], runner: Runner, *, part_points: int = PART_POINTS,
@@ -198,10 +198,11 @@ def sweep(inputs: SweepInputs, out: str | os.PathLike[str], runner: Runner, *, p
     report = progress or (lambda _p: None)
     with OutputDir(out, []) as target:
         finished = read_point_ids(target.root)
-        todo = list(pending_points(inputs, finished))
+        pending = list(pending_points(inputs, finished))
+        todo = [p for _, p in pending]
         resumed = inputs.grid.n_points - len(todo)
         number = next_part_number(target.root)
-        position = {inputs.point_id(p): i for i, p in enumerate(todo)}
+        position = {point_id: i for i, (point_id, _) in enumerate(pending)}
         early: dict[int, Row] = {}  # finished before a point ahead of them in the grid: not their turn yet
         buffer: list[Row] = []  # in grid order, for the next part
         parts: list[pathlib.Path] = []

@@ -91,7 +91,7 @@ def test_both_models_serve_transfers_requested_together_in_the_policys_order(sim
 @pytest.mark.parametrize("policy", ["tictac", "reversed"])
 def test_both_models_request_a_real_traces_pulls_in_the_policys_order(simpy_model: ModuleType, policy: str) -> None:
     """On a real trace a policy decides which pull takes which traced request moment (tracegen.policy): both
-    models alike, and the reversed order is far from tictac's, so the tolerance sees it."""
+    models alike (a SimPy model that kept the traced order fails both cases, on this fifo link)."""
     model = build_model(read_trace(TRACES / "resnet"))
     names = [model.names[t] for t in step_start_pulls(model)]
     given = {"tictac": {}, "reversed": {"order": tuple(reversed(names))}}[policy]
