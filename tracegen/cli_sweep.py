@@ -33,6 +33,12 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a link profile from 'tracegen netbench run'; repeat for several links (default, "
                              "with no --bandwidth either: link-profile.json beside the trace, else the link the "
                              "trace shows)")
+    parser.add_argument("--ps-shards", metavar="K",
+                        help="numbers of parameter servers, e.g. 1-4 or 1,2,4: each K places the parameters on K "
+                             "shards, each a PS like the traced one with its own link (default: the PS as traced)")
+    parser.add_argument("--placement", default="round-robin", metavar="HOW",
+                        help="how parameters go to the shards of --ps-shards: round-robin (TF's default, creation "
+                             "order), greedy (fewest bytes so far) or a CSV file variable,shard (default round-robin)")
     parser.add_argument("--policy", default="tf", metavar="LIST",
                         help="transfer orders, comma-separated: tf, tictac, or order FILEs of tensor names "
                              "(default tf)")
@@ -121,12 +127,15 @@ def run_sweep(args: argparse.Namespace) -> int:
                           seeds=range(args.seed, args.seed + args.seeds), worker_speeds=parse_speeds(args.worker_speed),
                           steps=args.steps, warmup_steps=args.warmup_steps, link_model=args.link,
                           batch_size=batch_size_of(args.trace, args.batch_size),
-                          payload_fraction=args.payload_fraction)
+                          payload_fraction=args.payload_fraction,
+                          ps_shards=parse_workers(args.ps_shards, "ps_shards") if args.ps_shards else (),
+                          placement=args.placement)
     for note in inputs.notes:
         print(f"warning: {note}", file=sys.stderr)
     grid = inputs.grid
     where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
-    print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.policies)} policies x "
+    print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard counts x "
+          f"{len(grid.policies)} policies x "
           f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
           f"{grid.steps} steps each; on {where}")
     summary = sweep(inputs, args.out, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr))

@@ -1,7 +1,7 @@
 """``sweep``: simulate every point of a grid and stream the rows to a Parquet dataset that a rerun resumes.
 
-Pipeline: the trace → :func:`tracegen.model.build_model` → the grid (:func:`build_inputs`: links, policies,
-worker speeds, seeds; :mod:`tracegen.sweepgrid`) → the points not yet in the dataset → chunks of points run by
+Pipeline: the trace → :func:`tracegen.model.build_model` → the grid (:func:`build_inputs`: links, PS shards,
+policies, worker speeds, seeds; :mod:`tracegen.sweepgrid`) → the points not yet in the dataset → chunks of points run by
 a runner (:mod:`tracegen.sweeprunner`: local processes, or Ray tasks) → rows → part files of ``part_points``
 rows (:mod:`parsers.sweepdata`: the layout and the columns).
 
@@ -10,7 +10,9 @@ steps, one seed, no averaging; its row holds its parameters and what :mod:`trace
 Links are built as ``predict`` builds them (:func:`tracegen.predict.prepared`, its point prediction for a
 rate alone; ``single-worker.json`` beside the trace applies to every link, tracing's cost undone included). A
 worker speed other than 1 runs the traced worker ops that many times as fast, as ``plan`` moves a step onto a
-faster worker type (:func:`tracegen.instance.on_instances`; the PS stays as traced).
+faster worker type (:func:`tracegen.instance.on_instances`; the PS stays as traced). PS shards are placed as
+``predict --ps-shards`` places them (:func:`tracegen.shards.placements`), each shard a PS like the traced one;
+a row's utilisations are the shards' mean, and ``busiest_shard`` says which shard's resource is the busiest.
 
 Resume and stopping, the dataset always consistent:
 - before any work the directory is locked (one sweep writes into it at a time) and temporary files a killed
@@ -38,9 +40,10 @@ from parsers.sweepdata import COLUMNS, next_part_number, read_point_ids, write_p
 from tracegen.curve import bottleneck
 from tracegen.errors import ConfigError, TracegenError
 from tracegen.instance import on_instances
-from tracegen.metrics import link_utilisation, ps_cpu_utilisation, steps_per_s
+from tracegen.metrics import link_utilisation, ps_cpu_utilisation, shard_utilisations, steps_per_s
 from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
+from tracegen.placement import PLACEMENTS
 from tracegen.policy import check_order, parse_policy
 from tracegen.predict import (
     PAYLOAD_FRACTION,
@@ -50,8 +53,19 @@ from tracegen.predict import (
     profile_beside,
     single_worker_beside,
 )
+from tracegen.shards import placements
 from tracegen.simulate import simulate
-from tracegen.sweepgrid import SweepGrid, SweepInputs, SweepLink, SweepPoint, SweepPolicy, file_sha256, trace_sha256
+from tracegen.sweepgrid import (
+    SweepGrid,
+    SweepInputs,
+    SweepLink,
+    SweepPoint,
+    SweepPolicy,
+    SweepShards,
+    file_sha256,
+    trace_sha256,
+    traced_shards,
+)
 from tracegen.untraced import untraced_model
 
 PART_POINTS = 256
@@ -96,13 +110,18 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
                  policies: Sequence[str] = ("tf",), seeds: Sequence[int] = (0,),
                  worker_speeds: Sequence[float] = (1.0,), steps: int = 10, warmup_steps: int = 2,
                  link_model: str = "conn", batch_size: int = 1,
-                 payload_fraction: float = PAYLOAD_FRACTION) -> SweepInputs:
+                 payload_fraction: float = PAYLOAD_FRACTION, ps_shards: Sequence[int] = (),
+                 placement: str = "round-robin") -> SweepInputs:
     """Read the trace and build the grid. ``bandwidths``: label (as written) → line rate in bytes/s;
     ``link_profiles``: paths; neither: the profile beside the trace, else the link the trace shows.
-    ``policies``: ``tf``, ``tictac`` or order files."""
+    ``policies``: ``tf``, ``tictac`` or order files. ``ps_shards``: numbers of PS shards, placed by ``placement``
+    (``round-robin``, ``greedy`` or a placement file); none: the PS as traced."""
     if not 0 < payload_fraction <= 1:
         raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {payload_fraction})")
-    model = build_model(read_trace(trace_path))  # first: the reader refuses what is not a trace file (a FIFO)
+    if placement != "round-robin" and not ps_shards:
+        raise ConfigError(f"'placement' {placement!r} places parameters on the shards of 'ps_shards'; give those too")
+    trace = read_trace(trace_path)  # first: the reader refuses what is not a trace file (a FIFO)
+    model = build_model(trace)
     sha = trace_sha256(trace_path)
     single = load_single_worker(single_worker_beside(trace_path))
 
@@ -129,7 +148,19 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     for pol in pols:
         if pol.order:
             check_order(model, pol.order, pol.label)
-    grid = SweepGrid(workers=tuple(workers), links=tuple(links), policies=tuple(pols), seeds=tuple(seeds),
+    traced = traced_shards(model)
+    shards = [traced]
+    if ps_shards:
+        placed = placements(model, trace, ps_shards, placement)  # first: it names a bad placement file
+        how = placement if placement in PLACEMENTS else f"file:{file_sha256(placement)}"
+        shards = []
+        for p in placed:
+            of_task = p.shard_of_task if p.n_shards > 1 else ()
+            same = of_task == traced.shard_of_task  # the traced PS again (K = 1 of a one-PS trace): the same id
+            shards.append(SweepShards(n_shards=p.n_shards, placement=p.how, shard_of_task=of_task,
+                                      key="" if same else f"{how}:{p.n_shards}"))
+    grid = SweepGrid(workers=tuple(workers), links=tuple(links), policies=tuple(pols), shards=tuple(shards),
+                     seeds=tuple(seeds),
                      worker_speeds=tuple(float(s) for s in worker_speeds), steps=steps, warmup_steps=warmup_steps,
                      link_model=link_model, batch_size=batch_size)
     return SweepInputs(model=model, trace_sha256=sha, grid=grid, notes=tuple(notes))
@@ -153,19 +184,24 @@ def run_point(inputs: SweepInputs, point: SweepPoint) -> Row:
     link = grid.link(point.link)
     try:
         model = point_model(inputs, point)
-        result = simulate(model, dataclasses.replace(grid.sim_config(point), ps_shard_of_task=model.traced_ps_task))
+        result = simulate(model, grid.sim_config(point))
         rate = steps_per_s(result)
         use = (link_utilisation(result, "pull"), link_utilisation(result, "push"), ps_cpu_utilisation(result))
+        busiest = max(shard_utilisations(result), key=lambda u: (u.busiest[1], -u.shard))
     except TracegenError as exc:
-        raise type(exc)(f"point n_workers={point.n_workers} link={point.link!r} policy={point.policy!r} "
-                        f"worker_speed={point.worker_speed:g} seed={point.seed}: {exc}") from exc
+        raise type(exc)(f"point n_workers={point.n_workers} link={point.link!r} ps_shards={point.ps_shards} "
+                        f"policy={point.policy!r} worker_speed={point.worker_speed:g} seed={point.seed}: {exc}"
+                        ) from exc
     row: Row = {
         "point_id": inputs.point_id(point), "trace_sha256": inputs.trace_sha256, "n_workers": point.n_workers,
         "link": link.label, "link_kind": link.kind, "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
+        "ps_shards": point.ps_shards, "placement": grid.shard(point.ps_shards).placement,
         "policy": point.policy, "seed": point.seed, "worker_speed": float(point.worker_speed), "steps": grid.steps,
         "warmup_steps": grid.warmup_steps, "link_model": grid.link_model, "batch_size": grid.batch_size,
         "steps_per_s": rate, "samples_per_s": rate * grid.batch_size, "pull_link_utilisation": use[0],
         "push_link_utilisation": use[1], "ps_cpu_utilisation": use[2], "bottleneck": bottleneck(result),
+        "busiest_shard": busiest.shard, "busiest_shard_resource": busiest.busiest[0],
+        "busiest_shard_utilisation": busiest.busiest[1],
         "n_events": result.n_events, "sim_end_ns": result.end_ns,
     }
     if list(row) != [name for name, _ in COLUMNS]:  # pragma: no cover - kept in step with the schema

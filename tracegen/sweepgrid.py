@@ -1,7 +1,7 @@
 """The grid of a sweep: its axes, its points, and the stable id of each point.
 
-A grid is the product of its axes — worker counts, links, transfer-order policies, worker compute speeds and
-seeds — at fixed simulation settings (steps, warm-up steps, link model, batch size). Each point is one
+A grid is the product of its axes — worker counts, links, PS shards, transfer-order policies, worker compute
+speeds and seeds — at fixed simulation settings (steps, warm-up steps, link model, batch size). Each point is one
 :func:`tracegen.simulate.simulate` run (:mod:`tracegen.sweep`).
 
 A point's id (:meth:`SweepInputs.point_id`) is the sha256 of its parameters, of what each of them stands for
@@ -11,12 +11,11 @@ on the same files gives the same ids, so a resumed sweep recognises the points i
 simulator too, by :data:`MODEL_VERSION`: a tracegen whose simulation gives other results for the same inputs
 computes a resumed sweep's points again rather than keep an older model's rows beside its own.
 
-Not an axis yet, PS shards: the simulator has them (``SimConfig.ps_shard_of_task`` from
-:func:`tracegen.placement.place`; ``predict --ps-shards``). To sweep them, add ``ps_shards: int = 1`` and a
-placement to :class:`SweepPoint` and an axis to :class:`SweepGrid` (iterated in :meth:`SweepGrid.points`), put
-them into :meth:`SweepInputs.point_id` only when not 1 (the ids of the datasets written before stay valid), pass
-the placement's shards to the ``SimConfig`` in :func:`tracegen.sweep.run_point`, and add columns to
-:data:`parsers.sweepdata.COLUMNS`.
+PS shards are an axis too (:class:`SweepShards`): by default the PS as traced (one task, or each parameter on
+the PS task it ran on); with ``--ps-shards`` each K places the parameters on K shards by the sweep's placement
+(:func:`tracegen.placement.place`), each shard a PS like the traced one with its own link. The arrangement enters
+a point's id only when it is not the traced one, so the ids of datasets written before shards were an axis
+stay valid.
 """
 
 from __future__ import annotations
@@ -80,6 +79,25 @@ class SweepPolicy:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SweepShards:
+    """One PS arrangement of the grid: ``n_shards`` PS tasks (its label on the axis), ``placement`` as the rows
+    name it (``as traced``, ``round-robin``, ``greedy``, ``file PATH``), the shard of every task
+    (:class:`~tracegen.simulate.SimConfig`'s ``ps_shard_of_task``; empty for one PS) and ``key``, what the
+    arrangement adds to a point's id (empty for the traced one)."""
+
+    n_shards: int
+    placement: str
+    shard_of_task: tuple[int, ...]
+    key: str = ""
+
+
+def traced_shards(model: StepModel) -> SweepShards:
+    """The PS as the trace shows it: one task, or each parameter on the PS task it ran on."""
+    n = max(model.traced_ps_task) + 1 if model.traced_ps_task else 1
+    return SweepShards(n_shards=n, placement="as traced", shard_of_task=model.traced_ps_task)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SweepPoint:
     """One grid point: one simulation. ``link`` and ``policy`` are labels of the grid's links and policies."""
 
@@ -88,6 +106,7 @@ class SweepPoint:
     policy: str
     worker_speed: float
     seed: int
+    ps_shards: int = 1
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +116,7 @@ class SweepGrid:
     workers: tuple[int, ...]
     links: tuple[SweepLink, ...]
     policies: tuple[SweepPolicy, ...]
+    shards: tuple[SweepShards, ...] = (SweepShards(n_shards=1, placement="as traced", shard_of_task=()),)
     seeds: tuple[int, ...] = (0,)
     worker_speeds: tuple[float, ...] = (1.0,)
     steps: int = 10
@@ -120,11 +140,11 @@ class SweepGrid:
             for seed in (min(self.seeds), max(self.seeds)):
                 for p in self.policies:
                     self.sim_config(SweepPoint(n_workers=n, link=self.links[0].label, policy=p.label,
-                                               worker_speed=1.0, seed=seed))
+                                               worker_speed=1.0, seed=seed, ps_shards=self.shards[0].n_shards))
 
     def _check_axes(self) -> None:
         """Every axis has values, each value once, and no two links or policies simulate the same thing."""
-        for name in ("workers", "links", "policies", "seeds", "worker_speeds"):
+        for name in ("workers", "links", "shards", "policies", "seeds", "worker_speeds"):
             if not getattr(self, name):
                 raise ConfigError(f"{name!r}: the grid needs at least one value (got none)")
         for name, items in (("links", self.links), ("policies", self.policies)):
@@ -136,20 +156,24 @@ class SweepGrid:
                 if item.key in seen:
                     raise ConfigError(f"{name!r}: {seen[item.key]!r} and {item.label!r} are the same; give it once")
                 seen[item.key] = item.label
-        for name in ("workers", "seeds", "worker_speeds"):
-            values = getattr(self, name)
+        for name, values in (("workers", self.workers), ("seeds", self.seeds), ("worker_speeds", self.worker_speeds),
+                             ("ps_shards", tuple(s.n_shards for s in self.shards))):
             if len(set(values)) != len(values):
                 raise ConfigError(f"{name!r}: each value must be given once (got {values!r})")
 
     @property
     def n_points(self) -> int:
         """How many points the grid has."""
-        return (len(self.workers) * len(self.links) * len(self.policies) * len(self.worker_speeds)
-                * len(self.seeds))
+        return (len(self.workers) * len(self.links) * len(self.shards) * len(self.policies)
+                * len(self.worker_speeds) * len(self.seeds))
 
     def link(self, label: str) -> SweepLink:
         """The link labelled ``label``."""
         return next(x for x in self.links if x.label == label)
+
+    def shard(self, n_shards: int) -> SweepShards:
+        """The PS arrangement of ``n_shards`` shards."""
+        return next(s for s in self.shards if s.n_shards == n_shards)
 
     def policy(self, label: str) -> SweepPolicy:
         """The policy labelled ``label``."""
@@ -157,16 +181,17 @@ class SweepGrid:
 
     def points(self) -> Iterator[SweepPoint]:
         """Every point, N outermost (neighbouring points cost about the same to simulate)."""
-        for n, link, pol, speed, seed in itertools.product(self.workers, self.links, self.policies,
-                                                           self.worker_speeds, self.seeds):
-            yield SweepPoint(n_workers=n, link=link.label, policy=pol.label, worker_speed=speed, seed=seed)
+        for n, link, ps, pol, speed, seed in itertools.product(self.workers, self.links, self.shards, self.policies,
+                                                               self.worker_speeds, self.seeds):
+            yield SweepPoint(n_workers=n, link=link.label, policy=pol.label, worker_speed=speed, seed=seed,
+                             ps_shards=ps.n_shards)
 
     def sim_config(self, point: SweepPoint) -> SimConfig:
         """The simulation of ``point``."""
         pol = self.policy(point.policy)
         return SimConfig(n_workers=point.n_workers, steps=self.steps, warmup_steps=self.warmup_steps,
                          seed=point.seed, link_spec=self.link(point.link).spec, link=self.link_model,
-                         policy=pol.policy, order=pol.order)
+                         policy=pol.policy, order=pol.order, ps_shard_of_task=self.shard(point.ps_shards).shard_of_task)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,6 +210,8 @@ class SweepInputs:
                "link": grid.link(point.link).key, "policy": grid.policy(point.policy).key,
                "worker_speed": repr(float(point.worker_speed)), "seed": point.seed, "steps": grid.steps,
                "warmup_steps": grid.warmup_steps, "link_model": grid.link_model, "batch_size": grid.batch_size}
+        if key := grid.shard(point.ps_shards).key:  # the traced PS adds nothing: older datasets' ids stay valid
+            doc["ps_shards"] = key
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 

@@ -324,3 +324,63 @@ def test_an_uninterrupted_sweep_writes_the_same_bytes_whatever_its_processes(tmp
     assert len(one) == 5  # 24 points in parts of 5
     assert parts("two", "2") == one
     assert parts("two-again", "2") == one
+
+
+def test_ps_shards_are_an_axis_placed_as_predict_places_them(tmp_path: pathlib.Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Each K of --ps-shards is the simulation predict's shard table runs for K (the parameters placed on K
+    shards); K = 1 of a one-PS trace is the traced PS, the same point as a sweep without shards."""
+    from tracegen.placement import creation_order, place
+
+    plain, sharded = tmp_path / "plain", tmp_path / "sharded"
+    assert main(["sweep", str(TRACE), "--workers", "3", "--bandwidth", "500Mbit/s", *SMALL, "--jobs", "1",
+                 "--out", str(plain)]) == 0
+    assert main(["sweep", str(TRACE), "--workers", "3", "--bandwidth", "500Mbit/s", "--ps-shards", "1-3",
+                 "--placement", "greedy", *SMALL, "--jobs", "1", "--out", str(sharded)]) == 0
+    out = capsys.readouterr().out
+    assert "3 PS shard counts" in out and "computed 3 points" in out
+    rows = read_rows(sharded).set_index("ps_shards")
+    assert list(rows.placement) == ["greedy"] * 3
+    assert rows.point_id[1] == read_rows(plain).point_id[0]
+    assert read_point_ids(plain) < read_point_ids(sharded)  # so resuming into the plain dataset skips K = 1
+    trace = read_trace(TRACE)
+    prep = prepared(build_model(trace), PredictConfig(bandwidth_bytes_per_s=parse_rate("500Mbit/s"),
+                                                      single_worker=read_single_worker(TRACE / "single-worker.json")))
+    config = SimConfig(n_workers=3, steps=4, warmup_steps=1, seed=0, link_spec=prep.links["mid"])
+    rates = []
+    for k in (1, 2, 3):
+        of_task = place(prep.model, k, "greedy", creation_order(trace)).shard_of_task if k > 1 else ()
+        rates.append(steps_per_s(simulate(prep.model, dataclasses.replace(config, ps_shard_of_task=of_task))))
+        assert rows.steps_per_s[k] == rates[-1]
+        assert 0 <= rows.busiest_shard[k] < k and rows.busiest_shard_utilisation[k] >= rows.pull_link_utilisation[k]
+    assert rates[0] < rates[1]  # three workers saturate one PS's link; a second shard relieves it
+
+
+def test_a_job_traced_with_two_ps_tasks_swept_on_one_is_the_one_ps_simulation(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = ROOT / "data/shards/test/mlp_200mbit_k2_greedy/trace"
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(trace), "--workers", "2", "--bandwidth", "200Mbit/s", "--ps-shards", "1,2", *SMALL,
+                 "--jobs", "1", "--out", str(out)]) == 0
+    capsys.readouterr()
+    rows = read_rows(out).set_index("ps_shards")
+    prep = prepared(build_model(read_trace(trace)),
+                    PredictConfig(bandwidth_bytes_per_s=parse_rate("200Mbit/s"),
+                                  single_worker=read_single_worker(trace / "single-worker.json")))
+    config = SimConfig(n_workers=2, steps=4, warmup_steps=1, seed=0, link_spec=prep.links["mid"])
+    assert rows.steps_per_s[1] == steps_per_s(simulate(prep.model, config))
+    assert rows.busiest_shard[1] == 0 and rows.steps_per_s[1] < rows.steps_per_s[2]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--placement", "greedy"], "'placement' 'greedy' places parameters on the shards of 'ps_shards'"),
+    (["--ps-shards", "0"], "'ps_shards': '0' must be N or LO-HI"),
+    (["--ps-shards", "2", "--placement", "nowhere.csv"], "'placement' must be round-robin, greedy or a placement"),
+])
+def test_bad_ps_shards_are_one_line_and_no_part(argv: list[str], message: str, tmp_path: pathlib.Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(TRACE), "--workers", "1", *SMALL, *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tracegen sweep: error: ") and message in err and err.count("\n") == 1
+    assert part_paths(out) == []
