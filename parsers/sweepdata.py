@@ -2,8 +2,8 @@
 
 Layout of ``DIR`` (``tracegen sweep --out DIR``)::
 
-    DIR/part-000000.parquet    rows of finished points, in the order they finished
-    DIR/part-000001.parquet    ... one part per K finished points (the last of a run may hold fewer)
+    DIR/part-000000.parquet    rows of finished points, in grid order
+    DIR/part-000001.parquet    ... one part per K points (the last of a run may hold fewer)
     DIR/.tracegen.lock         held by the one sweep writing into DIR
 
 Every part has exactly the columns of :data:`SCHEMA`, in that order. A part is written atomically (a temporary
@@ -19,17 +19,19 @@ Columns (units in the names; utilisations are fractions 0..1 over the steady win
 
 - ``point_id``: sha256 (hex) of the point's parameters and of the trace's content; unique in a dataset;
 - ``trace_sha256``: the content hash of the trace's files (:func:`tracegen.sweepgrid.trace_sha256`);
-- ``n_workers``, ``link`` (the link's label: a rate as written, a profile file's path, ``beside`` or
-  ``trace``), ``link_kind`` (``bandwidth`` | ``profile`` | ``trace``), ``bandwidth_bytes_per_s`` (the line rate;
-  null for a profile or the trace's link), ``ps_shards`` (PS tasks), ``placement`` (of the parameters on them:
-  ``as traced``, ``round-robin``, ``greedy``, ``file PATH``), ``policy`` (``tf`` | ``tictac`` | an order file's
-  path), ``seed``,
-  ``worker_speed`` (worker ops run this many times as fast as traced), ``steps``, ``warmup_steps``,
-  ``link_model`` (``conn`` | ``fifo`` | ``fair``), ``batch_size`` (samples per step): the point's parameters;
+- ``n_workers``, ``link`` (the link's label: a rate as written, a profile file's path, ``beside``, ``trace``,
+  or a catalogue pair ``WORKER+PS``), ``link_kind`` (``bandwidth`` | ``profile`` | ``trace`` | ``instances``),
+  ``bandwidth_bytes_per_s`` (the line rate; null for a profile, the trace's link or a catalogue pair),
+  ``ps_shards`` (PS tasks), ``placement`` (of the parameters on them: ``as traced``, ``round-robin``,
+  ``greedy``, ``file PATH``), ``policy`` (``tf`` | ``tictac`` | an order file's path), ``seed``, ``worker_speed``
+  (worker ops run this many times as fast as traced, or as on the worker type), ``worker_type`` and ``ps_type``
+  (a catalogue pair's instance types; null without a catalogue), ``steps``, ``warmup_steps``, ``link_model``
+  (``conn`` | ``fifo`` | ``fair``), ``batch_size`` (samples per step): the point's parameters;
 - ``steps_per_s``, ``samples_per_s``, ``pull_link_utilisation``, ``push_link_utilisation``,
   ``ps_cpu_utilisation`` (with several shards, their mean), ``bottleneck`` (:func:`tracegen.curve.bottleneck`),
   ``busiest_shard``, ``busiest_shard_resource`` (``link-pull`` | ``link-push`` | ``ps-cpu``) and
-  ``busiest_shard_utilisation`` (the busiest resource of any shard; one PS: the PS's), ``n_events``,
+  ``busiest_shard_utilisation`` (the busiest resource of any shard; one PS: the PS's), ``usd_per_hour`` (a
+  catalogue pair's cluster: N workers and one PS per shard; null without a catalogue), ``n_events``,
   ``sim_end_ns`` (simulated time at the end of the run): what the point's simulation gave.
 """
 
@@ -55,12 +57,13 @@ _PARQUET: Any = importlib.import_module("pyarrow.parquet")
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("point_id", "string"), ("trace_sha256", "string"), ("n_workers", "int64"), ("link", "string"),
     ("link_kind", "string"), ("bandwidth_bytes_per_s", "int64"), ("ps_shards", "int64"), ("placement", "string"),
-    ("policy", "string"), ("seed", "int64"),
-    ("worker_speed", "float64"), ("steps", "int64"), ("warmup_steps", "int64"), ("link_model", "string"),
+    ("policy", "string"), ("seed", "int64"), ("worker_speed", "float64"), ("worker_type", "string"),
+    ("ps_type", "string"), ("steps", "int64"), ("warmup_steps", "int64"), ("link_model", "string"),
     ("batch_size", "int64"), ("steps_per_s", "float64"), ("samples_per_s", "float64"),
     ("pull_link_utilisation", "float64"), ("push_link_utilisation", "float64"), ("ps_cpu_utilisation", "float64"),
     ("bottleneck", "string"), ("busiest_shard", "int64"), ("busiest_shard_resource", "string"),
-    ("busiest_shard_utilisation", "float64"), ("n_events", "int64"), ("sim_end_ns", "int64"),
+    ("busiest_shard_utilisation", "float64"), ("usd_per_hour", "float64"), ("n_events", "int64"),
+    ("sim_end_ns", "int64"),
 )
 SCHEMA: Any = _ARROW.schema([(name, getattr(_ARROW, kind)()) for name, kind in COLUMNS])
 SORT_COLUMNS = ("trace_sha256", "link", "ps_shards", "placement", "policy", "worker_speed", "n_workers", "seed",

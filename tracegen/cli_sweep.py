@@ -7,6 +7,7 @@ import sys
 import time
 from typing import TextIO
 
+from parsers.catalogue import read_catalogue
 from tracegen.cli_predict import batch_size_of
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
@@ -33,6 +34,10 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a link profile from 'tracegen netbench run'; repeat for several links (default, "
                              "with no --bandwidth either: link-profile.json beside the trace, else the link the "
                              "trace shows)")
+    parser.add_argument("--catalogue", metavar="CSV",
+                        help="instead of links: every worker type x PS type of an instance catalogue (as for plan; "
+                             "format: parsers/catalogue.py), each pair's PS link and speeds as plan has them; rows "
+                             "get the types and the cluster's $/hour")
     parser.add_argument("--ps-shards", metavar="K",
                         help="numbers of parameter servers, e.g. 1-4 or 1,2,4: each K places the parameters on K "
                              "shards, each a PS like the traced one with its own link (default: the PS as traced)")
@@ -129,7 +134,8 @@ def run_sweep(args: argparse.Namespace) -> int:
                           batch_size=batch_size_of(args.trace, args.batch_size),
                           payload_fraction=args.payload_fraction,
                           ps_shards=parse_workers(args.ps_shards, "ps_shards") if args.ps_shards else (),
-                          placement=args.placement)
+                          placement=args.placement,
+                          catalogue=read_catalogue(args.catalogue) if args.catalogue is not None else None)
     for note in inputs.notes:
         print(f"warning: {note}", file=sys.stderr)
     grid = inputs.grid

@@ -28,18 +28,22 @@ Resume and stopping, the dataset always consistent:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import pathlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+from parsers.catalogue import Catalogue
 from parsers.linkprofile import read_link_profile
 from parsers.read import read_trace
+from parsers.singleworker import SingleWorker
 from parsers.sweepdata import COLUMNS, next_part_number, read_point_ids, write_part
+from parsers.trace import Trace
 from tracegen.curve import bottleneck
 from tracegen.errors import ConfigError, TracegenError
-from tracegen.instance import on_instances
+from tracegen.instance import instance_links, on_instances
 from tracegen.metrics import link_utilisation, ps_cpu_utilisation, shard_utilisations, steps_per_s
 from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
@@ -48,6 +52,7 @@ from tracegen.policy import check_order, parse_policy
 from tracegen.predict import (
     PAYLOAD_FRACTION,
     PredictConfig,
+    load_profile,
     load_single_worker,
     prepared,
     profile_beside,
@@ -58,6 +63,7 @@ from tracegen.simulate import simulate
 from tracegen.sweepgrid import (
     SweepGrid,
     SweepInputs,
+    SweepInstances,
     SweepLink,
     SweepPoint,
     SweepPolicy,
@@ -111,13 +117,16 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
                  worker_speeds: Sequence[float] = (1.0,), steps: int = 10, warmup_steps: int = 2,
                  link_model: str = "conn", batch_size: int = 1,
                  payload_fraction: float = PAYLOAD_FRACTION, ps_shards: Sequence[int] = (),
-                 placement: str = "round-robin") -> SweepInputs:
+                 placement: str = "round-robin", catalogue: Catalogue | None = None) -> SweepInputs:
     """Read the trace and build the grid. ``bandwidths``: label (as written) → line rate in bytes/s;
     ``link_profiles``: paths; neither: the profile beside the trace, else the link the trace shows.
     ``policies``: ``tf``, ``tictac`` or order files. ``ps_shards``: numbers of PS shards, placed by ``placement``
-    (``round-robin``, ``greedy`` or a placement file); none: the PS as traced."""
+    (``round-robin``, ``greedy`` or a placement file); none: the PS as traced. ``catalogue``: instead of links,
+    every worker type x PS type pair of it, as ``plan`` has them (:func:`catalogue_links`)."""
     if not 0 < payload_fraction <= 1:
         raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {payload_fraction})")
+    if catalogue is not None and (bandwidths or link_profiles):
+        raise ConfigError("a catalogue gives each pair's PS link: leave out --bandwidth and --link-profile")
     if placement != "round-robin" and not ps_shards:
         raise ConfigError(f"'placement' {placement!r} places parameters on the shards of 'ps_shards'; give those too")
     trace = read_trace(trace_path)  # first: the reader refuses what is not a trace file (a FIFO)
@@ -126,6 +135,7 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     single = load_single_worker(single_worker_beside(trace_path))
 
     notes: list[str] = []
+    links: list[SweepLink] = []
 
     def link(label: str, kind: str, key: str, rate: int | None = None, **given: Any) -> SweepLink:
         prep = prepared(model, PredictConfig(workers=(1,), single_worker=single, payload_fraction=payload_fraction,
@@ -135,10 +145,13 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
         return SweepLink(label=label, kind=kind, key=key + untraced, bandwidth_bytes_per_s=rate,
                          spec=prep.links["mid"], untraced_speed=prep.speed)
 
-    links = [link(label, "bandwidth", f"bandwidth:{rate}:{payload_fraction!r}", rate)
+    if catalogue is not None:
+        hosts = link("traced", "trace", "", link_profile=load_profile(profile_beside(trace_path)))
+        links = catalogue_links(model, catalogue, hosts, single, payload_fraction)
+    links += [link(label, "bandwidth", f"bandwidth:{rate}:{payload_fraction!r}", rate)
              for label, rate in (bandwidths or {}).items()]
     profiles = list(link_profiles)
-    if not links and not profiles and (beside := profile_beside(trace_path)) is not None:
+    if catalogue is None and not links and not profiles and (beside := profile_beside(trace_path)) is not None:
         profiles = [str(beside)]
     read = [(path, read_link_profile(path)) for path in profiles]  # read first: the reader refuses a FIFO
     links += [link(path, "profile", f"profile:{file_sha256(path)}", link_profile=profile) for path, profile in read]
@@ -148,22 +161,48 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     for pol in pols:
         if pol.order:
             check_order(model, pol.order, pol.label)
-    traced = traced_shards(model)
-    shards = [traced]
-    if ps_shards:
-        placed = placements(model, trace, ps_shards, placement)  # first: it names a bad placement file
-        how = placement if placement in PLACEMENTS else f"file:{file_sha256(placement)}"
-        shards = []
-        for p in placed:
-            of_task = p.shard_of_task if p.n_shards > 1 else ()
-            same = of_task == traced.shard_of_task  # the traced PS again (K = 1 of a one-PS trace): the same id
-            shards.append(SweepShards(n_shards=p.n_shards, placement=p.how, shard_of_task=of_task,
-                                      key="" if same else f"{how}:{p.n_shards}"))
+    shards = shard_axis(model, trace, ps_shards, placement) if ps_shards else [traced_shards(model)]
     grid = SweepGrid(workers=tuple(workers), links=tuple(links), policies=tuple(pols), shards=tuple(shards),
                      seeds=tuple(seeds),
                      worker_speeds=tuple(float(s) for s in worker_speeds), steps=steps, warmup_steps=warmup_steps,
                      link_model=link_model, batch_size=batch_size)
-    return SweepInputs(model=model, trace_sha256=sha, grid=grid, notes=tuple(notes))
+    return SweepInputs(model=model, trace_sha256=sha, grid=grid, notes=tuple(dict.fromkeys(notes)))
+
+
+def shard_axis(model: StepModel, trace: Trace, ps_shards: Sequence[int], placement: str) -> list[SweepShards]:
+    """Each number of PS shards with its placement (as ``predict --ps-shards`` places them); one that is the
+    traced PS again (K = 1 of a one-PS trace) keeps the traced PS's point ids."""
+    traced = traced_shards(model)
+    placed = placements(model, trace, ps_shards, placement)  # first: it names a bad placement file
+    how = placement if placement in PLACEMENTS else f"file:{file_sha256(placement)}"
+    shards = []
+    for p in placed:
+        of_task = p.shard_of_task if p.n_shards > 1 else ()
+        same = of_task == traced.shard_of_task
+        shards.append(SweepShards(n_shards=p.n_shards, placement=p.how, shard_of_task=of_task,
+                                  key="" if same else f"{how}:{p.n_shards}"))
+    return shards
+
+
+def catalogue_links(model: StepModel, catalogue: Catalogue, traced: SweepLink, single: SingleWorker | None,
+                    payload_fraction: float) -> list[SweepLink]:
+    """Every worker type x PS type pair of ``catalogue`` as a link of the grid: the PS type's link as ``plan``
+    builds it (:func:`tracegen.instance.instance_links`, its point prediction for a rate alone), on the traced
+    hosts' link ``traced`` (tracing's cost undone as it says)."""
+    measured_rpc = single is not None and single.ps_cpu_s_per_step is not None
+    untraced = untraced_model(model, traced.untraced_speed)
+    out = []
+    for worker in catalogue.workers:
+        for ps in catalogue.servers:
+            spec = instance_links(untraced, traced.spec, worker=worker, ps=ps, measured_rpc=measured_rpc,
+                                  payload_fraction=payload_fraction)["mid"]
+            what = (worker.name, worker.usd_per_hour, worker.compute_speed, worker.link_bits_per_s, ps.name,
+                    ps.usd_per_hour, ps.compute_speed, ps.cores, spec, traced.untraced_speed, traced.spec.ps_quota)
+            out.append(SweepLink(label=f"{worker.name}+{ps.name}", kind="instances", spec=spec,
+                                 key="instances:" + hashlib.sha256(repr(what).encode()).hexdigest(),
+                                 bandwidth_bytes_per_s=None, untraced_speed=traced.untraced_speed,
+                                 instances=SweepInstances(worker=worker, ps=ps, traced=traced.spec)))
+    return out
 
 
 def point_model(inputs: SweepInputs, point: SweepPoint) -> StepModel:
@@ -171,6 +210,9 @@ def point_model(inputs: SweepInputs, point: SweepPoint) -> StepModel:
     (:mod:`tracegen.untraced`), its worker ops sped up by ``worker_speed``."""
     link = inputs.grid.link(point.link)
     model = untraced_model(inputs.model, link.untraced_speed)
+    if (pair := link.instances) is not None:
+        return on_instances(model, pair.traced, worker_speed=pair.worker.compute_speed * point.worker_speed,
+                            ps_speed=pair.ps.compute_speed)
     if point.worker_speed == 1.0:
         return model
     # the PS stays as traced: without a quota on the link given here, on_instances leaves PS ops as they are
@@ -182,6 +224,7 @@ def run_point(inputs: SweepInputs, point: SweepPoint) -> Row:
     """Simulate ``point`` and return its row (the columns of :data:`parsers.sweepdata.COLUMNS`, in order)."""
     grid = inputs.grid
     link = grid.link(point.link)
+    pair = link.instances
     try:
         model = point_model(inputs, point)
         result = simulate(model, grid.sim_config(point))
@@ -196,12 +239,15 @@ def run_point(inputs: SweepInputs, point: SweepPoint) -> Row:
         "point_id": inputs.point_id(point), "trace_sha256": inputs.trace_sha256, "n_workers": point.n_workers,
         "link": link.label, "link_kind": link.kind, "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
         "ps_shards": point.ps_shards, "placement": grid.shard(point.ps_shards).placement,
-        "policy": point.policy, "seed": point.seed, "worker_speed": float(point.worker_speed), "steps": grid.steps,
+        "policy": point.policy, "seed": point.seed, "worker_speed": float(point.worker_speed),
+        "worker_type": None if pair is None else pair.worker.name, "ps_type": None if pair is None else pair.ps.name,
+        "steps": grid.steps,
         "warmup_steps": grid.warmup_steps, "link_model": grid.link_model, "batch_size": grid.batch_size,
         "steps_per_s": rate, "samples_per_s": rate * grid.batch_size, "pull_link_utilisation": use[0],
         "push_link_utilisation": use[1], "ps_cpu_utilisation": use[2], "bottleneck": bottleneck(result),
         "busiest_shard": busiest.shard, "busiest_shard_resource": busiest.busiest[0],
         "busiest_shard_utilisation": busiest.busiest[1],
+        "usd_per_hour": None if pair is None else pair.usd_per_hour(point.n_workers, point.ps_shards),
         "n_events": result.n_events, "sim_end_ns": result.end_ns,
     }
     if list(row) != [name for name, _ in COLUMNS]:  # pragma: no cover - kept in step with the schema

@@ -1,8 +1,9 @@
 """The grid of a sweep: its axes, its points, and the stable id of each point.
 
-A grid is the product of its axes — worker counts, links, PS shards, transfer-order policies, worker compute
-speeds and seeds — at fixed simulation settings (steps, warm-up steps, link model, batch size). Each point is one
-:func:`tracegen.simulate.simulate` run (:mod:`tracegen.sweep`).
+A grid is the product of its axes — worker counts, links (or a catalogue's worker type x PS type pairs, each pair's
+PS link and instance speeds as ``plan`` has them), PS shards, transfer-order policies, worker compute speeds
+(relative to the worker type, or to the traced worker) and seeds — at fixed simulation settings (steps, warm-up
+steps, link model, batch size). Each point is one :func:`tracegen.simulate.simulate` run (:mod:`tracegen.sweep`).
 
 A point's id (:meth:`SweepInputs.point_id`) is the sha256 of its parameters, of what each of them stands for
 (a link's rate or the bytes of its profile file, an order file's tensor names) and of the trace's content
@@ -31,6 +32,7 @@ import pathlib
 import stat
 from collections.abc import Iterator
 
+from parsers.catalogue import Instance
 from parsers.limits import MAX_FILES
 from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
@@ -49,9 +51,25 @@ BESIDE_NAMES = (PROFILE_NAME, SINGLE_WORKER_NAME, "meta.json")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SweepInstances:
+    """The catalogue instances at a link's ends (:mod:`tracegen.instance`, as ``plan`` moves a step onto them):
+    the worker type, the PS type, and the traced hosts' link (its CPU quota turns the traced PS ops into the CPU
+    work a PS type's cores then do at its speed)."""
+
+    worker: Instance
+    ps: Instance
+    traced: LinkSpec
+
+    def usd_per_hour(self, n_workers: int, n_ps: int) -> float:
+        """What ``n_workers`` workers and ``n_ps`` PS of these types cost per hour."""
+        return n_workers * self.worker.usd_per_hour + n_ps * self.ps.usd_per_hour
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SweepLink:
-    """One link of the grid. ``label``: as the user named it (a rate as written, a profile's path, ``trace``);
-    ``kind``: ``bandwidth`` | ``profile`` | ``trace``; ``key``: what its simulation depends on, for the id."""
+    """One link of the grid. ``label``: as the user named it (a rate as written, a profile's path, ``trace``, or a
+    catalogue pair ``WORKER+PS``); ``kind``: ``bandwidth`` | ``profile`` | ``trace`` | ``instances``; ``key``:
+    what its simulation depends on, for the id; ``instances``: the catalogue pair, for kind ``instances``."""
 
     label: str
     kind: str
@@ -59,6 +77,7 @@ class SweepLink:
     bandwidth_bytes_per_s: int | None
     spec: LinkSpec
     untraced_speed: float = 1.0  # tracing's cost undone on this link (tracegen.untraced); spec already has it
+    instances: SweepInstances | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -384,3 +384,44 @@ def test_bad_ps_shards_are_one_line_and_no_part(argv: list[str], message: str, t
     err = capsys.readouterr().err
     assert err.startswith("tracegen sweep: error: ") and message in err and err.count("\n") == 1
     assert part_paths(out) == []
+
+
+def test_a_catalogue_sweeps_its_pairs_as_plan_moves_the_step_onto_them(tmp_path: pathlib.Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Each worker type x PS type of the example catalogue is a link of the grid: its row is the simulation plan
+    runs for that pair (the PS type's link, the types' speeds), with the types and the cluster's $/hour."""
+    from parsers.catalogue import read_catalogue
+    from tracegen.instance import instance_links
+    from tracegen.plan import traced_hosts
+
+    catalogue = read_catalogue(ROOT / "data/catalogue/example.csv")
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(TRACE), "--workers", "2,6", "--catalogue", str(ROOT / "data/catalogue/example.csv"),
+                 "--ps-shards", "1,2", "--worker-speed", "1,2", *SMALL, "--jobs", "2", "--out", str(out)]) == 0
+    pairs = len(catalogue.workers) * len(catalogue.servers)
+    assert f"x {pairs} links x 2 PS shard counts" in capsys.readouterr().out
+    rows = read_rows(out)
+    assert len(rows) == 2 * pairs * 2 * 2 and set(rows.link_kind) == {"instances"}
+    model, traced, _ = traced_hosts(build_model(read_trace(TRACE)), read_link_profile(TRACE / "link-profile.json"),
+                                    read_single_worker(TRACE / "single-worker.json"))
+    checked = 0
+    for worker in catalogue.workers[:2]:
+        for ps in catalogue.servers[-1:]:
+            spec = instance_links(model, traced, worker=worker, ps=ps, measured_rpc=True)["mid"]
+            for speed in (1.0, 2.0):
+                moved = on_instances(model, traced, worker_speed=worker.compute_speed * speed,
+                                     ps_speed=ps.compute_speed)
+                want = steps_per_s(simulate(moved, SimConfig(n_workers=6, steps=4, warmup_steps=1, seed=0,
+                                                             link_spec=spec)))
+                row = rows[(rows.worker_type == worker.name) & (rows.ps_type == ps.name) & (rows.n_workers == 6)
+                           & (rows.ps_shards == 1) & (rows.worker_speed == speed)]
+                assert len(row) == 1 and row.steps_per_s.iloc[0] == want
+                assert row.link.iloc[0] == f"{worker.name}+{ps.name}"
+                checked += 1
+    assert checked == 4
+    two = rows[rows.ps_shards == 2].iloc[0]
+    price = {i.name: i.usd_per_hour for i in catalogue.instances}
+    assert two.usd_per_hour == pytest.approx(two.n_workers * price[two.worker_type] + 2 * price[two.ps_type])
+    assert main(["sweep", str(TRACE), "--workers", "1", "--catalogue", str(ROOT / "data/catalogue/example.csv"),
+                 "--bandwidth", "1Gbit/s", *SMALL, "--out", str(tmp_path / "both")]) == 2
+    assert "a catalogue gives each pair's PS link" in capsys.readouterr().err
