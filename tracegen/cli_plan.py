@@ -18,6 +18,7 @@ from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
 from tracegen.planreport import PAIR_HEADER, PAIR_NOTE, answer, assumptions, pair_cells, plan_csv, plan_html
 from tracegen.predict import PAYLOAD_FRACTION, load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.processes import available_cpus
+from tracegen.shards import placements
 from tracegen.units import parse_count, parse_number
 
 
@@ -35,6 +36,13 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
                              "cheapest per sample)")
     parser.add_argument("--workers", default="1-32", metavar="LIST",
                         help="numbers of workers to consider: a range 1-32, a list 1,2,4,8, or both (default 1-32)")
+    parser.add_argument("--ps-shards", metavar="K",
+                        help="also consider K parameter servers, e.g. 1-4: each K of each PS type is a pair of its "
+                             "own, the parameters placed on K PS of the type, each with its own link (default: the "
+                             "PS tasks as traced)")
+    parser.add_argument("--placement", default="round-robin", metavar="HOW",
+                        help="how parameters go to the shards of --ps-shards: round-robin (TF's default, creation "
+                             "order), greedy (fewest bytes so far) or a CSV file variable,shard (default round-robin)")
     parser.add_argument("--batch-size", type=parse_count, metavar="B",
                         help="samples per step (default: meta.json beside the trace, else 1)")
     parser.add_argument("--step-budget", type=parse_count, default=STEP_BUDGET, metavar="K",
@@ -64,13 +72,19 @@ def run_plan(args: argparse.Namespace) -> int:
                         target_samples_per_s=args.target_rate, batch_size=batch_size_of(args.trace, args.batch_size),
                         step_budget=args.step_budget, seeds=args.seeds, seed=args.seed,
                         payload_fraction=args.payload_fraction)
+    if args.placement != "round-robin" and not args.ps_shards:
+        raise ConfigError(f"'--placement' {args.placement!r} places parameters on the shards of --ps-shards; give "
+                          "those too")
+    ps_shards = parse_workers(args.ps_shards, "ps_shards") if args.ps_shards else ()
     catalogue = read_catalogue(args.catalogue)
     profile, single = profile_beside(args.trace), single_worker_beside(args.trace)
     with OutputDir(args.out, ["plan.csv", *(["report.html"] * args.html)], force=args.force) as out:
-        model = build_model(read_trace(args.trace))
+        trace = read_trace(args.trace)
+        model = build_model(trace)
         result = plan(model, catalogue, config, link_profile=load_profile(profile),
                       single_worker=load_single_worker(single),
-                      progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
+                      progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs,
+                      placed=placements(model, trace, ps_shards, args.placement) if ps_shards else ())
         written = [out.write("plan.csv", plan_csv(result).encode())]
         if args.html:
             inputs = report_inputs({"trace": args.trace, "catalogue": args.catalogue, "link profile": profile,

@@ -3,11 +3,14 @@
 For each pair of a worker type and a PS type of the catalogue (:mod:`parsers.catalogue`), the traced step and
 link are moved onto those instances (:mod:`tracegen.instance`: what each column changes) and the throughput of
 N workers and one PS is simulated for the asked N (a job traced with K PS tasks keeps them: K PS of the type, each
-with its traced parameters and its own link, as ``predict`` does). Every simulated N is an *option*: samples/s,
+with its traced parameters and its own link, as ``predict`` does; with ``placed`` (``plan --ps-shards``), each
+number K of PS shards is a pair of its own: the parameters placed on K PS of the type, each with its own link, as
+``predict --ps-shards`` places them). Every simulated N is an *option*: samples/s,
 the cluster's dollars per hour (N workers and the PS), dollars per 1,000 samples, and the hours and dollars to process
 ``samples``. The *cheapest option that reaches the target rate* is the one that processes ``samples`` for the
 fewest dollars (equivalently the fewest dollars per sample) among those whose predicted samples/s reach it; ties
-go to the lower $/hour, then fewer workers, then catalogue order. Without a target, the cheapest per sample.
+go to the lower $/hour, then fewer workers, then catalogue order, then fewer PS. Without a target, the cheapest
+per sample.
 
 Per pair, as ``predict`` has them (:mod:`tracegen.curve`): the *plateau* (the most the pair reaches once
 workers are plentiful), the *knee* (the smallest simulated N within 95 % of it) and, when the PS type's link is
@@ -38,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import LinkProfile
@@ -49,6 +52,7 @@ from tracegen.instance import instance_links, on_instances
 from tracegen.link import LinkSpec
 from tracegen.metrics import link_bound_steps_per_s, ps_bound_steps_per_s, steps_per_s
 from tracegen.model import StepModel
+from tracegen.placement import Placement
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, prepared
 from tracegen.processes import MAX_JOBS, Processes
 from tracegen.simulate import SimConfig, SimResult, simulate
@@ -148,6 +152,7 @@ class Pair:
     knee_n_workers: int | None
     band_samples_per_s: tuple[float, float] | None
     link_description: str
+    n_ps: int = 1
 
     @property
     def plateau_reached(self) -> bool:
@@ -175,6 +180,7 @@ class Plan:
     measured_rpc: bool
     n_simulations: int
     notes: tuple[str, ...] = ()  # what the inputs left unsure (a single-worker measurement the replay misses)
+    placement: str = ""  # how the parameters were placed on the PS shards of --ps-shards; empty: as traced
 
     @property
     def options(self) -> tuple[Option, ...]:
@@ -204,19 +210,22 @@ def traced_hosts(model: StepModel, link_profile: LinkProfile | None,
     return prep.model, prep.links["mid"], prep.notes
 
 
-def _point(model: StepModel, spec: LinkSpec, n: int, config: PlanConfig) -> tuple[float, str, SimResult]:
-    runs = [simulate(model, config.sim_config(n, spec, s, model.traced_ps_task)) for s in range(config.seeds)]
+def _point(model: StepModel, spec: LinkSpec, n: int, config: PlanConfig,
+           shard_of_task: tuple[int, ...]) -> tuple[float, str, SimResult]:
+    runs = [simulate(model, config.sim_config(n, spec, s, shard_of_task)) for s in range(config.seeds)]
     names = [bottleneck(r) for r in runs]
     return statistics.fmean(steps_per_s(r) for r in runs), max(sorted(set(names)), key=names.count), runs[0]
 
 
-def _sweep(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig) -> _Sweep:
-    """Simulate the asked N until the rate stalls, then the plateau (and its band) — module docstring."""
+def _sweep(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
+           shard_of_task: tuple[int, ...] = ()) -> _Sweep:
+    """Simulate the asked N until the rate stalls, then the plateau (and its band) — module docstring.
+    ``shard_of_task``: the PS shard of every task (:class:`~tracegen.simulate.SimConfig`'s)."""
     mid = links["mid"]
     points: list[tuple[int, float, str]] = []
     best, stall, first = 0.0, 0, None
     for n in config.workers:
-        rate, name, result = _point(model, mid, n, config)
+        rate, name, result = _point(model, mid, n, config, shard_of_task)
         first = first or result
         points.append((n, rate, name))
         best, stall = (rate, 0) if rate > best * (1 + STALL_GAIN) else (best, stall + 1)
@@ -235,24 +244,28 @@ def _sweep(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig) -> 
               for n, r, name in points]
     band = None
     if "low" in links:
-        low, high = (_point(model, links[end], sat, config)[0] for end in ("low", "high"))
+        low, high = (_point(model, links[end], sat, config, shard_of_task)[0] for end in ("low", "high"))
         band = (min(low, plateau), max(high, plateau))
     return _Sweep(points=tuple(points), plateau_steps_per_s=plateau, saturation_workers=sat, beyond_workers=beyond,
                   knee_n_workers=knee, band_steps_per_s=band, n_simulations=len(points) + (2 if band else 0))
 
 
-def _sweep_job(job: tuple[StepModel, dict[str, LinkSpec], PlanConfig]) -> _Sweep:
+Job = tuple[StepModel, dict[str, LinkSpec], PlanConfig, tuple[int, ...]]
+
+
+def _sweep_job(job: Job) -> _Sweep:
     """:func:`_sweep` of one pair, as a worker process of :func:`plan` runs it."""
     return _sweep(*job)
 
 
 def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_profile: LinkProfile | None = None,
          single_worker: SingleWorker | None = None, progress: Callable[[str], None] | None = None,
-         jobs: int = 1) -> Plan:
+         jobs: int = 1, placed: Sequence[Placement] = ()) -> Plan:
     """Every worker type x PS type x N of ``catalogue`` for the traced step ``model`` (module docstring).
     ``link_profile`` / ``single_worker``: the traced hosts' own (beside the trace), for what the traced PS was.
     ``jobs`` > 1: the pairs are simulated side by side in that many local processes (:mod:`tracegen.processes`);
-    the plan is the same."""
+    the plan is the same. ``placed``: the parameters on K PS shards for each K to consider
+    (:func:`tracegen.shards.placements`); none: the PS tasks as traced."""
     if not 1 <= jobs <= MAX_JOBS:  # as predict and sweep: checked before any work
         raise ConfigError(f"'jobs' must be from 1 to {MAX_JOBS} (got {jobs})")
     report = progress or (lambda _line: None)
@@ -260,17 +273,21 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
     for note in notes:
         report(f"warning: {note}")
     measured_rpc = single_worker is not None and single_worker.ps_cpu_s_per_step is not None
-    todo: dict[tuple[object, ...], tuple[str, tuple[StepModel, dict[str, LinkSpec], PlanConfig]]] = {}
+    arrangements = ([(p.n_shards, p.shard_of_task if p.n_shards > 1 else ()) for p in placed]
+                    or [(n_ps(model), model.traced_ps_task)])
+    todo: dict[tuple[object, ...], tuple[str, Job]] = {}
     pair_keys = []
     for worker in catalogue.workers:
         for ps in catalogue.servers:
             links = instance_links(model, traced, worker=worker, ps=ps, measured_rpc=measured_rpc,
                                    payload_fraction=config.payload_fraction)
-            key: tuple[object, ...] = (worker.compute_speed, ps.compute_speed, tuple(sorted(links.items())))
-            if key not in todo:
-                scaled = on_instances(model, traced, worker_speed=worker.compute_speed, ps_speed=ps.compute_speed)
-                todo[key] = (f"{worker.name} workers with a {ps.name} PS", (scaled, links, config))
-            pair_keys.append((worker, ps, key, links["mid"]))
+            scaled = on_instances(model, traced, worker_speed=worker.compute_speed, ps_speed=ps.compute_speed)
+            for k, of_task in arrangements:
+                key: tuple[object, ...] = (worker.compute_speed, ps.compute_speed, tuple(sorted(links.items())),
+                                           of_task)
+                if key not in todo:
+                    todo[key] = (f"{worker.name} workers with {k} x {ps.name} PS", (scaled, links, config, of_task))
+                pair_keys.append((worker, ps, k, key, links["mid"]))
     keys = list(todo)
     sweeps: dict[tuple[object, ...], _Sweep] = {}
     if jobs > 1 and len(keys) > 1:
@@ -283,16 +300,16 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
         for key in keys:
             report(f"simulating {todo[key][0]}")
             sweeps[key] = _sweep_job(todo[key][1])
-    pairs = [_pair(worker, ps, sweeps[key], mid, config.batch_size, n_ps(model))
-             for worker, ps, key, mid in pair_keys]
+    pairs = [_pair(worker, ps, sweeps[key], mid, config.batch_size, k) for worker, ps, k, key, mid in pair_keys]
     options = [o for p in pairs for o in p.options]
     target = config.target_samples_per_s
     reaching = [o for o in options if target is None or o.samples_per_s >= target]
     chosen = min(reaching, key=lambda o: (o.usd_per_1000_samples, o.usd_per_hour, o.n_workers, o.worker.line,
-                                          o.ps.line), default=None)
-    fastest = max(options, key=lambda o: (o.samples_per_s, -o.usd_per_hour, -o.n_workers))
+                                          o.ps.line, o.n_ps), default=None)
+    fastest = max(options, key=lambda o: (o.samples_per_s, -o.usd_per_hour, -o.n_workers, -o.n_ps))
     return Plan(model=model, config=config, pairs=tuple(pairs), chosen=chosen, fastest=fastest, traced_link=traced,
-                measured_rpc=measured_rpc, n_simulations=sum(s.n_simulations for s in sweeps.values()), notes=notes)
+                measured_rpc=measured_rpc, n_simulations=sum(s.n_simulations for s in sweeps.values()), notes=notes,
+                placement=placed[0].how if placed else "")
 
 
 def n_ps(model: StepModel) -> int:
@@ -308,4 +325,4 @@ def _pair(worker: Instance, ps: Instance, sweep: _Sweep, mid: LinkSpec, batch: i
                 saturation_workers=sweep.saturation_workers, beyond_workers=sweep.beyond_workers,
                 knee_n_workers=sweep.knee_n_workers,
                 band_samples_per_s=None if band is None else (band[0] * batch, band[1] * batch),
-                link_description=mid.description)
+                link_description=mid.description, n_ps=ps_count)

@@ -4,10 +4,12 @@ pairs and the answer as the terminal and ``report.html`` show them (:func:`plan_
 ``plan.csv``: one row per option (a worker type, a PS type, N workers), pair by pair in catalogue order, N
 ascending; the N past a pair's plateau that were not simulated have no row (:mod:`tracegen.plan`). Columns:
 
-    worker_type, ps_type, n_workers     the option
+    worker_type, ps_type, n_ps, n_workers
+                                        the option: N workers and n_ps PS (the traced job's PS tasks, or a K of
+                                        ``--ps-shards``)
     steps_per_s, samples_per_s          predicted throughput of all workers together (samples = steps x batch)
     bottleneck                          as in ``curve.csv`` (:mod:`tracegen.curve`)
-    cluster_usd_per_hour                N x the worker type's usd_per_hour + the PS type's (x the traced PS tasks)
+    cluster_usd_per_hour                N x the worker type's usd_per_hour + n_ps x the PS type's
     usd_per_1000_samples                dollars per 1,000 samples: cluster_usd_per_hour x 1000 / (3600 x samples_per_s)
     hours_for_samples, usd_for_samples  time and money to process the plan's ``samples``
     reaches_target                      yes / no; empty without a target
@@ -30,7 +32,7 @@ from tracegen.link import PULL
 from tracegen.plan import MIN_STEPS, STALL_GAIN, STALL_POINTS, WARMUP_STEPS, Option, Pair, Plan, n_ps
 from tracegen.units import format_duration, format_rate
 
-CSV_COLUMNS = ("worker_type", "ps_type", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
+CSV_COLUMNS = ("worker_type", "ps_type", "n_ps", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
                "cluster_usd_per_hour", "usd_per_1000_samples", "hours_for_samples", "usd_for_samples",
                "reaches_target", "knee_n_workers", "plateau_samples_per_s", "plateau_n_workers", "plateau_in_range",
                "band_low_samples_per_s", "band_high_samples_per_s", "link_pinned", "best_of_pair", "chosen")
@@ -48,7 +50,8 @@ def plan_csv(plan: Plan) -> str:
         best, band = pair.best, pair.band_samples_per_s
         for o in pair.options:
             lines.append(",".join([
-                o.worker.name, o.ps.name, str(o.n_workers), f"{o.steps_per_s:.4f}", f"{o.samples_per_s:.4f}",
+                o.worker.name, o.ps.name, str(o.n_ps), str(o.n_workers), f"{o.steps_per_s:.4f}",
+                f"{o.samples_per_s:.4f}",
                 o.bottleneck, f"{o.usd_per_hour:.4f}", f"{o.usd_per_1000_samples:.6f}", f"{o.hours_for(samples):.6f}",
                 f"{o.usd_for(samples):.4f}", "" if target is None else _yes(o.samples_per_s >= target),
                 "" if pair.knee_n_workers is None else str(pair.knee_n_workers),
@@ -80,8 +83,9 @@ def assumptions(plan: Plan) -> list[str]:
         + (f"; pinned by its link profile for {', '.join(pinned)}" if pinned else "")
         + (f"; NOT pinned for {', '.join(unpinned)} (a rate only): the plateau's band_low/band_high bound it"
            if unpinned else ""),
-        f"cost: N workers + {n_ps(model)} PS"
-        + (" (the traced job's PS tasks, each keeping its traced parameters)" if n_ps(model) > 1 else "")
+        (f"cost: N workers + K PS for each K asked, the parameters placed {plan.placement} on K PS of the type, "
+         "each with its own link of the type's rate;" if plan.placement else f"cost: N workers + {n_ps(model)} PS"
+         + (" (the traced job's PS tasks, each keeping its traced parameters)" if n_ps(model) > 1 else ""))
         + " at the catalogue's usd_per_hour, nothing else (storage, traffic, idle time); "
         f"{cfg.batch_size} samples per step",
         f"each point: {cfg.seeds} seed(s) from {cfg.seed}, {cfg.step_budget} measured steps over all workers (at "
@@ -103,7 +107,8 @@ def pair_cells(pair: Pair, samples: float) -> list[str]:
     b = pair.best
     band = ("pinned" if pair.band_samples_per_s is None
             else f"{pair.band_samples_per_s[0]:.0f}-{pair.band_samples_per_s[1]:.0f}")
-    return [b.worker.name, b.ps.name, str(b.n_workers), f"{b.samples_per_s:.0f}", f"{b.usd_per_hour:.2f}",
+    ps = b.ps.name if pair.n_ps == 1 else f"{pair.n_ps} x {b.ps.name}"
+    return [b.worker.name, ps, str(b.n_workers), f"{b.samples_per_s:.0f}", f"{b.usd_per_hour:.2f}",
             f"{b.usd_per_1000_samples:.3g}", f"{b.hours_for(samples):.2f}", f"{b.usd_for(samples):.2f}",
             "-" if pair.knee_n_workers is None else str(pair.knee_n_workers),
             f"{pair.plateau_samples_per_s:.0f}" + ("" if pair.plateau_reached else "+"), band, b.bottleneck]

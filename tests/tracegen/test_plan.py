@@ -208,3 +208,38 @@ def test_a_job_traced_with_two_ps_tasks_keeps_them_and_pays_for_both() -> None:
     assert all(o.usd_per_hour == pytest.approx(o.n_workers * 0.2 + 2 * 1.0) for o in options)
     assert single.steps_per_s is not None
     assert abs(options[0].steps_per_s / single.steps_per_s - 1) <= 0.15
+
+
+def test_ps_shards_are_pairs_of_their_own_that_pay_for_each_ps(tmp_path: pathlib.Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """How many PS to rent: deep (130 small tensors, real TF) behind a 100 Mbit/s PS link. K = 1 is the plan
+    without --ps-shards; K = 2 (greedy: the bytes split about evenly) gives each PS its own link, so a link-bound
+    job nearly doubles, and each of its options pays for two PS."""
+    from tracegen.shards import placements
+
+    trace_dir = ROOT / "data/validation/dev/deep_1000mbit_q100_b16k_ps05/trace"
+    trace = read_trace(trace_dir)
+    deep = build_model(trace)
+    single = read_single_worker(trace_dir / "single-worker.json")
+    slow = Catalogue(instances=(_inst("w", "worker", 0.2, 1.0), _inst("ps", "ps", 1.0, 1.0, 100_000_000)))
+    config = dataclasses.replace(CONFIG, workers=(1, 2, 4, 8))
+    plain = plan(deep, slow, config, single_worker=single)
+    sharded = plan(deep, slow, config, single_worker=single, placed=placements(deep, trace, (1, 2), "greedy"))
+    one, two = sharded.pairs
+    assert (one.n_ps, two.n_ps) == (1, 2)
+    assert [o.steps_per_s for o in one.options] == [o.steps_per_s for o in plain.pairs[0].options]
+    assert all(o.n_ps == 2 and o.usd_per_hour == pytest.approx(o.n_workers * 0.2 + 2.0) for o in two.options)
+    assert two.plateau_samples_per_s > 1.5 * one.plateau_samples_per_s
+    catalogue = tmp_path / "slow.csv"
+    catalogue.write_text(f"{FIRST_LINE}\n{','.join(COLUMNS)}\nw,worker,0.2,1,4,1000000000,\n"
+                         "ps,ps,1.0,1,4,100000000,\n")
+    argv = ["plan", str(trace_dir), "--catalogue", str(catalogue), "--workers", "1,2", "--step-budget", "8",
+            "--jobs", "1"]
+    assert main([*argv, "--ps-shards", "1-2", "--placement", "greedy", "--out", str(tmp_path / "plan")]) == 0
+    out = capsys.readouterr().out
+    assert "2 x ps" in out and "the parameters placed greedy on K PS" in out
+    rows = (tmp_path / "plan/plan.csv").read_text().splitlines()
+    assert rows[0].split(",")[:4] == ["worker_type", "ps_type", "n_ps", "n_workers"]
+    assert sorted({r.split(",")[2] for r in rows[1:]}) == ["1", "2"]
+    assert main([*argv, "--placement", "greedy", "--out", str(tmp_path / "alone")]) == 2
+    assert "places parameters on the shards of --ps-shards" in capsys.readouterr().err
