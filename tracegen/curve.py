@@ -7,7 +7,8 @@ N if that is more). The *knee* is the smallest asked N whose mean reaches 95 % o
 does, the knee is ``None`` ("not reached by N=<largest>"), never the largest N of a curve that still climbs.
 
 A point's bottleneck is the resource busiest in that run: ``link-pull`` / ``link-push`` (a PS link direction
-carrying ≥ 80 % of its peak capacity), ``ps-cpu`` (the PS's cores busy ≥ 80 %); when none is that busy:
+carrying ≥ 80 % of its peak capacity), ``ps-cpu`` (the PS's cores busy ≥ 80 %), of the busiest PS shard when
+there are several (the utilisation columns are the shards' mean); when none is that busy:
 ``workers`` below the knee (adding workers helps) and ``contention`` from it on (workers wait on each other's
 transfers, requests and applies, though no single resource is saturated).
 """
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from tracegen.errors import ConfigError
 from tracegen.metrics import (
     Staleness,
+    busiest_shard,
     link_bound_steps_per_s,
     link_utilisation,
     ps_bound_steps_per_s,
@@ -115,10 +117,9 @@ def ci95_half_width(values: Sequence[float]) -> float | None:
 
 
 def bottleneck(result: SimResult) -> str:
-    """Name of the busiest resource of a run, or ``workers`` when none is busy (module docstring)."""
-    use = {"link-pull": link_utilisation(result, "pull"), "link-push": link_utilisation(result, "push"),
-           "ps-cpu": ps_cpu_utilisation(result)}
-    name, value = max(use.items(), key=lambda kv: kv[1])
+    """Name of the busiest resource of a run, or ``workers`` when none is busy (module docstring); with several
+    PS shards, of the busiest shard (their mean would hide one saturated shard among idle ones)."""
+    name, value = busiest_shard(result).busiest
     return name if value >= BUSY_THRESHOLD else "workers"
 
 

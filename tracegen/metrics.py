@@ -142,6 +142,11 @@ def shard_utilisations(result: SimResult) -> tuple[ShardUse, ...]:
                  for k, (a, b) in enumerate(zip(at[t_a], at[t_b], strict=True)))
 
 
+def busiest_shard(result: SimResult) -> ShardUse:
+    """The shard whose busiest resource is the busiest of all (the lower shard on a tie; one PS: the PS)."""
+    return max(shard_utilisations(result), key=lambda u: (u.busiest[1], -u.shard))
+
+
 def _shard_sums(model: StepModel, result: SimResult, value: Callable[[int], float]) -> list[float]:
     """``value(task)`` summed per shard over the tasks the shards run."""
     shard = result.config.ps_shard_of_task or (0,) * model.n_tasks

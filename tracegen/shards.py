@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from parsers.trace import Trace
 from tracegen.curve import Simulations, scaling_curve
 from tracegen.link import LinkSpec
-from tracegen.metrics import shard_utilisations
+from tracegen.metrics import busiest_shard
 from tracegen.model import StepModel
 from tracegen.placement import Placement, creation_order, place
 from tracegen.simulate import SimConfig, simulate
@@ -56,8 +56,7 @@ def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig
         sim = dataclasses.replace(config, link_spec=spec, ps_shard_of_task=placement.shard_of_task if k > 1 else ())
         curve = scaling_curve(model, sim, workers, seeds=seeds, processes=processes)
         at_plateau = simulate(model, dataclasses.replace(sim, n_workers=curve.saturation_workers))
-        uses = shard_utilisations(at_plateau)
-        busiest = max(uses, key=lambda u: (u.busiest[1], -u.shard))
+        busiest = busiest_shard(at_plateau)
         resource, value = busiest.busiest
         rows.append(ShardRow(n_shards=k, placement=placement.how, knee_n_workers=curve.knee_n_workers,
                              plateau_steps_per_s=curve.plateau_steps_per_s,

@@ -44,7 +44,7 @@ from parsers.trace import Trace
 from tracegen.curve import bottleneck
 from tracegen.errors import ConfigError, TracegenError
 from tracegen.instance import instance_links, on_instances
-from tracegen.metrics import link_utilisation, ps_cpu_utilisation, shard_utilisations, steps_per_s
+from tracegen.metrics import busiest_shard, link_utilisation, ps_cpu_utilisation, steps_per_s
 from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS
@@ -230,7 +230,7 @@ def run_point(inputs: SweepInputs, point: SweepPoint) -> Row:
         result = simulate(model, grid.sim_config(point))
         rate = steps_per_s(result)
         use = (link_utilisation(result, "pull"), link_utilisation(result, "push"), ps_cpu_utilisation(result))
-        busiest = max(shard_utilisations(result), key=lambda u: (u.busiest[1], -u.shard))
+        busiest = busiest_shard(result)
     except TracegenError as exc:
         raise type(exc)(f"point n_workers={point.n_workers} link={point.link!r} ps_shards={point.ps_shards} "
                         f"policy={point.policy!r} worker_speed={point.worker_speed:g} seed={point.seed}: {exc}"

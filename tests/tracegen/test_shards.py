@@ -208,3 +208,20 @@ def test_a_placement_without_shards_is_refused(mlp_trace_dir: pathlib.Path, tmp_
     assert main(["predict", str(mlp_trace_dir), "--placement", "greedy", "--out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err
     assert "'--placement' 'greedy'" in err and "--ps-shards" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_bottleneck_is_the_busiest_shards_not_the_mean(mlp_trace_dir: pathlib.Path) -> None:
+    """mlp on two round-robin shards: its kernels land on one shard, whose link saturates while the other's idles,
+    and the shards' mean utilisation is under the busy threshold: the bottleneck said ``workers``."""
+    from tracegen.curve import BUSY_THRESHOLD, bottleneck
+    from tracegen.metrics import busiest_shard, link_utilisation
+
+    trace = read_trace(mlp_trace_dir)
+    model = build_model(trace)
+    of_task = place(model, 2, "round-robin", creation_order(trace)).shard_of_task
+    result = simulate(model, SimConfig(n_workers=12, steps=6, ps_shard_of_task=of_task))
+    hot = busiest_shard(result)
+    name, value = hot.busiest
+    assert value >= BUSY_THRESHOLD and name.startswith("link-")
+    assert max(link_utilisation(result, "pull"), link_utilisation(result, "push")) < BUSY_THRESHOLD
+    assert bottleneck(result) == name
