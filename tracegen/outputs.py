@@ -3,7 +3,8 @@
 - One run at a time: the run holds an exclusive lock on ``DIR/.tracegen.lock``; a second run into the same
   directory is refused at once, before any work.
 - Checked before any work: the directory is created if needed and must be writable; files this run will write
-  that already exist are refused unless ``force``.
+  that already exist are refused unless ``force``, and so is a file where this run needs a folder (a user's
+  ``traces``). Checked again for every file before the first is moved into place.
 - Nothing the user had is touched until the run has succeeded: files are written into ``DIR/.tracegen-staging/``
   and moved into place (each by one rename) when the run ends without an error. A run that fails or is
   interrupted leaves the previous outputs as they were (and its staged files are removed).
@@ -111,6 +112,8 @@ class OutputDir:
                 for stale in folder.glob(".*.tmp"):
                     if _OWN_TMP.fullmatch(stale.name) and stale.is_file():
                         stale.unlink(missing_ok=True)
+        for name in self.planned:
+            self._check_folders(name)
         existing = [n for n in self.planned if (self.root / n).exists()]
         if existing and not self.force:
             raise ConfigError(f"{self.root / existing[0]}: already exists; pass --force to replace the previous run")
@@ -123,6 +126,13 @@ class OutputDir:
             probe.unlink()
         except OSError as exc:
             raise ConfigError(f"{self.root}: cannot write here: {exc.strerror or exc}") from exc
+
+    def _check_folders(self, name: str) -> None:
+        """ConfigError when a folder ``name`` goes into is there as something else (a user's file ``traces``)."""
+        for folder in reversed(pathlib.PurePath(name).parents[:-1]):
+            path = self.root / folder
+            if path.exists() and not path.is_dir():
+                raise ConfigError(f"{path}: is a file, not a directory; this run writes {name} inside it")
 
     def _previous(self) -> list[str]:
         try:
@@ -147,10 +157,18 @@ class OutputDir:
     def _commit(self) -> None:
         """The staged files into place; then, with ``force``, the previous run's files this one did not write
         removed, and the manifest written (the previous run's files still there kept in it, without ``force``)."""
+        for name in self.written:  # every folder first: a run that cannot place one file replaces none
+            target = self.root / name
+            try:
+                self._check_folders(name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if target.is_dir():
+                    raise ConfigError(f"{target}: is not a file; this run writes a file there")
+            except OSError as exc:
+                raise ConfigError(f"{target}: cannot write: {exc.strerror or exc}") from exc
         for name in self.written:
             target = self.root / name
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
                 (self.root / STAGING_NAME / name).replace(target)
             except OSError as exc:
                 raise ConfigError(f"{target}: cannot write: {exc.strerror or exc}") from exc

@@ -31,6 +31,7 @@ run, tracing's own cost is undone (:mod:`tracegen.untraced`, :func:`prepared`).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import pathlib
 from collections.abc import Callable
@@ -40,11 +41,11 @@ from parsers.read import read_trace
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
 from tracegen.band import anchored
-from tracegen.curve import Curve, Simulations, format_workers, scaling_curve, simulations
+from tracegen.curve import MAX_SATURATION_WORKERS, Curve, Simulations, format_workers, scaling_curve, simulations
 from tracegen.errors import ConfigError
-from tracegen.link import LINK_MODELS, LinkSpec
+from tracegen.link import LINK_MODELS, PULL, PUSH, LinkSpec
 from tracegen.linkspec import at_cap_plateau, from_bandwidth, from_profile, with_single_worker
-from tracegen.model import TIMINGS, TRANSFER_KINDS, StepModel, build_model
+from tracegen.model import TIMINGS, TRANSFER_KINDS, StepModel, TaskKind, build_model
 from tracegen.outputs import OutputDir
 from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
 from tracegen.policy import check_order
@@ -59,15 +60,13 @@ BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
 EVENTS_PER_S = 235_000  # what this pure-Python engine managed on one core over every N = 1..64 (bench_simulate.py)
 SLOW_EVENTS = 3_000_000  # about ten seconds: above it, say what the run will cost and show progress
 PARALLEL_EVENTS = 1_500_000  # about five seconds on one core: above it, worth starting processes (~1 s each)
+MAX_UNEVEN_EVENTS = 3e8  # about 20 minutes: more, when workers differ, is a worker far slower than the rest
 MAX_EVENTS = 1e10  # about nine hours: refused, it is a typo or a job for a sweep
 
 
-def uneven_steps_factor(model: StepModel, config: PredictConfig, n_workers: int) -> float:
-    """How many more steps the fastest of ``n_workers`` runs than asked, when workers differ: every worker trains
-    until the slowest has run its steps (:mod:`tracegen.simulate`). Roughly: a step of the traced length at each
-    worker's speed, or the step's bytes through its own link if that is slower; 1 when they do not differ."""
-    if not config.worker_speed and not config.worker_link_bits_per_s:
-        return 1.0
+def _worker_step_s(model: StepModel, config: PredictConfig, n_workers: int) -> list[float]:
+    """Roughly how long a step of each of ``n_workers`` takes alone: the traced step at the worker's speed, or
+    the step's bytes through its own link if that is slower."""
     step_s = model.measured_step_ns / 1e9
     moved_bits = 8 * sum(model.bytes_of(k) for k in TRANSFER_KINDS)
     times = []
@@ -75,15 +74,43 @@ def uneven_steps_factor(model: StepModel, config: PredictConfig, n_workers: int)
         speed = config.worker_speed[w] if w < len(config.worker_speed) else 1.0
         link = config.worker_link_bits_per_s[w] if w < len(config.worker_link_bits_per_s) else 0
         times.append(max(step_s / speed, moved_bits / link if link else 0.0))
-    return max(times) / min(times) if min(times) > 0 else 1.0
+    return times
 
 
-def estimated_events(model: StepModel, config: PredictConfig) -> float:
-    """Events one curve will take: about three per task instance (ready, start, end), every N and seed, with the
-    fastest worker's extra steps when workers differ counted for every worker."""
+def check_uneven(model: StepModel, config: PredictConfig, events: float) -> None:
+    """ConfigError when workers that differ make a prediction of ``events`` simulate more than
+    :data:`MAX_UNEVEN_EVENTS`: every worker trains until the slowest has run its steps, so a worker far slower
+    than the rest keeps them running for hours (the plateau search's hundreds of workers too)."""
+    if events <= MAX_UNEVEN_EVENTS or not (config.worker_speed or config.worker_link_bits_per_s):
+        return
+    n = max(*config.workers, len(config.worker_speed), len(config.worker_link_bits_per_s))
+    times = _worker_step_s(model, config, n)
+    slow = times.index(max(times))
+    raise ConfigError(f"worker {slow + 1} (--worker-classes) takes about {times[slow]:.3g} s a step alone, and the "
+                      f"others train until it has run its steps: about {events:.2g} events, "
+                      f"{events / EVENTS_PER_S / 60:.0f} min on one core (more than the {MAX_UNEVEN_EVENTS:.0e} "
+                      "allowed when workers differ); give it a faster speed or link, or ask for fewer --steps")
+
+
+def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | None = None) -> float:
+    """Events one curve will take: about three per task instance (ready, start, end), every N and seed. When
+    workers differ, every worker trains until the slowest has run its steps: the others' steps in that time, at
+    most what the PS link ``spec`` carries (each step's bytes through each direction), counted too, and the
+    plateau search's largest N with them (its slowest workers set how long it runs)."""
     steps = config.steps + config.warmup_steps
-    return 3.0 * model.n_tasks * steps * config.seeds * sum(n * uneven_steps_factor(model, config, n)
-                                                             for n in config.workers)
+    uneven = bool(config.worker_speed or config.worker_link_bits_per_s)
+    if not uneven:
+        return 3.0 * model.n_tasks * steps * config.seeds * sum(config.workers)
+    bound = math.inf
+    if spec is not None:
+        bound = min((spec.peak_bytes_per_s(d) / b for d, k in ((PULL, TaskKind.PULL), (PUSH, TaskKind.PUSH))
+                     if (b := model.bytes_of(k)) > 0), default=math.inf)
+    total = 0.0
+    for n in (*config.workers, MAX_SATURATION_WORKERS):
+        times = _worker_step_s(model, config, n)
+        run_s = steps * max(times)
+        total += max(n * steps, min(sum(run_s / t for t in times), bound * run_s))
+    return 3.0 * model.n_tasks * config.seeds * total
 
 
 def estimated_trace_events(model: StepModel, config: PredictConfig) -> float:
@@ -272,9 +299,10 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
         report(f"warning: {note}")
     model, links = prep.model, prep.links
     placed = placements(model, tr, config.ps_shards, config.placement) if config.ps_shards else []
-    curve_events = (len(links) + len(placed)) * estimated_events(model, config)
+    curve_events = (len(links) + len(placed)) * estimated_events(model, config, links["mid"])
     trace_events = estimated_trace_events(model, config)
     events = curve_events + trace_events
+    check_uneven(model, config, curve_events)
     if events > MAX_EVENTS:
         traces = (f", {trace_events:.2g} of them for 'emit_traces' {format_workers(config.emit_traces)}"
                   if trace_events else "")

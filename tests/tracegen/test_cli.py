@@ -227,3 +227,33 @@ def test_a_trace_named_like_a_formula_is_plotted_as_its_name(tmp_path: pathlib.P
     out = tmp_path / "out"
     assert _predict(out, trace) == 0
     assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_file_where_a_run_needs_a_folder_is_refused_before_anything_is_replaced(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A user's file named ``traces`` in --out: the run wrote curve.csv and the plots, then failed on
+    traces/n1.json, and with --force had replaced the earlier run's curve.csv (found by a hardening pass)."""
+    from tracegen.errors import ConfigError
+    from tracegen.outputs import OutputDir
+
+    out = tmp_path / "out"
+    assert _predict(out, ROOT / "data/traces/mlp") == 0
+    capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    (out / "traces").write_text("my notes")
+    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1", "--force", "--steps", "4") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{out / 'traces'}: is a file, not a directory" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != "traces"} == before
+    assert (out / "traces").read_text() == "my notes"
+    fresh = tmp_path / "fresh"  # the same when the file appears during the run: nothing is moved into place
+
+    def run() -> None:
+        with OutputDir(fresh, ["a.csv", "t/n1.json"]) as o:
+            o.write("a.csv", b"1")
+            o.write("t/n1.json", b"{}")
+            (fresh / "t").write_text("mine")
+
+    with pytest.raises(ConfigError, match="is a file, not a directory"):
+        run()
+    assert sorted(p.name for p in fresh.iterdir()) == ["t"]

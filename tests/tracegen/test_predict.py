@@ -286,5 +286,20 @@ def test_a_worker_behind_a_slow_link_of_its_own_counts_in_the_cost(mlp_trace_dir
     slow = PredictConfig(workers=(2,), steps=3, seeds=1, worker_link_bits_per_s=(100_000,))
     step_s = model.measured_step_ns / 1e9
     behind_s = 8 * (model.bytes_of(TaskKind.PULL) + model.bytes_of(TaskKind.PUSH)) / 100_000
-    assert estimated_events(model, slow) == pytest.approx(estimated_events(model, even) * behind_s / step_s)
+    # the fast worker's steps while the slow one runs its 3 + 3, and the plateau search's 255 fast ones
+    fast_steps = 6 * behind_s / step_s
+    assert estimated_events(model, slow) >= 3 * model.n_tasks * (6 + 256 * fast_steps)
     assert estimated_events(model, even) < SLOW_EVENTS < estimated_events(model, slow)
+
+
+def test_a_worker_so_slow_the_others_would_run_for_hours_is_refused_at_once(mlp_trace_dir: pathlib.Path,
+                                                                           tmp_path: pathlib.Path) -> None:
+    """Two workers behind 1 kbit/s links of their own (a value the file format allows): the plateau search's
+    other 254 workers trained until they had run their steps, for hours with no word (a hardening pass)."""
+    classes = tmp_path / "classes.csv"
+    classes.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nfar,2,1.0,1e3\n")
+    argv = [str(mlp_trace_dir), "--worker-classes", str(classes), "--workers", "1-2", "--steps", "3", "--seeds",
+            "1", "--jobs", "1", "--out", str(tmp_path / "out")]
+    with pytest.raises(ConfigError, match=r"worker 1 \(--worker-classes\) takes about .* s a step alone.* min on one"):
+        run_predict(parse(argv))
+    assert not (tmp_path / "out").exists()
