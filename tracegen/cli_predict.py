@@ -120,6 +120,9 @@ def run_predict(args: argparse.Namespace) -> int:
     warmup = _int_option(args.warmup_steps, "warmup-steps", 1, MAX_STEPS)
     seeds = _int_option(args.seeds, "seeds", 1, 1000)
     profile_path = args.link_profile
+    if profile_path is not None and args.bandwidth is not None:  # the profile would win, the rate unused
+        raise ConfigError(f"--link-profile {profile_path} and --bandwidth {args.bandwidth} both give the PS link; "
+                          "give one (a profile pins the plateau, a rate alone gives its band)")
     if profile_path is None and args.bandwidth is None:
         found = profile_beside(args.trace)
         profile_path = None if found is None else str(found)

@@ -92,7 +92,12 @@ def parse_speeds(text: str) -> tuple[float, ...]:
 
 def parse_bandwidths(texts: list[str]) -> dict[str, int]:
     """Each ``--bandwidth`` value, split at commas: label (as written) → line rate in bytes/s."""
-    return {piece.strip(): parse_rate(piece, what="bandwidth") for text in texts for piece in text.split(",")}
+    rates: dict[str, int] = {}
+    for piece in (p.strip() for text in texts for p in text.split(",")):
+        if piece in rates:
+            raise ConfigError(f"'--bandwidth': {piece!r} is given twice; give each link once")
+        rates[piece] = parse_rate(piece, what="bandwidth")
+    return rates
 
 
 class ProgressLine:

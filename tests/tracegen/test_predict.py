@@ -303,3 +303,14 @@ def test_a_worker_so_slow_the_others_would_run_for_hours_is_refused_at_once(mlp_
     with pytest.raises(ConfigError, match=r"worker 1 \(--worker-classes\) takes about .* s a step alone.* min on one"):
         run_predict(parse(argv))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_profile_and_a_bandwidth_together_are_refused(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """The profile won and the rate went unused, with no word, while report.html listed it (a hardening pass)."""
+    profile = tmp_path / PROFILE_NAME
+    shutil.copy(pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+                / PROFILE_NAME, profile)
+    argv = [str(mlp_trace_dir), "--link-profile", str(profile), "--bandwidth", "1Gbit/s", "--workers", "1",
+            "--out", str(tmp_path / "out")]
+    with pytest.raises(ConfigError, match="both give the PS link; give one"):
+        run_predict(parse(argv))

@@ -230,6 +230,7 @@ def _group_alive(pgid: int) -> bool:
     (["--jobs", "0"], "'jobs' must be from 1"),
     (["--ray", "127.0.0.1:1"], "--ray '127.0.0.1:1': no Ray head answers there"),
     (["--link", "conn", "--link-profile", "missing.json"], "missing.json"),
+    (["--bandwidth", "1Gbit/s,200Mbit/s", "--bandwidth", "1Gbit/s"], "'--bandwidth': '1Gbit/s' is given twice"),
 ])
 def test_a_bad_grid_is_one_line_and_no_part(argv: list[str], message: str, tmp_path: pathlib.Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
