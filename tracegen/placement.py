@@ -145,7 +145,7 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
     if not pathlib.Path(source).is_file():
         raise ConfigError(f"'placement' must be round-robin, greedy or a placement file (got {path!r}: no such file)")
     try:
-        text = read_file(pathlib.Path(source), MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8")
+        text = read_file(pathlib.Path(source), MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
     reader = csv.reader(io.StringIO(text, newline=""))

@@ -107,7 +107,7 @@ def read_order(path: str | os.PathLike[str]) -> tuple[str, ...]:
     """Tensor names from a policy file, one per line; blank lines and ``#`` comments ignored."""
     p = pathlib.Path(path)
     try:  # bounded: '--policy /dev/zero' or a huge file is refused, not read until memory runs out
-        text = read_file(p, MAX_ORDER_BYTES).decode("utf-8")
+        text = read_file(p, MAX_ORDER_BYTES).decode("utf-8-sig")
     except TraceFormatError as exc:
         raise ConfigError(f"'policy': cannot read order file {str(p)!r}: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -83,7 +83,7 @@ def read_csv_text(source: str, max_bytes: int) -> str:
     is refused before it is opened for reading, and one swapped in after the check is caught on what was opened)."""
     data = read_file(pathlib.Path(source), max_bytes, ConfigError)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a spreadsheet's byte-order mark is not part of the first column's name
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
 
@@ -100,8 +100,8 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
             if not cells or (len(cells) == 1 and not cells[0].strip()):
                 continue
             if header is None:
-                header = cells
-                if (twice := next((c for c, k in collections.Counter(cells).items() if k > 1), None)) is not None:
+                header = [c.strip() for c in cells]  # 'n_workers, steps_per_s' names steps_per_s
+                if (twice := next((c for c, k in collections.Counter(header).items() if k > 1), None)) is not None:
                     raise ConfigError(f"{source}:{reader.line_num}: column {_short(twice)!r} appears twice in the "
                                       "header")
             elif len(cells) != len(header):

@@ -22,6 +22,8 @@ def test_an_order_file_is_read_bounded_and_checked(tmp_path: pathlib.Path) -> No
     path = tmp_path / "order.txt"
     path.write_text("a  # first\n\nb\n")
     assert read_order(path) == ("a", "b")
+    path.write_text("\ufeffa\nb\n")  # a byte-order mark is not part of the first name
+    assert read_order(path) == ("a", "b")
     path.write_bytes(b"a" * (MAX_ORDER_BYTES + 1))  # as /dev/zero would be: refused, not read to the end
     with pytest.raises(ConfigError, match=r"cannot read order file .*order\.txt.*more than the limit"):
         read_order(path)

@@ -56,6 +56,9 @@ def test_a_placement_file_is_followed_and_checked(mlp_trace_dir: pathlib.Path, t
     path = tmp_path / "placement.csv"
     path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
     assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
+    path.write_text("\ufeffvariable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))  # a BOM
+    assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
+    path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
     with pytest.raises(ConfigError, match=r"line 4: expected variable,shard with a shard from 0 to 1 \(got '.*,2'\)"):
         place(model, 2, str(path))
     path.write_text("variable,shard\n" + f"{names[0]},\u00b2\n")  # a digit to str.isdigit, not to int()

@@ -77,3 +77,12 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: pathlib.Path) 
         read_measured(fifo)
     with pytest.raises(ConfigError, match=r"no such measurements file"):
         read_measured(tmp_path / "absent.csv")
+
+
+@pytest.mark.parametrize("text", ["\ufeffn_workers,steps_per_s\n1,2\n", "n_workers, steps_per_s\n1,2\n"])
+def test_a_spreadsheets_bom_and_spaces_after_commas_in_the_header_are_read(tmp_path: pathlib.Path,
+                                                                        text: str) -> None:
+    """Both were refused as 'missing column' while the printed column list showed the column (a hardening pass)."""
+    path = tmp_path / "m.csv"
+    path.write_bytes(text.encode())
+    assert read_measured(path).to_dict("records") == [{"n_workers": 1, "steps_per_s": 2.0}]
