@@ -21,7 +21,7 @@ from parsers.errors import TraceFormatError, quoted
 from parsers.files import read_file
 from parsers.jsondoc import load_json
 from parsers.limits import MAX_BYTES, MAX_RECORDS
-from parsers.trace import MAX_STEP, NULLABLE_INT, NULLABLE_TEXT, SCHEMAS, Trace, make_table, trace_from
+from parsers.trace import MAX_STEP, NULLABLE_INT, NULLABLE_TEXT, SCHEMAS, STR, Trace, make_table, trace_from
 
 MANIFEST = "trace.json"
 MAX_MANIFEST_BYTES = 1 << 20
@@ -68,24 +68,58 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
     fmt = manifest["table_format"]
     tables = {}
     total = 0
-    for name, schema in SCHEMAS.items():
+    for name in SCHEMAS:
         path = source / f"{name}.{fmt}"
         data = read_file(path, max_bytes)
         total += len(data) if fmt == "csv" else _parquet_size(data, path, max_bytes)
         if total > max_bytes:
             raise TraceFormatError(f"{source}: the tables hold more than the limit of {max_bytes} bytes together")
         try:
-            if fmt == "csv":
-                unknown = [c for c, t in schema.items() if t == NULLABLE_INT or c in NULLABLE_TEXT.get(name, ())]
-                frame = pd.read_csv(io.BytesIO(data), dtype=dict(schema), keep_default_na=False,
-                                    na_values={c: [""] for c in unknown})
-            else:
-                frame = pd.read_parquet(io.BytesIO(data))
+            frame = _csv_table(name, data, path) if fmt == "csv" else pd.read_parquet(io.BytesIO(data))
         except (ValueError, TypeError, OverflowError, _ARROW.ArrowException) as exc:
             raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None
         tables[name] = make_table(name, frame, where=str(path))
     return trace_from(str(source), source=manifest["source"], source_format=manifest["source_format"],
                       lost=manifest["lost"], skipped=manifest["skipped"], **tables)
+
+
+def _csv_table(name: str, data: bytes, path: pathlib.Path) -> pd.DataFrame:
+    """Table ``name`` from CSV bytes: every cell read as text, then each integer column converted, a cell that is
+    not a whole number within int64 named by its line (header on line 1; one row per line, as written)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(f"{path}: byte {exc.start}: not UTF-8 text") from None
+    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    nullable = set(NULLABLE_TEXT.get(name, ()))
+    for column, dtype in SCHEMAS[name].items():
+        if column not in frame.columns or dtype == STR:
+            if column in nullable and column in frame.columns:
+                frame[column] = frame[column].mask(frame[column] == "")
+            continue
+        cells = frame[column]
+        empty = cells == ""
+        digits = cells.str.fullmatch(r"[+-]?[0-9]+")  # read exactly; '1e3' through float, exact below 2**53
+        numbers = pd.to_numeric(cells.mask(empty | digits), errors="coerce")
+        huge = ~empty & ~digits & (numbers.abs() >= 2.0**53)  # past float's exact integers: '1e23'
+        if huge.any():
+            row = int(huge.to_numpy().argmax())
+            raise TraceFormatError(f"{path}: line {row + 2}: {column!r} must be a whole number written in digits "
+                                   f"when it is this large (got {quoted(cells.iloc[row])})")
+        bad = ~empty & ~digits & (numbers.isna() | (numbers % 1 != 0))
+        bad |= empty & (dtype != NULLABLE_INT)
+        if bad.any():
+            row = int(bad.to_numpy().argmax())
+            raise TraceFormatError(f"{path}: line {row + 2}: {column!r} must be a whole number"
+                                   f"{' or empty' if dtype == NULLABLE_INT else ''} (got {quoted(cells.iloc[row])})")
+        values = [None if e else int(v) if d else int(n)
+                  for e, d, v, n in zip(empty, digits, cells, numbers, strict=True)]
+        if any(v is not None and not -2**63 <= v < 2**63 for v in values):
+            row = next(i for i, v in enumerate(values) if v is not None and not -2**63 <= v < 2**63)
+            raise TraceFormatError(f"{path}: line {row + 2}: {column!r} must be a whole number within int64 "
+                                   f"(got {quoted(cells.iloc[row])})")
+        frame[column] = pd.Series(values, dtype=dtype, index=frame.index)
+    return frame
 
 
 def _manifest(path: pathlib.Path) -> dict[str, Any]:

@@ -191,13 +191,24 @@ def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame, *, w
             row = int(other.to_numpy().argmax())
             raise SchemaError(f"{prefix} row {row}: {column!r} must be one of {', '.join(allowed)} "
                               f"(got {quoted(frame[column].iloc[row])})")
-    if "start_ns" in schema and "dur_ns" in schema:
+    _check_times(frame, prefix)
+    return frame
+
+
+def _check_times(frame: pd.DataFrame, prefix: str) -> None:
+    """SchemaError for a row that ends before it starts, or at or after 2**62 ns."""
+    if "end_ns" in frame.columns:  # a step that ends before it starts has no length to replay
+        backwards = frame["end_ns"] < frame["start_ns"]
+        if backwards.any():
+            row = int(backwards.to_numpy().argmax())
+            raise SchemaError(f"{prefix} row {row}: ends before it starts (start_ns {frame['start_ns'].iloc[row]}, "
+                              f"end_ns {frame['end_ns'].iloc[row]})")
+    if "start_ns" in frame.columns and "dur_ns" in frame.columns:
         late = frame["start_ns"] > MAX_TIME_NS - 1 - frame["dur_ns"]
         if late.any():
             row = int(late.to_numpy().argmax())
             raise SchemaError(f"{prefix} row {row}: ends at or after 2**62 ns (start_ns "
                               f"{frame['start_ns'].iloc[row]}, dur_ns {frame['dur_ns'].iloc[row]})")
-    return frame
 
 
 def check_table(name: str, frame: pd.DataFrame) -> None:

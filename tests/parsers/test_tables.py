@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pathlib
+import re
 
 import pandas as pd
 import pytest
 
-from parsers import SCHEMAS, TraceFormatError, read_trace
+from parsers import SCHEMAS, TraceError, TraceFormatError, read_trace
 from parsers.tables import read_tables, write_tables
 
 
@@ -30,4 +31,39 @@ def test_broken_manifest_is_a_format_error(step_pb: pathlib.Path, tmp_path: path
     write_tables(read_trace(step_pb), tmp_path, "csv")
     (tmp_path / "trace.json").write_text('{"table_format": "xlsx"}')
     with pytest.raises(TraceFormatError, match="'table_format' must be csv or parquet"):
+        read_tables(tmp_path)
+
+
+@pytest.mark.parametrize(("cell", "message"), [
+    ("nan", "line 3: 'start_ns' must be a whole number (got 'nan')"),
+    ("1883.5", "line 3: 'start_ns' must be a whole number (got '1883.5')"),
+    ("1e23", "line 3: 'start_ns' must be a whole number written in digits when it is this large (got '1e23')"),
+    ("", "line 3: 'start_ns' must be a whole number (got '')"),
+])
+def test_a_bad_cell_in_a_csv_table_names_its_line(step_pb: pathlib.Path, tmp_path: pathlib.Path, cell: str,
+                                                  message: str) -> None:
+    """pandas' own words named no row ('cannot safely convert passed user dtype of int64 for float64 dtyped data
+    in column 5', 'invalid literal for int()', 'Overflow'; a hardening pass)."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    ops = tmp_path / "ops.csv"
+    lines = ops.read_text().splitlines()
+    cells = lines[2].split(",")
+    cells[4] = cell
+    lines[2] = ",".join(cells)
+    ops.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceFormatError, match=re.escape(f"{ops}: {message}")):
+        read_tables(tmp_path)
+    ops.write_bytes(ops.read_bytes().replace(b"NoOp", b"No\xe9Op", 1))
+    with pytest.raises(TraceFormatError, match=r"ops\.csv: byte \d+: not UTF-8 text"):
+        read_tables(tmp_path)
+
+
+def test_a_step_that_ends_before_it_starts_is_refused(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """It was read, and inspect printed a step of -88.9 ms (a hardening pass)."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    steps = tmp_path / "steps.csv"
+    header, row, *rest = steps.read_text().splitlines()
+    step, source, start, end = row.split(",")
+    steps.write_text("\n".join([header, f"{step},{source},{end},{start}", *rest]) + "\n")
+    with pytest.raises(TraceError, match=r"steps\.csv: table 'steps' row 0: ends before it starts"):
         read_tables(tmp_path)
