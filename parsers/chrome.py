@@ -45,6 +45,7 @@ from parsers.trace import (
     device_role,
     direction_of,
     make_table,
+    source_of,
     trace_from,
 )
 
@@ -420,7 +421,7 @@ def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
     built = {name: _own_table(name, tables.get(name), source)
              for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps")}
     return trace_from(
-        source, source=_text(extra.get("source", source), f"{source}: tracegen.source"),
+        source, source=source_of(source, _text(extra.get("source", source), f"{source}: tracegen.source")),
         source_format=_text(extra.get("source_format", ""), f"{source}: tracegen.source_format"),
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
         lost=_own_lost(extra.get("lost"), source), skipped=_own_skipped(extra.get("skipped"), source), **built)

@@ -21,7 +21,17 @@ from parsers.errors import TraceFormatError, quoted
 from parsers.files import read_file
 from parsers.jsondoc import load_json
 from parsers.limits import MAX_BYTES, MAX_RECORDS
-from parsers.trace import MAX_STEP, NULLABLE_INT, NULLABLE_TEXT, SCHEMAS, STR, Trace, make_table, trace_from
+from parsers.trace import (
+    MAX_STEP,
+    NULLABLE_INT,
+    NULLABLE_TEXT,
+    SCHEMAS,
+    STR,
+    Trace,
+    make_table,
+    source_of,
+    trace_from,
+)
 
 MANIFEST = "trace.json"
 MAX_MANIFEST_BYTES = 1 << 20
@@ -79,8 +89,9 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
         except (ValueError, TypeError, OverflowError, _ARROW.ArrowException) as exc:
             raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None
         tables[name] = make_table(name, frame, where=str(path))
-    return trace_from(str(source), source=manifest["source"], source_format=manifest["source_format"],
-                      lost=manifest["lost"], skipped=manifest["skipped"], **tables)
+    return trace_from(str(source), source=source_of(str(source), manifest["source"]),
+                      source_format=manifest["source_format"], lost=manifest["lost"], skipped=manifest["skipped"],
+                      **tables)
 
 
 def _csv_table(name: str, data: bytes, path: pathlib.Path) -> pd.DataFrame:

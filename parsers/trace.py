@@ -307,6 +307,12 @@ class Trace:
         return all(same) and steps[0].equals(steps[1])
 
 
+def source_of(read_from: str, recorded: str) -> str:
+    """A re-read trace's ``source``: the file read, then where it was first captured, so that a message names
+    the path the user gave (``out/traces/n1.json (from tracegen synthetic: mlp/trace)``)."""
+    return read_from if recorded in ("", read_from) else f"{read_from} (from {recorded})"
+
+
 def trace_from(read_from: str, **fields: Any) -> Trace:
     """A :class:`Trace` of ``fields``; a :class:`SchemaError` names ``read_from``, the file being read (the
     trace's own ``source`` may name where it was first captured)."""

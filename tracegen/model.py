@@ -345,8 +345,8 @@ def _observations(trace: Trace, g: _Graph, keep: set[str]) -> tuple[list[dict[in
 
 
 def complete_steps(trace: Trace) -> tuple[list[int], dict[int, str]]:
-    """The traced steps that hold every transfer and apply op of the partition graphs, and why each other step
-    is not complete."""
+    """The traced steps that hold every transfer and apply op of the partition graphs and at least one of the
+    worker's ops, and why each other step is not complete."""
     g, obs, _, step_start = _prepare(trace)
     return _complete(g, obs, step_start)
 
@@ -357,10 +357,13 @@ def _complete(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step_star
             and any(obs[t].values())]
     transfers = [t for t in range(len(g.names)) if g.kinds[t] in TRANSFER_KINDS]
     must = sorted(set(must) | set(transfers))
+    computes = [t for t in range(len(g.names)) if g.kinds[t] == TaskKind.COMPUTE]
     complete, why = [], {}
     for step in sorted(step_start):
         missing = [t for t in must if step not in obs[t]]
-        if missing:
+        if computes and not any(step in obs[t] for t in computes):  # a table of ops cut to its header
+            why[step] = f"none of the worker's {len(computes)} ops recorded"
+        elif missing:
             pulls = sum(1 for t in missing if g.kinds[t] == TaskKind.PULL)
             pushes = sum(1 for t in missing if g.kinds[t] == TaskKind.PUSH)
             applies = len(missing) - pulls - pushes

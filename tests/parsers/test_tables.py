@@ -67,3 +67,12 @@ def test_a_step_that_ends_before_it_starts_is_refused(step_pb: pathlib.Path, tmp
     steps.write_text("\n".join([header, f"{step},{source},{end},{start}", *rest]) + "\n")
     with pytest.raises(TraceError, match=r"steps\.csv: table 'steps' row 0: ends before it starts"):
         read_tables(tmp_path)
+
+
+def test_a_table_directory_is_named_as_read_then_as_first_captured(step_pb: pathlib.Path,
+                                                                   tmp_path: pathlib.Path) -> None:
+    """An error about a converted trace named only where it was first captured, not the directory the user gave
+    (a hardening pass)."""
+    trace = read_trace(step_pb)
+    write_tables(trace, tmp_path, "csv")
+    assert read_tables(tmp_path).source == f"{tmp_path} (from {trace.source})"

@@ -100,3 +100,16 @@ def test_median_timing_is_the_per_task_statistic(real_trace_dir: pathlib.Path, r
         assert median.timings[0].dur_ns[median.names.index("Relu")] == int(ops["dur_ns"].median())
     with pytest.raises(ModelError, match="'timing' must be one of"):
         build_model(trace, timing="mean")
+
+
+def test_a_step_with_none_of_the_workers_ops_is_not_complete(mlp_trace_dir: pathlib.Path,
+                                                             tmp_path: pathlib.Path) -> None:
+    """A converted trace whose ops table was cut to its header was predicted as if the step had no compute,
+    with no word (a hardening pass)."""
+    from parsers.tables import write_tables
+
+    write_tables(read_trace(mlp_trace_dir), tmp_path, "csv")
+    ops = tmp_path / "ops.csv"
+    ops.write_text(ops.read_text().splitlines()[0] + "\n")
+    with pytest.raises(ModelError, match=r"none of the 3 traced steps is complete \(step 0: none of the worker's "):
+        build_model(read_trace(tmp_path))
