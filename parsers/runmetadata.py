@@ -144,6 +144,7 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
         if first is None or last is None:
             raise TraceContentError(f"{step.source}: step_stats holds no records")
         step_rows.append({"step": index, "source": step.source, "start_ns": first, "end_ns": last})
+    _check_one_graph(steps)
     graphs = [(f"{s.source}: {label}", g) for s in steps for label, g in _partition_graphs(s.metadata)]
     nodes, edges, rendezvous, variables = _read_graphs(graphs, skipped)
     trace = trace_from(
@@ -159,6 +160,23 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
     )
     check_has_worker(trace)
     return trace
+
+
+def _check_one_graph(steps: Sequence[StepFile]) -> None:
+    """Refuse steps whose partition graphs differ: steps of two jobs (two models' step files in one directory)
+    would merge into a graph neither ran. Steps without graphs are not compared."""
+    first: tuple[str, set[tuple[str, str]]] | None = None
+    for step in steps:
+        keys = {(node.device, node.name) for _, g in _partition_graphs(step.metadata) for node in g.node}
+        if not keys:
+            continue
+        if first is None:
+            first = (step.source, keys)
+        elif keys != first[1]:
+            other = sorted(keys ^ first[1])
+            raise TraceContentError(f"{step.source}: its partition graphs differ from {first[0]}'s ({len(other)} "
+                                    f"nodes in one only, e.g. {quoted(other[0][1])}): the steps of one job, "
+                                    "one session.run, belong in one trace")
 
 
 def _check_counts(steps: Sequence[StepFile], source: str) -> None:

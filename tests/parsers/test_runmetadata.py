@@ -4,11 +4,13 @@ TensorFlow's own protobuf classes parsing the same bytes."""
 from __future__ import annotations
 
 import pathlib
+import shutil
 
 import pytest
 from google.protobuf import text_format
 
 from parsers import read_trace
+from parsers.errors import TraceContentError
 from parsers.trace import device_role
 
 
@@ -111,3 +113,16 @@ def test_gzipped_steps_read_like_plain_ones(model_dir: pathlib.Path, tmp_path: p
     for p in model_dir.glob("step_*.pb"):
         (tmp_path / f"{p.name}.gz").write_bytes(gzip.compress(p.read_bytes()))
     assert read_trace(tmp_path).equals(read_trace(model_dir))
+
+
+def test_steps_of_two_jobs_in_one_directory_are_refused(tmp_path: pathlib.Path) -> None:
+    """mlp's steps and one of cnn's were merged into one trace without a word, and predict then said no step was
+    complete, 'trace more steps' (a hardening pass)."""
+    traces = pathlib.Path(__file__).resolve().parents[2] / "data/traces"
+    for i in range(2):
+        shutil.copy(traces / "mlp" / f"step_00{i}.pb", tmp_path / f"step_00{i}.pb")
+    shutil.copy(traces / "cnn" / "step_000.pb", tmp_path / "step_002.pb")
+    with pytest.raises(TraceContentError, match=r"step_002\.pb: its partition graphs differ from .*step_000\.pb's"):
+        read_trace(tmp_path)
+    (tmp_path / "step_002.pb").unlink()
+    assert len(read_trace(tmp_path).steps) == 2
