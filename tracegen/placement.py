@@ -16,7 +16,8 @@ far). From a trace taken with one PS:
   learning rate's push, constants) on shard 0, where TensorFlow's chief PS would put it.
 
 A placement file (``--placement FILE``) is UTF-8 CSV ``variable,shard`` with a header, naming every parameter, and
-nothing else, by its PS node (as ``tracegen inspect --json`` or the error message lists them), shards from 0.
+nothing else, by its variable's name (``fc1/kernel``, as ``tracegen inspect --json`` lists them under
+``parameters``; ``ps:fc1/kernel``, as an error message lists them, is read too), shards from 0.
 """
 
 from __future__ import annotations
@@ -143,7 +144,8 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
     """The shard of every parameter, from a placement file; ``created``: every variable node (module docstring)."""
     source = os.fspath(path)
     if not pathlib.Path(source).is_file():
-        raise ConfigError(f"'placement' must be round-robin, greedy or a placement file (got {path!r}: no such file)")
+        what = "not a regular file" if pathlib.Path(source).exists() else "no such file"
+        raise ConfigError(f"'placement' must be round-robin, greedy or a placement file (got {path!r}: {what})")
     try:
         text = read_file(pathlib.Path(source), MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -161,9 +163,11 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
             continue
         shard = row[1].strip() if len(row) == 2 else ""
         if not (shard.isascii() and shard.isdigit()) or int(shard) >= n_shards:  # '²' is a digit int() refuses
-            raise ConfigError(f"{source}: line {line}: expected variable,shard with a shard from 0 to {n_shards - 1} "
-                              f"(got {','.join(row)!r})")
+            raise ConfigError(f"{source}: line {line}: expected variable,shard with a shard from 0 to {n_shards - 1}, "
+                              f"placing on {n_shards} shard(s) (got {','.join(row)!r})")
         name = row[0].strip()
+        if name not in variables.names and f"ps:{name}" in variables.names:  # the variable's name, as in the code
+            name = f"ps:{name}"
         if name not in variables.names:
             what = ("a variable but not a parameter (pulled and updated every step): its PS ops stay on shard 0; "
                     "leave it out" if name in created else "not a parameter the trace has")

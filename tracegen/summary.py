@@ -5,7 +5,8 @@ Keys and their meaning (per-step quantities are the median over traced steps unl
 
 - ``n_steps``, ``devices``, ``ops_per_step``: traced steps, devices seen, median executed ops per step.
 - ``n_variables``, ``param_elements``, ``param_bytes``: the trained parameters — variables that are input 0
-  (the variable updated) of an optimizer ``*Apply*`` op in the partition graphs. ``n_other_variables`` and
+  (the variable updated) of an optimizer ``*Apply*`` op in the partition graphs; ``parameters``: their names
+  (what a placement file names, :mod:`tracegen.placement`). ``n_other_variables`` and
   ``other_variable_bytes`` count the rest the PS holds (``global_step``, optimizer slots).
 - ``pull_count``, ``pull_bytes`` (PS → worker) and ``push_count``, ``push_bytes`` (worker → PS): the tensors a
   step moves, from the partition graphs' ``_Send``/``_Recv`` pairs (exact per step even when a traced step
@@ -141,6 +142,7 @@ def summarize(trace: Trace) -> dict[str, Any]:
         "devices": list(trace.devices),
         "ops_per_step": _median([f["ops"] for f in per_step]),
         "n_variables": int(is_param.sum()) if trace.has_graph and not variables.empty else None,
+        "parameters": sorted(variables.loc[is_param, "name"]) if trace.has_graph and not variables.empty else None,
         "param_elements": int(variables.loc[is_param, "n_elements"].sum()) if not variables.empty else None,
         "param_bytes": int(variables.loc[is_param, "size_bytes"].sum()) if not variables.empty else None,
         "n_other_variables": int((~is_param).sum()) if not variables.empty else None,

@@ -92,8 +92,10 @@ def parse_count(text: str) -> int:
     import argparse
 
     stripped = text.strip()
-    if not stripped.isascii() or not stripped.isdigit() or len(stripped) > 18:
+    if not stripped.isascii() or not stripped.isdigit():
         raise argparse.ArgumentTypeError(f"must be a whole number written with digits 0-9 (got {text!r})")
+    if len(stripped) > 18:
+        raise argparse.ArgumentTypeError(f"must be less than 10^18 (got {text!r})")
     return int(stripped)
 
 

@@ -55,11 +55,16 @@ def test_a_placement_file_is_followed_and_checked(mlp_trace_dir: pathlib.Path, t
     names = place(model, 1, "round-robin").variables.names
     path = tmp_path / "placement.csv"
     path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
+    plain = "".join(f"{n.removeprefix('ps:')},{i % 3}\n" for i, n in enumerate(names))  # as inspect names them
+    path.write_text("variable,shard\n" + plain)
+    assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
+    path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
     assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
     path.write_text("\ufeffvariable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))  # a BOM
     assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
     path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
-    with pytest.raises(ConfigError, match=r"line 4: expected variable,shard with a shard from 0 to 1 \(got '.*,2'\)"):
+    wanted = r"line 4: expected variable,shard with a shard from 0 to 1, placing on 2 shard\(s\) \(got '.*,2'\)"
+    with pytest.raises(ConfigError, match=wanted):
         place(model, 2, str(path))
     path.write_text("variable,shard\n" + f"{names[0]},\u00b2\n")  # a digit to str.isdigit, not to int()
     with pytest.raises(ConfigError, match=r"line 2: expected variable,shard with a shard from 0 to 1"):
@@ -228,3 +233,13 @@ def test_the_bottleneck_is_the_busiest_shards_not_the_mean(mlp_trace_dir: pathli
     assert value >= BUSY_THRESHOLD and name.startswith("link-")
     assert max(link_utilisation(result, "pull"), link_utilisation(result, "push")) < BUSY_THRESHOLD
     assert bottleneck(result) == name
+
+
+def test_a_placement_fifo_is_named_for_what_it_is(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    import os
+
+    fifo = tmp_path / "placement.csv"
+    os.mkfifo(fifo)
+    model = build_model(read_trace(mlp_trace_dir))
+    with pytest.raises(ConfigError, match=r"placement\.csv': not a regular file"):
+        place(model, 2, str(fifo))

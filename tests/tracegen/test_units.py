@@ -41,3 +41,12 @@ def test_formats_echo_units() -> None:
     assert format_duration(50_000) == "50 us"
     assert format_duration(2_000_000) == "2 ms"
     assert format_duration(12) == "12 ns"
+
+
+def test_a_count_too_large_says_so_not_that_it_is_no_number() -> None:
+    import argparse
+
+    from tracegen.units import parse_count
+
+    with pytest.raises(argparse.ArgumentTypeError, match=r"must be less than 10\^18 \(got '99999999999999999999'\)"):
+        parse_count("99999999999999999999")
