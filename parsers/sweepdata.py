@@ -98,7 +98,13 @@ def _read(path: pathlib.Path, columns: Sequence[str] | None = None) -> Any:
 
 
 def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:
-    """The ``point_id`` of every row in the dataset in ``directory`` (each part's schema checked first)."""
+    """The ``point_id`` of every row in the dataset in ``directory`` (each part's schema checked first; a Parquet
+    file that is not a part refused: a reader of the directory would mix it into the dataset)."""
+    root = pathlib.Path(directory)
+    other = sorted(p.name for p in root.glob("*.parquet") if not PART_RE.match(p.name)) if root.is_dir() else []
+    if other:
+        raise SchemaError(f"{root / other[0]}: not a part of a sweep, and pandas, pyarrow and DuckDB would read it "
+                          "as one; sweep into a directory that holds only a sweep's parts")
     ids: set[str] = set()
     for path in part_paths(directory):
         ids.update(_read(path, ["point_id"]).column("point_id").to_pylist())

@@ -4,7 +4,7 @@ Measurements come from ``tracegen testbed`` (``measured.csv``, schema in :mod:`v
 anywhere else as a CSV with one row per run and at least these columns (others are ignored)::
 
     n_workers             int    workers in the run (>= 1)
-    steps_per_s           float  aggregate training steps per second of the run (> 0)
+    steps_per_s           float  aggregate training steps per second of the run (> 0, at most 1e6)
 
 and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per direction, either as
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
@@ -36,6 +36,7 @@ from tracegen.units import MAX_RATE_BYTES_PER_S, parse_rate
 from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
+MAX_STEPS_PER_S = 1e6
 # optional: where a window's CPU went, cores (validation.testbed_files's schema), shown in the report when present
 CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
 SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
@@ -70,7 +71,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         raise ConfigError(f"{source}: no measurement rows")
     out = pd.DataFrame({
         "n_workers": [cell_number(v, int, "n_workers", source, i) for i, v in _cells(frame, "n_workers")],
-        "steps_per_s": [cell_number(v, float, "steps_per_s", source, i) for i, v in _cells(frame, "steps_per_s")],
+        "steps_per_s": [_steps_per_s(v, source, i) for i, v in _cells(frame, "steps_per_s")],
     })
     _read_optional(frame, out, source)
     if out["n_workers"].max() > MAX_WORKERS:
@@ -177,6 +178,14 @@ def cell_number(text: str, kind: type[int] | type[float], column: str, source: s
                           f"(got {_short(text)!r})") from None
     if not math.isfinite(value) or value < 0 or (positive and value == 0):
         raise ConfigError(f"{source}:{line}: {column!r} must be {'> 0' if positive else '>= 0'} (got {_short(text)!r})")
+    return value
+
+
+def _steps_per_s(text: str, source: str, line: int) -> float:
+    value: float = cell_number(text, float, "steps_per_s", source, line)
+    if value > MAX_STEPS_PER_S:  # a million steps a second is no training job: a unit or a column mixed up
+        raise ConfigError(f"{source}:{line}: 'steps_per_s' must be at most {MAX_STEPS_PER_S:.0e} "
+                          f"(got {_short(text)!r})")
     return value
 
 

@@ -103,6 +103,10 @@ def test_stale_temporary_files_are_removed_and_foreign_parts_refused(tmp_path: p
     err = capsys.readouterr().err
     assert "part-000001.parquet: columns ['n_workers'] differ from the sweep schema" in err
     assert err.count("\n") == 1
+    (out / "part-000001.parquet").rename(out / "data.parquet")  # a user's own table: read with the parts
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "data.parquet: not a part of a sweep" in err and err.count("\n") == 1
 
 
 def _start_and_stop(out: pathlib.Path, sig: signal.Signals, tree: Any,
