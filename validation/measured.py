@@ -8,12 +8,11 @@ anywhere else as a CSV with one row per run and at least these columns (others a
 
 and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per direction, either as
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
-``125MB/s``). Several rows per N are repeats: a prediction is judged against their mean and shown against their
-range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
-window, and the PS's context switches per second, empty when unknown) are read when present and shown beside
-the rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 8 to 8e15 (1 B/s to 1 PB/s,
-as ``--bandwidth``). Blank lines are skipped; column names are unique and every row has as many cells as the
-header.
+``125MB/s``), not both. Several rows per N are repeats: a prediction is judged against their mean and shown against
+their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
+window, and the PS's context switches per second, empty when unknown) are read when present and shown beside the
+rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 8 to 8e15 (1 B/s to 1 PB/s, as
+``--bandwidth``). Blank lines are skipped; column names are unique and every row has as many cells as the header.
 """
 
 from __future__ import annotations
@@ -141,10 +140,7 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
         out["worker_links"] = [tuple(cell_number(part, int, "worker_links", source, i, positive=False)
                                      for part in str(v).split(";") if part.strip())
                                for i, v in _cells(frame, "worker_links")]
-    if "bandwidth_bits_per_s" in frame.columns:
-        out["bandwidth_bytes_per_s"] = [_bandwidth(v, source, i) for i, v in _cells(frame, "bandwidth_bits_per_s")]
-    elif "bandwidth" in frame.columns:
-        out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in _cells(frame, "bandwidth")]
+    _read_bandwidth(frame, out, source)
     for column in CPU_COLUMNS:  # testbed: where each window's CPU went (empty: unknown; older files lack them)
         if column in frame.columns:
             out[column] = [cell_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
@@ -154,6 +150,17 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
 def _caps(text: str, source: str, line: int) -> tuple[float, ...]:
     """A ``worker_caps`` cell: cores per worker, ';'-joined (empty: none given)."""
     return tuple(cell_number(part, float, "worker_caps", source, line) for part in text.split(";") if part.strip())
+
+
+def _read_bandwidth(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
+    """The link's rate, from ``bandwidth_bits_per_s`` or ``bandwidth``: one of them, never both (which is meant?)."""
+    if "bandwidth_bits_per_s" in frame.columns and "bandwidth" in frame.columns:
+        raise ConfigError(f"{source}: columns 'bandwidth_bits_per_s' and 'bandwidth' both give the link's rate; "
+                          "keep one")
+    if "bandwidth_bits_per_s" in frame.columns:
+        out["bandwidth_bytes_per_s"] = [_bandwidth(v, source, i) for i, v in _cells(frame, "bandwidth_bits_per_s")]
+    elif "bandwidth" in frame.columns:
+        out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in _cells(frame, "bandwidth")]
 
 
 def _bandwidth(text: str, source: str, line: int) -> float:

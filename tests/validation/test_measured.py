@@ -27,6 +27,7 @@ def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
     ("n_workers,steps_per_s\n1,nan\n", "m.csv:2: 'steps_per_s' must be a number (got 'nan')"),
     ("n_workers,steps_per_s\n1,inf\n", "m.csv:2: 'steps_per_s' must be a number (got 'inf')"),
     ("n_workers,steps_per_s\n1,1e300\n", "m.csv:2: 'steps_per_s' must be at most 1e+06 (got '1e300')"),
+    ("n_workers,steps_per_s,bandwidth,bandwidth_bits_per_s\n1,2,500Mbit/s,1e8\n", "both give the link's rate"),
     ("n_workers,steps_per_s\n1_000,2\n", "m.csv:2: 'n_workers' must be an integer (got '1_000')"),
     ("n_workers,steps_per_s\n+5,2\n", "m.csv:2: 'n_workers' must be an integer (got '+5')"),
     ("n_workers,steps_per_s\n1,2_5\n", "m.csv:2: 'steps_per_s' must be a number (got '2_5')"),
