@@ -245,6 +245,16 @@ def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
     return found
 
 
+def _with_batch_size(config: PredictConfig, runs: pd.DataFrame, measured: pathlib.Path) -> PredictConfig:
+    """``config`` with the runs' batch size, when they give one (all the same: samples/s of which job?)."""
+    if "batch_size" not in runs.columns:
+        return config
+    sizes = sorted({int(b) for b in runs["batch_size"]})
+    if len(sizes) > 1:
+        raise ConfigError(f"{measured}: runs differ in their batch size ({sizes}); compare one setting at a time")
+    return dataclasses.replace(config, batch_size=sizes[0])
+
+
 def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | None, config: PredictConfig,
              out: OutputDir, *, profile: str | os.PathLike[str] | None = None,
              single_worker: str | os.PathLike[str] | None = None,
@@ -257,8 +267,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     warnings = mismatches(inputs.trace, runs)
     for w in warnings:
         report(f"warning: {w}")
-    if "batch_size" in runs.columns and len(set(runs["batch_size"])) == 1:
-        config = dataclasses.replace(config, batch_size=int(runs["batch_size"].iloc[0]))
+    config = _with_batch_size(config, runs, inputs.measured)
     workers = tuple(sorted({int(n) for n in runs["n_workers"]}))
     config = dataclasses.replace(config, workers=workers, emit_traces=())
     traced = read_trace(inputs.trace)

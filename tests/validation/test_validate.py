@@ -130,6 +130,18 @@ def test_runs_that_differ_in_ps_tasks_are_refused(tmp_path: pathlib.Path, capsys
     assert "runs differ in their PS tasks ([1, 2])" in capsys.readouterr().err
 
 
+def test_runs_that_differ_in_batch_size_are_refused(tmp_path: pathlib.Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """They were read, and the report's samples/s were of batch size 1 (a hardening pass)."""
+    folder = TESTBED / "mlp_200mbit"
+    runs = pd.read_csv(folder / "measured.csv")
+    runs["batch_size"] = [32 * (1 + i % 2) for i in range(len(runs))]
+    runs.to_csv(tmp_path / "mixed.csv", index=False)
+    assert main(["validate", "--measured", str(tmp_path / "mixed.csv"), "--trace", str(folder / "trace"),
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "runs differ in their batch size ([32, 64])" in capsys.readouterr().err
+
+
 def test_workers_with_caps_of_their_own_are_predicted_at_their_speed(tmp_path: pathlib.Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """The same runs said to have had every worker at half the traced worker's CPU cap are predicted slower at
