@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from parsers.catalogue import read_catalogue
 from parsers.read import read_trace
-from tracegen.cli_predict import batch_size_of
+from tracegen.cli_predict import add_shard_arguments, batch_size_of, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.html_report import report_inputs
@@ -36,13 +36,9 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
                              "cheapest per sample)")
     parser.add_argument("--workers", default="1-32", metavar="LIST",
                         help="numbers of workers to consider: a range 1-32, a list 1,2,4,8, or both (default 1-32)")
-    parser.add_argument("--ps-shards", metavar="K",
-                        help="also consider K parameter servers, e.g. 1-4: each K of each PS type is a pair of its "
-                             "own, the parameters placed on K PS of the type, each with its own link (default: the "
-                             "PS tasks as traced)")
-    parser.add_argument("--placement", default="round-robin", metavar="HOW",
-                        help="how parameters go to the shards of --ps-shards: round-robin (TF's default, creation "
-                             "order), greedy (fewest bytes so far) or a CSV file variable,shard (default round-robin)")
+    add_shard_arguments(parser, "also consider K parameter servers, e.g. 1-4: each K of each PS type is a pair of "
+                                "its own, the parameters placed on K PS of the type, each with its own link (default: "
+                                "the PS tasks as traced)")
     parser.add_argument("--batch-size", type=parse_count, metavar="B",
                         help="samples per step (default: meta.json beside the trace, else 1)")
     parser.add_argument("--step-budget", type=parse_count, default=STEP_BUDGET, metavar="K",
@@ -72,10 +68,7 @@ def run_plan(args: argparse.Namespace) -> int:
                         target_samples_per_s=args.target_rate, batch_size=batch_size_of(args.trace, args.batch_size),
                         step_budget=args.step_budget, seeds=args.seeds, seed=args.seed,
                         payload_fraction=args.payload_fraction)
-    if args.placement != "round-robin" and not args.ps_shards:
-        raise ConfigError(f"'--placement' {args.placement!r} places parameters on the shards of --ps-shards; give "
-                          "those too")
-    ps_shards = parse_workers(args.ps_shards, "ps_shards") if args.ps_shards else ()
+    ps_shards = shard_counts(args)
     catalogue = read_catalogue(args.catalogue)
     profile, single = profile_beside(args.trace), single_worker_beside(args.trace)
     with OutputDir(args.out, ["plan.csv", *(["report.html"] * args.html)], force=args.force) as out:

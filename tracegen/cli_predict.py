@@ -78,12 +78,8 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker-classes", metavar="FILE",
                         help="workers that are not all like the traced one: a CSV of classes with counts, speeds and "
                              "links of their own (parsers/workerclasses.py); workers are numbered in file order")
-    parser.add_argument("--ps-shards", metavar="K",
-                        help="also predict with K parameter servers, e.g. 1-4: writes shards.csv, one row per K with "
-                             "the knee, the plateau and the shard that saturates")
-    parser.add_argument("--placement", default="round-robin", metavar="HOW",
-                        help="how parameters go to PS shards: round-robin (TF's default, creation order), greedy "
-                             "(fewest bytes so far) or a CSV file variable,shard (default round-robin)")
+    add_shard_arguments(parser, "also predict with K parameter servers, e.g. 1-4: writes shards.csv, one row per K "
+                                "with the knee, the plateau and the shard that saturates")
     parser.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
                         help="local processes to run the simulations in when the curve takes more than a few "
                              "seconds; the files are the same whatever J (default: the CPUs this process may use)")
@@ -112,6 +108,22 @@ def _int_option(value: int, name: str, low: int, high: int) -> int:
     return value
 
 
+def add_shard_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--ps-shards`` (helped by ``what``) and ``--placement``, as predict, plan and sweep take them."""
+    parser.add_argument("--ps-shards", metavar="K", help=what)
+    parser.add_argument("--placement", default="round-robin", metavar="HOW",
+                        help="how parameters go to the shards of --ps-shards: round-robin (TF's default, creation "
+                             "order), greedy (fewest bytes so far) or a CSV file variable,shard (default round-robin)")
+
+
+def shard_counts(args: argparse.Namespace) -> tuple[int, ...]:
+    """The numbers of PS shards of ``--ps-shards`` (none when not given; ``--placement`` alone is refused)."""
+    if args.placement != "round-robin" and not args.ps_shards:
+        raise ConfigError(f"'--placement' {args.placement!r} places parameters on the shards of --ps-shards, "
+                          "which was not given")
+    return parse_workers(args.ps_shards, "ps_shards") if args.ps_shards else ()
+
+
 def run_predict(args: argparse.Namespace) -> int:
     """Handle ``tracegen predict``: print the link used, the table and the knee; return the exit code."""
     emitted = parse_workers(args.emit_traces, "emit_traces") if args.emit_traces else ()
@@ -133,9 +145,7 @@ def run_predict(args: argparse.Namespace) -> int:
         single_path = str(found)
         print(f"note: using {found}: one untraced worker's rate and the PS's CPU per transfer (two hosts)")
     policy, order = parse_policy(args.policy)
-    if args.placement != "round-robin" and not args.ps_shards:
-        raise ConfigError(f"'--placement' {args.placement!r} places parameters on the shards of --ps-shards, "
-                          "which was not given")
+    ps_shards = shard_counts(args)
     speeds: tuple[float, ...] = ()
     links: tuple[int, ...] = ()
     if args.worker_classes is not None:
@@ -152,7 +162,7 @@ def run_predict(args: argparse.Namespace) -> int:
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,
         batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing,
         worker_speed=speeds, worker_link_bits_per_s=links,
-        ps_shards=parse_workers(args.ps_shards, "ps_shards") if args.ps_shards else (), placement=args.placement,
+        ps_shards=ps_shards, placement=args.placement,
         jobs=args.jobs)
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),

@@ -8,7 +8,7 @@ import time
 from typing import TextIO
 
 from parsers.catalogue import read_catalogue
-from tracegen.cli_predict import batch_size_of
+from tracegen.cli_predict import add_shard_arguments, batch_size_of, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
@@ -38,12 +38,9 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                         help="instead of links: every worker type x PS type of an instance catalogue (as for plan; "
                              "format: parsers/catalogue.py), each pair's PS link and speeds as plan has them; rows "
                              "get the types and the cluster's $/hour")
-    parser.add_argument("--ps-shards", metavar="K",
-                        help="numbers of parameter servers, e.g. 1-4 or 1,2,4: each K places the parameters on K "
-                             "shards, each a PS like the traced one with its own link (default: the PS as traced)")
-    parser.add_argument("--placement", default="round-robin", metavar="HOW",
-                        help="how parameters go to the shards of --ps-shards: round-robin (TF's default, creation "
-                             "order), greedy (fewest bytes so far) or a CSV file variable,shard (default round-robin)")
+    add_shard_arguments(parser, "numbers of parameter servers, e.g. 1-4 or 1,2,4: each K places the parameters on "
+                                "K shards, each a PS like the traced one with its own link (default: the PS as "
+                                "traced)")
     parser.add_argument("--policy", default="tf", metavar="LIST",
                         help="transfer orders, comma-separated: tf, tictac, or order FILEs of tensor names "
                              "(default tf)")
@@ -138,7 +135,7 @@ def run_sweep(args: argparse.Namespace) -> int:
                           steps=args.steps, warmup_steps=args.warmup_steps, link_model=args.link,
                           batch_size=batch_size_of(args.trace, args.batch_size),
                           payload_fraction=args.payload_fraction,
-                          ps_shards=parse_workers(args.ps_shards, "ps_shards") if args.ps_shards else (),
+                          ps_shards=shard_counts(args),
                           placement=args.placement,
                           catalogue=read_catalogue(args.catalogue) if args.catalogue is not None else None)
     for note in inputs.notes:

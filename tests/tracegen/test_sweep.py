@@ -378,7 +378,7 @@ def test_a_job_traced_with_two_ps_tasks_swept_on_one_is_the_one_ps_simulation(
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--placement", "greedy"], "'placement' 'greedy' places parameters on the shards of 'ps_shards'"),
+    (["--placement", "greedy"], "'--placement' 'greedy' places parameters on the shards of --ps-shards"),
     (["--ps-shards", "0"], "'ps_shards': '0' must be N or LO-HI"),
     (["--ps-shards", "2", "--placement", "nowhere.csv"], "'placement' must be round-robin, greedy or a placement"),
 ])
