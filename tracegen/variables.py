@@ -4,7 +4,8 @@ A step model has no variables as such, only the PS graph's nodes. A variable is 
 takes as input (TF1's ``ResourceApplyGradientDescent`` reads the variable's handle, the learning rate and the
 gradient) *and* from which a pull's tensor is read (the pull's producer on the PS is a ``ReadVariableOp`` or a
 ``Gather`` of that handle, a few PS nodes up). Applies whose input no pull reads (the global-step increment)
-update nothing a worker reads: they carry no staleness.
+update nothing a worker reads: they carry no staleness. A pull below an apply is no read but the PS telling the
+worker its update is done (a control edge): it would make the apply's other inputs (the learning rate) look read.
 
 Staleness of a gradient (Ho et al. 2013; Dai et al. 2018): the number of updates the PS applied to its parameter
 between the worker's read of that parameter and this gradient's apply. :func:`variable_map` gives the ids;
@@ -46,7 +47,8 @@ def _ps_ancestors(model: StepModel, task: int, depth: int) -> set[int]:
 
 def variable_map(model: StepModel) -> VariableMap:
     """The variables of ``model`` (module docstring), numbered in the order of their node ids."""
-    reads = {t: _ps_ancestors(model, t, READ_DEPTH) for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL}
+    above = {t: _ps_ancestors(model, t, READ_DEPTH) for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL}
+    reads = {t: a for t, a in above.items() if not any(model.kinds[p] == TaskKind.APPLY for p in a)}
     read_nodes = set().union(*reads.values()) if reads else set()
     updated: dict[int, int] = {}
     for t in range(model.n_tasks):

@@ -243,3 +243,17 @@ def test_a_placement_fifo_is_named_for_what_it_is(mlp_trace_dir: pathlib.Path, t
     model = build_model(read_trace(mlp_trace_dir))
     with pytest.raises(ConfigError, match=r"placement\.csv': not a regular file"):
         place(model, 2, str(fifo))
+
+
+@pytest.mark.parametrize("name", ["test/mlp_200mbit_k2_greedy", "test/mlp_200mbit_k3_greedy",
+                                  "test/wide_1000mbit_k3_rr", "dev/wide_1000mbit_k2_greedy"])
+def test_every_parameter_of_a_k_ps_trace_is_placeable(name: str) -> None:
+    """On a PS task other than the first, the PS's 'update done' control edge to the worker looked like a read of
+    the apply's inputs, the learning rate among them, so the apply had two read inputs and its variable was no
+    parameter: greedy placement lost the biggest kernel (mlp k2: 5 of 6; a hardening pass)."""
+    from tracegen.summary import summarize
+    from tracegen.variables import variable_map
+
+    trace = read_trace(pathlib.Path(__file__).resolve().parents[2] / "data/shards" / name / "trace")
+    names = variable_map(build_model(trace)).names
+    assert sorted(n.removeprefix("ps:") for n in names) == summarize(trace)["parameters"]
