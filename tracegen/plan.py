@@ -206,7 +206,8 @@ def traced_hosts(model: StepModel, link_profile: LinkProfile | None,
     """The step and the link of the traced hosts as ``predict`` prepares them: tracing's cost undone when a
     single-worker measurement shows it (:mod:`tracegen.untraced`), and what the traced PS's cores, quota and CPU
     per request were (the catalogue's links replace its rates); and what ``predict`` would warn of."""
-    prep = prepared(model, PredictConfig(workers=(1,), link_profile=link_profile, single_worker=single_worker))
+    config = PredictConfig(workers=(1,), link_profile=link_profile, single_worker=single_worker)
+    prep = prepared(model, config.on_traced_ps_tasks(model))  # a job traced on several PS tasks ran on them
     return prep.model, prep.links["mid"], prep.notes
 
 

@@ -138,8 +138,9 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     links: list[SweepLink] = []
 
     def link(label: str, kind: str, key: str, rate: int | None = None, **given: Any) -> SweepLink:
-        prep = prepared(model, PredictConfig(workers=(1,), single_worker=single, payload_fraction=payload_fraction,
-                                             bandwidth_bytes_per_s=rate, **given))
+        config = PredictConfig(workers=(1,), single_worker=single, payload_fraction=payload_fraction,
+                               bandwidth_bytes_per_s=rate, **given)
+        prep = prepared(model, config.on_traced_ps_tasks(model))  # tracing's cost undone on the traced PS tasks
         notes.extend(f"link {label}: {note}" for note in prep.notes)
         untraced = f":untraced{prep.speed!r}" if prep.speed != 1.0 else ""
         return SweepLink(label=label, kind=kind, key=key + untraced, bandwidth_bytes_per_s=rate,

@@ -208,6 +208,7 @@ def test_a_job_traced_with_two_ps_tasks_keeps_them_and_pays_for_both() -> None:
     assert all(o.usd_per_hour == pytest.approx(o.n_workers * 0.2 + 2 * 1.0) for o in options)
     assert single.steps_per_s is not None
     assert abs(options[0].steps_per_s / single.steps_per_s - 1) <= 0.15
+    assert not result.notes  # tracing's cost undone on both PS: the replay reaches the measurement
 
 
 def test_ps_shards_are_pairs_of_their_own_that_pay_for_each_ps(tmp_path: pathlib.Path,
