@@ -207,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Terminated as exc:
         print(f"tracegen {args.command}: stopped by {exc}", file=sys.stderr)
-        return 143
+        return 128 + signal.Signals[str(exc)].value  # 143 for SIGTERM, 129 for SIGHUP, as the shell reports them
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

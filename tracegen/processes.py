@@ -23,7 +23,9 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable, Sequence
+from multiprocessing import resource_tracker
 from typing import Any, Generic, TypeVar
 
 from tracegen.errors import ConfigError, ProcessDiedError
@@ -44,8 +46,22 @@ def available_cpus() -> int:
     return os.cpu_count() or 1
 
 
+def _start_resource_tracker() -> None:
+    """multiprocessing's resource tracker, started with SIGHUP ignored: it ignores SIGINT and SIGTERM itself, but
+    a closed terminal's SIGHUP to the process group killed it, and the caller's stop then printed its
+    tracebacks (``KeyError: '/mp-...'``) over the one line that says what happened."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
 def _start_worker(caller: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops its workers itself, whatever stopped it
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if sys.platform == "linux":  # die with the caller, even when it is killed outright
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -87,6 +103,7 @@ class Processes(Generic[In, Out]):
 
     def _started(self, n_items: int) -> concurrent.futures.ProcessPoolExecutor:
         if self._pool is None:
+            _start_resource_tracker()
             self._pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=max(1, min(self.jobs, n_items)), mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start_worker, initargs=(os.getpid(), self._initializer, self._initargs))

@@ -47,8 +47,9 @@ def _ps_ancestors(model: StepModel, task: int, depth: int) -> set[int]:
 
 def variable_map(model: StepModel) -> VariableMap:
     """The variables of ``model`` (module docstring), numbered in the order of their node ids."""
-    above = {t: _ps_ancestors(model, t, READ_DEPTH) for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL}
-    reads = {t: a for t, a in above.items() if not any(model.kinds[p] == TaskKind.APPLY for p in a)}
+    ancestors = {t: _ps_ancestors(model, t, READ_DEPTH) for t in range(model.n_tasks)
+                 if model.kinds[t] == TaskKind.PULL}
+    reads = {t: a for t, a in ancestors.items() if not any(model.kinds[p] == TaskKind.APPLY for p in a)}
     read_nodes = set().union(*reads.values()) if reads else set()
     updated: dict[int, int] = {}
     for t in range(model.n_tasks):

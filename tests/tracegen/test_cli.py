@@ -86,19 +86,32 @@ def test_a_closed_pipe_ends_the_command_quietly() -> None:
     assert done.stdout.strip() in ("0", "141")  # 0 when all was written before head left
 
 
-def test_sigterm_removes_temporary_files_and_exits_143(tmp_path: pathlib.Path) -> None:
-    """A prediction stopped by SIGTERM leaves neither half-written outputs nor hidden temporary files."""
+def _default_stop_signals() -> None:
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_sigterm_removes_temporary_files_and_exits_143(sig: str, code: int, tmp_path: pathlib.Path) -> None:
+    """A prediction stopped by SIGTERM (or a closed terminal's SIGHUP, which exited 143 too) leaves neither
+    half-written outputs nor hidden temporary files, and says so in one line (with --jobs 2, a SIGHUP to the
+    process group killed multiprocessing's resource tracker, whose tracebacks followed it)."""
+    import signal
+
     exe = pathlib.Path(sys.executable).parent / "tracegen"
-    proc = subprocess.Popen([str(exe), "predict", str(ROOT / "data/traces/resnet"), "--workers", "1-40",
+    proc = subprocess.Popen([str(exe), "predict", str(ROOT / "data/traces/cnn"), "--workers", "1-40", "--jobs", "2",
                              "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=lambda: __import__("signal").signal(15, 0))  # noqa: PLW1509 - a SIGTERM ignored by whoever started pytest must not be inherited; only the signal disposition is touched
+                            text=True, start_new_session=True, preexec_fn=_default_stop_signals)  # noqa: PLW1509 - a SIGTERM or SIGHUP ignored by whoever started pytest must not be inherited; only the signal dispositions are touched
     assert proc.stderr is not None
     for line in proc.stderr:  # progress lines: the simulation is under way
         if "N=1 done" in line:
             break
-    proc.send_signal(15)
+    os.killpg(proc.pid, getattr(signal, sig))  # the whole group, as a closed terminal does
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143 and "stopped by SIGTERM" in err
+    assert proc.returncode == code and err.strip().splitlines()[-1] == f"tracegen predict: stopped by {sig}"
+    assert "Traceback" not in err and "Warning" not in err
     assert not (tmp_path / "out").exists()  # it made the directory: nothing of it is left, its lock included
 
 
