@@ -6,7 +6,8 @@
   that already exist are refused unless ``force``, and so is a file where this run needs a folder (a user's
   ``traces``). Checked again for every file before the first is moved into place.
 - Nothing the user had is touched until the run has succeeded: files are written into ``DIR/.tracegen-staging/``
-  and moved into place (each by one rename) when the run ends without an error. A run that fails or is
+  and moved into place (each by one rename) when the run ends without an error, with SIGINT, SIGTERM and SIGHUP
+  held back until all are (a signal then stops the run with every new file in place). A run that fails or is
   interrupted leaves the previous outputs as they were (and its staged files are removed).
 - With ``force``, the files the previous run wrote (listed in ``DIR/.tracegen-run.json``) that this run did not
   write are removed once it has succeeded, so no file of an older run (a ``traces/n4.json`` the new run does not
@@ -28,6 +29,8 @@ import os
 import pathlib
 import re
 import shutil
+import signal
+import threading
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any
@@ -148,7 +151,8 @@ class OutputDir:
         committed = False
         try:
             if exc_type is None:
-                self._commit()
+                with _signals_held():  # a stop between two renames would leave old and new files mixed
+                    self._commit()
                 committed = True
         finally:
             shutil.rmtree(self.root / STAGING_NAME, ignore_errors=True)
@@ -193,6 +197,20 @@ class OutputDir:
         fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
         self._lock.close()
         self._lock = None
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP held back (delivered when the block ends) in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stops = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:

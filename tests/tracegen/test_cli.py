@@ -270,3 +270,41 @@ def test_a_file_where_a_run_needs_a_folder_is_refused_before_anything_is_replace
     with pytest.raises(ConfigError, match="is a file, not a directory"):
         run()
     assert sorted(p.name for p in fresh.iterdir()) == ["t"]
+
+
+def test_a_signal_while_outputs_move_into_place_waits_until_all_have(tmp_path: pathlib.Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGTERM between two renames left the new curve.csv beside the old plots (a hardening pass)."""
+    import signal
+
+    from tracegen.cli import Terminated, _terminate
+    from tracegen.outputs import OutputDir
+
+    names = ["a.csv", "b.png", "t/c.json"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("old")
+    real_replace = pathlib.Path.replace
+    moved: list[str] = []
+
+    def replace_and_signal(self: pathlib.Path, target: pathlib.Path) -> pathlib.Path:
+        out = real_replace(self, target)
+        if ".tracegen-staging" in self.parts and ".tracegen-staging" not in pathlib.Path(target).parts:
+            moved.append(str(target))  # a staged file moved into place: signal after the first
+            if len(moved) == 1:
+                os.kill(os.getpid(), signal.SIGTERM)
+        return out
+
+    def run() -> None:
+        with OutputDir(tmp_path, names, force=True) as out:
+            for name in names:
+                out.write(name, b"new")
+
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        monkeypatch.setattr(pathlib.Path, "replace", replace_and_signal)
+        with pytest.raises(Terminated):
+            run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert len(moved) == 3 and [(tmp_path / n).read_text() for n in names] == ["new"] * 3
