@@ -213,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(sig, handler)
 
 
-def _one_line(text: str, limit: int = 500) -> str:
+def _one_line(text: str, limit: int = 300) -> str:
     """A message on one line of bounded length (a library message may quote a long or multi-line value)."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."

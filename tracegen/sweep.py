@@ -179,9 +179,9 @@ def shard_axis(model: StepModel, trace: Trace, ps_shards: Sequence[int], placeme
     shards = []
     for p in placed:
         of_task = p.shard_of_task if p.n_shards > 1 else ()
-        same = of_task == traced.shard_of_task
-        shards.append(SweepShards(n_shards=p.n_shards, placement=p.how, shard_of_task=of_task,
-                                  key="" if same else f"{how}:{p.n_shards}"))
+        same = of_task == traced.shard_of_task  # labelled as such too: a resumed dataset's rows read the same
+        shards.append(SweepShards(n_shards=p.n_shards, placement=traced.placement if same else p.how,
+                                  shard_of_task=of_task, key="" if same else f"{how}:{p.n_shards}"))
     return shards
 
 

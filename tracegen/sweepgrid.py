@@ -46,6 +46,7 @@ ID_FORMAT = 2  # bump when what a point id covers changes (2: every file under a
 # the step-start requests, and the first transfer of a batch follows it)
 MODEL_VERSION = 2
 MAX_POINTS = 10_000_000
+MIN_WORKER_SPEED = 0.001  # as a worker class's speed (parsers.workerclasses): 1e-300 overflowed a duration
 MAX_WORKER_SPEED = 1000.0
 BESIDE_NAMES = (PROFILE_NAME, SINGLE_WORKER_NAME, "meta.json")
 
@@ -145,9 +146,10 @@ class SweepGrid:
 
     def __post_init__(self) -> None:
         self._check_axes()
-        bad = [s for s in self.worker_speeds if not (math.isfinite(s) and 0 < s <= MAX_WORKER_SPEED)]
+        bad = [s for s in self.worker_speeds if not (math.isfinite(s) and MIN_WORKER_SPEED <= s <= MAX_WORKER_SPEED)]
         if bad:
-            raise ConfigError(f"'worker_speed' must be in (0, {MAX_WORKER_SPEED:g}] (got {bad[0]!r})")
+            raise ConfigError(f"'worker_speed' must be from {MIN_WORKER_SPEED:g} to {MAX_WORKER_SPEED:g} "
+                              f"(got {bad[0]!r})")
         if not 1 <= self.batch_size <= 10**9:
             raise ConfigError(f"'batch_size' must be from 1 to 10^9 (got {self.batch_size})")
         if self.warmup_steps < 1:  # each point's utilisations and bottleneck are measured from a warm-up's end

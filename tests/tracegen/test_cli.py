@@ -308,3 +308,11 @@ def test_a_signal_while_outputs_move_into_place_waits_until_all_have(tmp_path: p
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert len(moved) == 3 and [(tmp_path / n).read_text() for n in names] == ["new"] * 3
+
+
+def test_an_error_line_holds_at_most_300_characters_after_its_prefix() -> None:
+    """The README says 300; the command line cut at 500 (a trace converted 25 times named its 25 sources)."""
+    from tracegen.cli import _one_line
+
+    line = _one_line("a.json (from " * 40 + "x): bad\nvalue")
+    assert len(line) == 300 and "\n" not in line and line.endswith("...")

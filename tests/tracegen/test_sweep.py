@@ -225,7 +225,8 @@ def _group_alive(pgid: int) -> bool:
     (["--bandwidth", "1G,1Gbit/s"], "'links': '1G' and '1Gbit/s' are the same"),
     (["--policy", "tf,no-such-order.txt"], "cannot read order file 'no-such-order.txt'"),
     (["--policy", "tf,"], "'--policy': 'tf,' has an empty entry"),
-    (["--worker-speed", "1,0"], "'worker_speed' must be in (0, 1000] (got 0.0)"),
+    (["--worker-speed", "1,0"], "'worker_speed' must be from 0.001 to 1000 (got 0.0)"),
+    (["--worker-speed", "1e-300"], "'worker_speed' must be from 0.001 to 1000 (got 1e-300)"),
     (["--worker-speed", "1,fast"], "'--worker-speed': cannot read 'fast' in '1,fast'"),
     (["--seeds", "0"], "'seeds': the grid needs at least one value"),
     (["--steps", "0"], "'steps' must be an integer from 1"),
@@ -346,7 +347,7 @@ def test_ps_shards_are_an_axis_placed_as_predict_places_them(tmp_path: pathlib.P
     out = capsys.readouterr().out
     assert "3 PS shard counts" in out and "computed 3 points" in out
     rows = read_rows(sharded).set_index("ps_shards")
-    assert list(rows.placement) == ["greedy"] * 3
+    assert list(rows.placement) == ["as traced", "greedy", "greedy"]  # K = 1 is the traced PS, whichever run
     assert rows.point_id[1] == read_rows(plain).point_id[0]
     assert read_point_ids(plain) < read_point_ids(sharded)  # so resuming into the plain dataset skips K = 1
     trace = read_trace(TRACE)
