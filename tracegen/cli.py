@@ -200,7 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except OSError as exc:  # an output that cannot be written: say which and why, in one line
-        print(f"tracegen {args.command}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = exc.filename or "cannot write its output"  # standard output on a full disk names no file
+        print(f"tracegen {args.command}: error: {where}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"tracegen {args.command}: interrupted", file=sys.stderr)

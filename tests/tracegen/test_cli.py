@@ -316,3 +316,13 @@ def test_an_error_line_holds_at_most_300_characters_after_its_prefix() -> None:
 
     line = _one_line("a.json (from " * 40 + "x): bad\nvalue")
     assert len(line) == 300 and "\n" not in line and line.endswith("...")
+
+
+def test_a_full_disk_under_standard_output_is_said_in_words() -> None:
+    """It printed 'error: : No space left on device' (a hardening pass)."""
+    exe = pathlib.Path(sys.executable).parent / "tracegen"
+    with pathlib.Path("/dev/full").open("w") as full:
+        done = subprocess.run([str(exe), "inspect", str(ROOT / "data/traces/mlp")], stdout=full, stderr=subprocess.PIPE,
+                              text=True, check=False, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == "tracegen inspect: error: cannot write its output: No space left on device\n"
