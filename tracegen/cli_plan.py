@@ -71,7 +71,7 @@ def run_plan(args: argparse.Namespace) -> int:
     ps_shards = shard_counts(args)
     catalogue = read_catalogue(args.catalogue)
     profile, single = profile_beside(args.trace), single_worker_beside(args.trace)
-    with OutputDir(args.out, ["plan.csv", *(["report.html"] * args.html)], force=args.force) as out:
+    with OutputDir(args.out, ["plan.csv", *(["report.html"] * args.html)], force=args.force, command="plan") as out:
         trace = read_trace(args.trace)
         model = build_model(trace)
         result = plan(model, catalogue, config, link_profile=load_profile(profile),

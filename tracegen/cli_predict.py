@@ -167,7 +167,7 @@ def run_predict(args: argparse.Namespace) -> int:
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),
                *(["report.html"] * args.html)]
-    with OutputDir(args.out, planned, force=args.force) as out:
+    with OutputDir(args.out, planned, force=args.force, command="predict") as out:
         result = predict(args.trace, config, out, progress=lambda line: print(line, file=sys.stderr, flush=True))
         if args.html:
             result = dataclasses.replace(result, files=(*result.files, out.write("report.html", _html(

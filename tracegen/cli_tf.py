@@ -126,7 +126,8 @@ def _validate(args: argparse.Namespace) -> int:
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth), link=args.link,
         policy=policy, order=order, order_file=args.policy if order else "", steps=args.steps,
         warmup_steps=args.warmup_steps, seeds=args.seeds, payload_fraction=args.payload_fraction, jobs=args.jobs)
-    with OutputDir(args.out, [*OUTPUT_FILES, *(["report.html"] * args.html)], force=args.force) as out:
+    with OutputDir(args.out, [*OUTPUT_FILES, *(["report.html"] * args.html)], force=args.force,
+                   command="validate") as out:
         comparison, inputs, warnings = validate(args.measured, args.trace, config, out, profile=args.link_profile,
                                                 single_worker=args.single_worker,
                                                 progress=lambda line: print(line, flush=True))

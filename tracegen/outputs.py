@@ -9,9 +9,10 @@
   and moved into place (each by one rename) when the run ends without an error, with SIGINT, SIGTERM and SIGHUP
   held back until all are (a signal then stops the run with every new file in place). A run that fails or is
   interrupted leaves the previous outputs as they were (and its staged files are removed).
-- With ``force``, the files the previous run wrote (listed in ``DIR/.tracegen-run.json``) that this run did not
-  write are removed once it has succeeded, so no file of an older run (a ``traces/n4.json`` the new run does not
-  write) is left beside the new ones.
+- With ``force``, the files the previous run of the same command wrote (listed in ``DIR/.tracegen-run.json``)
+  that this run did not write are removed once it has succeeded, so no file of an older run (a
+  ``traces/n4.json`` the new run does not write) is left beside the new ones; another command's files (predict's
+  beside a plan) are left, only the files this run writes replaced.
 - What a killed run left is removed when the next run takes the lock: the staging directory and tracegen's own
   temporary files (``.NAME.<16 hex digits>.tmp``, :mod:`parsers.atomic`) in the folders it writes into, nothing
   else.
@@ -47,13 +48,15 @@ _OWN_TMP = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")  # parsers.atomic's temporary 
 class OutputDir:
     """Use as a context manager: ``with OutputDir(path, planned, force=...) as out: out.write(name, data)``."""
 
-    def __init__(self, path: str | os.PathLike[str], planned: Sequence[str], *, force: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], planned: Sequence[str], *, force: bool = False,
+                 command: str = "") -> None:
         text = os.fspath(path)
         if not text.strip():
             raise ConfigError("'out' must name a directory (got an empty string)")
         self.root = pathlib.Path(text)
         self.planned = tuple(planned)
         self.force = force
+        self.command = command  # which command's run: --force removes only the same command's older files
         self.written: list[str] = []
         self._lock: IO[Any] | None = None
         self._created: list[pathlib.Path] = []  # DIR and the parents this run made, DIR first
@@ -137,14 +140,20 @@ class OutputDir:
             if path.exists() and not path.is_dir():
                 raise ConfigError(f"{path}: is a file, not a directory; this run writes {name} inside it")
 
-    def _previous(self) -> list[str]:
+    def _manifest(self) -> dict[str, list[str]]:
+        """Per command, the files its last run here wrote (``DIR/.tracegen-run.json``; a manifest of before
+        2026-12-04, one list, is this command's): only plain relative names inside this directory, so that a
+        manifest is never a way to delete anything else."""
         try:
-            listed = json.loads((self.root / MANIFEST_NAME).read_text(encoding="utf-8")).get("files", [])
-        except (OSError, ValueError, AttributeError):
-            return []
-        # only plain relative names inside this directory: a manifest is never a way to delete anything else
-        return [n for n in listed if isinstance(n, str) and n and not n.startswith(("/", ".."))
-                and ".." not in pathlib.PurePath(n).parts]
+            doc = json.loads((self.root / MANIFEST_NAME).read_text(encoding="utf-8"))
+            runs = doc["commands"] if "commands" in doc else {self.command: doc.get("files", [])}
+            if not isinstance(runs, dict):
+                return {}
+        except (OSError, ValueError, AttributeError, TypeError, KeyError):
+            return {}
+        return {str(c): [n for n in listed if isinstance(n, str) and n and not n.startswith(("/", ".."))
+                         and ".." not in pathlib.PurePath(n).parts]
+                for c, listed in runs.items() if isinstance(listed, list)}
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -159,8 +168,9 @@ class OutputDir:
             self._release(failed=not committed)
 
     def _commit(self) -> None:
-        """The staged files into place; then, with ``force``, the previous run's files this one did not write
-        removed, and the manifest written (the previous run's files still there kept in it, without ``force``)."""
+        """The staged files into place; then, with ``force``, the previous run's files (of this command) this one
+        did not write removed, and the manifest written (the previous run's files still there kept in it, without
+        ``force``; other commands' files as they were, less those this run wrote)."""
         for name in self.written:  # every folder first: a run that cannot place one file replaces none
             target = self.root / name
             try:
@@ -176,15 +186,18 @@ class OutputDir:
                 (self.root / STAGING_NAME / name).replace(target)
             except OSError as exc:
                 raise ConfigError(f"{target}: cannot write: {exc.strerror or exc}") from exc
-        previous = [n for n in self._previous() if n not in self.written]
-        if self.force:
+        runs = self._manifest()
+        previous = [n for n in runs.pop(self.command, []) if n not in self.written]
+        if self.force:  # only this command's older files: predict's beside a plan are not plan's to remove
             for name in previous:
                 if (self.root / name).is_file():
                     (self.root / name).unlink()
             previous = []
-        files = [*[n for n in previous if (self.root / n).is_file()], *self.written]
-        if files:
-            write_bytes_atomic(self.root / MANIFEST_NAME, (json.dumps({"files": files}, indent=1) + "\n").encode())
+        runs[self.command] = [*[n for n in previous if (self.root / n).is_file()], *self.written]
+        runs = {c: [n for n in files if c == self.command or n not in self.written] for c, files in runs.items()}
+        if any(runs.values()):
+            doc = {"commands": {c: files for c, files in sorted(runs.items()) if files}}
+            write_bytes_atomic(self.root / MANIFEST_NAME, (json.dumps(doc, indent=1) + "\n").encode())
 
     def _release(self, *, failed: bool = False) -> None:
         if self._lock is None:
@@ -201,16 +214,22 @@ class OutputDir:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP held back (delivered when the block ends) in the main thread."""
+    """SIGINT, SIGTERM and SIGHUP held back until the block ends, then delivered to the handlers as they were
+    (ignored where they were ignored). Handlers, not a signal mask: a signal sent to the process reaches
+    whichever of its threads does not block it, and a library's thread would take it."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    stops = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    caught: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, _frame: caught.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:

@@ -222,6 +222,21 @@ def test_a_forced_run_removes_only_what_the_previous_run_wrote(tmp_path: pathlib
     assert (out / "notes.txt").read_text() == "mine"
 
 
+def test_a_forced_run_of_another_command_leaves_the_first_ones_files(tmp_path: pathlib.Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """plan --force into a predict's folder removed curve.csv, the plots and the traces (a hardening pass)."""
+    out = tmp_path / "out"
+    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1") == 0
+    predicted = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
+    assert main(["plan", str(ROOT / "data/traces/mlp"), "--catalogue", str(ROOT / "data/catalogue/example.csv"),
+                 "--workers", "1-2", "--step-budget", "4", "--jobs", "1", "--force", "--out", str(out)]) == 0
+    capsys.readouterr()
+    kept = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
+    assert kept == sorted([*predicted, pathlib.Path("plan.csv")])
+    assert _predict(out, ROOT / "data/traces/mlp", "--force") == 0  # its own older traces still go
+    assert not (out / "traces/n1.json").exists() and (out / "plan.csv").is_file()
+
+
 def test_only_tracegens_own_temporary_files_are_cleaned_up(tmp_path: pathlib.Path) -> None:
     out = tmp_path / "out"
     (out / "notes").mkdir(parents=True)
