@@ -109,6 +109,11 @@ class RayRunner:
                 done, pending = ray.wait(pending, num_returns=1, timeout=WAIT_S)
                 for ref in done:
                     on_rows(_get(ray, ref))
+        except SystemError as exc:  # a signal's exception raised inside Ray's Cython wait comes out wrapped
+            stop = exc.__context__ or exc.__cause__
+            if isinstance(stop, BaseException) and not isinstance(stop, Exception):  # KeyboardInterrupt, Terminated
+                raise stop from None
+            raise
         finally:
             for ref in pending:
                 with contextlib.suppress(Exception):  # a task that finished meanwhile cannot be cancelled
