@@ -2,6 +2,6 @@
 
 import sys
 
-from tracegen.cli import main
+from tracegen.entry import main
 
 sys.exit(main())

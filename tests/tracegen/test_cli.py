@@ -8,6 +8,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -341,3 +342,24 @@ def test_a_full_disk_under_standard_output_is_said_in_words() -> None:
                               text=True, check=False, timeout=120)
     assert done.returncode == 2
     assert done.stderr == "tracegen inspect: error: cannot write its output: No space left on device\n"
+
+
+def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A Ctrl-C in the first second (pandas and pyarrow importing) printed a KeyboardInterrupt traceback (a
+    hardening pass): the import is where it lands, made to happen here."""
+    import builtins
+
+    from tracegen import entry
+
+    real_import = builtins.__import__
+
+    def interrupted(name: str, *args: Any, **kwargs: Any) -> Any:
+        fromlist = args[2] if len(args) > 2 else kwargs.get("fromlist")
+        if name == "tracegen" and "cli" in (fromlist or ()):
+            raise KeyboardInterrupt
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    assert entry.main(["inspect", "x"]) == 130
+    assert capsys.readouterr().err == "tracegen: interrupted\n"
