@@ -118,10 +118,10 @@ def add_shard_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 def shard_counts(args: argparse.Namespace) -> tuple[int, ...]:
     """The numbers of PS shards of ``--ps-shards`` (none when not given; ``--placement`` alone is refused)."""
-    if args.placement != "round-robin" and not args.ps_shards:
+    if args.placement != "round-robin" and args.ps_shards is None:
         raise ConfigError(f"'--placement' {args.placement!r} places parameters on the shards of --ps-shards, "
                           "which was not given")
-    return parse_workers(args.ps_shards, "ps_shards") if args.ps_shards else ()
+    return parse_workers(args.ps_shards, "ps_shards") if args.ps_shards is not None else ()  # '' is refused
 
 
 def run_predict(args: argparse.Namespace) -> int:

@@ -382,6 +382,7 @@ def test_a_job_traced_with_two_ps_tasks_swept_on_one_is_the_one_ps_simulation(
 @pytest.mark.parametrize(("argv", "message"), [
     (["--placement", "greedy"], "'--placement' 'greedy' places parameters on the shards of --ps-shards"),
     (["--ps-shards", "0"], "'ps_shards': '0' must be N or LO-HI"),
+    (["--ps-shards", ""], "'ps_shards': cannot read ''"),
     (["--ps-shards", "2", "--placement", "nowhere.csv"], "'placement' must be round-robin, greedy or a placement"),
 ])
 def test_bad_ps_shards_are_one_line_and_no_part(argv: list[str], message: str, tmp_path: pathlib.Path,
