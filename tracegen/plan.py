@@ -277,17 +277,20 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
     arrangements = ([(p.n_shards, p.shard_of_task if p.n_shards > 1 else ()) for p in placed]
                     or [(n_ps(model), model.traced_ps_task)])
     todo: dict[tuple[object, ...], tuple[str, Job]] = {}
+    scaled: dict[tuple[float, float], StepModel] = {}  # the step on each pair of speeds, moved once
     pair_keys = []
     for worker in catalogue.workers:
         for ps in catalogue.servers:
             links = instance_links(model, traced, worker=worker, ps=ps, measured_rpc=measured_rpc,
                                    payload_fraction=config.payload_fraction)
-            scaled = on_instances(model, traced, worker_speed=worker.compute_speed, ps_speed=ps.compute_speed)
+            speeds = (worker.compute_speed, ps.compute_speed)
             for k, of_task in arrangements:
-                key: tuple[object, ...] = (worker.compute_speed, ps.compute_speed, tuple(sorted(links.items())),
-                                           of_task)
+                key: tuple[object, ...] = (*speeds, tuple(sorted(links.items())), of_task)
                 if key not in todo:
-                    todo[key] = (f"{worker.name} workers with {k} x {ps.name} PS", (scaled, links, config, of_task))
+                    if speeds not in scaled:
+                        scaled[speeds] = on_instances(model, traced, worker_speed=speeds[0], ps_speed=speeds[1])
+                    todo[key] = (f"{worker.name} workers with {k} x {ps.name} PS",
+                                 (scaled[speeds], links, config, of_task))
                 pair_keys.append((worker, ps, k, key, links["mid"]))
     keys = list(todo)
     sweeps: dict[tuple[object, ...], _Sweep] = {}

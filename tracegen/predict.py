@@ -86,7 +86,7 @@ def check_uneven(model: StepModel, config: PredictConfig, events: float) -> None
     n = max(*config.workers, len(config.worker_speed), len(config.worker_link_bits_per_s))
     times = _worker_step_s(model, config, n)
     slow = times.index(max(times))
-    raise ConfigError(f"worker {slow + 1} (--worker-classes) takes about {times[slow]:.3g} s a step alone, and the "
+    raise ConfigError(f"worker {slow + 1} of the worker classes takes about {times[slow]:.3g} s a step alone, and the "
                       f"others train until it has run its steps: about {events:.2g} events, "
                       f"{events / EVENTS_PER_S / 60:.0f} min on one core (more than the {MAX_UNEVEN_EVENTS:.0e} "
                       "allowed when workers differ); give it a faster speed or link, or ask for fewer --steps")
