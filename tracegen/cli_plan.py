@@ -18,7 +18,7 @@ from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
 from tracegen.planreport import PAIR_HEADER, PAIR_NOTE, answer, assumptions, pair_cells, plan_csv, plan_html
 from tracegen.predict import PAYLOAD_FRACTION, load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.processes import available_cpus
-from tracegen.shards import placements
+from tracegen.shards import holding, placements
 from tracegen.units import parse_count, parse_number
 
 
@@ -74,6 +74,10 @@ def run_plan(args: argparse.Namespace) -> int:
     with OutputDir(args.out, ["plan.csv", *(["report.html"] * args.html)], force=args.force, command="plan") as out:
         trace = read_trace(args.trace)
         model = build_model(trace)
+        if ps_shards:
+            ps_shards, left_out = holding(model, trace, ps_shards)
+            if left_out is not None:
+                print(f"note: {left_out}")
         result = plan(model, catalogue, config, link_profile=load_profile(profile),
                       single_worker=load_single_worker(single),
                       progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs,

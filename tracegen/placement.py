@@ -79,14 +79,20 @@ def creation_order(trace: Trace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f"ps:{n}" for n in rows["node_name"]))
 
 
+def variable_order(variables: VariableMap, created: tuple[str, ...] = ()) -> list[str]:
+    """Every variable the PS holds, in the order round-robin placement takes them: ``created`` (creation order),
+    then any the model names that it lacks (a trace without partition graphs: the global step first)."""
+    order = list(created) or ["ps:global_step"]
+    return order + [n for n in variables.names if n not in order]
+
+
 def place(model: StepModel, n_shards: int, how: str, created: tuple[str, ...] = ()) -> Placement:
     """Place ``model``'s parameters on ``n_shards`` shards by ``how``: ``round-robin``, ``greedy`` or the path of
     a placement file; ``created``: every variable node in creation order (module docstring)."""
     if not 1 <= n_shards <= MAX_SHARDS:
         raise ConfigError(f"'ps_shards' must be from 1 to {MAX_SHARDS} (got {n_shards})")
     variables = variable_map(model)
-    order = list(created) or ["ps:global_step"]
-    order += [n for n in variables.names if n not in order]
+    order = variable_order(variables, created)
     size = dict(zip(variables.names, variable_bytes(model, variables), strict=True))
     if how in PLACEMENTS:
         load = [0] * n_shards

@@ -13,10 +13,12 @@ from collections.abc import Sequence
 
 from parsers.trace import Trace
 from tracegen.curve import Simulations, scaling_curve
+from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
 from tracegen.metrics import busiest_shard
 from tracegen.model import StepModel
-from tracegen.placement import Placement, creation_order, place
+from tracegen.placement import Placement, creation_order, place, variable_order
+from tracegen.variables import variable_map
 from tracegen.simulate import SimConfig, simulate
 
 COLUMNS = ("n_shards", "placement", "knee", "plateau_steps_per_s", "plateau_workers", "saturating_shard",
@@ -43,6 +45,21 @@ def placements(model: StepModel, trace: Trace, shards: Sequence[int], how: str) 
     refused before anything is simulated."""
     created = creation_order(trace)
     return [place(model, k, how, created) for k in sorted(set(shards))]
+
+
+def holding(model: StepModel, trace: Trace, shards: Sequence[int]) -> tuple[tuple[int, ...], str | None]:
+    """The numbers of PS in ``shards`` that can each hold a variable, and a note naming the others (None when
+    there are none): with more PS than variables, some PS serve nothing, so they change no rate and only cost.
+    ConfigError when none is left."""
+    most = len(variable_order(variable_map(model), creation_order(trace)))
+    kept = tuple(k for k in sorted(set(shards)) if k <= most)
+    left = [k for k in sorted(set(shards)) if k > most]
+    if not kept:
+        raise ConfigError(f"'ps_shards' {', '.join(map(str, left))}: the trace's PS holds {most} variables, so at "
+                          f"most {most} PS can each serve one; ask for {most} or fewer")
+    note = None if not left else (f"{', '.join(map(str, left))} PS shards left out: the trace's PS holds {most} "
+                                  f"variables, so some PS would serve nothing (no faster than {most}, and dearer)")
+    return kept, note
 
 
 def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig, spec: LinkSpec,

@@ -58,7 +58,7 @@ from tracegen.predict import (
     profile_beside,
     single_worker_beside,
 )
-from tracegen.shards import placements
+from tracegen.shards import holding, placements
 from tracegen.simulate import simulate
 from tracegen.sweepgrid import (
     SweepGrid,
@@ -162,6 +162,9 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     for pol in pols:
         if pol.order:
             check_order(model, pol.order, pol.label)
+    if ps_shards:
+        ps_shards, left_out = holding(model, trace, ps_shards)
+        notes.extend([left_out] if left_out is not None else [])
     shards = shard_axis(model, trace, ps_shards, placement) if ps_shards else [traced_shards(model)]
     grid = SweepGrid(workers=tuple(workers), links=tuple(links), policies=tuple(pols), shards=tuple(shards),
                      seeds=tuple(seeds),

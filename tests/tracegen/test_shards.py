@@ -257,3 +257,35 @@ def test_every_parameter_of_a_k_ps_trace_is_placeable(name: str) -> None:
     trace = read_trace(pathlib.Path(__file__).resolve().parents[2] / "data/shards" / name / "trace")
     names = variable_map(build_model(trace)).names
     assert sorted(n.removeprefix("ps:") for n in names) == summarize(trace)["parameters"]
+
+
+def test_more_ps_than_variables_are_left_out_of_plan_and_sweep(mlp_trace_dir: pathlib.Path,
+                                                               tmp_path: pathlib.Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """mlp's PS holds 7 variables (6 parameters and the global step): an eighth PS would serve nothing, so plan
+    used to price it (the same rate as 7, one PS dearer) and sweep to simulate it. Both now leave it out with a
+    note, and refuse when nothing is left."""
+    from tracegen.cli import main
+    from tracegen.shards import holding
+
+    trace = read_trace(mlp_trace_dir)
+    model = build_model(trace)
+    assert holding(model, trace, (2, 7)) == ((2, 7), None)
+    kept, note = holding(model, trace, (8, 1, 9))
+    assert kept == (1,) and note is not None and note.startswith("8, 9 PS shards left out") and "7 variables" in note
+    for k in (1, 7):  # at most as many PS as variables: each runs some task (the global step's, at least)
+        assert len(set(place(model, k, "round-robin", creation_order(trace)).shard_of_task)) == k
+    catalogue = pathlib.Path(__file__).parents[2] / "data/catalogue/example.csv"
+    argv = ["plan", str(mlp_trace_dir), "--catalogue", str(catalogue), "--workers", "1", "--jobs", "1"]
+    assert main([*argv, "--ps-shards", "7-8", "--out", str(tmp_path / "plan")]) == 0
+    assert "note: 8 PS shards left out" in capsys.readouterr().out
+    n_ps = {line.split(",")[2] for line in (tmp_path / "plan/plan.csv").read_text().splitlines()[1:]}
+    assert n_ps == {"7"}
+    assert main([*argv, "--ps-shards", "8", "--out", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert "'ps_shards' 8: the trace's PS holds 7 variables" in err and err.count("\n") == 1
+    assert not (tmp_path / "none/plan.csv").exists()
+    assert main(["sweep", str(mlp_trace_dir), "--workers", "1", "--steps", "4", "--warmup-steps", "1", "--jobs", "1",
+                 "--ps-shards", "6-8", "--out", str(tmp_path / "sweep")]) == 0
+    captured = capsys.readouterr()
+    assert "2 PS shard counts" in captured.out and "warning: 8 PS shards left out" in captured.err
