@@ -105,6 +105,11 @@ MAX_ORDER_BYTES = 1 << 20  # a tensor name per line: thousands of names are a fe
 
 def read_order(path: str | os.PathLike[str]) -> tuple[str, ...]:
     """Tensor names from a policy file, one per line; blank lines and ``#`` comments ignored."""
+    return tuple(_order_lines(path))
+
+
+def _order_lines(path: str | os.PathLike[str]) -> dict[str, int]:
+    """Each tensor name of the order file ``path`` and its line number, in the file's order."""
     p = pathlib.Path(path)
     try:  # bounded: '--policy /dev/zero' or a huge file is refused, not read until memory runs out
         text = read_file(p, MAX_ORDER_BYTES).decode("utf-8-sig")
@@ -120,10 +125,9 @@ def read_order(path: str | os.PathLike[str]) -> tuple[str, ...]:
                               f"{seen[name]}")
         if name:
             seen[name] = number
-    names = tuple(seen)
-    if not names:
+    if not seen:
         raise ConfigError(f"'policy': order file {str(p)!r} names no tensors")
-    return names
+    return seen
 
 
 def parse_policy(text: str) -> tuple[str, tuple[str, ...]]:
@@ -139,9 +143,12 @@ def check_order(model: StepModel, order: Sequence[str], source: str = "") -> Non
     transfers = {model.names[t] for t in range(model.n_tasks) if model.kinds[t] in TRANSFER_KINDS}
     unknown = [n for n in order if n not in transfers]
     if unknown:
-        where = f"order file {source!r}" if source else "order file"
-        raise ConfigError(f"'policy': {where} names tensors that are not transfers of the model: "
-                          f"{', '.join(repr(u) for u in unknown[:5])}")
+        where = "order file"
+        if source:  # the line of the first unknown name: the file was read a moment ago, so it reads again
+            line = _order_lines(source).get(unknown[0]) if pathlib.Path(source).is_file() else None
+            where = f"order file {source!r}" + ("" if line is None else f": line {line}")
+        more = f" (and {len(unknown) - 1} more: {', '.join(repr(u) for u in unknown[1:5])})" if unknown[1:] else ""
+        raise ConfigError(f"'policy': {where}: {unknown[0]!r} is not a transfer of the model{more}")
 
 
 def step_start_pulls(model: StepModel) -> list[int]:

@@ -43,16 +43,21 @@ def test_a_tensor_named_twice_in_an_order_file_is_refused(tmp_path: pathlib.Path
 
 def test_an_order_file_naming_unknown_tensors_is_named(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    """The error named the tensors but not the file they came from."""
+    """The error named the tensors but not the file they came from, and then not the line."""
+    from parsers import read_trace
     from tracegen.cli import main
+    from tracegen.model import TaskKind, build_model
 
+    model = build_model(read_trace(mlp_trace_dir))
+    pull = next(model.names[t] for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL)
     path = tmp_path / "order.txt"
-    path.write_text("no/such/tensor\n")
+    path.write_text(f"{pull}\n# then\n\nno/such/tensor\nnor/this\n")
     assert main(["predict", str(mlp_trace_dir), "--policy", str(path), "--out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err
-    assert f"order file {str(path)!r} names tensors" in err and "'no/such/tensor'" in err, err
+    assert f"order file {str(path)!r}: line 4: 'no/such/tensor' is not a transfer of the model" in err, err
+    assert "(and 1 more: 'nor/this')" in err and err.count("\n") == 1
     assert main(["sweep", str(mlp_trace_dir), "--policy", f"tf,{path}", "--out", str(tmp_path / "s")]) == 2
-    assert f"order file {str(path)!r} names tensors" in capsys.readouterr().err
+    assert f"order file {str(path)!r}: line 4: 'no/such/tensor'" in capsys.readouterr().err
 
 
 def reads_then_pulls(delays_us: tuple[int, ...]) -> StepModel:
