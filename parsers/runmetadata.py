@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -20,6 +21,8 @@ from parsers.proto import tf_trace_pb2 as pb
 from parsers.trace import MAX_DUR_NS, MAX_SIZE_BYTES, MAX_TIME_NS, Trace, direction_of, make_table, trace_from
 
 RECV_TENSOR = "RecvTensor"
+UNGRAPHED = ("", RECV_TENSOR, "_SOURCE")  # records that name no partition-graph node
+PLAIN_DEVICE = re.compile(r"/job:[^/]+/replica:\d+/task:\d+/device:[^/:]+:\d+")  # not a stream of one
 VARIABLE_OPS = frozenset({"VarHandleOp", "VariableV2", "Variable"})
 SEND_OPS = frozenset({"_Send", "_HostSend"})
 RECV_OPS = frozenset({"_Recv", "_HostRecv"})
@@ -144,6 +147,8 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
         if first is None or last is None:
             raise TraceContentError(f"{step.source}: step_stats holds no records")
         step_rows.append({"step": index, "source": step.source, "start_ns": first, "end_ns": last})
+    for step in steps:
+        _check_graphs(step)
     _check_one_graph(steps)
     graphs = [(f"{s.source}: {label}", g) for s in steps for label, g in _partition_graphs(s.metadata)]
     nodes, edges, rendezvous, variables = _read_graphs(graphs, skipped)
@@ -160,6 +165,35 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
     )
     check_has_worker(trace)
     return trace
+
+
+def _check_graphs(step: StepFile) -> None:
+    """Refuse a step whose partition graphs repeat one another (RunMetadata files joined by ``cat`` parse as one
+    message: two steps' records would be read as one step of twice the ops) or leave out a device or an op its
+    records show (graphs cut short: that op's dependencies would be lost). Records on a device's stream (a GPU's
+    ``.../stream:all``) name kernels, not graph nodes, and a step without graphs has nothing to check."""
+    seen: dict[frozenset[tuple[str, str]], str] = {}
+    for label, graph in _partition_graphs(step.metadata):
+        key = frozenset((node.device, node.name) for node in graph.node)
+        if key and key in seen:
+            raise TraceContentError(f"{step.source}: {label} repeats {seen[key]} ({len(key)} nodes): two "
+                                    "RunMetadata joined into one file? keep one traced step per file")
+        seen.setdefault(key, label)
+    if not seen:
+        return
+    nodes = frozenset().union(*seen)
+    devices = {device for device, _ in nodes}
+    for d, dev in enumerate(step.metadata.step_stats.dev_stats):
+        if dev.device not in devices:
+            if PLAIN_DEVICE.fullmatch(dev.device) and dev.node_stats:
+                raise TraceContentError(f"{step.source}: dev_stats[{d}] ({quoted(dev.device)}) has records but no "
+                                        "partition graph: the graphs are cut short; trace the step again")
+            continue
+        for n, node in enumerate(dev.node_stats):
+            if node.node_name not in UNGRAPHED and (dev.device, node.node_name) not in nodes:
+                raise TraceContentError(f"{step.source}: dev_stats[{d}].node_stats[{n}] "
+                                        f"({quoted(node.node_name)}) is in no partition graph: the graphs are cut "
+                                        "short or the records are another step's; trace the step again")
 
 
 def _check_one_graph(steps: Sequence[StepFile]) -> None:

@@ -126,3 +126,42 @@ def test_steps_of_two_jobs_in_one_directory_are_refused(tmp_path: pathlib.Path) 
         read_trace(tmp_path)
     (tmp_path / "step_002.pb").unlink()
     assert len(read_trace(tmp_path).steps) == 2
+
+
+def test_steps_joined_by_cat_are_refused_not_read_as_one_step(model_dir: pathlib.Path,
+                                                              tmp_path: pathlib.Path) -> None:
+    """Protobuf parses two messages laid end to end as one: ``cat step_000.pb step_001.pb`` (or two gzip members)
+    was read as a single step with twice the ops, twice as long, and predicted from."""
+    joined = tmp_path / "step_000.pb"
+    joined.write_bytes((model_dir / "step_000.pb").read_bytes() + (model_dir / "step_001.pb").read_bytes())
+    with pytest.raises(TraceContentError, match=r"step_000\.pb: partition_graphs\[\d+\] repeats partition_graphs"
+                                                r"\[0\] .*two RunMetadata joined into one file"):
+        read_trace(joined)
+
+
+def test_partition_graphs_cut_short_are_refused(step_pb: pathlib.Path, tf_protos,  # type: ignore[no-untyped-def]
+                                                 tmp_path: pathlib.Path) -> None:
+    """An op recorded in step_stats whose node is not in the graphs would lose its dependencies; a device with
+    records and no graph, every one of them."""
+    md = _tf_metadata(tf_protos, step_pb)
+    ps = next(g for g in md.partition_graphs if any("/job:ps" in n.device for n in g.node))
+    recorded = {n.node_name for d in md.step_stats.dev_stats if "/job:ps" in d.device for n in d.node_stats}
+    victim = next(n for n in ps.node if n.name in recorded and n.name != "_SOURCE")
+    cut = tf_protos.RunMetadata()
+    cut.CopyFrom(md)
+    graph = next(g for g in cut.partition_graphs if any(n.name == victim.name for n in g.node))
+    kept = [n for n in graph.node if n.name != victim.name]
+    del graph.node[:]
+    graph.node.extend(kept)
+    (tmp_path / "node.pb").write_bytes(cut.SerializeToString())
+    with pytest.raises(TraceContentError, match=rf"node\.pb: dev_stats\[\d+\]\.node_stats\[\d+\] \('{victim.name}'\) "
+                                                r"is in no partition graph"):
+        read_trace(tmp_path / "node.pb")
+    no_ps = tf_protos.RunMetadata()
+    no_ps.CopyFrom(md)
+    del no_ps.partition_graphs[:]
+    no_ps.partition_graphs.extend(g for g in md.partition_graphs if g is not ps)
+    (tmp_path / "device.pb").write_bytes(no_ps.SerializeToString())
+    with pytest.raises(TraceContentError, match=r"device\.pb: dev_stats\[\d+\] \('/job:ps/replica:0/task:0/device:"
+                                                r"CPU:0'\) has records but no partition graph"):
+        read_trace(tmp_path / "device.pb")
