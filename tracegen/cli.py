@@ -203,15 +203,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = exc.filename or "cannot write its output"  # standard output on a full disk names no file
         print(f"tracegen {args.command}: error: {where}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print(f"tracegen {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"tracegen {args.command}: interrupted{_when(exc)}", file=sys.stderr)
         return 130
     except Terminated as exc:
-        print(f"tracegen {args.command}: stopped by {exc}", file=sys.stderr)
+        print(f"tracegen {args.command}: stopped by {exc}{_when(exc)}", file=sys.stderr)
         return 128 + signal.Signals[str(exc)].value  # 143 for SIGTERM, 129 for SIGHUP, as the shell reports them
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _when(stop: BaseException) -> str:
+    """What a stop's notes say of when it came (:class:`tracegen.outputs.OutputDir`: after the outputs were in
+    place, so they are the new ones), as the end of its message."""
+    return "".join(f" {note}" for note in getattr(stop, "__notes__", ()))
 
 
 def _one_line(text: str, limit: int = 300) -> str:

@@ -160,9 +160,15 @@ class OutputDir:
         committed = False
         try:
             if exc_type is None:
-                with _signals_held():  # a stop between two renames would leave old and new files mixed
-                    self._commit()
-                committed = True
+                try:
+                    with _signals_held():  # a stop between two renames would leave old and new files mixed
+                        self._commit()
+                        committed = True
+                except BaseException as stop:  # a signal held during the commit, raised after it
+                    if committed and not isinstance(stop, Exception):
+                        names = ", ".join(self.written[:4]) + (", ..." if len(self.written) > 4 else "")
+                        stop.add_note(f"after its new outputs were in place ({names} in {self.root})")
+                    raise
         finally:
             shutil.rmtree(self.root / STAGING_NAME, ignore_errors=True)
             self._release(failed=not committed)

@@ -290,10 +290,11 @@ def test_a_file_where_a_run_needs_a_folder_is_refused_before_anything_is_replace
 
 def test_a_signal_while_outputs_move_into_place_waits_until_all_have(tmp_path: pathlib.Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """A SIGTERM between two renames left the new curve.csv beside the old plots (a hardening pass)."""
+    """A SIGTERM between two renames left the new curve.csv beside the old plots (a hardening pass). Held until
+    all are in place, the stop then says so: 'stopped by SIGTERM' alone read as if the old outputs were kept."""
     import signal
 
-    from tracegen.cli import Terminated, _terminate
+    from tracegen.cli import Terminated, _terminate, _when
     from tracegen.outputs import OutputDir
 
     names = ["a.csv", "b.png", "t/c.json"]
@@ -319,11 +320,13 @@ def test_a_signal_while_outputs_move_into_place_waits_until_all_have(tmp_path: p
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         monkeypatch.setattr(pathlib.Path, "replace", replace_and_signal)
-        with pytest.raises(Terminated):
+        with pytest.raises(Terminated) as stop:
             run()
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert len(moved) == 3 and [(tmp_path / n).read_text() for n in names] == ["new"] * 3
+    assert _when(stop.value) == f" after its new outputs were in place (a.csv, b.png, t/c.json in {tmp_path})"
+    assert _when(KeyboardInterrupt()) == ""
 
 
 def test_an_error_line_holds_at_most_300_characters_after_its_prefix() -> None:
