@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 
 from tracegen.errors import ConfigError
 from tracegen.metrics import (
+    ShardUse,
     Staleness,
     busiest_shard,
     link_bound_steps_per_s,
@@ -119,7 +120,12 @@ def ci95_half_width(values: Sequence[float]) -> float | None:
 def bottleneck(result: SimResult) -> str:
     """Name of the busiest resource of a run, or ``workers`` when none is busy (module docstring); with several
     PS shards, of the busiest shard (their mean would hide one saturated shard among idle ones)."""
-    name, value = busiest_shard(result).busiest
+    return busiest_label(busiest_shard(result))
+
+
+def busiest_label(busiest: ShardUse) -> str:
+    """:func:`bottleneck` from the run's busiest shard, when that is already at hand."""
+    name, value = busiest.busiest
     return name if value >= BUSY_THRESHOLD else "workers"
 
 

@@ -18,8 +18,8 @@ from tracegen.link import LinkSpec
 from tracegen.metrics import busiest_shard
 from tracegen.model import StepModel
 from tracegen.placement import Placement, creation_order, place, variable_order
-from tracegen.variables import variable_map
 from tracegen.simulate import SimConfig, simulate
+from tracegen.variables import variable_map
 
 COLUMNS = ("n_shards", "placement", "knee", "plateau_steps_per_s", "plateau_workers", "saturating_shard",
            "saturating_resource", "saturating_utilisation", "shard_pull_bytes")

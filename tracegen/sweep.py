@@ -41,7 +41,7 @@ from parsers.read import read_trace
 from parsers.singleworker import SingleWorker
 from parsers.sweepdata import COLUMNS, next_part_number, read_point_ids, write_part
 from parsers.trace import Trace
-from tracegen.curve import bottleneck
+from tracegen.curve import busiest_label
 from tracegen.errors import ConfigError, TracegenError
 from tracegen.instance import instance_links, on_instances
 from tracegen.metrics import busiest_shard, link_utilisation, ps_cpu_utilisation, steps_per_s
@@ -248,7 +248,7 @@ def run_point(inputs: SweepInputs, point: SweepPoint) -> Row:
         "steps": grid.steps,
         "warmup_steps": grid.warmup_steps, "link_model": grid.link_model, "batch_size": grid.batch_size,
         "steps_per_s": rate, "samples_per_s": rate * grid.batch_size, "pull_link_utilisation": use[0],
-        "push_link_utilisation": use[1], "ps_cpu_utilisation": use[2], "bottleneck": bottleneck(result),
+        "push_link_utilisation": use[1], "ps_cpu_utilisation": use[2], "bottleneck": busiest_label(busiest),
         "busiest_shard": busiest.shard, "busiest_shard_resource": busiest.busiest[0],
         "busiest_shard_utilisation": busiest.busiest[1],
         "usd_per_hour": None if pair is None else pair.usd_per_hour(point.n_workers, point.ps_shards),
