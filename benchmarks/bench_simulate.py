@@ -1,16 +1,17 @@
 """Speed of the simulator on a ResNet-50-sized step (a benchmark, not a test).
 
 Prints what issue 10 asks for, measured in one run on one core:
-- a curve at **every** N from 1 to 64 with ``tracegen predict``'s defaults (:class:`tracegen.predict.PredictConfig`:
-  link model ``conn``, 3 warm-up and 30 measured steps per worker, 3 seeds; the plateau search past 64 left out,
-  so the work is exactly those 192 simulations): wall time on one core, events, events per second (target: 5 s);
-  then the same curve in as many local processes as this machine has CPUs, as ``predict --jobs`` does by
-  default, and whether it is the same curve;
+- a curve at every N from 1 to 64 as ``tracegen predict --workers 1-64`` runs it with its defaults
+  (:class:`tracegen.predict.PredictConfig`: link model ``conn``, 3 warm-up and 30 measured steps per worker, 3
+  seeds; the N simulated in order until the rate stalls, :func:`tracegen.curve.stalled_after`, the rest not
+  simulated): wall time on one core, events, the N simulated (target: 5 s); then the same in as many local
+  processes as this machine has CPUs, as ``predict --jobs`` does by default, and whether it is the same curve;
+- the same curve with ``--every-n``: all 64 N simulated (192 simulations, the plateau search past 64 left out),
+  on one core — tens of minutes, what a user who asks for every N waits for;
 - one 1000-worker point (3 steps per worker): time and peak memory (targets: 5 s, 1 GiB);
 - the time to stream a 16-worker synthetic trace.
 
-The curve takes tens of minutes with today's pure-Python engine: it is what a user waits for, so it is what is
-timed. ``benchmarks/bench_predict.py`` times ``predict`` on every bundled campaign trace, and
+``benchmarks/bench_predict.py`` times ``predict`` on every bundled campaign trace, and
 ``benchmarks/bench_yardstick.py`` sets tracegen beside its SimPy yardstick.
 
 Run: ``python benchmarks/bench_simulate.py``.
@@ -24,7 +25,7 @@ import tempfile
 import time
 
 from tracegen import native
-from tracegen.curve import scaling_curve, simulate_job
+from tracegen.curve import format_workers, scaling_curve, simulate_job
 from tracegen.metrics import steps_per_s
 from tracegen.model import TaskKind
 from tracegen.predict import PredictConfig
@@ -43,22 +44,31 @@ def main() -> None:
           f"{model.count(TaskKind.COMPUTE)} ops, {model.bytes_of(TaskKind.PULL) / 1e6:.1f} MB pulled per step")
     defaults = PredictConfig()
     config = defaults.sim_config(None)
-    what = (f"every N = 1..64, predict's defaults (link {config.link}, {config.warmup_steps} + {config.steps} "
-            f"steps, {defaults.seeds} seeds)")
+    what = (f"N = 1..64, predict's defaults (link {config.link}, {config.warmup_steps} + {config.steps} "
+            f"steps, {defaults.seeds} seeds")
     t0 = time.perf_counter()
-    curve = scaling_curve(model, config, range(1, 65), seeds=defaults.seeds, find_plateau=False)
+    curve = scaling_curve(model, config, range(1, 65), seeds=defaults.seeds, stop_at_plateau=not defaults.every_n)
     wall = time.perf_counter() - t0
-    print(f"{what}, one core: {wall:.1f} s (target 5 s), {curve.n_events} events, "
-          f"{curve.n_events / wall:,.0f} events/s; knee N={curve.knee_n_workers}", flush=True)
+    simulated = format_workers([p.n_workers for p in curve.points])
+    print(f"{what}, N={simulated} simulated, the rest past the plateau), one core: {wall:.1f} s (target 5 s), "
+          f"{curve.n_events} events, {curve.n_events / wall:,.0f} events/s; knee N={curve.knee_n_workers}, "
+          f"plateau {curve.plateau_steps_per_s:.2f} steps/s", flush=True)
     jobs = available_cpus()
     if jobs > 1:  # what the CLI does by default on this machine: the same simulations in --jobs processes
         t0 = time.perf_counter()
         with Processes(simulate_job, jobs) as processes:
-            side = scaling_curve(model, config, range(1, 65), seeds=defaults.seeds, find_plateau=False,
-                                 processes=processes)
+            side = scaling_curve(model, config, range(1, 65), seeds=defaults.seeds,
+                                 stop_at_plateau=not defaults.every_n, processes=processes)
         par = time.perf_counter() - t0
-        print(f"{what}, {jobs} processes (predict's default --jobs here): {par:.1f} s, {wall / par:.2f}x one core, "
+        print(f"the same, {jobs} processes (predict's default --jobs here): {par:.1f} s, {wall / par:.2f}x one core, "
               f"the same curve: {side == curve}", flush=True)
+    t0 = time.perf_counter()
+    every = scaling_curve(model, config, range(1, 65), seeds=defaults.seeds, find_plateau=False)
+    wall = time.perf_counter() - t0
+    print(f"{what}, --every-n: all 64 simulated), one core: {wall:.1f} s, {every.n_events} events, "
+          f"{every.n_events / wall:,.0f} events/s; knee N={every.knee_n_workers}, N=64 at "
+          f"{every.points[-1].steps_per_s:.2f} steps/s; its first N the same points: "
+          f"{every.points[:len(curve.points)] == curve.points}", flush=True)
     t0 = time.perf_counter()
     result = simulate(model, SimConfig(n_workers=1000, steps=3, link=config.link))
     wall = time.perf_counter() - t0

@@ -9,7 +9,7 @@ import sys
 from parsers.errors import quoted
 from parsers.read import meta_path, read_meta
 from parsers.workerclasses import read_worker_classes
-from tracegen.curve import MAX_SATURATION_WORKERS, parse_workers
+from tracegen.curve import MAX_SATURATION_WORKERS, STALL_GAIN, STALL_POINTS, format_workers, parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.linkspec import held_ps_bound
@@ -59,6 +59,10 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="measured steps each simulated worker runs after its warm-up (default 30)")
     parser.add_argument("--warmup-steps", type=parse_count, default=3, metavar="W",
                         help="steps each simulated worker runs before the measurement window opens (default 3)")
+    parser.add_argument("--every-n", action="store_true",
+                        help="simulate every asked N; by default the N after the rate stalls (3 in a row each under "
+                             "1%% above the best so far) are not simulated: in the model more workers do not raise "
+                             "it, and they take most of a long curve's time")
     parser.add_argument("--seeds", type=parse_count, default=3, metavar="S",
                         help="simulations per worker count, seeds 0..S-1; the ±95%% column is the half-width of "
                              "the 95%% confidence interval of their mean (default 3)")
@@ -163,7 +167,7 @@ def run_predict(args: argparse.Namespace) -> int:
         batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing,
         worker_speed=speeds, worker_link_bits_per_s=links,
         ps_shards=ps_shards, placement=args.placement,
-        jobs=args.jobs)
+        jobs=args.jobs, every_n=args.every_n)
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),
                *(["report.html"] * args.html)]
@@ -189,7 +193,9 @@ def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | 
         "model": f"{result.model.n_tasks} tasks; {len(result.model.timings)} complete traced steps of "
                  f"{result.model.n_traced_steps}",
         "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
-                     f"seed(s) from {config.seed}; link model {config.link}, transfer order {config.policy}",
+                     f"seed(s) from {config.seed}; link model {config.link}, transfer order {config.policy}"
+                     + (f"; N={format_workers(result.curve.unsimulated_workers)} not simulated: the rate had "
+                        "stalled" if result.curve.unsimulated_workers else ""),
         "batch size": config.batch_size})
     return prediction_html(result.curve, title=f"Predicted scaling: {trace}", inputs=inputs,
                            batch_size=config.batch_size, band=result.band)
@@ -216,6 +222,10 @@ def _print(result: Prediction, config: PredictConfig) -> None:
               f"{p.steps_per_s * config.batch_size:>10.1f}{cells} {p.pull_link_utilisation:>5.0%} "
               f"{p.push_link_utilisation:>5.0%} {p.ps_cpu_utilisation:>5.0%}  {p.bottleneck}")
     largest = curve.points[-1].n_workers
+    if curve.unsimulated_workers:
+        print(f"N={format_workers(curve.unsimulated_workers)} not simulated: the rate stalled by N={largest} "
+              f"({STALL_POINTS} worker counts in a row each under {STALL_GAIN:.0%} above the best), so more workers "
+              "do not raise it; --every-n simulates them")
     knee = (f"N={curve.knee_n_workers}" if curve.knee_n_workers is not None
             else f"not reached by N={largest}")
     print(f"plateau {curve.plateau_steps_per_s:.2f} steps/s (simulated at N={curve.saturation_workers}); knee "

@@ -40,6 +40,8 @@ from tracegen.simulate import MAX_WORKERS, SimConfig, SimResult, simulate
 KNEE_FRACTION = 0.95
 BUSY_THRESHOLD = 0.8
 MAX_SATURATION_WORKERS = 256
+STALL_POINTS = 3  # past the plateau: this many asked N in a row, each not STALL_GAIN above the best rate so far
+STALL_GAIN = 0.01
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,6 +72,7 @@ class Curve:
     ps_bound_steps_per_s: float
     link_description: str
     n_events: int
+    unsimulated_workers: tuple[int, ...] = ()  # asked N past the plateau, not simulated (``stop_at_plateau``)
 
 
 def parse_workers(text: str, name: str = "workers") -> tuple[int, ...]:
@@ -195,39 +198,66 @@ def _points(model: StepModel, config: SimConfig, ns: Sequence[int], seeds: int,
         processes.stream(sorted(work, key=lambda kj: -kj[1][1].n_workers), done)  # the longest first
 
 
+def stalled_after(rates: Sequence[float]) -> int | None:
+    """The index of the rate after which a curve has stalled: :data:`STALL_POINTS` rates in a row, each not
+    :data:`STALL_GAIN` above the best before it (so the last of them rose less than that over all of them); None
+    while it still climbs."""
+    best, stall = 0.0, 0
+    for i, rate in enumerate(rates):
+        best, stall = (rate, 0) if rate > best * (1 + STALL_GAIN) else (best, stall + 1)
+        if stall >= STALL_POINTS:
+            return i
+    return None
+
+
 def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3,
                   progress: Callable[[int], None] | None = None, find_plateau: bool = True,
-                  processes: Simulations | None = None) -> Curve:
+                  processes: Simulations | None = None, stop_at_plateau: bool = False) -> Curve:
     """Simulate every N in ``workers`` with seeds ``config.seed .. config.seed + seeds - 1``, and the plateau
     (without ``find_plateau``, the plateau is the largest N's throughput and no more workers are simulated).
-    ``processes`` (of :func:`simulate_job`): run the simulations there, side by side; the curve is the same.
-    ``progress(n)`` when N's simulations are done."""
+    ``stop_at_plateau``: the N are simulated in order until the rate stalls (:func:`stalled_after`); the N after
+    that are not simulated (``unsimulated_workers``), the plateau is the best rate and no more is simulated for
+    it. Each N simulated is the same point either way. ``processes`` (of :func:`simulate_job`): run the
+    simulations there, side by side; the curve is the same. ``progress(n)`` when N's simulations are done."""
     if not workers:
         raise ConfigError("'workers' must name at least one worker count (got none)")
     if not 1 <= seeds <= 1000:
         raise ConfigError(f"'seeds' must be from 1 to 1000 (got {seeds})")
-    ns = sorted(set(workers))
+    asked = sorted(set(workers))
     by_n: dict[int, CurvePoint] = {}
+    events: dict[int, int] = {}
     firsts: list[SimResult] = []  # the smallest N's first run: what the bounds are read from
-    n_events = 0
 
     def keep(point: CurvePoint, runs: list[SimResult]) -> None:
-        nonlocal n_events
         by_n[point.n_workers] = point
-        if point.n_workers == ns[0]:
+        if point.n_workers == asked[0]:
             firsts.append(runs[0])
-        n_events += sum(r.n_events for r in runs)
+        events[point.n_workers] = sum(r.n_events for r in runs)
         if progress is not None:
             progress(point.n_workers)
 
-    _points(model, config, ns, seeds, processes, keep)
+    ns, stalled = asked, None
+    if not stop_at_plateau:
+        _points(model, config, ns, seeds, processes, keep)
+    else:  # a batch of N at a time (enough to keep the processes busy), in order, until the rate stalls
+        batch = 1 if processes is None else max(1, math.ceil(2 * processes.jobs / seeds))
+        for start in range(0, len(asked), batch):
+            _points(model, config, asked[start:start + batch], seeds, processes, keep)
+            stalled = stalled_after([by_n[n].steps_per_s for n in asked[:start + batch] if n in by_n])
+            if stalled is not None:
+                ns = asked[:stalled + 1]  # what a later N of the batch gave is dropped: the same curve for any jobs
+                break
     points = [by_n[n] for n in ns]
+    n_events = sum(events[n] for n in ns)
     first = firsts[0]
     link_bound, ps_bound = link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first)
     one = points[0].steps_per_s / points[0].n_workers
     sat = saturation_workers(one, min(link_bound, ps_bound), ns[-1]) if find_plateau else ns[-1]
     plateau = points[-1].steps_per_s
-    if sat != ns[-1]:
+    if stalled is not None:
+        best = max(points, key=lambda p: (p.steps_per_s, -p.n_workers))
+        sat, plateau = best.n_workers, best.steps_per_s
+    elif sat != ns[-1]:
         found: list[CurvePoint] = []
         _points(model, config, [sat], seeds, processes, lambda point, _runs: found.append(point))
         plateau = found[0].steps_per_s
@@ -236,7 +266,8 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
               if p.bottleneck == "workers" and knee_n is not None and p.n_workers >= knee_n else p for p in points]
     return Curve(points=tuple(points), plateau_steps_per_s=plateau, saturation_workers=sat, knee_n_workers=knee_n,
                  link_bound_steps_per_s=link_bound, ps_bound_steps_per_s=ps_bound,
-                 link_description=first.link_spec.description, n_events=n_events)
+                 link_description=first.link_spec.description, n_events=n_events,
+                 unsimulated_workers=tuple(asked[len(ns):]))
 
 
 def finite(x: float) -> float | None:

@@ -28,9 +28,9 @@ catalogue take a few seconds on one core), and what it costs in accuracy:
 - Pairs that simulate the same thing are simulated once: the key is the scaled model's speeds and the links
   (two worker types of equal speed whose network card does not cap the traced connection share one sweep;
   different prices do not matter to the simulation).
-- Past the plateau a pair's N are not simulated: once :data:`STALL_POINTS` N in a row each add less than
-  :data:`STALL_GAIN` to the best rate so far, more workers only add cost (their throughput is no higher), so no
-  cheapest option can be among them. Nothing past the largest asked N is simulated (above).
+- Past the plateau a pair's N are not simulated: once they stall (:func:`tracegen.curve.stalled_after`: 3 N in
+  a row each less than 1 % above the best rate so far), more workers only add cost (their throughput is no
+  higher), so no cheapest option can be among them. Nothing past the largest asked N is simulated (above).
 - The band is simulated at one N per pair (the plateau's), not at every N.
 
 Pure and seeded like ``predict``: the same trace, catalogue, options and seed give byte-identical ``plan.csv``.
@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import LinkProfile
 from parsers.singleworker import SingleWorker
-from tracegen.curve import KNEE_FRACTION, bottleneck, saturation_workers
+from tracegen.curve import KNEE_FRACTION, bottleneck, saturation_workers, stalled_after
 from tracegen.errors import ConfigError
 from tracegen.instance import instance_links, on_instances
 from tracegen.link import LinkSpec
@@ -60,8 +60,6 @@ from tracegen.simulate import SimConfig, SimResult, simulate
 STEP_BUDGET = 16
 MIN_STEPS = 3
 WARMUP_STEPS = 1
-STALL_POINTS = 3
-STALL_GAIN = 0.01
 MAX_SAMPLES = 1e18
 
 
@@ -224,18 +222,18 @@ def _sweep(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
     ``shard_of_task``: the PS shard of every task (:class:`~tracegen.simulate.SimConfig`'s)."""
     mid = links["mid"]
     points: list[tuple[int, float, str]] = []
-    best, stall, first = 0.0, 0, None
+    first, stalled = None, False
     for n in config.workers:
         rate, name, result = _point(model, mid, n, config, shard_of_task)
         first = first or result
         points.append((n, rate, name))
-        best, stall = (rate, 0) if rate > best * (1 + STALL_GAIN) else (best, stall + 1)
-        if stall >= STALL_POINTS:
+        stalled = stalled_after([r for _, r, _ in points]) is not None
+        if stalled:
             break
     assert first is not None  # noqa: S101 - workers is non-empty
     sat, plateau = max(((n, r) for n, r, _ in points), key=lambda nr: (nr[1], -nr[0]))
     beyond = None
-    if stall < STALL_POINTS:
+    if not stalled:
         bound = min(link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first))
         wanted = saturation_workers(points[0][1] / points[0][0], bound, points[-1][0])
         beyond = wanted if wanted > points[-1][0] else None

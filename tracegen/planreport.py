@@ -27,9 +27,10 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
 
 from __future__ import annotations
 
+from tracegen.curve import STALL_GAIN, STALL_POINTS
 from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
-from tracegen.plan import MIN_STEPS, STALL_GAIN, STALL_POINTS, WARMUP_STEPS, Option, Pair, Plan, n_ps
+from tracegen.plan import MIN_STEPS, WARMUP_STEPS, Option, Pair, Plan, n_ps
 from tracegen.units import format_duration, format_rate
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_ps", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",

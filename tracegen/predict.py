@@ -148,6 +148,7 @@ class PredictConfig:
     ps_shard_of_task: tuple[int, ...] = ()  # the curve itself on several PS shards (tracegen.placement)
     traced_ps_task: tuple[int, ...] = ()  # the traced job's PS tasks, when it had several (on_traced_ps_tasks)
     jobs: int = 1  # local processes for the curves' simulations (tracegen.processes); the files are the same
+    every_n: bool = False  # simulate every asked N, also those past a stalled rate (tracegen.curve.stalled_after)
 
     def __post_init__(self) -> None:
         if not 1 <= self.jobs <= MAX_JOBS:
@@ -318,11 +319,12 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     progress_n = (lambda n: report(f"  N={n} done")) if events > SLOW_EVENTS else None
     with simulations(jobs) as processes:
         curve = scaling_curve(model, config.sim_config(links["mid"]), config.workers, seeds=config.seeds,
-                              progress=progress_n, processes=processes)
+                              progress=progress_n, processes=processes, stop_at_plateau=not config.every_n)
+        simulated = tuple(p.n_workers for p in curve.points)
         band = None
         if "low" in links:
             report("simulating the two ends of the band")
-            band = band_curves(prep, config, config.workers, processes=processes)
+            band = band_curves(prep, config, simulated, processes=processes)
         shards: list[ShardRow] = []
         if placed:
             report(f"simulating {len(placed)} numbers of PS shards ({config.placement} placement)")

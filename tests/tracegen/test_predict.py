@@ -185,6 +185,48 @@ def test_knee_is_measured_against_the_plateau_not_the_range_asked() -> None:
     assert knee([point(n, float(n)) for n in range(1, 9)], plateau=20.0) is None
 
 
+def test_a_curve_stalls_after_three_points_each_under_one_percent_above_the_best() -> None:
+    from tracegen.curve import stalled_after
+
+    assert stalled_after([1.0, 2.0, 2.01, 1.9, 2.0]) == 4
+    assert stalled_after([1.0, 2.0, 2.01, 1.9, 2.03, 2.0, 2.0, 2.0]) == 7  # 2.03: 1.5 % over 2.0, counted anew
+    assert stalled_after([1.0, 1.006, 1.012, 1.018]) is None  # 0.6 % a point: over 1 % in two
+    assert stalled_after([float(n) for n in range(1, 20)]) is None
+
+
+def test_a_curve_past_its_plateau_is_not_simulated_and_each_point_simulated_is_the_same(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The real mlp trace behind its own (traced) link saturates the pull direction by N = 6: by default predict
+    stops there, the N after it not simulated and said so; every N it does simulate is the --every-n curve's
+    point to the bit, in one process or two, and --every-n gives all of them."""
+    from tracegen.curve import scaling_curve, simulate_job
+    from tracegen.processes import Processes
+    from tracegen.simulate import SimConfig, resolve_link
+
+    model = build_model(read_trace(mlp_trace_dir))
+    config = SimConfig(steps=6, warmup_steps=1, link_spec=resolve_link(model, SimConfig()))
+    every = scaling_curve(model, config, range(1, 17), seeds=2)
+    stopped = scaling_curve(model, config, range(1, 17), seeds=2, stop_at_plateau=True)
+    with Processes(simulate_job, 2) as pool:
+        side = scaling_curve(model, config, range(1, 17), seeds=2, stop_at_plateau=True, processes=pool)
+    assert side == stopped
+    kept = [p.n_workers for p in stopped.points]
+    assert kept == list(range(1, kept[-1] + 1)) and 4 <= kept[-1] < 16
+    assert stopped.unsimulated_workers == tuple(range(kept[-1] + 1, 17)) and not every.unsimulated_workers
+    assert stopped.points == every.points[:len(kept)]
+    assert stopped.plateau_steps_per_s == max(p.steps_per_s for p in stopped.points)
+    assert abs(every.plateau_steps_per_s / stopped.plateau_steps_per_s - 1) < 0.03
+    assert stopped.n_events < every.n_events / 2
+    argv = [str(mlp_trace_dir), "--workers", "1-16", "--steps", "6", "--warmup-steps", "1", "--seeds", "2"]
+    assert run_predict(parse([*argv, "--out", str(tmp_path / "a")])) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"N=\d+-16 not simulated: the rate stalled by N=\d+", out), out
+    assert [int(r["n_workers"]) for r in rows(tmp_path / "a" / "curve.csv")] == kept
+    assert run_predict(parse([*argv, "--every-n", "--out", str(tmp_path / "b")])) == 0
+    assert "not simulated" not in capsys.readouterr().out
+    assert len(rows(tmp_path / "b" / "curve.csv")) == 16
+
+
 def test_saturation_workers_covers_the_bound() -> None:
     assert saturation_workers(1.0, 10.0, 8) == 16  # 1.5 x 10 / 1, plus one
     assert saturation_workers(1.0, float("inf"), 8) == 8
