@@ -329,7 +329,7 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
         if placed:
             report(f"simulating {len(placed)} numbers of PS shards ({config.placement} placement)")
             shards = shard_table(model, placed, config.sim_config(None), links["mid"], config.workers,
-                                 seeds=config.seeds, processes=processes)
+                                 seeds=config.seeds, processes=processes, stop_at_plateau=not config.every_n)
     title = pathlib.Path(tr.source).name or tr.source
     files = [out.write("curve.csv", curve_csv(curve, config.batch_size, band).encode()),
              out.write("curve.png", curve_png(curve, title=title, band=band))]

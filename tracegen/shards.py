@@ -63,15 +63,15 @@ def holding(model: StepModel, trace: Trace, shards: Sequence[int]) -> tuple[tupl
 
 
 def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig, spec: LinkSpec,
-                workers: Sequence[int], *, seeds: int,
-                processes: Simulations | None = None) -> list[ShardRow]:
-    """A row per placement of :func:`placements` (module docstring); ``processes`` as for
-    :func:`~tracegen.curve.scaling_curve`."""
+                workers: Sequence[int], *, seeds: int, processes: Simulations | None = None,
+                stop_at_plateau: bool = False) -> list[ShardRow]:
+    """A row per placement of :func:`placements` (module docstring); ``processes`` and ``stop_at_plateau`` as
+    for :func:`~tracegen.curve.scaling_curve`."""
     rows = []
     for placement in placed:
         k = placement.n_shards
         sim = dataclasses.replace(config, link_spec=spec, ps_shard_of_task=placement.shard_of_task if k > 1 else ())
-        curve = scaling_curve(model, sim, workers, seeds=seeds, processes=processes)
+        curve = scaling_curve(model, sim, workers, seeds=seeds, processes=processes, stop_at_plateau=stop_at_plateau)
         at_plateau = simulate(model, dataclasses.replace(sim, n_workers=curve.saturation_workers))
         busiest = busiest_shard(at_plateau)
         resource, value = busiest.busiest
