@@ -84,8 +84,10 @@ class CpuPool:
             engine.at(engine.now + dur_ns, DONE, self._finish, (engine.now, heapq.heappop(free), on_done))
 
     def _finish(self, arg: tuple[int, int, Callable[[int, int], None]]) -> None:
+        """The work is done: its thread is free, and what the work's end makes ready is requested before the
+        waiting work takes the thread, so that all of it starts in key order."""
         start, thread, on_done = arg
         heapq.heappush(self._free, thread)
+        on_done(start, thread)
         if self._queue:
             self._dispatch()
-        on_done(start, thread)

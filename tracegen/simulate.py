@@ -272,6 +272,8 @@ class _Run:
             for p in model.preds(t):
                 self.succ[p].append(t)
                 self.indeg[t] += 1
+        for successors in self.succ:  # made ready together, they are requested in rank order
+            successors.sort(key=lambda s: (self.rank[s], s))
         self.roots = [t for t in range(n_tasks) if self.indeg[t] == 0]
         self.record = config.record_tasks or on_task is not None
         self.records: list[TaskRecord] = []

@@ -331,3 +331,30 @@ def test_transfers_requested_together_move_in_the_policys_order(link: str, order
     pulls = sorted((r.start_ns, model.names[r.task]) for r in result.tasks if model.kinds[r.task] == TaskKind.PULL)
     assert [name for _, name in pulls] == list(order)  # the first one too, not the lowest-numbered
     assert [start for start, _ in pulls] == [0, MS, 2 * MS]  # one at a time, none waiting for a free link
+
+
+def ops_model(ranks: tuple[int, ...], preds: tuple[tuple[int, ...], ...]) -> StepModel:
+    """Worker ops of 1 ms each, with these ranks and data predecessors; no transfers."""
+    n = len(ranks)
+    return StepModel(
+        names=tuple(f"op{i}" for i in range(n)), kinds=(TaskKind.COMPUTE,) * n, size_bytes=(0,) * n,
+        data_preds=preds, control_preds=((),) * n, rank=ranks, first_need_ns=(0,) * n,
+        timings=(StepTiming(dur_ns=(MS,) * n, delay_ns=(0,) * n, step_ns=0),),
+        link=LinkEstimate(pull_bandwidth_bytes_per_s=GB, push_bandwidth_bytes_per_s=GB, latency_ns=0,
+                          method="given"))
+
+
+@pytest.mark.parametrize(("ranks", "preds", "order"), [
+    # op0's two successors, listed op1 first, ready together: the lower rank (op2) takes the one thread first
+    ((0, 2, 1), ((), (0,), (0,)), ["op0", "op2", "op1"]),
+    # op2 (rank 5) waits for the thread op0 holds; op0's end makes op1 (rank 1) ready at that instant: op1 first
+    ((0, 1, 5), ((), (0,), ()), ["op0", "op1", "op2"]),
+])
+def test_ops_ready_at_the_same_instant_start_in_rank_order(ranks: tuple[int, ...],
+                                                           preds: tuple[tuple[int, ...], ...],
+                                                           order: list[str]) -> None:
+    """They started in the order they were requested (README, 'Known fault', until 2026-12-04)."""
+    model = ops_model(ranks, preds)
+    result = simulate(model, SimConfig(n_workers=1, steps=1, warmup_steps=0, worker_threads=1, record_tasks=True))
+    ran = sorted((r.start_ns, model.names[r.task]) for r in result.tasks)
+    assert [name for _, name in ran] == order and [start for start, _ in ran] == [0, MS, 2 * MS]
