@@ -40,10 +40,20 @@ BESIDE = (META_NAME, PROFILE_NAME, SINGLE_WORKER_NAME)  # what sits beside a tra
 MAX_META_BYTES = 1 << 20  # a few hundred bytes as written
 
 
-def meta_path(trace: str | os.PathLike[str]) -> pathlib.Path:
-    """Where the capture settings of ``trace`` are: ``meta.json`` in its directory of steps, or beside the file."""
+def beside_dir(trace: str | os.PathLike[str]) -> pathlib.Path:
+    """The folder of the files that sit beside ``trace`` (:data:`BESIDE`): its directory of steps, or the folder of
+    the file (or glob); for a TF2 profile's run directory, or a file in one (``LOGDIR/plugins/profile/RUN``), the
+    TensorBoard logdir, where they sit beside ``plugins/``."""
     path = pathlib.Path(trace)
-    return (path if path.is_dir() else path.parent) / META_NAME
+    folder = path if path.is_dir() else path.parent
+    if folder.parent.name == "profile" and folder.parent.parent.name == "plugins":
+        return folder.parent.parent.parent
+    return folder
+
+
+def meta_path(trace: str | os.PathLike[str]) -> pathlib.Path:
+    """Where the capture settings of ``trace`` are: ``meta.json`` beside it (:func:`beside_dir`)."""
+    return beside_dir(trace) / META_NAME
 
 
 def read_meta(trace: str | os.PathLike[str]) -> dict[str, Any] | None:
