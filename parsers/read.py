@@ -31,7 +31,14 @@ from parsers.tables import is_table_dir, read_tables
 from parsers.trace import Trace
 from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_viewer_events
 from parsers.xplane import read_xplane_files, read_xspaces
-from parsers.xspace import XPLANE_SUFFIXES, is_profile_dir, looks_like_xspace, profile_files, read_profile_files
+from parsers.xspace import (
+    XPLANE_SUFFIXES,
+    is_profile_dir,
+    looks_like_xspace,
+    profile_files,
+    profile_runs,
+    read_profile_files,
+)
 
 PROTO_SUFFIXES = (".pb", ".pbtxt", ".txt", ".runmeta", ".stepstats", ".pb.gz", ".pbtxt.gz")
 JSON_SUFFIXES = (".json", ".json.gz", ".trace", ".trace.gz")
@@ -101,7 +108,11 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
         if is_table_dir(target):
             return read_tables(target, max_bytes=max_bytes)
         if is_profile_dir(target):
-            return _read_profile(profile_files(target), text, max_bytes)
+            trace = _read_profile(profile_files(target), text, max_bytes)
+            if (older := len(profile_runs(target)) - 1) > 0:  # a logdir profiled more than once
+                trace = dataclasses.replace(trace, skipped={
+                    **trace.skipped, "older profile runs in the logdir, not read (the newest is)": older})
+            return trace
         if target.is_dir():
             return _read_many(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")), text, max_bytes)
         exists = target.exists() or target.is_symlink()
