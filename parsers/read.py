@@ -27,7 +27,7 @@ from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.linkprofile import PROFILE_NAME
 from parsers.runmetadata import StepFile, is_text_format, parse_step, read_steps
 from parsers.singleworker import SINGLE_WORKER_NAME
-from parsers.tables import is_table_dir, read_tables
+from parsers.tables import MANIFEST, is_table_dir, read_tables
 from parsers.trace import Trace
 from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_viewer_events
 from parsers.xplane import read_xplane_files, read_xspaces
@@ -124,6 +124,19 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
     if not exists:
         raise TraceFormatError(f"{text}: no such file or directory")
     return _read_one(read_bytes(target, max_bytes), text)
+
+
+def trace_files_in(directory: pathlib.Path) -> list[pathlib.Path]:
+    """The files of ``directory`` that :func:`read_trace` takes for a trace's (steps, Chrome JSON, a TF2
+    profile's), sorted; not the files beside them (:data:`BESIDE`) nor a table directory's manifest. A table
+    directory is read before all of them: tables written into a directory of steps would hide the steps."""
+    if (directory / "plugins" / "profile").is_dir():  # a TensorBoard logdir
+        try:
+            return profile_files(directory)
+        except TraceFormatError:  # none of its runs holds a profile
+            return []
+    return [p for p in _files(directory.iterdir(), str(directory), lambda p: not p.name.startswith("."))
+            if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES + XPLANE_SUFFIXES) and p.name not in (*BESIDE, MANIFEST)]
 
 
 def _read_one(data: bytes, text: str) -> Trace:

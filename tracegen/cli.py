@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
+from parsers.read import trace_files_in
 from parsers.tables import table_paths, write_tables
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import add_predict_arguments, run_predict
@@ -105,6 +106,9 @@ def _convert(args: argparse.Namespace) -> int:
         raise CliError(f"{out}: a directory; --to chrome writes one file: name it, e.g. {out / 'trace.json'}")
     if args.to != "chrome" and out.exists() and not out.is_dir():
         raise CliError(f"{out}: not a directory; --to {args.to} writes one file per table into a directory")
+    if args.to != "chrome" and out.is_dir() and (steps := trace_files_in(out)):
+        raise CliError(f"{out}: holds trace files (e.g. {steps[0].name}); tables written there would be read "
+                       "instead of them from then on: write them into another directory")
     if args.to == "chrome":
         refuse_existing([out], args.force)
         if not out.parent.is_dir():
