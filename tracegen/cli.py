@@ -124,7 +124,12 @@ def _convert(args: argparse.Namespace) -> int:
 
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, like every other error of the command (the usage is
-    what ``--help`` prints); its subcommands' parsers are of this class too."""
+    what ``--help`` prints); its subcommands' parsers are of this class too. Each records itself as the namespace's
+    ``parser`` (the deepest subcommand's wins), for the errors that argparse raises on the top parser."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.set_defaults(parser=self)
 
     def error(self, message: str) -> NoReturn:
         """Print ``<prog>: error: <message>`` and a pointer to ``--help`` on one line, exit 2."""
@@ -187,7 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from validation.errors import ValidationError
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse names only 'tracegen' and points to its help, which lists no command's options
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.verbose:
         logging.basicConfig(level=logging.DEBUG if args.verbose > 1 else logging.INFO,
                             format="%(levelname)s %(name)s: %(message)s")

@@ -150,6 +150,11 @@ def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message
     (["predict", "--link", "bogus"], "argument --link: invalid choice: 'bogus'"),
     (["nosuch"], "tracegen: error: argument COMMAND: invalid choice: 'nosuch'"),
     (["netbench", "run"], "tracegen netbench run: error: the following arguments are required: --ps"),
+    # an option of another command: argparse said 'tracegen: error: ... (see 'tracegen --help')', whose help lists
+    # no command's options (a hardening pass)
+    (["sweep", "t", "--out", "o", "--worker-classes", "w.csv"],
+     "tracegen sweep: error: unrecognized arguments: --worker-classes w.csv (see 'tracegen sweep --help')"),
+    (["netbench", "run", "--ps", "h:1", "--bogus"], "tracegen netbench run: error: unrecognized arguments: --bogus"),
 ])
 def test_a_usage_error_is_one_line_and_exit_code_2(argv: list[str], message: str,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
