@@ -27,11 +27,18 @@ from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.linkprofile import PROFILE_NAME
 from parsers.runmetadata import StepFile, is_text_format, parse_step, read_steps
 from parsers.singleworker import SINGLE_WORKER_NAME
-from parsers.tables import is_table_dir, read_tables
+from parsers.tables import MANIFEST, is_table_dir, read_tables
 from parsers.trace import Trace
 from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_viewer_events
 from parsers.xplane import read_xplane_files, read_xspaces
-from parsers.xspace import XPLANE_SUFFIXES, is_profile_dir, looks_like_xspace, profile_files, read_profile_files
+from parsers.xspace import (
+    XPLANE_SUFFIXES,
+    is_profile_dir,
+    looks_like_xspace,
+    profile_files,
+    profile_runs,
+    read_profile_files,
+)
 
 PROTO_SUFFIXES = (".pb", ".pbtxt", ".txt", ".runmeta", ".stepstats", ".pb.gz", ".pbtxt.gz")
 JSON_SUFFIXES = (".json", ".json.gz", ".trace", ".trace.gz")
@@ -40,10 +47,20 @@ BESIDE = (META_NAME, PROFILE_NAME, SINGLE_WORKER_NAME)  # what sits beside a tra
 MAX_META_BYTES = 1 << 20  # a few hundred bytes as written
 
 
-def meta_path(trace: str | os.PathLike[str]) -> pathlib.Path:
-    """Where the capture settings of ``trace`` are: ``meta.json`` in its directory of steps, or beside the file."""
+def beside_dir(trace: str | os.PathLike[str]) -> pathlib.Path:
+    """The folder of the files that sit beside ``trace`` (:data:`BESIDE`): its directory of steps, or the folder of
+    the file (or glob); for a TF2 profile's run directory, or a file in one (``LOGDIR/plugins/profile/RUN``), the
+    TensorBoard logdir, where they sit beside ``plugins/``."""
     path = pathlib.Path(trace)
-    return (path if path.is_dir() else path.parent) / META_NAME
+    folder = path if path.is_dir() else path.parent
+    if folder.parent.name == "profile" and folder.parent.parent.name == "plugins":
+        return folder.parent.parent.parent
+    return folder
+
+
+def meta_path(trace: str | os.PathLike[str]) -> pathlib.Path:
+    """Where the capture settings of ``trace`` are: ``meta.json`` beside it (:func:`beside_dir`)."""
+    return beside_dir(trace) / META_NAME
 
 
 def read_meta(trace: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -91,7 +108,11 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
         if is_table_dir(target):
             return read_tables(target, max_bytes=max_bytes)
         if is_profile_dir(target):
-            return _read_profile(profile_files(target), text, max_bytes)
+            trace = _read_profile(profile_files(target), text, max_bytes)
+            if (older := len(profile_runs(target)) - 1) > 0:  # a logdir profiled more than once
+                trace = dataclasses.replace(trace, skipped={
+                    **trace.skipped, "older profile runs in the logdir, not read (the newest is)": older})
+            return trace
         if target.is_dir():
             return _read_many(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")), text, max_bytes)
         exists = target.exists() or target.is_symlink()
@@ -103,6 +124,19 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
     if not exists:
         raise TraceFormatError(f"{text}: no such file or directory")
     return _read_one(read_bytes(target, max_bytes), text)
+
+
+def trace_files_in(directory: pathlib.Path) -> list[pathlib.Path]:
+    """The files of ``directory`` that :func:`read_trace` takes for a trace's (steps, Chrome JSON, a TF2
+    profile's), sorted; not the files beside them (:data:`BESIDE`) nor a table directory's manifest. A table
+    directory is read before all of them: tables written into a directory of steps would hide the steps."""
+    if (directory / "plugins" / "profile").is_dir():  # a TensorBoard logdir
+        try:
+            return profile_files(directory)
+        except TraceFormatError:  # none of its runs holds a profile
+            return []
+    return [p for p in _files(directory.iterdir(), str(directory), lambda p: not p.name.startswith("."))
+            if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES + XPLANE_SUFFIXES) and p.name not in (*BESIDE, MANIFEST)]
 
 
 def _read_one(data: bytes, text: str) -> Trace:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -150,6 +151,7 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
     for step in steps:
         _check_graphs(step)
     _check_one_graph(steps)
+    _check_steps_follow(step_rows)
     graphs = [(f"{s.source}: {label}", g) for s in steps for label, g in _partition_graphs(s.metadata)]
     nodes, edges, rendezvous, variables = _read_graphs(graphs, skipped)
     trace = trace_from(
@@ -211,6 +213,20 @@ def _check_one_graph(steps: Sequence[StepFile]) -> None:
             raise TraceContentError(f"{step.source}: its partition graphs differ from {first[0]}'s ({len(other)} "
                                     f"nodes in one only, e.g. {quoted(other[0][1])}): the steps of one job, "
                                     "one session.run, belong in one trace")
+
+
+def _check_steps_follow(step_rows: Sequence[dict[str, Any]]) -> None:
+    """Refuse a step that starts before another has ended: one worker's steps follow each other, so it is the same
+    step read twice (``gunzip -k`` leaves step_001.pb beside step_001.pb.gz) or another process's."""
+    by_start = sorted(step_rows, key=lambda r: (r["start_ns"], r["end_ns"], r["step"]))
+    for before, after in itertools.pairwise(by_start):
+        if (after["start_ns"], after["end_ns"]) == (before["start_ns"], before["end_ns"]):
+            raise TraceContentError(f"{after['source']}: records the same step as {before['source']} (its records "
+                                    "start at the same moment and end at the same moment); read each step once")
+        if after["start_ns"] < before["end_ns"]:
+            raise TraceContentError(f"{after['source']}: its step starts {before['end_ns'] - after['start_ns']} ns "
+                                    f"before the step of {before['source']} ends; one worker's steps follow each "
+                                    "other: read one worker's steps, each once")
 
 
 def _check_counts(steps: Sequence[StepFile], source: str) -> None:

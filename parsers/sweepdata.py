@@ -105,10 +105,14 @@ def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:
     if other:
         raise SchemaError(f"{root / other[0]}: not a part of a sweep, and pandas, pyarrow and DuckDB would read it "
                           "as one; sweep into a directory that holds only a sweep's parts")
-    ids: set[str] = set()
+    where: dict[str, pathlib.Path] = {}
     for path in part_paths(directory):
-        ids.update(_read(path, ["point_id"]).column("point_id").to_pylist())
-    return ids
+        for point in _read(path, ["point_id"]).column("point_id").to_pylist():
+            if point in where:  # a part copied in again: every reader would count its rows twice
+                raise SchemaError(f"{path}: point {str(point)[:12] + '...'!r} is in {where[point]} too; a point is "
+                                  "one row of a dataset: remove the copy")
+            where[point] = path
+    return set(where)
 
 
 def read_rows(directory: str | os.PathLike[str]) -> pd.DataFrame:

@@ -65,15 +65,25 @@ def looks_like_xspace(data: bytes) -> bool:
     return any(p.name in (HOST_PLANE, ENV_PLANE) or p.name.startswith("/device:") for p in space.planes)
 
 
+def profile_runs(directory: pathlib.Path) -> list[pathlib.Path]:
+    """The run directories of logdir ``directory`` that hold profile files, oldest first (run names are
+    timestamps); none when ``directory`` is no logdir (no ``plugins/profile``), and an error when none of its runs
+    holds a profile."""
+    runs_dir = directory / "plugins" / "profile"
+    if not runs_dir.is_dir():
+        return []
+    runs = sorted(p for p in _limited(runs_dir.iterdir(), str(runs_dir)) if p.is_dir())
+    runs = [r for r in runs if any(p.name.endswith(PROFILE_SUFFIXES) for p in _limited(r.iterdir(), str(r)))]
+    if not runs:
+        raise TraceFormatError(f"{runs_dir}: no profile run holds a .xplane.pb or .trace.json.gz file")
+    return runs
+
+
 def profile_files(directory: pathlib.Path) -> list[pathlib.Path]:
     """The profile files of a run directory, or of a logdir's newest run (run names are timestamps): its
     ``.xplane.pb`` files, or its trace-viewer files when it has none."""
-    runs_dir = directory / "plugins" / "profile"
-    if runs_dir.is_dir():
-        runs = sorted(p for p in _limited(runs_dir.iterdir(), str(runs_dir)) if p.is_dir())
-        runs = [r for r in runs if any(p.name.endswith(PROFILE_SUFFIXES) for p in _limited(r.iterdir(), str(r)))]
-        if not runs:
-            raise TraceFormatError(f"{runs_dir}: no profile run holds a .xplane.pb or .trace.json.gz file")
+    runs = profile_runs(directory)
+    if runs:
         directory = runs[-1]
     found = [p for p in _limited(directory.iterdir(), str(directory)) if p.is_file()]
     for suffixes in (XPLANE_SUFFIXES, VIEWER_SUFFIXES[:1]):

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
+from parsers.read import trace_files_in
 from parsers.tables import table_paths, write_tables
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import add_predict_arguments, run_predict
@@ -105,6 +106,9 @@ def _convert(args: argparse.Namespace) -> int:
         raise CliError(f"{out}: a directory; --to chrome writes one file: name it, e.g. {out / 'trace.json'}")
     if args.to != "chrome" and out.exists() and not out.is_dir():
         raise CliError(f"{out}: not a directory; --to {args.to} writes one file per table into a directory")
+    if args.to != "chrome" and out.is_dir() and (steps := trace_files_in(out)):
+        raise CliError(f"{out}: holds trace files (e.g. {steps[0].name}); tables written there would be read "
+                       "instead of them from then on: write them into another directory")
     if args.to == "chrome":
         refuse_existing([out], args.force)
         if not out.parent.is_dir():
@@ -120,7 +124,12 @@ def _convert(args: argparse.Namespace) -> int:
 
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, like every other error of the command (the usage is
-    what ``--help`` prints); its subcommands' parsers are of this class too."""
+    what ``--help`` prints); its subcommands' parsers are of this class too. Each records itself as the namespace's
+    ``parser`` (the deepest subcommand's wins), for the errors that argparse raises on the top parser."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.set_defaults(parser=self)
 
     def error(self, message: str) -> NoReturn:
         """Print ``<prog>: error: <message>`` and a pointer to ``--help`` on one line, exit 2."""
@@ -183,7 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from validation.errors import ValidationError
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse names only 'tracegen' and points to its help, which lists no command's options
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.verbose:
         logging.basicConfig(level=logging.DEBUG if args.verbose > 1 else logging.INFO,
                             format="%(levelname)s %(name)s: %(message)s")

@@ -37,7 +37,7 @@ import pathlib
 from collections.abc import Callable
 
 from parsers.linkprofile import PROFILE_NAME, LinkProfile, read_link_profile
-from parsers.read import read_trace
+from parsers.read import beside_dir, read_trace
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
 from tracegen.band import anchored
@@ -213,9 +213,9 @@ class Prediction:
 
 
 def beside(trace_path: str | os.PathLike[str], name: str) -> pathlib.Path | None:
-    """The file ``name`` in the trace's folder (the folder itself for a directory of steps), if there."""
-    path = pathlib.Path(trace_path)
-    found = (path if path.is_dir() else path.parent) / name
+    """The file ``name`` in the trace's folder (the folder itself for a directory of steps; a TF2 profile's logdir:
+    :func:`parsers.read.beside_dir`), if there."""
+    found = beside_dir(trace_path) / name
     return found if found.is_file() else None
 
 

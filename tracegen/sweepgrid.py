@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from parsers.catalogue import Instance
 from parsers.limits import MAX_FILES
 from parsers.linkprofile import PROFILE_NAME
+from parsers.read import beside_dir
 from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
@@ -254,17 +255,18 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 def trace_files(trace_path: str | os.PathLike[str]) -> list[pathlib.Path]:
     """The files a trace is read from and the ones beside it that change a prediction: every file under a
     directory (a TF2 logdir keeps its profiles in ``plugins/profile/RUN/``), hidden ones left out; for a file or a
-    glob, the files it names and ``link-profile.json``, ``single-worker.json`` and ``meta.json`` beside them.
-    Sorted."""
+    glob, the files it names; and ``link-profile.json``, ``single-worker.json`` and ``meta.json`` beside them (a TF2
+    profile's run directory: in its logdir, :func:`parsers.read.beside_dir`). Sorted."""
     path = pathlib.Path(trace_path)
     if path.is_dir():
-        found = list(itertools.islice((p for p in path.rglob("*") if not p.name.startswith(".") and p.is_file()),
+        named = list(itertools.islice((p for p in path.rglob("*") if not p.name.startswith(".") and p.is_file()),
                                       MAX_FILES + 1))
-        if len(found) > MAX_FILES:
+        if len(named) > MAX_FILES:
             raise ConfigError(f"{path}: more than {MAX_FILES} files under it; pass a smaller directory")
-        return sorted(found)
-    named = [pathlib.Path(p) for p in glob.glob(os.fspath(trace_path))] if not path.exists() else [path]  # noqa: PTH207
-    beside = {p.parent / name for p in named for name in BESIDE_NAMES if (p.parent / name).is_file()}
+    else:
+        named = [pathlib.Path(p) for p in glob.glob(os.fspath(trace_path))] if not path.exists() else [path]  # noqa: PTH207
+    folders = {beside_dir(p) for p in named}
+    beside = {f / name for f in folders for name in BESIDE_NAMES if (f / name).is_file()}
     return sorted({*named, *beside})
 
 
@@ -276,6 +278,6 @@ def trace_sha256(trace_path: str | os.PathLike[str]) -> str:
     root = pathlib.Path(trace_path) if pathlib.Path(trace_path).is_dir() else None
     digest = hashlib.sha256()
     for p in files:
-        name = p.relative_to(root).as_posix() if root is not None else p.name
+        name = p.relative_to(root).as_posix() if root is not None and p.is_relative_to(root) else p.name
         digest.update(f"{name}\0{file_sha256(p)}\0".encode())
     return digest.hexdigest()

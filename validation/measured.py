@@ -68,6 +68,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
                           f"{', '.join(REQUIRED_COLUMNS)})")
     if frame.empty:
         raise ConfigError(f"{source}: no measurement rows")
+    _refuse_a_run_twice(frame, source)
     out = pd.DataFrame({
         "n_workers": [cell_number(v, int, "n_workers", source, i) for i, v in _cells(frame, "n_workers")],
         "steps_per_s": [_steps_per_s(v, source, i) for i, v in _cells(frame, "steps_per_s")],
@@ -76,6 +77,21 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     if out["n_workers"].max() > MAX_WORKERS:
         raise ConfigError(f"{source}: 'n_workers' must be at most {MAX_WORKERS} (got {out['n_workers'].max()})")
     return out
+
+
+def _refuse_a_run_twice(frame: pd.DataFrame, source: str) -> None:
+    """With a ``repeat`` column, a row whose every cell is an earlier row's is that run written again (a file
+    appended to twice): read, it would count as one more repeat and weigh the run twice in the mean."""
+    if "repeat" not in frame.columns:
+        return
+    seen: dict[tuple[str, ...], int] = {}
+    for line, cells in zip(frame.index, frame.itertuples(index=False, name=None), strict=True):
+        key = tuple(str(c).strip() for c in cells)
+        if key in seen:
+            raise ConfigError(f"{source}:{line}: the run of line {seen[key]} again (n_workers "
+                              f"{_short(str(frame.at[line, 'n_workers']).strip())}, repeat "
+                              f"{_short(str(frame.at[line, 'repeat']).strip())}, every cell the same); keep it once")
+        seen[key] = int(line)
 
 
 def read_csv_text(source: str, max_bytes: int) -> str:

@@ -11,6 +11,7 @@ from google.protobuf import text_format
 
 from parsers import read_trace
 from parsers.errors import TraceContentError
+from parsers.proto import tf_trace_pb2 as pb
 from parsers.trace import device_role
 
 
@@ -165,3 +166,31 @@ def test_partition_graphs_cut_short_are_refused(step_pb: pathlib.Path, tf_protos
     with pytest.raises(TraceContentError, match=r"device\.pb: dev_stats\[\d+\] \('/job:ps/replica:0/task:0/device:"
                                                 r"CPU:0'\) has records but no partition graph"):
         read_trace(tmp_path / "device.pb")
+
+
+def test_one_step_read_twice_is_refused(tmp_path: pathlib.Path) -> None:
+    """``gunzip -k`` leaves step_001.pb beside step_001.pb.gz: the step was merged twice, counted as another traced
+    step and replayed twice as often, without a word (a hardening pass). Steps of one worker follow each other;
+    one that starts before the one before it has ended is refused, naming both files."""
+    import gzip
+
+    dev = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    for i in range(3):
+        shutil.copy(dev / f"step_00{i}.pb.gz", tmp_path / f"step_00{i}.pb.gz")
+    assert len(read_trace(tmp_path).steps) == 3
+    (tmp_path / "step_001.pb").write_bytes(gzip.decompress((dev / "step_001.pb.gz").read_bytes()))
+    with pytest.raises(TraceContentError, match=r"step_001\.pb\.gz: records the same step as .*step_001\.pb \(its "
+                                                r"records start at the same"):
+        read_trace(tmp_path)
+    (tmp_path / "step_001.pb").unlink()
+    md = pb.RunMetadata()
+    md.ParseFromString(gzip.decompress((dev / "step_002.pb.gz").read_bytes()))
+    first = read_trace(tmp_path / "step_001.pb.gz").steps.iloc[0]
+    shift_us = (int(md.step_stats.dev_stats[0].node_stats[0].all_start_micros) * 1000 - int(first["end_ns"])) // 1000
+    for d in md.step_stats.dev_stats:  # another process's step, 1 ms before step 1 ended
+        for n in d.node_stats:
+            n.all_start_micros -= shift_us + 1000
+    (tmp_path / "step_002.pb.gz").write_bytes(gzip.compress(md.SerializeToString()))
+    with pytest.raises(TraceContentError, match=r"step_002\.pb\.gz: its step starts \d+ ns before the step of "
+                                                r".*step_001\.pb\.gz ends"):
+        read_trace(tmp_path)

@@ -196,6 +196,19 @@ def test_a_logdir_without_profiles_is_refused(tmp_path: pathlib.Path) -> None:
         read_trace(tmp_path)
 
 
+def test_older_runs_of_a_logdir_are_counted_as_not_read(tmp_path: pathlib.Path) -> None:
+    """A logdir profiled twice: the newest run was read and the older one passed over without a word; the
+    summary now says so, as it does of other files it does not read (a hardening pass)."""
+    runs = tmp_path / "plugins" / "profile"
+    shutil.copytree(RUN, runs / "2026_12_01_12_50_54")
+    assert "older profile runs in the logdir, not read (the newest is)" not in read_trace(tmp_path).skipped
+    shutil.copytree(RUN, runs / "2026_11_30_09_00_00")
+    (runs / "2026_11_29_09_00_00").mkdir()  # no profile in it: no run
+    trace = read_trace(tmp_path)
+    assert trace.skipped["older profile runs in the logdir, not read (the newest is)"] == 1
+    assert trace.ops.equals(read_trace(RUN).ops)
+
+
 @pytest.mark.slow
 def test_fresh_capture_with_tensorflow_reads_the_known_model(tmp_path: pathlib.Path) -> None:
     pytest.importorskip("tensorflow")

@@ -57,6 +57,22 @@ def test_convert_says_when_the_output_is_of_the_wrong_kind(tmp_path: pathlib.Pat
     assert (tmp_path / "f").read_text() == "precious" and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
 
+def test_convert_writes_no_tables_over_a_directory_of_steps(tmp_path: pathlib.Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert steps --to csv steps' wrote the tables beside the steps, and from then on every read of the
+    directory read the tables and passed over the steps without a word: a step deleted or added there changed
+    nothing (a hardening pass)."""
+    steps = tmp_path / "mlp"
+    shutil.copytree(ROOT / "data/traces/mlp", steps)
+    for fmt in ("csv", "parquet"):
+        assert main(["convert", str(steps), "--to", fmt, str(steps), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert f"{steps}: holds trace files (e.g. step_000.json)" in err and len(err.splitlines()) == 1, err
+    assert not (steps / "trace.json").exists() and not (steps / "ops.csv").exists()
+    assert main(["convert", str(steps), "--to", "csv", str(tmp_path / "tables")]) == 0
+    assert main(["convert", str(tmp_path / "tables"), "--to", "csv", str(tmp_path / "tables"), "--force"]) == 0
+
+
 def test_convert_tables_then_inspect_them(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "parquet", str(tmp_path / "tables")]) == 0
     capsys.readouterr()
@@ -134,6 +150,11 @@ def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message
     (["predict", "--link", "bogus"], "argument --link: invalid choice: 'bogus'"),
     (["nosuch"], "tracegen: error: argument COMMAND: invalid choice: 'nosuch'"),
     (["netbench", "run"], "tracegen netbench run: error: the following arguments are required: --ps"),
+    # an option of another command: argparse said 'tracegen: error: ... (see 'tracegen --help')', whose help lists
+    # no command's options (a hardening pass)
+    (["sweep", "t", "--out", "o", "--worker-classes", "w.csv"],
+     "tracegen sweep: error: unrecognized arguments: --worker-classes w.csv (see 'tracegen sweep --help')"),
+    (["netbench", "run", "--ps", "h:1", "--bogus"], "tracegen netbench run: error: unrecognized arguments: --bogus"),
 ])
 def test_a_usage_error_is_one_line_and_exit_code_2(argv: list[str], message: str,
                                                    capsys: pytest.CaptureFixture[str]) -> None:

@@ -433,3 +433,18 @@ def test_a_catalogue_sweeps_its_pairs_as_plan_moves_the_step_onto_them(tmp_path:
     assert main(["sweep", str(TRACE), "--workers", "1", "--catalogue", str(ROOT / "data/catalogue/example.csv"),
                  "--bandwidth", "1Gbit/s", *SMALL, "--out", str(tmp_path / "both")]) == 2
     assert "a catalogue gives each pair's PS link" in capsys.readouterr().err
+
+
+def test_a_point_twice_in_the_dataset_is_refused(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A part copied in again (part-000000.parquet as part-000005.parquet) held every one of its points twice: the
+    resumed sweep took it as done and said nothing, and every reader of the dataset counted those rows twice
+    (a hardening pass). A point's id is unique in a dataset: a second row of it names both parts."""
+    out = tmp_path / "sweep"
+    args = ["sweep", str(TRACE), "--workers", "1-2", *SMALL, "--jobs", "1", "--out", str(out)]
+    assert main(args) == 0
+    shutil.copyfile(out / "part-000000.parquet", out / "part-000005.parquet")
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"part-000005\.parquet: point '[0-9a-f]{12}\.\.\.' is in .*part-000000\.parquet too", err), err
+    assert sorted(p.name for p in out.glob("*.parquet")) == ["part-000000.parquet", "part-000005.parquet"]

@@ -65,3 +65,24 @@ def test_a_profile_without_the_first_call_says_how_to_get_one(tmp_path: pathlib.
         (tmp_path / p.name).write_bytes(p.read_bytes())
     with pytest.raises(ModelError, match="first call"):
         build_model(read_trace(tmp_path))
+
+
+def test_a_profile_run_directory_finds_the_files_beside_its_logdir() -> None:
+    """A TensorBoard logdir keeps the profile in plugins/profile/RUN/ and tracegen's files at its top. Given the
+    run directory or one host's file in it, as the README allows, predict found no link profile, single-worker
+    measurement or meta.json 'beside the trace': it fell back to the link the trace shows and a batch of 1
+    (samples/s 32x too low here) with no word of the files it passed over (a hardening pass)."""
+    from tracegen.cli_predict import batch_size_of
+    from tracegen.predict import profile_beside, single_worker_beside
+    from tracegen.sweepgrid import trace_files, trace_sha256
+
+    logdir = TRACES.parent / "tf2" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    [run] = (logdir / "plugins" / "profile").iterdir()
+    host = sorted(run.glob("*.xplane.pb"))[0]
+    for trace in (logdir, run, host, run / "*.xplane.pb"):
+        assert profile_beside(trace) == logdir / "link-profile.json", trace
+        assert single_worker_beside(trace) == logdir / "single-worker.json", trace
+        assert batch_size_of(str(trace), None) == 32, trace
+    assert logdir / "link-profile.json" in trace_files(run)  # a sweep's point ids cover them too
+    assert logdir / "meta.json" in trace_files(host)
+    assert trace_sha256(run) != trace_sha256(logdir)  # the run's files and the logdir's three, named as such

@@ -88,3 +88,20 @@ def test_a_spreadsheets_bom_and_spaces_after_commas_in_the_header_are_read(tmp_p
     path = tmp_path / "m.csv"
     path.write_bytes(text.encode())
     assert read_measured(path).to_dict("records") == [{"n_workers": 1, "steps_per_s": 2.0}]
+
+
+def test_a_run_written_twice_is_refused(tmp_path: pathlib.Path) -> None:
+    """A measurements file with one run's row appended twice more was read as three repeats of N = 2: the report
+    said '3' repeats of one run and weighed it three times in the mean (a hardening pass). Every cell the same,
+    the repeat number included, is one run written again; the same N and repeat with other values (two campaigns
+    appended) are still read."""
+    dev = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev"
+    measured = dev / "mlp_500mbit_q100_b128k_ps03" / "measured.csv"
+    lines = measured.read_text().splitlines(keepends=True)
+    path = tmp_path / "m.csv"
+    path.write_text("".join(lines) + lines[2])
+    with pytest.raises(ConfigError, match=rf"m\.csv:{len(lines) + 1}: the run of line 3 again \(n_workers 2, "
+                                          r"repeat 0, every cell the same\)"):
+        read_measured(path)
+    path.write_text("".join(lines) + lines[2].replace("17.4012", "17.5"))
+    assert len(read_measured(path)) == len(lines)
