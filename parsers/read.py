@@ -106,6 +106,9 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
     target = pathlib.Path(text)
     try:
         if is_table_dir(target):
+            if beside := trace_files_in(target):  # which one the user meant, nothing tells
+                raise TraceFormatError(f"{text}: holds converted tables ({MANIFEST}) and trace files too (e.g. "
+                                       f"{beside[0].name}); move one or the other to a directory of its own")
             return read_tables(target, max_bytes=max_bytes)
         if is_profile_dir(target):
             trace = _read_profile(profile_files(target), text, max_bytes)
@@ -129,7 +132,7 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
 def trace_files_in(directory: pathlib.Path) -> list[pathlib.Path]:
     """The files of ``directory`` that :func:`read_trace` takes for a trace's (steps, Chrome JSON, a TF2
     profile's), sorted; not the files beside them (:data:`BESIDE`) nor a table directory's manifest. A table
-    directory is read before all of them: tables written into a directory of steps would hide the steps."""
+    directory that holds any of them is refused by :func:`read_trace`: which the user meant, nothing tells."""
     if (directory / "plugins" / "profile").is_dir():  # a TensorBoard logdir
         try:
             return profile_files(directory)

@@ -76,3 +76,15 @@ def test_a_table_directory_is_named_as_read_then_as_first_captured(step_pb: path
     trace = read_trace(step_pb)
     write_tables(trace, tmp_path, "csv")
     assert read_tables(tmp_path).source == f"{tmp_path} (from {trace.source})"
+
+
+def test_tables_beside_trace_files_are_refused_not_read_over_them(step_pb: pathlib.Path,
+                                                                   tmp_path: pathlib.Path) -> None:
+    """A directory holding a converted table set and step files was read as the tables, the steps passed over
+    without a word (editing or adding a step there changed nothing)."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    assert len(read_trace(tmp_path).ops) == len(read_trace(step_pb).ops)  # tables alone: read
+    (tmp_path / "step_000.pb").write_bytes(step_pb.read_bytes())
+    with pytest.raises(TraceFormatError, match=rf"{re.escape(str(tmp_path))}: holds converted tables \(trace\.json\) "
+                                               r"and trace files too \(e\.g\. step_000\.pb\)"):
+        read_trace(tmp_path)
