@@ -198,6 +198,10 @@ class OutputDir:
             for name in previous:
                 if (self.root / name).is_file():
                     (self.root / name).unlink()
+            for folder in sorted({p for n in previous for p in pathlib.PurePath(n).parents if p.parts},
+                                 key=lambda p: -len(p.parts)):  # the folders they leave empty (traces/) go too
+                with contextlib.suppress(OSError):
+                    (self.root / folder).rmdir()  # only if empty: a user's file there keeps it
             previous = []
         runs[self.command] = [*[n for n in previous if (self.root / n).is_file()], *self.written]
         runs = {c: [n for n in files if c == self.command or n not in self.written] for c, files in runs.items()}

@@ -242,6 +242,12 @@ def test_a_forced_run_removes_only_what_the_previous_run_wrote(tmp_path: pathlib
     assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1", "--force") == 0
     assert (out / "traces/n1.json").is_file() and not (out / "traces/n2.json").exists()
     assert (out / "notes.txt").read_text() == "mine"
+    assert _predict(out, ROOT / "data/traces/mlp", "--force") == 0  # no traces now: their folder goes too
+    assert not (out / "traces").exists() and (out / "notes.txt").read_text() == "mine"
+    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1", "--force") == 0
+    (out / "traces/mine.txt").write_text("mine")
+    assert _predict(out, ROOT / "data/traces/mlp", "--force") == 0  # a user's file there keeps it
+    assert sorted(p.name for p in (out / "traces").iterdir()) == ["mine.txt"]
 
 
 def test_a_forced_run_of_another_command_leaves_the_first_ones_files(tmp_path: pathlib.Path,
