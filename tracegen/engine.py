@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 # priorities at equal times: completions first, then arrivals and dispatches, then step starts, then the launch of
 # the transfers requested at that instant
-DONE, ARRIVE, START, LAUNCH = 0, 1, 2, 3
+DONE: Final = 0
+ARRIVE: Final = 1
+START: Final = 2
+LAUNCH: Final = 3
 
 Callback = Callable[[Any], None]
 

@@ -38,7 +38,7 @@ import heapq
 import itertools
 import math
 from collections.abc import Callable, Hashable, Sequence
-from typing import Protocol
+from typing import Final, Protocol
 
 from mypy_extensions import mypyc_attr
 
@@ -46,11 +46,12 @@ from tracegen.engine import DONE, LAUNCH, Engine
 from tracegen.errors import ConfigError
 from tracegen.pscpu import CfsQuota
 
-PULL, PUSH = 0, 1
+PULL: Final = 0
+PUSH: Final = 1
 DIRECTIONS = ("pull", "push")
 Table = tuple[tuple[int, float], ...]  # (connections, bytes per second), by connections
-MAX_RPC_CPU_NS = 1e9  # the most a transfer request may cost the PS's CPU (1 s)
-_EPS_BYTES = 1e-3
+MAX_RPC_CPU_NS: Final = 1e9  # the most a transfer request may cost the PS's CPU (1 s)
+_EPS_BYTES: Final = 1e-3
 
 
 def interpolate(table: Table, k: int) -> float:

@@ -30,13 +30,14 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Callable
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
 from tracegen.engine import ARRIVE, DONE, Engine
 
 OnDone = Callable[[int, int], None]  # (start_ns, slot): slot is the op thread, -1 for a request's handling
-_EPS = 1e-6
+_EPS: Final = 1e-6
 
 
 @mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one

@@ -50,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 from collections.abc import Callable
+from typing import Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -62,9 +63,9 @@ from tracegen.policy import FixedOrder, Policy, TfOrder, TicTac, check_order, is
 from tracegen.pscpu import PsCpu
 from tracegen.variables import variable_map
 
-MAX_WORKERS = 100_000
-MAX_STEPS = 1_000_000
-MAX_TASK_INSTANCES = 2_000_000_000  # workers x steps x tasks: far beyond any useful run, far below int64
+MAX_WORKERS: Final = 100_000
+MAX_STEPS: Final = 1_000_000
+MAX_TASK_INSTANCES: Final = 2_000_000_000  # workers x steps x tasks: far beyond any useful run, far below int64
 
 
 @mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
@@ -197,7 +198,11 @@ def critical_path_ns(model: StepModel, link: LinkSpec, variant: int = 0) -> int:
     return max(finish)
 
 
-_WORKER, _PS, _PULL, _PUSH = 0, 1, 2, 3  # where a task runs: a worker's CPU, the PS's CPU, the link's directions
+# where a task runs: a worker's CPU, the PS's CPU, the link's directions
+_WORKER: Final = 0
+_PS: Final = 1
+_PULL: Final = 2
+_PUSH: Final = 3
 _WHERE = {TaskKind.COMPUTE: _WORKER, TaskKind.APPLY: _PS, TaskKind.PS_OP: _PS, TaskKind.PULL: _PULL,
           TaskKind.PUSH: _PUSH}
 
