@@ -9,7 +9,14 @@ import sys
 from parsers.errors import quoted
 from parsers.read import meta_path, read_meta
 from parsers.workerclasses import read_worker_classes
-from tracegen.curve import MAX_SATURATION_WORKERS, STALL_GAIN, STALL_POINTS, format_workers, parse_workers
+from tracegen.curve import (
+    MAX_SATURATION_WORKERS,
+    SATURATED,
+    STALL_GAIN,
+    STALL_POINTS,
+    format_workers,
+    parse_workers,
+)
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.linkspec import held_ps_bound
@@ -61,8 +68,9 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="steps each simulated worker runs before the measurement window opens (default 3)")
     parser.add_argument("--every-n", action="store_true",
                         help="simulate every asked N; by default the N after the rate stalls (3 in a row each under "
-                             "1%% above the best so far) are not simulated: in the model more workers do not raise "
-                             "it, and they take most of a long curve's time")
+                             "1%% above the best so far, with a link direction or the PS's CPU at least 90%% busy) "
+                             "are not simulated: in the model more workers do not raise it, and they take most of "
+                             "a long curve's time")
     parser.add_argument("--seeds", type=parse_count, default=3, metavar="S",
                         help="simulations per worker count, seeds 0..S-1; the ±95%% column is the half-width of "
                              "the 95%% confidence interval of their mean (default 3)")
@@ -224,8 +232,9 @@ def _print(result: Prediction, config: PredictConfig) -> None:
     largest = curve.points[-1].n_workers
     if curve.unsimulated_workers:
         print(f"N={format_workers(curve.unsimulated_workers)} not simulated: the rate stalled by N={largest} "
-              f"({STALL_POINTS} worker counts in a row each under {STALL_GAIN:.0%} above the best), so more workers "
-              "do not raise it; --every-n simulates them")
+              f"({STALL_POINTS} worker counts in a row each under {STALL_GAIN:.0%} above the best, with a link "
+              f"direction or the PS's CPU at least {SATURATED:.0%} busy), so more workers do not raise it; "
+              "--every-n simulates them")
     knee = (f"N={curve.knee_n_workers}" if curve.knee_n_workers is not None
             else f"not reached by N={largest}")
     print(f"plateau {curve.plateau_steps_per_s:.2f} steps/s (simulated at N={curve.saturation_workers}); knee "

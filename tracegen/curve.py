@@ -42,6 +42,7 @@ BUSY_THRESHOLD = 0.8
 MAX_SATURATION_WORKERS = 256
 STALL_POINTS = 3  # past the plateau: this many asked N in a row, each not STALL_GAIN above the best rate so far
 STALL_GAIN = 0.01
+SATURATED = 0.9  # predict's stall counts only points whose busiest resource is at least this busy
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,16 +199,26 @@ def _points(model: StepModel, config: SimConfig, ns: Sequence[int], seeds: int,
         processes.stream(sorted(work, key=lambda kj: -kj[1][1].n_workers), done)  # the longest first
 
 
-def stalled_after(rates: Sequence[float]) -> int | None:
+def stalled_after(rates: Sequence[float], saturated: Sequence[bool] | None = None) -> int | None:
     """The index of the rate after which a curve has stalled: :data:`STALL_POINTS` rates in a row, each not
     :data:`STALL_GAIN` above the best before it (so the last of them rose less than that over all of them); None
-    while it still climbs."""
+    while it still climbs. With ``saturated`` (per rate), only saturated points count, and one that is not starts
+    the count again: a flat stretch below a saturated resource (workers in lock-step, say) may rise again."""
     best, stall = 0.0, 0
     for i, rate in enumerate(rates):
-        best, stall = (rate, 0) if rate > best * (1 + STALL_GAIN) else (best, stall + 1)
+        if rate > best * (1 + STALL_GAIN):
+            best, stall = rate, 0
+        else:
+            stall = stall + 1 if saturated is None or saturated[i] else 0
         if stall >= STALL_POINTS:
             return i
     return None
+
+
+def saturated(point: CurvePoint) -> bool:
+    """Whether ``point``'s busiest resource (a link direction or the PS's CPU, means over seeds and shards) is
+    :data:`SATURATED` busy: more workers then cannot raise the rate much."""
+    return max(point.pull_link_utilisation, point.push_link_utilisation, point.ps_cpu_utilisation) >= SATURATED
 
 
 def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3,
@@ -215,10 +226,11 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
                   processes: Simulations | None = None, stop_at_plateau: bool = False) -> Curve:
     """Simulate every N in ``workers`` with seeds ``config.seed .. config.seed + seeds - 1``, and the plateau
     (without ``find_plateau``, the plateau is the largest N's throughput and no more workers are simulated).
-    ``stop_at_plateau``: the N are simulated in order until the rate stalls (:func:`stalled_after`); the N after
-    that are not simulated (``unsimulated_workers``), the plateau is the best rate and no more is simulated for
-    it. Each N simulated is the same point either way. ``processes`` (of :func:`simulate_job`): run the
-    simulations there, side by side; the curve is the same. ``progress(n)`` when N's simulations are done."""
+    ``stop_at_plateau``: the N are simulated in order until the rate stalls at a saturated resource
+    (:func:`stalled_after`, :func:`saturated`); the N after that are not simulated (``unsimulated_workers``),
+    the plateau is the best rate and no more is simulated for it. Each N simulated is the same point either way.
+    ``processes`` (of :func:`simulate_job`): run the simulations there, side by side; the curve is the same.
+    ``progress(n)`` when N's simulations are done."""
     if not workers:
         raise ConfigError("'workers' must name at least one worker count (got none)")
     if not 1 <= seeds <= 1000:
@@ -243,7 +255,8 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
         batch = 1 if processes is None else max(1, math.ceil(2 * processes.jobs / seeds))
         for start in range(0, len(asked), batch):
             _points(model, config, asked[start:start + batch], seeds, processes, keep)
-            stalled = stalled_after([by_n[n].steps_per_s for n in asked[:start + batch] if n in by_n])
+            done = [by_n[n] for n in asked[:start + batch] if n in by_n]
+            stalled = stalled_after([p.steps_per_s for p in done], [saturated(p) for p in done])
             if stalled is not None:
                 ns = asked[:stalled + 1]  # what a later N of the batch gave is dropped: the same curve for any jobs
                 break

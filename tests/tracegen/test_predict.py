@@ -192,6 +192,11 @@ def test_a_curve_stalls_after_three_points_each_under_one_percent_above_the_best
     assert stalled_after([1.0, 2.0, 2.01, 1.9, 2.03, 2.0, 2.0, 2.0]) == 7  # 2.03: 1.5 % over 2.0, counted anew
     assert stalled_after([1.0, 1.006, 1.012, 1.018]) is None  # 0.6 % a point: over 1 % in two
     assert stalled_after([float(n) for n in range(1, 20)]) is None
+    # a flat stretch below saturation (workers in lock-step) starts the count again: dev mlp_500, N = 2..4
+    flat = [10.8, 17.5, 17.3, 17.6, 17.4, 18.7, 19.0, 20.6, 21.2]
+    busy = [False, False, False, False, False, False, False, True, True]
+    assert stalled_after(flat) == 4 and stalled_after(flat, busy) is None
+    assert stalled_after([*flat, 21.2, 21.3, 21.1], [*busy, True, True, True]) == 11
 
 
 def test_a_curve_past_its_plateau_is_not_simulated_and_each_point_simulated_is_the_same(
