@@ -643,6 +643,41 @@ def test_link_profile_values(tmp_path: pathlib.Path, old: bytes, new: bytes, why
     _check_message(str(info.value), path, why)
 
 
+DEV_TRACE = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+
+
+def _renamed(obj: dict[str, Any], old: str, new: str) -> None:
+    obj[new] = obj.pop(old)
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    # each was read as if the key were absent: the queueing delays, a point's CPU, the PS's cores went missing
+    (lambda d: _renamed(d, "idle_rtt_ns", "idle_rtt_us"), "the document has unknown key 'idle_rtt_us'"),
+    (lambda d: _renamed(d["points"][3], "probe_rtt_ns", "probe_rtt"), "points[3] has unknown key 'probe_rtt'"),
+    (lambda d: _renamed(d["ps"], "cores", "core"), "ps has unknown key 'core'"),
+    (lambda d: _renamed(d["ps"]["cpu_quota"], "period_us", "period_ms"), "ps.cpu_quota has unknown key 'period_ms'"),
+    (lambda d: d["payload"].update(tensor_size=4), "payload has unknown key 'tensor_size'"),
+])
+def test_link_profile_unknown_keys_are_refused(tmp_path: pathlib.Path, edit: Callable[[Any], None], why: str) -> None:
+    doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
+    read_link_profile(DEV_TRACE / "link-profile.json")  # the real profile is read as it is
+    edit(doc)
+    path = tmp_path / "link-profile.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError) as info:
+        read_link_profile(path)
+    _check_message(str(info.value), path, why)
+
+
+def test_link_profile_client_may_say_more(tmp_path: pathlib.Path) -> None:
+    """``client`` describes the other host and nothing reads it: a key of one's own there is no error."""
+    doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
+    doc["client"]["region"] = "eu-west-1"
+    path = tmp_path / "link-profile.json"
+    path.write_text(json.dumps(doc))
+    assert read_link_profile(path).client["region"] == "eu-west-1"
+
+
 @pytest.mark.parametrize(("target", "why"), [("/dev/zero", "character device"), ("fifo", "FIFO")])
 def test_link_profile_refuses_devices_and_pipes(tmp_path: pathlib.Path, target: str, why: str) -> None:
     path = tmp_path / "link-profile.json"
