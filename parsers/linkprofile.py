@@ -59,6 +59,7 @@ MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kB; anything this large is not
 MAX_POINTS = 1000
 MAX_RATE_BYTES_PER_S = 10**15
 KEYS = ("format", "version", "tool", "date", "ps", "client", "payload", "window_s", "idle_rtt_ns", "points", "notes")
+REQUIRED_KEYS = ("tool", "date", "ps", "client", "payload", "window_s", "points")
 PS_KEYS = ("address", "host", "cores", "tensorflow", "cpu_quota")
 PAYLOAD_KEYS = ("tensors", "tensor_bytes")
 POINT_KEYS = ("mode", "connections", "pull_bytes_per_s", "push_bytes_per_s", "ps_cpu_cores", "probe_rtt_ns", "window_s",
@@ -149,8 +150,8 @@ def read_link_profile(path: str | os.PathLike[str]) -> LinkProfile:
 def _profile_from(doc: Any, source: str) -> LinkProfile:
     c = Checker(source)
     c.header(doc, FORMAT, VERSION)
-    c.known(doc, KEYS, "")
-    payload = c.known(c.mapping(c.key(doc, "payload", ""), "payload"), PAYLOAD_KEYS, "payload")
+    c.known(doc, KEYS, "", REQUIRED_KEYS)
+    payload = c.known(c.mapping(c.key(doc, "payload", ""), "payload"), PAYLOAD_KEYS, "payload", PAYLOAD_KEYS)
     points_raw = c.key(doc, "points", "")
     if not isinstance(points_raw, list) or not points_raw or len(points_raw) > MAX_POINTS:
         raise ProfileError(f"{source}: 'points' must be a list of 1 to {MAX_POINTS} measurements "
@@ -158,7 +159,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
     points = []
     for i, raw in enumerate(points_raw):
         where = f"points[{i}]"
-        c.known(c.mapping(raw, where), POINT_KEYS, where)
+        c.known(c.mapping(raw, where), POINT_KEYS, where, POINT_KEYS[:4])
         mode = c.key(raw, "mode", where)
         if mode not in MODES:
             raise ProfileError(f"{source}: {where}.mode must be one of {', '.join(MODES)} (got {_short(mode)})")
@@ -227,8 +228,12 @@ class Checker:
             raise self.error(f"{self.source}: 'notes' must be a list of strings (got {_short(notes)})")
         return tuple(notes)
 
-    def known(self, obj: Mapping[str, Any], keys: tuple[str, ...], where: str) -> Mapping[str, Any]:
-        """``obj``, refused if it holds a key not in ``keys`` (a misspelt optional key reads as absent)."""
+    def known(self, obj: Mapping[str, Any], keys: tuple[str, ...], where: str,
+              required: tuple[str, ...] = ()) -> Mapping[str, Any]:
+        """``obj``, refused if it lacks a key of ``required`` (said first: a misspelt required key is missing)
+        or holds a key not in ``keys`` (a misspelt optional key would read as absent)."""
+        for name in required:
+            self.key(obj, name, where)
         extra = next((k for k in obj if k not in keys), None)
         if extra is not None:
             raise self.error(f"{self.source}: {where or 'the document'} has unknown key {_short(extra)} (known: "
@@ -262,7 +267,7 @@ class Checker:
         raw = parent.get("cpu_quota") if isinstance(parent, Mapping) else None
         if raw is None:
             return None
-        raw = self.known(self.mapping(raw, where), QUOTA_KEYS, where)
+        raw = self.known(self.mapping(raw, where), QUOTA_KEYS, where, QUOTA_KEYS)
         return CpuQuota(host_cores=self.number(self.key(raw, "host_cores", where), f"{where}.host_cores",
                                                positive=True, high=4096.0),
                         period_us=self.integer(self.key(raw, "period_us", where), f"{where}.period_us", low=1_000,

@@ -655,7 +655,10 @@ def _renamed(obj: dict[str, Any], old: str, new: str) -> None:
     (lambda d: _renamed(d, "idle_rtt_ns", "idle_rtt_us"), "the document has unknown key 'idle_rtt_us'"),
     (lambda d: _renamed(d["points"][3], "probe_rtt_ns", "probe_rtt"), "points[3] has unknown key 'probe_rtt'"),
     (lambda d: _renamed(d["ps"], "cores", "core"), "ps has unknown key 'core'"),
-    (lambda d: _renamed(d["ps"]["cpu_quota"], "period_us", "period_ms"), "ps.cpu_quota has unknown key 'period_ms'"),
+    (lambda d: d["ps"]["cpu_quota"].update(quota_us=3000), "ps.cpu_quota has unknown key 'quota_us'"),
+    # a required key misspelt is missing, said first
+    (lambda d: _renamed(d["ps"]["cpu_quota"], "period_us", "period_ms"), "ps.cpu_quota.period_us is missing"),
+    (lambda d: _renamed(d["points"][0], "connections", "conns"), "points[0].connections is missing"),
     (lambda d: d["payload"].update(tensor_size=4), "payload has unknown key 'tensor_size'"),
 ])
 def test_link_profile_unknown_keys_are_refused(tmp_path: pathlib.Path, edit: Callable[[Any], None], why: str) -> None:
