@@ -187,8 +187,8 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
                                "the direction it measured")
     notes = c.notes(doc)
     ps = c.known(c.mapping(c.key(doc, "ps", ""), "ps"), PS_KEYS, "ps")
-    if ps.get("cores") is not None:  # the model takes the PS's CPU from it: a bad figure is an error, not unknown
-        c.number(ps["cores"], "ps.cores", positive=True, high=4096.0)
+    # the model takes the PS's CPU from it: a bad figure is an error, not unknown
+    cores = None if ps.get("cores") is None else c.number(ps["cores"], "ps.cores", positive=True, high=4096.0)
     return LinkProfile(
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         ps=ps, client=c.mapping(c.key(doc, "client", ""), "client"),
@@ -196,7 +196,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
         tensor_bytes=c.integer(c.key(payload, "tensor_bytes", "payload"), "payload.tensor_bytes", low=1,
                                high=1 << 40),
         window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
-        points=tuple(points), notes=notes, source=source, cpu_quota=c.cpu_quota(doc["ps"], "ps.cpu_quota"),
+        points=tuple(points), notes=notes, source=source, cpu_quota=c.cpu_quota(ps, "ps.cpu_quota", cores, "ps.cores"),
         idle_rtt_ns=None if doc.get("idle_rtt_ns") is None else c.integer(doc["idle_rtt_ns"], "idle_rtt_ns", low=0,
                                                                           high=10**12))
 
@@ -262,16 +262,21 @@ class Checker:
             raise self.error(f"{self.source}: {where} must be an integer from {low} to {high} (got {_short(value)})")
         return value
 
-    def cpu_quota(self, parent: Any, where: str) -> CpuQuota | None:
-        """The optional ``cpu_quota`` object of ``parent`` (None when absent or null)."""
+    def cpu_quota(self, parent: Any, where: str, cores: float | None = None, cores_where: str = "") -> CpuQuota | None:
+        """The optional ``cpu_quota`` object of ``parent`` (None when absent or null), of the ``cores`` (read at
+        ``cores_where``) it enforces, when known: a quota gives at most the cores it may run on."""
         raw = parent.get("cpu_quota") if isinstance(parent, Mapping) else None
         if raw is None:
             return None
         raw = self.known(self.mapping(raw, where), QUOTA_KEYS, where, QUOTA_KEYS)
-        return CpuQuota(host_cores=self.number(self.key(raw, "host_cores", where), f"{where}.host_cores",
-                                               positive=True, high=4096.0),
-                        period_us=self.integer(self.key(raw, "period_us", where), f"{where}.period_us", low=1_000,
-                                               high=1_000_000))
+        quota = CpuQuota(host_cores=self.number(self.key(raw, "host_cores", where), f"{where}.host_cores",
+                                                positive=True, high=4096.0),
+                         period_us=self.integer(self.key(raw, "period_us", where), f"{where}.period_us", low=1_000,
+                                                high=1_000_000))
+        if cores is not None and quota.host_cores < cores:
+            raise self.error(f"{self.source}: {where}.host_cores {quota.host_cores:g} is fewer than the {cores:g} "
+                             f"cores of {cores_where}: a quota cannot give more cores than it may run on")
+        return quota
 
     def number(self, value: Any, where: str, *, positive: bool = False,
                high: float = MAX_RATE_BYTES_PER_S) -> float:

@@ -134,7 +134,7 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
         steps_per_s=steps_per_s,
         window_s=window_s,
         ps_cpu_s_per_step=ps_cpu, ps_cores=ps_cores,
-        ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota"),
+        ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota", ps_cores, "ps_cores"),
         ps_at_cap=None if doc.get("ps_at_cap") is None else _at_cap(c, doc["ps_at_cap"]),
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         notes=c.notes(doc), source=source)
@@ -154,4 +154,5 @@ def _at_cap(c: Checker, raw: Any) -> AtCap:
                                 f"steps_per_s {rate:g}) of ps_cores {cores:g}: not at its cap, so not its work "
                                 "per step")
     return AtCap(ps_cores=cores, steps_per_s=rate, ps_cpu_s_per_step=cpu, window_s=window_s,
-                 ps_cpu_quota=c.cpu_quota({"cpu_quota": raw.get("ps_cpu_quota")}, "ps_at_cap.ps_cpu_quota"))
+                 ps_cpu_quota=c.cpu_quota({"cpu_quota": raw.get("ps_cpu_quota")}, "ps_at_cap.ps_cpu_quota", cores,
+                                          "ps_at_cap.ps_cores"))

@@ -672,6 +672,23 @@ def test_link_profile_unknown_keys_are_refused(tmp_path: pathlib.Path, edit: Cal
     _check_message(str(info.value), path, why)
 
 
+def test_link_profile_quota_on_fewer_cores_than_it_gives_is_refused(tmp_path: pathlib.Path) -> None:
+    """0.3 cores as a quota on a host of 0.1 cores cannot be: it was modelled as given (the PS ran at 0.1 cores,
+    the quota's note dropped, tracing's undoing at its 4x limit: dev mlp N=2 19.55 -> 17.68), a hardening pass."""
+    doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
+    assert doc["ps"]["cores"] == 0.3
+    for host_cores, ok in ((0.3, True), (0.1, False)):
+        doc["ps"]["cpu_quota"]["host_cores"] = host_cores
+        path = tmp_path / "link-profile.json"
+        path.write_text(json.dumps(doc))
+        if ok:
+            assert read_link_profile(path).cpu_quota is not None
+            continue
+        with pytest.raises(ProfileError) as info:
+            read_link_profile(path)
+        _check_message(str(info.value), path, "ps.cpu_quota.host_cores 0.1 is fewer than the 0.3 cores of ps.cores")
+
+
 def test_link_profile_client_may_say_more(tmp_path: pathlib.Path) -> None:
     """``client`` describes the other host and nothing reads it: a key of one's own there is no error."""
     doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
