@@ -78,9 +78,8 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
         raise error(f"{source}: line 1 must be {f'# {fmt} version {file_version}'!r} (got {quoted(first)})")
     columns = known[file_version]
     rows = _rows(text, source, columns, error)
-    if not rows or rows[0][1] != columns:
-        line, got = rows[0] if rows else (1, ())
-        raise error(f"{source}: line {line}: the header must be {','.join(columns)} (got {quoted(','.join(got))})")
+    if not rows:
+        raise error(f"{source}: line 1: the header must be {','.join(columns)} (got '')")
     if len(rows) - 1 > max_rows:
         raise error(f"{source}: more than {max_rows} rows")
     return [Cells(source, line, row, columns, error) for line, row in rows[1:]]
@@ -96,6 +95,9 @@ def _rows(text: str, source: str, columns: tuple[str, ...],
             line = reader.line_num
             if not cells or (len(cells) == 1 and not cells[0].strip()) or cells[0].lstrip().startswith("#"):
                 continue
+            if not rows and tuple(c.strip() for c in cells) != columns:  # before any row is measured against it
+                raise error(f"{source}: line {line}: the header must be {','.join(columns)} "
+                            f"(got {quoted(','.join(c.strip() for c in cells))})")
             if rows and len(cells) != len(columns):
                 where = (f"column {len(cells) + 1} ({columns[len(cells)]}) is missing" if len(cells) < len(columns)
                          else f"column {len(columns) + 1} is one more than the header's")

@@ -31,7 +31,9 @@
     notes       (optional) list of strings
 
 Rates are tensor payload: what TensorFlow's ``RecvTensor`` moved, not what the wire carried with headers.
-Readers check every value and name the file and the key path of the first bad one.
+Readers check every value and name the file and the key path of the first bad one. A key the schema does not name
+is refused, in every object but ``client`` (which nothing reads): a misspelt optional key (``idle_rtt_us``) would
+otherwise read as absent, and the link would be modelled without it, without a word.
 """
 
 from __future__ import annotations
@@ -56,6 +58,13 @@ PROFILE_NAME = "link-profile.json"  # the name a profile has beside a trace
 MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kB; anything this large is not one
 MAX_POINTS = 1000
 MAX_RATE_BYTES_PER_S = 10**15
+KEYS = ("format", "version", "tool", "date", "ps", "client", "payload", "window_s", "idle_rtt_ns", "points", "notes")
+REQUIRED_KEYS = ("tool", "date", "ps", "client", "payload", "window_s", "points")
+PS_KEYS = ("address", "host", "cores", "tensorflow", "cpu_quota")
+PAYLOAD_KEYS = ("tensors", "tensor_bytes")
+POINT_KEYS = ("mode", "connections", "pull_bytes_per_s", "push_bytes_per_s", "ps_cpu_cores", "probe_rtt_ns", "window_s",
+              "step_bytes", "transfers_per_s")
+QUOTA_KEYS = ("host_cores", "period_us")
 
 
 class ProfileError(TraceFormatError):
@@ -141,7 +150,8 @@ def read_link_profile(path: str | os.PathLike[str]) -> LinkProfile:
 def _profile_from(doc: Any, source: str) -> LinkProfile:
     c = Checker(source)
     c.header(doc, FORMAT, VERSION)
-    payload = c.mapping(c.key(doc, "payload", ""), "payload")
+    c.known(doc, KEYS, "", REQUIRED_KEYS)
+    payload = c.known(c.mapping(c.key(doc, "payload", ""), "payload"), PAYLOAD_KEYS, "payload", PAYLOAD_KEYS)
     points_raw = c.key(doc, "points", "")
     if not isinstance(points_raw, list) or not points_raw or len(points_raw) > MAX_POINTS:
         raise ProfileError(f"{source}: 'points' must be a list of 1 to {MAX_POINTS} measurements "
@@ -149,7 +159,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
     points = []
     for i, raw in enumerate(points_raw):
         where = f"points[{i}]"
-        c.mapping(raw, where)
+        c.known(c.mapping(raw, where), POINT_KEYS, where, POINT_KEYS[:4])
         mode = c.key(raw, "mode", where)
         if mode not in MODES:
             raise ProfileError(f"{source}: {where}.mode must be one of {', '.join(MODES)} (got {_short(mode)})")
@@ -176,9 +186,9 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
             raise ProfileError(f"{source}: points[{i}] ({pt.mode}, {pt.connections} connections) moved nothing in "
                                "the direction it measured")
     notes = c.notes(doc)
-    ps = c.mapping(c.key(doc, "ps", ""), "ps")
-    if ps.get("cores") is not None:  # the model takes the PS's CPU from it: a bad figure is an error, not unknown
-        c.number(ps["cores"], "ps.cores", positive=True, high=4096.0)
+    ps = c.known(c.mapping(c.key(doc, "ps", ""), "ps"), PS_KEYS, "ps")
+    # the model takes the PS's CPU from it: a bad figure is an error, not unknown
+    cores = None if ps.get("cores") is None else c.number(ps["cores"], "ps.cores", positive=True, high=4096.0)
     return LinkProfile(
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         ps=ps, client=c.mapping(c.key(doc, "client", ""), "client"),
@@ -186,7 +196,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
         tensor_bytes=c.integer(c.key(payload, "tensor_bytes", "payload"), "payload.tensor_bytes", low=1,
                                high=1 << 40),
         window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
-        points=tuple(points), notes=notes, source=source, cpu_quota=c.cpu_quota(doc["ps"], "ps.cpu_quota"),
+        points=tuple(points), notes=notes, source=source, cpu_quota=c.cpu_quota(ps, "ps.cpu_quota", cores, "ps.cores"),
         idle_rtt_ns=None if doc.get("idle_rtt_ns") is None else c.integer(doc["idle_rtt_ns"], "idle_rtt_ns", low=0,
                                                                           high=10**12))
 
@@ -218,6 +228,18 @@ class Checker:
             raise self.error(f"{self.source}: 'notes' must be a list of strings (got {_short(notes)})")
         return tuple(notes)
 
+    def known(self, obj: Mapping[str, Any], keys: tuple[str, ...], where: str,
+              required: tuple[str, ...] = ()) -> Mapping[str, Any]:
+        """``obj``, refused if it lacks a key of ``required`` (said first: a misspelt required key is missing)
+        or holds a key not in ``keys`` (a misspelt optional key would read as absent)."""
+        for name in required:
+            self.key(obj, name, where)
+        extra = next((k for k in obj if k not in keys), None)
+        if extra is not None:
+            raise self.error(f"{self.source}: {where or 'the document'} has unknown key {_short(extra)} (known: "
+                             f"{', '.join(keys)})")
+        return obj
+
     def key(self, obj: Mapping[str, Any], name: str, where: str) -> Any:
         if name not in obj:
             raise self.error(f"{self.source}: {where + '.' if where else ''}{name} is missing")
@@ -240,16 +262,21 @@ class Checker:
             raise self.error(f"{self.source}: {where} must be an integer from {low} to {high} (got {_short(value)})")
         return value
 
-    def cpu_quota(self, parent: Any, where: str) -> CpuQuota | None:
-        """The optional ``cpu_quota`` object of ``parent`` (None when absent or null)."""
+    def cpu_quota(self, parent: Any, where: str, cores: float | None = None, cores_where: str = "") -> CpuQuota | None:
+        """The optional ``cpu_quota`` object of ``parent`` (None when absent or null), of the ``cores`` (read at
+        ``cores_where``) it enforces, when known: a quota gives at most the cores it may run on."""
         raw = parent.get("cpu_quota") if isinstance(parent, Mapping) else None
         if raw is None:
             return None
-        raw = self.mapping(raw, where)
-        return CpuQuota(host_cores=self.number(self.key(raw, "host_cores", where), f"{where}.host_cores",
-                                               positive=True, high=4096.0),
-                        period_us=self.integer(self.key(raw, "period_us", where), f"{where}.period_us", low=1_000,
-                                               high=1_000_000))
+        raw = self.known(self.mapping(raw, where), QUOTA_KEYS, where, QUOTA_KEYS)
+        quota = CpuQuota(host_cores=self.number(self.key(raw, "host_cores", where), f"{where}.host_cores",
+                                                positive=True, high=4096.0),
+                         period_us=self.integer(self.key(raw, "period_us", where), f"{where}.period_us", low=1_000,
+                                                high=1_000_000))
+        if cores is not None and quota.host_cores < cores:
+            raise self.error(f"{self.source}: {where}.host_cores {quota.host_cores:g} is fewer than the {cores:g} "
+                             f"cores of {cores_where}: a quota cannot give more cores than it may run on")
+        return quota
 
     def number(self, value: Any, where: str, *, positive: bool = False,
                high: float = MAX_RATE_BYTES_PER_S) -> float:

@@ -25,6 +25,9 @@ the PS process's CPU time). The file sits beside the trace, as ``link-profile.js
                        must be at least ``HELD_SHARE`` of its cores
     notes              (optional) list of strings
 
+A key not named here is refused, in ``ps_at_cap`` and ``ps_cpu_quota`` too: a misspelt optional key
+(``ps_cpu_ms_per_step``) would otherwise read as unknown, and the PS's CPU drop out of the model without a word.
+
 Why ``ps_at_cap``: the PS's CPU per step is elastic. gRPC's threads spend what CPU the PS has spare, so the same
 worker at the same rate costs a PS capped at 1.0 core 24 ms of CPU a step, at 0.3 cores 19 ms, and at 0.05 cores
 (where it holds the PS at its cap) 10 ms (data/README.md, ``remeasured/cnn_300mbit_q5_b16k_pscaps``). Whether the
@@ -54,6 +57,10 @@ MAX_BYTES = 1 << 16
 # a process cannot use more CPU than its cap or its host's cores; the measurement window's edges may add a little
 CPU_SLACK = 1.1
 HELD_SHARE = 0.9  # ps_at_cap: the PS used at least this share of its cores (the rest: the window edges)
+KEYS = ("format", "version", "tool", "date", "steps_per_s", "ps_cpu_s_per_step", "ps_cores", "ps_cpu_quota",
+        "window_s", "ps_at_cap", "notes")
+REQUIRED_KEYS = ("tool", "date", "steps_per_s", "window_s")
+AT_CAP_KEYS = ("ps_cores", "steps_per_s", "ps_cpu_s_per_step", "window_s", "ps_cpu_quota")
 
 
 class SingleWorkerError(TraceFormatError):
@@ -111,6 +118,7 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
     doc: Any = load_json(data, source, parse_float=float, error=SingleWorkerError)
     c = Checker(source, SingleWorkerError)
     c.header(doc, FORMAT, VERSION)
+    c.known(doc, KEYS, "", REQUIRED_KEYS)
     cpu, cores = doc.get("ps_cpu_s_per_step"), doc.get("ps_cores")
     steps_per_s = c.number(c.key(doc, "steps_per_s", ""), "steps_per_s", positive=True, high=1e9)
     ps_cpu = None if cpu is None else c.number(cpu, "ps_cpu_s_per_step", high=86_400.0)
@@ -126,7 +134,7 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
         steps_per_s=steps_per_s,
         window_s=window_s,
         ps_cpu_s_per_step=ps_cpu, ps_cores=ps_cores,
-        ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota"),
+        ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota", ps_cores, "ps_cores"),
         ps_at_cap=None if doc.get("ps_at_cap") is None else _at_cap(c, doc["ps_at_cap"]),
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         notes=c.notes(doc), source=source)
@@ -134,7 +142,7 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
 
 def _at_cap(c: Checker, raw: Any) -> AtCap:
     """The ``ps_at_cap`` object, checked: its figures, and that the PS really was at its cap."""
-    c.mapping(raw, "ps_at_cap")
+    c.known(c.mapping(raw, "ps_at_cap"), AT_CAP_KEYS, "ps_at_cap", AT_CAP_KEYS[:4])
     cores = c.number(c.key(raw, "ps_cores", "ps_at_cap"), "ps_at_cap.ps_cores", positive=True, high=4096.0)
     rate = c.number(c.key(raw, "steps_per_s", "ps_at_cap"), "ps_at_cap.steps_per_s", positive=True, high=1e9)
     cpu = c.number(c.key(raw, "ps_cpu_s_per_step", "ps_at_cap"), "ps_at_cap.ps_cpu_s_per_step", positive=True,
@@ -146,4 +154,5 @@ def _at_cap(c: Checker, raw: Any) -> AtCap:
                                 f"steps_per_s {rate:g}) of ps_cores {cores:g}: not at its cap, so not its work "
                                 "per step")
     return AtCap(ps_cores=cores, steps_per_s=rate, ps_cpu_s_per_step=cpu, window_s=window_s,
-                 ps_cpu_quota=c.cpu_quota({"cpu_quota": raw.get("ps_cpu_quota")}, "ps_at_cap.ps_cpu_quota"))
+                 ps_cpu_quota=c.cpu_quota({"cpu_quota": raw.get("ps_cpu_quota")}, "ps_at_cap.ps_cpu_quota", cores,
+                                          "ps_at_cap.ps_cores"))

@@ -13,6 +13,11 @@ their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the worke
 window, and the PS's context switches per second, empty when unknown) are read when present and shown beside the
 rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 8 to 8e15 (1 B/s to 1 PB/s, as
 ``--bandwidth``). Blank lines are skipped; column names are unique and every row has as many cells as the header.
+
+The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
+(:data:`SETTING_COLUMNS`: the model, its widths, the caps, the link's queue, ...), every row holds the same value
+(numbers compared as numbers), else the file is refused: two campaigns appended into one would be averaged as
+repeats of each N.
 """
 
 from __future__ import annotations
@@ -40,6 +45,11 @@ MAX_STEPS_PER_S = 1e6
 CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
 SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
 CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS
+
+# the testbed's settings of a run (validation.testbed_files), the same in every run compared at once; batch_size,
+# the link's rate, ps_tasks and placement are checked by validate, which reads them
+SETTING_COLUMNS = ("model", "widths", "learning_rate", "warmup_steps", "burst_bytes", "latency_ms", "cpu_cap_ps",
+                   "cpu_cap_worker", "cpu_cap_coordinator", "api", "tensorflow_version")
 
 MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundred kB
 MAX_MEASURED_ROWS = 100_000
@@ -69,6 +79,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     if frame.empty:
         raise ConfigError(f"{source}: no measurement rows")
     _refuse_a_run_twice(frame, source)
+    _refuse_two_settings(frame, source)
     out = pd.DataFrame({
         "n_workers": [cell_number(v, int, "n_workers", source, i) for i, v in _cells(frame, "n_workers")],
         "steps_per_s": [_steps_per_s(v, source, i) for i, v in _cells(frame, "steps_per_s")],
@@ -92,6 +103,24 @@ def _refuse_a_run_twice(frame: pd.DataFrame, source: str) -> None:
                               f"{_short(str(frame.at[line, 'n_workers']).strip())}, repeat "
                               f"{_short(str(frame.at[line, 'repeat']).strip())}, every cell the same); keep it once")
         seen[key] = int(line)
+
+
+def _refuse_two_settings(frame: pd.DataFrame, source: str) -> None:
+    """Every row's value of each of :data:`SETTING_COLUMNS` the file has is the first row's (module docstring)."""
+    for column in (c for c in SETTING_COLUMNS if c in frame.columns):
+        cells = _cells(frame, column)
+        first_line, first = cells[0]
+        for line, cell in cells[1:]:
+            if _setting(cell) != _setting(first):
+                raise ConfigError(f"{source}:{line}: {column!r} is {_short(cell.strip())!r}, not "
+                                  f"{_short(first.strip())!r} as on line {first_line}: runs of two settings would be "
+                                  "averaged as repeats of one; compare one setting at a time")
+
+
+def _setting(cell: str) -> str | float:
+    """A setting's cell as it compares: a number as its value (0.30 is 0.3), other text stripped."""
+    text = cell.strip()
+    return float(text) if _NUMBER.fullmatch(text) else text
 
 
 def read_csv_text(source: str, max_bytes: int) -> str:

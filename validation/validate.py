@@ -112,6 +112,7 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
                    runs: pd.DataFrame | None = None, single_worker: str | os.PathLike[str] | None = None) -> Inputs:
     """The measurements CSV, the trace, the profile and the bandwidth: as given, else from a testbed folder."""
     path = pathlib.Path(measured)
+    given = trace is not None
     if path.is_dir():
         if trace is None:
             trace = path / TRACE_DIR_NAME
@@ -119,6 +120,12 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
     if trace is None:
         raise ConfigError(f"{path}: give the single-worker trace with --trace (or a testbed folder holding "
                           f"{MEASURED_NAME} and {TRACE_DIR_NAME}/)")
+    if not path.exists():
+        raise ConfigError(f"{path}: no such measurements file")
+    if not pathlib.Path(trace).exists():  # said before anything is read beside it (its meta.json, its profile)
+        raise ConfigError(f"{trace}: no such trace" + (" (--trace)" if given else
+                                                      f"; a testbed folder holds {MEASURED_NAME} and "
+                                                      f"{TRACE_DIR_NAME}/, or give --trace"))
     found = pathlib.Path(profile) if profile is not None else profile_beside(trace)
     bandwidth, source = bandwidth_bytes_per_s, "--bandwidth"
     if bandwidth is None and runs is not None and "bandwidth_bytes_per_s" in runs.columns:

@@ -103,6 +103,9 @@ def test_every_bad_value_is_one_line_naming_file_line_and_column(tmp_path: pathl
     ({"first": "# tracegen-catalogue version 2"}, "line 1: version '2' is not supported"),
     ({"header": "name,role,usd_per_hour,compute_speed,cores,link_bits_per_s"}, "line 3: the header must be"),
     ({"header": "name,role,price,compute_speed,cores,link_bits_per_s,link_profile"}, "line 3: the header must be"),
+    # the column left out of the header and of every row was named as missing on the first row (a hardening pass)
+    ({"header": "name,role,usd_per_hour,compute_speed,cores,link_bits_per_s", "rows": [r[:-1] for r in GOOD]},
+     "line 3: the header must be"),
     ({"rows": ["small,worker,0.17,1.0,4,1250000000"]}, "line 5: 6 cells, expected 7: column 7 (link_profile) is "
                                                        "missing"),
     ({"rows": ["small,worker,0.17,1.0,4,1250000000,,x"]}, "line 5: 8 cells, expected 7"),

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import pathlib
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -60,6 +63,53 @@ def test_bad_values_are_named(tmp_path: pathlib.Path, old: bytes, new: bytes, wh
         read_single_worker(path)
     message = str(info.value)
     assert str(path) in message and why in message and "\n" not in message and len(message) < 300
+
+
+DEV = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+
+
+def _renamed(obj: dict[str, Any], old: str, new: str) -> None:
+    obj[new] = obj.pop(old)
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    # read as if the PS's CPU were unknown: the dev mlp's plateau 19.1 -> 12.6 steps/s, without a word
+    (lambda d: _renamed(d, "ps_cpu_s_per_step", "ps_cpu_ms_per_step"),
+     "the document has unknown key 'ps_cpu_ms_per_step'"),
+    (lambda d: _renamed(d, "ps_cpu_quota", "cpu_quota"), "the document has unknown key 'cpu_quota'"),
+    (lambda d: d.update(ps_at_cap={"ps_cores": 0.05, "steps_per_s": 5.1, "ps_cpu_s_per_step": 0.0098,
+                                   "window_s": 30.0, "ps_cpu_quota": None, "ps_core": 0.05}),
+     "ps_at_cap has unknown key 'ps_core'"),
+])
+def test_unknown_keys_are_refused(tmp_path: pathlib.Path, edit: Callable[[Any], None], why: str) -> None:
+    doc = json.loads((DEV / "single-worker.json").read_bytes())
+    edit(doc)
+    path = tmp_path / "single-worker.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SingleWorkerError) as info:
+        read_single_worker(path)
+    message = str(info.value)
+    assert str(path) in message and why in message and "\n" not in message and len(message) < 300
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    (lambda d: d["ps_cpu_quota"].update(host_cores=0.1), "ps_cpu_quota.host_cores 0.1 is fewer than the 0.3 cores of "
+                                                         "ps_cores"),
+    (lambda d: d.update(ps_at_cap={"ps_cores": 0.05, "steps_per_s": 5.1, "ps_cpu_s_per_step": 0.0098,
+                                   "window_s": 30.0, "ps_cpu_quota": {"host_cores": 0.01, "period_us": 10000}}),
+     "ps_at_cap.ps_cpu_quota.host_cores 0.01 is fewer than the 0.05 cores of ps_at_cap.ps_cores"),
+])
+def test_a_quota_on_fewer_cores_than_it_gives_is_refused(tmp_path: pathlib.Path, edit: Callable[[Any], None],
+                                                         why: str) -> None:
+    """A quota of 0.3 cores on a host of 0.1 cannot be; it was modelled as given (a hardening pass)."""
+    doc = json.loads((DEV / "single-worker.json").read_bytes())
+    edit(doc)
+    path = tmp_path / "single-worker.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SingleWorkerError) as info:
+        read_single_worker(path)
+    message = str(info.value)
+    assert str(path) in message and why in message and "\n" not in message and len(message) < 300, message
 
 
 def test_every_bundled_measurement_reads() -> None:

@@ -71,3 +71,16 @@ def test_wrong_version_and_not_a_file(tmp_path: pathlib.Path) -> None:
         read_worker_classes(_write(tmp_path, "a,1,1", first="#  tracegen-worker-classes version 1"))
     with pytest.raises(WorkerClassError, match=r"classes\.csv"):
         read_worker_classes(tmp_path / "missing" / "classes.csv")
+
+
+def test_a_header_of_another_version_is_named(tmp_path: pathlib.Path) -> None:
+    """A version 1 first line over a version 2 header and rows said 'line 3: 4 cells, expected 3: column 4 is one
+    more than the header's', of a header of 4 columns: the header is what is wrong, and is named (a hardening
+    pass)."""
+    path = tmp_path / "classes.csv"
+    path.write_text("# tracegen-worker-classes version 1\nname,count,speed,link_bits_per_s\nfar,2,1,1e8\n",
+                    encoding="utf-8")
+    with pytest.raises(WorkerClassError) as info:
+        read_worker_classes(path)
+    assert str(info.value) == (f"{path}: line 2: the header must be name,count,speed "
+                               "(got 'name,count,speed,link_bits_per_s')")

@@ -105,3 +105,28 @@ def test_a_run_written_twice_is_refused(tmp_path: pathlib.Path) -> None:
         read_measured(path)
     path.write_text("".join(lines) + lines[2].replace("17.4012", "17.5"))
     assert len(read_measured(path)) == len(lines)
+
+
+@pytest.mark.parametrize(("column", "value"), [("model", "cnn"), ("widths", "256;256"), ("cpu_cap_ps", "0.5"),
+                                               ("latency_ms", "5")])
+def test_runs_of_two_settings_are_refused(tmp_path: pathlib.Path, column: str, value: str) -> None:
+    """Two campaigns of different jobs or clusters in one file were averaged as repeats of each N, without a word
+    (the model's only when the trace's meta.json said another; a PS's cap never): a hardening pass. A setting
+    written two ways (0.30 and 0.3) is one setting."""
+    dev = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev"
+    lines = (dev / "mlp_500mbit_q100_b128k_ps03" / "measured.csv").read_text().splitlines(keepends=True)
+    index = lines[0].strip().split(",").index(column)
+    cells = lines[3].split(",")
+    original = cells[index]
+    path = tmp_path / "m.csv"
+
+    def with_cell(value: str) -> None:
+        path.write_text("".join([*lines[:3], ",".join([*cells[:index], value, *cells[index + 1:]]), *lines[4:]]))
+
+    with_cell("0.30" if original == "0.3" else original)
+    assert len(read_measured(path)) == len(lines) - 1
+    with_cell(value)
+    with pytest.raises(ConfigError) as info:
+        read_measured(path)
+    assert str(info.value) == (f"{path}:4: '{column}' is '{value}', not {original!r} as on line 2: runs of two "
+                               "settings would be averaged as repeats of one; compare one setting at a time")

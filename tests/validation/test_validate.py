@@ -89,6 +89,24 @@ def test_a_trace_of_another_model_is_flagged(tmp_path: pathlib.Path, capsys: pyt
     assert "## Warnings" in (tmp_path / "report.md").read_text()
 
 
+@pytest.mark.parametrize("given", [False, True])
+def test_validate_refuses_a_trace_that_is_not_there(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                    given: bool) -> None:
+    """A testbed folder holding measured.csv but no trace/ printed a warning about a meta.json beside the folder
+    (not the trace) before the error: two lines, the first naming the wrong file (a hardening pass)."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    dev = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    (folder / "measured.csv").write_bytes((dev / "measured.csv").read_bytes())
+    trace = tmp_path / "elsewhere" if given else folder / "trace"
+    args = ["--trace", str(trace)] if given else []
+    assert main(["validate", "--measured", str(folder), *args, "--out", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and f"{trace}: no such trace" in captured.err, captured.err
+    assert not (tmp_path / "out").exists()
+
+
 def test_validate_refuses_a_folder_without_measurements(tmp_path: pathlib.Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--measured", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
