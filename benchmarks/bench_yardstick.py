@@ -3,8 +3,9 @@ benchmark, not a test; ``tests/benchmarks/test_simpy_yardstick.py`` checks the a
 
 For every bundled trace in ``data/traces/`` that makes a step model, the curve ``tracegen predict`` computes with
 its defaults (:class:`tracegen.predict.PredictConfig`: N from 1 to 16, 3 warm-up and 30 measured steps
-per worker, seeds 0, 1, 2) and ``--every-n`` (every N simulated, none left out past the plateau), but on the ``fifo`` link model and the trace's own link with no PS CPU per transfer
-request — the job the SimPy model covers. Both models run the same (N, seed) points, each point a simulation and
+per worker, seeds 0, 1, 2) and ``--every-n`` (every N simulated, none left out past the plateau), but on the
+``fifo`` link model and the trace's own link with no PS CPU per transfer request — the job the SimPy model
+covers. Both models run the same (N, seed) points, each point a simulation and
 its steps/s (:func:`tracegen.metrics.steps_per_s`); the plateau search past 16 is left out, so both curves are the
 same points. Prints per trace the wall time of each curve, their ratio, the largest steps/s disagreement of any
 point, and at how many points the two gave exactly the same step start and end times.
