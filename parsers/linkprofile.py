@@ -217,8 +217,10 @@ class Checker:
         self.mapping(doc, "")
         if doc.get("format") != fmt:
             raise self.error(f"{self.source}: 'format' must be {fmt!r} (got {_short(doc.get('format'))})")
-        if doc.get("version") != version:
-            raise self.error(f"{self.source}: 'version' {_short(doc.get('version'))} is not supported (this reader "
+        got = doc.get("version")
+        if type(got) is not int or got != version:  # 1.0 and true equal 1 in Python, not in the format
+            shown = json.dumps(got) if isinstance(got, int | float) else _short(got)  # as the file wrote it
+            raise self.error(f"{self.source}: 'version' {shown} is not supported (this reader "
                              f"knows version {version})")
 
     def notes(self, doc: Mapping[str, Any]) -> tuple[str, ...]:

@@ -42,6 +42,8 @@ def test_unknown_ps_cpu_is_allowed(tmp_path: pathlib.Path) -> None:
     (b'"ps_cpu_s_per_step": 0.045', b'"ps_cpu_s_per_step": -1', "ps_cpu_s_per_step must be a number >= 0"),
     (b'"ps_cores": 0.5', b'"ps_cores": 1e9', "ps_cores must be a number > 0 and <= 4096"),
     (b'"version": 1', b'"version": 2', "'version' 2 is not supported"),
+    (b'"version": 1', b'"version": 1.0', "'version' 1.0 is not supported"),  # 1.0 == True == 1 in Python
+    (b'"version": 1', b'"version": true', "'version' true is not supported"),
     (b'"period_us": 10000', b'"period_us": 5', "ps_cpu_quota.period_us must be"),
     (b'"host_cores": 2.0', b'"host_cores": -2', "ps_cpu_quota.host_cores must be a number > 0"),
     (b'"host_cores": 2.0,', b'', "ps_cpu_quota"),
