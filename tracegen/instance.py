@@ -72,10 +72,14 @@ def instance_links(model: StepModel, traced: LinkSpec, *, worker: Instance, ps: 
     else:
         rpc = (traced.rpc_cpu_ns[0] / ps.compute_speed, traced.rpc_cpu_ns[1] / ps.compute_speed)
     cap = float(payload_bytes_per_s(worker.link_bits_per_s, payload_fraction))
-    pinned = "pinned by its link profile" if ps.link_profile is not None else "its rate only: NOT pinned"
+    if ps.link_profile is not None:  # the profile's figures, not the row's rate: the model uses them
+        peak = max((q.pull_bytes_per_s for q in ps.link_profile.of_mode("pull")), default=0.0)
+        link = (f"PS link of its link profile {ps.link_profile.source or '(no path)'} (pulls up to "
+                f"{peak * 8 / 1e9:.3g} Gbit/s of payload; the row's {ps.link_bits_per_s / 1e9:g} Gbit/s not used)")
+    else:
+        link = f"PS link {ps.link_bits_per_s / 1e9:g} Gbit/s (its rate only: NOT pinned)"
     return {name: dataclasses.replace(
         spec, ps_cores=ps.cores, ps_quota=None, rpc_cpu_ns=rpc,
         connection_bytes_per_s=(min(spec.connection_bytes_per_s[0], cap), min(spec.connection_bytes_per_s[1], cap)),
-        description=f"PS link {ps.link_bits_per_s / 1e9:g} Gbit/s ({pinned}); {ps.cores:g} PS cores; "
-                    f"{rpc[0] / 1e3:.0f} us of PS CPU per transfer")
+        description=f"{link}; {ps.cores:g} PS cores; {rpc[0] / 1e3:.0f} us of PS CPU per transfer")
         for name, spec in links.items()}

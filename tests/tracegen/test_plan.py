@@ -127,6 +127,11 @@ def test_a_link_profile_pins_the_ps_link_and_a_rate_gives_a_band(model: StepMode
     rate, pinned = _plan(model, cat).pairs
     assert pinned.band_samples_per_s is None
     assert rate.band_samples_per_s is not None
+    # the profile's link is what is simulated, so that is what its description names (it named the row's rate)
+    peak = max(p.pull_bytes_per_s for p in PROFILE.of_mode("pull")) * 8 / 1e9
+    assert pinned.link_description.startswith(f"PS link of its link profile {PROFILE.source} (pulls up to "
+                                              f"{peak:.3g} Gbit/s of payload; the row's 0.5 Gbit/s not used)")
+    assert rate.link_description.startswith("PS link 0.5 Gbit/s (its rate only: NOT pinned)")
     low, high = rate.band_samples_per_s
     assert low <= rate.plateau_samples_per_s <= high
 
