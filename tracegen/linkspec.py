@@ -160,6 +160,9 @@ def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker)
         known = dataclasses.replace(spec, ps_quota=cfs_quota(measured.ps_cpu_quota),
                                     description=spec.description + quota_note(spec.ps_cores, measured.ps_cpu_quota)
                                     + f" (from {measured.source or 'the single-worker measurement'})")
+    elif measured.ps_cores and measured.ps_cores != spec.ps_cores:  # two PS sizes: which the link has, said
+        known = dataclasses.replace(spec, description=f"{spec.description}; the PS's {spec.ps_cores:g} cores, not "
+                                    f"the {measured.ps_cores:g} of {measured.source or 'the single-worker run'}")
     else:
         known = spec
     cost = request_cpu_ns(model, measured, known)

@@ -121,6 +121,9 @@ def test_a_profile_that_lost_its_quota_takes_it_from_the_single_worker_run() -> 
     assert "CFS quota" in spec.description and "single-worker.json" in spec.description
     other = with_single_worker(dataclasses.replace(lost, ps_cores=0.5), model, measured)
     assert other.ps_quota is None  # another PS's cap: not this run's quota
+    # and which PS the link has is said: the profile's cores won without a word
+    assert "the PS's 0.5 cores, not the 0.3 of " in other.description and "single-worker.json" in other.description
+    assert "not the" not in spec.description
 
 
 @pytest.mark.parametrize("run", ["cnn_300mbit_q5_b16k_ps01_pscap/run", "cnn_300mbit_q5_b16k_ps03_host/run"])
