@@ -84,6 +84,11 @@ def _renamed(obj: dict[str, Any], old: str, new: str) -> None:
      "ps_at_cap has unknown key 'ps_core'"),
 ])
 def test_unknown_keys_are_refused(tmp_path: pathlib.Path, edit: Callable[[Any], None], why: str) -> None:
+    _refused_after(edit, tmp_path, why)
+
+
+def _refused_after(edit: Callable[[Any], None], tmp_path: pathlib.Path, why: str) -> None:
+    """The dev single-worker.json, edited, is refused in one line that names the file and says ``why``."""
     doc = json.loads((DEV / "single-worker.json").read_bytes())
     edit(doc)
     path = tmp_path / "single-worker.json"
@@ -91,7 +96,7 @@ def test_unknown_keys_are_refused(tmp_path: pathlib.Path, edit: Callable[[Any], 
     with pytest.raises(SingleWorkerError) as info:
         read_single_worker(path)
     message = str(info.value)
-    assert str(path) in message and why in message and "\n" not in message and len(message) < 300
+    assert str(path) in message and why in message and "\n" not in message and len(message) < 300, message
 
 
 @pytest.mark.parametrize(("edit", "why"), [
@@ -104,14 +109,7 @@ def test_unknown_keys_are_refused(tmp_path: pathlib.Path, edit: Callable[[Any], 
 def test_a_quota_on_fewer_cores_than_it_gives_is_refused(tmp_path: pathlib.Path, edit: Callable[[Any], None],
                                                          why: str) -> None:
     """A quota of 0.3 cores on a host of 0.1 cannot be; it was modelled as given (a hardening pass)."""
-    doc = json.loads((DEV / "single-worker.json").read_bytes())
-    edit(doc)
-    path = tmp_path / "single-worker.json"
-    path.write_text(json.dumps(doc))
-    with pytest.raises(SingleWorkerError) as info:
-        read_single_worker(path)
-    message = str(info.value)
-    assert str(path) in message and why in message and "\n" not in message and len(message) < 300, message
+    _refused_after(edit, tmp_path, why)
 
 
 def test_every_bundled_measurement_reads() -> None:
