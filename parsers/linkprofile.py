@@ -189,6 +189,12 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
     ps = c.known(c.mapping(c.key(doc, "ps", ""), "ps"), PS_KEYS, "ps")
     # the model takes the PS's CPU from it: a bad figure is an error, not unknown
     cores = None if ps.get("cores") is None else c.number(ps["cores"], "ps.cores", positive=True, high=4096.0)
+    idle = None if doc.get("idle_rtt_ns") is None else c.integer(doc["idle_rtt_ns"], "idle_rtt_ns", low=0,
+                                                                 high=10**12)
+    probes = [pt.probe_rtt_ns for pt in points if pt.probe_rtt_ns]
+    if idle is not None and probes and idle > max(probes):  # every queueing delay would be nought
+        raise ProfileError(f"{source}: idle_rtt_ns {idle} is longer than every point's probe_rtt_ns (the longest "
+                           f"{max(probes)}): an idle link's round trip cannot exceed every loaded one")
     return LinkProfile(
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         ps=ps, client=c.mapping(c.key(doc, "client", ""), "client"),
@@ -197,8 +203,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
                                high=1 << 40),
         window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
         points=tuple(points), notes=notes, source=source, cpu_quota=c.cpu_quota(ps, "ps.cpu_quota", cores, "ps.cores"),
-        idle_rtt_ns=None if doc.get("idle_rtt_ns") is None else c.integer(doc["idle_rtt_ns"], "idle_rtt_ns", low=0,
-                                                                          high=10**12))
+        idle_rtt_ns=idle)
 
 
 def _short(value: Any) -> str:

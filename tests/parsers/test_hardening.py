@@ -741,3 +741,21 @@ def test_our_json_with_ops_of_an_unknown_step_is_refused(tmp_path: pathlib.Path,
     doc = json.loads(own.read_bytes())
     edit(doc["tracegen"]["tables"])
     _fails(tmp_path, "edited.json", json.dumps(doc).encode(), why)
+
+
+def test_link_profile_idle_round_trip_longer_than_every_loaded_one_is_refused(tmp_path: pathlib.Path) -> None:
+    """An idle_rtt_ns above every probe_rtt_ns (a unit slip, say) made every queueing delay nought, without a
+    word (a hardening pass); the real profile's idle round trip is well below its shortest loaded one."""
+    doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
+    longest = max(p["probe_rtt_ns"] for p in doc["points"] if p.get("probe_rtt_ns"))
+    for idle, ok in ((longest, True), (longest + 1, False)):
+        doc["idle_rtt_ns"] = idle
+        path = tmp_path / "link-profile.json"
+        path.write_text(json.dumps(doc))
+        if ok:
+            assert read_link_profile(path).idle_rtt_ns == longest
+            continue
+        with pytest.raises(ProfileError) as info:
+            read_link_profile(path)
+        _check_message(str(info.value), path, f"idle_rtt_ns {longest + 1} is longer than every point's "
+                                              f"probe_rtt_ns (the longest {longest})")
