@@ -36,6 +36,7 @@ section).
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import pathlib
 from collections.abc import Mapping, Sequence
@@ -122,7 +123,8 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
                           f"{MEASURED_NAME} and {TRACE_DIR_NAME}/)")
     if not path.exists():
         raise ConfigError(f"{path}: no such measurements file")
-    if not pathlib.Path(trace).exists():  # said before anything is read beside it (its meta.json, its profile)
+    # said before anything beside it is read (its meta.json, its profile); a glob of step files is read_trace's
+    if not pathlib.Path(trace).exists() and not glob.has_magic(os.fspath(trace)):
         raise ConfigError(f"{trace}: no such trace" + (" (--trace)" if given else
                                                       f"; a testbed folder holds {MEASURED_NAME} and "
                                                       f"{TRACE_DIR_NAME}/, or give --trace"))

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from tracegen.cli import main
+from validation.errors import ConfigError
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "data"
 TESTBED = DATA / "testbed"
@@ -105,6 +106,18 @@ def test_validate_refuses_a_trace_that_is_not_there(tmp_path: pathlib.Path, caps
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and f"{trace}: no such trace" in captured.err, captured.err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_glob_of_step_files_is_a_trace_to_validate(tmp_path: pathlib.Path) -> None:
+    """read_trace takes a glob of step files; the check for a trace that is not there must not refuse one."""
+    from validation.validate import resolve_inputs
+
+    dev = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    pattern = str(dev / "trace" / "step_*.pb.gz")
+    inputs = resolve_inputs(dev / "measured.csv", pattern, None, None)
+    assert str(inputs.trace) == pattern
+    with pytest.raises(ConfigError, match="no such trace"):
+        resolve_inputs(dev / "measured.csv", tmp_path / "step_000.pb.gz", None, None)
 
 
 def test_validate_refuses_a_folder_without_measurements(tmp_path: pathlib.Path,
