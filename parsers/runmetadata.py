@@ -148,9 +148,7 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
         if first is None or last is None:
             raise TraceContentError(f"{step.source}: step_stats holds no records")
         step_rows.append({"step": index, "source": step.source, "start_ns": first, "end_ns": last})
-    for step in steps:
-        _check_graphs(step)
-    _check_one_graph(steps)
+    _check_one_graph(steps, [_check_graphs(step) for step in steps])
     _check_steps_follow(step_rows)
     graphs = [(f"{s.source}: {label}", g) for s in steps for label, g in _partition_graphs(s.metadata)]
     nodes, edges, rendezvous, variables = _read_graphs(graphs, skipped)
@@ -169,11 +167,12 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
     return trace
 
 
-def _check_graphs(step: StepFile) -> None:
-    """Refuse a step whose partition graphs repeat one another (RunMetadata files joined by ``cat`` parse as one
-    message: two steps' records would be read as one step of twice the ops) or leave out a device or an op its
-    records show (graphs cut short: that op's dependencies would be lost). Records on a device's stream (a GPU's
-    ``.../stream:all``) name kernels, not graph nodes, and a step without graphs has nothing to check."""
+def _check_graphs(step: StepFile) -> frozenset[tuple[str, str]]:
+    """The (device, name) of every node of the step's partition graphs, once the step is checked: refused if its
+    graphs repeat one another (RunMetadata files joined by ``cat`` parse as one message: two steps' records would
+    be read as one step of twice the ops) or leave out a device or an op its records show (graphs cut short: that
+    op's dependencies would be lost). Records on a device's stream (a GPU's ``.../stream:all``) name kernels, not
+    graph nodes, and a step without graphs has nothing to check."""
     seen: dict[frozenset[tuple[str, str]], str] = {}
     for label, graph in _partition_graphs(step.metadata):
         key = frozenset((node.device, node.name) for node in graph.node)
@@ -181,9 +180,9 @@ def _check_graphs(step: StepFile) -> None:
             raise TraceContentError(f"{step.source}: {label} repeats {seen[key]} ({len(key)} nodes): two "
                                     "RunMetadata joined into one file? keep one traced step per file")
         seen.setdefault(key, label)
-    if not seen:
-        return
-    nodes = frozenset().union(*seen)
+    nodes: frozenset[tuple[str, str]] = frozenset().union(*seen)
+    if not nodes:
+        return nodes
     devices = {device for device, _ in nodes}
     for d, dev in enumerate(step.metadata.step_stats.dev_stats):
         if dev.device not in devices:
@@ -196,14 +195,15 @@ def _check_graphs(step: StepFile) -> None:
                 raise TraceContentError(f"{step.source}: dev_stats[{d}].node_stats[{n}] "
                                         f"({quoted(node.node_name)}) is in no partition graph: the graphs are cut "
                                         "short or the records are another step's; trace the step again")
+    return nodes
 
 
-def _check_one_graph(steps: Sequence[StepFile]) -> None:
-    """Refuse steps whose partition graphs differ: steps of two jobs (two models' step files in one directory)
-    would merge into a graph neither ran. Steps without graphs are not compared."""
-    first: tuple[str, set[tuple[str, str]]] | None = None
-    for step in steps:
-        keys = {(node.device, node.name) for _, g in _partition_graphs(step.metadata) for node in g.node}
+def _check_one_graph(steps: Sequence[StepFile], node_sets: Sequence[frozenset[tuple[str, str]]]) -> None:
+    """Refuse steps whose partition graphs (``node_sets``, per step: :func:`_check_graphs`) differ: steps of two
+    jobs (two models' step files in one directory) would merge into a graph neither ran. Steps without graphs are
+    not compared."""
+    first: tuple[str, frozenset[tuple[str, str]]] | None = None
+    for step, keys in zip(steps, node_sets, strict=True):
         if not keys:
             continue
         if first is None:

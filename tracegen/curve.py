@@ -264,16 +264,17 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
     n_events = sum(events[n] for n in ns)
     first = firsts[0]
     link_bound, ps_bound = link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first)
-    one = points[0].steps_per_s / points[0].n_workers
-    sat = saturation_workers(one, min(link_bound, ps_bound), ns[-1]) if find_plateau else ns[-1]
-    plateau = points[-1].steps_per_s
-    if stalled is not None:
+    if stalled is not None:  # the plateau is known: the best rate simulated
         best = max(points, key=lambda p: (p.steps_per_s, -p.n_workers))
         sat, plateau = best.n_workers, best.steps_per_s
-    elif sat != ns[-1]:
-        found: list[CurvePoint] = []
-        _points(model, config, [sat], seeds, processes, lambda point, _runs: found.append(point))
-        plateau = found[0].steps_per_s
+    else:
+        one = points[0].steps_per_s / points[0].n_workers
+        sat = saturation_workers(one, min(link_bound, ps_bound), ns[-1]) if find_plateau else ns[-1]
+        plateau = points[-1].steps_per_s
+        if sat != ns[-1]:
+            found: list[CurvePoint] = []
+            _points(model, config, [sat], seeds, processes, lambda point, _runs: found.append(point))
+            plateau = found[0].steps_per_s
     knee_n = knee(points, plateau)
     points = [dataclasses.replace(p, bottleneck="contention")
               if p.bottleneck == "workers" and knee_n is not None and p.n_workers >= knee_n else p for p in points]
