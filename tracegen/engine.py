@@ -1,18 +1,32 @@
 """The discrete-event engine and its CPU resource, in SimPy's shape: one :class:`Engine` owns the clock and the
-event heap; each thing that can be busy is an object with a small interface (``request``, and a callback when
+event heap; each thing that can be busy is an object with a small interface (``request``, and a call back when
 the work is done). The PS link, the other resource kind, lives in :mod:`tracegen.link`.
 
-Events are ``(time_ns, priority, seq, callback, argument)``: at equal times lower priorities run first (work that
-finishes before work that starts; last, the transfers requested at that instant begin, so that they begin in
-their policy's order whichever was requested first), and ``seq`` keeps the order of scheduling among equals, so
-a run is deterministic. Time is integer nanoseconds; nothing here reads a clock or draws a random number.
+Events (:class:`Event`) are ordered by ``(time_ns, priority, seq)``: at equal times lower priorities run first
+(work that finishes before work that starts; last, the transfers requested at that instant begin, so that they
+begin in their policy's order whichever was requested first), and ``seq`` keeps the order of scheduling among
+equals, so a run is deterministic. Time is integer nanoseconds; nothing here reads a clock or draws a random number.
+
+An event calls ``handler.fire(argument)``, and finished work calls ``client.done(token, start_ns, slot)``: a
+:class:`Handler` or :class:`Client` is an object, and the integers say what happened to what (each resource and
+the simulation decode their own). Compiled, these are direct calls with no object made per event; closures
+would cost one or two allocations per task and a Python-level call (README, "The compiled engine"). For the
+same reason the heaps here and in the other resources hold small objects that compare themselves (compiled,
+about twice as fast as comparing tuples item by item).
+:class:`Call` and :class:`Notify` wrap a plain function for code that has one.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
+
+from mypy_extensions import trait
+
+# the heap functions as constants: compiled, a call then reads no module attribute
+_push: Final = heapq.heappush
+_pop: Final = heapq.heappop
 
 # priorities at equal times: completions first, then arrivals and dispatches, then step starts, then the launch of
 # the transfers requested at that instant
@@ -21,7 +35,66 @@ ARRIVE: Final = 1
 START: Final = 2
 LAUNCH: Final = 3
 
-Callback = Callable[[Any], None]
+
+@trait
+class Handler:
+    """What an event calls."""
+
+    def fire(self, argument: int) -> None:
+        """The event's moment has come (``argument``: what the scheduler said when it scheduled it)."""
+        raise NotImplementedError
+
+
+@trait
+class Client:
+    """What a resource calls when work it was given is done."""
+
+    def done(self, token: int, start_ns: int, slot: int) -> None:
+        """The work given with ``token`` is done; it began at ``start_ns`` on thread ``slot`` (-1: none)."""
+        raise NotImplementedError
+
+
+class Call(Handler):
+    """A handler that calls ``function(argument)``."""
+
+    def __init__(self, function: Callable[[int], None]) -> None:
+        self.function = function
+
+    def fire(self, argument: int) -> None:
+        """Calls the function."""
+        self.function(argument)
+
+
+class Notify(Client):
+    """A client that calls ``function(start_ns, slot)``."""
+
+    def __init__(self, function: Callable[[int, int], None]) -> None:
+        self.function = function
+
+    def done(self, token: int, start_ns: int, slot: int) -> None:
+        """Calls the function."""
+        del token
+        self.function(start_ns, slot)
+
+
+class Event:
+    """``handler.fire(argument)`` at ``time_ns``; ordered by ``(time_ns, priority, seq)``."""
+
+    __slots__ = ("argument", "handler", "priority", "seq", "time_ns")
+
+    def __init__(self, time_ns: int, priority: int, seq: int, handler: Handler, argument: int) -> None:
+        self.time_ns = time_ns
+        self.priority = priority
+        self.seq = seq
+        self.handler = handler
+        self.argument = argument
+
+    def __lt__(self, other: Event) -> bool:
+        if self.time_ns != other.time_ns:
+            return self.time_ns < other.time_ns
+        if self.priority != other.priority:
+            return self.priority < other.priority
+        return self.seq < other.seq
 
 
 class Engine:
@@ -32,47 +105,68 @@ class Engine:
     def __init__(self) -> None:
         self.now = 0
         self.n_events = 0
-        self._heap: list[tuple[int, int, int, Callback, Any]] = []
+        self._heap: list[Event] = []
         self._seq = 0
 
-    def at(self, time_ns: int, priority: int, callback: Callback, argument: Any = None) -> None:
-        """Call ``callback(argument)`` at ``time_ns`` (never earlier than now)."""
+    def at(self, time_ns: int, priority: int, handler: Handler, argument: int = 0) -> None:
+        """Call ``handler.fire(argument)`` at ``time_ns`` (never earlier than now)."""
         now = self.now
-        heapq.heappush(self._heap, (time_ns if time_ns > now else now, priority, self._seq, callback, argument))
+        _push(self._heap, Event(time_ns if time_ns > now else now, priority, self._seq, handler, argument))
         self._seq += 1
 
     def run(self, stop: Callable[[], bool] | None = None) -> None:
         """Process events in order until none is left (or ``stop()`` turns true after one)."""
-        heap, pop = self._heap, heapq.heappop
+        heap, pop = self._heap, _pop
         while heap:
-            time_ns, _, _, callback, argument = pop(heap)
-            self.now = time_ns
+            event = pop(heap)
+            self.now = event.time_ns
             self.n_events += 1
-            callback(argument)
+            event.handler.fire(event.argument)
             if stop is not None and stop():
                 return
 
 
-class CpuPool:
+class _Waiting:
+    """Work waiting for a thread, in order of its key, then of its request."""
+
+    __slots__ = ("client", "dur_ns", "key", "seq", "token")
+
+    def __init__(self, key: int, seq: int, dur_ns: int, client: Client, token: int) -> None:
+        self.key = key
+        self.seq = seq
+        self.dur_ns = dur_ns
+        self.client = client
+        self.token = token
+
+    def __lt__(self, other: _Waiting) -> bool:
+        if self.key != other.key:
+            return self.key < other.key
+        return self.seq < other.seq
+
+
+class CpuPool(Handler):
     """``threads`` identical threads. A request waits until a thread is free; waiting requests start in order of
     their key (lowest first; ties in request order)."""
 
-    __slots__ = ("_free", "_queue", "_seq", "engine", "threads")
+    __slots__ = ("_client", "_free", "_queue", "_seq", "_start", "_token", "engine", "threads")
 
     def __init__(self, engine: Engine, threads: int) -> None:
         self.engine = engine
         self.threads = threads
         self._free = list(range(threads))
-        self._queue: list[tuple[int, int, int, Callable[[int, int], None]]] = []
+        self._queue: list[_Waiting] = []
         self._seq = 0
+        # per thread, what runs on it: since when, and whom to tell when it is done
+        self._start = [0] * threads
+        self._client: list[Client | None] = [None] * threads
+        self._token = [0] * threads
 
-    def request(self, key: int, dur_ns: int, on_done: Callable[[int, int], None]) -> None:
-        """Run work of ``dur_ns`` on a thread; ``on_done(start_ns, thread)`` is called when it ends."""
+    def request(self, key: int, dur_ns: int, client: Client, token: int) -> None:
+        """Run work of ``dur_ns`` on a thread; ``client.done(token, start_ns, thread)`` is called when it ends."""
         if self._free and not self._queue:  # starts at once: no need to queue it
-            engine = self.engine
-            engine.at(engine.now + dur_ns, DONE, self._finish, (engine.now, heapq.heappop(self._free), on_done))
+            self._run(dur_ns, client, token)
             return
-        heapq.heappush(self._queue, (key, self._seq, dur_ns, on_done))
+        _push(self._queue, _Waiting(key, self._seq, dur_ns, client, token))
         self._seq += 1
         self._dispatch()
 
@@ -80,17 +174,28 @@ class CpuPool:
         """Whether a request made now would start at once."""
         return bool(self._free) and not self._queue
 
-    def _dispatch(self) -> None:
-        queue, free, engine = self._queue, self._free, self.engine
-        while queue and free:
-            _, _, dur_ns, on_done = heapq.heappop(queue)
-            engine.at(engine.now + dur_ns, DONE, self._finish, (engine.now, heapq.heappop(free), on_done))
+    def _run(self, dur_ns: int, client: Client, token: int) -> None:
+        engine = self.engine
+        thread = _pop(self._free)
+        self._start[thread] = engine.now
+        self._client[thread] = client
+        self._token[thread] = token
+        engine.at(engine.now + dur_ns, DONE, self, thread)
 
-    def _finish(self, arg: tuple[int, int, Callable[[int, int], None]]) -> None:
-        """The work is done: its thread is free, and what the work's end makes ready is requested before the
-        waiting work takes the thread, so that all of it starts in key order."""
-        start, thread, on_done = arg
-        heapq.heappush(self._free, thread)
-        on_done(start, thread)
+    def _dispatch(self) -> None:
+        queue = self._queue
+        while queue and self._free:
+            waiting = _pop(queue)
+            self._run(waiting.dur_ns, waiting.client, waiting.token)
+
+    def fire(self, argument: int) -> None:
+        """The work on thread ``argument`` is done: its thread is free, and what the work's end makes ready is
+        requested before the waiting work takes the thread, so that all of it starts in key order."""
+        thread = argument
+        client = self._client[thread]
+        assert client is not None  # noqa: S101  (a thread's end is scheduled only with its work)
+        self._client[thread] = None  # the pool keeps no client between runs (no reference cycle)
+        _push(self._free, thread)
+        client.done(self._token[thread], self._start[thread], thread)
         if self._queue:
             self._dispatch()

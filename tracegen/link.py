@@ -37,14 +37,18 @@ import dataclasses
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from typing import Final, Protocol
 
 from mypy_extensions import mypyc_attr
 
-from tracegen.engine import DONE, LAUNCH, Engine
+from tracegen.engine import DONE, LAUNCH, Client, Engine, Handler
 from tracegen.errors import ConfigError
 from tracegen.pscpu import CfsQuota
+
+# the heap functions as constants: compiled, a call then reads no module attribute
+_push: Final = heapq.heappush
+_pop: Final = heapq.heappop
 
 PULL: Final = 0
 PUSH: Final = 1
@@ -192,7 +196,46 @@ def link_model(name: str) -> LinkModel:
         raise ConfigError(f"'link' must be one of {', '.join(LINK_MODELS)} (got {name!r})") from None
 
 
-Done = Callable[[int], None]  # called with the transfer's start time (when it began to move)
+class _Queued:
+    """A transfer waiting in its queue, in the queue's order: when it was requested, then its priority."""
+
+    __slots__ = ("client", "limit", "priority", "requested_ns", "seq", "size", "token")
+
+    def __init__(self, requested_ns: int, priority: int, seq: int, size: int, limit: float, client: Client,
+                 token: int) -> None:
+        self.requested_ns = requested_ns
+        self.priority = priority
+        self.seq = seq
+        self.size = size
+        self.limit = limit
+        self.client = client
+        self.token = token
+
+    def __lt__(self, other: _Queued) -> bool:
+        if self.requested_ns != other.requested_ns:
+            return self.requested_ns < other.requested_ns
+        if self.priority != other.priority:
+            return self.priority < other.priority
+        return self.seq < other.seq
+
+
+class _Head:
+    """A transfer moving: done when its group's clock reaches ``v_end``; heads in order of that, then of seq."""
+
+    __slots__ = ("client", "key", "seq", "start_ns", "token", "v_end")
+
+    def __init__(self, v_end: float, queued: _Queued, key: Hashable, start_ns: int) -> None:
+        self.v_end = v_end
+        self.seq = queued.seq
+        self.key = key
+        self.start_ns = start_ns
+        self.client = queued.client
+        self.token = queued.token
+
+    def __lt__(self, other: _Head) -> bool:
+        if self.v_end != other.v_end:
+            return self.v_end < other.v_end
+        return self.seq < other.seq
 
 
 class _Group:
@@ -201,7 +244,7 @@ class _Group:
     __slots__ = ("heads", "rate", "v")
 
     def __init__(self) -> None:
-        self.heads: list[tuple[float, int, Hashable, int, int, Done]] = []  # (v_end, seq, key, size, start, done)
+        self.heads: list[_Head] = []
         self.v = 0.0  # bytes every head of the group has received since the run began (equal shares)
         self.rate = 0.0  # bytes/s each head receives now
 
@@ -213,7 +256,7 @@ class _Direction:
     __slots__ = ("by_limit", "groups", "moved", "n_heads", "pending", "queues", "version")
 
     def __init__(self) -> None:
-        self.queues: dict[Hashable, list[tuple[int, int, int, int, float, Done]]] = {}
+        self.queues: dict[Hashable, list[_Queued]] = {}  # per queue, its transfers not yet moving
         self.pending: list[Hashable] = []  # queues that had no head, to get one when this instant's requests are in
         self.by_limit: dict[float, _Group] = {}  # rate limit, bytes/s -> its group; never removed (clocks run on)
         self.groups: list[tuple[float, _Group]] = []  # (limit, group), lowest limit first; replaced, not mutated
@@ -230,8 +273,8 @@ class _Direction:
         return g
 
 
-class FlowLink:
-    """The PS link resource (module docstring): ``send`` a transfer, get a callback when it has arrived.
+class FlowLink(Handler):
+    """The PS link resource (module docstring): ``start`` a transfer, get a call when it has arrived.
 
     ``worker_bytes_per_s``: per worker, the rate of its own link (each direction; 0 or absent: no limit of its
     own). A transfer of that worker then moves at most that fast, as if each of its connections had the worker's
@@ -285,28 +328,35 @@ class FlowLink:
         own = self.worker_bytes_per_s[worker] if worker < len(self.worker_bytes_per_s) else 0.0
         return min(conn, own) if own > 0 else conn
 
-    def start(self, direction: int, worker: int, size_bytes: int, priority: int, on_done: Done) -> None:
-        """The transfer's data starts moving now, in its queue's order; ``on_done(start)`` when it has arrived."""
+    def start(self, direction: int, worker: int, size_bytes: int, priority: int, client: Client, token: int) -> None:
+        """The transfer's data starts moving now, in its queue's order; ``client.done(token, start_ns, -1)`` when
+        it has arrived (``start_ns``: when it began to move)."""
         self._seq += 1
-        self._arrive((direction, worker, size_bytes, priority, self._seq, on_done))
-
-    def _arrive(self, arg: tuple[int, int, int, int, int, Done]) -> None:
-        direction, worker, size, priority, seq, on_done = arg
-        now = self.engine.now
+        seq, size, now = self._seq, size_bytes, self.engine.now
         if size <= 0:
-            on_done(now)
+            client.done(token, now, -1)
             return
         d = self._dirs[direction]
         key = self.model.queue_of(worker=worker, transfer=seq)
         queue = d.queues.get(key)
         limit = self.limit(direction, worker)
+        queued = _Queued(now, priority, seq, size, limit, client, token)
         if queue is None:  # its queue is idle: it starts once every transfer requested at this instant has joined
-            d.queues[key] = [(now, priority, seq, size, limit, on_done)]
+            d.queues[key] = [queued]
             if not d.pending:
-                self.engine.at(now, LAUNCH, self._launch, direction)
+                self.engine.at(now, LAUNCH, self, direction << 1)
             d.pending.append(key)
         else:
-            heapq.heappush(queue, (now, priority, seq, size, limit, on_done))
+            _push(queue, queued)
+
+    def fire(self, argument: int) -> None:
+        """An event of this link: ``argument`` is ``(version << 2) | (direction << 1) | wake``: a launch of the
+        direction's pending queues, or a wake for the completion the direction's schedule ``version`` expected."""
+        direction = (argument >> 1) & 1
+        if argument & 1:
+            self._wake(direction, argument >> 2)
+        else:
+            self._launch(direction)
 
     def _launch(self, direction: int) -> None:
         """The idle queues that transfers joined at this instant start their first, in the queue's order (the
@@ -315,9 +365,9 @@ class FlowLink:
         d = self._dirs[direction]
         now = self.engine.now
         for key in d.pending:
-            _, _, seq, size, limit, on_done = heapq.heappop(d.queues[key])
-            g = d.group(limit)
-            heapq.heappush(g.heads, (g.v + size, seq, key, size, now, on_done))
+            queued = _pop(d.queues[key])
+            g = d.group(queued.limit)
+            _push(g.heads, _Head(g.v + queued.size, queued, key, now))
             d.n_heads += 1
         d.pending = []
         self._reshare()
@@ -357,15 +407,14 @@ class FlowLink:
                 g.rate = min(limit, capacity / left)
                 capacity -= g.rate * n
                 left -= n
-                need = g.heads[0][0] - g.v
+                need = g.heads[0].v_end - g.v
                 # done already (up to rounding): now; else at least 1 ns later, so that time always advances
                 due = self._t if need <= _EPS_BYTES else self._t + max(1, math.ceil(need * 1e9 / g.rate - 1e-6))
                 at = due if at is None else min(at, due)
             assert at is not None  # noqa: S101  (k > 0 heads: some group has one)
-            self.engine.at(at, DONE, self._wake, (direction, d.version))
+            self.engine.at(at, DONE, self, (d.version << 2) | (direction << 1) | 1)
 
-    def _wake(self, arg: tuple[int, int]) -> None:
-        direction, version = arg
+    def _wake(self, direction: int, version: int) -> None:
         d = self._dirs[direction]
         if version != d.version:
             return  # rescheduled since
@@ -373,18 +422,18 @@ class FlowLink:
         now = self.engine.now
         finished = []
         for _, g in d.groups:  # a group made meanwhile replaces the list, not this one
-            while g.heads and g.heads[0][0] <= g.v + _EPS_BYTES:
-                _, _, key, _size, start, on_done = heapq.heappop(g.heads)
+            while g.heads and g.heads[0].v_end <= g.v + _EPS_BYTES:
+                head = _pop(g.heads)
                 d.n_heads -= 1
-                queue = d.queues[key]
+                queue = d.queues[head.key]
                 if queue:
-                    _, _, seq, size, limit, nxt = heapq.heappop(queue)
-                    nxt_group = d.group(limit)
-                    heapq.heappush(nxt_group.heads, (nxt_group.v + size, seq, key, size, now, nxt))
+                    nxt = _pop(queue)
+                    nxt_group = d.group(nxt.limit)
+                    _push(nxt_group.heads, _Head(nxt_group.v + nxt.size, nxt, head.key, now))
                     d.n_heads += 1
                 else:
-                    del d.queues[key]
-                finished.append((start, on_done))
+                    del d.queues[head.key]
+                finished.append(head)
         self._reshare()
-        for start, on_done in finished:
-            on_done(start)
+        for head in finished:
+            head.client.done(head.token, head.start_ns, -1)

@@ -29,14 +29,16 @@ import dataclasses
 import heapq
 import math
 from collections import deque
-from collections.abc import Callable
 from typing import Final
 
 from mypy_extensions import mypyc_attr
 
-from tracegen.engine import ARRIVE, DONE, Engine
+from tracegen.engine import ARRIVE, DONE, Client, Engine, Handler
 
-OnDone = Callable[[int, int], None]  # (start_ns, slot): slot is the op thread, -1 for a request's handling
+# the heap functions as constants: compiled, a call then reads no module attribute
+_push: Final = heapq.heappush
+_pop: Final = heapq.heappop
+
 _EPS: Final = 1e-6
 
 
@@ -70,8 +72,28 @@ class CfsQuota:
         return round(whole * budget + min(rest, budget))
 
 
-class PsCpu:
-    """The resource of the module docstring."""
+class _Item:
+    """Work running: done when the CPU's clock reaches ``v_end``; items in order of that, then of seq."""
+
+    __slots__ = ("client", "seq", "slot", "start_ns", "token", "v_end")
+
+    def __init__(self, v_end: float, seq: int, slot: int, start_ns: int, client: Client | None, token: int) -> None:
+        self.v_end = v_end
+        self.seq = seq
+        self.slot = slot
+        self.start_ns = start_ns
+        self.client = client
+        self.token = token
+
+    def __lt__(self, other: _Item) -> bool:
+        if self.v_end != other.v_end:
+            return self.v_end < other.v_end
+        return self.seq < other.seq
+
+
+class PsCpu(Handler):
+    """The resource of the module docstring. Done work calls ``client.done(token, start_ns, slot)``: ``slot`` is
+    the op thread, -1 for a request's handling."""
 
     __slots__ = ("_budget", "_busy", "_free_handlers", "_free_threads", "_handles", "_items", "_period_end",
                  "_rate", "_seq", "_t", "_v", "_version", "_waiting", "cores", "engine", "period_ns", "quota_ns",
@@ -88,10 +110,10 @@ class PsCpu:
         self._budget = self.quota_ns  # CPU left in this period
         self._period_end = self.period_ns or 0
         self._free_threads = list(range(threads))
-        self._waiting: deque[tuple[int, OnDone]] = deque()
-        self._handles: deque[tuple[int, OnDone, Callable[[int], None] | None]] = deque()
+        self._waiting: deque[tuple[int, Client, int]] = deque()
+        self._handles: deque[tuple[int, Client | None, Handler | None, int]] = deque()
         self._free_handlers = max(1, math.ceil(self.speed - 1e-9))
-        self._items: list[tuple[float, int, int, int, OnDone]] = []  # (v_end, seq, slot, start, on_done)
+        self._items: list[_Item] = []
         self._v = 0.0
         self._rate = 1.0
         self._t = 0
@@ -108,17 +130,19 @@ class PsCpu:
         self._advance()
         return self._busy
 
-    def request(self, key: int, dur_ns: int, on_done: OnDone) -> None:
-        """Run an op of ``dur_ns`` CPU work on one of the threads (``key`` is ignored: the PS serves in arrival
-        order, and the engine's event order already is arrival order)."""
+    def request(self, key: int, dur_ns: int, client: Client, token: int) -> None:
+        """Run an op of ``dur_ns`` CPU work on one of the threads; ``client.done(token, start_ns, thread)`` when
+        it ends (``key`` is ignored: the PS serves in arrival order, and the engine's event order already is
+        arrival order)."""
         del key
-        self._waiting.append((dur_ns, on_done))
+        self._waiting.append((dur_ns, client, token))
         self._admit()
 
-    def handle(self, work_ns: int, on_done: OnDone, on_start: Callable[[int], None] | None = None) -> None:
-        """Spend ``work_ns`` of CPU on a transfer request, once a handler is free; ``on_start(now)`` when a
-        handler takes it (an event of its own), ``on_done`` when done."""
-        self._handles.append((work_ns, on_done, on_start))
+    def handle(self, work_ns: int, token: int, *, on_start: Handler | None = None,
+               on_done: Client | None = None) -> None:
+        """Spend ``work_ns`` of CPU on a transfer request, once a handler is free: ``on_start.fire(token)`` when
+        a handler takes it (an event of its own), ``on_done.done(token, start_ns, -1)`` when done."""
+        self._handles.append((work_ns, on_done, on_start, token))
         self._admit()
 
     def _admit(self) -> None:
@@ -130,18 +154,18 @@ class PsCpu:
 
     def _take(self) -> None:
         while self._waiting and self._free_threads:
-            work, on_done = self._waiting.popleft()
-            self._start(work, heapq.heappop(self._free_threads), on_done)
+            work, client, token = self._waiting.popleft()
+            self._start(work, _pop(self._free_threads), client, token)
         while self._handles and self._free_handlers:
-            work, on_done, on_start = self._handles.popleft()
+            work, on_done, on_start, token = self._handles.popleft()
             self._free_handlers -= 1
-            self._start(work, -1, on_done)
+            self._start(work, -1, on_done, token)
             if on_start is not None:
-                self.engine.at(self.engine.now, ARRIVE, on_start, self.engine.now)
+                self.engine.at(self.engine.now, ARRIVE, on_start, token)
 
-    def _start(self, work: int, slot: int, on_done: OnDone) -> None:
+    def _start(self, work: int, slot: int, client: Client | None, token: int) -> None:
         self._seq += 1
-        heapq.heappush(self._items, (self._v + work, self._seq, slot, self.engine.now, on_done))
+        _push(self._items, _Item(self._v + work, self._seq, slot, self.engine.now, client, token))
 
     def _advance(self) -> None:
         """Bring the clocks to now: the items ran at the current rate while the period's budget lasted."""
@@ -176,7 +200,7 @@ class PsCpu:
         if not n:
             return
         self._rate = min(1.0, self.speed / n)
-        need = self._items[0][0] - self._v
+        need = self._items[0].v_end - self._v
         if need <= _EPS:
             at = self._t
         elif self._budget <= _EPS:  # throttled: nothing runs until the next period
@@ -185,21 +209,26 @@ class PsCpu:
             at = self._t + max(1, math.ceil(min(need / self._rate, self._budget / min(n, self.speed)) - 1e-9))
             if self.period_ns is not None:
                 at = min(at, max(self._t + 1, self._period_end))
-        self.engine.at(at, DONE, self._wake, self._version)
+        self.engine.at(at, DONE, self, self._version)
 
-    def _wake(self, version: int) -> None:
-        if version != self._version:
+    def fire(self, argument: int) -> None:
+        """The first item may be done (``argument``: the version of the schedule that expected it; a later one
+        replaced it if they differ)."""
+        if argument != self._version:
             return
         self._advance()
         done = []
-        while self._items and self._items[0][0] <= self._v + _EPS:
-            _, _, slot, start, on_done = heapq.heappop(self._items)
-            if slot >= 0:
-                heapq.heappush(self._free_threads, slot)
+        while self._items and self._items[0].v_end <= self._v + _EPS:
+            item = _pop(self._items)
+            if item.slot >= 0:
+                _push(self._free_threads, item.slot)
             else:
                 self._free_handlers += 1
-            done.append((start, slot, on_done))
+            if item.client is not None:
+                done.append(item)
         self._take()
         self._reschedule()
-        for start, slot, on_done in done:
-            on_done(start, slot)
+        for item in done:
+            client = item.client
+            assert client is not None  # noqa: S101  (only items with a client are kept)
+            client.done(item.token, item.start_ns, item.slot)

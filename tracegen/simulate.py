@@ -55,7 +55,7 @@ from typing import Final
 import numpy as np
 from mypy_extensions import mypyc_attr
 
-from tracegen.engine import ARRIVE, START, CpuPool, Engine
+from tracegen.engine import ARRIVE, START, Client, CpuPool, Engine, Handler
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, FlowLink, LinkSpec, link_model, uniform_link
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, StepTiming, TaskKind, scaled_timing
@@ -206,13 +206,23 @@ _PUSH: Final = 3
 _WHERE = {TaskKind.COMPUTE: _WORKER, TaskKind.APPLY: _PS, TaskKind.PS_OP: _PS, TaskKind.PULL: _PULL,
           TaskKind.PUSH: _PUSH}
 
+# what an event or a resource's call tells the run, in the low bits of its integer (the rest: worker and task)
+_KIND_BITS: Final = 3
+_KIND_MASK: Final = 7
+_STEP: Final = 0  # a worker's step starts (the rest: the worker)
+_READY: Final = 1  # a task is ready: it finishes at once or waits for its resource
+_PULL_REQUESTED: Final = 2  # a pull's request has reached the PS
+_PUSH_REQUESTED: Final = 3  # a push's data may move
+_PULL_HANDLED: Final = 4  # the PS's CPU has taken a pull's request: the tensor moves
+_PUSH_HANDLED: Final = 5  # the PS's CPU has taken a push it received: the push is done
+_DONE: Final = 0  # a task's work is done (CPU, or a pull that arrived)
+_PUSHED: Final = 1  # a push's data has arrived
 
-def _unheeded(_start_ns: int, _slot: int) -> None:
-    """The end of a request's handling: nothing waits for it (the module docstring says why)."""
 
-
-class _Run:
-    """The state of one simulation: workers' steps in progress, the resources, what was recorded."""
+class _Run(Handler, Client):
+    """The state of one simulation: workers' steps in progress, the resources, what was recorded. It is the
+    handler of its own events and the client of its resources: the integer they carry is ``(worker * n_tasks +
+    task) << 3 | what``."""
 
     def __init__(self, model: StepModel, config: SimConfig,  # noqa: PLR0915 - the run's state, declared in one place
                  on_task: Callable[[TaskRecord], None] | None) -> None:  # (where mypyc and a reader look for it)
@@ -295,6 +305,11 @@ class _Run:
         self.ends: list[list[int]] = [[] for _ in range(w)]
         self.snapshots: list[tuple[int, float, float, float]] = []
         self.ps_seq = 0
+        self.push_start: dict[int, int] = {}  # pushes that arrived and wait for the PS's CPU: when each began
+        # what every step reads of the config and the model (compiled, attributes of this object are read directly)
+        self.warmup_steps, self.total_steps, self.uneven = config.warmup_steps, config.total_steps, config.uneven
+        self.gap_ns = config.step_gap_ns + model.step_gap_ns
+        self.n_variants = len(model.timings)
 
     def run(self) -> SimResult:
         config = self.config
@@ -303,7 +318,7 @@ class _Run:
             spread = critical_path_ns(self.model, self.link_spec)
         offsets = [0] + [int(x) for x in self.rng.integers(0, max(1, spread), size=config.n_workers - 1)]
         for w, offset in enumerate(offsets):
-            self.engine.at(offset, START, self.start_step, w)
+            self.engine.at(offset, START, self, w << _KIND_BITS | _STEP)
         self.engine.run()
         return SimResult(
             config=config, link_spec=self.link_spec, ps_threads=self.ps_threads, ps_cores=self.ps_cores,
@@ -313,12 +328,48 @@ class _Run:
             tasks=tuple(self.records), staleness=tuple(self.staleness), n_shards=self.n_shards,
             shard_snapshots=tuple(self.shard_snapshots))
 
+    def fire(self, argument: int) -> None:
+        """One of the run's events (class docstring)."""
+        what = argument & _KIND_MASK
+        if what == _STEP:
+            self.start_step(argument >> _KIND_BITS)
+            return
+        token = argument >> _KIND_BITS
+        w = token // self.n_tasks
+        t = token - w * self.n_tasks
+        if what == _READY:
+            if self._instant(w, t):
+                self.finish(w, t, self.engine.now, -1)
+            else:
+                self.dispatch(w, t)
+        elif what == _PULL_REQUESTED:
+            self._pull_requested(w, t)
+        elif what == _PUSH_REQUESTED:
+            self._push_requested(w, t)
+        elif what == _PULL_HANDLED:
+            self._send_pull(w, t)
+        else:
+            self.finish(w, t, self.push_start.pop(token), -1)
+
+    def done(self, token: int, start_ns: int, slot: int) -> None:
+        """A resource has done a task's work (class docstring)."""
+        task = token >> _KIND_BITS
+        w = task // self.n_tasks
+        t = task - w * self.n_tasks
+        if token & _KIND_MASK == _PUSHED:
+            self._pushed(w, t, start_ns)
+        else:
+            self.finish(w, t, start_ns, slot)
+
+    def _token(self, w: int, t: int, what: int) -> int:
+        return (w * self.n_tasks + t) << _KIND_BITS | what
+
     def start_step(self, w: int) -> None:
         now = self.engine.now
         self.remaining[w] = self.indeg.copy()
         self.done_count[w] = 0
         self.starts[w].append(now)
-        n_variants = len(self.model.timings)
+        n_variants = self.n_variants
         self.variant[w] = int(self.rng.integers(n_variants)) if n_variants > 1 else 0
         fixed = self.fixed_prio
         self.prio[w] = fixed if fixed is not None else list(self.policy.priorities(self.model, self.rng))
@@ -331,15 +382,8 @@ class _Run:
 
     def ready(self, w: int, t: int, at: int) -> None:
         if at > self.engine.now:
-            self.engine.at(at, ARRIVE, self._dispatch_event, (w, t))
+            self.engine.at(at, ARRIVE, self, self._token(w, t, _READY))
         elif self._instant(w, t):
-            self.finish(w, t, self.engine.now, -1)
-        else:
-            self.dispatch(w, t)
-
-    def _dispatch_event(self, arg: tuple[int, int]) -> None:
-        w, t = arg
-        if self._instant(w, t):
             self.finish(w, t, self.engine.now, -1)
         else:
             self.dispatch(w, t)
@@ -360,44 +404,43 @@ class _Run:
             self.ready_at[w][t] = now
         where = self.where[t]
         if where == _WORKER:
-            self.cpus[w].request(self.rank[t], self.dur[w][t], lambda start, thread: self.finish(w, t, start, thread))
+            self.cpus[w].request(self.rank[t], self.dur[w][t], self, self._token(w, t, _DONE))
         elif where == _PS:
             self.ps_seq += 1
-            self.pss[self.shard[t]].request(self.ps_seq, self.dur[w][t],
-                                            lambda start, thread: self.finish(w, t, start, thread))
+            self.pss[self.shard[t]].request(self.ps_seq, self.dur[w][t], self, self._token(w, t, _DONE))
         elif where == _PULL:  # the worker's request crosses the push direction
             v = self.var_of[t]
             if v >= 0 and self.read_version[w][v] < 0:  # the PS has read the parameter: remember its version
                 self.read_version[w][v] = self.version[v]
                 self.read_ns[w][v] = now
-            self.engine.at(now + self.links[self.shard[t]].request_delay(PUSH), ARRIVE, self._pull_requested, (w, t))
+            self.engine.at(now + self.links[self.shard[t]].request_delay(PUSH), ARRIVE, self,
+                           self._token(w, t, _PULL_REQUESTED))
         else:  # a push: the PS asked for it when the step began, no request to wait for
-            self.engine.at(now + self.links[self.shard[t]].request_delay(None), ARRIVE, self._push_requested, (w, t))
+            self.engine.at(now + self.links[self.shard[t]].request_delay(None), ARRIVE, self,
+                           self._token(w, t, _PUSH_REQUESTED))
 
-    def _pull_requested(self, arg: tuple[int, int]) -> None:
-        """The PS has the request: it handles it (CPU), then the tensor moves."""
-        w, t = arg
+    def _pull_requested(self, w: int, t: int) -> None:
+        """The PS has the request: it handles it (CPU; nothing waits for the handling's end, the module
+        docstring says why), then the tensor moves."""
         if self.rpc_cpu_ns[PULL]:
-            self.pss[self.shard[t]].handle(self.rpc_cpu_ns[PULL], _unheeded, lambda _now: self._send_pull(w, t))
+            self.pss[self.shard[t]].handle(self.rpc_cpu_ns[PULL], self._token(w, t, _PULL_HANDLED), on_start=self)
         else:
             self._send_pull(w, t)
 
     def _send_pull(self, w: int, t: int) -> None:
-        """The tensor moves. (A method, not a local function that a lambda calls: compiled, that pair would hold
-        each other, a reference cycle per pull, garbage only the cycle collector frees.)"""
-        self.links[self.shard[t]].start(PULL, w, self.size_bytes[t], self.prio[w][t],
-                                        lambda s: self.finish(w, t, s, -1))
+        """The tensor moves."""
+        self.links[self.shard[t]].start(PULL, w, self.size_bytes[t], self.prio[w][t], self, self._token(w, t, _DONE))
 
-    def _push_requested(self, arg: tuple[int, int]) -> None:
+    def _push_requested(self, w: int, t: int) -> None:
         """The gradient moves, then the PS handles what it received (CPU)."""
-        w, t = arg
-        self.links[self.shard[t]].start(PUSH, w, self.size_bytes[t], self.prio[w][t],
-                                        lambda start: self._pushed(w, t, start))
+        self.links[self.shard[t]].start(PUSH, w, self.size_bytes[t], self.prio[w][t], self, self._token(w, t, _PUSHED))
 
     def _pushed(self, w: int, t: int, start: int) -> None:
         """The gradient has arrived: the PS handles it (CPU); the push began to move at ``start``."""
         if self.rpc_cpu_ns[PUSH]:
-            self.pss[self.shard[t]].handle(self.rpc_cpu_ns[PUSH], _unheeded, lambda _now: self.finish(w, t, start, -1))
+            token = self._token(w, t, _PUSH_HANDLED)
+            self.push_start[token >> _KIND_BITS] = start
+            self.pss[self.shard[t]].handle(self.rpc_cpu_ns[PUSH], token, on_start=self)
         else:
             self.finish(w, t, start, -1)
 
@@ -408,9 +451,10 @@ class _Run:
         now = engine.now
         rem, succ, applies, record = self.remaining[w], self.succ, self.apply_var, self.record
         delay = self.delay[w]
-        work = [(t, start, slot)]
-        while work:
-            task, begun, thread = work.pop()
+        work: list[int] = []  # successors that finished the instant they were ready: they began now, on no thread
+        task, begun, thread = t, start, slot
+        n_done = 0
+        while True:
             stale = -1 if applies[task] < 0 else self._applied(w, applies[task])
             if record:
                 rec = TaskRecord(worker=w, step=self.step_of[w], task=task, ready_ns=self.ready_at[w][task],
@@ -420,16 +464,21 @@ class _Run:
                 if self.on_task is not None:
                     self.on_task(rec)
             for s in succ[task]:
-                rem[s] -= 1
-                if rem[s] == 0:
+                left = rem[s] - 1
+                rem[s] = left
+                if left == 0:
                     at = now + delay[s]
                     if at > now:
-                        engine.at(at, ARRIVE, self._dispatch_event, (w, s))
+                        engine.at(at, ARRIVE, self, self._token(w, s, _READY))
                     elif self._instant(w, s):
-                        work.append((s, now, -1))
+                        work.append(s)
                     else:
                         self.dispatch(w, s)
-            self.done_count[w] += 1
+            n_done += 1
+            if not work:
+                break
+            task, begun, thread = work.pop(), now, -1
+        self.done_count[w] += n_done
         if self.done_count[w] == self.n_tasks:
             self.end_step(w)
 
@@ -438,7 +487,7 @@ class _Run:
         read = self.read_version[w][v]
         stale = self.version[v] - read if read >= 0 else -1
         self.version[v] += 1
-        if stale >= 0 and self.step_of[w] >= self.config.warmup_steps:
+        if stale >= 0 and self.step_of[w] >= self.warmup_steps:
             self.staleness.append((self.read_ns[w][v], self.engine.now, stale))
         return stale
 
@@ -452,13 +501,12 @@ class _Run:
         if self.n_shards > 1:
             self.shard_snapshots.append(per_shard)
         self.step_of[w] += 1
-        if self.step_of[w] == self.config.total_steps:
+        if self.step_of[w] == self.total_steps:
             self.n_finished += 1
-        if self.step_of[w] < self.config.total_steps or (self.config.uneven and self.n_finished < len(self.ends)):
+        if self.step_of[w] < self.total_steps or (self.uneven and self.n_finished < len(self.ends)):
             # every PS's "done" crosses its link's pull direction first; the last to arrive ends the step
             done = max(link.crossing_delay(PULL) for link in self.step_links)
-            gap = self.config.step_gap_ns + self.model.step_gap_ns
-            self.engine.at(now + gap + done, START, self.start_step, w)
+            self.engine.at(now + self.gap_ns + done, START, self, w << _KIND_BITS | _STEP)
 
 
 def simulate(model: StepModel, config: SimConfig, *, on_task: Callable[[TaskRecord], None] | None = None) -> SimResult:

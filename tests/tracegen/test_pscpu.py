@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracegen.engine import ARRIVE, Engine
+from tracegen.engine import ARRIVE, Call, Engine, Notify
 from tracegen.pscpu import CfsQuota, PsCpu
 
 
@@ -15,9 +15,9 @@ def _finishes(cores: float, threads: int, ops: list[int], handles: list[int],
     op_ends: list[int] = []
     handle_ends: list[int] = []
     for work in ops:
-        cpu.request(0, work, lambda _start, _slot: op_ends.append(engine.now))
+        cpu.request(0, work, Notify(lambda _start, _slot: op_ends.append(engine.now)), 0)
     for work in handles:
-        cpu.handle(work, lambda _start, _slot: handle_ends.append(engine.now))
+        cpu.handle(work, 0, on_done=Notify(lambda _start, _slot: handle_ends.append(engine.now)))
     engine.run()
     return op_ends, handle_ends
 
@@ -42,8 +42,8 @@ def test_whole_cores_give_as_many_handlers() -> None:
     engine = Engine()
     cpu = PsCpu(engine, cores=0.3, threads=2)
     for _ in range(3):
-        cpu.handle(300_000, lambda _s, _t: None)
-        cpu.request(0, 300_000, lambda _s, _t: None)
+        cpu.handle(300_000, 0)
+        cpu.request(0, 300_000, Notify(lambda _s, _t: None), 0)
     engine.run()
     assert cpu.busy_ns() == pytest.approx(6 * 300_000, rel=1e-6)
 
@@ -89,9 +89,10 @@ def test_a_quota_costs_nothing_while_the_ps_is_idle_however_long() -> None:
     engine = Engine()
     cpu = PsCpu(engine, cores=0.3, threads=1, quota=QUOTA)
     ends: list[int] = []
-    cpu.handle(10_000_000, lambda _start, _slot: ends.append(engine.now))  # 10 ms of work at t = 0
+    ended = Notify(lambda _start, _slot: ends.append(engine.now))
+    cpu.handle(10_000_000, 0, on_done=ended)  # 10 ms of work at t = 0
     later = 10**17 + 5_000_000  # about three years on, half-way through a period
-    engine.at(later, ARRIVE, lambda _now: cpu.handle(10_000_000, lambda _s, _slot: ends.append(engine.now)), later)
+    engine.at(later, ARRIVE, Call(lambda _: cpu.handle(10_000_000, 0, on_done=ended)))
     previous = signal.signal(signal.SIGALRM, stuck)
     signal.alarm(60)
     try:
