@@ -97,31 +97,57 @@ class Event:
         return self.seq < other.seq
 
 
-class Engine:
-    """The clock and the event heap."""
+class _Nobody(Handler):
+    """The handler of a spent event kept for reuse (it holds no reference to anything)."""
 
-    __slots__ = ("_heap", "_seq", "n_events", "now")
+    def fire(self, argument: int) -> None:
+        """Never called: a spent event is not in the heap."""
+        raise AssertionError(f"a spent event fired ({argument})")
+
+
+_NOBODY: Final = _Nobody()
+
+
+class Engine:
+    """The clock and the event heap. Spent events are kept and reused (compiled, a run then allocates and frees
+    no object per event)."""
+
+    __slots__ = ("_heap", "_seq", "_spare", "n_events", "now")
 
     def __init__(self) -> None:
         self.now = 0
         self.n_events = 0
         self._heap: list[Event] = []
+        self._spare: list[Event] = []
         self._seq = 0
 
     def at(self, time_ns: int, priority: int, handler: Handler, argument: int = 0) -> None:
         """Call ``handler.fire(argument)`` at ``time_ns`` (never earlier than now)."""
         now = self.now
-        _push(self._heap, Event(time_ns if time_ns > now else now, priority, self._seq, handler, argument))
+        time_ns = max(time_ns, now)
+        if self._spare:
+            event = self._spare.pop()
+            event.time_ns = time_ns
+            event.priority = priority
+            event.seq = self._seq
+            event.handler = handler
+            event.argument = argument
+        else:
+            event = Event(time_ns, priority, self._seq, handler, argument)
+        _push(self._heap, event)
         self._seq += 1
 
     def run(self, stop: Callable[[], bool] | None = None) -> None:
         """Process events in order until none is left (or ``stop()`` turns true after one)."""
-        heap, pop = self._heap, _pop
+        heap, spare, pop = self._heap, self._spare, _pop
         while heap:
             event = pop(heap)
             self.now = event.time_ns
             self.n_events += 1
-            event.handler.fire(event.argument)
+            handler, argument = event.handler, event.argument
+            event.handler = _NOBODY
+            spare.append(event)
+            handler.fire(argument)
             if stop is not None and stop():
                 return
 
@@ -144,11 +170,22 @@ class _Waiting:
         return self.seq < other.seq
 
 
+class _Thread:
+    """What runs on one thread of a pool: since when, and whom to tell when it is done."""
+
+    __slots__ = ("client", "start_ns", "token")
+
+    def __init__(self) -> None:
+        self.start_ns = 0
+        self.client: Client | None = None
+        self.token = 0
+
+
 class CpuPool(Handler):
     """``threads`` identical threads. A request waits until a thread is free; waiting requests start in order of
     their key (lowest first; ties in request order)."""
 
-    __slots__ = ("_client", "_free", "_queue", "_seq", "_start", "_token", "engine", "threads")
+    __slots__ = ("_free", "_queue", "_seq", "_threads", "engine", "threads")
 
     def __init__(self, engine: Engine, threads: int) -> None:
         self.engine = engine
@@ -156,10 +193,7 @@ class CpuPool(Handler):
         self._free = list(range(threads))
         self._queue: list[_Waiting] = []
         self._seq = 0
-        # per thread, what runs on it: since when, and whom to tell when it is done
-        self._start = [0] * threads
-        self._client: list[Client | None] = [None] * threads
-        self._token = [0] * threads
+        self._threads = [_Thread() for _ in range(threads)]
 
     def request(self, key: int, dur_ns: int, client: Client, token: int) -> None:
         """Run work of ``dur_ns`` on a thread; ``client.done(token, start_ns, thread)`` is called when it ends."""
@@ -177,9 +211,10 @@ class CpuPool(Handler):
     def _run(self, dur_ns: int, client: Client, token: int) -> None:
         engine = self.engine
         thread = _pop(self._free)
-        self._start[thread] = engine.now
-        self._client[thread] = client
-        self._token[thread] = token
+        running = self._threads[thread]
+        running.start_ns = engine.now
+        running.client = client
+        running.token = token
         engine.at(engine.now + dur_ns, DONE, self, thread)
 
     def _dispatch(self) -> None:
@@ -192,10 +227,11 @@ class CpuPool(Handler):
         """The work on thread ``argument`` is done: its thread is free, and what the work's end makes ready is
         requested before the waiting work takes the thread, so that all of it starts in key order."""
         thread = argument
-        client = self._client[thread]
+        running = self._threads[thread]
+        client = running.client
         assert client is not None  # noqa: S101  (a thread's end is scheduled only with its work)
-        self._client[thread] = None  # the pool keeps no client between runs (no reference cycle)
+        running.client = None  # the pool keeps no client between runs (no reference cycle)
         _push(self._free, thread)
-        client.done(self._token[thread], self._start[thread], thread)
+        client.done(running.token, running.start_ns, thread)
         if self._queue:
             self._dispatch()

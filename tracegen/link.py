@@ -37,10 +37,10 @@ import dataclasses
 import heapq
 import itertools
 import math
-from collections.abc import Hashable, Sequence
-from typing import Final, Protocol
+from collections.abc import Sequence
+from typing import Final
 
-from mypy_extensions import mypyc_attr
+from mypy_extensions import mypyc_attr, trait
 
 from tracegen.engine import DONE, LAUNCH, Client, Engine, Handler
 from tracegen.errors import ConfigError
@@ -133,59 +133,44 @@ def uniform_link(bytes_per_s: Sequence[float], *, connection_bytes_per_s: Sequen
                     latency_ns=latency_ns, description=description)
 
 
-class LinkModel(Protocol):
-    """Which queue of a direction a transfer joins."""
+@trait
+class LinkModel:
+    """Which queue of a direction a transfer joins. Queues are named by integers (compiled, a native call and an
+    integer key cost a transfer far less than a Python-level call and a tuple)."""
 
-    @property
-    def name(self) -> str:
-        """Short name used on the command line."""
-        ...
-
-    def queue_of(self, *, worker: int, transfer: int) -> Hashable:
-        """Queue key for transfer instance ``transfer`` (unique per run) issued by ``worker``."""
-        ...
+    def queue_of(self, worker: int, transfer: int) -> int:
+        """Queue key for transfer instance ``transfer`` (unique per run, > 0) issued by ``worker`` (>= 0)."""
+        raise NotImplementedError
 
 
-@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
-@dataclasses.dataclass(frozen=True, slots=True)
-class Conn:
+class Conn(LinkModel):
     """One queue per worker connection (gRPC serves one worker's tensors mostly one after another)."""
 
-    name: str = "conn"
-
-    def queue_of(self, *, worker: int, transfer: int) -> Hashable:
+    def queue_of(self, worker: int, transfer: int) -> int:
         """The worker's queue."""
         del transfer
         return worker
 
 
-@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
-@dataclasses.dataclass(frozen=True, slots=True)
-class Fifo:
+class Fifo(LinkModel):
     """One queue for the whole direction: one transfer at a time."""
 
-    name: str = "fifo"
-
-    def queue_of(self, *, worker: int, transfer: int) -> Hashable:
+    def queue_of(self, worker: int, transfer: int) -> int:
         """The single queue."""
         del worker, transfer
         return -1
 
 
-@mypyc_attr(native_class=False)  # a plain class when compiled: pickles as one
-@dataclasses.dataclass(frozen=True, slots=True)
-class Fair:
+class Fair(LinkModel):
     """Every transfer its own queue: all in flight share equally."""
 
-    name: str = "fair"
-
-    def queue_of(self, *, worker: int, transfer: int) -> Hashable:
+    def queue_of(self, worker: int, transfer: int) -> int:
         """Its own queue."""
         del worker
-        return ("t", transfer)
+        return transfer
 
 
-LINK_MODELS: dict[str, LinkModel] = {m.name: m for m in (Conn(), Fifo(), Fair())}
+LINK_MODELS: dict[str, LinkModel] = {"conn": Conn(), "fifo": Fifo(), "fair": Fair()}  # by the name the CLI takes
 
 
 def link_model(name: str) -> LinkModel:
@@ -224,7 +209,7 @@ class _Head:
 
     __slots__ = ("client", "key", "seq", "start_ns", "token", "v_end")
 
-    def __init__(self, v_end: float, queued: _Queued, key: Hashable, start_ns: int) -> None:
+    def __init__(self, v_end: float, queued: _Queued, key: int, start_ns: int) -> None:
         self.v_end = v_end
         self.seq = queued.seq
         self.key = key
@@ -256,8 +241,8 @@ class _Direction:
     __slots__ = ("by_limit", "groups", "moved", "n_heads", "pending", "queues", "version")
 
     def __init__(self) -> None:
-        self.queues: dict[Hashable, list[_Queued]] = {}  # per queue, its transfers not yet moving
-        self.pending: list[Hashable] = []  # queues that had no head, to get one when this instant's requests are in
+        self.queues: dict[int, list[_Queued]] = {}  # per queue, its transfers not yet moving
+        self.pending: list[int] = []  # queues that had no head, to get one when this instant's requests are in
         self.by_limit: dict[float, _Group] = {}  # rate limit, bytes/s -> its group; never removed (clocks run on)
         self.groups: list[tuple[float, _Group]] = []  # (limit, group), lowest limit first; replaced, not mutated
         self.n_heads = 0
@@ -288,8 +273,10 @@ class FlowLink(Handler):
         self.engine, self.spec, self.model = engine, spec, model
         self.worker_bytes_per_s = tuple(worker_bytes_per_s)
         self._dirs = (_Direction(), _Direction())
-        self._capacity: dict[tuple[int, int, bool], float] = {}  # spec.capacity's answers, kept
-        self._queue_delay: dict[tuple[int, int], int] = {}  # spec.queue_delay's, kept
+        # the spec's answers, kept: by direction, other direction busy or not, then number of connections (-1: not
+        # asked yet); and by direction, then number of connections
+        self._capacity: list[list[float]] = [[], [], [], []]
+        self._queue_delay: list[list[int]] = [[], []]
         # the spec's figures every transfer reads, as attributes of this (compiled) object
         self._latency_ns = spec.latency_ns
         self._connection_bytes_per_s = spec.connection_bytes_per_s
@@ -311,10 +298,12 @@ class FlowLink(Handler):
         k = self._dirs[direction].n_heads
         if not k:
             return 0
-        delay = self._queue_delay.get((direction, k))
-        if delay is None:
-            delay = self._queue_delay[direction, k] = self.spec.queue_delay(direction, k)
-        return delay
+        known = self._queue_delay[direction]
+        while len(known) <= k:
+            known.append(-1)
+        if known[k] < 0:
+            known[k] = self.spec.queue_delay(direction, k)
+        return known[k]
 
     def request_delay(self, request_crosses: int | None) -> int:
         """From requesting a transfer to its data starting to move: the link's latency, plus the queue delay of
@@ -337,7 +326,7 @@ class FlowLink(Handler):
             client.done(token, now, -1)
             return
         d = self._dirs[direction]
-        key = self.model.queue_of(worker=worker, transfer=seq)
+        key = self.model.queue_of(worker, seq)
         queue = d.queues.get(key)
         limit = self.limit(direction, worker)
         queued = _Queued(now, priority, seq, size, limit, client, token)
@@ -394,12 +383,15 @@ class FlowLink(Handler):
             d.version += 1
             if not k:
                 continue
-            case = (direction, k, bool(self._dirs[1 - direction].n_heads))
-            capacity = self._capacity.get(case)
-            if capacity is None:
-                capacity = self._capacity[case] = spec.capacity(*case)
+            other_busy = self._dirs[1 - direction].n_heads > 0
+            known = self._capacity[2 * direction + other_busy]
+            while len(known) <= k:
+                known.append(-1.0)
+            capacity = known[k]
+            if capacity < 0:
+                capacity = known[k] = spec.capacity(direction, k, other_busy)
             left = k
-            at = None
+            at = -1
             for limit, g in d.groups:
                 n = len(g.heads)
                 if not n:
@@ -410,8 +402,8 @@ class FlowLink(Handler):
                 need = g.heads[0].v_end - g.v
                 # done already (up to rounding): now; else at least 1 ns later, so that time always advances
                 due = self._t if need <= _EPS_BYTES else self._t + max(1, math.ceil(need * 1e9 / g.rate - 1e-6))
-                at = due if at is None else min(at, due)
-            assert at is not None  # noqa: S101  (k > 0 heads: some group has one)
+                at = due if at < 0 else min(at, due)
+            assert at >= 0  # noqa: S101  (k > 0 heads: some group has one)
             self.engine.at(at, DONE, self, (d.version << 2) | (direction << 1) | 1)
 
     def _wake(self, direction: int, version: int) -> None:

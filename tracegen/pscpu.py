@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
-from collections import deque
 from typing import Final
 
 from mypy_extensions import mypyc_attr
@@ -73,22 +72,50 @@ class CfsQuota:
 
 
 class _Item:
-    """Work running: done when the CPU's clock reaches ``v_end``; items in order of that, then of seq."""
+    """Work for the CPU: waiting, then running until the CPU's clock reaches ``v_end``; running items in order of
+    that, then of seq."""
 
-    __slots__ = ("client", "seq", "slot", "start_ns", "token", "v_end")
+    __slots__ = ("client", "on_start", "seq", "slot", "start_ns", "token", "v_end", "work_ns")
 
-    def __init__(self, v_end: float, seq: int, slot: int, start_ns: int, client: Client | None, token: int) -> None:
-        self.v_end = v_end
-        self.seq = seq
-        self.slot = slot
-        self.start_ns = start_ns
+    def __init__(self, work_ns: int, client: Client | None, token: int, on_start: Handler | None) -> None:
+        self.work_ns = work_ns
         self.client = client
         self.token = token
+        self.on_start = on_start
+        self.v_end = 0.0  # set when it starts
+        self.seq = 0
+        self.slot = -1
+        self.start_ns = 0
 
     def __lt__(self, other: _Item) -> bool:
         if self.v_end != other.v_end:
             return self.v_end < other.v_end
         return self.seq < other.seq
+
+
+class _Line:
+    """Items waiting, first in first out (two lists, so that each step is a list operation)."""
+
+    __slots__ = ("_in", "_out")
+
+    def __init__(self) -> None:
+        self._in: list[_Item] = []
+        self._out: list[_Item] = []  # the oldest last
+
+    def waiting(self) -> bool:
+        """Whether any item waits."""
+        return bool(self._in) or bool(self._out)
+
+    def append(self, item: _Item) -> None:
+        """The item joins the end of the line."""
+        self._in.append(item)
+
+    def popleft(self) -> _Item:
+        """The oldest item leaves the line."""
+        if not self._out:
+            self._in.reverse()
+            self._in, self._out = [], self._in
+        return self._out.pop()
 
 
 class PsCpu(Handler):
@@ -110,8 +137,8 @@ class PsCpu(Handler):
         self._budget = self.quota_ns  # CPU left in this period
         self._period_end = self.period_ns or 0
         self._free_threads = list(range(threads))
-        self._waiting: deque[tuple[int, Client, int]] = deque()
-        self._handles: deque[tuple[int, Client | None, Handler | None, int]] = deque()
+        self._waiting = _Line()  # ops waiting for a thread
+        self._handles = _Line()  # requests waiting for a handler
         self._free_handlers = max(1, math.ceil(self.speed - 1e-9))
         self._items: list[_Item] = []
         self._v = 0.0
@@ -123,7 +150,7 @@ class PsCpu(Handler):
 
     def idle(self) -> bool:
         """Whether an op requested now would get a thread at once (an op of no work then ends at once)."""
-        return bool(self._free_threads) and not self._waiting
+        return bool(self._free_threads) and not self._waiting.waiting()
 
     def busy_ns(self) -> float:
         """Core-nanoseconds used up to now."""
@@ -135,37 +162,37 @@ class PsCpu(Handler):
         it ends (``key`` is ignored: the PS serves in arrival order, and the engine's event order already is
         arrival order)."""
         del key
-        self._waiting.append((dur_ns, client, token))
+        self._waiting.append(_Item(dur_ns, client, token, None))
         self._admit()
 
     def handle(self, work_ns: int, token: int, *, on_start: Handler | None = None,
                on_done: Client | None = None) -> None:
         """Spend ``work_ns`` of CPU on a transfer request, once a handler is free: ``on_start.fire(token)`` when
         a handler takes it (an event of its own), ``on_done.done(token, start_ns, -1)`` when done."""
-        self._handles.append((work_ns, on_done, on_start, token))
+        self._handles.append(_Item(work_ns, on_done, token, on_start))
         self._admit()
 
     def _admit(self) -> None:
-        if not ((self._waiting and self._free_threads) or (self._handles and self._free_handlers)):
+        if not ((self._free_threads and self._waiting.waiting()) or (self._free_handlers and self._handles.waiting())):
             return
         self._advance()
         self._take()
         self._reschedule()
 
     def _take(self) -> None:
-        while self._waiting and self._free_threads:
-            work, client, token = self._waiting.popleft()
-            self._start(work, _pop(self._free_threads), client, token)
-        while self._handles and self._free_handlers:
-            work, on_done, on_start, token = self._handles.popleft()
+        while self._free_threads and self._waiting.waiting():
+            self._start(self._waiting.popleft(), _pop(self._free_threads))
+        while self._free_handlers and self._handles.waiting():
+            item = self._handles.popleft()
             self._free_handlers -= 1
-            self._start(work, -1, on_done, token)
-            if on_start is not None:
-                self.engine.at(self.engine.now, ARRIVE, on_start, token)
+            self._start(item, -1)
+            if item.on_start is not None:
+                self.engine.at(self.engine.now, ARRIVE, item.on_start, item.token)
 
-    def _start(self, work: int, slot: int, client: Client | None, token: int) -> None:
+    def _start(self, item: _Item, slot: int) -> None:
         self._seq += 1
-        _push(self._items, _Item(self._v + work, self._seq, slot, self.engine.now, client, token))
+        item.v_end, item.seq, item.slot, item.start_ns = self._v + item.work_ns, self._seq, slot, self.engine.now
+        _push(self._items, item)
 
     def _advance(self) -> None:
         """Bring the clocks to now: the items ran at the current rate while the period's budget lasted."""

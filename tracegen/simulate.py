@@ -349,7 +349,9 @@ class _Run(Handler, Client):
         elif what == _PULL_HANDLED:
             self._send_pull(w, t)
         else:
-            self.finish(w, t, self.push_start.pop(token), -1)
+            start = self.push_start[token]
+            del self.push_start[token]  # (not pop: compiled, these are dict operations, pop a method call)
+            self.finish(w, t, start, -1)
 
     def done(self, token: int, start_ns: int, slot: int) -> None:
         """A resource has done a task's work (class docstring)."""
@@ -396,7 +398,9 @@ class _Run(Handler, Client):
             return False
         if self.record:
             self.ready_at[w][t] = self.engine.now
-        return (self.pss[self.shard[t]] if where == _PS else self.cpus[w]).idle()
+        if where == _PS:  # (two statements, not one expression of either type: compiled, each call is direct)
+            return self.pss[self.shard[t]].idle()
+        return self.cpus[w].idle()
 
     def dispatch(self, w: int, t: int) -> None:
         now = self.engine.now
