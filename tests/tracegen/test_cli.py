@@ -393,3 +393,25 @@ def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(monkeypatch: py
     monkeypatch.setattr(builtins, "__import__", interrupted)
     assert entry.main(["inspect", "x"]) == 130
     assert capsys.readouterr().err == "tracegen: interrupted\n"
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_a_sigterm_while_the_command_line_is_imported_is_one_line(sig: str, code: int) -> None:
+    """A SIGTERM or SIGHUP in the first second (the command line's modules importing, before main() handles them)
+    killed the command without a word; it is one line and the exit code the shell reports, as a Ctrl-C there is.
+    Run in a process of its own: before the fix the signal kills whatever process it lands in."""
+    script = f"""
+import builtins, signal, sys
+from tracegen import entry
+real_import = builtins.__import__
+def stopped(name, *args, **kwargs):
+    fromlist = args[2] if len(args) > 2 else kwargs.get("fromlist")
+    if name == "tracegen" and "cli" in (fromlist or ()):
+        signal.raise_signal(signal.{sig})
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = stopped
+sys.exit(entry.main(["inspect", "x"]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120,
+                          cwd=ROOT)
+    assert (done.returncode, done.stderr) == (code, f"tracegen: stopped by {sig}\n")
