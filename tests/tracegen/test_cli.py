@@ -415,3 +415,28 @@ sys.exit(entry.main(["inspect", "x"]))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120,
                           cwd=ROOT)
     assert (done.returncode, done.stderr) == (code, f"tracegen: stopped by {sig}\n")
+
+
+def test_a_hangup_the_caller_ignores_stays_ignored(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``nohup tracegen predict ... &`` and a closed terminal: the command replaced nohup's ignored SIGHUP by its own
+    handler and stopped ('stopped by SIGHUP', exit 129), losing the run nohup was there to keep. A signal the
+    caller ignores is left ignored; the hangup lands here while the trace is read."""
+    import signal
+
+    from tracegen import cli
+
+    real = cli.read_trace
+
+    def hung_up(*args: Any, **kwargs: Any) -> Any:
+        signal.raise_signal(signal.SIGHUP)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "read_trace", hung_up)
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert main(["inspect", str(ROOT / "data/traces/mlp")]) == 0
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert "stopped" not in capsys.readouterr().err
