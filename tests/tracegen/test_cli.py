@@ -57,6 +57,24 @@ def test_convert_says_when_the_output_is_of_the_wrong_kind(tmp_path: pathlib.Pat
     assert (tmp_path / "f").read_text() == "precious" and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
 
+def test_convert_writes_no_chrome_trace_into_a_directory_of_tables(tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert tables --to chrome tables/all.json' was taken, and the tables could not be read again ('holds
+    converted tables and trace files too'); named trace.json, with --force, it replaced their manifest. The
+    converse (tables into a directory of steps) was refused already."""
+    tables = tmp_path / "tables"
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", "csv", str(tables)]) == 0
+    capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in tables.iterdir()}
+    for name in ("all.json", "trace.json"):
+        assert main(["convert", str(tables), "--to", "chrome", str(tables / name), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"tracegen convert: error: {tables}: holds converted tables (trace.json); a trace written "
+                       "there would be read with them, and they could not be read again: write it elsewhere\n")
+    assert {p.name: p.read_bytes() for p in tables.iterdir()} == before
+    assert main(["inspect", str(tables)]) == 0
+
+
 def test_convert_writes_no_tables_over_a_directory_of_steps(tmp_path: pathlib.Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """'convert steps --to csv steps' wrote the tables beside the steps, and from then on every read of the
