@@ -20,7 +20,9 @@ The first line names the format and its version; the header row follows, with ev
                      a whole number, plain or with an exponent: 2500000000 or 2.5e9
     link_profile     (may be empty) a ``link-profile.json`` measured by ``tracegen netbench`` between an
                      instance of this type as the PS and a client; a path relative to this CSV file. When
-                     given, it pins the link of a PS of this type; when empty, only the rate is known
+                     given, it pins the link of a PS of this type; when empty, only the rate is known. Its
+                     payload rates, pull or push, may not exceed ``link_bits_per_s`` by more than 5 %: a
+                     profile faster than the row's own rate is of another instance type (or the rate is)
 
 How each column enters a prediction is :mod:`tracegen.instance`'s business; this module only reads and checks.
 Every bad value raises :class:`CatalogueError`, one line naming the file, the line, the column and the value.
@@ -44,6 +46,7 @@ FIRST_LINE = f"# {FORMAT} version {VERSION}"
 ROLES = ("worker", "ps", "both")
 MAX_CATALOGUE_BYTES = 1 << 20
 MAX_INSTANCES = 1000
+PROFILE_RATE_SLACK = 0.05  # a profile may measure this much above the row's rate (a shaper's burst), no more
 
 
 class CatalogueError(TraceFormatError):
@@ -136,5 +139,9 @@ def _instance(c: Cells, folder: pathlib.Path) -> Instance:
         if not where.exists():
             raise c.fail(6, f"no such file {str(where)!r} (a link profile, relative to the catalogue)")
         profile = read_link_profile(where)
+        fastest_bits = 8 * max(max(q.pull_bytes_per_s, q.push_bytes_per_s) for q in profile.points)
+        if fastest_bits > link * (1 + PROFILE_RATE_SLACK):
+            raise c.fail(5, f"its link profile {c.text(6)!r} measured {fastest_bits / 1e6:.3g} Mbit/s of payload one "
+                            "way, more than this rate carries: one of the two is not this instance type's")
     return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=cores, link_bits_per_s=int(link),
                     link_profile=profile, line=c.line)

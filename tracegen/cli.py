@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
 from parsers.read import trace_files_in
-from parsers.tables import table_paths, write_tables
+from parsers.tables import MANIFEST, is_table_dir, table_paths, write_tables
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.cli_sweep import add_sweep_arguments, run_sweep
@@ -109,6 +109,9 @@ def _convert(args: argparse.Namespace) -> int:
     if args.to != "chrome" and out.is_dir() and (steps := trace_files_in(out)):
         raise CliError(f"{out}: holds trace files (e.g. {steps[0].name}); tables written there would be read "
                        "instead of them from then on: write them into another directory")
+    if args.to == "chrome" and is_table_dir(out.parent):  # read_trace refuses tables with trace files beside them
+        raise CliError(f"{out.parent}: holds converted tables ({MANIFEST}); a trace written there would be read "
+                       "with them, and they could not be read again: write it elsewhere")
     if args.to == "chrome":
         refuse_existing([out], args.force)
         if not out.parent.is_dir():
@@ -200,7 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             format="%(levelname)s %(name)s: %(message)s")
     previous = {}
     if threading.current_thread() is threading.main_thread():
-        previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)
+                    if signal.getsignal(sig) is not signal.SIG_IGN}  # nohup's ignored SIGHUP stays ignored
     try:
         return int(args.handler(args))
     except (TraceError, TracegenError, CliError, ValidationError) as exc:

@@ -19,7 +19,7 @@ from tracegen.planreport import PAIR_HEADER, PAIR_NOTE, answer, assumptions, pai
 from tracegen.predict import PAYLOAD_FRACTION, load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.processes import available_cpus
 from tracegen.shards import holding, placements
-from tracegen.units import parse_count, parse_number
+from tracegen.units import parse_count, parse_number, parse_whole
 
 
 def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,8 +29,9 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalogue", required=True, metavar="CSV",
                         help="instance types to choose from (format: parsers/catalogue.py, example: "
                              "data/catalogue/example.csv)")
-    parser.add_argument("--samples", type=parse_number, default=1e8, metavar="S",
-                        help="training samples to process, for the time and cost columns (default 1e8)")
+    parser.add_argument("--samples", type=parse_whole, default=10**8, metavar="S",
+                        help="training samples to process, for the time and cost columns: a whole number, plain "
+                             "or with an exponent (default 1e8)")
     parser.add_argument("--target-rate", type=parse_number, metavar="R",
                         help="samples per second wanted: the cheapest option reaching it is chosen (default: the "
                              "cheapest per sample)")

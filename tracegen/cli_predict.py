@@ -22,6 +22,7 @@ from tracegen.link import LINK_MODELS
 from tracegen.linkspec import held_ps_bound
 from tracegen.model import TIMINGS
 from tracegen.outputs import OutputDir
+from tracegen.placement import MAX_SHARDS
 from tracegen.policy import parse_policy
 from tracegen.predict import (
     PAYLOAD_FRACTION,
@@ -133,7 +134,12 @@ def shard_counts(args: argparse.Namespace) -> tuple[int, ...]:
     if args.placement != "round-robin" and args.ps_shards is None:
         raise ConfigError(f"'--placement' {args.placement!r} places parameters on the shards of --ps-shards, "
                           "which was not given")
-    return parse_workers(args.ps_shards, "ps_shards") if args.ps_shards is not None else ()  # '' is refused
+    if args.ps_shards is None:
+        return ()
+    counts = parse_workers(args.ps_shards, "ps_shards")  # '' is refused
+    if max(counts) > MAX_SHARDS:  # checked here too, to quote what was written, not the first count over
+        raise ConfigError(f"'--ps-shards' must be from 1 to {MAX_SHARDS} shards (got {args.ps_shards!r})")
+    return counts
 
 
 def run_predict(args: argparse.Namespace) -> int:

@@ -167,7 +167,7 @@ def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker)
         known = spec
     cost = request_cpu_ns(model, measured, known)
     if cost is None or measured.ps_cpu_s_per_step is None:  # the second follows from the first; said for mypy
-        return spec
+        return known  # no CPU per step measured, but the PS's cores and quota were
     if cost > MAX_RPC_CPU_NS:
         raise ConfigError(f"{measured.source or 'single-worker measurement'}: 'ps_cpu_s_per_step' "
                           f"{measured.ps_cpu_s_per_step:g} s is {cost / 1e9:.3g} s of the PS's CPU for each of the "

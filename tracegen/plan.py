@@ -81,8 +81,8 @@ class PlanConfig:
     def __post_init__(self) -> None:
         if not self.workers or min(self.workers) < 1 or list(self.workers) != sorted(set(self.workers)):
             raise ConfigError(f"'workers' must be distinct worker counts >= 1, ascending (got {self.workers!r})")
-        if not (math.isfinite(self.samples) and 1 <= self.samples <= MAX_SAMPLES):
-            raise ConfigError(f"'samples' must be from 1 to {MAX_SAMPLES:g} (got {self.samples})")
+        if not (math.isfinite(self.samples) and 1 <= self.samples <= MAX_SAMPLES and self.samples % 1 == 0):
+            raise ConfigError(f"'samples' must be a whole number from 1 to {MAX_SAMPLES:g} (got {self.samples})")
         target = self.target_samples_per_s
         if target is not None and not (math.isfinite(target) and target > 0):
             raise ConfigError(f"'target_samples_per_s' must be a number > 0 (got {target})")

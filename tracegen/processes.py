@@ -11,7 +11,8 @@ terminated when the caller leaves early (an error, Ctrl-C, SIGTERM turned into a
 with it when it is killed outright (Linux: ``PR_SET_PDEATHSIG``; a worker still starting when the caller died
 exits as soon as it can tell). An exception raised by ``fn`` is raised again in the caller, as itself; a worker
 that dies (a signal, the out-of-memory killer) is a :class:`~tracegen.errors.ProcessDiedError`, the others
-stopped.
+stopped, even when it died while sending a result (the pool's own thread then waits for the rest of it forever,
+so the pool is watched here too, and a stop closes the pipe under that thread once the workers are gone).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tracegen.errors import ConfigError, ProcessDiedError
 
 IN_FLIGHT_PER_JOB = 2
 WAIT_S = 0.5  # how long a wait for results may hold off a signal handler in the caller
+STOP_S = 5.0  # how long a terminated worker may take to exit before it is killed
 PR_SET_PDEATHSIG = 1
 MAX_JOBS = 4096
 
@@ -73,6 +75,11 @@ def _start_worker(caller: int, initializer: Callable[..., None] | None, initargs
         initializer(*initargs)
 
 
+def _workers(pool: concurrent.futures.ProcessPoolExecutor) -> list[multiprocessing.process.BaseProcess]:
+    """The pool's worker processes (a private attribute: Python 3.11 has no public way to them)."""
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
 class Processes(Generic[In, Out]):
     """``jobs`` local worker processes running ``fn`` (module docstring). A context manager: the processes
     start at the first :meth:`map` and are gone when the ``with`` block is left."""
@@ -97,9 +104,25 @@ class Processes(Generic[In, Out]):
         if pool is None:
             return
         if not finished:
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
+            processes = _workers(pool)
+            for process in processes:
                 process.terminate()  # Python 3.14 has pool.terminate_workers(); 3.11 only this
+            for process in processes:
+                process.join(STOP_S)
+                if process.exitcode is None:
+                    process.kill()
+                    process.join()
+            # A worker killed while it sent a result left part of it in the pipe, and the pool's thread waits for
+            # the rest: it would wait forever, as this process holds the pipe's other end. With every worker gone,
+            # closing that end makes the wait end (the pool is then broken, which is what it is).
+            writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+            if writer is not None:
+                writer.close()
         pool.shutdown(wait=True, cancel_futures=True)
+
+    def _died(self) -> ProcessDiedError:
+        return ProcessDiedError(f"a worker process of {self.jobs} ended abruptly (killed by a signal or out of "
+                                "memory?); run again, with fewer --jobs if memory is short")
 
     def _started(self, n_items: int) -> concurrent.futures.ProcessPoolExecutor:
         if self._pool is None:
@@ -138,13 +161,15 @@ class Processes(Generic[In, Out]):
                     break
                 finished, _ = concurrent.futures.wait(pending, timeout=WAIT_S,
                                                       return_when=concurrent.futures.FIRST_COMPLETED)
+                if not finished and any(w.exitcode is not None for w in _workers(pool)):
+                    # the pool's thread notices a dead worker itself, unless it is stuck on a result the worker
+                    # was sending when it died (close): then nothing would finish, ever
+                    raise self._died()
                 for future in finished:
                     try:
                         result = future.result()
                     except concurrent.futures.BrokenExecutor:  # BrokenProcessPool: a worker died
-                        raise ProcessDiedError(
-                            f"a worker process of {self.jobs} ended abruptly (killed by a signal or out of memory?); "
-                            "run again, with fewer --jobs if memory is short") from None
+                        raise self._died() from None
                     on_done(pending.pop(future), result)
             ok = True
         finally:

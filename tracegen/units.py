@@ -99,6 +99,23 @@ def parse_count(text: str) -> int:
     return int(stripped)
 
 
+_WHOLE = re.compile(r"^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+
+
+def parse_whole(text: str, *, high: int = 10**18) -> int:
+    """A whole number from 1 to ``high``, plain or with an exponent (``100000000``, ``1e8``, ``2.5e9``), written with
+    ASCII digits: for the command line's large counts (training samples). Raises ``argparse.ArgumentTypeError``."""
+    import argparse
+
+    stripped = text.strip()
+    value = Decimal(stripped) if _WHOLE.match(stripped) else None
+    if value is None or not 1 <= value <= high or value % 1:
+        top = f"{high:.0e}".replace("e+", "e")
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {top}, e.g. 100000000 or 1e8 "
+                                         f"(got {text!r})")
+    return int(value)
+
+
 def parse_number(text: str) -> float:
     """A finite decimal number written with ASCII characters (``float`` would also take ``nan``, ``inf`` and
     ``٣``): for the command line's fractions and seconds."""

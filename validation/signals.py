@@ -3,7 +3,8 @@
 
 Ctrl-C already raises ``KeyboardInterrupt``. A dropped terminal sends SIGHUP, ``kill`` and service managers
 SIGTERM; by default either would end the process at once and leave child processes, namespaces and cgroups
-behind. Outside the main thread (where handlers cannot be installed) the block changes nothing.
+behind. Outside the main thread (where handlers cannot be installed) the block changes nothing, and a signal
+the caller ignores (``nohup``'s SIGHUP) stays ignored.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def terminating() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.signal(sig, _raise) for sig in ENDING_SIGNALS}
+    previous = {sig: signal.signal(sig, _raise) for sig in ENDING_SIGNALS
+                if signal.getsignal(sig) is not signal.SIG_IGN}  # nohup's ignored SIGHUP stays ignored
     try:
         yield
     finally:

@@ -59,6 +59,20 @@ def test_a_bad_link_profile_names_its_own_file(tmp_path: pathlib.Path) -> None:
         read_catalogue(_write(tmp_path, [*GOOD[:2], "server,ps,2.04,2,48,12e9,p.json"]))
 
 
+def test_a_link_profile_faster_than_the_rows_own_rate_is_refused(tmp_path: pathlib.Path) -> None:
+    # the profile (pulls at 487 Mbit/s of payload) was used and the row's 100 Mbit/s dropped, without a word: one of
+    # the two is not of this instance type, and the plan would price a link the row says it does not have
+    shutil.copy(PROFILE, tmp_path / "p.json")
+    with pytest.raises(CatalogueError) as info:
+        read_catalogue(_write(tmp_path, [*GOOD[:2], "server,ps,2.04,2,48,1e8,p.json"]))
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path / 'cat.csv'}: line 7, column 6 (link_bits_per_s): ")
+    assert "link profile 'p.json' measured 487 Mbit/s of payload one way, more than this rate carries" in message
+    assert message.endswith("(got '1e8')")
+    # within 5 % of the rate it is measurement, not a mistake: 487 Mbit/s of payload on a 470 Mbit/s row is taken
+    read_catalogue(_write(tmp_path, [*GOOD[:2], "server,ps,2.04,2,48,470000000,p.json"]))
+
+
 @pytest.mark.parametrize(("row", "column", "why"), [
     ("", 1, "must be 1 to 64 characters"),
     ("bad name", 1, "must be 1 to 64 characters"),

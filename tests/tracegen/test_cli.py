@@ -57,6 +57,24 @@ def test_convert_says_when_the_output_is_of_the_wrong_kind(tmp_path: pathlib.Pat
     assert (tmp_path / "f").read_text() == "precious" and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
 
+def test_convert_writes_no_chrome_trace_into_a_directory_of_tables(tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert tables --to chrome tables/all.json' was taken, and the tables could not be read again ('holds
+    converted tables and trace files too'); named trace.json, with --force, it replaced their manifest. The
+    converse (tables into a directory of steps) was refused already."""
+    tables = tmp_path / "tables"
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", "csv", str(tables)]) == 0
+    capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in tables.iterdir()}
+    for name in ("all.json", "trace.json"):
+        assert main(["convert", str(tables), "--to", "chrome", str(tables / name), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"tracegen convert: error: {tables}: holds converted tables (trace.json); a trace written "
+                       "there would be read with them, and they could not be read again: write it elsewhere\n")
+    assert {p.name: p.read_bytes() for p in tables.iterdir()} == before
+    assert main(["inspect", str(tables)]) == 0
+
+
 def test_convert_writes_no_tables_over_a_directory_of_steps(tmp_path: pathlib.Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """'convert steps --to csv steps' wrote the tables beside the steps, and from then on every read of the
@@ -393,3 +411,50 @@ def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(monkeypatch: py
     monkeypatch.setattr(builtins, "__import__", interrupted)
     assert entry.main(["inspect", "x"]) == 130
     assert capsys.readouterr().err == "tracegen: interrupted\n"
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_a_sigterm_while_the_command_line_is_imported_is_one_line(sig: str, code: int) -> None:
+    """A SIGTERM or SIGHUP in the first second (the command line's modules importing, before main() handles them)
+    killed the command without a word; it is one line and the exit code the shell reports, as a Ctrl-C there is.
+    Run in a process of its own: before the fix the signal kills whatever process it lands in."""
+    script = f"""
+import builtins, signal, sys
+from tracegen import entry
+real_import = builtins.__import__
+def stopped(name, *args, **kwargs):
+    fromlist = args[2] if len(args) > 2 else kwargs.get("fromlist")
+    if name == "tracegen" and "cli" in (fromlist or ()):
+        signal.raise_signal(signal.{sig})
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = stopped
+sys.exit(entry.main(["inspect", "x"]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120,
+                          cwd=ROOT)
+    assert (done.returncode, done.stderr) == (code, f"tracegen: stopped by {sig}\n")
+
+
+def test_a_hangup_the_caller_ignores_stays_ignored(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``nohup tracegen predict ... &`` and a closed terminal: the command replaced nohup's ignored SIGHUP by its own
+    handler and stopped ('stopped by SIGHUP', exit 129), losing the run nohup was there to keep. A signal the
+    caller ignores is left ignored; the hangup lands here while the trace is read."""
+    import signal
+
+    from tracegen import cli
+
+    real = cli.read_trace
+
+    def hung_up(*args: Any, **kwargs: Any) -> Any:
+        signal.raise_signal(signal.SIGHUP)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "read_trace", hung_up)
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert main(["inspect", str(ROOT / "data/traces/mlp")]) == 0
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert "stopped" not in capsys.readouterr().err

@@ -84,7 +84,12 @@ def test_the_measured_ps_cpu_bounds_the_plateau(mlp_trace_dir: pathlib.Path) -> 
     # the spec keeps cores it already knew
     known = dataclasses.replace(fast, ps_cores=2.0)
     assert with_single_worker(known, model, _measured(0.1)).ps_cores == 2.0
-    assert with_single_worker(fast, model, _measured(None)) is fast
+    assert with_single_worker(fast, model, _measured(None, cores=None)) == fast
+    # a measurement without the PS's CPU per step still says the PS's cores: they were dropped with the CPU, and the
+    # PS ran on as many cores as it liked
+    coreless = with_single_worker(fast, model, _measured(None))
+    assert coreless.ps_cores == 0.5 and coreless.rpc_cpu_ns == fast.rpc_cpu_ns
+    assert "per transfer" not in coreless.description
 
 
 def test_a_profile_of_a_quota_capped_ps_gives_the_quota() -> None:

@@ -191,10 +191,35 @@ def test_cli_bad_options_are_one_line(tmp_path: pathlib.Path, capsys: pytest.Cap
     cat = _catalogue_file(tmp_path, GOOD_ROWS)
     assert main(["plan", str(TRACE), "--catalogue", str(cat), "--target-rate", "-5", "--out", str(tmp_path)]) == 2
     assert "'--target-rate' must be > 0" in capsys.readouterr().err
-    assert main(["plan", str(TRACE), "--catalogue", str(cat), "--samples", "0", "--out", str(tmp_path)]) == 2
-    assert "'samples' must be from 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:  # argparse's own error, one line
+        main(["plan", str(TRACE), "--catalogue", str(cat), "--samples", "0", "--out", str(tmp_path)])
+    assert exited.value.code == 2
+    assert "argument --samples: must be a whole number from 1 to 1e18" in capsys.readouterr().err
     assert main(["plan", str(TRACE), "--catalogue", str(cat), "--jobs", "0", "--out", str(tmp_path)]) == 2
     assert "'jobs' must be from 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["2.5", "0.5", "-1", "1e-3", "1e19", "1e400", "nan", "inf", "1_000", "1e8x"])
+def test_cli_samples_must_be_a_whole_number(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                            text: str) -> None:
+    # --samples 2.5 was taken, and the plan priced 2.5 samples; a count of samples is whole and at least one
+    cat = _catalogue_file(tmp_path, GOOD_ROWS)
+    with pytest.raises(SystemExit) as exited:
+        main(["plan", str(TRACE), "--catalogue", str(cat), "--samples", text, "--out", str(tmp_path / "o")])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("tracegen plan: error: argument --samples: must be a whole number")
+    assert f"(got {text!r})" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_samples_may_be_written_with_an_exponent_but_must_be_whole() -> None:
+    from tracegen.errors import ConfigError
+    from tracegen.units import parse_whole
+
+    assert [parse_whole(t) for t in ("100000000", "1e8", "2.5e9", " 7 ", "1E3")] == [10**8, 10**8, 25 * 10**8, 7, 1000]
+    with pytest.raises(ConfigError, match=r"'samples' must be a whole number from 1 to 1e\+18 \(got 2.5\)"):
+        PlanConfig(samples=2.5)
 
 
 def test_a_job_traced_with_two_ps_tasks_keeps_them_and_pays_for_both() -> None:

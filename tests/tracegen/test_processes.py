@@ -125,3 +125,49 @@ def test_a_signal_stops_predict_and_its_processes(sig: signal.Signals, code: int
     assert proc.returncode == code and f"tracegen predict: {said}" in err, err[-3000:]
     assert process_tree.wait_gone(workers) == []
     assert not out.exists()  # the run made it, and leaves nothing of its own behind: not even its lock
+
+
+_CUT_SHORT = r"""
+import os, signal, struct, sys, time
+from tracegen.errors import ProcessDiedError
+from tracegen.processes import Processes
+
+def work(x):
+    if x == 1 and sys.argv[1] == "killed":
+        time.sleep(1)
+        os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer would
+    if x:
+        time.sleep(300)
+    return x
+
+def main():
+    pool = Processes(work, 2)
+
+    def done(key, result):
+        # a result cut short, as a worker killed while it sends one leaves it: a header and part of the bytes
+        os.write(pool._pool._result_queue._writer.fileno(), struct.pack("!i", 1 << 20) + b"partial")
+        if sys.argv[1] == "interrupted":
+            raise KeyboardInterrupt
+
+    try:
+        with pool:
+            pool.map([0, 1, 2, 3], done)
+    except (KeyboardInterrupt, ProcessDiedError) as exc:
+        print(type(exc).__name__)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize(("how", "said"), [("interrupted", "KeyboardInterrupt"), ("killed", "ProcessDiedError")])
+def test_a_result_cut_short_in_the_pipe_does_not_hang_the_stop(how: str, said: str, tmp_path: pathlib.Path) -> None:
+    """A worker killed while it sent a result (SIGTERM from the stop itself, the out-of-memory killer) leaves
+    part of a message in the pipe, and the pool's thread waits for the rest forever: Ctrl-C in predict --jobs 2
+    then hung (a hardening pass reproduced it once in about 20 tries). The stop now ends it, and a worker that died
+    while the pool's thread was stuck so is a ProcessDiedError, not a wait without end."""
+    script = tmp_path / "cut_short.py"
+    script.write_text(_CUT_SHORT, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script), how], capture_output=True, text=True, timeout=120,
+                          check=False, cwd=ROOT)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"{said}\n", "")

@@ -289,3 +289,18 @@ def test_more_ps_than_variables_are_left_out_of_plan_and_sweep(mlp_trace_dir: pa
                  "--ps-shards", "6-8", "--out", str(tmp_path / "sweep")]) == 0
     captured = capsys.readouterr()
     assert "2 PS shard counts" in captured.out and "warning: 8 PS shards left out" in captured.err
+
+
+@pytest.mark.parametrize("command", ["predict", "plan", "sweep"])
+def test_too_many_shards_quote_what_was_written(command: str, mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """--ps-shards 1-1000 said "'ps_shards' must be from 1 to 64 (got 65)": a value nobody wrote."""
+    from tracegen.cli import main
+
+    catalogue = SHARDS.parent / "catalogue" / "example.csv"
+    extra = {"plan": ["--catalogue", str(catalogue)], "sweep": ["--bandwidth", "1Gbit/s"]}
+    assert main([command, str(mlp_trace_dir), "--ps-shards", "1-1000", *extra.get(command, []),
+                 "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"tracegen {command}: error: '--ps-shards' must be from 1 to 64 shards (got '1-1000')\n"
+    assert not (tmp_path / "o").exists()
