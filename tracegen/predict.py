@@ -40,6 +40,7 @@ from parsers.linkprofile import PROFILE_NAME, LinkProfile, read_link_profile
 from parsers.read import beside_dir, read_trace
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
+from tracegen import native
 from tracegen.band import anchored
 from tracegen.curve import MAX_SATURATION_WORKERS, Curve, Simulations, format_workers, scaling_curve, simulations
 from tracegen.errors import ConfigError
@@ -57,7 +58,9 @@ from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untrac
 
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
-EVENTS_PER_S = 235_000  # what this pure-Python engine managed on one core over every N = 1..64 (bench_simulate.py)
+# what one core simulates per second, by engine (benchmarks/bench_simulate.py, every N = 1..64, 2026-12-04): for
+# the time a run will take (an over-estimate past a plateau, where the N are not simulated)
+EVENTS_PER_S = {"compiled (mypyc)": 1_250_000, "pure Python": 235_000}
 SLOW_EVENTS = 3_000_000  # about ten seconds: above it, say what the run will cost and show progress
 PARALLEL_EVENTS = 1_500_000  # about five seconds on one core: above it, worth starting processes (~1 s each)
 MAX_UNEVEN_EVENTS = 3e8  # about 20 minutes: more, when workers differ, is a worker far slower than the rest
@@ -88,8 +91,13 @@ def check_uneven(model: StepModel, config: PredictConfig, events: float) -> None
     slow = times.index(max(times))
     raise ConfigError(f"worker {slow + 1} of the worker classes takes about {times[slow]:.3g} s a step alone, and the "
                       f"others train until it has run its steps: about {events:.2g} events, "
-                      f"{events / EVENTS_PER_S / 60:.0f} min on one core (more than the {MAX_UNEVEN_EVENTS:.0e} "
+                      f"{seconds_on_one_core(events) / 60:.0f} min on one core (more than the {MAX_UNEVEN_EVENTS:.0e} "
                       "allowed when workers differ); give it a faster speed or link, or ask for fewer --steps")
+
+
+def seconds_on_one_core(events: float) -> float:
+    """About how long ``events`` take on one core with the engine this process runs (:func:`tracegen.native.engine`)."""
+    return events / EVENTS_PER_S[native.engine()]
 
 
 def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | None = None) -> float:
@@ -307,12 +315,12 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     if events > MAX_EVENTS:
         traces = (f", {trace_events:.2g} of them for 'emit_traces' {format_workers(config.emit_traces)}"
                   if trace_events else "")
-        hours = events / EVENTS_PER_S / 3600
+        hours = seconds_on_one_core(events) / 3600
         raise ConfigError(f"this prediction would simulate about {events:.2g} events, {hours:.0f} "
                           f"hours on one core (more than the {MAX_EVENTS:.0e} allowed){traces}; ask for fewer worker "
                           "counts, traces, steps or seeds")
     if events > SLOW_EVENTS:
-        report(f"about {events:.2g} simulated events: roughly {events / EVENTS_PER_S:.0f} s on one core")
+        report(f"about {events:.2g} simulated events: roughly {seconds_on_one_core(events):.0f} s on one core")
     jobs = config.jobs if curve_events >= PARALLEL_EVENTS else 1
     report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
            + (f" in {jobs} processes" if jobs > 1 else ""))
