@@ -65,6 +65,13 @@ class OutputDir:
         """Where ``name`` (relative, may hold one folder) will be once the run has succeeded."""
         return self.root / name
 
+    def free_bytes(self) -> int:
+        """Bytes free on the file system the outputs go to (that of the nearest folder that exists)."""
+        place = self.root.absolute()
+        while not place.is_dir() and place != place.parent:
+            place = place.parent
+        return shutil.disk_usage(place).free
+
     def _staged(self, name: str) -> pathlib.Path:
         target = self.root / STAGING_NAME / name
         target.parent.mkdir(parents=True, exist_ok=True)

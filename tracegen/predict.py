@@ -54,6 +54,7 @@ from tracegen.processes import MAX_JOBS
 from tracegen.shards import ShardRow, placements, shard_table, shards_csv
 from tracegen.simulate import SimConfig, resolve_link
 from tracegen.synth import size_warning, write_synthetic_trace
+from tracegen.units import format_bytes
 from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untraced_model
 
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
@@ -65,6 +66,7 @@ SLOW_EVENTS = 3_000_000  # about ten seconds: above it, say what the run will co
 PARALLEL_EVENTS = 1_500_000  # about five seconds on one core: above it, worth starting processes (~1 s each)
 MAX_UNEVEN_EVENTS = 3e8  # about 20 minutes: more, when workers differ, is a worker far slower than the rest
 MAX_EVENTS = 1e10  # about nine hours: refused, it is a typo or a job for a sweep
+TRACE_BYTES_PER_EVENT = 150  # a synthetic trace's bytes per estimated event (133-140 on the bundled traces)
 
 
 def _worker_step_s(model: StepModel, config: PredictConfig, n_workers: int) -> list[float]:
@@ -309,18 +311,9 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     model, links = prep.model, prep.links
     placed = placements(model, tr, config.ps_shards, config.placement) if config.ps_shards else []
     curve_events = (len(links) + len(placed)) * estimated_events(model, config, links["mid"])
-    trace_events = estimated_trace_events(model, config)
-    events = curve_events + trace_events
-    check_uneven(model, config, curve_events)
-    if events > MAX_EVENTS:
-        traces = (f", {trace_events:.2g} of them for 'emit_traces' {format_workers(config.emit_traces)}"
-                  if trace_events else "")
-        hours = seconds_on_one_core(events) / 3600
-        raise ConfigError(f"this prediction would simulate about {events:.2g} events, {hours:.0f} "
-                          f"hours on one core (more than the {MAX_EVENTS:.0e} allowed){traces}; ask for fewer worker "
-                          "counts, traces, steps or seeds")
-    if events > SLOW_EVENTS:
-        report(f"about {events:.2g} simulated events: roughly {seconds_on_one_core(events):.0f} s on one core")
+    events = curve_events + estimated_trace_events(model, config)
+    for line in budget(model, config, out, curve_events):
+        report(line)
     jobs = config.jobs if curve_events >= PARALLEL_EVENTS else 1
     report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
            + (f" in {jobs} processes" if jobs > 1 else ""))
@@ -356,6 +349,37 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     at_cap = None if config.link_profile is None else at_cap_plateau(config.link_profile, traced, links["mid"])
     return Prediction(model=model, curve=curve, link_source=links["mid"].description, band=band, files=tuple(files),
                       shards=tuple(shards), ps_at_cap_steps_per_s=at_cap)
+
+
+def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events: float) -> list[str]:
+    """What the run will cost, in lines to print; refused when it is too much: more events than
+    :data:`MAX_EVENTS`, workers so uneven the others would train for hours, synthetic traces larger than the
+    free space where they are to be written."""
+    trace_events = estimated_trace_events(model, config)
+    events = curve_events + trace_events
+    check_uneven(model, config, curve_events)
+    if events > MAX_EVENTS:
+        traces = (f", {trace_events:.2g} of them for 'emit_traces' {format_workers(config.emit_traces)}"
+                  if trace_events else "")
+        hours = seconds_on_one_core(events) / 3600
+        raise ConfigError(f"this prediction would simulate about {events:.2g} events, {hours:.0f} "
+                          f"hours on one core (more than the {MAX_EVENTS:.0e} allowed){traces}; ask for fewer worker "
+                          "counts, traces, steps or seeds")
+    lines = [trace_space(config, out, TRACE_BYTES_PER_EVENT * trace_events)] if trace_events else []
+    if events > SLOW_EVENTS:
+        lines.append(f"about {events:.2g} simulated events: roughly {seconds_on_one_core(events):.0f} s on one core")
+    return lines
+
+
+def trace_space(config: PredictConfig, out: OutputDir, trace_bytes: float) -> str:
+    """What the synthetic traces will take, in a line; refused when they would not fit where they are to be
+    written: found out before any work, not by a full disk hours later (``--emit-traces 100000`` was 100 GB)."""
+    free = out.free_bytes()
+    if trace_bytes > free:
+        raise ConfigError(f"'emit_traces' {format_workers(config.emit_traces)}: the synthetic traces would take about "
+                          f"{format_bytes(trace_bytes)}, more than the {format_bytes(free)} free in "
+                          f"{str(out.root)!r}; ask for fewer worker counts or steps, or write them elsewhere")
+    return f"synthetic traces {format_workers(config.emit_traces)}: about {format_bytes(trace_bytes)}"
 
 
 def single_worker_factor(model: StepModel, config: PredictConfig, spec: LinkSpec) -> float:

@@ -146,6 +146,29 @@ def test_too_many_emitted_traces_are_refused_before_any_work(mlp_trace_dir: path
     assert not (tmp_path / "o" / "curve.csv").exists()
 
 
+def test_traces_larger_than_the_free_disk_space_are_refused_before_any_work(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """--emit-traces 100000 passed the event budget and would have written about 100 GB, filling the disk hours
+    later (a hardening pass). The traces' size is estimated before anything is simulated (about 140 bytes per
+    estimated event on the bundled traces) and checked against the free space where they would go."""
+    from tracegen import outputs
+
+    free = 1_000_000  # the file system the outputs go to, as if it had 1 MB free
+    monkeypatch.setattr(outputs.OutputDir, "free_bytes", lambda _self: free)
+    argv = [str(mlp_trace_dir), "--workers", "1", "--steps", "4", "--seeds", "1", "--emit-traces", "40",
+            "--out", str(tmp_path / "o")]
+    with pytest.raises(ConfigError, match=r"'emit_traces' 40: the synthetic traces would take about \d.* MB, more "
+                                          r"than the 1 MB free in .*o'; ask for fewer"):
+        run_predict(parse(argv))
+    assert not (tmp_path / "o" / "curve.csv").exists()
+    free = 10**12  # enough: the same run goes through and writes what it estimated, within a factor of two
+    assert run_predict(parse(argv)) == 0
+    written = (tmp_path / "o" / "traces" / "n40.json").stat().st_size
+    estimate = float(re.search(r"about ([\d.]+) MB", str(capsys.readouterr())).group(1)) * 1e6  # type: ignore[union-attr]
+    assert estimate / 2 < written < estimate * 2
+
+
 def test_an_emitted_trace_too_large_to_read_back_is_named_on_a_warning_line(
         mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
