@@ -8,6 +8,7 @@ import sys
 
 from parsers.errors import quoted
 from parsers.read import meta_path, read_meta
+from parsers.singleworker import SingleWorker
 from parsers.workerclasses import read_worker_classes
 from tracegen.curve import (
     MAX_SATURATION_WORKERS,
@@ -159,9 +160,12 @@ def run_predict(args: argparse.Namespace) -> int:
     elif profile_path is None and profile_beside(args.trace) is not None:
         print(f"note: {profile_beside(args.trace)} is not used: --bandwidth was given")
     single_path = args.single_worker
-    if single_path is None and (found := single_worker_beside(args.trace)) is not None:
+    beside = single_path is None and (found := single_worker_beside(args.trace)) is not None
+    if beside:
         single_path = str(found)
-        print(f"note: using {found}: one untraced worker's rate and the PS's CPU per transfer (two hosts)")
+    single = load_single_worker(single_path)
+    if beside and single is not None:
+        print(f"note: using {single_path}: {_what_it_gives(single)} (two hosts)")
     policy, order = parse_policy(args.policy)
     ps_shards = shard_counts(args)
     speeds: tuple[float, ...] = ()
@@ -173,7 +177,7 @@ def run_predict(args: argparse.Namespace) -> int:
         links = classes.links(most)
         print(f"note: workers from {args.worker_classes}: {classes.describe()}")
     config = PredictConfig(
-        workers=workers, link_profile=load_profile(profile_path), single_worker=load_single_worker(single_path),
+        workers=workers, link_profile=load_profile(profile_path), single_worker=single,
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),
         payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order,
         order_file=args.policy if order else "", steps=steps,
@@ -192,6 +196,16 @@ def run_predict(args: argparse.Namespace) -> int:
                 result, config, args.trace, profile_path, single_path))))
     _print(result, config)
     return 0
+
+
+def _what_it_gives(single: SingleWorker) -> str:
+    """What a single-worker measurement adds to a prediction, in words."""
+    gives = ["one untraced worker's rate"]
+    if single.ps_cpu_s_per_step is not None:
+        gives.append("the PS's CPU per transfer request")
+    if single.ps_cores is not None:
+        gives.append(f"the PS's cores ({single.ps_cores:g}{', a CPU quota' if single.ps_cpu_quota else ''})")
+    return ", ".join(gives)
 
 
 def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | None, single: str | None) -> bytes:

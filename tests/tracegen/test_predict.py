@@ -384,3 +384,25 @@ def test_a_profile_and_a_bandwidth_together_are_refused(mlp_trace_dir: pathlib.P
             "--out", str(tmp_path / "out")]
     with pytest.raises(ConfigError, match="both give the PS link; give one"):
         run_predict(parse(argv))
+
+
+def test_the_note_on_a_single_worker_file_beside_the_trace_says_what_it_gives(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said "the PS's CPU per transfer" even for a file without 'ps_cpu_s_per_step' (a hardening pass)."""
+    import json
+
+    source = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    trace = tmp_path / "trace"
+    shutil.copytree(source, trace)
+    (trace / "link-profile.json").unlink()
+    doc = json.loads((trace / "single-worker.json").read_text())
+    argv = [str(trace), "--workers", "1", "--steps", "3", "--seeds", "1", "--bandwidth", "500Mbit/s"]
+    assert run_predict(parse([*argv, "--out", str(tmp_path / "with")])) == 0
+    assert ("the PS's CPU per transfer request, the PS's cores (0.3, a CPU quota)"
+            in capsys.readouterr().out)
+    doc["ps_cpu_s_per_step"] = None
+    (trace / "single-worker.json").write_text(json.dumps(doc))
+    assert run_predict(parse([*argv, "--out", str(tmp_path / "without")])) == 0
+    note = next(line for line in capsys.readouterr().out.splitlines() if "single-worker.json" in line)
+    assert "one untraced worker's rate, the PS's cores (0.3, a CPU quota)" in note
+    assert "per transfer" not in note
