@@ -109,8 +109,8 @@ _NOBODY: Final = _Nobody()
 
 
 class Engine:
-    """The clock and the event heap. Spent events are kept and reused (compiled, a run then allocates and frees
-    no object per event)."""
+    """The clock and the event heap. Spent events are kept and reused: a run allocates an event object only while
+    more are pending than ever before."""
 
     __slots__ = ("_heap", "_seq", "_spare", "n_events", "now")
 

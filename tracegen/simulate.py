@@ -222,7 +222,7 @@ _PUSHED: Final = 1  # a push's data has arrived
 class _Run(Handler, Client):
     """The state of one simulation: workers' steps in progress, the resources, what was recorded. It is the
     handler of its own events and the client of its resources: the integer they carry is ``(worker * n_tasks +
-    task) << 3 | what``."""
+    task) << 3 | what`` (a step's start: ``worker << 3``)."""
 
     def __init__(self, model: StepModel, config: SimConfig,  # noqa: PLR0915 - the run's state, declared in one place
                  on_task: Callable[[TaskRecord], None] | None) -> None:  # (where mypyc and a reader look for it)
