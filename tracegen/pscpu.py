@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+from collections import deque
 from typing import Final
 
 from mypy_extensions import mypyc_attr
@@ -93,31 +94,6 @@ class _Item:
         return self.seq < other.seq
 
 
-class _Line:
-    """Items waiting, first in first out (two lists, so that each step is a list operation)."""
-
-    __slots__ = ("_in", "_out")
-
-    def __init__(self) -> None:
-        self._in: list[_Item] = []
-        self._out: list[_Item] = []  # the oldest last
-
-    def waiting(self) -> bool:
-        """Whether any item waits."""
-        return bool(self._in) or bool(self._out)
-
-    def append(self, item: _Item) -> None:
-        """The item joins the end of the line."""
-        self._in.append(item)
-
-    def popleft(self) -> _Item:
-        """The oldest item leaves the line."""
-        if not self._out:
-            self._in.reverse()
-            self._in, self._out = [], self._in
-        return self._out.pop()
-
-
 class PsCpu(Handler):
     """The resource of the module docstring. Done work calls ``client.done(token, start_ns, slot)``: ``slot`` is
     the op thread, -1 for a request's handling."""
@@ -137,8 +113,8 @@ class PsCpu(Handler):
         self._budget = self.quota_ns  # CPU left in this period
         self._period_end = self.period_ns or 0
         self._free_threads = list(range(threads))
-        self._waiting = _Line()  # ops waiting for a thread
-        self._handles = _Line()  # requests waiting for a handler
+        self._waiting: deque[_Item] = deque()  # ops waiting for a thread
+        self._handles: deque[_Item] = deque()  # requests waiting for a handler
         self._free_handlers = max(1, math.ceil(self.speed - 1e-9))
         self._items: list[_Item] = []
         self._v = 0.0
@@ -150,7 +126,7 @@ class PsCpu(Handler):
 
     def idle(self) -> bool:
         """Whether an op requested now would get a thread at once (an op of no work then ends at once)."""
-        return bool(self._free_threads) and not self._waiting.waiting()
+        return bool(self._free_threads) and not self._waiting
 
     def busy_ns(self) -> float:
         """Core-nanoseconds used up to now."""
@@ -173,16 +149,16 @@ class PsCpu(Handler):
         self._admit()
 
     def _admit(self) -> None:
-        if not ((self._free_threads and self._waiting.waiting()) or (self._free_handlers and self._handles.waiting())):
+        if not ((self._waiting and self._free_threads) or (self._handles and self._free_handlers)):
             return
         self._advance()
         self._take()
         self._reschedule()
 
     def _take(self) -> None:
-        while self._free_threads and self._waiting.waiting():
+        while self._waiting and self._free_threads:
             self._start(self._waiting.popleft(), _pop(self._free_threads))
-        while self._free_handlers and self._handles.waiting():
+        while self._handles and self._free_handlers:
             item = self._handles.popleft()
             self._free_handlers -= 1
             self._start(item, -1)

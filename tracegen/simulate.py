@@ -338,10 +338,7 @@ class _Run(Handler, Client):
         w = token // self.n_tasks
         t = token - w * self.n_tasks
         if what == _READY:
-            if self._instant(w, t):
-                self.finish(w, t, self.engine.now, -1)
-            else:
-                self.dispatch(w, t)
+            self.ready(w, t, self.engine.now)
         elif what == _PULL_REQUESTED:
             self._pull_requested(w, t)
         elif what == _PUSH_REQUESTED:
