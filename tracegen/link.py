@@ -33,6 +33,7 @@ equal limits), each at most ``connection_bytes_per_s``. A direction is thus work
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import heapq
 import itertools
@@ -49,6 +50,7 @@ from tracegen.pscpu import CfsQuota
 # the heap functions as constants: compiled, a call then reads no module attribute
 _push: Final = heapq.heappush
 _pop: Final = heapq.heappop
+_insort: Final = bisect.insort
 
 PULL: Final = 0
 PUSH: Final = 1
@@ -204,6 +206,43 @@ class _Queued:
         return self.seq < other.seq
 
 
+class _Queue:
+    """A queue's transfers not yet moving, in order (:class:`_Queued`): a list sorted from ``first`` on. Transfers
+    mostly join in order (a worker requests its tensors in time order), so joining is usually an append and leaving
+    a step of ``first``, where a heap would sift through every transfer waiting (up to a step's tensors)."""
+
+    __slots__ = ("first", "items")
+
+    def __init__(self, queued: _Queued) -> None:
+        self.items = [queued]
+        self.first = 0
+
+    def __len__(self) -> int:
+        return len(self.items) - self.first
+
+    def add(self, queued: _Queued) -> None:
+        """``queued`` joins in its place."""
+        items = self.items
+        if not items or items[-1] < queued:  # (seq is unique: never equal)
+            items.append(queued)
+        else:
+            _insort(items, queued, lo=self.first)
+
+    def take(self) -> _Queued:
+        """The first transfer, leaving the queue (not empty)."""
+        first = self.first
+        queued = self.items[first]
+        first += 1
+        if first == len(self.items):
+            self.items.clear()
+            first = 0
+        elif first >= 64 and 2 * first >= len(self.items):  # the list's front is spent: drop it
+            del self.items[:first]
+            first = 0
+        self.first = first
+        return queued
+
+
 class _Head:
     """A transfer moving: done when its group's clock reaches ``v_end``; heads in order of that, then of seq."""
 
@@ -241,7 +280,7 @@ class _Direction:
     __slots__ = ("by_limit", "groups", "moved", "n_heads", "pending", "queues", "version")
 
     def __init__(self) -> None:
-        self.queues: dict[int, list[_Queued]] = {}  # per queue, its transfers not yet moving
+        self.queues: dict[int, _Queue] = {}  # per queue, its transfers not yet moving
         self.pending: list[int] = []  # queues that had no head, to get one when this instant's requests are in
         self.by_limit: dict[float, _Group] = {}  # rate limit, bytes/s -> its group; never removed (clocks run on)
         self.groups: list[tuple[float, _Group]] = []  # (limit, group), lowest limit first; replaced, not mutated
@@ -331,12 +370,12 @@ class FlowLink(Handler):
         limit = self.limit(direction, worker)
         queued = _Queued(now, priority, seq, size, limit, client, token)
         if queue is None:  # its queue is idle: it starts once every transfer requested at this instant has joined
-            d.queues[key] = [queued]
+            d.queues[key] = _Queue(queued)
             if not d.pending:
                 self.engine.at(now, LAUNCH, self, direction << 1)
             d.pending.append(key)
         else:
-            _push(queue, queued)
+            queue.add(queued)
 
     def fire(self, argument: int) -> None:
         """An event of this link: ``argument`` is ``(version << 2) | (direction << 1) | wake``: a launch of the
@@ -354,7 +393,7 @@ class FlowLink(Handler):
         d = self._dirs[direction]
         now = self.engine.now
         for key in d.pending:
-            queued = _pop(d.queues[key])
+            queued = d.queues[key].take()
             g = d.group(queued.limit)
             _push(g.heads, _Head(g.v + queued.size, queued, key, now))
             d.n_heads += 1
@@ -418,8 +457,8 @@ class FlowLink(Handler):
                 head = _pop(g.heads)
                 d.n_heads -= 1
                 queue = d.queues[head.key]
-                if queue:
-                    nxt = _pop(queue)
+                if len(queue):
+                    nxt = queue.take()
                     nxt_group = d.group(nxt.limit)
                     _push(nxt_group.heads, _Head(nxt_group.v + nxt.size, nxt, head.key, now))
                     d.n_heads += 1
