@@ -219,6 +219,32 @@ _DONE: Final = 0  # a task's work is done (CPU, or a pull that arrived)
 _PUSHED: Final = 1  # a push's data has arrived
 
 
+class _Worker:
+    """One worker: its CPU, its step in progress (what each task still waits for, the step's timings, its transfer
+    order, the parameter versions it read) and its steps' start and end times. One object, so that a task's
+    handling reads one worker's state from one place (compiled: native attributes, not a list per field)."""
+
+    __slots__ = ("cpu", "delay", "done_count", "dur", "ends", "index", "prio", "read_ns", "read_version",
+                 "ready_at", "remaining", "starts", "step", "timings")
+
+    def __init__(self, index: int, cpu: CpuPool, timings: tuple[StepTiming, ...], n_tasks: int, n_variables: int,
+                 record: bool) -> None:
+        self.index = index
+        self.cpu = cpu
+        self.timings = timings  # one per traced step (variant), at this worker's speed
+        self.remaining: list[int] = []  # per task, the predecessors it still waits for
+        self.done_count = 0  # tasks of the step done
+        self.step = 0  # steps begun before this one
+        self.dur: tuple[int, ...] = ()  # the durations and delays of the step's tasks
+        self.delay: tuple[int, ...] = ()
+        self.prio: list[int] = []  # the step's transfer order (policy)
+        self.ready_at = [0] * n_tasks if record else []
+        self.read_version = [-1] * n_variables  # per parameter, the version its first pull read (-1: none yet)
+        self.read_ns = [0] * n_variables
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+
 class _Run(Handler, Client):
     """The state of one simulation: workers' steps in progress, the resources, what was recorded. It is the
     handler of its own events and the client of its resources: the integer they carry is ``(worker * n_tasks +
@@ -255,24 +281,23 @@ class _Run(Handler, Client):
                     for _ in range(self.n_shards)]
         self.shard_snapshots: list[tuple[tuple[float, float, float], ...]] = []
         self.rpc_cpu_ns = tuple(round(c) for c in spec.rpc_cpu_ns)
-        self.cpus = [CpuPool(self.engine, self.worker_threads) for _ in range(config.n_workers)]
         # per worker, its timings: PS ops as CPU work (a quota undone), its ops and their gaps at its speed;
         # one table per distinct speed, computed once
         # an order of its own (not tf's traced one) also decides which pull takes which traced request moment
         base = model.timings if self.fixed_prio is None else issued_in_order(model, self.fixed_prio)
         tables: dict[float, tuple[StepTiming, ...]] = {}
-        self.timings: list[tuple[StepTiming, ...]] = []
+        variables = variable_map(model)
+        self.var_of = list(variables.of_task)
+        self.version = [0] * variables.n_variables  # updates applied to each parameter so far
+        self.record = config.record_tasks or on_task is not None
+        self.workers: list[_Worker] = []
         for w in range(config.n_workers):
             speed = float(config.worker_speed[w]) if w < len(config.worker_speed) else 1.0
             if speed not in tables:
                 tables[speed] = tuple(scaled_timing(t, model.kinds, worker_speed=speed, ps_work=spec.ps_work_ns)
                                       for t in base)
-            self.timings.append(tables[speed])
-        variables = variable_map(model)
-        self.var_of = list(variables.of_task)
-        self.version = [0] * variables.n_variables  # updates applied to each parameter so far
-        self.read_version = [[-1] * variables.n_variables for _ in range(config.n_workers)]
-        self.read_ns = [[0] * variables.n_variables for _ in range(config.n_workers)]
+            self.workers.append(_Worker(w, CpuPool(self.engine, self.worker_threads), tables[speed], n_tasks,
+                                        variables.n_variables, self.record))
         self.staleness: list[tuple[int, int, int]] = []
         self.n_finished = 0  # workers that have run all their steps
         self.n_tasks = n_tasks
@@ -290,19 +315,7 @@ class _Run(Handler, Client):
         for successors in self.succ:  # made ready together, they are requested in rank order
             successors.sort(key=lambda s: (self.rank[s], s))
         self.roots = [t for t in range(n_tasks) if self.indeg[t] == 0]
-        self.record = config.record_tasks or on_task is not None
         self.records: list[TaskRecord] = []
-        w = config.n_workers
-        self.remaining: list[list[int]] = [[] for _ in range(w)]
-        self.done_count = [0] * w
-        self.step_of = [0] * w
-        self.variant = [0] * w
-        self.dur: list[tuple[int, ...]] = [() for _ in range(w)]  # the durations and delays of each worker's step
-        self.delay: list[tuple[int, ...]] = [() for _ in range(w)]
-        self.prio: list[list[int]] = [[] for _ in range(w)]
-        self.ready_at: list[list[int]] = [[0] * n_tasks if self.record else [] for _ in range(w)]
-        self.starts: list[list[int]] = [[] for _ in range(w)]
-        self.ends: list[list[int]] = [[] for _ in range(w)]
         self.snapshots: list[tuple[int, float, float, float]] = []
         self.ps_seq = 0
         self.push_start: dict[int, int] = {}  # pushes that arrived and wait for the PS's CPU: when each began
@@ -323,7 +336,8 @@ class _Run(Handler, Client):
         return SimResult(
             config=config, link_spec=self.link_spec, ps_threads=self.ps_threads, ps_cores=self.ps_cores,
             worker_threads=self.worker_threads,
-            step_start_ns=tuple(tuple(s) for s in self.starts), step_end_ns=tuple(tuple(e) for e in self.ends),
+            step_start_ns=tuple(tuple(wk.starts) for wk in self.workers),
+            step_end_ns=tuple(tuple(wk.ends) for wk in self.workers),
             end_ns=self.engine.now, n_events=self.engine.n_events, snapshots=tuple(self.snapshots),
             tasks=tuple(self.records), staleness=tuple(self.staleness), n_shards=self.n_shards,
             shard_snapshots=tuple(self.shard_snapshots))
@@ -332,23 +346,24 @@ class _Run(Handler, Client):
         """One of the run's events (class docstring)."""
         what = argument & _KIND_MASK
         if what == _STEP:
-            self.start_step(argument >> _KIND_BITS)
+            self.start_step(self.workers[argument >> _KIND_BITS])
             return
         token = argument >> _KIND_BITS
         w = token // self.n_tasks
         t = token - w * self.n_tasks
+        wk = self.workers[w]
         if what == _READY:
-            self.ready(w, t, self.engine.now)
+            self.ready(wk, t, self.engine.now)
         elif what == _PULL_REQUESTED:
-            self._pull_requested(w, t)
+            self._pull_requested(wk, t)
         elif what == _PUSH_REQUESTED:
-            self._push_requested(w, t)
+            self._push_requested(wk, t)
         elif what == _PULL_HANDLED:
-            self._send_pull(w, t)
+            self._send_pull(wk, t)
         else:
             start = self.push_start[token]
             del self.push_start[token]  # (not pop: compiled, these are dict operations, pop a method call)
-            self.finish(w, t, start, -1)
+            self.finish(wk, t, start, -1)
 
     def done(self, token: int, start_ns: int, slot: int) -> None:
         """A resource has done a task's work (class docstring)."""
@@ -356,109 +371,114 @@ class _Run(Handler, Client):
         w = task // self.n_tasks
         t = task - w * self.n_tasks
         if token & _KIND_MASK == _PUSHED:
-            self._pushed(w, t, start_ns)
+            self._pushed(self.workers[w], t, start_ns)
         else:
-            self.finish(w, t, start_ns, slot)
+            self.finish(self.workers[w], t, start_ns, slot)
 
     def _token(self, w: int, t: int, what: int) -> int:
         return (w * self.n_tasks + t) << _KIND_BITS | what
 
-    def start_step(self, w: int) -> None:
+    def start_step(self, wk: _Worker) -> None:
         now = self.engine.now
-        self.remaining[w] = self.indeg.copy()
-        self.done_count[w] = 0
-        self.starts[w].append(now)
+        wk.remaining = self.indeg.copy()
+        wk.done_count = 0
+        wk.starts.append(now)
         n_variants = self.n_variants
-        self.variant[w] = int(self.rng.integers(n_variants)) if n_variants > 1 else 0
+        variant = int(self.rng.integers(n_variants)) if n_variants > 1 else 0
         fixed = self.fixed_prio
-        self.prio[w] = fixed if fixed is not None else list(self.policy.priorities(self.model, self.rng))
-        self.read_version[w] = [-1] * len(self.version)
-        timing = self.timings[w][self.variant[w]]
-        self.dur[w], self.delay[w] = timing.dur_ns, timing.delay_ns
+        wk.prio = fixed if fixed is not None else list(self.policy.priorities(self.model, self.rng))
+        wk.read_version = [-1] * len(self.version)
+        timing = wk.timings[variant]
+        wk.dur, wk.delay = timing.dur_ns, timing.delay_ns
         delay = timing.delay_ns
         for t in self.roots:
-            self.ready(w, t, now + delay[t])
+            self.ready(wk, t, now + delay[t])
 
-    def ready(self, w: int, t: int, at: int) -> None:
+    def ready(self, wk: _Worker, t: int, at: int) -> None:
         if at > self.engine.now:
-            self.engine.at(at, ARRIVE, self, self._token(w, t, _READY))
-        elif self._instant(w, t):
-            self.finish(w, t, self.engine.now, -1)
+            self.engine.at(at, ARRIVE, self, self._token(wk.index, t, _READY))
+        elif self._instant(wk, t):
+            self.finish(wk, t, self.engine.now, -1)
         else:
-            self.dispatch(w, t)
+            self.dispatch(wk, t)
 
-    def _instant(self, w: int, t: int) -> bool:
+    def _instant(self, wk: _Worker, t: int) -> bool:
         """Whether ``t`` is CPU work of no duration that its idle CPU finishes the moment it is ready (graph
         nodes that did not run, most of them)."""
         where = self.where[t]
-        if where >= _PULL or self.dur[w][t]:
+        if where >= _PULL or wk.dur[t]:
             return False
         if self.record:
-            self.ready_at[w][t] = self.engine.now
+            wk.ready_at[t] = self.engine.now
         if where == _PS:  # (two statements, not one expression of either type: compiled, each call is direct)
             return self.pss[self.shard[t]].idle()
-        return self.cpus[w].idle()
+        return wk.cpu.idle()
 
-    def dispatch(self, w: int, t: int) -> None:
+    def dispatch(self, wk: _Worker, t: int) -> None:
         now = self.engine.now
         if self.record:
-            self.ready_at[w][t] = now
+            wk.ready_at[t] = now
         where = self.where[t]
+        w = wk.index
         if where == _WORKER:
-            self.cpus[w].request(self.rank[t], self.dur[w][t], self, self._token(w, t, _DONE))
+            wk.cpu.request(self.rank[t], wk.dur[t], self, self._token(w, t, _DONE))
         elif where == _PS:
             self.ps_seq += 1
-            self.pss[self.shard[t]].request(self.ps_seq, self.dur[w][t], self, self._token(w, t, _DONE))
+            self.pss[self.shard[t]].request(self.ps_seq, wk.dur[t], self, self._token(w, t, _DONE))
         elif where == _PULL:  # the worker's request crosses the push direction
             v = self.var_of[t]
-            if v >= 0 and self.read_version[w][v] < 0:  # the PS has read the parameter: remember its version
-                self.read_version[w][v] = self.version[v]
-                self.read_ns[w][v] = now
+            if v >= 0 and wk.read_version[v] < 0:  # the PS has read the parameter: remember its version
+                wk.read_version[v] = self.version[v]
+                wk.read_ns[v] = now
             self.engine.at(now + self.links[self.shard[t]].request_delay(PUSH), ARRIVE, self,
                            self._token(w, t, _PULL_REQUESTED))
         else:  # a push: the PS asked for it when the step began, no request to wait for
             self.engine.at(now + self.links[self.shard[t]].request_delay(None), ARRIVE, self,
                            self._token(w, t, _PUSH_REQUESTED))
 
-    def _pull_requested(self, w: int, t: int) -> None:
+    def _pull_requested(self, wk: _Worker, t: int) -> None:
         """The PS has the request: it handles it (CPU; nothing waits for the handling's end, the module
         docstring says why), then the tensor moves."""
         if self.rpc_cpu_ns[PULL]:
-            self.pss[self.shard[t]].handle(self.rpc_cpu_ns[PULL], self._token(w, t, _PULL_HANDLED), on_start=self)
+            self.pss[self.shard[t]].handle(self.rpc_cpu_ns[PULL], self._token(wk.index, t, _PULL_HANDLED),
+                                           on_start=self)
         else:
-            self._send_pull(w, t)
+            self._send_pull(wk, t)
 
-    def _send_pull(self, w: int, t: int) -> None:
+    def _send_pull(self, wk: _Worker, t: int) -> None:
         """The tensor moves."""
-        self.links[self.shard[t]].start(PULL, w, self.size_bytes[t], self.prio[w][t], self, self._token(w, t, _DONE))
+        w = wk.index
+        self.links[self.shard[t]].start(PULL, w, self.size_bytes[t], wk.prio[t], self, self._token(w, t, _DONE))
 
-    def _push_requested(self, w: int, t: int) -> None:
+    def _push_requested(self, wk: _Worker, t: int) -> None:
         """The gradient moves, then the PS handles what it received (CPU)."""
-        self.links[self.shard[t]].start(PUSH, w, self.size_bytes[t], self.prio[w][t], self, self._token(w, t, _PUSHED))
+        w = wk.index
+        self.links[self.shard[t]].start(PUSH, w, self.size_bytes[t], wk.prio[t], self, self._token(w, t, _PUSHED))
 
-    def _pushed(self, w: int, t: int, start: int) -> None:
+    def _pushed(self, wk: _Worker, t: int, start: int) -> None:
         """The gradient has arrived: the PS handles it (CPU); the push began to move at ``start``."""
         if self.rpc_cpu_ns[PUSH]:
-            token = self._token(w, t, _PUSH_HANDLED)
+            token = self._token(wk.index, t, _PUSH_HANDLED)
             self.push_start[token >> _KIND_BITS] = start
             self.pss[self.shard[t]].handle(self.rpc_cpu_ns[PUSH], token, on_start=self)
         else:
-            self.finish(w, t, start, -1)
+            self.finish(wk, t, start, -1)
 
-    def finish(self, w: int, t: int, start: int, slot: int) -> None:
+    def finish(self, wk: _Worker, t: int, start: int, slot: int) -> None:
         """``t`` is done: record it, make its successors ready. Successors that finish the instant they are
         ready (:meth:`_instant`) are finished here, from a work list: chains of them must not recurse."""
         engine = self.engine
         now = engine.now
-        rem, succ, applies, record = self.remaining[w], self.succ, self.apply_var, self.record
-        delay = self.delay[w]
+        rem, succ, applies, record = wk.remaining, self.succ, self.apply_var, self.record
+        delay = wk.delay
+        w = wk.index
         work: list[int] = []  # successors that finished the instant they were ready: they began now, on no thread
         task, begun, thread = t, start, slot
         n_done = 0
         while True:
-            stale = -1 if applies[task] < 0 else self._applied(w, applies[task])
+            stale = -1 if applies[task] < 0 else self._applied(wk, applies[task])
             if record:
-                rec = TaskRecord(worker=w, step=self.step_of[w], task=task, ready_ns=self.ready_at[w][task],
+                rec = TaskRecord(worker=w, step=wk.step, task=task, ready_ns=wk.ready_at[task],
                                  start_ns=begun, end_ns=now, slot=thread, staleness=stale)
                 if self.config.record_tasks:
                     self.records.append(rec)
@@ -471,43 +491,43 @@ class _Run(Handler, Client):
                     at = now + delay[s]
                     if at > now:
                         engine.at(at, ARRIVE, self, self._token(w, s, _READY))
-                    elif self._instant(w, s):
+                    elif self._instant(wk, s):
                         work.append(s)
                     else:
-                        self.dispatch(w, s)
+                        self.dispatch(wk, s)
             n_done += 1
             if not work:
                 break
             task, begun, thread = work.pop(), now, -1
-        self.done_count[w] += n_done
-        if self.done_count[w] == self.n_tasks:
-            self.end_step(w)
+        wk.done_count += n_done
+        if wk.done_count == self.n_tasks:
+            self.end_step(wk)
 
-    def _applied(self, w: int, v: int) -> int:
-        """Worker ``w``'s gradient for parameter ``v`` is applied: its staleness (-1 if it never read ``v``)."""
-        read = self.read_version[w][v]
+    def _applied(self, wk: _Worker, v: int) -> int:
+        """The worker's gradient for parameter ``v`` is applied: its staleness (-1 if it never read ``v``)."""
+        read = wk.read_version[v]
         stale = self.version[v] - read if read >= 0 else -1
         self.version[v] += 1
-        if stale >= 0 and self.step_of[w] >= self.warmup_steps:
-            self.staleness.append((self.read_ns[w][v], self.engine.now, stale))
+        if stale >= 0 and wk.step >= self.warmup_steps:
+            self.staleness.append((wk.read_ns[v], self.engine.now, stale))
         return stale
 
-    def end_step(self, w: int) -> None:
+    def end_step(self, wk: _Worker) -> None:
         now = self.engine.now
-        self.ends[w].append(now)
+        wk.ends.append(now)
         per_shard = tuple((link.moved_bytes(PULL), link.moved_bytes(PUSH), ps.busy_ns())
                           for link, ps in zip(self.links, self.pss, strict=True))
         self.snapshots.append((now, sum(p[0] for p in per_shard), sum(p[1] for p in per_shard),
                                sum(p[2] for p in per_shard)))
         if self.n_shards > 1:
             self.shard_snapshots.append(per_shard)
-        self.step_of[w] += 1
-        if self.step_of[w] == self.total_steps:
+        wk.step += 1
+        if wk.step == self.total_steps:
             self.n_finished += 1
-        if self.step_of[w] < self.total_steps or (self.uneven and self.n_finished < len(self.ends)):
+        if wk.step < self.total_steps or (self.uneven and self.n_finished < len(self.workers)):
             # every PS's "done" crosses its link's pull direction first; the last to arrive ends the step
             done = max(link.crossing_delay(PULL) for link in self.step_links)
-            self.engine.at(now + self.gap_ns + done, START, self, w << _KIND_BITS | _STEP)
+            self.engine.at(now + self.gap_ns + done, START, self, wk.index << _KIND_BITS | _STEP)
 
 
 def simulate(model: StepModel, config: SimConfig, *, on_task: Callable[[TaskRecord], None] | None = None) -> SimResult:
