@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from parsers.errors import TraceFormatError
 from parsers.files import read_file
@@ -54,6 +55,11 @@ class Policy(Protocol):
         """One priority per task id (lower first); called once per worker step."""
         ...
 
+    def priorities_of(self, model: StepModel, rng: np.random.Generator, tasks: npt.NDArray[np.intp]) -> list[int]:
+        """The priorities of ``tasks`` only, drawn as :meth:`priorities` draws them all (the same numbers from the
+        same generator): a simulation reads only its transfers', and a step has many more tasks."""
+        ...
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TfOrder:
@@ -64,7 +70,11 @@ class TfOrder:
 
     def priorities(self, model: StepModel, rng: np.random.Generator) -> Sequence[int]:
         """A fresh permutation of task ids."""
-        return rng.permutation(model.n_tasks).tolist()  # type: ignore[no-any-return]
+        return self.priorities_of(model, rng, np.arange(model.n_tasks))
+
+    def priorities_of(self, model: StepModel, rng: np.random.Generator, tasks: npt.NDArray[np.intp]) -> list[int]:
+        """Those of ``tasks`` in a fresh permutation of task ids."""
+        return rng.permutation(model.n_tasks)[tasks].tolist()  # type: ignore[no-any-return]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -83,6 +93,10 @@ class TicTac:
             prio[t] = r
         return prio
 
+    def priorities_of(self, model: StepModel, rng: np.random.Generator, tasks: npt.NDArray[np.intp]) -> list[int]:
+        """Those of ``tasks``."""
+        return _of_tasks(self.priorities(model, rng), tasks)
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FixedOrder:
@@ -98,6 +112,15 @@ class FixedOrder:
         pos = {name: i for i, name in enumerate(self.order)}
         n = len(self.order)
         return [pos.get(model.names[t], n + model.rank[t]) for t in range(model.n_tasks)]
+
+    def priorities_of(self, model: StepModel, rng: np.random.Generator, tasks: npt.NDArray[np.intp]) -> list[int]:
+        """Those of ``tasks``."""
+        return _of_tasks(self.priorities(model, rng), tasks)
+
+
+def _of_tasks(priorities: Sequence[int], tasks: npt.NDArray[np.intp]) -> list[int]:
+    """The priorities of ``tasks``, in their order."""
+    return [priorities[t] for t in tasks.tolist()]
 
 
 MAX_ORDER_BYTES = 1 << 20  # a tensor name per line: thousands of names are a few hundred kB

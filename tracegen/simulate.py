@@ -237,7 +237,7 @@ class _Worker:
         self.step = 0  # steps begun before this one
         self.dur: tuple[int, ...] = ()  # the durations and delays of the step's tasks
         self.delay: tuple[int, ...] = ()
-        self.prio: list[int] = []  # the step's transfer order (policy)
+        self.prio: list[int] = []  # the step's transfer order (policy): per transfer, in task order
         self.ready_at = [0] * n_tasks if record else []
         self.read_version = [-1] * n_variables  # per parameter, the version its first pull read (-1: none yet)
         self.read_ns = [0] * n_variables
@@ -259,8 +259,14 @@ class _Run(Handler, Client):
         self.model, self.config, self.on_task = model, config, on_task
         self.rng = np.random.default_rng(config.seed)
         self.policy = resolve_policy(model, config)
+        # the transfers, and each task's place among them (-1: not a transfer): only their priorities are read
+        self.transfers = np.array([t for t in range(n_tasks) if model.kinds[t] in TRANSFER_KINDS], dtype=np.intp)
+        self.transfer_of = [-1] * n_tasks
+        for i, t in enumerate(self.transfers.tolist()):
+            self.transfer_of[t] = i
         # an order that draws nothing is the same every step: computed once
-        self.fixed_prio = None if self.policy.random else list(self.policy.priorities(model, self.rng))
+        every = None if self.policy.random else list(self.policy.priorities(model, self.rng))
+        self.fixed_prio = None if every is None else [every[t] for t in self.transfers.tolist()]
         self.engine = Engine()
         self.link_spec = resolve_link(model, config)
         if config.ps_shard_of_task and len(config.ps_shard_of_task) != n_tasks:
@@ -284,7 +290,7 @@ class _Run(Handler, Client):
         # per worker, its timings: PS ops as CPU work (a quota undone), its ops and their gaps at its speed;
         # one table per distinct speed, computed once
         # an order of its own (not tf's traced one) also decides which pull takes which traced request moment
-        base = model.timings if self.fixed_prio is None else issued_in_order(model, self.fixed_prio)
+        base = model.timings if every is None else issued_in_order(model, every)
         tables: dict[float, tuple[StepTiming, ...]] = {}
         variables = variable_map(model)
         self.var_of = list(variables.of_task)
@@ -386,7 +392,7 @@ class _Run(Handler, Client):
         n_variants = self.n_variants
         variant = int(self.rng.integers(n_variants)) if n_variants > 1 else 0
         fixed = self.fixed_prio
-        wk.prio = fixed if fixed is not None else list(self.policy.priorities(self.model, self.rng))
+        wk.prio = fixed if fixed is not None else self.policy.priorities_of(self.model, self.rng, self.transfers)
         wk.read_version = [-1] * len(self.version)
         timing = wk.timings[variant]
         wk.dur, wk.delay = timing.dur_ns, timing.delay_ns
@@ -448,12 +454,14 @@ class _Run(Handler, Client):
     def _send_pull(self, wk: _Worker, t: int) -> None:
         """The tensor moves."""
         w = wk.index
-        self.links[self.shard[t]].start(PULL, w, self.size_bytes[t], wk.prio[t], self, self._token(w, t, _DONE))
+        self.links[self.shard[t]].start(PULL, w, self.size_bytes[t], wk.prio[self.transfer_of[t]], self,
+                                        self._token(w, t, _DONE))
 
     def _push_requested(self, wk: _Worker, t: int) -> None:
         """The gradient moves, then the PS handles what it received (CPU)."""
         w = wk.index
-        self.links[self.shard[t]].start(PUSH, w, self.size_bytes[t], wk.prio[t], self, self._token(w, t, _PUSHED))
+        self.links[self.shard[t]].start(PUSH, w, self.size_bytes[t], wk.prio[self.transfer_of[t]], self,
+                                        self._token(w, t, _PUSHED))
 
     def _pushed(self, wk: _Worker, t: int, start: int) -> None:
         """The gradient has arrived: the PS handles it (CPU); the push began to move at ``start``."""
@@ -472,7 +480,9 @@ class _Run(Handler, Client):
         rem, succ, applies, record = wk.remaining, self.succ, self.apply_var, self.record
         delay = wk.delay
         w = wk.index
-        work: list[int] = []  # successors that finished the instant they were ready: they began now, on no thread
+        # successors that finished the instant they were ready: they began now, on no thread (made when there is
+        # one: most tasks have none, and an empty list per finished task was an allocation each)
+        work: list[int] | None = None
         task, begun, thread = t, start, slot
         n_done = 0
         while True:
@@ -492,11 +502,14 @@ class _Run(Handler, Client):
                     if at > now:
                         engine.at(at, ARRIVE, self, self._token(w, s, _READY))
                     elif self._instant(wk, s):
-                        work.append(s)
+                        if work is None:
+                            work = [s]
+                        else:
+                            work.append(s)
                     else:
                         self.dispatch(wk, s)
             n_done += 1
-            if not work:
+            if not work:  # (None or empty)
                 break
             task, begun, thread = work.pop(), now, -1
         wk.done_count += n_done
