@@ -33,7 +33,6 @@ equal limits), each at most ``connection_bytes_per_s``. A direction is thus work
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import heapq
 import itertools
@@ -50,7 +49,6 @@ from tracegen.pscpu import CfsQuota
 # the heap functions as constants: compiled, a call then reads no module attribute
 _push: Final = heapq.heappush
 _pop: Final = heapq.heappop
-_insort: Final = bisect.insort
 
 PULL: Final = 0
 PUSH: Final = 1
@@ -183,13 +181,16 @@ def link_model(name: str) -> LinkModel:
         raise ConfigError(f"'link' must be one of {', '.join(LINK_MODELS)} (got {name!r})") from None
 
 
-class _Queued:
-    """A transfer waiting in its queue, in the queue's order: when it was requested, then its priority."""
+class _Transfer:
+    """A transfer, from its request to its arrival: first waiting in its queue, in the queue's order
+    (:meth:`queued_before`: when it was requested, then its priority); then moving as its queue's head, done when
+    its group's clock reaches ``v_end`` (heads in order of that, then of seq: ``<``, for the group's heap). One
+    object for both, so that starting to move allocates nothing."""
 
-    __slots__ = ("client", "limit", "priority", "requested_ns", "seq", "size", "token")
+    __slots__ = ("client", "key", "limit", "priority", "requested_ns", "seq", "size", "start_ns", "token", "v_end")
 
     def __init__(self, requested_ns: int, priority: int, seq: int, size: int, limit: float, client: Client,
-                 token: int) -> None:
+                 token: int, key: int) -> None:
         self.requested_ns = requested_ns
         self.priority = priority
         self.seq = seq
@@ -197,41 +198,58 @@ class _Queued:
         self.limit = limit
         self.client = client
         self.token = token
+        self.key = key  # its queue
+        self.v_end = 0.0  # set when it starts to move
+        self.start_ns = 0
 
-    def __lt__(self, other: _Queued) -> bool:
+    def queued_before(self, other: _Transfer) -> bool:
+        """Whether it leaves its queue before ``other``."""
         if self.requested_ns != other.requested_ns:
             return self.requested_ns < other.requested_ns
         if self.priority != other.priority:
             return self.priority < other.priority
         return self.seq < other.seq
 
+    def __lt__(self, other: _Transfer) -> bool:
+        if self.v_end != other.v_end:
+            return self.v_end < other.v_end
+        return self.seq < other.seq
+
 
 class _Queue:
-    """A queue's transfers not yet moving, in order (:class:`_Queued`): a list sorted from ``first`` on. Transfers
-    mostly join in order (a worker requests its tensors in time order), so joining is usually an append and leaving
-    a step of ``first``, where a heap would sift through every transfer waiting (up to a step's tensors)."""
+    """A queue's transfers not yet moving, in order (:meth:`_Transfer.queued_before`): a list sorted from ``first``
+    on. Transfers mostly join in order (a worker requests its tensors in time order), so joining is usually an
+    append and leaving a step of ``first``, where a heap would sift through every transfer waiting (up to a step's
+    tensors)."""
 
     __slots__ = ("first", "items")
 
-    def __init__(self, queued: _Queued) -> None:
-        self.items = [queued]
+    def __init__(self, transfer: _Transfer) -> None:
+        self.items = [transfer]
         self.first = 0
 
     def __len__(self) -> int:
         return len(self.items) - self.first
 
-    def add(self, queued: _Queued) -> None:
-        """``queued`` joins in its place."""
+    def add(self, transfer: _Transfer) -> None:
+        """``transfer`` joins in its place (after any it is not before: seq makes them all different)."""
         items = self.items
-        if not items or items[-1] < queued:  # (seq is unique: never equal)
-            items.append(queued)
-        else:
-            _insort(items, queued, lo=self.first)
+        if not items or items[-1].queued_before(transfer):
+            items.append(transfer)
+            return
+        low, high = self.first, len(items)
+        while low < high:
+            mid = (low + high) >> 1
+            if transfer.queued_before(items[mid]):
+                high = mid
+            else:
+                low = mid + 1
+        items.insert(low, transfer)
 
-    def take(self) -> _Queued:
+    def take(self) -> _Transfer:
         """The first transfer, leaving the queue (not empty)."""
         first = self.first
-        queued = self.items[first]
+        transfer = self.items[first]
         first += 1
         if first == len(self.items):
             self.items.clear()
@@ -240,26 +258,7 @@ class _Queue:
             del self.items[:first]
             first = 0
         self.first = first
-        return queued
-
-
-class _Head:
-    """A transfer moving: done when its group's clock reaches ``v_end``; heads in order of that, then of seq."""
-
-    __slots__ = ("client", "key", "seq", "start_ns", "token", "v_end")
-
-    def __init__(self, v_end: float, queued: _Queued, key: int, start_ns: int) -> None:
-        self.v_end = v_end
-        self.seq = queued.seq
-        self.key = key
-        self.start_ns = start_ns
-        self.client = queued.client
-        self.token = queued.token
-
-    def __lt__(self, other: _Head) -> bool:
-        if self.v_end != other.v_end:
-            return self.v_end < other.v_end
-        return self.seq < other.seq
+        return transfer
 
 
 class _Group:
@@ -268,7 +267,7 @@ class _Group:
     __slots__ = ("heads", "rate", "v")
 
     def __init__(self) -> None:
-        self.heads: list[_Head] = []
+        self.heads: list[_Transfer] = []
         self.v = 0.0  # bytes every head of the group has received since the run began (equal shares)
         self.rate = 0.0  # bytes/s each head receives now
 
@@ -368,14 +367,14 @@ class FlowLink(Handler):
         key = self.model.queue_of(worker, seq)
         queue = d.queues.get(key)
         limit = self.limit(direction, worker)
-        queued = _Queued(now, priority, seq, size, limit, client, token)
+        transfer = _Transfer(now, priority, seq, size, limit, client, token, key)
         if queue is None:  # its queue is idle: it starts once every transfer requested at this instant has joined
-            d.queues[key] = _Queue(queued)
+            d.queues[key] = _Queue(transfer)
             if not d.pending:
                 self.engine.at(now, LAUNCH, self, direction << 1)
             d.pending.append(key)
         else:
-            queue.add(queued)
+            queue.add(transfer)
 
     def fire(self, argument: int) -> None:
         """An event of this link: ``argument`` is ``(version << 2) | (direction << 1) | wake``: a launch of the
@@ -393,9 +392,10 @@ class FlowLink(Handler):
         d = self._dirs[direction]
         now = self.engine.now
         for key in d.pending:
-            queued = d.queues[key].take()
-            g = d.group(queued.limit)
-            _push(g.heads, _Head(g.v + queued.size, queued, key, now))
+            transfer = d.queues[key].take()
+            g = d.group(transfer.limit)
+            transfer.v_end, transfer.start_ns = g.v + transfer.size, now
+            _push(g.heads, transfer)
             d.n_heads += 1
         d.pending = []
         self._reshare()
@@ -460,7 +460,8 @@ class FlowLink(Handler):
                 if len(queue):
                     nxt = queue.take()
                     nxt_group = d.group(nxt.limit)
-                    _push(nxt_group.heads, _Head(nxt_group.v + nxt.size, nxt, head.key, now))
+                    nxt.v_end, nxt.start_ns = nxt_group.v + nxt.size, now
+                    _push(nxt_group.heads, nxt)
                     d.n_heads += 1
                 else:
                     del d.queues[head.key]
