@@ -472,7 +472,7 @@ class _Run(Handler, Client):
         else:
             self.finish(wk, t, start, -1)
 
-    def finish(self, wk: _Worker, t: int, start: int, slot: int) -> None:
+    def finish(self, wk: _Worker, t: int, start: int, slot: int) -> None:  # noqa: PLR0912 - one loop, no helper calls
         """``t`` is done: record it, make its successors ready. Successors that finish the instant they are
         ready (:meth:`_instant`) are finished here, from a work list: chains of them must not recurse."""
         engine = self.engine
