@@ -94,6 +94,15 @@ def _bound(costs: StepCosts, rates: tuple[float, float]) -> float:
     return min([*bounds, costs.ps_bound_steps_per_s])
 
 
+def roofline_saturates(costs: StepCosts, rates: RateFn, largest: int) -> int | None:
+    """The fewest workers at which the roofline reaches its bound (N / T1 at least the busier link direction's or
+    the PS's CPU's bound), or None if not by ``largest``."""
+    for n in range(1, largest + 1):
+        if n * 1e9 / costs.step_ns >= _bound(costs, rates(n)):
+            return n
+    return None
+
+
 def roofline(costs: StepCosts, workers: Sequence[int], rates: RateFn) -> list[float]:
     """Steps per second for each N: N / T1 until the busier direction saturates."""
     _check(workers)

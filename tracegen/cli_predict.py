@@ -252,9 +252,9 @@ def _print(result: Prediction, config: PredictConfig) -> None:
     largest = curve.points[-1].n_workers
     if curve.unsimulated_workers:
         print(f"N={format_workers(curve.unsimulated_workers)} not simulated: the rate stalled by N={largest} "
-              f"({STALL_POINTS} worker counts in a row each under {STALL_GAIN:.0%} above the best, with a link "
-              f"direction or the PS's CPU at least {SATURATED:.0%} busy), so more workers do not raise it; "
-              "--every-n simulates them")
+              f"({STALL_POINTS} worker counts in a row each under {STALL_GAIN:.0%} above the best, with the PS's "
+              f"CPU or a link direction at least {SATURATED:.0%} busy, a direction of what it carries while the "
+              "other is busy too), so more workers do not raise it; --every-n simulates them")
     knee = (f"N={curve.knee_n_workers}" if curve.knee_n_workers is not None
             else f"not reached by N={largest}")
     print(f"plateau {curve.plateau_steps_per_s:.2f} steps/s (simulated at N={curve.saturation_workers}); knee "

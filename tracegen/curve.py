@@ -22,6 +22,7 @@ import statistics
 from collections.abc import Callable, Sequence
 
 from tracegen.errors import ConfigError
+from tracegen.link import PULL, PUSH, LinkSpec
 from tracegen.metrics import (
     ShardUse,
     Staleness,
@@ -215,10 +216,21 @@ def stalled_after(rates: Sequence[float], saturated: Sequence[bool] | None = Non
     return None
 
 
-def saturated(point: CurvePoint) -> bool:
+def saturated(point: CurvePoint, link: LinkSpec | None = None) -> bool:
     """Whether ``point``'s busiest resource (a link direction or the PS's CPU, means over seeds and shards) is
-    :data:`SATURATED` busy: more workers then cannot raise the rate much."""
-    return max(point.pull_link_utilisation, point.push_link_utilisation, point.ps_cpu_utilisation) >= SATURATED
+    :data:`SATURATED` busy: more workers then cannot raise the rate much. A direction's utilisation is of its
+    peak (:meth:`~tracegen.link.LinkSpec.peak_bytes_per_s`); with ``link``, a direction counts as busy at that share
+    of the most it carries while the other direction is busy too, its lower ceiling under the two-way load of a
+    plateau (a link given by its bandwidth alone carries 3/4 of it each way then: measured against the peak, it
+    never looked saturated, and ``--workers 1-3000`` simulated every N)."""
+    pull, push = (SATURATED if link is None else SATURATED * two_way_share(link, d) for d in (PULL, PUSH))
+    return (point.pull_link_utilisation >= pull or point.push_link_utilisation >= push
+            or point.ps_cpu_utilisation >= SATURATED)
+
+
+def two_way_share(link: LinkSpec, direction: int) -> float:
+    """The most ``direction`` carries while the other is busy, as a share of its peak."""
+    return max(rate for _, rate in link.both[direction]) / link.peak_bytes_per_s(direction)
 
 
 def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *, seeds: int = 3,
@@ -256,7 +268,8 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
         for start in range(0, len(asked), batch):
             _points(model, config, asked[start:start + batch], seeds, processes, keep)
             done = [by_n[n] for n in asked[:start + batch] if n in by_n]
-            stalled = stalled_after([p.steps_per_s for p in done], [saturated(p) for p in done])
+            link = firsts[0].link_spec
+            stalled = stalled_after([p.steps_per_s for p in done], [saturated(p, link) for p in done])
             if stalled is not None:
                 ns = asked[:stalled + 1]  # what a later N of the batch gave is dropped: the same curve for any jobs
                 break

@@ -42,7 +42,16 @@ from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_w
 from parsers.trace import Trace
 from tracegen import native
 from tracegen.band import anchored
-from tracegen.curve import MAX_SATURATION_WORKERS, Curve, Simulations, format_workers, scaling_curve, simulations
+from tracegen.baselines import link_rates, roofline_saturates, step_costs
+from tracegen.curve import (
+    MAX_SATURATION_WORKERS,
+    STALL_POINTS,
+    Curve,
+    Simulations,
+    format_workers,
+    scaling_curve,
+    simulations,
+)
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS, PULL, PUSH, LinkSpec
 from tracegen.linkspec import at_cap_plateau, from_bandwidth, from_profile, with_single_worker
@@ -59,13 +68,20 @@ from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untrac
 
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
-# what one core simulates per second, by engine (benchmarks/bench_simulate.py, every N = 1..64, 2026-12-04): for
-# the time a run will take (an over-estimate past a plateau, where the N are not simulated)
-EVENTS_PER_S = {"compiled (mypyc)": 1_250_000, "pure Python": 235_000}
-SLOW_EVENTS = 3_000_000  # about ten seconds: above it, say what the run will cost and show progress
-PARALLEL_EVENTS = 1_500_000  # about five seconds on one core: above it, worth starting processes (~1 s each)
+# what one core simulates per second, by engine, for the time a run will take: compiled, 1.9 million on
+# benchmarks/bench_simulate.py's every N = 1..64 and 2.0-2.6 million on the development traces' curves (which
+# make about three events per task, as estimated_events counts), 2026-12-04 evening; pure, 2026-12-04 morning
+EVENTS_PER_S = {"compiled (mypyc)": 2_000_000, "pure Python": 235_000}
+SLOW_EVENTS = 3_000_000  # about two seconds: above it, say what the run will cost and show progress
+# about 15 seconds on one core: below it, starting processes costs about what they save (about a second to start
+# each, and each batch of N waits for its slowest; with 2 CPUs, predict on the dev resnet_100 trace, about 2.3e7
+# events: 6.3 s in one process, 6.5-8.3 s in two)
+PARALLEL_EVENTS = 30_000_000
 MAX_UNEVEN_EVENTS = 3e8  # about 20 minutes: more, when workers differ, is a worker far slower than the rest
 MAX_EVENTS = 1e10  # about nine hours: refused, it is a typo or a job for a sweep
+# how far past the N at which the roofline saturates a curve's rate may still climb before it stalls, for the
+# estimate of what a run simulates (on the twelve validation traces the stall came by 1.7-9x that N, by 4x on ten)
+STALL_MARGIN = 4
 TRACE_BYTES_PER_EVENT = 150  # a synthetic trace's bytes per estimated event (133-140 on the bundled traces)
 
 
@@ -102,15 +118,35 @@ def seconds_on_one_core(events: float) -> float:
     return events / EVENTS_PER_S[native.engine()]
 
 
-def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | None = None) -> float:
-    """Events one curve will take: about three per task instance (ready, start, end), every N and seed. When
-    workers differ, every worker trains until the slowest has run its steps: the others' steps in that time, at
-    most what the PS link ``spec`` carries (each step's bytes through each direction), counted too, and the
+def likely_workers(model: StepModel, config: PredictConfig, spec: LinkSpec | None) -> tuple[int, ...]:
+    """The asked N a curve likely simulates: in order until the rate stalls (:func:`tracegen.curve.stalled_after`),
+    taken to come :data:`STALL_POINTS` asked N after :data:`STALL_MARGIN` times the N at which the roofline
+    saturates (the link ``spec``, and the PS's CPU when a single-worker measurement gives it). Every asked N with
+    ``every_n``, workers that differ, several PS shards, or no link."""
+    asked = tuple(sorted(set(config.workers)))
+    if (spec is None or config.every_n or config.worker_speed or config.worker_link_bits_per_s
+            or config.ps_shard_of_task):
+        return asked
+    saturates = roofline_saturates(step_costs(model, config.single_worker), link_rates(spec),
+                                   max(1, math.ceil(asked[-1] / STALL_MARGIN)))
+    if saturates is None:
+        return asked
+    reached = next((i for i, n in enumerate(asked) if n >= STALL_MARGIN * saturates), None)
+    return asked if reached is None else asked[:reached + 1 + STALL_POINTS]
+
+
+def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | None = None, *,
+                     every: bool = False) -> float:
+    """Events one curve will take: about three per task instance (ready, start, end), every seed, every N it
+    likely simulates (:func:`likely_workers`; ``every``: every N asked). When workers differ, every worker trains
+    until the slowest has run its steps: the others' steps in that time, at most what the PS link ``spec``
+    carries (each step's bytes through each direction), counted too, and the
     plateau search's largest N with them (its slowest workers set how long it runs)."""
     steps = config.steps + config.warmup_steps
     uneven = bool(config.worker_speed or config.worker_link_bits_per_s)
     if not uneven:
-        return 3.0 * model.n_tasks * steps * config.seeds * sum(config.workers)
+        workers = set(config.workers) if every else likely_workers(model, config, spec)
+        return 3.0 * model.n_tasks * steps * config.seeds * sum(workers)
     bound = math.inf
     if spec is not None:
         bound = min((spec.peak_bytes_per_s(d) / b for d, k in ((PULL, TaskKind.PULL), (PUSH, TaskKind.PUSH))
@@ -310,9 +346,12 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
         report(f"warning: {note}")
     model, links = prep.model, prep.links
     placed = placements(model, tr, config.ps_shards, config.placement) if config.ps_shards else []
-    curve_events = (len(links) + len(placed)) * estimated_events(model, config, links["mid"])
-    events = curve_events + estimated_trace_events(model, config)
-    for line in budget(model, config, out, curve_events):
+    curves = len(links) + len(placed)
+    curve_events = curves * estimated_events(model, config, links["mid"])
+    every_events = curves * estimated_events(model, config, links["mid"], every=True)
+    events = every_events + estimated_trace_events(model, config)
+    for line in budget(model, config, out, curve_events, every_events=every_events,
+                       stalls_by=likely_workers(model, config, links["mid"])[-1]):
         report(line)
     jobs = config.jobs if curve_events >= PARALLEL_EVENTS else 1
     report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
@@ -351,10 +390,12 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
                       shards=tuple(shards), ps_at_cap_steps_per_s=at_cap)
 
 
-def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events: float) -> list[str]:
+def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events: float, *,
+           every_events: float | None = None, stalls_by: int | None = None) -> list[str]:
     """What the run will cost, in lines to print; refused when it is too much: more events than
     :data:`MAX_EVENTS`, workers so uneven the others would train for hours, synthetic traces larger than the
-    free space where they are to be written."""
+    free space where they are to be written. ``curve_events``: the curves' events if their rate stalls by N =
+    ``stalls_by`` (:func:`likely_workers`); ``every_events``: if it climbs to the largest N asked."""
     trace_events = estimated_trace_events(model, config)
     events = curve_events + trace_events
     check_uneven(model, config, curve_events)
@@ -366,8 +407,13 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
                           f"hours on one core (more than the {MAX_EVENTS:.0e} allowed){traces}; ask for fewer worker "
                           "counts, traces, steps or seeds")
     lines = [trace_space(config, out, TRACE_BYTES_PER_EVENT * trace_events)] if trace_events else []
-    if events > SLOW_EVENTS:
-        lines.append(f"about {events:.2g} simulated events: roughly {seconds_on_one_core(events):.0f} s on one core")
+    every = events if every_events is None else every_events + trace_events
+    if every > 2 * events and every > SLOW_EVENTS:
+        lines.append(f"about {events:.2g} simulated events: roughly {seconds_on_one_core(events):.0f} s on one core if "
+                     f"the rate stalls by N={stalls_by}, as it likely does; {every:.2g} and "
+                     f"{seconds_on_one_core(every):.0f} s if it climbs to N={max(config.workers)}")
+    elif every > SLOW_EVENTS:
+        lines.append(f"about {every:.2g} simulated events: roughly {seconds_on_one_core(every):.0f} s on one core")
     return lines
 
 

@@ -19,6 +19,7 @@ from tracegen.baselines import (
     no_overlap,
     ps_queue,
     roofline,
+    roofline_saturates,
     step_costs,
 )
 from tracegen.errors import ModelError
@@ -36,6 +37,13 @@ def flat(rate: float):  # type: ignore[no-untyped-def]
 def test_roofline_by_hand() -> None:
     # T1 = 20 ms: 50 steps/s per worker, until 1 MB per step at 100 MB/s caps the link at 100 steps/s
     assert roofline(COSTS, [1, 2, 4], flat(100e6)) == pytest.approx([50.0, 100.0, 100.0])
+
+
+def test_roofline_saturates_by_hand() -> None:
+    # 50 steps/s per worker against the link's 100 steps/s: two workers reach it; at 400 MB/s, eight
+    assert roofline_saturates(COSTS, flat(100e6), 16) == 2
+    assert roofline_saturates(COSTS, flat(400e6), 16) == 8
+    assert roofline_saturates(COSTS, flat(400e6), 7) is None
 
 
 def test_no_overlap_by_hand() -> None:

@@ -151,7 +151,9 @@ def test_sigterm_removes_temporary_files_and_exits_143(sig: str, code: int, tmp_
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--workers", "1-100000"], "would simulate about"),
+    # every N asked (the default stops where the rate stalls, which it estimates: not refused, and quick)
+    (["--workers", "1-100000", "--every-n"], "would simulate about"),
+    (["--workers", "1-100000", "--steps", "1000000"], "would simulate about"),
     (["--workers", "+3"], "'workers'"),
     (["--seeds", "0"], "'--seeds' must be from 1"),
 ])

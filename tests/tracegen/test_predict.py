@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import pathlib
 import re
 import shutil
@@ -255,6 +256,27 @@ def test_a_curve_past_its_plateau_is_not_simulated_and_each_point_simulated_is_t
     assert len(rows(tmp_path / "b" / "curve.csv")) == 16
 
 
+def test_a_link_given_by_its_bandwidth_saturates_at_what_it_carries_both_ways(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With ``--bandwidth`` each direction carries 3/4 of its rate while the other is busy, so measured against
+    its peak it never looked 90 % busy: the stall rule never fired, and ``--workers 1-3000`` on the mlp trace was
+    still simulating N = 183 after two minutes. A direction is now saturated at 90 % of its two-way ceiling."""
+    from tracegen.curve import SATURATED, saturated, two_way_share
+    from tracegen.linkspec import from_bandwidth
+
+    model = build_model(read_trace(mlp_trace_dir))
+    link = from_bandwidth(125_000_000, model.link, two_way=0.75)
+    assert two_way_share(link, 0) == pytest.approx(0.75) and two_way_share(link, 1) == pytest.approx(0.75)
+    busy = dataclasses.replace(point(10, 30.0), pull_link_utilisation=0.7, push_link_utilisation=0.69)
+    assert saturated(busy, link) and not saturated(busy)
+    under = SATURATED * 0.75 - 0.01
+    assert not saturated(dataclasses.replace(busy, pull_link_utilisation=under, push_link_utilisation=under), link)
+    argv = [str(mlp_trace_dir), "--bandwidth", "1Gbit/s", "--workers", "1-40", "--out", str(tmp_path / "out")]
+    assert run_predict(parse(argv)) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"N=\d+-40 not simulated: the rate stalled by N=\d+", out), out
+
+
 def test_saturation_workers_covers_the_bound() -> None:
     assert saturation_workers(1.0, 10.0, 8) == 16  # 1.5 x 10 / 1, plus one
     assert saturation_workers(1.0, float("inf"), 8) == 8
@@ -360,6 +382,34 @@ def test_a_worker_behind_a_slow_link_of_its_own_counts_in_the_cost(mlp_trace_dir
     fast_steps = 6 * behind_s / step_s
     assert estimated_events(model, slow) >= 3 * model.n_tasks * (6 + 256 * fast_steps)
     assert estimated_events(model, even) < SLOW_EVENTS < estimated_events(model, slow)
+
+
+def test_a_long_list_of_worker_counts_is_not_refused_when_the_rate_stalls_long_before(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """``--workers 1-3000`` on the mlp trace: predict stops where the rate stalls (N = 18 at 1 Gbit/s), but the
+    estimate counted every N asked, said 'roughly 7254 s' for a run of seconds at 1-1000, and refused 1-3000 as
+    more than 1e10 events. The estimate now counts the N it likely simulates, and says what every N would cost."""
+    from tracegen.outputs import OutputDir
+    from tracegen.predict import MAX_EVENTS, PredictConfig, budget, estimated_events, likely_workers, resolve_links
+
+    model = build_model(read_trace(mlp_trace_dir))
+    config = PredictConfig(workers=tuple(range(1, 3001)), bandwidth_bytes_per_s=125_000_000)
+    spec = resolve_links(model, config)["mid"]
+    likely = likely_workers(model, config, spec)
+    assert likely == config.workers[:len(likely)] and 4 <= likely[-1] < 100
+    assert likely_workers(model, dataclasses.replace(config, every_n=True), spec) == config.workers
+    assert likely_workers(model, config, None) == config.workers
+    faster = resolve_links(model, dataclasses.replace(config, bandwidth_bytes_per_s=10 * 125_000_000))["mid"]
+    assert likely_workers(model, config, faster)[-1] > likely[-1]  # more workers before the link saturates
+    every = estimated_events(model, config, spec, every=True)
+    assert estimated_events(model, config, spec) < MAX_EVENTS < every
+    with OutputDir(tmp_path / "out", ["curve.csv"]) as out:
+        lines = budget(model, config, out, estimated_events(model, config, spec), every_events=every,
+                       stalls_by=likely[-1])
+        with pytest.raises(ConfigError, match=r"more than the 1e\+10 allowed"):
+            budget(model, dataclasses.replace(config, every_n=True), out, every)
+    assert any(f"if the rate stalls by N={likely[-1]}, as it likely does" in line and "N=3000" in line
+               for line in lines)
 
 
 def test_a_worker_so_slow_the_others_would_run_for_hours_is_refused_at_once(mlp_trace_dir: pathlib.Path,
