@@ -140,6 +140,15 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
                   bandwidth_from=source if bandwidth is not None else "none", single_worker=single)
 
 
+def input_files(measured: str | os.PathLike[str], *given: str | os.PathLike[str] | None) -> list[pathlib.Path]:
+    """The files a validation reads that could stand where its report goes: the measurements CSV (a testbed
+    folder's ``measured.csv``), the testbed's ``staleness.csv`` beside it, and the ``given`` ones (a link profile,
+    a single-worker measurement); the report must never replace one (:class:`tracegen.outputs.OutputDir`)."""
+    path = pathlib.Path(measured)
+    csv = path / MEASURED_NAME if path.is_dir() else path
+    return [csv, csv.parent / STALENESS_NAME, *(pathlib.Path(g) for g in given if g is not None)]
+
+
 def _as_measured(config: PredictConfig, costs: StepCosts, model: StepModel, shards: Placement | None,
                  speeds: tuple[float, ...], links: tuple[int, ...],
                  report: Progress) -> tuple[PredictConfig, StepCosts, tuple[Worker, ...]]:

@@ -188,3 +188,27 @@ def test_workers_with_caps_of_their_own_are_predicted_at_their_speed(tmp_path: p
         ones[name] = pd.read_csv(tmp_path / name.replace(" ", "_") / "comparison.csv")["simulator_bw"].iloc[0]
     assert "workers at 0.5, 0.5" in capsys.readouterr().out
     assert ones["half"] < 0.8 * ones["as traced"]
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_report_into_the_testbed_folder_never_replaces_its_measurements(
+        force: list[str], tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """validate --measured DIR --out DIR wrote the comparison over the testbed's staleness.csv with --force (the
+    message without it said 'pass --force to replace the previous run': the file was no run's output), and the
+    next validate of DIR then failed: 'not a testbed staleness.csv'."""
+    import shutil
+
+    folder = tmp_path / "run"
+    shutil.copytree(DATA / "staleness/mlp_500mbit_q100_b128k_ps03", folder, ignore=shutil.ignore_patterns("report"))
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
+    assert main(["validate", "--measured", str(folder), "--steps", "3", "--seeds", "1", "--out", str(folder),
+                 *force]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'staleness.csv'}: is an input of this run" in err and err.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")} == before
+    mine = tmp_path / "comparison.csv"  # a user's measurements named as one of the report's files
+    shutil.copy(folder / "measured.csv", mine)
+    assert main(["validate", "--measured", str(mine), "--trace", str(folder / "trace"), "--steps", "3", "--seeds",
+                 "1", "--out", str(tmp_path), *force]) == 2
+    assert f"{mine}: is an input of this run" in capsys.readouterr().err
+    assert mine.read_bytes() == before["measured.csv"]
