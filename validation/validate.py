@@ -30,7 +30,8 @@ testbed ``--worker-caps``) are predicted with each worker's speed its cap over t
 Writes into its output directory: ``report.md``, ``comparison.csv``, ``comparison.png`` and each simulator's
 ``prediction*/curve.csv``; when the measurements' folder holds a testbed ``staleness.csv``, also the real
 staleness against the profile's prediction (:mod:`validation.staleness`: ``staleness.csv`` and a report
-section).
+section); a ``staleness.csv`` tracegen wrote itself there (measurements kept in a prediction's folder) is left out
+with a warning.
 """
 
 from __future__ import annotations
@@ -83,10 +84,12 @@ from validation.errors import ConfigError
 from validation.measured import read_measured
 from validation.staleness import (
     STALENESS_NAME,
+    StalenessRow,
     compare_staleness,
     read_measured_staleness,
     staleness_csv,
     staleness_markdown,
+    written_by_tracegen,
 )
 
 MEASURED_NAME = "measured.csv"
@@ -324,16 +327,29 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
                                   + " pulled per step from each; each a PS like the traced one")
     settings = _settings(inputs, model, config, link_notes)
     title = f"Predicted vs measured: {pathlib.Path(measured).name}"
-    text = report_markdown(comparison, settings, title, warnings) + cpu_markdown(runs)
     measured_staleness = pathlib.Path(inputs.measured).parent / STALENESS_NAME
-    if profile_curve is not None and measured_staleness.is_file():
-        rows = compare_staleness(read_measured_staleness(measured_staleness), profile_curve)
+    rows = _staleness_rows(measured_staleness, profile_curve, warnings, report)
+    text = report_markdown(comparison, settings, title, warnings) + cpu_markdown(runs)
+    if rows is not None:
         text += staleness_markdown(rows, measured_staleness)
         out.write("staleness.csv", staleness_csv(rows))
     out.write("report.md", text.encode())
     out.write("comparison.csv", comparison_csv(comparison))
     out.write("comparison.png", comparison_png(comparison, title))
     return comparison, inputs, warnings
+
+
+def _staleness_rows(path: pathlib.Path, curve: Curve | None, warnings: list[str],
+                    report: Progress) -> list[StalenessRow] | None:
+    """The testbed's measured staleness at ``path`` (beside the measurements) against the profile's ``curve``;
+    None without either, or when ``path`` is a staleness table tracegen wrote (a warning says so)."""
+    if curve is None or not path.is_file():
+        return None
+    if (what := written_by_tracegen(path)) is not None:
+        warnings.append(f"{path}: {what}, not a testbed's measured staleness: none compared")
+        report(f"warning: {warnings[-1]}")
+        return None
+    return compare_staleness(read_measured_staleness(path), curve)
 
 
 def _warn(which: str, notes: Sequence[str], warnings: list[str], report: Progress) -> None:

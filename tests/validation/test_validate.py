@@ -212,3 +212,22 @@ def test_a_report_into_the_testbed_folder_never_replaces_its_measurements(
                  "1", "--out", str(tmp_path), *force]) == 2
     assert f"{mine}: is an input of this run" in capsys.readouterr().err
     assert mine.read_bytes() == before["measured.csv"]
+
+
+def test_a_staleness_csv_tracegen_wrote_beside_the_measurements_is_not_taken_for_the_testbeds(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Measurements kept in a prediction's folder: validate read predict's staleness.csv beside them as the
+    testbed's measured staleness and stopped ('not a testbed staleness.csv: the header must be
+    n_workers,repeat,staleness,steps'), on a file the user never named."""
+    trace = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    folder = tmp_path / "results"
+    assert main(["predict", str(trace), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--out", str(folder)]) == 0
+    assert (folder / "staleness.csv").is_file()
+    (folder / "mine.csv").write_text("n_workers,steps_per_s\n1,10\n2,18\n")
+    capsys.readouterr()
+    assert main(["validate", "--measured", str(folder / "mine.csv"), "--trace", str(trace), "--steps", "3",
+                 "--seeds", "1", "--out", str(tmp_path / "report")]) == 0
+    said = capsys.readouterr().out
+    assert f"warning: {folder / 'staleness.csv'}: tracegen predict's staleness histogram" in said
+    report = (tmp_path / "report/report.md").read_text()
+    assert "tracegen predict's staleness histogram" in report and not (tmp_path / "report/staleness.csv").exists()
