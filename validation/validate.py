@@ -70,6 +70,7 @@ from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS, Placement, creation_order, place, traced_placement
 from tracegen.plots import curve_csv
 from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
+from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED
 from tracegen.units import format_rate
 from validation import Progress
 from validation.compare import (
@@ -218,6 +219,12 @@ def worker_speeds(inputs: Inputs, runs: pd.DataFrame) -> tuple[float, ...]:
     traced = meta["cpu_cap_worker"]
     if isinstance(traced, bool) or not isinstance(traced, int | float) or not traced > 0:
         raise ConfigError(f"{where}: 'cpu_cap_worker' must be a number > 0 (got {quoted(traced)})")
+    for line, run in zip(runs.index, runs["worker_caps"], strict=True):  # line numbers (validation.measured)
+        for cap in run:
+            if not MIN_WORKER_SPEED <= cap / traced <= MAX_WORKER_SPEED:
+                raise ConfigError(f"{inputs.measured}:{line}: 'worker_caps' {cap:g} cores is {cap / traced:g} x the "
+                                  f"traced worker's cap ({traced:g} cores, {where}); a worker's speed must be from "
+                                  f"{MIN_WORKER_SPEED:g} to {MAX_WORKER_SPEED:g} x the traced one's")
     speeds = tuple(c / traced for c in caps)
     return () if all(abs(s - 1) < 1e-9 for s in speeds) else speeds
 
