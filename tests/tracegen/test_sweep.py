@@ -470,3 +470,19 @@ def test_a_directory_holding_other_files_is_refused_before_any_part(other: str, 
     (out / "_notes.txt").write_text("skipped by every reader\n")
     assert main(argv) == 0
     assert len(pd.read_parquet(out)) == 1
+
+
+def _close_stderr() -> None:
+    os.close(2)
+
+
+def test_a_sweep_started_with_stderr_closed_runs(tmp_path: pathlib.Path) -> None:
+    """A sweep started with no stderr at all (a service or cron job run with 2>&-) exited 1 at once: its progress
+    line asked None whether it was a terminal ("AttributeError: 'NoneType' object has no attribute 'isatty'", a
+    traceback nobody saw) and no point was computed. Every other command ran."""
+    out = tmp_path / "sweep"
+    done = subprocess.run([str(EXE), "sweep", str(TRACE), "--workers", "1-2", *SMALL, "--jobs", "1", "--out",
+                           str(out)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, check=False,
+                          preexec_fn=_close_stderr, timeout=120)
+    assert done.returncode == 0 and "computed 2 points" in done.stdout
+    assert len(pd.read_parquet(out)) == 2
