@@ -9,7 +9,9 @@ Layout of ``DIR`` (``tracegen sweep --out DIR``)::
 Every part has exactly the columns of :data:`SCHEMA`, in that order. A part is written atomically (a temporary
 ``.part-NNNNNN.parquet.*.tmp`` beside it, then renamed), so a reader sees whole parts only; names starting with
 ``.`` or ``_`` are skipped by pyarrow's and pandas' dataset readers, and DuckDB's ``DIR/*.parquet`` glob does not
-match them. Read the whole dataset with ``pandas.read_parquet(DIR)``, ``pyarrow.dataset.dataset(DIR)`` or, in
+match them. ``DIR`` holds nothing else a reader would take for a part: any other file or folder not starting
+with ``.`` or ``_`` (a prediction's ``curve.csv``), on which pandas and pyarrow fail, is refused before any point
+is simulated. Read the whole dataset with ``pandas.read_parquet(DIR)``, ``pyarrow.dataset.dataset(DIR)`` or, in
 DuckDB, ``SELECT * FROM read_parquet('DIR/*.parquet')``. An uninterrupted run writes its rows in grid order,
 the same bytes whatever ran it; a resumed one adds the points it had left, in grid order after the earlier
 parts. Sort by :data:`SORT_COLUMNS` (as :func:`read_rows` does) for one order across runs. The values are the
@@ -98,13 +100,18 @@ def _read(path: pathlib.Path, columns: Sequence[str] | None = None) -> Any:
 
 
 def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:
-    """The ``point_id`` of every row in the dataset in ``directory`` (each part's schema checked first; a Parquet
-    file that is not a part refused: a reader of the directory would mix it into the dataset)."""
+    """The ``point_id`` of every row in the dataset in ``directory`` (each part's schema checked first; anything
+    else a reader of the directory would take for a part refused: a Parquet file that is not one, which every
+    reader would mix into the dataset, and any other file or folder not starting with ``.`` or ``_``, on which
+    pandas' and pyarrow's dataset readers fail)."""
     root = pathlib.Path(directory)
-    other = sorted(p.name for p in root.glob("*.parquet") if not PART_RE.match(p.name)) if root.is_dir() else []
+    entries = sorted(root.iterdir()) if root.is_dir() else []
+    other = [p for p in entries if not (PART_RE.match(p.name) and p.is_file())
+             and (p.suffix == ".parquet" or not p.name.startswith((".", "_")))]
     if other:
-        raise SchemaError(f"{root / other[0]}: not a part of a sweep, and pandas, pyarrow and DuckDB would read it "
-                          "as one; sweep into a directory that holds only a sweep's parts")
+        readers = "pandas, pyarrow and DuckDB" if other[0].suffix == ".parquet" else "pandas and pyarrow"
+        raise SchemaError(f"{other[0]}: not a part of a sweep, and {readers} would read it as one; sweep into a "
+                          "directory that holds only a sweep's parts")
     where: dict[str, pathlib.Path] = {}
     for path in part_paths(directory):
         for point in _read(path, ["point_id"]).column("point_id").to_pylist():

@@ -99,15 +99,18 @@ def parse_bandwidths(texts: list[str]) -> dict[str, int]:
 
 class ProgressLine:
     """Points done / to do, points per second and time left, on stderr: rewritten in place on a terminal, one
-    line every :data:`PROGRESS_EVERY_S` seconds otherwise."""
+    line every :data:`PROGRESS_EVERY_S` seconds otherwise, none where there is no stderr (``sys.stderr`` is None
+    in a process started with it closed)."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
-        self.tty = stream.isatty()
+        self.tty = stream is not None and stream.isatty()
         self.start = time.monotonic()
         self.last = -PROGRESS_EVERY_S
 
     def __call__(self, p: SweepProgress) -> None:
+        if self.stream is None:
+            return
         now = time.monotonic()
         final = p.done == p.todo
         if not (self.tty or final or now - self.last >= PROGRESS_EVERY_S):

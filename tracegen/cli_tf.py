@@ -119,7 +119,7 @@ def _links(text: str) -> tuple[int, ...]:
 
 def _validate(args: argparse.Namespace) -> int:
     from tracegen.outputs import OutputDir
-    from validation.validate import OUTPUT_FILES, validate
+    from validation.validate import OUTPUT_FILES, input_files, validate
 
     policy, order = parse_policy(args.policy)
     config = PredictConfig(
@@ -127,7 +127,8 @@ def _validate(args: argparse.Namespace) -> int:
         policy=policy, order=order, order_file=args.policy if order else "", steps=args.steps,
         warmup_steps=args.warmup_steps, seeds=args.seeds, payload_fraction=args.payload_fraction, jobs=args.jobs)
     with OutputDir(args.out, [*OUTPUT_FILES, *(["report.html"] * args.html)], force=args.force,
-                   command="validate") as out:
+                   command="validate",
+                   inputs=input_files(args.measured, args.link_profile, args.single_worker)) as out:
         comparison, inputs, warnings = validate(args.measured, args.trace, config, out, profile=args.link_profile,
                                                 single_worker=args.single_worker,
                                                 progress=lambda line: print(line, flush=True))

@@ -4,7 +4,9 @@
   directory is refused at once, before any work.
 - Checked before any work: the directory is created if needed and must be writable; files this run will write
   that already exist are refused unless ``force``, and so is a file where this run needs a folder (a user's
-  ``traces``). Checked again for every file before the first is moved into place.
+  ``traces``). Checked again for every file before the first is moved into place. A file this run reads
+  (``inputs``: a testbed's ``staleness.csv`` in the folder a report goes to) is refused as an output even with
+  ``force``: it is no earlier run's output, and replacing it would lose the measurement.
 - Nothing the user had is touched until the run has succeeded: files are written into ``DIR/.tracegen-staging/``
   and moved into place (each by one rename) when the run ends without an error, with SIGINT, SIGTERM and SIGHUP
   held back until all are (a signal then stops the run with every new file in place). A run that fails or is
@@ -49,7 +51,7 @@ class OutputDir:
     """Use as a context manager: ``with OutputDir(path, planned, force=...) as out: out.write(name, data)``."""
 
     def __init__(self, path: str | os.PathLike[str], planned: Sequence[str], *, force: bool = False,
-                 command: str = "") -> None:
+                 command: str = "", inputs: Sequence[str | os.PathLike[str]] = ()) -> None:
         text = os.fspath(path)
         if not text.strip():
             raise ConfigError("'out' must name a directory (got an empty string)")
@@ -57,6 +59,7 @@ class OutputDir:
         self.planned = tuple(planned)
         self.force = force
         self.command = command  # which command's run: --force removes only the same command's older files
+        self.inputs = tuple(pathlib.Path(p) for p in inputs)  # never replaced, whatever force
         self.written: list[str] = []
         self._lock: IO[Any] | None = None
         self._created: list[pathlib.Path] = []  # DIR and the parents this run made, DIR first
@@ -127,6 +130,7 @@ class OutputDir:
                         stale.unlink(missing_ok=True)
         for name in self.planned:
             self._check_folders(name)
+            self._check_not_input(self.root / name)
         existing = [n for n in self.planned if (self.root / n).exists()]
         if existing and not self.force:
             raise ConfigError(f"{self.root / existing[0]}: already exists; pass --force to replace the previous run")
@@ -146,6 +150,14 @@ class OutputDir:
             path = self.root / folder
             if path.exists() and not path.is_dir():
                 raise ConfigError(f"{path}: is a file, not a directory; this run writes {name} inside it")
+
+    def _check_not_input(self, target: pathlib.Path) -> None:
+        """ConfigError when ``target`` is one of the files this run reads (:attr:`inputs`)."""
+        for source in self.inputs:
+            with contextlib.suppress(OSError):  # either not there: not the same file
+                if target.samefile(source):
+                    raise ConfigError(f"{target}: is an input of this run ({source}), not an earlier run's output; "
+                                      "write into another directory (--out)")
 
     def _manifest(self) -> dict[str, list[str]]:
         """Per command, the files its last run here wrote (``DIR/.tracegen-run.json``; a manifest of before
@@ -188,6 +200,7 @@ class OutputDir:
             target = self.root / name
             try:
                 self._check_folders(name)
+                self._check_not_input(target)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if target.is_dir():
                     raise ConfigError(f"{target}: is not a file; this run writes a file there")

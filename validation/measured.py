@@ -12,7 +12,9 @@ and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per
 their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
 window, and the PS's context switches per second, empty when unknown) are read when present and shown beside the
 rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 8 to 8e15 (1 B/s to 1 PB/s, as
-``--bandwidth``). Blank lines are skipped; column names are unique and every row has as many cells as the header.
+``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places parameters on), and
+each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's own link. Blank lines
+are skipped; column names are unique and every row has as many cells as the header.
 
 The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
 (:data:`SETTING_COLUMNS`: the model, its widths, the caps, the link's queue, ...), every row holds the same value
@@ -35,12 +37,14 @@ import pandas as pd
 
 from parsers.files import read_file
 from tracegen.errors import ConfigError as TracegenConfigError
+from tracegen.placement import MAX_SHARDS
 from tracegen.simulate import MAX_WORKERS
 from tracegen.units import MAX_RATE_BYTES_PER_S, parse_rate
 from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
 MAX_STEPS_PER_S = 1e6
+MIN_LINK_BITS_PER_S, MAX_LINK_BITS_PER_S = 1000, 10**13  # a worker's own link, as parsers.workerclasses reads one
 # optional: where a window's CPU went, cores (validation.testbed_files's schema), shown in the report when present
 CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
 SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
@@ -83,7 +87,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     out = pd.DataFrame({
         "n_workers": [cell_number(v, int, "n_workers", source, i) for i, v in _cells(frame, "n_workers")],
         "steps_per_s": [_steps_per_s(v, source, i) for i, v in _cells(frame, "steps_per_s")],
-    })
+    }, index=frame.index)  # each run's line: a value judged later (a cap against the trace's) is named by it
     _read_optional(frame, out, source)
     if out["n_workers"].max() > MAX_WORKERS:
         raise ConfigError(f"{source}: 'n_workers' must be at most {MAX_WORKERS} (got {out['n_workers'].max()})")
@@ -176,20 +180,37 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
         if column in frame.columns:
             out[column] = [_short(str(v), 200) for v in frame[column]]
     if "ps_tasks" in frame.columns:  # testbed --ps K; older files have one PS
-        out["ps_tasks"] = [cell_number(v, int, "ps_tasks", source, i) for i, v in _cells(frame, "ps_tasks")]
+        out["ps_tasks"] = [_ps_tasks(v, source, i) for i, v in _cells(frame, "ps_tasks")]
     if "placement" in frame.columns:
         out["placement"] = [_short(str(v), 200) for v in frame["placement"]]
     if "worker_caps" in frame.columns:  # testbed --worker-caps: each worker's CPU cap, ';'-joined
         out["worker_caps"] = [_caps(v, source, i) for i, v in _cells(frame, "worker_caps")]
     if "worker_links" in frame.columns:  # testbed --worker-links: each worker's own link, bits/s, ';'-joined
-        out["worker_links"] = [tuple(cell_number(part, int, "worker_links", source, i, positive=False)
-                                     for part in str(v).split(";") if part.strip())
+        out["worker_links"] = [tuple(_worker_link(part, source, i) for part in str(v).split(";") if part.strip())
                                for i, v in _cells(frame, "worker_links")]
     _read_bandwidth(frame, out, source)
     for column in CPU_COLUMNS:  # testbed: where each window's CPU went (empty: unknown; older files lack them)
         if column in frame.columns:
             out[column] = [cell_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
                            for i, v in _cells(frame, column)]
+
+
+def _ps_tasks(text: str, source: str, line: int) -> int:
+    """A ``ps_tasks`` cell: from 1 to the PS shards a prediction places parameters on."""
+    value: int = cell_number(text, int, "ps_tasks", source, line)
+    if value > MAX_SHARDS:
+        raise ConfigError(f"{source}:{line}: 'ps_tasks' must be at most {MAX_SHARDS} (got {_short(text.strip())!r})")
+    return value
+
+
+def _worker_link(text: str, source: str, line: int) -> int:
+    """One worker's part of a ``worker_links`` cell, bits/s: 0 (no link of its own) or from 1e3 to 1e13, as a
+    worker class's own link (:mod:`parsers.workerclasses`)."""
+    value: int = cell_number(text, int, "worker_links", source, line, positive=False)
+    if value and not MIN_LINK_BITS_PER_S <= value <= MAX_LINK_BITS_PER_S:
+        raise ConfigError(f"{source}:{line}: 'worker_links' must be 0 (none) or from 1e3 to 1e13 bits/s (got "
+                          f"{_short(text.strip())!r})")
+    return value
 
 
 def _caps(text: str, source: str, line: int) -> tuple[float, ...]:

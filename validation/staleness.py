@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from parsers.errors import quoted
 from tracegen.curve import Curve
+from tracegen.plots import STALENESS_COLUMNS
 from tracegen.simulate import MAX_WORKERS
 from validation.errors import ConfigError
 from validation.measured import cell_number, csv_cells, read_csv_text
@@ -38,6 +39,18 @@ _RANGES = {"n_workers": (1, MAX_WORKERS, ""), "repeat": (0, MAX_REPEAT, ", far m
            "staleness": (0, MAX_WINDOW_STEPS, _WINDOW), "steps": (1, MAX_WINDOW_STEPS, _WINDOW)}
 COLUMNS = ("n_workers", "measured_steps", "measured_mean", "simulated_mean", "measured_p99", "simulated_p99",
            "ks_distance")
+
+
+
+
+def written_by_tracegen(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when its header is that of a ``staleness.csv`` tracegen itself writes (``predict``'s
+    histogram, ``validate``'s comparison: a prediction's folder holding measurements), None otherwise. A
+    measurements CSV kept there has no testbed staleness beside it."""
+    source = os.fspath(path)
+    header = tuple(csv_cells(read_csv_text(source, MAX_STALENESS_BYTES), source).columns)
+    return {STALENESS_COLUMNS: "tracegen predict's staleness histogram",
+            COLUMNS: "tracegen validate's staleness comparison"}.get(header)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,7 +30,8 @@ testbed ``--worker-caps``) are predicted with each worker's speed its cap over t
 Writes into its output directory: ``report.md``, ``comparison.csv``, ``comparison.png`` and each simulator's
 ``prediction*/curve.csv``; when the measurements' folder holds a testbed ``staleness.csv``, also the real
 staleness against the profile's prediction (:mod:`validation.staleness`: ``staleness.csv`` and a report
-section).
+section); a ``staleness.csv`` tracegen wrote itself there (measurements kept in a prediction's folder) is left out
+with a warning.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS, Placement, creation_order, place, traced_placement
 from tracegen.plots import curve_csv
 from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
+from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED
 from tracegen.units import format_rate
 from validation import Progress
 from validation.compare import (
@@ -83,10 +85,12 @@ from validation.errors import ConfigError
 from validation.measured import read_measured
 from validation.staleness import (
     STALENESS_NAME,
+    StalenessRow,
     compare_staleness,
     read_measured_staleness,
     staleness_csv,
     staleness_markdown,
+    written_by_tracegen,
 )
 
 MEASURED_NAME = "measured.csv"
@@ -138,6 +142,15 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
     single = pathlib.Path(single_worker) if single_worker is not None else single_worker_beside(trace)
     return Inputs(measured=path, trace=pathlib.Path(trace), profile=found, bandwidth_bytes_per_s=bandwidth,
                   bandwidth_from=source if bandwidth is not None else "none", single_worker=single)
+
+
+def input_files(measured: str | os.PathLike[str], *given: str | os.PathLike[str] | None) -> list[pathlib.Path]:
+    """The files a validation reads that could stand where its report goes: the measurements CSV (a testbed
+    folder's ``measured.csv``), the testbed's ``staleness.csv`` beside it, and the ``given`` ones (a link profile,
+    a single-worker measurement); the report must never replace one (:class:`tracegen.outputs.OutputDir`)."""
+    path = pathlib.Path(measured)
+    csv = path / MEASURED_NAME if path.is_dir() else path
+    return [csv, csv.parent / STALENESS_NAME, *(pathlib.Path(g) for g in given if g is not None)]
 
 
 def _as_measured(config: PredictConfig, costs: StepCosts, model: StepModel, shards: Placement | None,
@@ -206,6 +219,12 @@ def worker_speeds(inputs: Inputs, runs: pd.DataFrame) -> tuple[float, ...]:
     traced = meta["cpu_cap_worker"]
     if isinstance(traced, bool) or not isinstance(traced, int | float) or not traced > 0:
         raise ConfigError(f"{where}: 'cpu_cap_worker' must be a number > 0 (got {quoted(traced)})")
+    for line, run in zip(runs.index, runs["worker_caps"], strict=True):  # line numbers (validation.measured)
+        for cap in run:
+            if not MIN_WORKER_SPEED <= cap / traced <= MAX_WORKER_SPEED:
+                raise ConfigError(f"{inputs.measured}:{line}: 'worker_caps' {cap:g} cores is {cap / traced:g} x the "
+                                  f"traced worker's cap ({traced:g} cores, {where}); a worker's speed must be from "
+                                  f"{MIN_WORKER_SPEED:g} to {MAX_WORKER_SPEED:g} x the traced one's")
     speeds = tuple(c / traced for c in caps)
     return () if all(abs(s - 1) < 1e-9 for s in speeds) else speeds
 
@@ -315,16 +334,29 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
                                   + " pulled per step from each; each a PS like the traced one")
     settings = _settings(inputs, model, config, link_notes)
     title = f"Predicted vs measured: {pathlib.Path(measured).name}"
-    text = report_markdown(comparison, settings, title, warnings) + cpu_markdown(runs)
     measured_staleness = pathlib.Path(inputs.measured).parent / STALENESS_NAME
-    if profile_curve is not None and measured_staleness.is_file():
-        rows = compare_staleness(read_measured_staleness(measured_staleness), profile_curve)
+    rows = _staleness_rows(measured_staleness, profile_curve, warnings, report)
+    text = report_markdown(comparison, settings, title, warnings) + cpu_markdown(runs)
+    if rows is not None:
         text += staleness_markdown(rows, measured_staleness)
         out.write("staleness.csv", staleness_csv(rows))
     out.write("report.md", text.encode())
     out.write("comparison.csv", comparison_csv(comparison))
     out.write("comparison.png", comparison_png(comparison, title))
     return comparison, inputs, warnings
+
+
+def _staleness_rows(path: pathlib.Path, curve: Curve | None, warnings: list[str],
+                    report: Progress) -> list[StalenessRow] | None:
+    """The testbed's measured staleness at ``path`` (beside the measurements) against the profile's ``curve``;
+    None without either, or when ``path`` is a staleness table tracegen wrote (a warning says so)."""
+    if curve is None or not path.is_file():
+        return None
+    if (what := written_by_tracegen(path)) is not None:
+        warnings.append(f"{path}: {what}, not a testbed's measured staleness: none compared")
+        report(f"warning: {warnings[-1]}")
+        return None
+    return compare_staleness(read_measured_staleness(path), curve)
 
 
 def _warn(which: str, notes: Sequence[str], warnings: list[str], report: Progress) -> None:

@@ -448,3 +448,41 @@ def test_a_point_twice_in_the_dataset_is_refused(tmp_path: pathlib.Path, capsys:
     err = capsys.readouterr().err
     assert re.search(r"part-000005\.parquet: point '[0-9a-f]{12}\.\.\.' is in .*part-000000\.parquet too", err), err
     assert sorted(p.name for p in out.glob("*.parquet")) == ["part-000000.parquet", "part-000005.parquet"]
+
+
+@pytest.mark.parametrize("other", ["curve.csv", "notes.txt", "traces/n1.json"])
+def test_a_directory_holding_other_files_is_refused_before_any_part(other: str, tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """pandas.read_parquet(DIR) and pyarrow's dataset read every file and folder of DIR not starting with '.' or
+    '_' as Parquet: a sweep into a prediction's folder wrote its parts and printed a read that then failed
+    ("Could not read schema from 'DIR/curve.csv'")."""
+    out = tmp_path / "sweep"
+    (out / other).parent.mkdir(parents=True, exist_ok=True)
+    (out / other).write_text("a user's file\n")
+    argv = ["sweep", str(TRACE), "--workers", "1", *SMALL, "--jobs", "1", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{out / other.split('/', 1)[0]}: not a part of a sweep" in err and err.count("\n") == 1
+    assert not part_paths(out) and (out / other).read_text() == "a user's file\n"
+    (out / other).rename(tmp_path / "moved")
+    if "/" in other:
+        (out / other).parent.rmdir()
+    (out / "_notes.txt").write_text("skipped by every reader\n")
+    assert main(argv) == 0
+    assert len(pd.read_parquet(out)) == 1
+
+
+def _close_stderr() -> None:
+    os.close(2)
+
+
+def test_a_sweep_started_with_stderr_closed_runs(tmp_path: pathlib.Path) -> None:
+    """A sweep started with no stderr at all (a service or cron job run with 2>&-) exited 1 at once: its progress
+    line asked None whether it was a terminal ("AttributeError: 'NoneType' object has no attribute 'isatty'", a
+    traceback nobody saw) and no point was computed. Every other command ran."""
+    out = tmp_path / "sweep"
+    done = subprocess.run([str(EXE), "sweep", str(TRACE), "--workers", "1-2", *SMALL, "--jobs", "1", "--out",
+                           str(out)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, check=False,
+                          preexec_fn=_close_stderr, timeout=120)
+    assert done.returncode == 0 and "computed 2 points" in done.stdout
+    assert len(pd.read_parquet(out)) == 2

@@ -188,3 +188,71 @@ def test_workers_with_caps_of_their_own_are_predicted_at_their_speed(tmp_path: p
         ones[name] = pd.read_csv(tmp_path / name.replace(" ", "_") / "comparison.csv")["simulator_bw"].iloc[0]
     assert "workers at 0.5, 0.5" in capsys.readouterr().out
     assert ones["half"] < 0.8 * ones["as traced"]
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_report_into_the_testbed_folder_never_replaces_its_measurements(
+        force: list[str], tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """validate --measured DIR --out DIR wrote the comparison over the testbed's staleness.csv with --force (the
+    message without it said 'pass --force to replace the previous run': the file was no run's output), and the
+    next validate of DIR then failed: 'not a testbed staleness.csv'."""
+    import shutil
+
+    folder = tmp_path / "run"
+    shutil.copytree(DATA / "staleness/mlp_500mbit_q100_b128k_ps03", folder, ignore=shutil.ignore_patterns("report"))
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
+    assert main(["validate", "--measured", str(folder), "--steps", "3", "--seeds", "1", "--out", str(folder),
+                 *force]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'staleness.csv'}: is an input of this run" in err and err.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")} == before
+    mine = tmp_path / "comparison.csv"  # a user's measurements named as one of the report's files
+    shutil.copy(folder / "measured.csv", mine)
+    assert main(["validate", "--measured", str(mine), "--trace", str(folder / "trace"), "--steps", "3", "--seeds",
+                 "1", "--out", str(tmp_path), *force]) == 2
+    assert f"{mine}: is an input of this run" in capsys.readouterr().err
+    assert mine.read_bytes() == before["measured.csv"]
+
+
+def test_a_staleness_csv_tracegen_wrote_beside_the_measurements_is_not_taken_for_the_testbeds(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Measurements kept in a prediction's folder: validate read predict's staleness.csv beside them as the
+    testbed's measured staleness and stopped ('not a testbed staleness.csv: the header must be
+    n_workers,repeat,staleness,steps'), on a file the user never named."""
+    trace = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    folder = tmp_path / "results"
+    assert main(["predict", str(trace), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--out", str(folder)]) == 0
+    assert (folder / "staleness.csv").is_file()
+    (folder / "mine.csv").write_text("n_workers,steps_per_s\n1,10\n2,18\n")
+    capsys.readouterr()
+    assert main(["validate", "--measured", str(folder / "mine.csv"), "--trace", str(trace), "--steps", "3",
+                 "--seeds", "1", "--out", str(tmp_path / "report")]) == 0
+    said = capsys.readouterr().out
+    assert f"warning: {folder / 'staleness.csv'}: tracegen predict's staleness histogram" in said
+    report = (tmp_path / "report/report.md").read_text()
+    assert "tracegen predict's staleness histogram" in report and not (tmp_path / "report/staleness.csv").exists()
+
+
+@pytest.mark.parametrize(("column", "row", "said"), [
+    ("worker_caps", "2,10,0.25;1e300", "'worker_caps' 1e+300 cores is 4e+300 x the traced worker's cap"),
+    ("worker_caps", "2,10,0.25;0.000001", "'worker_caps' 1e-06 cores is 4e-06 x the traced worker's cap"),
+    ("worker_links", "2,10,100000000;1", "'worker_links' must be 0 (none) or from 1e3 to 1e13 bits/s (got '1')"),
+    ("worker_links", "2,10,100000000;99999999999999999999999", "'worker_links' must be 0 (none) or from 1e3 to 1e13"),
+    ("ps_tasks", "1,10,100000", "'ps_tasks' must be at most 64 (got '100000')"),
+])
+def test_a_workers_cap_link_or_ps_count_out_of_range_names_the_file_line_and_value(
+        column: str, row: str, said: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cap, a worker's link or a PS count nobody could simulate was reported as a value derived from it, without
+    the file or the line: "'worker_speed' factors must be numbers from 0.001 to 1000 (got (1.0, 4e+300))",
+    "'worker_link_bytes_per_s' rates must be 0 (none) or from 1 to 1e15 bytes/s (got (0.1195...,))",
+    "'ps_shards' must be from 1 to 64 (got 100000)"."""
+    measured = tmp_path / "m.csv"
+    first = {"worker_caps": "1,10,0.25\n", "worker_links": "1,10,100000000\n", "ps_tasks": ""}[column]
+    measured.write_text(f"n_workers,steps_per_s,{column}\n{first}{row}\n")
+    trace = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    line = 2 if column == "ps_tasks" else 3
+    assert f"{measured}:{line}: {said}" in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
