@@ -41,8 +41,6 @@ COLUMNS = ("n_workers", "measured_steps", "measured_mean", "simulated_mean", "me
            "ks_distance")
 
 
-
-
 def written_by_tracegen(path: str | os.PathLike[str]) -> str | None:
     """What ``path`` is when its header is that of a ``staleness.csv`` tracegen itself writes (``predict``'s
     histogram, ``validate``'s comparison: a prediction's folder holding measurements), None otherwise. A
