@@ -89,8 +89,14 @@ def test_a_curve_in_two_processes_is_the_curve_in_one(mlp_trace_dir: pathlib.Pat
 
 
 def test_predict_writes_the_same_bytes_with_two_processes(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    """predict's defaults on a bundled trace: long enough (about 2.5 million events) that --jobs 2 is used."""
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """predict's defaults on a bundled trace, in one process and in two. A curve this short (about 1.5 million
+    events) runs in one by default, where starting processes costs what they save (PARALLEL_EVENTS): the
+    threshold is lowered here so that --jobs 2 is used, and the files must be the same bytes."""
+    import tracegen.predict
+
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_EVENTS", 0)
     for jobs in ("1", "2"):
         assert main(["predict", str(mlp_trace_dir), "--bandwidth", "1Gbit/s", "--jobs", jobs,
                      "--out", str(tmp_path / jobs)]) == 0
