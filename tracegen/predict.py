@@ -80,7 +80,8 @@ PARALLEL_EVENTS = 30_000_000
 MAX_UNEVEN_EVENTS = 3e8  # about 20 minutes: more, when workers differ, is a worker far slower than the rest
 MAX_EVENTS = 1e10  # about nine hours: refused, it is a typo or a job for a sweep
 # how far past the N at which the roofline saturates a curve's rate may still climb before it stalls, for the
-# estimate of what a run simulates (on the twelve validation traces the stall came by 1.7-9x that N, by 4x on ten)
+# estimate of what a run simulates (on the twelve validation traces, N = 1..64 with their profiles, the stall came at
+# 2.0-8.5x that N; four times it, plus the three points, covered ten)
 STALL_MARGIN = 4
 TRACE_BYTES_PER_EVENT = 150  # a synthetic trace's bytes per estimated event (133-140 on the bundled traces)
 
