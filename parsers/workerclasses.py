@@ -38,6 +38,7 @@ COLUMNS_V1 = ("name", "count", "speed")
 MAX_BYTES = 1 << 16
 MAX_CLASSES = 100
 MAX_COUNT = 100_000
+MIN_LINK_BITS_PER_S, MAX_LINK_BITS_PER_S = 1e3, 1e13  # a worker's own link (also a testbed's worker_links cell)
 
 
 class WorkerClassError(TraceFormatError):
@@ -111,7 +112,7 @@ def read_worker_classes(path: str | os.PathLike[str]) -> WorkerClasses:
         link = 0
         if len(c.columns) > 3 and c.text(3) != "-":
             try:
-                link = round(c.number(3, low=1e3, high=1e13, low_open=False))
+                link = round(c.number(3, low=MIN_LINK_BITS_PER_S, high=MAX_LINK_BITS_PER_S, low_open=False))
             except WorkerClassError:
                 raise c.fail(3, "must be bits per second from 1e3 to 1e13 (a plain number: 1e8 for 100 Mbit/s), "
                                 "or '-' for no link of its own") from None

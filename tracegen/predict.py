@@ -34,7 +34,7 @@ import dataclasses
 import math
 import os
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from parsers.linkprofile import PROFILE_NAME, LinkProfile, read_link_profile
 from parsers.read import beside_dir, read_trace
@@ -137,17 +137,16 @@ def likely_workers(model: StepModel, config: PredictConfig, spec: LinkSpec | Non
 
 
 def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | None = None, *,
-                     every: bool = False) -> float:
-    """Events one curve will take: about three per task instance (ready, start, end), every seed, every N it
-    likely simulates (:func:`likely_workers`; ``every``: every N asked). When workers differ, every worker trains
-    until the slowest has run its steps: the others' steps in that time, at most what the PS link ``spec``
-    carries (each step's bytes through each direction), counted too, and the
+                     workers: Sequence[int] | None = None) -> float:
+    """Events one curve will take: about three per task instance (ready, start, end), every seed, each N of
+    ``workers`` (default: every N asked; :func:`likely_workers`, those it likely simulates). When workers differ,
+    every N asked, and every worker trains until the slowest has run its steps: the others' steps in that time,
+    at most what the PS link ``spec`` carries (each step's bytes through each direction), counted too, and the
     plateau search's largest N with them (its slowest workers set how long it runs)."""
     steps = config.steps + config.warmup_steps
     uneven = bool(config.worker_speed or config.worker_link_bits_per_s)
     if not uneven:
-        workers = set(config.workers) if every else likely_workers(model, config, spec)
-        return 3.0 * model.n_tasks * steps * config.seeds * sum(workers)
+        return 3.0 * model.n_tasks * steps * config.seeds * sum(set(config.workers if workers is None else workers))
     bound = math.inf
     if spec is not None:
         bound = min((spec.peak_bytes_per_s(d) / b for d, k in ((PULL, TaskKind.PULL), (PUSH, TaskKind.PUSH))
@@ -348,11 +347,12 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     model, links = prep.model, prep.links
     placed = placements(model, tr, config.ps_shards, config.placement) if config.ps_shards else []
     curves = len(links) + len(placed)
-    curve_events = curves * estimated_events(model, config, links["mid"])
-    every_events = curves * estimated_events(model, config, links["mid"], every=True)
+    likely = likely_workers(model, config, links["mid"])
+    curve_events = curves * estimated_events(model, config, links["mid"], workers=likely)
+    every_events = curves * estimated_events(model, config, links["mid"])
     events = every_events + estimated_trace_events(model, config)
     for line in budget(model, config, out, curve_events, every_events=every_events,
-                       stalls_by=likely_workers(model, config, links["mid"])[-1]):
+                       stalls_by=likely[-1]):
         report(line)
     jobs = config.jobs if curve_events >= PARALLEL_EVENTS else 1
     report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"

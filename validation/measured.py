@@ -36,6 +36,7 @@ from typing import Any
 import pandas as pd
 
 from parsers.files import read_file
+from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
 from tracegen.simulate import MAX_WORKERS
@@ -44,7 +45,6 @@ from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
 MAX_STEPS_PER_S = 1e6
-MIN_LINK_BITS_PER_S, MAX_LINK_BITS_PER_S = 1000, 10**13  # a worker's own link, as parsers.workerclasses reads one
 # optional: where a window's CPU went, cores (validation.testbed_files's schema), shown in the report when present
 CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
 SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")

@@ -401,10 +401,10 @@ def test_a_long_list_of_worker_counts_is_not_refused_when_the_rate_stalls_long_b
     assert likely_workers(model, config, None) == config.workers
     faster = resolve_links(model, dataclasses.replace(config, bandwidth_bytes_per_s=10 * 125_000_000))["mid"]
     assert likely_workers(model, config, faster)[-1] > likely[-1]  # more workers before the link saturates
-    every = estimated_events(model, config, spec, every=True)
-    assert estimated_events(model, config, spec) < MAX_EVENTS < every
+    every = estimated_events(model, config, spec)
+    assert estimated_events(model, config, spec, workers=likely) < MAX_EVENTS < every
     with OutputDir(tmp_path / "out", ["curve.csv"]) as out:
-        lines = budget(model, config, out, estimated_events(model, config, spec), every_events=every,
+        lines = budget(model, config, out, estimated_events(model, config, spec, workers=likely), every_events=every,
                        stalls_by=likely[-1])
         with pytest.raises(ConfigError, match=r"more than the 1e\+10 allowed"):
             budget(model, dataclasses.replace(config, every_n=True), out, every)
