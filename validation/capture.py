@@ -21,7 +21,6 @@ import importlib.metadata
 import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from typing import Any
 from parsers.atomic import write_bytes_atomic
 from parsers.read import META_NAME
 from validation.errors import ConfigError, JobError, MissingDependencyError
+from validation.ports import free_ports
 from validation.zoo import ModelSpec
 
 JOB_TIMEOUT_S = 600.0
@@ -71,13 +71,6 @@ class ProfileConfig:
             raise ConfigError(f"'traced_steps' must be >= 1 (got {self.traced_steps})")
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def tensorflow_version() -> str:
     """The installed TensorFlow's version (read from package metadata: no import), or MissingDependencyError."""
     for distribution in ("tensorflow-cpu", "tensorflow"):
@@ -99,7 +92,7 @@ def profile(config: ProfileConfig, out_dir: pathlib.Path) -> list[pathlib.Path]:
     clash = sorted(p.name for p in out_dir.iterdir() if p.name.startswith("step_") or p.name == META_NAME)
     if clash:
         raise ConfigError(f"{out_dir}: already holds a trace ({clash[0]}, ...); choose an empty directory")
-    ps_port, worker_port = free_port(), free_port()
+    ps_port, worker_port = free_ports(2)
     cluster = {"ps": [f"127.0.0.1:{ps_port}"], "worker": [f"127.0.0.1:{worker_port}"]}
     job = {
         "cluster": cluster,

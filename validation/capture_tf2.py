@@ -41,8 +41,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from parsers.atomic import write_bytes_atomic
-from validation.capture import free_port, reap, tensorflow_version
+from validation.capture import reap, tensorflow_version
 from validation.errors import ConfigError, JobError
+from validation.ports import free_ports
 from validation.zoo import ModelSpec, build_loss, variable_specs, variables_from
 
 JOB_TIMEOUT_S = 300.0
@@ -67,7 +68,8 @@ def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s
     out_dir.mkdir(parents=True, exist_ok=True)
     if (out_dir / "plugins").exists():
         raise ConfigError(f"{out_dir}: already holds a profile (plugins/); choose an empty directory")
-    ports = {name: free_port() for name in ("ps", "worker", "ps_prof", "worker_prof", "chief_prof")}
+    names = ("ps", "worker", "ps_prof", "worker_prof", "chief_prof")
+    ports = dict(zip(names, free_ports(len(names)), strict=True))
     job = {
         "cluster": {"ps": [f"127.0.0.1:{ports['ps']}"], "worker": [f"127.0.0.1:{ports['worker']}"]},
         "profiler_ports": {"ps": ports["ps_prof"], "worker": ports["worker_prof"], "chief": ports["chief_prof"]},

@@ -53,6 +53,7 @@ from validation import Progress
 from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
+from validation.ports import free_ports
 from validation.signals import terminating
 from validation.testbed_window import node_env
 
@@ -316,19 +317,6 @@ class _Control:
             self.sock.close()
 
 
-def _free_ports(address: str, count: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((address, 0))
-            socks.append(s)
-        return [int(s.getsockname()[1]) for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def connection_counts(max_connections: int) -> list[int]:
     """1, 2, 4, ... up to ``max_connections`` (which ends the list even when it is not a power of two)."""
     counts = [1]
@@ -347,7 +335,7 @@ def run_netbench(config: NetbenchConfig, progress: Progress | None = None) -> Li
         hello = control.ask({"op": "hello"})
         client_ip = control.sock.getsockname()[0]
         slots = 2 * config.max_connections + 1  # the last slot is the probe's
-        workers = [f"{client_ip}:{p}" for p in _free_ports(client_ip, slots)]
+        workers = [f"{client_ip}:{p}" for p in free_ports(slots)]
         ps_address = control.ask({"op": "start", "workers": workers})["ps"]
         report(f"netbench: PS task at {ps_address} ({hello['cores']:g} cores, TensorFlow {hello['tensorflow']}); "
                f"clients on {client_ip}")

@@ -16,6 +16,7 @@ from tracegen.cli import main
 from tracegen.model import TaskKind, build_model
 from tracegen.summary import gradient_tensors
 from tracegen.variables import variable_map
+from validation.ports import free_ports
 
 pytestmark = pytest.mark.slow
 
@@ -76,10 +77,12 @@ UNSEEN_MODEL = textwrap.dedent('''
     import json, sys
     import numpy as np
     import tensorflow as tf
-    from validation.capture import free_port, trace_step
+    from validation.capture import trace_step
+    from validation.ports import free_ports
     v1 = tf.compat.v1
     v1.disable_eager_execution()
-    cluster = tf.train.ClusterSpec({"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]})
+    ps_port, worker_port = free_ports(2)
+    cluster = tf.train.ClusterSpec({"ps": [f"127.0.0.1:{ps_port}"], "worker": [f"127.0.0.1:{worker_port}"]})
     ps = tf.distribute.Server(cluster, job_name="ps", task_index=0)
     worker = tf.distribute.Server(cluster, job_name="worker", task_index=0)
     with v1.device(v1.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=cluster)):
@@ -123,13 +126,8 @@ def test_a_model_never_seen_is_measured_exactly(tmp_path: pathlib.Path, capsys: 
 
 
 UNSEEN_TF2 = textwrap.dedent('''
-    import json, os, socket, subprocess, sys, threading, time
+    import json, os, subprocess, sys, threading, time
     import tensorflow as tf
-
-    def free_port():
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return s.getsockname()[1]
 
     config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=8)  # 2 cores deadlock PSS otherwise
     if sys.argv[1] in ("ps", "worker"):
@@ -137,8 +135,9 @@ UNSEEN_TF2 = textwrap.dedent('''
         tf.distribute.Server(tf.train.ClusterSpec(json.loads(sys.argv[2])), job_name=sys.argv[1], task_index=0,
                              protocol="grpc", config=config, start=True).join()
     logdir = sys.argv[2]
-    cluster = {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
-    ports = {"ps": free_port(), "worker": free_port(), "chief": free_port()}
+    ports = json.loads(sys.argv[3])  # free ports, chosen by the test
+    cluster = {"ps": [f"127.0.0.1:{ports['ps']}"], "worker": [f"127.0.0.1:{ports['worker']}"]}
+    ports = {"ps": ports["ps_prof"], "worker": ports["worker_prof"], "chief": ports["chief_prof"]}
     nodes = [subprocess.Popen([sys.executable, "-c", SCRIPT, role, json.dumps(cluster), str(ports[role])])
              for role in ("ps", "worker")]  # SCRIPT: this text, which the test defines
     try:
@@ -182,7 +181,8 @@ def test_a_tf2_loop_tracegen_did_not_write_reads_with_its_variables(tmp_path: pa
     """A ParameterServerStrategy loop written here, profiled by TensorFlow's own profiler API (no tracegen code):
     its variables, their bytes, and the pulls and pushes of each step read right, and a step model is built."""
     script = "SCRIPT = " + repr(UNSEEN_TF2) + "\n" + UNSEEN_TF2
-    done = subprocess.run([sys.executable, "-c", script, "coordinator", str(tmp_path / "logdir")],
+    ports = dict(zip(("ps", "worker", "ps_prof", "worker_prof", "chief_prof"), free_ports(5), strict=True))
+    done = subprocess.run([sys.executable, "-c", script, "coordinator", str(tmp_path / "logdir"), json.dumps(ports)],
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     truth = json.loads(done.stdout.strip().splitlines()[-1])

@@ -18,13 +18,8 @@ from validation.cluster_config import ClusterConfig, LinkShape
 from validation.cluster_host import leftovers
 from validation.errors import ConfigError
 from validation.netbench import NetbenchConfig, connection_counts, serve, split_address
+from validation.ports import free_port, free_ports
 from validation.testbed_link import measure_link_profile
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_connection_counts_double_up_to_the_limit() -> None:
@@ -54,7 +49,7 @@ def _connect(port: int, within_s: float = 30.0) -> socket.socket:
 
 
 def test_serve_ends_a_session_on_a_bad_request_and_says_why() -> None:
-    port = _free_port()
+    port = free_port()
     said: list[str] = []
     thread = threading.Thread(target=serve, kwargs={"bind": "127.0.0.1", "port": port, "once": True,
                                                     "progress": said.append}, daemon=True)
@@ -76,7 +71,7 @@ def test_serve_ends_a_session_on_a_bad_request_and_says_why() -> None:
 @pytest.mark.slow
 def test_a_real_run_on_this_machine_writes_a_profile(tmp_path: pathlib.Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    port, tf_port = _free_port(), _free_port()
+    port, tf_port = free_ports(2)
     server = subprocess.Popen([sys.executable, "-m", "tracegen", "netbench", "serve", "--bind", "127.0.0.1",
                                "--port", str(port), "--tf-port", str(tf_port), "--once"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -1,0 +1,64 @@
+"""Free TCP ports for the TensorFlow tasks tracegen starts on this host.
+
+A port found by binding port 0 comes from the kernel's ephemeral range, where every outgoing connection also
+takes its source port. Between that check and the TensorFlow server's own bind, seconds later, one task's
+connection to another can take the port, and the server then dies with "Could not start gRPC server" (CI saw
+it once: a netbench client). Ports below the ephemeral range are never handed out to outgoing connections, so
+they are chosen there, at random, each one checked by binding it on every address as TensorFlow's server does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import random
+import socket
+
+EPHEMERAL_RANGE_FILE = pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range")
+DEFAULT_EPHEMERAL = (32_768, 60_999)  # Linux's default, for when the file cannot be read
+LOWEST_PORT = 10_000  # below this sit the well-known and registered services people run
+MAX_TRIES = 500
+
+
+def ephemeral_range(path: pathlib.Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int]:
+    """(lowest, highest) source port the kernel gives outgoing connections."""
+    try:
+        low, high = (int(field) for field in path.read_text().split())
+    except (OSError, ValueError):
+        return DEFAULT_EPHEMERAL
+    return (low, high) if 0 < low <= high <= 65_535 else DEFAULT_EPHEMERAL
+
+
+def candidate_ports(ephemeral: tuple[int, int]) -> list[int]:
+    """Ports from LOWEST_PORT to 65535 outside ``ephemeral`` (empty when the range covers them all)."""
+    low, high = ephemeral
+    return [p for p in range(LOWEST_PORT, 65_536) if not low <= p <= high]
+
+
+def free_ports(count: int, rng: random.Random | None = None) -> list[int]:
+    """``count`` distinct TCP ports that nothing is bound to now, outside the ephemeral range where it leaves
+    room (module docstring); the kernel's choice otherwise. The ports are not held: start the servers soon."""
+    rng = rng or random.SystemRandom()
+    candidates = candidate_ports(ephemeral_range())
+    rng.shuffle(candidates)
+    with contextlib.ExitStack() as stack:
+        held: list[int] = []
+        for port in candidates[:MAX_TRIES]:
+            if len(held) == count:
+                break
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            try:
+                sock.bind(("", port))
+            except OSError:
+                continue
+            held.append(port)
+        while len(held) < count:
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind(("", 0))
+            held.append(int(sock.getsockname()[1]))
+        return held
+
+
+def free_port() -> int:
+    """One port as :func:`free_ports` chooses them."""
+    return free_ports(1)[0]
