@@ -35,6 +35,7 @@ from tracegen.predict import PredictConfig, prepared
 from tracegen.simulate import SimConfig, simulate
 from tracegen.sweep import build_inputs
 from tracegen.units import parse_rate
+from validation.ports import free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TRACE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
@@ -162,16 +163,10 @@ def test_signals_stop_workers_and_keep_the_dataset_whole(sig: signal.Signals, co
     _resume_and_check(out, capsys)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.slow
 def test_a_sweep_through_a_real_ray_head_gives_the_local_rows(tmp_path: pathlib.Path) -> None:
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}  # a throw-away head on localhost: no token to share
-    port = _free_port()
+    port = free_port()  # outside the ephemeral range: no outgoing connection takes it before Ray binds it
     temp = pathlib.Path(tempfile.mkdtemp(prefix="tg-ray-", dir="/tmp"))  # Ray's socket paths must stay short
     with (tmp_path / "head.log").open("w") as log:
         head = subprocess.Popen([str(EXE.parent / "ray"), "start", "--head", "--block", f"--port={port}",
