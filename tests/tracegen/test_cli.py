@@ -255,6 +255,30 @@ def test_a_failed_run_leaves_no_directory_of_its_own(tmp_path: pathlib.Path,
     assert [p.name for p in mine.iterdir()] == ["notes.txt"]  # what it did not create stays
 
 
+def test_a_refused_run_removes_the_lock_file_it_made_and_only_that(tmp_path: pathlib.Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A run refused in a directory that was there already (a user's curve.csv, no --force) left its
+    .tracegen.lock in it (a hardening pass): only a directory the run had made itself was cleaned up. An earlier
+    run's lock file stays, and a second run still cannot get in while the first holds the lock."""
+    from tracegen.errors import ConfigError
+    from tracegen.outputs import LOCK_NAME, OutputDir
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "curve.csv").write_text("mine")
+    assert _predict(mine, ROOT / "data/traces/mlp") == 2
+    assert "curve.csv: already exists" in capsys.readouterr().err
+    assert sorted(p.name for p in mine.iterdir()) == ["curve.csv"] and (mine / "curve.csv").read_text() == "mine"
+    earlier = tmp_path / "earlier"
+    assert _predict(earlier, ROOT / "data/traces/mlp") == 0
+    assert (earlier / LOCK_NAME).is_file()
+    before = sorted(p.name for p in earlier.iterdir())
+    assert _predict(earlier, ROOT / "data/traces/mlp") == 2  # refused: curve.csv is there
+    assert sorted(p.name for p in earlier.iterdir()) == before  # the lock it found is not its to remove
+    with OutputDir(mine, ["a"]), pytest.raises(ConfigError, match="another tracegen run"), OutputDir(mine, ["b"]):
+        pass
+
+
 def test_a_forced_run_removes_only_what_the_previous_run_wrote(tmp_path: pathlib.Path) -> None:
     out = tmp_path / "out"
     assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1,2") == 0
