@@ -408,14 +408,56 @@ def test_an_error_line_holds_at_most_300_characters_after_its_prefix() -> None:
     assert len(line) == 300 and "\n" not in line and line.endswith("...")
 
 
-def test_a_full_disk_under_standard_output_is_said_in_words() -> None:
-    """It printed 'error: : No space left on device' (a hardening pass)."""
-    exe = pathlib.Path(sys.executable).parent / "tracegen"
+def _run(argv: list[str], *, unbuffered: bool = False, **how: Any) -> subprocess.CompletedProcess[str]:
+    """The command in a process of its own (this checkout's), PYTHONUNBUFFERED as asked (pytest's may have it
+    set, users mostly do not)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | ({"PYTHONUNBUFFERED": "1"} if unbuffered
+                                                                              else {})
+    return subprocess.run([sys.executable, "-m", "tracegen", *argv], text=True, check=False, timeout=120, env=env,
+                          cwd=ROOT, **how)
+
+
+@pytest.mark.parametrize("unbuffered", [False, True])
+@pytest.mark.parametrize("command", ["inspect", "predict"])
+def test_a_full_disk_under_standard_output_is_said_in_words(command: str, unbuffered: bool,
+                                                             tmp_path: pathlib.Path) -> None:
+    """It printed 'error: : No space left on device' (a hardening pass); then 'cannot write its output', which
+    named no output, and only where PYTHONUNBUFFERED was set: without it (as users run it) the summary failed at
+    the interpreter's exit, in two lines of "Exception ignored ... OSError" and exit code 120."""
+    argv = ["inspect", str(ROOT / "data/traces/mlp")] if command == "inspect" else [
+        "predict", str(ROOT / "data/traces/mlp"), "--workers", "1", "--steps", "3", "--seeds", "1", "--jobs", "1",
+        "--out", str(tmp_path / "out")]
     with pathlib.Path("/dev/full").open("w") as full:
-        done = subprocess.run([str(exe), "inspect", str(ROOT / "data/traces/mlp")], stdout=full, stderr=subprocess.PIPE,
-                              text=True, check=False, timeout=120)
+        done = _run(argv, unbuffered=unbuffered, stdout=full, stderr=subprocess.PIPE)
     assert done.returncode == 2
-    assert done.stderr == "tracegen inspect: error: cannot write its output: No space left on device\n"
+    assert done.stderr.splitlines()[-1:] == [f"tracegen {command}: error: cannot write to standard output: No space "
+                                             "left on device"], done.stderr
+    assert "Exception" not in done.stderr
+
+
+def _close_stderr() -> None:
+    os.close(2)
+
+
+def test_with_stderr_closed_notes_and_warnings_do_not_go_to_stdout(tmp_path: pathlib.Path) -> None:
+    """Started with 2>&- (a cron job, a service), Python has no sys.stderr, and print(file=None) writes to
+    standard output: the warning and the progress lines went into the summary a script reads (a hardening pass).
+    They are dropped, as a closed stderr asks; stdout is what it is with stderr elsewhere. A stderr that cannot be
+    written (2> /dev/full) is as good as closed: the first progress line ended the run (exit 1)."""
+    mlp = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"  # its single-worker.json gives a warning
+
+    def predict(out: str, **how: Any) -> subprocess.CompletedProcess[str]:
+        return _run(["predict", str(mlp), "--workers", "1", "--bandwidth", "200Mbit/s", "--steps", "3", "--seeds",
+                     "1", "--jobs", "1", "--out", str(tmp_path / out)], stdout=subprocess.PIPE, **how)
+
+    seen = predict("seen", stderr=subprocess.PIPE)
+    assert seen.returncode == 0 and "warning: " in seen.stderr and "simulating" in seen.stderr
+    closed = predict("closed", stderr=subprocess.DEVNULL, preexec_fn=_close_stderr)
+    assert closed.returncode == 0 and closed.stdout == seen.stdout.replace(str(tmp_path / "seen"),
+                                                                           str(tmp_path / "closed"))
+    with pathlib.Path("/dev/full").open("w") as full:
+        unwritable = predict("full", stderr=full)
+    assert unwritable.returncode == 0 and "wrote " in unwritable.stdout
 
 
 def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(monkeypatch: pytest.MonkeyPatch,
