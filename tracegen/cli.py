@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
 from parsers.read import trace_files_in
-from parsers.tables import MANIFEST, is_table_dir, table_paths, write_tables
+from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, write_tables
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.cli_sweep import add_sweep_arguments, run_sweep
@@ -119,7 +119,13 @@ def _convert(args: argparse.Namespace) -> int:
         written = [out]
     else:
         refuse_existing(table_paths(out, args.to), args.force)
+        stale = earlier_tables(out, args.to) if out.is_dir() else []  # with --force: refused above without it
         written = write_tables(trace, out, args.to)
+        for path in stale:  # the replaced conversion's, of the old trace: removed once the new ones are written
+            path.unlink(missing_ok=True)
+        if stale:
+            print(f"removed {len(stale)} file(s) of the earlier conversion in {stale[0].suffix[1:]}: "
+                  f"{', '.join(p.name for p in stale)}")
     print(f"wrote {len(written)} file(s): {', '.join(str(p) for p in written)}")
     return 0
 

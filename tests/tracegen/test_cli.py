@@ -91,6 +91,27 @@ def test_convert_writes_no_tables_over_a_directory_of_steps(tmp_path: pathlib.Pa
     assert main(["convert", str(tmp_path / "tables"), "--to", "csv", str(tmp_path / "tables"), "--force"]) == 0
 
 
+def test_convert_force_in_another_format_removes_the_earlier_conversions_tables(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert cnn --to csv DIR --force' over an mlp conversion to Parquet left the seven Parquet tables of the mlp
+    beside the new CSV ones (a hardening pass): read with pandas, DIR/ops.parquet was the other trace. They go
+    once the new tables are written, and the summary says so; a file of the user's, not a table, stays."""
+    from parsers.tables import SCHEMAS
+
+    tables = tmp_path / "tables"
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", "parquet", str(tables)]) == 0
+    (tables / ".notes").write_text("mine")
+    capsys.readouterr()
+    assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "csv", str(tables), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("removed 7 file(s) of the earlier conversion in parquet: ops.parquet, "), out
+    assert sorted(p.name for p in tables.iterdir()) == sorted([".notes", "trace.json", *(f"{n}.csv" for n in SCHEMAS)])
+    assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "csv", str(tables), "--force"]) == 0
+    assert "removed" not in capsys.readouterr().out
+    assert main(["inspect", "--json", str(tables)]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == f"{tables} (from {ROOT / 'data/traces/cnn'})"
+
+
 def test_convert_tables_then_inspect_them(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "parquet", str(tmp_path / "tables")]) == 0
     capsys.readouterr()
