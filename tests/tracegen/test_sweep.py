@@ -450,6 +450,24 @@ def test_a_point_twice_in_the_dataset_is_refused(tmp_path: pathlib.Path, capsys:
     assert sorted(p.name for p in out.glob("*.parquet")) == ["part-000000.parquet", "part-000005.parquet"]
 
 
+def test_a_large_grid_says_it_is_finding_the_points_left(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten million points printed nothing for about 90 s after the grid line (every point's id hashed, the parts'
+    ids read) before the first progress line (a hardening pass). A grid of LARGE_GRID_POINTS says what it is
+    doing first; a small one, done in a blink, does not."""
+    from tracegen import cli_sweep
+
+    args = ["sweep", str(TRACE), "--workers", "1-2", *SMALL, "--jobs", "1", "--out", str(tmp_path / "sweep")]
+    assert main(args) == 0
+    assert "finding the points" not in capsys.readouterr().err
+    monkeypatch.setattr(cli_sweep, "LARGE_GRID_POINTS", 2)
+    assert main([*args[:-1], str(tmp_path / "large")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    said = f"sweep: finding the points not yet in {tmp_path / 'large'}: the id of each of 2 points, and the ids in "
+    first = next(i for i, line in enumerate(err) if line.startswith("sweep: 0/2 points"))
+    assert [line for line in err[:first] if line.startswith(said)], err
+
+
 @pytest.mark.parametrize("cut", [0, 5000])
 def test_a_damaged_part_is_named_with_what_to_do_and_deleting_it_recomputes_its_points(
         cut: int, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
