@@ -36,7 +36,7 @@ import pathlib
 from decimal import Decimal
 
 from parsers.csvfile import Cells, read_rows
-from parsers.errors import TraceFormatError
+from parsers.errors import TraceError, TraceFormatError, quoted
 from parsers.linkprofile import LinkProfile, read_link_profile
 
 FORMAT = "tracegen-catalogue"
@@ -138,7 +138,11 @@ def _instance(c: Cells, folder: pathlib.Path) -> Instance:
             raise c.fail(6, f"{str(where)!r} is a directory, not a file (a link profile, relative to the catalogue)")
         if not where.exists():
             raise c.fail(6, f"no such file {str(where)!r} (a link profile, relative to the catalogue)")
-        profile = read_link_profile(where)
+        try:
+            profile = read_link_profile(where)
+        except TraceError as exc:  # the profile's own message names its file and position; this names the row
+            raise CatalogueError(f"{c.source}: line {c.line}, column 7 (link_profile): PS link profile "
+                                 f"{quoted(c.text(6))}: {exc}") from None
         fastest_bits = 8 * max(max(q.pull_bytes_per_s, q.push_bytes_per_s) for q in profile.points)
         if fastest_bits > link * (1 + PROFILE_RATE_SLACK):
             raise c.fail(5, f"its link profile {c.text(6)!r} measured {fastest_bits / 1e6:.3g} Mbit/s of payload one "

@@ -50,7 +50,7 @@ from typing import Any
 import pandas as pd
 
 from parsers.atomic import write_bytes_atomic
-from parsers.errors import SchemaError, TraceFormatError
+from parsers.errors import SchemaError, TraceFormatError, quoted
 
 # pyarrow ships no type information: imported by name, it is plainly Any (as in parsers.tables).
 _ARROW: Any = importlib.import_module("pyarrow")
@@ -95,8 +95,20 @@ def _read(path: pathlib.Path, columns: Sequence[str] | None = None) -> Any:
             raise SchemaError(f"{path}: columns {schema.names} differ from the sweep schema of this version "
                               "(parsers/sweepdata.py); sweep into a new directory")
         return _PARQUET.read_table(path, columns=list(columns) if columns is not None else None)
-    except (OSError, _ARROW.ArrowException) as exc:
-        raise TraceFormatError(f"{path}: not a readable Parquet part: {exc}") from exc
+    except OSError as exc:
+        if exc.errno is not None:  # the system's refusal (permissions, gone): the file may be whole
+            raise TraceFormatError(f"{path}: cannot be read: {exc.strerror}") from exc
+        raise _damaged(path, exc) from exc
+    except _ARROW.ArrowException as exc:
+        raise _damaged(path, exc) from exc
+
+
+def _damaged(path: pathlib.Path, exc: Exception) -> TraceFormatError:
+    # A part is renamed into place only once written whole, so this one was cut short or changed since. Its rows
+    # cannot be read, so which points it held is unknown: removing it is the user's call, and a rerun then
+    # computes exactly those points again (every point not in a readable part).
+    return TraceFormatError(f"{path}: a damaged Parquet part ({quoted(str(exc).splitlines()[0], 80)}); delete it "
+                            "and rerun the same sweep: it computes that part's points again")
 
 
 def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:

@@ -65,6 +65,19 @@ def write_tables(trace: Trace, out_dir: str | os.PathLike[str], fmt: TableFormat
     return table_paths(target, fmt)
 
 
+def earlier_tables(out_dir: pathlib.Path, fmt: TableFormat) -> list[pathlib.Path]:
+    """The tables an earlier :func:`write_tables` into ``out_dir`` wrote in the other format (its manifest says
+    which), still there: a new conversion in ``fmt`` replaces that one, and they would be left holding the old
+    trace. None when there is no readable manifest (the files are then not known to be tracegen's)."""
+    try:
+        earlier = _manifest(out_dir / MANIFEST)["table_format"]
+    except TraceFormatError:
+        return []
+    if earlier == fmt:
+        return []
+    return [p for p in table_paths(out_dir, earlier)[:-1] if p.is_file()]  # the manifest is replaced, not removed
+
+
 def is_table_dir(path: pathlib.Path) -> bool:
     """Whether ``path`` is a directory written by :func:`write_tables`."""
     return path.is_dir() and (path / MANIFEST).is_file()

@@ -9,10 +9,8 @@ only lazily, inside the handler that needs it.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
-import os
 import pathlib
 import signal
 import sys
@@ -23,11 +21,12 @@ from typing import Any, NoReturn
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
 from parsers.read import trace_files_in
-from parsers.tables import MANIFEST, is_table_dir, table_paths, write_tables
+from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, write_tables
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.cli_sweep import add_sweep_arguments, run_sweep
 from tracegen.cli_tf import add_tf_commands
+from tracegen.console import StdoutError, discard_stdout, standard_streams
 from tracegen.errors import TracegenError
 from tracegen.outputs import refuse_existing
 from tracegen.summary import summarize
@@ -120,7 +119,13 @@ def _convert(args: argparse.Namespace) -> int:
         written = [out]
     else:
         refuse_existing(table_paths(out, args.to), args.force)
+        stale = earlier_tables(out, args.to) if out.is_dir() else []  # with --force: refused above without it
         written = write_tables(trace, out, args.to)
+        for path in stale:  # the replaced conversion's, of the old trace: removed once the new ones are written
+            path.unlink(missing_ok=True)
+        if stale:
+            print(f"removed {len(stale)} file(s) of the earlier conversion in {stale[0].suffix[1:]}: "
+                  f"{', '.join(p.name for p in stale)}")
     print(f"wrote {len(written)} file(s): {', '.join(str(p) for p in written)}")
     return 0
 
@@ -192,6 +197,11 @@ def _terminate(signum: int, _frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``tracegen`` command line; returns the exit code."""
+    with standard_streams():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from validation.errors import ValidationError
 
     parser = build_parser()
@@ -206,16 +216,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)
                     if signal.getsignal(sig) is not signal.SIG_IGN}  # nohup's ignored SIGHUP stays ignored
     try:
-        return int(args.handler(args))
+        code = int(args.handler(args))
+        sys.stdout.flush()  # here, where a failure is one line, not at the interpreter's exit (exit code 120)
+        return code
     except (TraceError, TracegenError, CliError, ValidationError) as exc:
         print(f"tracegen {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as other Unix tools do
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        discard_stdout()
         return EXIT_BROKEN_PIPE
     except OSError as exc:  # an output that cannot be written: say which and why, in one line
-        where = exc.filename or "cannot write its output"  # standard output on a full disk names no file
+        where = exc.filename or "cannot write its output"
+        if isinstance(exc, StdoutError):  # a full disk under '> file' (Python's own error names no file)
+            discard_stdout()  # what is still buffered: the interpreter's last flush would fail on it (exit 120)
+            where = "cannot write to standard output"
         print(f"tracegen {args.command}: error: {where}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt as exc:

@@ -19,6 +19,8 @@ from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import parse_count, parse_number, parse_rate
 
 PROGRESS_EVERY_S = 2.0  # when stderr is not a terminal: one line at most this often
+LARGE_GRID_POINTS = 100_000  # finding which points are left takes about 10 s a million here (each id a hash):
+# a grid this large is said to be under way, where the progress line came only after that silence
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
@@ -149,6 +151,10 @@ def run_sweep(args: argparse.Namespace) -> int:
           f"{len(grid.policies)} policies x "
           f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
           f"{grid.steps} steps each; on {where}")
+    if grid.n_points >= LARGE_GRID_POINTS:
+        sys.stdout.flush()  # the grid line first, where both go to one terminal or file
+        print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and the "
+              "ids in the parts there", file=sys.stderr, flush=True)
     summary = sweep(inputs, args.out, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr))
     print(f"computed {summary.computed} points, {summary.resumed} were already in {args.out}; "
           f"{len(summary.parts)} parts written")

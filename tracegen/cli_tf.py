@@ -119,6 +119,7 @@ def _links(text: str) -> tuple[int, ...]:
 
 def _validate(args: argparse.Namespace) -> int:
     from tracegen.outputs import OutputDir
+    from validation.compare import averaged
     from validation.validate import OUTPUT_FILES, input_files, validate
 
     policy, order = parse_policy(args.policy)
@@ -137,6 +138,8 @@ def _validate(args: argparse.Namespace) -> int:
     print(f"inputs: measurements {inputs.measured}; trace {inputs.trace}; link profile "
           f"{inputs.profile or 'none'}; single worker {inputs.single_worker or 'none'}; bandwidth from "
           f"{inputs.bandwidth_from}")
+    if (repeats := averaged(comparison)) is not None:
+        print(repeats)
     print(f"measured knee N={comparison.measured_knee_n_workers}")
     for name, score in comparison.scores.items():
         band = "" if score.in_band is None else f"  inside band {score.in_band}/{len(comparison.table)}"

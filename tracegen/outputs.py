@@ -18,8 +18,9 @@
 - What a killed run left is removed when the next run takes the lock: the staging directory and tracegen's own
   temporary files (``.NAME.<16 hex digits>.tmp``, :mod:`parsers.atomic`) in the folders it writes into, nothing
   else.
-- A run that fails leaves no trace of itself: the directories it created for ``DIR`` (and its lock file) are
-  removed again when nothing else is in them.
+- A run that fails or is refused leaves no trace of itself: the lock file, when this run created it, and the
+  directories it created for ``DIR``, when nothing else is in them, are removed again. A lock file that was
+  there before (an earlier run's) stays.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class OutputDir:
         self.written: list[str] = []
         self._lock: IO[Any] | None = None
         self._created: list[pathlib.Path] = []  # DIR and the parents this run made, DIR first
+        self._made_lock = False  # whether this run created DIR/.tracegen.lock
 
     def path(self, name: str) -> pathlib.Path:
         """Where ``name`` (relative, may hold one folder) will be once the run has succeeded."""
@@ -102,24 +104,45 @@ class OutputDir:
         self._created = [p for p in (self.root, *self.root.parents) if not p.exists()]
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            self._lock = (self.root / LOCK_NAME).open("a")
         except OSError as exc:
             raise ConfigError(f"{self.root}: cannot write here: {exc.strerror or exc}") from exc
-        try:
-            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            self._lock.close()
-            self._lock = None
-            self._created = []  # another run's, or one whose lock failed: not ours to remove
-            if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise ConfigError(f"{self.root}: another tracegen run is writing into this directory") from None
-            raise ConfigError(f"{self.root}: cannot lock: {exc.strerror or exc}") from exc
+        self._take_lock()
         try:
             self._prepare()
         except BaseException:
             self._release(failed=True)
             raise
         return self
+
+    def _take_lock(self) -> None:
+        """Create or open ``DIR/.tracegen.lock`` and lock it, remembering whether this run created it. A failed
+        run removes the lock file it created, so a run that opened it just before may hold a lock on a file no
+        longer there: it checks that the file it locked is still the one at the path, and tries again if not."""
+        path = self.root / LOCK_NAME
+        for _ in range(100):
+            try:
+                try:
+                    fd, self._made_lock = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644), True
+                except FileExistsError:
+                    fd, self._made_lock = os.open(path, os.O_RDWR | os.O_CLOEXEC), False
+            except FileNotFoundError:  # removed between the two opens by a run that failed: try again
+                continue
+            except OSError as exc:
+                raise ConfigError(f"{self.root}: cannot write here: {exc.strerror or exc}") from exc
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(fd)
+                self._created, self._made_lock = [], False  # another run's now (it opened the file): left to it
+                if exc.errno in (errno.EAGAIN, errno.EACCES):
+                    raise ConfigError(f"{self.root}: another tracegen run is writing into this directory") from None
+                raise ConfigError(f"{self.root}: cannot lock: {exc.strerror or exc}") from exc
+            with contextlib.suppress(OSError):
+                if os.path.samestat(os.fstat(fd), path.stat()):
+                    self._lock = os.fdopen(fd, "a")
+                    return
+            os.close(fd)  # locked a file a failed run had just removed: the lock is the file at the path
+        raise ConfigError(f"{self.root}: cannot lock: {LOCK_NAME} keeps being removed")
 
     def _prepare(self) -> None:
         shutil.rmtree(self.root / STAGING_NAME, ignore_errors=True)
@@ -232,9 +255,10 @@ class OutputDir:
     def _release(self, *, failed: bool = False) -> None:
         if self._lock is None:
             return
-        if failed and self._created:  # still holding the lock: no other run is inside
+        if failed and (self._made_lock or self._created):  # still holding the lock: no other run is inside
             with contextlib.suppress(OSError):
-                (self.root / LOCK_NAME).unlink()
+                if self._made_lock:  # only a lock file this run created: an earlier run's stays
+                    (self.root / LOCK_NAME).unlink()
                 for folder in self._created:
                     folder.rmdir()  # only if empty: stops at the first that holds anything
         fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)

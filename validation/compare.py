@@ -101,6 +101,20 @@ def compare(measured: pd.DataFrame, predictions: Mapping[str, Sequence[float]],
                       measured_knee_n_workers=knee_of(list(table["n_workers"]), list(table["measured_mean"])))
 
 
+def averaged(comparison: Comparison) -> str | None:
+    """One line saying which measured means average several runs (None when every N had one): a file that holds
+    the same N twice is read as repeats, which the summary should not keep quiet about."""
+    table = comparison.table
+    repeats = {int(n): int(k) for n, k in zip(table["n_workers"], table["n_repeats"], strict=True)}
+    several = {n: k for n, k in repeats.items() if k > 1}
+    if not several:
+        return None
+    if len(several) == len(repeats) and len(set(several.values())) == 1:
+        return f"measured: {next(iter(several.values()))} runs averaged at every N"
+    parts = [f"N={n}: {k} runs averaged" for n, k in several.items()]
+    return "measured: " + "; ".join(parts[:8]) + (f"; and {len(parts) - 8} more N" if len(parts) > 8 else "")
+
+
 def comparison_csv(comparison: Comparison) -> bytes:
     """The per-N table as CSV with fixed decimals (equal inputs, equal bytes)."""
     buf = io.StringIO()

@@ -4,7 +4,7 @@ Measurements come from ``tracegen testbed`` (``measured.csv``, schema in :mod:`v
 anywhere else as a CSV with one row per run and at least these columns (others are ignored)::
 
     n_workers             int    workers in the run (>= 1)
-    steps_per_s           float  aggregate training steps per second of the run (> 0, at most 1e6)
+    steps_per_s           float  aggregate training steps per second of the run (from 1e-6 to 1e6)
 
 and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per direction, either as
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
@@ -45,6 +45,7 @@ from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
 MAX_STEPS_PER_S = 1e6
+MIN_STEPS_PER_S = 1e-6
 # optional: where a window's CPU went, cores (validation.testbed_files's schema), shown in the report when present
 CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
 SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
@@ -107,6 +108,25 @@ def _refuse_a_run_twice(frame: pd.DataFrame, source: str) -> None:
                               f"{_short(str(frame.at[line, 'n_workers']).strip())}, repeat "
                               f"{_short(str(frame.at[line, 'repeat']).strip())}, every cell the same); keep it once")
         seen[key] = int(line)
+
+
+def suspect_repeats(runs: pd.DataFrame, source: str) -> list[str]:
+    """Warnings for rows :func:`read_measured` took as repeats that look like one run written twice: with a
+    ``repeat`` column, the same N and repeat number on two lines (two campaigns appended, or a run copied and
+    edited); without one, a row whose every value read is an earlier row's. They are still averaged, as the
+    module docstring says, and each line is named so that a mistake can be found."""
+    key = ["n_workers", "repeat"] if "repeat" in runs.columns else list(runs.columns)
+    found: list[str] = []
+    first: dict[tuple[Any, ...], int] = {}
+    for line, row in zip(runs.index, runs[key].itertuples(index=False, name=None), strict=True):
+        values = tuple(str(v) for v in row)  # NaN (an empty CPU cell) equal to NaN
+        if values not in first:
+            first[values] = int(line)
+            continue
+        what = (f"n_workers {values[0]} and repeat {values[1]} as on line {first[values]}" if "repeat" in runs.columns
+                else f"every value as on line {first[values]}")
+        found.append(f"{source}:{line}: {what}: the same run twice? Averaged with it as a repeat of N={values[0]}")
+    return found[:5] + ([f"{source}: {len(found) - 5} more such lines"] if len(found) > 5 else [])
 
 
 def _refuse_two_settings(frame: pd.DataFrame, source: str) -> None:
@@ -256,9 +276,10 @@ def cell_number(text: str, kind: type[int] | type[float], column: str, source: s
 
 def _steps_per_s(text: str, source: str, line: int) -> float:
     value: float = cell_number(text, float, "steps_per_s", source, line)
-    if value > MAX_STEPS_PER_S:  # a million steps a second is no training job: a unit or a column mixed up
-        raise ConfigError(f"{source}:{line}: 'steps_per_s' must be at most {MAX_STEPS_PER_S:.0e} "
-                          f"(got {_short(text)!r})")
+    if not MIN_STEPS_PER_S <= value <= MAX_STEPS_PER_S:  # a million steps a second, or one in 11 days, is no
+        # training job's rate: a unit or a column mixed up
+        raise ConfigError(f"{source}:{line}: 'steps_per_s' must be from {MIN_STEPS_PER_S:g} to "
+                          f"{MAX_STEPS_PER_S:.0e} (got {_short(text)!r})")
     return value
 
 

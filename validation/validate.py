@@ -82,7 +82,7 @@ from validation.compare import (
     report_markdown,
 )
 from validation.errors import ConfigError
-from validation.measured import read_measured
+from validation.measured import read_measured, suspect_repeats
 from validation.staleness import (
     STALENESS_NAME,
     StalenessRow,
@@ -277,10 +277,13 @@ def _with_batch_size(config: PredictConfig, runs: pd.DataFrame, measured: pathli
     """``config`` with the runs' batch size, when they give one (all the same: samples/s of which job?)."""
     if "batch_size" not in runs.columns:
         return config
-    sizes = sorted({int(b) for b in runs["batch_size"]})
-    if len(sizes) > 1:
-        raise ConfigError(f"{measured}: runs differ in their batch size ({sizes}); compare one setting at a time")
-    return dataclasses.replace(config, batch_size=sizes[0])
+    (first_line, first), *rest = zip(runs.index, runs["batch_size"], strict=True)
+    for line, size in rest:
+        if int(size) != int(first):
+            raise ConfigError(f"{measured}:{line}: 'batch_size' is {int(size)}, not {int(first)} as on line "
+                              f"{first_line}: runs of two settings would be averaged as repeats of one; compare one "
+                              "setting at a time")
+    return dataclasses.replace(config, batch_size=int(first))
 
 
 def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | None, config: PredictConfig,
@@ -292,10 +295,10 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     first = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s)
     runs = read_measured(first.measured)
     inputs = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s, runs, single_worker)
-    warnings = mismatches(inputs.trace, runs)
+    config = _with_batch_size(config, runs, inputs.measured)  # before mismatches: a refusal is its one message
+    warnings = [*suspect_repeats(runs, str(inputs.measured)), *mismatches(inputs.trace, runs)]
     for w in warnings:
         report(f"warning: {w}")
-    config = _with_batch_size(config, runs, inputs.measured)
     workers = tuple(sorted({int(n) for n in runs["n_workers"]}))
     config = dataclasses.replace(config, workers=workers, emit_traces=())
     traced = read_trace(inputs.trace)

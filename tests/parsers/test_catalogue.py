@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from parsers.catalogue import COLUMNS, FIRST_LINE, CatalogueError, read_catalogue
-from parsers.linkprofile import ProfileError
+from parsers.linkprofile import ProfileError, read_link_profile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PROFILE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace/link-profile.json"
@@ -53,10 +53,16 @@ def test_a_link_profile_is_read_relative_to_the_catalogue(tmp_path: pathlib.Path
     assert profile is not None and profile.source == str(tmp_path / "profiles" / "server.json")
 
 
-def test_a_bad_link_profile_names_its_own_file(tmp_path: pathlib.Path) -> None:
-    (tmp_path / "p.json").write_text("{}", encoding="utf-8")
-    with pytest.raises(ProfileError, match=r"p\.json"):
+def test_a_bad_link_profile_names_the_catalogue_line_and_its_own_file(tmp_path: pathlib.Path) -> None:
+    # the profile's own error named only the profile: which catalogue row (of up to 1000) named it was left to guess
+    (tmp_path / "p.json").write_text('{"x": 1', encoding="utf-8")
+    with pytest.raises(CatalogueError) as info:
         read_catalogue(_write(tmp_path, [*GOOD[:2], "server,ps,2.04,2,48,12e9,p.json"]))
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path / 'cat.csv'}: line 7, column 7 (link_profile): PS link profile 'p.json': ")
+    with pytest.raises(ProfileError) as own:  # what follows is the profile's own one line, file and position
+        read_link_profile(tmp_path / "p.json")
+    assert message.endswith(f": {own.value}") and f"{tmp_path / 'p.json'}:1:" in message
 
 
 def test_a_link_profile_faster_than_the_rows_own_rate_is_refused(tmp_path: pathlib.Path) -> None:

@@ -91,6 +91,27 @@ def test_convert_writes_no_tables_over_a_directory_of_steps(tmp_path: pathlib.Pa
     assert main(["convert", str(tmp_path / "tables"), "--to", "csv", str(tmp_path / "tables"), "--force"]) == 0
 
 
+def test_convert_force_in_another_format_removes_the_earlier_conversions_tables(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert cnn --to csv DIR --force' over an mlp conversion to Parquet left the seven Parquet tables of the mlp
+    beside the new CSV ones (a hardening pass): read with pandas, DIR/ops.parquet was the other trace. They go
+    once the new tables are written, and the summary says so; a file of the user's, not a table, stays."""
+    from parsers.tables import SCHEMAS
+
+    tables = tmp_path / "tables"
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", "parquet", str(tables)]) == 0
+    (tables / ".notes").write_text("mine")
+    capsys.readouterr()
+    assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "csv", str(tables), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("removed 7 file(s) of the earlier conversion in parquet: ops.parquet, "), out
+    assert sorted(p.name for p in tables.iterdir()) == sorted([".notes", "trace.json", *(f"{n}.csv" for n in SCHEMAS)])
+    assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "csv", str(tables), "--force"]) == 0
+    assert "removed" not in capsys.readouterr().out
+    assert main(["inspect", "--json", str(tables)]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == f"{tables} (from {ROOT / 'data/traces/cnn'})"
+
+
 def test_convert_tables_then_inspect_them(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "parquet", str(tmp_path / "tables")]) == 0
     capsys.readouterr()
@@ -255,6 +276,30 @@ def test_a_failed_run_leaves_no_directory_of_its_own(tmp_path: pathlib.Path,
     assert [p.name for p in mine.iterdir()] == ["notes.txt"]  # what it did not create stays
 
 
+def test_a_refused_run_removes_the_lock_file_it_made_and_only_that(tmp_path: pathlib.Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A run refused in a directory that was there already (a user's curve.csv, no --force) left its
+    .tracegen.lock in it (a hardening pass): only a directory the run had made itself was cleaned up. An earlier
+    run's lock file stays, and a second run still cannot get in while the first holds the lock."""
+    from tracegen.errors import ConfigError
+    from tracegen.outputs import LOCK_NAME, OutputDir
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "curve.csv").write_text("mine")
+    assert _predict(mine, ROOT / "data/traces/mlp") == 2
+    assert "curve.csv: already exists" in capsys.readouterr().err
+    assert sorted(p.name for p in mine.iterdir()) == ["curve.csv"] and (mine / "curve.csv").read_text() == "mine"
+    earlier = tmp_path / "earlier"
+    assert _predict(earlier, ROOT / "data/traces/mlp") == 0
+    assert (earlier / LOCK_NAME).is_file()
+    before = sorted(p.name for p in earlier.iterdir())
+    assert _predict(earlier, ROOT / "data/traces/mlp") == 2  # refused: curve.csv is there
+    assert sorted(p.name for p in earlier.iterdir()) == before  # the lock it found is not its to remove
+    with OutputDir(mine, ["a"]), pytest.raises(ConfigError, match="another tracegen run"), OutputDir(mine, ["b"]):
+        pass
+
+
 def test_a_forced_run_removes_only_what_the_previous_run_wrote(tmp_path: pathlib.Path) -> None:
     out = tmp_path / "out"
     assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1,2") == 0
@@ -384,14 +429,56 @@ def test_an_error_line_holds_at_most_300_characters_after_its_prefix() -> None:
     assert len(line) == 300 and "\n" not in line and line.endswith("...")
 
 
-def test_a_full_disk_under_standard_output_is_said_in_words() -> None:
-    """It printed 'error: : No space left on device' (a hardening pass)."""
-    exe = pathlib.Path(sys.executable).parent / "tracegen"
+def _run(argv: list[str], *, unbuffered: bool = False, **how: Any) -> subprocess.CompletedProcess[str]:
+    """The command in a process of its own (this checkout's), PYTHONUNBUFFERED as asked (pytest's may have it
+    set, users mostly do not)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | ({"PYTHONUNBUFFERED": "1"} if unbuffered
+                                                                              else {})
+    return subprocess.run([sys.executable, "-m", "tracegen", *argv], text=True, check=False, timeout=120, env=env,
+                          cwd=ROOT, **how)
+
+
+@pytest.mark.parametrize("unbuffered", [False, True])
+@pytest.mark.parametrize("command", ["inspect", "predict"])
+def test_a_full_disk_under_standard_output_is_said_in_words(command: str, unbuffered: bool,
+                                                             tmp_path: pathlib.Path) -> None:
+    """It printed 'error: : No space left on device' (a hardening pass); then 'cannot write its output', which
+    named no output, and only where PYTHONUNBUFFERED was set: without it (as users run it) the summary failed at
+    the interpreter's exit, in two lines of "Exception ignored ... OSError" and exit code 120."""
+    argv = ["inspect", str(ROOT / "data/traces/mlp")] if command == "inspect" else [
+        "predict", str(ROOT / "data/traces/mlp"), "--workers", "1", "--steps", "3", "--seeds", "1", "--jobs", "1",
+        "--out", str(tmp_path / "out")]
     with pathlib.Path("/dev/full").open("w") as full:
-        done = subprocess.run([str(exe), "inspect", str(ROOT / "data/traces/mlp")], stdout=full, stderr=subprocess.PIPE,
-                              text=True, check=False, timeout=120)
+        done = _run(argv, unbuffered=unbuffered, stdout=full, stderr=subprocess.PIPE)
     assert done.returncode == 2
-    assert done.stderr == "tracegen inspect: error: cannot write its output: No space left on device\n"
+    assert done.stderr.splitlines()[-1:] == [f"tracegen {command}: error: cannot write to standard output: No space "
+                                             "left on device"], done.stderr
+    assert "Exception" not in done.stderr
+
+
+def _close_stderr() -> None:
+    os.close(2)
+
+
+def test_with_stderr_closed_notes_and_warnings_do_not_go_to_stdout(tmp_path: pathlib.Path) -> None:
+    """Started with 2>&- (a cron job, a service), Python has no sys.stderr, and print(file=None) writes to
+    standard output: the warning and the progress lines went into the summary a script reads (a hardening pass).
+    They are dropped, as a closed stderr asks; stdout is what it is with stderr elsewhere. A stderr that cannot be
+    written (2> /dev/full) is as good as closed: the first progress line ended the run (exit 1)."""
+    mlp = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"  # its single-worker.json gives a warning
+
+    def predict(out: str, **how: Any) -> subprocess.CompletedProcess[str]:
+        return _run(["predict", str(mlp), "--workers", "1", "--bandwidth", "200Mbit/s", "--steps", "3", "--seeds",
+                     "1", "--jobs", "1", "--out", str(tmp_path / out)], stdout=subprocess.PIPE, **how)
+
+    seen = predict("seen", stderr=subprocess.PIPE)
+    assert seen.returncode == 0 and "warning: " in seen.stderr and "simulating" in seen.stderr
+    closed = predict("closed", stderr=subprocess.DEVNULL, preexec_fn=_close_stderr)
+    assert closed.returncode == 0 and closed.stdout == seen.stdout.replace(str(tmp_path / "seen"),
+                                                                           str(tmp_path / "closed"))
+    with pathlib.Path("/dev/full").open("w") as full:
+        unwritable = predict("full", stderr=full)
+    assert unwritable.returncode == 0 and "wrote " in unwritable.stdout
 
 
 def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(monkeypatch: pytest.MonkeyPatch,

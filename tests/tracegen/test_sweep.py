@@ -445,6 +445,48 @@ def test_a_point_twice_in_the_dataset_is_refused(tmp_path: pathlib.Path, capsys:
     assert sorted(p.name for p in out.glob("*.parquet")) == ["part-000000.parquet", "part-000005.parquet"]
 
 
+def test_a_large_grid_says_it_is_finding_the_points_left(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten million points printed nothing for about 90 s after the grid line (every point's id hashed, the parts'
+    ids read) before the first progress line (a hardening pass). A grid of LARGE_GRID_POINTS says what it is
+    doing first; a small one, done in a blink, does not."""
+    from tracegen import cli_sweep
+
+    args = ["sweep", str(TRACE), "--workers", "1-2", *SMALL, "--jobs", "1", "--out", str(tmp_path / "sweep")]
+    assert main(args) == 0
+    assert "finding the points" not in capsys.readouterr().err
+    monkeypatch.setattr(cli_sweep, "LARGE_GRID_POINTS", 2)
+    assert main([*args[:-1], str(tmp_path / "large")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    said = f"sweep: finding the points not yet in {tmp_path / 'large'}: the id of each of 2 points, and the ids in "
+    first = next(i for i, line in enumerate(err) if line.startswith("sweep: 0/2 points"))
+    assert [line for line in err[:first] if line.startswith(said)], err
+
+
+@pytest.mark.parametrize("cut", [0, 5000])
+def test_a_damaged_part_is_named_with_what_to_do_and_deleting_it_recomputes_its_points(
+        cut: int, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A part cut short (a full disk, a copy stopped half-way) ended the resume in pyarrow's words alone
+    ("Parquet magic bytes not found in footer"), with no word of what to do (a hardening pass). It names the part
+    and says to delete it; the part is left as it was, and the rerun after deleting it computes its points again."""
+    out = tmp_path / "sweep"
+    args = ["sweep", str(TRACE), "--workers", "1-4", *SMALL, "--jobs", "1", "--part-points", "2", "--out", str(out)]
+    assert main(args) == 0
+    before = read_rows(out)
+    damaged = out / "part-000001.parquet"
+    damaged.write_bytes(damaged.read_bytes()[:cut])
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{damaged}: a damaged Parquet part (" in err, err
+    assert err.endswith("delete it and rerun the same sweep: it computes that part's points again\n"), err
+    assert len(damaged.read_bytes()) == cut
+    damaged.unlink()
+    assert main(args) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("2", "2")  # type: ignore[union-attr]
+    pd.testing.assert_frame_equal(read_rows(out), before)
+
+
 @pytest.mark.parametrize("other", ["curve.csv", "notes.txt", "traces/n1.json"])
 def test_a_directory_holding_other_files_is_refused_before_any_part(other: str, tmp_path: pathlib.Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:

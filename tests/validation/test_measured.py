@@ -9,7 +9,7 @@ import re
 import pytest
 
 from validation.errors import ConfigError
-from validation.measured import read_measured
+from validation.measured import read_measured, suspect_repeats
 
 
 def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
@@ -26,7 +26,11 @@ def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
     ("n_workers,steps_per_s\n1.5,2\n", "'n_workers' must be an integer (got '1.5')"),
     ("n_workers,steps_per_s\n1,nan\n", "m.csv:2: 'steps_per_s' must be a number (got 'nan')"),
     ("n_workers,steps_per_s\n1,inf\n", "m.csv:2: 'steps_per_s' must be a number (got 'inf')"),
-    ("n_workers,steps_per_s\n1,1e300\n", "m.csv:2: 'steps_per_s' must be at most 1e+06 (got '1e300')"),
+    ("n_workers,steps_per_s\n1,1e300\n", "m.csv:2: 'steps_per_s' must be from 1e-06 to 1e+06 (got '1e300')"),
+    # a rate of one step in 11 days is a unit mixed up, as a million a second is; it gave errors of 1e300 %
+    ("n_workers,steps_per_s\n1,2\n2,1e-300\n", "m.csv:3: 'steps_per_s' must be from 1e-06 to 1e+06 (got '1e-300')"),
+    ("n_workers,steps_per_s\n1,-3\n", "m.csv:2: 'steps_per_s' must be > 0 (got '-3')"),
+    ("n_workers,steps_per_s\n1,\n", "m.csv:2: 'steps_per_s' must be a number (got '')"),
     ("n_workers,steps_per_s,bandwidth,bandwidth_bits_per_s\n1,2,500Mbit/s,1e8\n", "both give the link's rate"),
     ("n_workers,steps_per_s\n1_000,2\n", "m.csv:2: 'n_workers' must be an integer (got '1_000')"),
     ("n_workers,steps_per_s\n+5,2\n", "m.csv:2: 'n_workers' must be an integer (got '+5')"),
@@ -130,3 +134,20 @@ def test_runs_of_two_settings_are_refused(tmp_path: pathlib.Path, column: str, v
         read_measured(path)
     assert str(info.value) == (f"{path}:4: '{column}' is '{value}', not {original!r} as on line 2: runs of two "
                                "settings would be averaged as repeats of one; compare one setting at a time")
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    # two runs numbered alike: two campaigns appended, or a row copied and edited; averaged, but said
+    ("n_workers,repeat,steps_per_s\n1,0,10\n4,0,16.8\n4,1,17\n4,0,16.9\n",
+     ["m.csv:5: n_workers 4 and repeat 0 as on line 3: the same run twice? Averaged with it as a repeat of N=4"]),
+    # no repeat column: one row pasted twice
+    ("n_workers,steps_per_s\n1,10\n4,16.8\n\n4,16.8\n4,17.9\n",
+     ["m.csv:5: every value as on line 3: the same run twice? Averaged with it as a repeat of N=4"]),
+    ("n_workers,repeat,steps_per_s\n1,0,10\n4,0,16.8\n4,1,16.8\n4,2,17.9\n", []),  # repeats, one equal by chance
+    ("n_workers,steps_per_s\n1,10\n4,16.8\n4,16.9\n", []),
+])
+def test_rows_that_look_like_one_run_twice_are_named(tmp_path: pathlib.Path, text: str, said: list[str]) -> None:
+    """Rows of one N are repeats and are averaged, as documented; but one run written twice (the same N and repeat
+    number, or without a repeat column every value the same) was averaged in without a word (a hardening pass)."""
+    path = _csv(tmp_path, text)
+    assert suspect_repeats(read_measured(path), str(path)) == [f"{tmp_path}/{w}" for w in said]

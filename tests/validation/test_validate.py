@@ -170,7 +170,31 @@ def test_runs_that_differ_in_batch_size_are_refused(tmp_path: pathlib.Path,
     runs.to_csv(tmp_path / "mixed.csv", index=False)
     assert main(["validate", "--measured", str(tmp_path / "mixed.csv"), "--trace", str(folder / "trace"),
                  "--out", str(tmp_path / "out")]) == 2
-    assert "runs differ in their batch size ([32, 64])" in capsys.readouterr().err
+    # one message, naming the line: a warning that the trace's batch size (32) differed from [32, 64] came first
+    out, err = capsys.readouterr()
+    assert "batch_size" not in out and err.count("\n") == 1
+    assert f"{tmp_path / 'mixed.csv'}:3: 'batch_size' is 64, not 32 as on line 2: runs of two settings" in err
+
+
+def test_repeats_averaged_are_said_and_one_run_twice_is_warned_of(tmp_path: pathlib.Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Rows of one N are averaged as repeats (validation.measured), and the summary said nothing of it; two rows
+    numbered as one run (the same N and repeat) were averaged without a word (a hardening pass)."""
+    folder = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    lines = (folder / "measured.csv").read_text().splitlines(keepends=True)  # N = 1..5, repeat 0 each
+    again = lines[2].replace("17.4012", "17.9").replace("2,0,", "2,1,", 1)
+    twice = lines[4].replace("16.801", "16.5")
+    path = tmp_path / "m.csv"
+    path.write_text("".join([*lines, again, twice]))
+    argv = ["validate", "--measured", str(path), "--trace", str(folder / "trace"), "--steps", "4", "--seeds", "1",
+            "--jobs", "1", "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"warning: {path}:{len(lines) + 2}: n_workers 4 and repeat 0 as on line 5: the same run twice?" in out
+    assert "\nmeasured: N=2: 2 runs averaged; N=4: 2 runs averaged\n" in out
+    assert "n_workers 2" not in out  # repeat 1 of N = 2 is a repeat
+    table = pd.read_csv(tmp_path / "out" / "comparison.csv")
+    assert list(table["n_repeats"]) == [1, 2, 1, 2, 1]
 
 
 def test_workers_with_caps_of_their_own_are_predicted_at_their_speed(tmp_path: pathlib.Path,
