@@ -53,12 +53,13 @@ from collections.abc import Callable
 from typing import Final
 
 import numpy as np
-from mypy_extensions import mypyc_attr
+from librt.vecs import vec
+from mypy_extensions import i64, mypyc_attr
 
 from tracegen.engine import ARRIVE, START, Client, CpuPool, Engine, Handler
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, FlowLink, LinkSpec, link_model, uniform_link
-from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, StepTiming, TaskKind, scaled_timing
+from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, TaskKind, scaled_timing
 from tracegen.policy import FixedOrder, Policy, TfOrder, TicTac, check_order, issued_in_order
 from tracegen.pscpu import PsCpu
 from tracegen.variables import variable_map
@@ -222,25 +223,29 @@ _PUSHED: Final = 1  # a push's data has arrived
 class _Worker:
     """One worker: its CPU, its step in progress (what each task still waits for, the step's timings, its transfer
     order, the parameter versions it read) and its steps' start and end times. One object, so that a task's
-    handling reads one worker's state from one place (compiled: native attributes, not a list per field)."""
+    handling reads one worker's state from one place (compiled: native attributes, not a list per field). Its
+    integer arrays, like the run's per-task tables, are ``vec[i64]`` (librt, mypyc's runtime): compiled, each a C
+    array of int64, so a read touches no int object; a list holds a pointer to one per item, and among a thousand
+    workers those reads missed the cache (the 1000-worker point 10 % faster, README "The compiled engine")."""
 
     __slots__ = ("cpu", "delay", "done_count", "dur", "ends", "index", "prio", "read_ns", "read_version",
                  "ready_at", "remaining", "starts", "step", "timings")
 
-    def __init__(self, index: int, cpu: CpuPool, timings: tuple[StepTiming, ...], n_tasks: int, n_variables: int,
-                 record: bool) -> None:
+    def __init__(self, index: int, cpu: CpuPool, timings: tuple[tuple[vec[i64], vec[i64]], ...], n_tasks: int,
+                 n_variables: int, record: bool) -> None:
         self.index = index
         self.cpu = cpu
-        self.timings = timings  # one per traced step (variant), at this worker's speed
-        self.remaining: list[int] = []  # per task, the predecessors it still waits for
+        self.timings = timings  # (durations, delays) per traced step (variant), at this worker's speed
+        self.remaining: vec[i64] = vec[i64]()  # per task, the predecessors it still waits for
         self.done_count = 0  # tasks of the step done
         self.step = 0  # steps begun before this one
-        self.dur: tuple[int, ...] = ()  # the durations and delays of the step's tasks
-        self.delay: tuple[int, ...] = ()
-        self.prio: list[int] = []  # the step's transfer order (policy): per transfer, in task order
+        self.dur: vec[i64] = vec[i64]()  # the durations and delays of the step's tasks
+        self.delay: vec[i64] = vec[i64]()
+        self.prio: vec[i64] = vec[i64]()  # the step's transfer order (policy): per transfer, in task order
         self.ready_at = [0] * n_tasks if record else []
-        self.read_version = [-1] * n_variables  # per parameter, the version its first pull read (-1: none yet)
-        self.read_ns = [0] * n_variables
+        # per parameter, the version its first pull read (-1: none yet), and when
+        self.read_version = vec[i64]([-1] * n_variables)
+        self.read_ns = vec[i64]([0] * n_variables)
         self.starts: list[int] = []
         self.ends: list[int] = []
 
@@ -261,17 +266,18 @@ class _Run(Handler, Client):
         self.policy = resolve_policy(model, config)
         # the transfers, and each task's place among them (-1: not a transfer): only their priorities are read
         self.transfers = np.array([t for t in range(n_tasks) if model.kinds[t] in TRANSFER_KINDS], dtype=np.intp)
-        self.transfer_of = [-1] * n_tasks
+        transfer_of = [-1] * n_tasks
         for i, t in enumerate(self.transfers.tolist()):
-            self.transfer_of[t] = i
+            transfer_of[t] = i
+        self.transfer_of = vec[i64](transfer_of)
         # an order that draws nothing is the same every step: computed once
         every = None if self.policy.random else list(self.policy.priorities(model, self.rng))
-        self.fixed_prio = None if every is None else [every[t] for t in self.transfers.tolist()]
+        self.fixed_prio = None if every is None else vec[i64]([every[t] for t in self.transfers.tolist()])
         self.engine = Engine()
         self.link_spec = resolve_link(model, config)
         if config.ps_shard_of_task and len(config.ps_shard_of_task) != n_tasks:
             raise ConfigError(f"'ps_shard_of_task' names {len(config.ps_shard_of_task)} tasks, the model has {n_tasks}")
-        self.shard = list(config.ps_shard_of_task) or [0] * n_tasks
+        self.shard = vec[i64](list(config.ps_shard_of_task) or [0] * n_tasks)
         self.n_shards = max(self.shard) + 1
         self.links = [FlowLink(self.engine, self.link_spec, link_model(config.link), config.worker_link_bytes_per_s)
                       for _ in range(self.n_shards)]
@@ -291,35 +297,41 @@ class _Run(Handler, Client):
         # one table per distinct speed, computed once
         # an order of its own (not tf's traced one) also decides which pull takes which traced request moment
         base = model.timings if every is None else issued_in_order(model, every)
-        tables: dict[float, tuple[StepTiming, ...]] = {}
+        tables: dict[float, tuple[tuple[vec[i64], vec[i64]], ...]] = {}
         variables = variable_map(model)
-        self.var_of = list(variables.of_task)
-        self.version = [0] * variables.n_variables  # updates applied to each parameter so far
+        self.var_of = vec[i64](variables.of_task)
+        self.version = vec[i64]([0] * variables.n_variables)  # updates applied to each parameter so far
         self.record = config.record_tasks or on_task is not None
         self.workers: list[_Worker] = []
         for w in range(config.n_workers):
             speed = float(config.worker_speed[w]) if w < len(config.worker_speed) else 1.0
             if speed not in tables:
-                tables[speed] = tuple(scaled_timing(t, model.kinds, worker_speed=speed, ps_work=spec.ps_work_ns)
-                                      for t in base)
+                tables[speed] = tuple((vec[i64](s.dur_ns), vec[i64](s.delay_ns)) for s in (
+                    scaled_timing(t, model.kinds, worker_speed=speed, ps_work=spec.ps_work_ns) for t in base))
             self.workers.append(_Worker(w, CpuPool(self.engine, self.worker_threads), tables[speed], n_tasks,
                                         variables.n_variables, self.record))
         self.staleness: list[tuple[int, int, int]] = []
         self.n_finished = 0  # workers that have run all their steps
         self.n_tasks = n_tasks
-        self.rank = model.rank
-        self.size_bytes = model.size_bytes
+        self.rank = vec[i64](model.rank)
+        self.size_bytes = vec[i64](model.size_bytes)
         # per task: where it runs, and the parameter an apply updates (-1: not an apply of one)
-        self.where = [_WHERE[TaskKind(k)] for k in model.kinds]
-        self.apply_var = [v if model.kinds[t] == TaskKind.APPLY else -1 for t, v in enumerate(self.var_of)]
-        self.succ: list[list[int]] = [[] for _ in range(n_tasks)]
-        self.indeg = [0] * n_tasks
+        self.where = vec[i64]([_WHERE[TaskKind(k)] for k in model.kinds])
+        self.apply_var = vec[i64]([v if model.kinds[t] == TaskKind.APPLY else -1 for t, v in enumerate(self.var_of)])
+        succ: list[list[int]] = [[] for _ in range(n_tasks)]
+        indeg = [0] * n_tasks
         for t in range(n_tasks):
             for p in model.preds(t):
-                self.succ[p].append(t)
-                self.indeg[t] += 1
-        for successors in self.succ:  # made ready together, they are requested in rank order
-            successors.sort(key=lambda s: (self.rank[s], s))
+                succ[p].append(t)
+                indeg[t] += 1
+        self.indeg = vec[i64](indeg)
+        for successors in succ:  # made ready together, they are requested in rank order
+            successors.sort(key=lambda s: (model.rank[s], s))
+        # each task's successors, one after another: task t's at succ_at[t] .. succ_at[t + 1] - 1
+        self.succ = vec[i64]([s for successors in succ for s in successors])
+        self.succ_at = vec[i64]([0] * (n_tasks + 1))
+        for t in range(n_tasks):
+            self.succ_at[t + 1] = self.succ_at[t] + len(succ[t])
         self.roots = [t for t in range(n_tasks) if self.indeg[t] == 0]
         self.records: list[TaskRecord] = []
         self.snapshots: list[tuple[int, float, float, float]] = []
@@ -386,17 +398,17 @@ class _Run(Handler, Client):
 
     def start_step(self, wk: _Worker) -> None:
         now = self.engine.now
-        wk.remaining = self.indeg.copy()
+        wk.remaining = self.indeg[:]
         wk.done_count = 0
         wk.starts.append(now)
         n_variants = self.n_variants
         variant = int(self.rng.integers(n_variants)) if n_variants > 1 else 0
         fixed = self.fixed_prio
-        wk.prio = fixed if fixed is not None else self.policy.priorities_of(self.model, self.rng, self.transfers)
-        wk.read_version = [-1] * len(self.version)
-        timing = wk.timings[variant]
-        wk.dur, wk.delay = timing.dur_ns, timing.delay_ns
-        delay = timing.delay_ns
+        wk.prio = fixed if fixed is not None else vec[i64](self.policy.priorities_of(self.model, self.rng,
+                                                                                 self.transfers))
+        wk.read_version = vec[i64]([-1] * len(self.version))
+        wk.dur, delay = wk.timings[variant]
+        wk.delay = delay
         for t in self.roots:
             self.ready(wk, t, now + delay[t])
 
@@ -477,7 +489,7 @@ class _Run(Handler, Client):
         ready (:meth:`_instant`) are finished here, from a work list: chains of them must not recurse."""
         engine = self.engine
         now = engine.now
-        rem, succ, applies, record = wk.remaining, self.succ, self.apply_var, self.record
+        rem, succ, succ_at, applies, record = wk.remaining, self.succ, self.succ_at, self.apply_var, self.record
         delay = wk.delay
         w = wk.index
         # successors that finished the instant they were ready: they began now, on no thread (made when there is
@@ -494,7 +506,8 @@ class _Run(Handler, Client):
                     self.records.append(rec)
                 if self.on_task is not None:
                     self.on_task(rec)
-            for s in succ[task]:
+            for i in range(succ_at[task], succ_at[task + 1]):
+                s = succ[i]
                 left = rem[s] - 1
                 rem[s] = left
                 if left == 0:
