@@ -338,7 +338,8 @@ def _netbench_run(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise ConfigError(f"{out.parent}: output directory does not exist")
     config = NetbenchConfig(ps=args.ps, max_connections=args.max_connections, window_s=args.window,
-                            tensors=args.tensors, tensor_bytes=args.tensor_bytes)
+                            tensors=args.tensors, tensor_bytes=args.tensor_bytes,
+                            connect_timeout_s=args.connect_timeout)
     profile = run_netbench(config, progress=lambda line: print(line, flush=True))
     write_link_profile(profile, out)
     best = max(profile.points, key=lambda p: p.pull_bytes_per_s + p.push_bytes_per_s)
@@ -372,5 +373,8 @@ def _add_netbench(p: argparse.ArgumentParser) -> None:
     r.add_argument("--tensors", type=parse_count, default=32, help="most tensors a client step moves (default 32)")
     r.add_argument("--tensor-bytes", type=parse_count, default=256 * 1024, metavar="BYTES",
                    help="bytes per tensor (default 262144)")
+    r.add_argument("--connect-timeout", type=parse_number, default=10.0, metavar="SECONDS",
+                   help="how long to wait for 'netbench serve' to accept the connection, seconds: a host that "
+                        "refuses it (not started yet) is asked again until then (default 10)")
     r.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     r.set_defaults(handler=_netbench_run)

@@ -36,6 +36,41 @@ def test_addresses_are_checked(bad: str) -> None:
         NetbenchConfig(ps=bad)
 
 
+def test_run_against_a_closed_port_fails_within_its_connect_timeout(tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing listens: 'run' says so at once, asks again until --connect-timeout and ends in one line (it waited
+    120 s in silence, as if it hung)."""
+    port = free_port()
+    out = tmp_path / "link-profile.json"
+    start = time.monotonic()
+    assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--connect-timeout", "1", "--out", str(out)]) == 2
+    assert time.monotonic() - start < 5
+    captured = capsys.readouterr()
+    assert f"nothing listens at 127.0.0.1:{port} yet; trying again for up to 1 s" in captured.out
+    assert captured.err.count("\n") == 1, captured.err
+    assert f"cannot reach 'tracegen netbench serve' at 127.0.0.1:{port}: Connection refused for 1 s" in captured.err
+    assert not out.exists()
+
+
+def test_run_against_a_host_that_does_not_answer_names_the_wait(tmp_path: pathlib.Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A host that drops the connection's packets (down, or a firewall): the connect attempt itself is bounded by
+    --connect-timeout, not by the 120 s the measurement's replies may take."""
+    waits: list[float | None] = []
+
+    def no_answer(address: tuple[str, int], timeout: float | None = None) -> socket.socket:
+        assert address == ("192.0.2.1", 7070)
+        waits.append(timeout)
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", no_answer)
+    assert main(["netbench", "run", "--ps", "192.0.2.1:7070", "--connect-timeout", "3", "--out",
+                 str(tmp_path / "p.json")]) == 2
+    assert waits and all(w is not None and w <= 3 for w in waits)
+    assert "at 192.0.2.1:7070: no answer within 3 s" in capsys.readouterr().err
+
+
 def _connect(port: int, within_s: float = 30.0) -> socket.socket:
     """A connection to the server starting in a thread: it may not listen yet on a busy machine."""
     deadline = time.monotonic() + within_s
