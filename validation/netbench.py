@@ -59,6 +59,7 @@ from validation.testbed_window import node_env
 
 MAX_LINE_BYTES = 64 * 1024
 MAX_WORKERS = 256
+MAX_CORES = 4096  # the most CPU a link profile records for the PS host (parsers.linkprofile)
 _LEAD_S = 1.0  # clients start moving this long before the window opens, so flows are up to speed
 
 
@@ -237,8 +238,17 @@ def serve(*, bind: str = "0.0.0.0", port: int = 7070, tf_port: int = 2222, once:
     """Serve netbench sessions on ``bind:port`` until interrupted (one session with ``once``). ``cores`` is what
     the profile records as the PS host's CPU (default: this process's affinity and cgroup quota)."""
     report = progress or (lambda _line: None)
+    for what, value in (("port", port), ("tf_port", tf_port)):  # 0 would be a port nobody is told
+        if not 1 <= value <= 65_535:
+            raise ConfigError(f"'{what}' must be from 1 to 65535 (got {value})")
+    if cores is not None and not 0 < cores <= MAX_CORES:  # what the profile records, checked before any session
+        raise ConfigError(f"'cores' must be > 0 and at most {MAX_CORES} (got {cores:g})")
     with contextlib.ExitStack() as stack:
-        listener = stack.enter_context(socket.create_server((bind, port), reuse_port=False))
+        try:
+            listener = stack.enter_context(socket.create_server((bind, port), reuse_port=False))
+        except OSError as exc:  # an address not of this host, a port in use, a name that does not resolve
+            why = (exc.strerror or str(exc)).split(" (while attempting", 1)[0]  # create_server's own words: the same
+            raise JobError(f"netbench serve cannot listen on {bind}:{port}: {why}") from None
         stack.enter_context(terminating())
         report(f"netbench serve: listening on {bind}:{port}; the PS task will use port {tf_port}")
         while True:

@@ -16,7 +16,7 @@ from parsers.linkprofile import read_link_profile
 from tracegen.cli import main
 from validation.cluster_config import ClusterConfig, LinkShape
 from validation.cluster_host import leftovers
-from validation.errors import ConfigError
+from validation.errors import ConfigError, JobError
 from validation.netbench import NetbenchConfig, connection_counts, serve, split_address
 from validation.ports import free_port, free_ports
 from validation.testbed_link import measure_link_profile
@@ -69,6 +69,39 @@ def test_run_against_a_host_that_does_not_answer_names_the_wait(tmp_path: pathli
                  str(tmp_path / "p.json")]) == 2
     assert waits and all(w is not None and w <= 3 for w in waits)
     assert "at 192.0.2.1:7070: no answer within 3 s" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "why"), [
+    (["--port", "99999"], "'port' must be from 1 to 65535 (got 99999)"),  # was a traceback (OverflowError)
+    (["--port", "0"], "'port' must be from 1 to 65535 (got 0)"),  # was a server on a port nobody is told
+    (["--tf-port", "0"], "'tf_port' must be from 1 to 65535 (got 0)"),
+    (["--cores", "0"], "'cores' must be > 0 and at most 4096 (got 0)"),  # was the measured CPU, silently
+    (["--cores", "5000"], "'cores' must be > 0 and at most 4096 (got 5000)"),  # was refused after the whole run
+])
+def test_serve_refuses_bad_settings_before_it_listens(args: list[str], why: str, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    def listen(*_args: object, **_kwargs: object) -> socket.socket:
+        raise AssertionError("listened with settings it should have refused")  # (and would wait for a session)
+
+    monkeypatch.setattr(socket, "create_server", listen)
+    assert main(["netbench", "serve", "--once", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and why in err, err
+
+
+def test_serve_on_an_address_not_of_this_host_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """It said 'cannot write its output', the words for an output file, and create_server's address twice."""
+    assert main(["netbench", "serve", "--once", "--bind", "192.0.2.1"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("tracegen netbench: error: netbench serve cannot listen on 192.0.2.1:7070: Cannot assign "
+                   "requested address\n"), err
+
+
+def test_serve_on_a_port_in_use_says_so() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        with pytest.raises(JobError, match=f"cannot listen on 127.0.0.1:{port}: Address already in use$"):
+            serve(bind="127.0.0.1", port=port, once=True)
 
 
 def _connect(port: int, within_s: float = 30.0) -> socket.socket:
