@@ -334,6 +334,8 @@ def _netbench_run(args: argparse.Namespace) -> int:
     from validation.netbench import NetbenchConfig, run_netbench
 
     out = pathlib.Path(args.out)
+    if out.is_dir():  # else it is found out only when the profile is written, minutes of measuring later
+        raise ConfigError(f"{out}: a directory; --out names the profile's file, e.g. {out / PROFILE_NAME}")
     refuse_existing([out], args.force)
     if not out.parent.is_dir():
         raise ConfigError(f"{out.parent}: output directory does not exist")

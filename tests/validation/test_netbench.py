@@ -104,6 +104,19 @@ def test_serve_on_a_port_in_use_says_so() -> None:
             serve(bind="127.0.0.1", port=port, once=True)
 
 
+def test_run_refuses_a_directory_as_its_out_before_it_measures(tmp_path: pathlib.Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """With --force, a directory --out was found out only when the profile was written, after the measurement."""
+    def connect(*_args: object, **_kwargs: object) -> socket.socket:
+        raise AssertionError("connected to measure with an --out it cannot write")
+
+    monkeypatch.setattr(socket, "create_connection", connect)
+    assert main(["netbench", "run", "--ps", "127.0.0.1:7070", "--out", str(tmp_path), "--force"]) == 2
+    assert f"{tmp_path}: a directory; --out names the profile's file, e.g. {tmp_path}/link-profile.json" in (
+        capsys.readouterr().err)
+
+
 def _connect(port: int, within_s: float = 30.0) -> socket.socket:
     """A connection to the server starting in a thread: it may not listen yet on a busy machine."""
     deadline = time.monotonic() + within_s
