@@ -113,8 +113,14 @@ def _caps(text: str) -> tuple[float, ...]:
 
 
 def _links(text: str) -> tuple[int, ...]:
-    """``--worker-links``: a rate per worker (bits/s as 8 x the parsed bytes/s), ``-`` for unshaped."""
-    return tuple(0 if part.strip() == "-" else 8 * parse_rate(part, what="--worker-links") for part in text.split(","))
+    """``--worker-links``: a rate per worker (bits/s as 8 x the parsed bytes/s), ``-`` for unshaped. A rate it
+    cannot read is argparse's error (an argument type's own exception would escape argparse as a traceback)."""
+    try:
+        return tuple(0 if part.strip() == "-" else 8 * parse_rate(part, what="--worker-links")
+                     for part in text.split(","))
+    except ConfigError as exc:
+        why = str(exc).removeprefix("'--worker-links': ").replace("'--worker-links' must", "each rate must")
+        raise argparse.ArgumentTypeError(why) from None
 
 
 def _validate(args: argparse.Namespace) -> int:
