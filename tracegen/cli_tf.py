@@ -192,14 +192,15 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                                                                     "(default 1-4)")
     p.add_argument("--bandwidth", metavar="RATE",
                    help="PS link rate per direction, e.g. 200Mbit/s, 1Gbit/s (bits/s) or 25MB/s (bytes/s)")
-    p.add_argument("--batch-size", type=parse_count, default=32, help="examples per step per worker (default 32)")
-    p.add_argument("--widths", type=_widths, help="model widths, comma-separated (see profile)")
+    p.add_argument("--batch-size", type=parse_count, default=32, metavar="B",
+                   help="examples per step per worker (default 32)")
+    p.add_argument("--widths", type=_widths, metavar="LIST", help="model widths, comma-separated (see profile)")
     p.add_argument("--burst", type=parse_count, default=16_384, metavar="BYTES",
                    help="tc tbf bucket size in bytes (default 16384)")
     p.add_argument("--queue-latency", type=parse_number, default=50.0, metavar="MS",
                    help="tc tbf queue latency in milliseconds: queue = rate x latency + burst (default 50, "
                         "lossless and fair; see validation.testbed_config)")
-    p.add_argument("--repeats", type=parse_count, default=3, help="runs per worker count (default 3)")
+    p.add_argument("--repeats", type=parse_count, default=3, metavar="R", help="runs per worker count (default 3)")
     p.add_argument("--window", type=parse_number, default=30.0, metavar="SECONDS",
                    help="measurement window after warm-up, seconds (default 30)")
     p.add_argument("--window-steps", type=parse_count, default=0, metavar="STEPS",
@@ -217,8 +218,10 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-ps", type=parse_number, default=0.3, metavar="CORES", help="the PS's CPU cap (default 0.3)")
     p.add_argument("--cpu-worker", type=parse_number, default=0.3, metavar="CORES",
                    help="each worker's CPU cap (default 0.3); all caps together must stay under the cores")
-    p.add_argument("--traced-steps", type=parse_count, default=10, help="steps traced in the N=1 run (default 10)")
-    p.add_argument("--subnet", default="10.77.0.0/24", help="private subnet inside the namespaces")
+    p.add_argument("--traced-steps", type=parse_count, default=10, metavar="STEPS",
+                   help="steps traced in the N=1 run (default 10)")
+    p.add_argument("--subnet", default="10.77.0.0/24", metavar="CIDR",
+                   help="private IPv4 subnet for the namespaces' addresses (default 10.77.0.0/24)")
     p.add_argument("--timeout", type=parse_number, default=300.0, metavar="SECONDS",
                    help="limit for warm-up and for finishing after the window (default 300)")
     p.add_argument("--only-link-profile", action="store_true",
@@ -263,7 +266,8 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measured", required=True, metavar="CSV|DIR",
                    help="measurements CSV (n_workers, steps_per_s, ...; see validation.measured) or a testbed "
                         "output directory")
-    p.add_argument("--trace", help="the single-worker trace (default: DIR/trace of a testbed directory)")
+    p.add_argument("--trace", metavar="TRACE",
+                   help="the single-worker trace (default: DIR/trace of a testbed directory)")
     p.add_argument("--link-profile", metavar="FILE",
                    help="link profile from 'tracegen netbench' (default: link-profile.json beside the trace)")
     p.add_argument("--single-worker", metavar="FILE",
@@ -274,8 +278,8 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                         "bandwidth_bits_per_s)")
     p.add_argument("--payload-fraction", type=parse_number, default=PAYLOAD_FRACTION, metavar="F",
                    help=f"share of the link rate that carries tensor bytes (default {PAYLOAD_FRACTION:.4f})")
-    p.add_argument("--link", choices=sorted(LINK_MODELS), default="conn", help="link model (see predict)")
-    p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict)")
+    p.add_argument("--link", choices=sorted(LINK_MODELS), default="conn", help="link model (see predict; default conn)")
+    p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict; default tf)")
     p.add_argument("--steps", type=parse_count, default=30, metavar="K",
                    help="measured simulated steps per worker (default 30)")
     p.add_argument("--warmup-steps", type=parse_count, default=3, metavar="W",
@@ -299,22 +303,24 @@ def add_tf_commands(sub: Any) -> None:
     p = sub.add_parser("profile", help="run a real 1-PS, 1-worker TensorFlow job on localhost and trace it "
                                        "(needs the 'tf' extra)")
     p.add_argument("--model", choices=_model_names(), default="mlp", help="zoo model (default mlp)")
-    p.add_argument("--batch-size", type=parse_count, default=32, help="examples per step (default 32)")
-    p.add_argument("--widths", type=_widths, help="model widths, comma-separated: mlp hidden sizes; cnn "
-                                                  "conv1,conv2,dense channels; resnet stage channels")
+    p.add_argument("--batch-size", type=parse_count, default=32, metavar="B", help="examples per step (default 32)")
+    p.add_argument("--widths", type=_widths, metavar="LIST",
+                   help="model widths, comma-separated: mlp hidden sizes; cnn conv1,conv2,dense channels; resnet "
+                        "stage channels; embed vocabulary,embedding size,tokens,hidden; deep width,layers; wide "
+                        "input,hidden (default: the zoo's, validation.zoo)")
     p.add_argument("--api", choices=("tf1", "tf2"), default="tf1",
                    help="tf1 (default): a graph-mode job, RunMetadata per step; tf2: a ParameterServerStrategy job "
                         "(coordinator, PS and worker processes) profiled by TensorFlow's profiler into a TensorBoard "
                         "logdir of .xplane.pb files, from its first call (which is left out of the steps)")
-    p.add_argument("--warmup", type=parse_count, default=None,
+    p.add_argument("--warmup", type=parse_count, default=None, metavar="STEPS",
                    help="untraced steps before tracing (default 5; 0 and only 0 with --api tf2)")
-    p.add_argument("--steps", type=parse_count, default=10,
+    p.add_argument("--steps", type=parse_count, default=10, metavar="STEPS",
                    help="traced steps (default 10: steps with records missing are left out, and the simulator "
                         "draws from the rest)")
     p.add_argument("--netbench", metavar="HOST:PORT",
                    help="after tracing, measure the link to a 'tracegen netbench serve' on the PS host you will use "
                         "and write OUT/link-profile.json beside the trace")
-    p.add_argument("--out", required=True, help="directory for step_NNN.pb, step_NNN.json and meta.json")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for step_NNN.pb, step_NNN.json and meta.json")
     p.set_defaults(handler=_profile)
 
     _add_testbed(sub.add_parser("testbed", help=TESTBED_HELP))
@@ -362,8 +368,9 @@ def _add_netbench(p: argparse.ArgumentParser) -> None:
     s = sub.add_parser("serve", help="on the PS host: wait for 'netbench run' and serve it a real TensorFlow PS task")
     s.add_argument("--bind", default="0.0.0.0", metavar="ADDR",  # noqa: S104 - a server for another host
                    help="address to listen on for the control connection (default 0.0.0.0: every interface)")
-    s.add_argument("--port", type=parse_count, default=7070, help="control port (default 7070)")
-    s.add_argument("--tf-port", type=parse_count, default=2222, help="port of the TensorFlow PS task (default 2222)")
+    s.add_argument("--port", type=parse_count, default=7070, metavar="PORT", help="control port (default 7070)")
+    s.add_argument("--tf-port", type=parse_count, default=2222, metavar="PORT",
+                   help="port of the TensorFlow PS task (default 2222)")
     s.add_argument("--once", action="store_true", help="exit after one session")
     s.add_argument("--cores", type=parse_number, metavar="CORES",
                    help="the PS host's CPU to record in the profile (default: what this process may use: its "
@@ -378,7 +385,8 @@ def _add_netbench(p: argparse.ArgumentParser) -> None:
                    help="most connections per direction; doubling stops earlier once rates settle (default 8)")
     r.add_argument("--window", type=parse_number, default=3.0, metavar="SECONDS",
                    help="measurement window per point, seconds (default 3)")
-    r.add_argument("--tensors", type=parse_count, default=32, help="most tensors a client step moves (default 32)")
+    r.add_argument("--tensors", type=parse_count, default=32, metavar="N",
+                   help="most tensors a client step moves (default 32)")
     r.add_argument("--tensor-bytes", type=parse_count, default=256 * 1024, metavar="BYTES",
                    help="bytes per tensor (default 262144)")
     r.add_argument("--connect-timeout", type=parse_number, default=10.0, metavar="SECONDS",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -188,6 +190,30 @@ def test_a_usage_error_is_one_line_and_exit_code_2(argv: list[str], message: str
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "--help')" in err
+
+
+def _options(parser: argparse.ArgumentParser, prog: str) -> Iterator[tuple[str, argparse.Action]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, f"{prog} {name}")
+        elif action.option_strings and not isinstance(action, argparse._HelpAction):
+            yield prog, action
+
+
+def test_every_options_help_gives_its_default_and_names_its_value() -> None:
+    """--help says what every option means: a default that is used is said (testbed --subnet, validate --link and
+    --policy did not), and a value is named by what it is (B, STEPS, PORT), not by argparse's upper-cased
+    option name (BATCH_SIZE, TF_PORT, REPEATS)."""
+    from tracegen.cli import build_parser
+
+    unsaid, unnamed = [], []
+    for prog, action in _options(build_parser(), "tracegen"):
+        if action.default not in (None, False, "", []) and "default" not in (action.help or ""):
+            unsaid.append(f"{prog} {action.option_strings[-1]}")
+        if action.nargs != 0 and action.metavar is None and action.choices is None:
+            unnamed.append(f"{prog} {action.option_strings[-1]}")
+    assert not unsaid and not unnamed, (unsaid, unnamed)
 
 
 def test_two_runs_into_one_directory_cannot_mix(tmp_path: pathlib.Path) -> None:
