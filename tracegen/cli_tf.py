@@ -31,11 +31,13 @@ def _profile(args: argparse.Namespace) -> int:
     from validation.zoo import ModelSpec
 
     spec = ModelSpec(name=args.model, batch_size=args.batch_size, widths=tuple(args.widths or ()))
+    out = pathlib.Path(args.out)
+    if out.exists() and not out.is_dir():  # else mkdir's bare 'File exists'
+        raise ConfigError(f"{out}: is a file, not a directory; --out names the directory the trace goes into")
     if args.api == "tf2":
         return _profile_tf2(args, spec)
     config = ProfileConfig(model=spec, warmup_steps=5 if args.warmup is None else args.warmup,
                            traced_steps=args.steps)
-    out = pathlib.Path(args.out)
     if args.netbench is not None:
         from validation.netbench import NetbenchConfig
 

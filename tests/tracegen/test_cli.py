@@ -254,6 +254,27 @@ def test_out_naming_a_file_says_so_and_leaves_it(tmp_path: pathlib.Path, capsys:
     assert taken.read_text() == "mine"
 
 
+@pytest.mark.parametrize("api", ["tf1", "tf2"])
+def test_profile_out_naming_a_file_says_so_before_any_job(api: str, tmp_path: pathlib.Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """It said only '/path: File exists', once TensorFlow's version had been looked up."""
+    import validation.capture
+    import validation.capture_tf2
+
+    def no_tensorflow() -> str:
+        raise AssertionError("looked for TensorFlow with an --out it cannot write into")
+
+    for module in (validation.capture, validation.capture_tf2):
+        monkeypatch.setattr(module, "tensorflow_version", no_tensorflow)
+    taken = tmp_path / "results"
+    taken.write_text("mine")
+    assert main(["profile", "--api", api, "--warmup", "0", "--out", str(taken)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{taken}: is a file, not a directory; --out names the directory" in err
+    assert taken.read_text() == "mine"
+
+
 def _predict(out: pathlib.Path, trace: pathlib.Path, *more: str) -> int:
     return main(["predict", str(trace), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--jobs", "1",
                  "--out", str(out), *more])
