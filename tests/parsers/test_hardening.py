@@ -415,6 +415,14 @@ def test_nan_and_infinity_are_not_json(tmp_path: pathlib.Path, token: bytes) -> 
     _fails(tmp_path, "nan.json", data, f"{token.decode()} is not a JSON number")
 
 
+def test_a_string_that_is_not_utf8_in_a_protobuf_is_named_with_its_byte(tmp_path: pathlib.Path) -> None:
+    """protobuf's parser says only 'string field had bad UTF-8', the one protobuf error that had no position."""
+    data = REAL_PB.read_bytes()
+    at = data.index(b"/job:worker") + 6
+    message = _fails(tmp_path, "flip.pb", data[:at] + b"\xff" + data[at + 1:], f"byte {at}: string field ")
+    assert "is not UTF-8: b'" in message and "\\xff" in message, message
+
+
 @pytest.mark.parametrize(("data", "where"), [
     (b'{"a": [1, 2,\n  NaN]}', ":2:3: "),
     (b'{"x": "NaN \\" Infinity", "a": -Infinity}', ":1:31: "),  # not the ones inside a string
