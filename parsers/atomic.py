@@ -29,16 +29,28 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
                 break
             except FileExistsError:
                 tmp = None  # another writer's: not ours to remove
+            except OSError as exc:  # a folder missing or not writable: named as the path the caller asked for
+                tmp = None
+                raise _about(exc, target) from None
         else:
             raise FileExistsError(f"{target}: no free temporary name beside it in 100 tries")
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        tmp.replace(target)
+        try:
+            tmp.replace(target)
+        except OSError as exc:  # a directory where the file should go, say
+            raise _about(exc, target) from None
     finally:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
+
+
+def _about(exc: OSError, target: pathlib.Path) -> OSError:
+    """``exc`` naming ``target``, not the temporary file beside it, which the user never asked for (``OSError``
+    with an errno makes the same subclass: PermissionError, IsADirectoryError, ...)."""
+    return OSError(exc.errno, exc.strerror, os.fspath(target)) if exc.errno else exc
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -22,6 +23,8 @@ from parsers.limits import check_json_shape
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BOM = "\ufeff"
+# A string (skipped), or a token that json.loads may refuse after the fact: a constant, a number.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(?P<constant>-?Infinity|NaN)|(?P<integer>-?\d+)(?:\.\d*)?(?:[eE][+-]?\d+)?')
 
 
 def _refuse_constant(name: str) -> Any:
@@ -45,7 +48,7 @@ def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = D
     except RecursionError:
         raise error(f"{source}: JSON nested too deeply to be read") from None
     except ValueError as exc:  # NaN/Infinity, or an integer literal with more digits than Python converts
-        raise error(f"{source}: unreadable JSON value: {exc}") from None
+        raise error(f"{source}{_where_refused(text.removeprefix(_BOM))}: unreadable JSON value: {exc}") from None
     if twice:
         obj, key = twice[0]
         raise error(f"{source}: {_path_of(doc, obj) or 'the top-level object'}: key {quoted(key)} appears twice; "
@@ -53,6 +56,17 @@ def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = D
     if _SURROGATE_ESCAPE.search(data):
         _check_no_surrogates(doc, source, error)
     return doc
+
+
+def _where_refused(text: str) -> str:
+    """``:line:column`` of the first NaN, Infinity or integer too long for Python outside a string in ``text``,
+    as :class:`json.JSONDecodeError` gives one (``parse_constant`` and ``int`` are told no position); '' if none."""
+    longest = sys.get_int_max_str_digits() or sys.maxsize  # 0: no limit
+    for m in _TOKEN.finditer(text):
+        if m["constant"] or (m["integer"] and m[0] == m["integer"] and len(m[0].lstrip("-")) > longest):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            return f":{text.count(chr(10), 0, m.start()) + 1}:{m.start() - line_start + 1}"
+    return ""
 
 
 def _unique_keys(twice: list[tuple[dict[str, Any], str]], pairs: list[tuple[str, Any]]) -> dict[str, Any]:

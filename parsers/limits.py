@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from parsers.errors import TraceFormatError
+from parsers.errors import TraceFormatError, quoted
 
 MAX_BYTES = 64 << 20
 MAX_TEXT_BYTES = 32 << 20
@@ -193,6 +193,36 @@ def _delimited(data: bytes, start: int, end: int, source: str) -> Iterator[tuple
                 raise _fail(source, at, f"field {number} runs past the end of its message")
         else:
             raise _fail(source, at, f"field {number} has wire type {kind}, which TensorFlow's traces do not use")
+
+
+@functools.cache
+def _text_plan(descriptor: Any) -> Mapping[int, tuple[str, Any]]:
+    """Field number -> (name, message descriptor, or None for a string field) of the fields that hold text."""
+    return {field.number: (field.name, field.message_type) for field in descriptor.fields
+            if field.message_type is not None or field.type == field.TYPE_STRING}
+
+
+def check_wire_text(data: bytes, descriptor: Any, source: str) -> None:
+    """Raise TraceFormatError at the byte where a string field of message ``descriptor`` in ``data`` stops being
+    UTF-8, naming the field: protobuf's parser says only 'string field had bad UTF-8'. Call it on data that
+    :func:`check_wire_shape` passed (its nesting is then bounded)."""
+    stack: list[tuple[int, int, Any]] = [(0, len(data), descriptor)]
+    while stack:
+        start, end, message = stack.pop()
+        plan = _text_plan(message)
+        for _at, number, payload, stop in _delimited(data, start, end, source):
+            if number not in plan:
+                continue
+            name, sub = plan[number]
+            if sub is not None:
+                stack.append((payload, stop, sub))
+                continue
+            try:
+                data[payload:stop].decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _fail(source, payload + exc.start, f"string field {name!r} (field {number} of "
+                                                         f"{message.name}) is not UTF-8: "
+                                                         f"{quoted(data[payload:stop], 60)}") from None
 
 
 def check_wire_shape(data: bytes, descriptor: Any, source: str) -> None:

@@ -17,7 +17,7 @@ from google.protobuf import message, text_format
 
 from parsers.errors import TraceContentError, TraceFormatError, quoted
 from parsers.labels import parse_op_type, parse_recv_label, split_input
-from parsers.limits import MAX_RECORDS, SCAN_BYTES, check_text_shape, check_wire_shape
+from parsers.limits import MAX_RECORDS, SCAN_BYTES, check_text_shape, check_wire_shape, check_wire_text
 from parsers.proto import tf_trace_pb2 as pb
 from parsers.trace import MAX_DUR_NS, MAX_SIZE_BYTES, MAX_TIME_NS, Trace, direction_of, make_table, trace_from
 
@@ -88,6 +88,8 @@ def _parse_binary(kind: Any, data: bytes, source: str, *, check_shape: bool) -> 
     except message.DecodeError as exc:
         if not check_shape and len(data) <= SCAN_BYTES:
             check_wire_shape(data, kind.DESCRIPTOR, source)  # raises at the broken byte, if it finds one
+        if "UTF-8" in str(exc):
+            check_wire_text(data, kind.DESCRIPTOR, source)  # the same, for a string that is not text
         complaint = str(exc).split("': ", 1)[-1]  # upb: "Error parsing message with type 'X': what"
         raise TraceFormatError(f"{source}: {complaint[:1].lower()}{complaint[1:]}") from None
     return msg

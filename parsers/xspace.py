@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from google.protobuf import message
 
 from parsers.errors import TraceContentError, TraceFormatError, quoted
 from parsers.files import GZIP_MAGIC, gunzip, read_file
-from parsers.limits import MAX_FILES, SCAN_BYTES, check_wire_shape
+from parsers.limits import MAX_FILES, SCAN_BYTES, check_wire_shape, check_wire_text
 from parsers.proto import xplane_pb2 as pb
 from parsers.trace import MAX_DUR_NS, MAX_TIME_NS
 
@@ -146,6 +146,8 @@ def parse_xspace(data: bytes, source: str) -> Any:
     except message.DecodeError as exc:
         if not walked:
             _check_wire(data, source)
+        if "UTF-8" in str(exc):
+            _check_wire(data, source, check_wire_text)  # the byte, the field and the bytes
         complaint = str(exc).split("': ", 1)[-1]
         raise TraceFormatError(f"{source}: not an XSpace protobuf: {complaint}") from None
     if not any(p.name == HOST_PLANE for p in space.planes):
@@ -155,10 +157,10 @@ def parse_xspace(data: bytes, source: str) -> Any:
     return space
 
 
-def _check_wire(data: bytes, source: str) -> None:
-    """check_wire_shape, its complaint (with the byte) said to be about an XSpace."""
+def _check_wire(data: bytes, source: str, check: Callable[[bytes, Any, str], None] = check_wire_shape) -> None:
+    """``check`` (check_wire_shape, or check_wire_text), its complaint (with the byte) said to be about an XSpace."""
     try:
-        check_wire_shape(data, pb.XSpace.DESCRIPTOR, source)
+        check(data, pb.XSpace.DESCRIPTOR, source)
     except TraceFormatError as exc:
         raise TraceFormatError(f"{source}: not an XSpace protobuf: {str(exc).removeprefix(source + ': ')}") from None
 

@@ -31,11 +31,13 @@ def _profile(args: argparse.Namespace) -> int:
     from validation.zoo import ModelSpec
 
     spec = ModelSpec(name=args.model, batch_size=args.batch_size, widths=tuple(args.widths or ()))
+    out = pathlib.Path(args.out)
+    if out.exists() and not out.is_dir():  # else mkdir's bare 'File exists'
+        raise ConfigError(f"{out}: is a file, not a directory; --out names the directory the trace goes into")
     if args.api == "tf2":
         return _profile_tf2(args, spec)
     config = ProfileConfig(model=spec, warmup_steps=5 if args.warmup is None else args.warmup,
                            traced_steps=args.steps)
-    out = pathlib.Path(args.out)
     if args.netbench is not None:
         from validation.netbench import NetbenchConfig
 
@@ -113,8 +115,14 @@ def _caps(text: str) -> tuple[float, ...]:
 
 
 def _links(text: str) -> tuple[int, ...]:
-    """``--worker-links``: a rate per worker (bits/s as 8 x the parsed bytes/s), ``-`` for unshaped."""
-    return tuple(0 if part.strip() == "-" else 8 * parse_rate(part, what="--worker-links") for part in text.split(","))
+    """``--worker-links``: a rate per worker (bits/s as 8 x the parsed bytes/s), ``-`` for unshaped. A rate it
+    cannot read is argparse's error (an argument type's own exception would escape argparse as a traceback)."""
+    try:
+        return tuple(0 if part.strip() == "-" else 8 * parse_rate(part, what="--worker-links")
+                     for part in text.split(","))
+    except ConfigError as exc:
+        why = str(exc).removeprefix("'--worker-links': ").replace("'--worker-links' must", "each rate must")
+        raise argparse.ArgumentTypeError(why) from None
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -189,14 +197,15 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                                                                     "(default 1-4)")
     p.add_argument("--bandwidth", metavar="RATE",
                    help="PS link rate per direction, e.g. 200Mbit/s, 1Gbit/s (bits/s) or 25MB/s (bytes/s)")
-    p.add_argument("--batch-size", type=parse_count, default=32, help="examples per step per worker (default 32)")
-    p.add_argument("--widths", type=_widths, help="model widths, comma-separated (see profile)")
+    p.add_argument("--batch-size", type=parse_count, default=32, metavar="B",
+                   help="examples per step per worker (default 32)")
+    p.add_argument("--widths", type=_widths, metavar="LIST", help="model widths, comma-separated (see profile)")
     p.add_argument("--burst", type=parse_count, default=16_384, metavar="BYTES",
                    help="tc tbf bucket size in bytes (default 16384)")
     p.add_argument("--queue-latency", type=parse_number, default=50.0, metavar="MS",
                    help="tc tbf queue latency in milliseconds: queue = rate x latency + burst (default 50, "
                         "lossless and fair; see validation.testbed_config)")
-    p.add_argument("--repeats", type=parse_count, default=3, help="runs per worker count (default 3)")
+    p.add_argument("--repeats", type=parse_count, default=3, metavar="R", help="runs per worker count (default 3)")
     p.add_argument("--window", type=parse_number, default=30.0, metavar="SECONDS",
                    help="measurement window after warm-up, seconds (default 30)")
     p.add_argument("--window-steps", type=parse_count, default=0, metavar="STEPS",
@@ -214,8 +223,10 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-ps", type=parse_number, default=0.3, metavar="CORES", help="the PS's CPU cap (default 0.3)")
     p.add_argument("--cpu-worker", type=parse_number, default=0.3, metavar="CORES",
                    help="each worker's CPU cap (default 0.3); all caps together must stay under the cores")
-    p.add_argument("--traced-steps", type=parse_count, default=10, help="steps traced in the N=1 run (default 10)")
-    p.add_argument("--subnet", default="10.77.0.0/24", help="private subnet inside the namespaces")
+    p.add_argument("--traced-steps", type=parse_count, default=10, metavar="STEPS",
+                   help="steps traced in the N=1 run (default 10)")
+    p.add_argument("--subnet", default="10.77.0.0/24", metavar="CIDR",
+                   help="private IPv4 subnet for the namespaces' addresses (default 10.77.0.0/24)")
     p.add_argument("--timeout", type=parse_number, default=300.0, metavar="SECONDS",
                    help="limit for warm-up and for finishing after the window (default 300)")
     p.add_argument("--only-link-profile", action="store_true",
@@ -260,7 +271,8 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measured", required=True, metavar="CSV|DIR",
                    help="measurements CSV (n_workers, steps_per_s, ...; see validation.measured) or a testbed "
                         "output directory")
-    p.add_argument("--trace", help="the single-worker trace (default: DIR/trace of a testbed directory)")
+    p.add_argument("--trace", metavar="TRACE",
+                   help="the single-worker trace (default: DIR/trace of a testbed directory)")
     p.add_argument("--link-profile", metavar="FILE",
                    help="link profile from 'tracegen netbench' (default: link-profile.json beside the trace)")
     p.add_argument("--single-worker", metavar="FILE",
@@ -271,8 +283,8 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                         "bandwidth_bits_per_s)")
     p.add_argument("--payload-fraction", type=parse_number, default=PAYLOAD_FRACTION, metavar="F",
                    help=f"share of the link rate that carries tensor bytes (default {PAYLOAD_FRACTION:.4f})")
-    p.add_argument("--link", choices=sorted(LINK_MODELS), default="conn", help="link model (see predict)")
-    p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict)")
+    p.add_argument("--link", choices=sorted(LINK_MODELS), default="conn", help="link model (see predict; default conn)")
+    p.add_argument("--policy", default="tf", metavar="tf|tictac|FILE", help="transfer order (see predict; default tf)")
     p.add_argument("--steps", type=parse_count, default=30, metavar="K",
                    help="measured simulated steps per worker (default 30)")
     p.add_argument("--warmup-steps", type=parse_count, default=3, metavar="W",
@@ -296,22 +308,24 @@ def add_tf_commands(sub: Any) -> None:
     p = sub.add_parser("profile", help="run a real 1-PS, 1-worker TensorFlow job on localhost and trace it "
                                        "(needs the 'tf' extra)")
     p.add_argument("--model", choices=_model_names(), default="mlp", help="zoo model (default mlp)")
-    p.add_argument("--batch-size", type=parse_count, default=32, help="examples per step (default 32)")
-    p.add_argument("--widths", type=_widths, help="model widths, comma-separated: mlp hidden sizes; cnn "
-                                                  "conv1,conv2,dense channels; resnet stage channels")
+    p.add_argument("--batch-size", type=parse_count, default=32, metavar="B", help="examples per step (default 32)")
+    p.add_argument("--widths", type=_widths, metavar="LIST",
+                   help="model widths, comma-separated: mlp hidden sizes; cnn conv1,conv2,dense channels; resnet "
+                        "stage channels; embed vocabulary,embedding size,tokens,hidden; deep width,layers; wide "
+                        "input,hidden (default: the zoo's, validation.zoo)")
     p.add_argument("--api", choices=("tf1", "tf2"), default="tf1",
                    help="tf1 (default): a graph-mode job, RunMetadata per step; tf2: a ParameterServerStrategy job "
                         "(coordinator, PS and worker processes) profiled by TensorFlow's profiler into a TensorBoard "
                         "logdir of .xplane.pb files, from its first call (which is left out of the steps)")
-    p.add_argument("--warmup", type=parse_count, default=None,
+    p.add_argument("--warmup", type=parse_count, default=None, metavar="STEPS",
                    help="untraced steps before tracing (default 5; 0 and only 0 with --api tf2)")
-    p.add_argument("--steps", type=parse_count, default=10,
+    p.add_argument("--steps", type=parse_count, default=10, metavar="STEPS",
                    help="traced steps (default 10: steps with records missing are left out, and the simulator "
                         "draws from the rest)")
     p.add_argument("--netbench", metavar="HOST:PORT",
                    help="after tracing, measure the link to a 'tracegen netbench serve' on the PS host you will use "
                         "and write OUT/link-profile.json beside the trace")
-    p.add_argument("--out", required=True, help="directory for step_NNN.pb, step_NNN.json and meta.json")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for step_NNN.pb, step_NNN.json and meta.json")
     p.set_defaults(handler=_profile)
 
     _add_testbed(sub.add_parser("testbed", help=TESTBED_HELP))
@@ -337,11 +351,14 @@ def _netbench_run(args: argparse.Namespace) -> int:
     from validation.netbench import NetbenchConfig, run_netbench
 
     out = pathlib.Path(args.out)
+    if out.is_dir():  # else it is found out only when the profile is written, minutes of measuring later
+        raise ConfigError(f"{out}: a directory; --out names the profile's file, e.g. {out / PROFILE_NAME}")
     refuse_existing([out], args.force)
     if not out.parent.is_dir():
         raise ConfigError(f"{out.parent}: output directory does not exist")
     config = NetbenchConfig(ps=args.ps, max_connections=args.max_connections, window_s=args.window,
-                            tensors=args.tensors, tensor_bytes=args.tensor_bytes)
+                            tensors=args.tensors, tensor_bytes=args.tensor_bytes,
+                            connect_timeout_s=args.connect_timeout)
     profile = run_netbench(config, progress=lambda line: print(line, flush=True))
     write_link_profile(profile, out)
     best = max(profile.points, key=lambda p: p.pull_bytes_per_s + p.push_bytes_per_s)
@@ -356,8 +373,9 @@ def _add_netbench(p: argparse.ArgumentParser) -> None:
     s = sub.add_parser("serve", help="on the PS host: wait for 'netbench run' and serve it a real TensorFlow PS task")
     s.add_argument("--bind", default="0.0.0.0", metavar="ADDR",  # noqa: S104 - a server for another host
                    help="address to listen on for the control connection (default 0.0.0.0: every interface)")
-    s.add_argument("--port", type=parse_count, default=7070, help="control port (default 7070)")
-    s.add_argument("--tf-port", type=parse_count, default=2222, help="port of the TensorFlow PS task (default 2222)")
+    s.add_argument("--port", type=parse_count, default=7070, metavar="PORT", help="control port (default 7070)")
+    s.add_argument("--tf-port", type=parse_count, default=2222, metavar="PORT",
+                   help="port of the TensorFlow PS task (default 2222)")
     s.add_argument("--once", action="store_true", help="exit after one session")
     s.add_argument("--cores", type=parse_number, metavar="CORES",
                    help="the PS host's CPU to record in the profile (default: what this process may use: its "
@@ -372,8 +390,12 @@ def _add_netbench(p: argparse.ArgumentParser) -> None:
                    help="most connections per direction; doubling stops earlier once rates settle (default 8)")
     r.add_argument("--window", type=parse_number, default=3.0, metavar="SECONDS",
                    help="measurement window per point, seconds (default 3)")
-    r.add_argument("--tensors", type=parse_count, default=32, help="most tensors a client step moves (default 32)")
+    r.add_argument("--tensors", type=parse_count, default=32, metavar="N",
+                   help="most tensors a client step moves (default 32)")
     r.add_argument("--tensor-bytes", type=parse_count, default=256 * 1024, metavar="BYTES",
                    help="bytes per tensor (default 262144)")
+    r.add_argument("--connect-timeout", type=parse_number, default=10.0, metavar="SECONDS",
+                   help="how long to wait for 'netbench serve' to accept the connection, seconds: a host that "
+                        "refuses it (not started yet) is asked again until then (default 10)")
     r.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     r.set_defaults(handler=_netbench_run)

@@ -59,6 +59,7 @@ from validation.testbed_window import node_env
 
 MAX_LINE_BYTES = 64 * 1024
 MAX_WORKERS = 256
+MAX_CORES = 4096  # the most CPU a link profile records for the PS host (parsers.linkprofile)
 _LEAD_S = 1.0  # clients start moving this long before the window opens, so flows are up to speed
 
 
@@ -74,6 +75,7 @@ class NetbenchConfig:
     target_step_s: float = 0.15
     tolerance: float = 0.05
     timeout_s: float = 120.0
+    connect_timeout_s: float = 10.0  # how long a 'serve' that refuses or does not answer is waited for
 
     def __post_init__(self) -> None:
         split_address(self.ps, "ps")
@@ -91,6 +93,9 @@ class NetbenchConfig:
             raise ConfigError(f"'tolerance' must be between 0 and 1 (got {self.tolerance})")
         if not self.timeout_s > 0:
             raise ConfigError(f"'timeout_s' must be > 0 (got {self.timeout_s})")
+        if not 0 < self.connect_timeout_s <= 3600:
+            raise ConfigError(f"'connect_timeout_s' must be > 0 and at most 3600 seconds "
+                              f"(got {self.connect_timeout_s})")
 
 
 def split_address(text: str, what: str) -> tuple[str, int]:
@@ -233,8 +238,17 @@ def serve(*, bind: str = "0.0.0.0", port: int = 7070, tf_port: int = 2222, once:
     """Serve netbench sessions on ``bind:port`` until interrupted (one session with ``once``). ``cores`` is what
     the profile records as the PS host's CPU (default: this process's affinity and cgroup quota)."""
     report = progress or (lambda _line: None)
+    for what, value in (("port", port), ("tf_port", tf_port)):  # 0 would be a port nobody is told
+        if not 1 <= value <= 65_535:
+            raise ConfigError(f"'{what}' must be from 1 to 65535 (got {value})")
+    if cores is not None and not 0 < cores <= MAX_CORES:  # what the profile records, checked before any session
+        raise ConfigError(f"'cores' must be > 0 and at most {MAX_CORES} (got {cores:g})")
     with contextlib.ExitStack() as stack:
-        listener = stack.enter_context(socket.create_server((bind, port), reuse_port=False))
+        try:
+            listener = stack.enter_context(socket.create_server((bind, port), reuse_port=False))
+        except OSError as exc:  # an address not of this host, a port in use, a name that does not resolve
+            why = (exc.strerror or str(exc)).split(" (while attempting", 1)[0]  # create_server's own words: the same
+            raise JobError(f"netbench serve cannot listen on {bind}:{port}: {why}") from None
         stack.enter_context(terminating())
         report(f"netbench serve: listening on {bind}:{port}; the PS task will use port {tf_port}")
         while True:
@@ -282,19 +296,29 @@ def _serve_session(conn: socket.socket, tf_port: int, timeout_s: float, cores: f
 class _Control:
     """The client side of the control connection."""
 
-    def __init__(self, address: str, timeout_s: float) -> None:
+    def __init__(self, address: str, timeout_s: float, connect_timeout_s: float, report: Progress) -> None:
         host, port = split_address(address, "ps")
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + connect_timeout_s
+        said = False
         while True:  # a server that is still starting refuses connections for a moment: retry until the deadline
             try:
-                self.sock = socket.create_connection((host, port), timeout=timeout_s)
+                self.sock = socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic()))
                 break
             except ConnectionRefusedError as exc:
-                if time.monotonic() > deadline:
-                    raise JobError(f"cannot reach 'tracegen netbench serve' at {address}: {exc.strerror}") from exc
+                if time.monotonic() + 0.5 > deadline:
+                    raise JobError(f"cannot reach 'tracegen netbench serve' at {address}: {exc.strerror} for "
+                                   f"{connect_timeout_s:g} s; is it running there, on that port?") from exc
+                if not said:
+                    report(f"netbench: nothing listens at {address} yet; trying again for up to "
+                           f"{connect_timeout_s:g} s")
+                    said = True
                 time.sleep(0.5)
+            except TimeoutError as exc:  # nothing answered: a host that is down, or a firewall dropping packets
+                raise JobError(f"cannot reach 'tracegen netbench serve' at {address}: no answer within "
+                               f"{connect_timeout_s:g} s") from exc
             except OSError as exc:
                 raise JobError(f"cannot reach 'tracegen netbench serve' at {address}: {exc.strerror or exc}") from exc
+        self.sock.settimeout(timeout_s)
         self.stream = self.sock.makefile("rwb")
         self.address = address
 
@@ -330,7 +354,7 @@ def connection_counts(max_connections: int) -> list[int]:
 def run_netbench(config: NetbenchConfig, progress: Progress | None = None) -> LinkProfile:
     """Measure the link profile against a ``serve`` at ``config.ps`` (module docstring)."""
     report = progress or (lambda _line: None)
-    control = _Control(config.ps, config.timeout_s)
+    control = _Control(config.ps, config.timeout_s, config.connect_timeout_s, report)
     try:
         hello = control.ask({"op": "hello"})
         client_ip = control.sock.getsockname()[0]

@@ -82,8 +82,8 @@ def measure_link_profile(cluster_config: ClusterConfig, out_path: pathlib.Path, 
         tmp = out_path.with_name(f".{out_path.name}.partial")
         tmp.unlink(missing_ok=True)
         client = cluster.start("w0", [sys.executable, "-m", "tracegen", "netbench", "run", "--ps",
-                                      f"{ps_ip}:{CONTROL_PORT}", "--out", str(tmp), "--force", "--max-connections",
-                                      str(max_connections), "--window", str(window_s)],
+                                      f"{ps_ip}:{CONTROL_PORT}", "--out", str(tmp), "--force", "--connect-timeout",
+                                      "120", "--max-connections", str(max_connections), "--window", str(window_s)],
                                stdout=subprocess.PIPE)
         assert client.popen.stdout is not None  # noqa: S101 - started with a pipe
         deadline = time.monotonic() + timeout_s

@@ -29,6 +29,11 @@ DEFAULT_WIDTHS: dict[str, tuple[int, ...]] = {
     "mlp": (512, 512), "cnn": (16, 32, 128), "resnet": (16, 32, 64), "embed": (100_000, 64, 64, 256),
     "deep": (64, 64), "wide": (1024, 4096),
 }
+# What each width means, for the models that take a fixed number of them (mlp and resnet take any number).
+WIDTH_NAMES: dict[str, tuple[str, ...]] = {
+    "cnn": ("conv1", "conv2", "dense"), "embed": ("vocabulary", "embedding size", "tokens", "hidden"),
+    "deep": ("width", "layers"), "wide": ("input", "hidden"),
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +58,10 @@ class ModelSpec:
             raise ConfigError(f"'batch_size' must be >= 1 (got {self.batch_size})")
         if any(w < 1 for w in self.widths):
             raise ConfigError(f"'widths' must all be >= 1 (got {list(self.widths)})")
+        names = WIDTH_NAMES.get(self.name)
+        if self.widths and names is not None and len(self.widths) != len(names):  # else found in the TF process
+            raise ConfigError(f"{self.name} takes {len(names)} widths ({', '.join(names)}) "
+                              f"(got {list(self.widths)})")
 
     def resolved_widths(self) -> tuple[int, ...]:
         """The widths the model is built with: the given ones or the model's defaults."""
@@ -154,9 +163,7 @@ def _mlp(tf: Any, spec: ModelSpec) -> Any:
 
 
 def _cnn(tf: Any, spec: ModelSpec) -> Any:
-    widths = spec.resolved_widths()
-    if len(widths) != 3:
-        raise ConfigError(f"cnn takes 3 widths (conv1, conv2, dense) (got {list(widths)})")
+    widths = spec.resolved_widths()  # as many as WIDTH_NAMES says: ModelSpec checked
     x = _inputs(tf, [spec.batch_size, 32, 32, 3], 3)
     for i, channels in enumerate(widths[:2]):
         x = tf.nn.relu(_conv(tf, x, channels, f"conv{i + 1}", ksize=5))
@@ -195,17 +202,10 @@ def _resnet(tf: Any, spec: ModelSpec) -> Any:
     return _labels_loss(tf, _dense(tf, x, 10, "logits", relu=False), spec.batch_size, 10)
 
 
-def _widths(spec: ModelSpec, names: tuple[str, ...]) -> tuple[int, ...]:
-    widths = spec.resolved_widths()
-    if len(widths) != len(names):
-        raise ConfigError(f"{spec.name} takes {len(names)} widths ({', '.join(names)}) (got {list(widths)})")
-    return widths
-
-
 def _embed(tf: Any, spec: ModelSpec) -> Any:
     """Mean of looked-up embeddings, then a dense layer: the table stays on the PS (TensorFlow runs the gather
     there), so a step pulls only the looked-up rows and pushes their gradients as values and indices."""
-    vocab, dim, tokens, hidden = _widths(spec, ("vocabulary", "embedding size", "tokens", "hidden"))
+    vocab, dim, tokens, hidden = spec.resolved_widths()  # as many as WIDTH_NAMES says: ModelSpec checked
     v1 = tf.compat.v1
     table = _get_variable(tf, "embedding", [vocab, dim], v1.random_uniform_initializer(-0.05, 0.05))
     ids = v1.random.uniform([spec.batch_size, tokens], maxval=vocab, dtype=tf.int64, seed=11)
@@ -216,7 +216,7 @@ def _embed(tf: Any, spec: ModelSpec) -> Any:
 
 def _deep(tf: Any, spec: ModelSpec) -> Any:
     """A deep stack of narrow dense layers: two small tensors per layer (about 100 at the default depth)."""
-    width, depth = _widths(spec, ("width", "layers"))
+    width, depth = spec.resolved_widths()  # as many as WIDTH_NAMES says: ModelSpec checked
     x = _inputs(tf, [spec.batch_size, width], 13)
     for i in range(depth):
         x = _dense(tf, x, width, f"layer{i + 1}")
@@ -225,7 +225,7 @@ def _deep(tf: Any, spec: ModelSpec) -> Any:
 
 def _wide(tf: Any, spec: ModelSpec) -> Any:
     """One wide hidden layer: a single large kernel dominates the bytes a step moves."""
-    n_in, hidden = _widths(spec, ("input", "hidden"))
+    n_in, hidden = spec.resolved_widths()  # as many as WIDTH_NAMES says: ModelSpec checked
     x = _inputs(tf, [spec.batch_size, n_in], 17)
     x = _dense(tf, x, hidden, "wide")
     return _labels_loss(tf, _dense(tf, x, 10, "logits", relu=False), spec.batch_size, 10)

@@ -56,3 +56,26 @@ def test_ctrl_c_the_moment_the_temporary_file_exists_leaves_none(tmp_path: pathl
         atomic.write_bytes_atomic(target, b"rows")
     assert made and made[0].parent == tmp_path
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("where", "error"), [("missing/out.json", FileNotFoundError), ("folder", IsADirectoryError)])
+def test_a_write_that_cannot_happen_names_the_target_not_the_temporary_file(
+        tmp_path: pathlib.Path, where: str, error: type[OSError]) -> None:
+    """'convert --to chrome ro/out.json' said 'ro/.out.json.40bbf96c5b506421.tmp: Permission denied'."""
+    (tmp_path / "folder").mkdir()
+    target = tmp_path / where
+    with pytest.raises(error) as info:
+        atomic.write_bytes_atomic(target, b"{}")
+    assert info.value.filename == str(target) and info.value.filename2 is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"] and not any((tmp_path / "folder").iterdir())
+
+
+def test_a_folder_it_may_not_write_in_is_named_as_the_target(tmp_path: pathlib.Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(path: os.PathLike[str], *_args: int) -> int:
+        raise PermissionError(13, "Permission denied", os.fspath(path))
+
+    monkeypatch.setattr(os, "open", refused)  # (this may run as root, whom a read-only folder stops not)
+    with pytest.raises(PermissionError) as info:
+        atomic.write_bytes_atomic(tmp_path / "out.json", b"{}")
+    assert info.value.filename == str(tmp_path / "out.json")

@@ -415,6 +415,30 @@ def test_nan_and_infinity_are_not_json(tmp_path: pathlib.Path, token: bytes) -> 
     _fails(tmp_path, "nan.json", data, f"{token.decode()} is not a JSON number")
 
 
+def test_a_string_that_is_not_utf8_in_a_protobuf_is_named_with_its_byte(tmp_path: pathlib.Path) -> None:
+    """protobuf's parser says only 'string field had bad UTF-8', the one protobuf error that had no position."""
+    data = REAL_PB.read_bytes()
+    at = data.index(b"/job:worker") + 6
+    message = _fails(tmp_path, "flip.pb", data[:at] + b"\xff" + data[at + 1:], f"byte {at}: string field ")
+    assert "is not UTF-8: b'" in message and "\\xff" in message, message
+
+
+@pytest.mark.parametrize(("data", "where"), [
+    (b'{"a": [1, 2,\n  NaN]}', ":2:3: "),
+    (b'{"x": "NaN \\" Infinity", "a": -Infinity}', ":1:31: "),  # not the ones inside a string
+    (b"\xef\xbb\xbf{\"a\": Infinity}", ":1:7: "),  # as json.loads counts: after the byte-order mark
+    (b'{"a": 0.' + b"9" * 5000 + b', "b": 1' + b"9" * 5000 + b'e5, "c": ' + b"9" * 5000 + b"}", ":1:10026: "),
+], ids=["nan", "in_string", "bom", "long_int"])
+def test_refused_json_values_name_their_position(data: bytes, where: str) -> None:
+    """NaN, Infinity and an integer too long for Python are refused after json's scanner took them, which tells
+    no position; the message gives the line and column anyway, as for every other JSON error."""
+    from parsers.jsondoc import load_json
+
+    with pytest.raises(TraceFormatError) as info:
+        load_json(data, "doc.json")
+    assert str(info.value).startswith(f"doc.json{where}unreadable JSON value: "), str(info.value)[:200]
+
+
 def test_own_dialect_still_reads_back_equal(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "own.json"
     path.write_bytes(_own_json())

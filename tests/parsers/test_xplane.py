@@ -160,6 +160,9 @@ BAD = {
                           "refers to stat metadata id 55"),
     "bad_key": (lambda: _space(send_key="nonsense").SerializeToString(), TraceContentError,
                 "rendezvous key does not read"),
+    # protobuf's own words were 'String field had bad UTF-8', with no byte and no field
+    "not_utf8": (lambda: _space().SerializeToString().replace(b"/host:CPU", b"/host:\xffPU"), TraceFormatError,
+                 "string field 'name' (field 2 of XPlane) is not UTF-8: b'/host:\\xffPU'"),
 }
 
 

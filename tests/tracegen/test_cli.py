@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -196,6 +198,9 @@ def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message
     (["sweep", "t", "--out", "o", "--worker-classes", "w.csv"],
      "tracegen sweep: error: unrecognized arguments: --worker-classes w.csv (see 'tracegen sweep --help')"),
     (["netbench", "run", "--ps", "h:1", "--bogus"], "tracegen netbench run: error: unrecognized arguments: --bogus"),
+    # a rate it cannot read was a traceback: the type function raised tracegen's ConfigError, which argparse passes
+    (["testbed", "--worker-links", "1Gbit/s,zz"], "tracegen testbed: error: argument --worker-links: cannot read 'zz'"),
+    (["testbed", "--worker-links", "0"], "argument --worker-links: each rate must be between 1 B/s and 1 PB/s"),
 ])
 def test_a_usage_error_is_one_line_and_exit_code_2(argv: list[str], message: str,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
@@ -206,6 +211,30 @@ def test_a_usage_error_is_one_line_and_exit_code_2(argv: list[str], message: str
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "--help')" in err
+
+
+def _options(parser: argparse.ArgumentParser, prog: str) -> Iterator[tuple[str, argparse.Action]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, f"{prog} {name}")
+        elif action.option_strings and not isinstance(action, argparse._HelpAction):
+            yield prog, action
+
+
+def test_every_options_help_gives_its_default_and_names_its_value() -> None:
+    """--help says what every option means: a default that is used is said (testbed --subnet, validate --link and
+    --policy did not), and a value is named by what it is (B, STEPS, PORT), not by argparse's upper-cased
+    option name (BATCH_SIZE, TF_PORT, REPEATS)."""
+    from tracegen.cli import build_parser
+
+    unsaid, unnamed = [], []
+    for prog, action in _options(build_parser(), "tracegen"):
+        if action.default not in (None, False, "", []) and "default" not in (action.help or ""):
+            unsaid.append(f"{prog} {action.option_strings[-1]}")
+        if action.nargs != 0 and action.metavar is None and action.choices is None:
+            unnamed.append(f"{prog} {action.option_strings[-1]}")
+    assert not unsaid and not unnamed, (unsaid, unnamed)
 
 
 def test_two_runs_into_one_directory_cannot_mix(tmp_path: pathlib.Path) -> None:
@@ -243,6 +272,27 @@ def test_out_naming_a_file_says_so_and_leaves_it(tmp_path: pathlib.Path, capsys:
                  "--out", str(taken)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{taken}: is a file, not a directory" in err
+    assert taken.read_text() == "mine"
+
+
+@pytest.mark.parametrize("api", ["tf1", "tf2"])
+def test_profile_out_naming_a_file_says_so_before_any_job(api: str, tmp_path: pathlib.Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """It said only '/path: File exists', once TensorFlow's version had been looked up."""
+    import validation.capture
+    import validation.capture_tf2
+
+    def no_tensorflow() -> str:
+        raise AssertionError("looked for TensorFlow with an --out it cannot write into")
+
+    for module in (validation.capture, validation.capture_tf2):
+        monkeypatch.setattr(module, "tensorflow_version", no_tensorflow)
+    taken = tmp_path / "results"
+    taken.write_text("mine")
+    assert main(["profile", "--api", api, "--warmup", "0", "--out", str(taken)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{taken}: is a file, not a directory; --out names the directory" in err
     assert taken.read_text() == "mine"
 
 

@@ -16,7 +16,7 @@ from parsers.linkprofile import read_link_profile
 from tracegen.cli import main
 from validation.cluster_config import ClusterConfig, LinkShape
 from validation.cluster_host import leftovers
-from validation.errors import ConfigError
+from validation.errors import ConfigError, JobError
 from validation.netbench import NetbenchConfig, connection_counts, serve, split_address
 from validation.ports import free_port, free_ports
 from validation.testbed_link import measure_link_profile
@@ -34,6 +34,87 @@ def test_addresses_are_checked(bad: str) -> None:
         split_address(bad, "ps")
     with pytest.raises(ConfigError, match="HOST:PORT"):
         NetbenchConfig(ps=bad)
+
+
+def test_run_against_a_closed_port_fails_within_its_connect_timeout(tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing listens: 'run' says so at once, asks again until --connect-timeout and ends in one line (it waited
+    120 s in silence, as if it hung)."""
+    port = free_port()
+    out = tmp_path / "link-profile.json"
+    start = time.monotonic()
+    assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--connect-timeout", "1", "--out", str(out)]) == 2
+    assert time.monotonic() - start < 5
+    captured = capsys.readouterr()
+    assert f"nothing listens at 127.0.0.1:{port} yet; trying again for up to 1 s" in captured.out
+    assert captured.err.count("\n") == 1, captured.err
+    assert f"cannot reach 'tracegen netbench serve' at 127.0.0.1:{port}: Connection refused for 1 s" in captured.err
+    assert not out.exists()
+
+
+def test_run_against_a_host_that_does_not_answer_names_the_wait(tmp_path: pathlib.Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A host that drops the connection's packets (down, or a firewall): the connect attempt itself is bounded by
+    --connect-timeout, not by the 120 s the measurement's replies may take."""
+    waits: list[float | None] = []
+
+    def no_answer(address: tuple[str, int], timeout: float | None = None) -> socket.socket:
+        assert address == ("192.0.2.1", 7070)
+        waits.append(timeout)
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", no_answer)
+    assert main(["netbench", "run", "--ps", "192.0.2.1:7070", "--connect-timeout", "3", "--out",
+                 str(tmp_path / "p.json")]) == 2
+    assert waits and all(w is not None and w <= 3 for w in waits)
+    assert "at 192.0.2.1:7070: no answer within 3 s" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "why"), [
+    (["--port", "99999"], "'port' must be from 1 to 65535 (got 99999)"),  # was a traceback (OverflowError)
+    (["--port", "0"], "'port' must be from 1 to 65535 (got 0)"),  # was a server on a port nobody is told
+    (["--tf-port", "0"], "'tf_port' must be from 1 to 65535 (got 0)"),
+    (["--cores", "0"], "'cores' must be > 0 and at most 4096 (got 0)"),  # was the measured CPU, silently
+    (["--cores", "5000"], "'cores' must be > 0 and at most 4096 (got 5000)"),  # was refused after the whole run
+])
+def test_serve_refuses_bad_settings_before_it_listens(args: list[str], why: str, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    def listen(*_args: object, **_kwargs: object) -> socket.socket:
+        raise AssertionError("listened with settings it should have refused")  # (and would wait for a session)
+
+    monkeypatch.setattr(socket, "create_server", listen)
+    assert main(["netbench", "serve", "--once", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and why in err, err
+
+
+def test_serve_on_an_address_not_of_this_host_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """It said 'cannot write its output', the words for an output file, and create_server's address twice."""
+    assert main(["netbench", "serve", "--once", "--bind", "192.0.2.1"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("tracegen netbench: error: netbench serve cannot listen on 192.0.2.1:7070: Cannot assign "
+                   "requested address\n"), err
+
+
+def test_serve_on_a_port_in_use_says_so() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        with pytest.raises(JobError, match=f"cannot listen on 127.0.0.1:{port}: Address already in use$"):
+            serve(bind="127.0.0.1", port=port, once=True)
+
+
+def test_run_refuses_a_directory_as_its_out_before_it_measures(tmp_path: pathlib.Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """With --force, a directory --out was found out only when the profile was written, after the measurement."""
+    def connect(*_args: object, **_kwargs: object) -> socket.socket:
+        raise AssertionError("connected to measure with an --out it cannot write")
+
+    monkeypatch.setattr(socket, "create_connection", connect)
+    assert main(["netbench", "run", "--ps", "127.0.0.1:7070", "--out", str(tmp_path), "--force"]) == 2
+    assert f"{tmp_path}: a directory; --out names the profile's file, e.g. {tmp_path}/link-profile.json" in (
+        capsys.readouterr().err)
 
 
 def _connect(port: int, within_s: float = 30.0) -> socket.socket:

@@ -91,6 +91,9 @@ def _assert_nothing_left(run_ids: list[str]) -> None:
         ({"warmup_steps": 0}, "'warmup_steps' must be >= 1 (got 0)"),
         ({"traced_steps": 0}, "'traced_steps' must be >= 1 (got 0)"),
         ({"model": "vgg"}, "unknown model 'vgg'"),
+        # found by the TF process, after the link profile's minutes of measuring, until ModelSpec checked it
+        ({"model": "cnn", "widths": (16, 32)}, "cnn takes 3 widths (conv1, conv2, dense) (got [16, 32])"),
+        ({"model": "deep", "widths": (64, 64, 64)}, "deep takes 2 widths (width, layers) (got [64, 64, 64])"),
         ({"batch_size": 0}, "'batch_size' must be >= 1 (got 0)"),
         ({"burst_bytes": 100}, "'burst_bytes' must be >= 1514"),
         ({"bandwidth_bits_per_s": 10}, "'rate_bits_per_s' must be >= 8000 (got 10)"),
