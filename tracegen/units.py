@@ -3,7 +3,8 @@
 Rates (→ bytes per second, an int):
 - bits per second: ``500Mbit/s``, ``1Gbit/s``, ``10Gbps``, ``100kbit/s``, ``10G`` (a bare SI prefix means bits
   per second, as network links are quoted), ``800M``;
-- bytes per second: ``125MB/s``, ``1.5GB/s``, ``64KiB/s``, ``1000B/s``, ``1000`` (a bare number is bytes/s).
+- bytes per second: ``125MB/s``, ``1.5GB/s``, ``64KiB/s``, ``1000B/s``, ``1000`` (a bare number is bytes/s);
+from 1 kbit/s to 1000 TB/s.
 SI prefixes are powers of 1000 (k, M, G, T); ``Ki``/``Mi``/``Gi``/``Ti`` are powers of 1024. ``b``/``bit`` is a
 bit, ``B`` a byte. Bit rates that are not whole bytes per second are rounded to the nearest byte per second.
 
@@ -23,6 +24,7 @@ _RATE = re.compile(r"^(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?P<prefix>Ki|Mi|Gi|Ti|[kKM
                    r"(?P<unit>bit/s|bits/s|bps|b/s|B/s|Bps|bit|b|B|)$")
 _DURATION = re.compile(r"^(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>ns|us|µs|ms|s|)$")
 _DURATION_NS = {"": 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+MIN_RATE_BYTES_PER_S = 125  # 1 kbit/s: no network link is slower, and below it a slip of unit is likelier
 MAX_RATE_BYTES_PER_S = 10**15
 MAX_DURATION_NS = 3600 * 10**9
 
@@ -37,8 +39,9 @@ def parse_rate(text: str, *, what: str = "bandwidth") -> int:
     bits = unit in ("bit/s", "bits/s", "bps", "b/s", "bit", "b") or (unit == "" and prefix != "")
     value = Decimal(m["num"]) * _PREFIX[prefix]
     rate = int((value / 8 if bits else value).to_integral_value())
-    if not 1 <= rate <= MAX_RATE_BYTES_PER_S:
-        raise ConfigError(f"{what!r} must be between 1 B/s and 1 PB/s (got {text!r})")
+    if not MIN_RATE_BYTES_PER_S <= rate <= MAX_RATE_BYTES_PER_S:
+        bare = " = that many bytes/s: write a unit, e.g. 100Mbit/s" if unit == "" and prefix == "" else ""
+        raise ConfigError(f"{what!r} must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got {text!r}{bare})")
     return rate
 
 

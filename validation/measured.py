@@ -11,10 +11,10 @@ and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per
 ``125MB/s``), not both. Several rows per N are repeats: a prediction is judged against their mean and shown against
 their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
 window, and the PS's context switches per second, empty when unknown) are read when present and shown beside the
-rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 8 to 8e15 (1 B/s to 1 PB/s, as
-``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places parameters on), and
-each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's own link. Blank lines
-are skipped; column names are unique and every row has as many cells as the header.
+rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s to
+1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places
+parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker
+class's own link. Blank lines are skipped; column names are unique and every row has as many cells as the header.
 
 The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
 (:data:`SETTING_COLUMNS`: the model, its widths, the caps, the link's queue, ...), every row holds the same value
@@ -40,7 +40,7 @@ from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
 from tracegen.simulate import MAX_WORKERS
-from tracegen.units import MAX_RATE_BYTES_PER_S, parse_rate
+from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, parse_rate
 from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
@@ -250,10 +250,10 @@ def _read_bandwidth(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None
 
 
 def _bandwidth(text: str, source: str, line: int) -> float:
-    """A ``bandwidth_bits_per_s`` cell, in bytes per second: from 1 B/s to 1 PB/s, as ``--bandwidth``."""
+    """A ``bandwidth_bits_per_s`` cell, in bytes per second: from 1 kbit/s to 8e15 bit/s, as ``--bandwidth``."""
     bits = cell_number(text, float, "bandwidth_bits_per_s", source, line)
-    if not 8 <= bits <= 8 * MAX_RATE_BYTES_PER_S:
-        raise ConfigError(f"{source}:{line}: 'bandwidth_bits_per_s' must be from 8 (1 B/s) to 8e15 (1 PB/s) "
+    if not 8 * MIN_RATE_BYTES_PER_S <= bits <= 8 * MAX_RATE_BYTES_PER_S:
+        raise ConfigError(f"{source}:{line}: 'bandwidth_bits_per_s' must be from 1000 (1 kbit/s) to 8e15 "
                           f"(got {_short(text)!r})")
     return float(bits / 8)
 

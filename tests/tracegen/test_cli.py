@@ -200,7 +200,7 @@ def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message
     (["netbench", "run", "--ps", "h:1", "--bogus"], "tracegen netbench run: error: unrecognized arguments: --bogus"),
     # a rate it cannot read was a traceback: the type function raised tracegen's ConfigError, which argparse passes
     (["testbed", "--worker-links", "1Gbit/s,zz"], "tracegen testbed: error: argument --worker-links: cannot read 'zz'"),
-    (["testbed", "--worker-links", "0"], "argument --worker-links: each rate must be between 1 B/s and 1 PB/s"),
+    (["testbed", "--worker-links", "0"], "argument --worker-links: each rate must be between 1 kbit/s and 8000 Tbit/s"),
 ])
 def test_a_usage_error_is_one_line_and_exit_code_2(argv: list[str], message: str,
                                                    capsys: pytest.CaptureFixture[str]) -> None:

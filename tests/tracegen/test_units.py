@@ -50,3 +50,13 @@ def test_a_count_too_large_says_so_not_that_it_is_no_number() -> None:
 
     with pytest.raises(argparse.ArgumentTypeError, match=r"must be less than 10\^18 \(got '99999999999999999999'\)"):
         parse_count("99999999999999999999")
+
+
+def test_a_rate_slower_than_any_link_is_refused_and_a_bare_number_is_said_to_be_bytes() -> None:
+    assert parse_rate("1kbit/s") == 125  # the slowest rate taken
+    with pytest.raises(ConfigError, match="between 1 kbit/s") as info:
+        parse_rate("100")  # 100 Mbit/s meant: as bytes/s it gave a plateau of 0.00 steps/s
+    assert "'100' = that many bytes/s: write a unit" in str(info.value)
+    with pytest.raises(ConfigError, match="between 1 kbit/s") as info:
+        parse_rate("900bit/s")
+    assert "write a unit" not in str(info.value)

@@ -45,13 +45,13 @@ def test_malformed_measurements_name_file_line_and_value(tmp_path: pathlib.Path,
     assert message in str(info.value) and str(tmp_path / "m.csv") in str(info.value)
 
 
-@pytest.mark.parametrize("bits", ["0.5", "7", "1e300", "-8"])
-def test_a_bandwidth_outside_1_byte_to_1_petabyte_per_second_is_refused(tmp_path: pathlib.Path, bits: str) -> None:
+@pytest.mark.parametrize("bits", ["0.5", "7", "999", "1e300", "-8"])
+def test_a_bandwidth_outside_1_kbit_to_1000_terabytes_per_second_is_refused(tmp_path: pathlib.Path, bits: str) -> None:
     text = f"n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,8e8\n2,3,{bits}\n"
     with pytest.raises(ConfigError, match=rf"m\.csv:3: 'bandwidth_bits_per_s' must be .*\(got '{bits}'\)"):
         read_measured(_csv(tmp_path, text))
-    assert read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,8\n"))[
-        "bandwidth_bytes_per_s"].tolist() == [1.0]
+    assert read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,1000\n"))[
+        "bandwidth_bytes_per_s"].tolist() == [125.0]
 
 
 def test_blank_lines_do_not_shift_the_line_numbers(tmp_path: pathlib.Path) -> None:
