@@ -262,7 +262,7 @@ def beside(trace_path: str | os.PathLike[str], name: str) -> pathlib.Path | None
     """The file ``name`` in the trace's folder (the folder itself for a directory of steps; a TF2 profile's logdir:
     :func:`parsers.read.beside_dir`), if there."""
     found = beside_dir(trace_path) / name
-    return found if found.is_file() else None
+    return found if found.exists() else None  # not a file (a folder of that name): its reader says so
 
 
 def profile_beside(trace_path: str | os.PathLike[str]) -> pathlib.Path | None:

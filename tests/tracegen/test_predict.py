@@ -16,6 +16,7 @@ from parsers.chrome import load_events
 from parsers.linkprofile import PROFILE_NAME, LinkProfile, ProfilePoint, write_link_profile
 from parsers.perfetto import check_perfetto
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
+from tracegen.cli import main
 from tracegen.cli_predict import add_predict_arguments, batch_size_of, run_predict
 from tracegen.curve import CurvePoint, format_workers, knee, parse_workers, saturation_workers
 from tracegen.errors import ConfigError
@@ -93,6 +94,19 @@ def test_a_profile_beside_the_trace_is_used_and_named(mlp_trace_dir: pathlib.Pat
     assert run_predict(parse([str(trace), "--workers", "1", "--bandwidth", "1Gbit/s", "--steps", "4",
                               "--seeds", "1", "--out", str(tmp_path / "p")])) == 0
     assert "is not used: --bandwidth was given" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", [PROFILE_NAME, SINGLE_WORKER_NAME])
+def test_a_folder_of_a_measurements_name_beside_the_trace_is_refused_not_passed_over(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """It was silently not a measurement: the prediction fell back to the trace's own link, saying nothing."""
+    trace = tmp_path / "trace"
+    shutil.copytree(mlp_trace_dir, trace)
+    (trace / name).mkdir()
+    assert main(["predict", str(trace), "--workers", "1", "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert f"{trace / name}: a directory, not a regular file" in capsys.readouterr().err
+    assert not (tmp_path / "o" / "curve.csv").exists()
 
 
 def test_outputs_are_never_replaced_without_asking(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
