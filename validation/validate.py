@@ -122,11 +122,11 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
         if trace is None:
             trace = path / TRACE_DIR_NAME
         path = path / MEASURED_NAME
+    if not path.exists():  # said first: without the file, asking for the trace beside it misleads
+        raise ConfigError(f"{path}: no such measurements file")
     if trace is None:
         raise ConfigError(f"{path}: give the single-worker trace with --trace (or a testbed folder holding "
                           f"{MEASURED_NAME} and {TRACE_DIR_NAME}/)")
-    if not path.exists():
-        raise ConfigError(f"{path}: no such measurements file")
     # said before anything beside it is read (its meta.json, its profile); a glob of step files is read_trace's
     if not pathlib.Path(trace).exists() and not glob.has_magic(os.fspath(trace)):
         raise ConfigError(f"{trace}: no such trace" + (" (--trace)" if given else

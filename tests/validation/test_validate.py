@@ -124,6 +124,9 @@ def test_validate_refuses_a_folder_without_measurements(tmp_path: pathlib.Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--measured", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
     assert "no such measurements file" in capsys.readouterr().err
+    # a file that is not there is said to be missing, not asked to come with its trace
+    assert main(["validate", "--measured", str(tmp_path / "m.csv"), "--out", str(tmp_path / "out")]) == 2
+    assert f"{tmp_path / 'm.csv'}: no such measurements file" in capsys.readouterr().err
 
 
 def _with_ps_tasks(source: pathlib.Path, target: pathlib.Path, k: int, placement: str) -> pathlib.Path:
