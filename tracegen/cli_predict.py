@@ -80,7 +80,7 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="threads of the PS CPU running apply ops (default: as many as the trace ran at once)")
     parser.add_argument("--batch-size", type=parse_count, metavar="B",
                         help="samples per step, for samples/s (default: meta.json beside the trace, else 1)")
-    parser.add_argument("--emit-traces", default="", metavar="LIST",
+    parser.add_argument("--emit-traces", default=None, metavar="LIST",
                         help="also write synthetic Chrome traces DIR/traces/n{N}.json for these N, e.g. 1,4,16")
     parser.add_argument("--timing", choices=TIMINGS, default="steps",
                         help="op timings: steps = each simulated step replays one complete traced step, drawn at "
@@ -145,7 +145,7 @@ def shard_counts(args: argparse.Namespace) -> tuple[int, ...]:
 
 def run_predict(args: argparse.Namespace) -> int:
     """Handle ``tracegen predict``: print the link used, the table and the knee; return the exit code."""
-    emitted = parse_workers(args.emit_traces, "emit_traces") if args.emit_traces else ()
+    emitted = parse_workers(args.emit_traces, "emit_traces") if args.emit_traces is not None else ()
     workers = parse_workers(args.workers)
     steps = _int_option(args.steps, "steps", 3, MAX_STEPS)
     warmup = _int_option(args.warmup_steps, "warmup-steps", 1, MAX_STEPS)

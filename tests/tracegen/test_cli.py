@@ -597,3 +597,13 @@ def test_a_hangup_the_caller_ignores_stays_ignored(monkeypatch: pytest.MonkeyPat
     finally:
         signal.signal(signal.SIGHUP, previous)
     assert "stopped" not in capsys.readouterr().err
+
+
+def test_an_empty_emit_traces_list_is_refused_not_taken_as_none(tmp_path: pathlib.Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """'--emit-traces ""' (a variable that came out empty) wrote no trace and said nothing; '--workers ""' was
+    refused."""
+    assert main(["predict", str(ROOT / "data/traces/mlp"), "--emit-traces", "", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "'emit_traces': cannot read ''" in err and err.count("\n") == 1
+    assert not (tmp_path / "o" / "curve.csv").exists()
