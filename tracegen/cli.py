@@ -12,6 +12,7 @@ import argparse
 import json
 import logging
 import pathlib
+import re
 import signal
 import sys
 import threading
@@ -140,7 +141,12 @@ class _Parser(argparse.ArgumentParser):
         self.set_defaults(parser=self)
 
     def error(self, message: str) -> NoReturn:
-        """Print ``<prog>: error: <message>`` and a pointer to ``--help`` on one line, exit 2."""
+        """Print ``<prog>: error: <message>`` and a pointer to ``--help`` on one line, exit 2. An option whose
+        value is missing may have had one that argparse took for an option (``--bandwidth -1Gbit/s``): the line
+        says how to give such a value."""
+        missing = re.fullmatch(r"argument (--[\w-]+)(?:/\S+)?: expected one argument", message)
+        if missing:
+            message += f" (a value that begins with '-' is written {missing[1]}=VALUE)"
         self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)} (see '{self.prog} --help')\n")
 
 

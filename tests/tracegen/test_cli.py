@@ -189,7 +189,8 @@ def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["predict", "t", "--steps"], "tracegen predict: error: argument --steps: expected one argument"),
-    (["predict", "t", "--bandwidth", "-5Mbit/s", "--out", "o"], "argument --bandwidth: expected one argument"),
+    (["predict", "t", "--bandwidth", "-5Mbit/s", "--out", "o"],
+     "argument --bandwidth: expected one argument (a value that begins with '-' is written --bandwidth=VALUE)"),
     (["predict", "--link", "bogus"], "argument --link: invalid choice: 'bogus'"),
     (["nosuch"], "tracegen: error: argument COMMAND: invalid choice: 'nosuch'"),
     (["netbench", "run"], "tracegen netbench run: error: the following arguments are required: --ps"),
