@@ -29,17 +29,18 @@ def ephemeral_range(path: pathlib.Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int
     return (low, high) if 0 < low <= high <= 65_535 else DEFAULT_EPHEMERAL
 
 
-def candidate_ports(ephemeral: tuple[int, int]) -> list[int]:
-    """Ports from LOWEST_PORT to 65535 outside ``ephemeral`` (empty when the range covers them all)."""
+def candidate_ports(ephemeral: tuple[int, int], lowest: int = LOWEST_PORT) -> list[int]:
+    """Ports from ``lowest`` to 65535 outside ``ephemeral`` (empty when the range covers them all)."""
     low, high = ephemeral
-    return [p for p in range(LOWEST_PORT, 65_536) if not low <= p <= high]
+    return [p for p in range(lowest, 65_536) if not low <= p <= high]
 
 
-def free_ports(count: int, rng: random.Random | None = None) -> list[int]:
-    """``count`` distinct TCP ports that nothing is bound to now, outside the ephemeral range where it leaves
-    room (module docstring); the kernel's choice otherwise. The ports are not held: start the servers soon."""
+def free_ports(count: int, rng: random.Random | None = None, *, lowest: int = LOWEST_PORT) -> list[int]:
+    """``count`` distinct TCP ports from ``lowest`` up that nothing is bound to now, outside the ephemeral range
+    where it leaves room (module docstring); the kernel's choice otherwise. The ports are not held: start the
+    servers soon. ``lowest`` keeps clear of ranges a program reserves for itself (Ray's workers: 10002-19999)."""
     rng = rng or random.SystemRandom()
-    candidates = candidate_ports(ephemeral_range())
+    candidates = candidate_ports(ephemeral_range(), lowest)
     rng.shuffle(candidates)
     with contextlib.ExitStack() as stack:
         held: list[int] = []
@@ -59,6 +60,6 @@ def free_ports(count: int, rng: random.Random | None = None) -> list[int]:
         return held
 
 
-def free_port() -> int:
+def free_port(*, lowest: int = LOWEST_PORT) -> int:
     """One port as :func:`free_ports` chooses them."""
-    return free_ports(1)[0]
+    return free_ports(1, lowest=lowest)[0]

@@ -163,10 +163,15 @@ def test_signals_stop_workers_and_keep_the_dataset_whole(sig: signal.Signals, co
     _resume_and_check(out, capsys)
 
 
+RAY_LOWEST_PORT = 20_000
+
+
 @pytest.mark.slow
 def test_a_sweep_through_a_real_ray_head_gives_the_local_rows(tmp_path: pathlib.Path) -> None:
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}  # a throw-away head on localhost: no token to share
-    port = free_port()  # outside the ephemeral range: no outgoing connection takes it before Ray binds it
+    # outside the ephemeral range, so no outgoing connection takes it before Ray binds it, and above Ray's own
+    # worker ports (10002-19999), which its head refuses to share
+    port = free_port(lowest=RAY_LOWEST_PORT)
     temp = pathlib.Path(tempfile.mkdtemp(prefix="tg-ray-", dir="/tmp"))  # Ray's socket paths must stay short
     with (tmp_path / "head.log").open("w") as log:
         head = subprocess.Popen([str(EXE.parent / "ray"), "start", "--head", "--block", f"--port={port}",
