@@ -301,6 +301,7 @@ class _Run(Handler, Client):
         variables = variable_map(model)
         self.var_of = vec[i64](variables.of_task)
         self.version = vec[i64]([0] * variables.n_variables)  # updates applied to each parameter so far
+        self.none_read = vec[i64]([-1] * variables.n_variables)  # a step's read versions before its first pull
         self.record = config.record_tasks or on_task is not None
         self.workers: list[_Worker] = []
         for w in range(config.n_workers):
@@ -406,7 +407,7 @@ class _Run(Handler, Client):
         fixed = self.fixed_prio
         wk.prio = fixed if fixed is not None else vec[i64](self.policy.priorities_of(self.model, self.rng,
                                                                                  self.transfers))
-        wk.read_version = vec[i64]([-1] * len(self.version))
+        wk.read_version = self.none_read[:]
         wk.dur, delay = wk.timings[variant]
         wk.delay = delay
         for t in self.roots:

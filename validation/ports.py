@@ -3,7 +3,7 @@
 A port found by binding port 0 comes from the kernel's ephemeral range, where every outgoing connection also
 takes its source port. Between that check and the TensorFlow server's own bind, seconds later, one task's
 connection to another can take the port, and the server then dies with "Could not start gRPC server" (CI saw
-it once: a netbench client). Ports below the ephemeral range are never handed out to outgoing connections, so
+it once: a netbench client). Ports outside the ephemeral range are never handed out to outgoing connections, so
 they are chosen there, at random, each one checked by binding it on every address as TensorFlow's server does.
 """
 
