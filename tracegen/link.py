@@ -34,7 +34,6 @@ equal limits), each at most ``connection_bytes_per_s``. A direction is thus work
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import itertools
 import math
 from collections.abc import Sequence
@@ -45,10 +44,6 @@ from mypy_extensions import mypyc_attr, trait
 from tracegen.engine import DONE, LAUNCH, Client, Engine, Handler
 from tracegen.errors import ConfigError
 from tracegen.pscpu import CfsQuota
-
-# the heap functions as constants: compiled, a call then reads no module attribute
-_push: Final = heapq.heappush
-_pop: Final = heapq.heappop
 
 PULL: Final = 0
 PUSH: Final = 1
@@ -184,7 +179,7 @@ def link_model(name: str) -> LinkModel:
 class _Transfer:
     """A transfer, from its request to its arrival: first waiting in its queue, in the queue's order
     (:meth:`queued_before`: when it was requested, then its priority); then moving as its queue's head, done when
-    its group's clock reaches ``v_end`` (heads in order of that, then of seq: ``<``, for the group's heap). One
+    its group's clock reaches ``v_end`` (heads in order of that, then of seq: :class:`_Heads`). One
     object for both, so that starting to move allocates nothing."""
 
     __slots__ = ("client", "key", "limit", "priority", "requested_ns", "seq", "size", "start_ns", "token", "v_end")
@@ -210,44 +205,47 @@ class _Transfer:
             return self.priority < other.priority
         return self.seq < other.seq
 
-    def __lt__(self, other: _Transfer) -> bool:
-        if self.v_end != other.v_end:
-            return self.v_end < other.v_end
-        return self.seq < other.seq
 
-
-class _Queue:
-    """A queue's transfers not yet moving, in order (:meth:`_Transfer.queued_before`): a list sorted from ``first``
-    on. Transfers mostly join in order (a worker requests its tensors in time order), so joining is usually an
-    append and leaving a step of ``first``, where a heap would sift through every transfer waiting (up to a step's
-    tensors)."""
+class _SortedFront:
+    """Transfers in order, a list sorted from ``first`` on (:meth:`_before` says the order). Transfers mostly join
+    in order, so joining is usually an append and leaving a step of ``first``, where a heap would sift through
+    every one waiting (up to a step's tensors, or a thousand workers' heads) with a comparison called through
+    Python's protocol at each level."""
 
     __slots__ = ("first", "items")
 
-    def __init__(self, transfer: _Transfer) -> None:
-        self.items = [transfer]
+    def __init__(self) -> None:
+        self.items: list[_Transfer] = []
         self.first = 0
 
     def __len__(self) -> int:
         return len(self.items) - self.first
 
+    def _before(self, a: _Transfer, b: _Transfer) -> bool:
+        """Whether ``a`` leaves before ``b``."""
+        raise NotImplementedError
+
     def add(self, transfer: _Transfer) -> None:
         """``transfer`` joins in its place (after any it is not before: seq makes them all different)."""
         items = self.items
-        if not items or items[-1].queued_before(transfer):
+        if len(items) == self.first or self._before(items[-1], transfer):
             items.append(transfer)
             return
         low, high = self.first, len(items)
         while low < high:
             mid = (low + high) >> 1
-            if transfer.queued_before(items[mid]):
+            if self._before(transfer, items[mid]):
                 high = mid
             else:
                 low = mid + 1
         items.insert(low, transfer)
 
+    def front(self) -> _Transfer:
+        """The first transfer (not empty)."""
+        return self.items[self.first]
+
     def take(self) -> _Transfer:
-        """The first transfer, leaving the queue (not empty)."""
+        """The first transfer, leaving (not empty)."""
         first = self.first
         transfer = self.items[first]
         first += 1
@@ -261,13 +259,32 @@ class _Queue:
         return transfer
 
 
+class _Queue(_SortedFront):
+    """A queue's transfers not yet moving, in order (:meth:`_Transfer.queued_before`)."""
+
+    __slots__ = ()
+
+    def _before(self, a: _Transfer, b: _Transfer) -> bool:
+        return a.queued_before(b)
+
+
+class _Heads(_SortedFront):
+    """A group's transfers moving, in the order they will be done (``<``: their ``v_end``, then seq): all of a
+    group's heads receive the same rate, so that order holds until they are done."""
+
+    __slots__ = ()
+
+    def _before(self, a: _Transfer, b: _Transfer) -> bool:
+        return a.v_end < b.v_end or (a.v_end == b.v_end and a.seq < b.seq)
+
+
 class _Group:
     """The heads of one direction that share one rate limit: a virtual clock of the bytes each has received."""
 
     __slots__ = ("heads", "rate", "v")
 
     def __init__(self) -> None:
-        self.heads: list[_Transfer] = []
+        self.heads = _Heads()
         self.v = 0.0  # bytes every head of the group has received since the run began (equal shares)
         self.rate = 0.0  # bytes/s each head receives now
 
@@ -369,7 +386,8 @@ class FlowLink(Handler):
         limit = self.limit(direction, worker)
         transfer = _Transfer(now, priority, seq, size, limit, client, token, key)
         if queue is None:  # its queue is idle: it starts once every transfer requested at this instant has joined
-            d.queues[key] = _Queue(transfer)
+            queue = d.queues[key] = _Queue()
+            queue.add(transfer)
             if not d.pending:
                 self.engine.at(now, LAUNCH, self, direction << 1)
             d.pending.append(key)
@@ -395,7 +413,7 @@ class FlowLink(Handler):
             transfer = d.queues[key].take()
             g = d.group(transfer.limit)
             transfer.v_end, transfer.start_ns = g.v + transfer.size, now
-            _push(g.heads, transfer)
+            g.heads.add(transfer)
             d.n_heads += 1
         d.pending = []
         self._reshare()
@@ -408,7 +426,7 @@ class FlowLink(Handler):
             for d in self._dirs:
                 if d.n_heads:
                     for _, g in d.groups:
-                        if g.heads:
+                        if len(g.heads):
                             g.v += g.rate * dt / 1e9
                             d.moved += g.rate * len(g.heads) * dt / 1e9
             self._t = now
@@ -438,7 +456,7 @@ class FlowLink(Handler):
                 g.rate = min(limit, capacity / left)
                 capacity -= g.rate * n
                 left -= n
-                need = g.heads[0].v_end - g.v
+                need = g.heads.front().v_end - g.v
                 # done already (up to rounding): now; else at least 1 ns later, so that time always advances
                 due = self._t if need <= _EPS_BYTES else self._t + max(1, math.ceil(need * 1e9 / g.rate - 1e-6))
                 at = due if at < 0 else min(at, due)
@@ -453,15 +471,16 @@ class FlowLink(Handler):
         now = self.engine.now
         finished = []
         for _, g in d.groups:  # a group made meanwhile replaces the list, not this one
-            while g.heads and g.heads[0].v_end <= g.v + _EPS_BYTES:
-                head = _pop(g.heads)
+            heads = g.heads
+            while len(heads) and heads.front().v_end <= g.v + _EPS_BYTES:
+                head = heads.take()
                 d.n_heads -= 1
                 queue = d.queues[head.key]
                 if len(queue):
                     nxt = queue.take()
                     nxt_group = d.group(nxt.limit)
                     nxt.v_end, nxt.start_ns = nxt_group.v + nxt.size, now
-                    _push(nxt_group.heads, nxt)
+                    nxt_group.heads.add(nxt)
                     d.n_heads += 1
                 else:
                     del d.queues[head.key]
