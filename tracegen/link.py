@@ -408,6 +408,7 @@ class FlowLink(Handler):
         policy's among transfers requested together, not the first to be requested)."""
         self._advance()
         d = self._dirs[direction]
+        was_busy = d.n_heads > 0
         now = self.engine.now
         for key in d.pending:
             transfer = d.queues[key].take()
@@ -416,7 +417,7 @@ class FlowLink(Handler):
             g.heads.add(transfer)
             d.n_heads += 1
         d.pending = []
-        self._reshare()
+        self._reshare(direction, was_busy)
 
     def _advance(self) -> None:
         """Bring both directions' clocks and byte counts to now at the rates that held since the last change."""
@@ -431,11 +432,16 @@ class FlowLink(Handler):
                             d.moved += g.rate * len(g.heads) * dt / 1e9
             self._t = now
 
-    def _reshare(self) -> None:
-        """New rates after the set of heads changed (max-min: the lowest limits first, each group at most its
-        limit, the rest shared equally), and the next completion of each direction."""
+    def _reshare(self, changed: int, was_busy: bool) -> None:
+        """New rates after the set of heads of direction ``changed`` changed (max-min: the lowest limits first, each
+        group at most its limit, the rest shared equally), and the next completion of each direction. The other
+        direction's rates change only if ``changed`` has started or stopped being busy (``was_busy``: before):
+        otherwise its next completion stays as scheduled."""
         spec = self.spec
+        flipped = was_busy != (self._dirs[changed].n_heads > 0)
         for direction, d in enumerate(self._dirs):
+            if direction != changed and not flipped:
+                continue
             k = d.n_heads
             d.version += 1
             if not k:
@@ -469,6 +475,7 @@ class FlowLink(Handler):
             return  # rescheduled since
         self._advance()
         now = self.engine.now
+        was_busy = d.n_heads > 0
         finished = []
         for _, g in d.groups:  # a group made meanwhile replaces the list, not this one
             heads = g.heads
@@ -485,6 +492,6 @@ class FlowLink(Handler):
                 else:
                     del d.queues[head.key]
                 finished.append(head)
-        self._reshare()
+        self._reshare(direction, was_busy)
         for head in finished:
             head.client.done(head.token, head.start_ns, -1)
