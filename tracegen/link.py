@@ -281,9 +281,10 @@ class _Heads(_SortedFront):
 class _Group:
     """The heads of one direction that share one rate limit: a virtual clock of the bytes each has received."""
 
-    __slots__ = ("heads", "rate", "v")
+    __slots__ = ("heads", "limit", "rate", "v")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: float) -> None:
+        self.limit = limit  # bytes/s, the most each head receives
         self.heads = _Heads()
         self.v = 0.0  # bytes every head of the group has received since the run began (equal shares)
         self.rate = 0.0  # bytes/s each head receives now
@@ -299,7 +300,7 @@ class _Direction:
         self.queues: dict[int, _Queue] = {}  # per queue, its transfers not yet moving
         self.pending: list[int] = []  # queues that had no head, to get one when this instant's requests are in
         self.by_limit: dict[float, _Group] = {}  # rate limit, bytes/s -> its group; never removed (clocks run on)
-        self.groups: list[tuple[float, _Group]] = []  # (limit, group), lowest limit first; replaced, not mutated
+        self.groups: list[_Group] = []  # lowest limit first; replaced, not mutated
         self.n_heads = 0
         self.moved = 0.0  # bytes carried so far
         self.version = 0
@@ -308,8 +309,8 @@ class _Direction:
         """The group of heads limited to ``limit`` bytes/s (made on first use)."""
         g = self.by_limit.get(limit)
         if g is None:
-            g = self.by_limit[limit] = _Group()
-            self.groups = sorted(self.by_limit.items(), key=lambda item: item[0])  # for the max-min sharing
+            g = self.by_limit[limit] = _Group(limit)
+            self.groups = sorted(self.by_limit.values(), key=lambda group: group.limit)  # for the max-min sharing
         return g
 
 
@@ -346,7 +347,7 @@ class FlowLink(Handler):
         """Bytes carried in ``direction`` up to now."""
         d = self._dirs[direction]
         dt = self.engine.now - self._t
-        return d.moved + sum(g.rate * len(g.heads) * dt / 1e9 for _, g in d.groups)
+        return d.moved + sum(g.rate * len(g.heads) * dt / 1e9 for g in d.groups)
 
     def crossing_delay(self, direction: int) -> int:
         """How long a small message crossing ``direction`` now waits behind its queue (0 when it is idle)."""
@@ -424,9 +425,10 @@ class FlowLink(Handler):
         now = self.engine.now
         dt = now - self._t
         if dt:
-            for d in self._dirs:
+            for direction in range(2):  # (compiled, a plain loop: no iterator over the tuple)
+                d = self._dirs[direction]
                 if d.n_heads:
-                    for _, g in d.groups:
+                    for g in d.groups:
                         if len(g.heads):
                             g.v += g.rate * dt / 1e9
                             d.moved += g.rate * len(g.heads) * dt / 1e9
@@ -439,9 +441,10 @@ class FlowLink(Handler):
         otherwise its next completion stays as scheduled."""
         spec = self.spec
         flipped = was_busy != (self._dirs[changed].n_heads > 0)
-        for direction, d in enumerate(self._dirs):
+        for direction in range(2):
             if direction != changed and not flipped:
                 continue
+            d = self._dirs[direction]
             k = d.n_heads
             d.version += 1
             if not k:
@@ -455,11 +458,11 @@ class FlowLink(Handler):
                 capacity = known[k] = spec.capacity(direction, k, other_busy)
             left = k
             at = -1
-            for limit, g in d.groups:
+            for g in d.groups:
                 n = len(g.heads)
                 if not n:
                     continue
-                g.rate = min(limit, capacity / left)
+                g.rate = min(g.limit, capacity / left)
                 capacity -= g.rate * n
                 left -= n
                 need = g.heads.front().v_end - g.v
@@ -477,7 +480,7 @@ class FlowLink(Handler):
         now = self.engine.now
         was_busy = d.n_heads > 0
         finished = []
-        for _, g in d.groups:  # a group made meanwhile replaces the list, not this one
+        for g in d.groups:  # a group made meanwhile replaces the list, not this one
             heads = g.heads
             while len(heads) and heads.front().v_end <= g.v + _EPS_BYTES:
                 head = heads.take()
