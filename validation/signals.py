@@ -21,7 +21,8 @@ ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def _raise(signum: int, _frame: FrameType | None) -> None:
-    raise TerminatedError(f"received {signal.Signals(signum).name}; stopping and removing what this run started")
+    name = signal.Signals(signum).name
+    raise TerminatedError(f"received {name}; stopping and removing what this run started", signum)
 
 
 @contextlib.contextmanager
