@@ -69,7 +69,7 @@ from validation.cluster_host import (
     run_command,
 )
 from validation.errors import ClusterError, ConfigError, TerminatedError
-from validation.signals import ENDING_SIGNALS
+from validation.signals import ENDING_SIGNALS, held
 from validation.windowcpu import process_cpu_s, process_switches
 
 
@@ -300,19 +300,14 @@ class Cluster:
 
     # ----- removing
     def _teardown(self, exc: BaseException | None) -> None:
-        main = threading.current_thread() is threading.main_thread()
-        held = {signal.SIGINT, *ENDING_SIGNALS}
-        if main:
-            signal.pthread_sigmask(signal.SIG_BLOCK, held)
-        try:
-            problems = self._remove_everything()
-        finally:
-            self._up = False
-            for sig, old in self._old_handlers.items():
-                signal.signal(sig, signal.SIG_DFL if old is None else old)
-            self._old_handlers = {}
-            if main:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, held)  # a held signal is delivered now
+        with held():  # a signal held back is delivered once all is removed, to the handler from before the cluster
+            try:
+                problems = self._remove_everything()
+            finally:
+                self._up = False
+                for sig, old in self._old_handlers.items():
+                    signal.signal(sig, signal.SIG_DFL if old is None else old)
+                self._old_handlers = {}
         if problems:
             message = f"emulated cluster {self.run_id}: could not remove " + "; ".join(problems)
             if exc is None:

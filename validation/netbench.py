@@ -54,7 +54,7 @@ from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
 from validation.ports import free_ports
-from validation.signals import terminating
+from validation.signals import held, terminating
 from validation.testbed_window import node_env
 
 MAX_LINE_BYTES = 64 * 1024
@@ -181,18 +181,20 @@ class _Child:
 
 @contextlib.contextmanager
 def _children() -> Iterator[tuple[list[_Child], pathlib.Path]]:
-    """A list to start children into, and a log folder; every child is killed and the folder removed on exit."""
+    """A list to start children into, and a log folder; every child is killed and the folder removed on exit, with
+    Ctrl-C, SIGTERM and SIGHUP held back meanwhile (a second Ctrl-C while they were killed left the rest running)."""
     log_dir = pathlib.Path(tempfile.mkdtemp(prefix="tracegen_netbench_"))
     children: list[_Child] = []
     try:
         with terminating():
             yield children, log_dir
     finally:
-        for child in children:
-            child.close()
-        for path in log_dir.iterdir():
-            path.unlink(missing_ok=True)
-        log_dir.rmdir()
+        with held():
+            for child in children:
+                child.close()
+            for path in log_dir.iterdir():
+                path.unlink(missing_ok=True)
+            log_dir.rmdir()
 
 
 # ------------------------------------------------------------------------------------------------- serve

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import signal
 import socket
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 from parsers.linkprofile import read_link_profile
 from tracegen.cli import main
+from validation import netbench
 from validation.cluster_config import ClusterConfig, LinkShape
 from validation.cluster_host import leftovers
 from validation.errors import ConfigError, JobError
@@ -115,6 +117,33 @@ def test_run_refuses_a_directory_as_its_out_before_it_measures(tmp_path: pathlib
     assert main(["netbench", "run", "--ps", "127.0.0.1:7070", "--out", str(tmp_path), "--force"]) == 2
     assert f"{tmp_path}: a directory; --out names the profile's file, e.g. {tmp_path}/link-profile.json" in (
         capsys.readouterr().err)
+
+
+class _Closing:
+    """A stand-in for a netbench child process: records its close; the first one closed meets a second Ctrl-C."""
+
+    def __init__(self, closed: list[int], index: int) -> None:
+        self.closed, self.index = closed, index
+
+    def close(self) -> None:
+        if not self.closed:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C pressed again while the children are killed
+        self.closed.append(self.index)
+
+
+def test_a_second_ctrl_c_while_the_children_are_killed_kills_them_all() -> None:
+    """Ctrl-C twice: the second KeyboardInterrupt stopped the loop that kills netbench's TensorFlow processes
+    after the first of them, leaving the others running (each in a session of its own, out of the terminal's
+    reach). It is held back until all are killed, then raised."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a foreground run
+    closed: list[int] = []
+    try:
+        with pytest.raises(KeyboardInterrupt), netbench._children() as (children, _log_dir):  # noqa: PT012
+            children.extend(_Closing(closed, i) for i in range(3))  # type: ignore[misc]
+            raise KeyboardInterrupt  # the first Ctrl-C
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert closed == [0, 1, 2]
 
 
 def _connect(port: int, within_s: float = 30.0) -> socket.socket:
