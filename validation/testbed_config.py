@@ -7,7 +7,7 @@ import dataclasses
 import pathlib
 
 from tracegen.placement import PLACEMENTS
-from validation.cluster_config import ClusterConfig, LinkShape
+from validation.cluster_config import MIN_RATE_BITS_PER_S, ClusterConfig, LinkShape
 from validation.errors import ConfigError
 from validation.zoo import ModelSpec
 
@@ -82,6 +82,10 @@ class TestbedConfig:
         for name in ("window_s", "max_window_s", "learning_rate", "timeout_s"):
             if not getattr(self, name) > 0.0:  # a NaN fails too
                 raise ConfigError(f"{name!r} must be > 0 (got {getattr(self, name)})")
+        shaped = [("bandwidth", self.bandwidth_bits_per_s), *(("worker_links", r) for r in self.worker_links if r)]
+        for what, rate in shaped:  # named as the option is: 'rate_bits_per_s' was no option's name
+            if rate < MIN_RATE_BITS_PER_S:
+                raise ConfigError(f"'{what}' must be at least 8 kbit/s, tc tbf's lowest rate (got {rate} bits/s)")
         self.cluster_config(max(self.workers))  # checks the link, the caps and the subnet
 
     def model_spec(self) -> ModelSpec:
