@@ -88,6 +88,10 @@ def _assert_nothing_left(run_ids: list[str]) -> None:
         ({"workers": (1, 1)}, "'workers' must not repeat a count (got [1, 1])"),
         ({"repeats": 0}, "'repeats' must be >= 1 (got 0)"),
         ({"window_s": 0.0}, "'window_s' must be > 0 (got 0.0)"),
+        # accepted, they started the cluster and TensorFlow, then waited for ever or failed in a thread's sleep
+        ({"window_s": 1e300}, "'window_s' must be at most 86400 s (a day) (got 1e+300)"),
+        ({"max_window_s": 1e6}, "'max_window_s' must be at most 86400 s (a day) (got 1e+06)"),
+        ({"timeout_s": 1e300}, "'timeout_s' must be at most 86400 s (a day) (got 1e+300)"),
         ({"warmup_steps": 0}, "'warmup_steps' must be >= 1 (got 0)"),
         ({"traced_steps": 0}, "'traced_steps' must be >= 1 (got 0)"),
         ({"model": "vgg"}, "unknown model 'vgg'"),
