@@ -30,8 +30,9 @@ Each node's process is started with ``ip netns exec`` inside its namespace, alre
 :class:`~validation.errors.TerminatedError` while the cluster is up, unless the caller ignores it, as ``nohup``
 does SIGHUP; the previous handlers are restored afterwards) — kills every process group it started and every
 process left in its cgroups and namespaces, then removes its cgroups and namespaces (which takes the veths, the
-bridge and the qdiscs with them). SIGINT, SIGTERM and SIGHUP are held back while it removes things and delivered
-afterwards: a terminal closed during a Ctrl-C's removal left namespaces and cgroups behind.
+bridge and the qdiscs with them). SIGINT, SIGTERM and SIGHUP are held back while it removes things and raised
+afterwards (:func:`validation.signals.held`): a terminal closed during a Ctrl-C's removal left namespaces and
+cgroups behind.
 
 What a cluster is made of is :mod:`validation.cluster_config`; checking the host, removing what a killed run left
 and the commands both use are :mod:`validation.cluster_host`.
@@ -50,7 +51,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import FrameType, TracebackType
 from typing import IO, Any
 
@@ -69,7 +70,7 @@ from validation.cluster_host import (
     run_command,
 )
 from validation.errors import ClusterError, ConfigError, TerminatedError
-from validation.signals import ENDING_SIGNALS, held
+from validation.signals import ENDING_SIGNALS, Handler, held
 from validation.windowcpu import process_cpu_s, process_switches
 
 
@@ -127,7 +128,7 @@ class Cluster:
         self._cgroups: list[pathlib.Path] = []
         self._procs: list[NodeProcess] = []
         self._log_dir: pathlib.Path | None = None
-        self._old_handlers: dict[int, Callable[[int, FrameType | None], Any] | int | None] = {}
+        self._old_handlers: dict[int, Handler] = {}
         self._up = False
 
     # ----- names and addresses
@@ -300,19 +301,17 @@ class Cluster:
 
     # ----- removing
     def _teardown(self, exc: BaseException | None) -> None:
-        with held():  # a signal held back is delivered once all is removed, to the handler from before the cluster
-            try:
+        before, self._old_handlers = self._old_handlers, {}
+        with held(after=before):  # a signal held back is raised once all is removed, to the handler from before
+            try:                  # the cluster, which held() puts back
                 problems = self._remove_everything()
             finally:
                 self._up = False
-                for sig, old in self._old_handlers.items():
-                    signal.signal(sig, signal.SIG_DFL if old is None else old)
-                self._old_handlers = {}
-        if problems:
-            message = f"emulated cluster {self.run_id}: could not remove " + "; ".join(problems)
-            if exc is None:
-                raise ClusterError(message)
-            exc.add_note(message)
+            if problems:
+                message = f"emulated cluster {self.run_id}: could not remove " + "; ".join(problems)
+                if exc is None:
+                    raise ClusterError(message)
+                exc.add_note(message)
 
     def _remove_everything(self) -> list[str]:
         problems: list[str] = []

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -317,8 +319,8 @@ def test_a_hangup_while_the_cluster_is_removed_waits_until_it_is(monkeypatch: py
     kill = cluster_module.kill_pids
 
     def kill_then_hang_up(pids: list[int]) -> None:
-        signal.raise_signal(signal.SIGHUP)  # the terminal closes while the removal runs
-        kill(pids)
+        os.kill(os.getpid(), signal.SIGHUP)  # the terminal closes while the removal runs: to the process, which
+        kill(pids)                           # the kernel hands to any thread of it that takes it (below)
 
     def hang_up(_signum: int, _frame: object) -> None:
         raise _Hangup
@@ -326,12 +328,16 @@ def test_a_hangup_while_the_cluster_is_removed_waits_until_it_is(monkeypatch: py
     monkeypatch.setattr(cluster_module, "kill_pids", kill_then_hang_up)
     previous = signal.signal(signal.SIGHUP, hang_up)
     run_id = ""
+    done = threading.Event()
+    reader = threading.Thread(target=done.wait, args=(60,), daemon=True)  # a run's pipe reader: the removal's
+    reader.start()  # signal mask, its own thread's, left this thread to take the SIGHUP, and Python ran the handler
     try:
         with pytest.raises(_Hangup), Cluster(_config(n_workers=1)) as cluster:  # noqa: PT012
             run_id = cluster.run_id
             cluster.start("w0", ["sleep", "600"])
         leftovers = _gone(run_id)
     finally:
+        done.set()
         signal.signal(signal.SIGHUP, previous)
         if run_id and _gone(run_id):
             cluster_host.clean(run_id)
