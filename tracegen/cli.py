@@ -208,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from validation.errors import ValidationError
+    from validation.errors import TerminatedError, ValidationError
 
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -225,6 +225,10 @@ def _main(argv: Sequence[str] | None) -> int:
         code = int(args.handler(args))
         sys.stdout.flush()  # here, where a failure is one line, not at the interpreter's exit (exit code 120)
         return code
+    except (Terminated, TerminatedError) as exc:  # TerminatedError: the testbed's or netbench's, a stop too
+        name = str(exc) if isinstance(exc, Terminated) else signal.Signals(exc.signum).name
+        print(f"tracegen {args.command}: stopped by {name}{_when(exc)}", file=sys.stderr)
+        return 128 + signal.Signals[name].value  # 143 for SIGTERM, 129 for SIGHUP, as the shell reports them
     except (TraceError, TracegenError, CliError, ValidationError) as exc:
         print(f"tracegen {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
@@ -241,9 +245,6 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt as exc:
         print(f"tracegen {args.command}: interrupted{_when(exc)}", file=sys.stderr)
         return 130
-    except Terminated as exc:
-        print(f"tracegen {args.command}: stopped by {exc}{_when(exc)}", file=sys.stderr)
-        return 128 + signal.Signals[str(exc)].value  # 143 for SIGTERM, 129 for SIGHUP, as the shell reports them
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

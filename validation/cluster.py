@@ -26,10 +26,13 @@ Each node's process is started with ``ip netns exec`` inside its namespace, alre
 ``sh`` wrapper writes its own pid to ``cgroup.procs`` and then ``exec``s), in a process group of its own.
 
 :class:`Cluster` is a context manager. Leaving it — normally, by an exception, by Ctrl-C
-(``KeyboardInterrupt``) or by SIGTERM (turned into :class:`~validation.errors.TerminatedError` while the
-cluster is up; the previous handler is restored afterwards) — kills every process group it started and every process
-left in its cgroups and namespaces, then removes its cgroups and namespaces (which takes the veths, the bridge
-and the qdiscs with them). SIGINT and SIGTERM are held back while it removes things and delivered afterwards.
+(``KeyboardInterrupt``) or by SIGTERM or a closed terminal's SIGHUP (turned into
+:class:`~validation.errors.TerminatedError` while the cluster is up, unless the caller ignores it, as ``nohup``
+does SIGHUP; the previous handlers are restored afterwards) — kills every process group it started and every
+process left in its cgroups and namespaces, then removes its cgroups and namespaces (which takes the veths, the
+bridge and the qdiscs with them). SIGINT, SIGTERM and SIGHUP are held back while it removes things and raised
+afterwards (:func:`validation.signals.held`): a terminal closed during a Ctrl-C's removal left namespaces and
+cgroups behind.
 
 What a cluster is made of is :mod:`validation.cluster_config`; checking the host, removing what a killed run left
 and the commands both use are :mod:`validation.cluster_host`.
@@ -48,7 +51,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import FrameType, TracebackType
 from typing import IO, Any
 
@@ -67,6 +70,7 @@ from validation.cluster_host import (
     run_command,
 )
 from validation.errors import ClusterError, ConfigError, TerminatedError
+from validation.signals import ENDING_SIGNALS, Handler, held
 from validation.windowcpu import process_cpu_s, process_switches
 
 
@@ -124,8 +128,7 @@ class Cluster:
         self._cgroups: list[pathlib.Path] = []
         self._procs: list[NodeProcess] = []
         self._log_dir: pathlib.Path | None = None
-        self._old_sigterm: Callable[[int, FrameType | None], Any] | int | None = None
-        self._sigterm_installed = False
+        self._old_handlers: dict[int, Handler] = {}
         self._up = False
 
     # ----- names and addresses
@@ -181,8 +184,8 @@ class Cluster:
     def __enter__(self) -> Cluster:
         check_host(self.config)
         if threading.current_thread() is threading.main_thread():
-            self._old_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
-            self._sigterm_installed = True
+            self._old_handlers = {sig: signal.signal(sig, self._on_signal) for sig in ENDING_SIGNALS
+                                  if signal.getsignal(sig) is not signal.SIG_IGN}  # nohup's SIGHUP stays ignored
         try:
             self._build()
         except BaseException as exc:
@@ -196,8 +199,9 @@ class Cluster:
     ) -> None:
         self._teardown(exc)
 
-    def _on_sigterm(self, signum: int, _frame: FrameType | None) -> None:
-        raise TerminatedError(f"received SIGTERM (signal {signum}); removing the emulated cluster {self.run_id}")
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        raise TerminatedError(f"received {signal.Signals(signum).name} (signal {signum}); removing the emulated "
+                              f"cluster {self.run_id}", signum)
 
     def _build(self) -> None:
         self._log_dir = pathlib.Path(tempfile.mkdtemp(prefix=f"tracegen_{self.run_id}_"))
@@ -297,25 +301,17 @@ class Cluster:
 
     # ----- removing
     def _teardown(self, exc: BaseException | None) -> None:
-        main = threading.current_thread() is threading.main_thread()
-        held = {signal.SIGINT, signal.SIGTERM}
-        if main:
-            signal.pthread_sigmask(signal.SIG_BLOCK, held)
-        try:
-            problems = self._remove_everything()
-        finally:
-            self._up = False
-            if self._sigterm_installed:
-                old = signal.SIG_DFL if self._old_sigterm is None else self._old_sigterm
-                signal.signal(signal.SIGTERM, old)
-                self._sigterm_installed = False
-            if main:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, held)  # a held signal is delivered now
-        if problems:
-            message = f"emulated cluster {self.run_id}: could not remove " + "; ".join(problems)
-            if exc is None:
-                raise ClusterError(message)
-            exc.add_note(message)
+        before, self._old_handlers = self._old_handlers, {}
+        with held(after=before):  # a signal held back is raised once all is removed, to the handler from before
+            try:                  # the cluster, which held() puts back
+                problems = self._remove_everything()
+            finally:
+                self._up = False
+            if problems:
+                message = f"emulated cluster {self.run_id}: could not remove " + "; ".join(problems)
+                if exc is None:
+                    raise ClusterError(message)
+                exc.add_note(message)
 
     def _remove_everything(self) -> list[str]:
         problems: list[str] = []

@@ -12,6 +12,7 @@ import math
 from validation.errors import ConfigError
 
 MIN_BURST_BYTES = 1514  # one full Ethernet frame: tbf drops every packet larger than its bucket
+MIN_RATE_BITS_PER_S = 8_000  # tc tbf's lowest rate: 1000 bytes/s
 PS_HOST_INDEX = 10  # the PS gets the subnet's 10th address, PS task J the (10 - J)th, worker I the (11 + I)th
 COORDINATOR_INDEX = 2  # a TF2 job's coordinator, below every PS task (MAX_PS of them)
 MAX_PS = 8
@@ -32,8 +33,8 @@ class LinkShape:
     latency_ms: float
 
     def __post_init__(self) -> None:
-        if self.rate_bits_per_s < 8_000:
-            raise ConfigError(f"'rate_bits_per_s' must be >= 8000 (got {self.rate_bits_per_s})")
+        if self.rate_bits_per_s < MIN_RATE_BITS_PER_S:
+            raise ConfigError(f"'rate_bits_per_s' must be >= {MIN_RATE_BITS_PER_S} (got {self.rate_bits_per_s})")
         if self.burst_bytes < MIN_BURST_BYTES:
             raise ConfigError(
                 f"'burst_bytes' must be >= {MIN_BURST_BYTES} (one full Ethernet frame) (got {self.burst_bytes})"

@@ -8,10 +8,13 @@
     ├── MissingDependencyError   TensorFlow (the ``tf`` extra) is not installed
     ├── ClusterError             the emulated cluster cannot be built or removed here (not root, no ip/tc,
     │                            no cgroup v1 cpu controller, address range in use, leftovers it could not remove)
-    └── TerminatedError          SIGTERM arrived while an emulated cluster was up (raised after its removal began)
+    └── TerminatedError          SIGTERM or SIGHUP arrived while an emulated cluster or a run's processes were up
+                                 (raised after their removal began); ``signum`` says which
 """
 
 from __future__ import annotations
+
+import signal
 
 
 class ValidationError(Exception):
@@ -39,4 +42,9 @@ class ClusterError(ValidationError):
 
 
 class TerminatedError(ValidationError):
-    """SIGTERM arrived while an emulated cluster was up; the cluster is removed as the error propagates."""
+    """SIGTERM or SIGHUP arrived while an emulated cluster (or a run's processes) was up; what it started is removed
+    as the error propagates. ``signum``: the signal, for the command's exit code (128 + it, as a shell reports)."""
+
+    def __init__(self, message: str, signum: int = signal.SIGTERM) -> None:
+        super().__init__(message)
+        self.signum = signum

@@ -1,7 +1,7 @@
 """The measurements CSV that ``tracegen validate`` compares predictions with: its columns, reading and checking.
 
 Measurements come from ``tracegen testbed`` (``measured.csv``, schema in :mod:`validation.testbed_files`) or from
-anywhere else as a CSV with one row per run and at least these columns (others are ignored)::
+anywhere else as a CSV (UTF-8, maybe gzipped) with one row per run and at least these columns (others are ignored)::
 
     n_workers             int    workers in the run (>= 1)
     steps_per_s           float  aggregate training steps per second of the run (from 1e-6 to 1e6)
@@ -35,7 +35,8 @@ from typing import Any
 
 import pandas as pd
 
-from parsers.files import read_file
+from parsers.errors import TraceError
+from parsers.files import GZIP_MAGIC, gunzip, read_file
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
@@ -60,6 +61,8 @@ MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundre
 MAX_MEASURED_ROWS = 100_000
 
 
+HEADER_LINE = "header_line"  # csv_cells' frame.attrs key: the header's line number
+_MAX_DIGITS = 400  # characters of a number: more is no column's value
 _INTEGER = re.compile(r"-?[0-9]+")
 _NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
@@ -76,23 +79,39 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         raise ConfigError(f"{source}: no such measurements file")
     text = read_csv_text(source, MAX_MEASURED_BYTES)
     frame = csv_cells(text, source)
+    header = f"{source}:{frame.attrs.get(HEADER_LINE, 1)}"
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
-        raise ConfigError(f"{source}: missing column {missing[0]!r} (columns: "
+        raise ConfigError(f"{header}: missing column {missing[0]!r} (columns: "
                           f"{_short(', '.join(map(str, frame.columns)) or 'none')}; required: "
-                          f"{', '.join(REQUIRED_COLUMNS)})")
+                          f"{', '.join(REQUIRED_COLUMNS)}){_separator_hint(frame)}")
     if frame.empty:
-        raise ConfigError(f"{source}: no measurement rows")
+        raise ConfigError(f"{header}: the header and no measurement rows after it")
     _refuse_a_run_twice(frame, source)
     _refuse_two_settings(frame, source)
     out = pd.DataFrame({
-        "n_workers": [cell_number(v, int, "n_workers", source, i) for i, v in _cells(frame, "n_workers")],
+        "n_workers": [_n_workers(v, source, i) for i, v in _cells(frame, "n_workers")],
         "steps_per_s": [_steps_per_s(v, source, i) for i, v in _cells(frame, "steps_per_s")],
     }, index=frame.index)  # each run's line: a value judged later (a cap against the trace's) is named by it
     _read_optional(frame, out, source)
-    if out["n_workers"].max() > MAX_WORKERS:
-        raise ConfigError(f"{source}: 'n_workers' must be at most {MAX_WORKERS} (got {out['n_workers'].max()})")
     return out
+
+
+def _separator_hint(frame: pd.DataFrame) -> str:
+    """With a header of one column holding ';' or a tab: what else the file's columns are separated by."""
+    if len(frame.columns) != 1:
+        return ""
+    name = str(frame.columns[0])
+    found = next((what for sep, what in ((";", "';'"), ("\t", "tabs")) if sep in name), None)
+    return "" if found is None else f"; its columns are separated by {found}: a CSV's are by commas"
+
+
+def _n_workers(text: str, source: str, line: int) -> int:
+    """An ``n_workers`` cell: from 1 to the most workers a simulation takes."""
+    value: int = cell_number(text, int, "n_workers", source, line)
+    if value > MAX_WORKERS:
+        raise ConfigError(f"{source}:{line}: 'n_workers' must be at most {MAX_WORKERS} (got {_short(text.strip())!r})")
+    return value
 
 
 def _refuse_a_run_twice(frame: pd.DataFrame, source: str) -> None:
@@ -149,12 +168,65 @@ def _setting(cell: str) -> str | float:
 
 def read_csv_text(source: str, max_bytes: int) -> str:
     """The UTF-8 text of regular file ``source``, read bounded (:func:`parsers.files.read_file`: a FIFO or a device
-    is refused before it is opened for reading, and one swapped in after the check is caught on what was opened)."""
+    is refused before it is opened for reading, and one swapped in after the check is caught on what was opened),
+    gzip expanded (to at most ``max_bytes`` too). Text that is not UTF-8 is refused naming its line, its column
+    and the bytes; a spreadsheet, a UTF-16 export or an empty file is named as such."""
     data = read_file(pathlib.Path(source), max_bytes, ConfigError)
+    if data.startswith(GZIP_MAGIC):
+        try:
+            data = gunzip(data, source, max_bytes)
+        except TraceError as exc:
+            raise ConfigError(str(exc)) from None
+    if not data.strip():
+        raise ConfigError(f"{source}: {'empty file' if not data else 'only blank lines'}; a CSV needs a header line "
+                          "naming its columns and a row per run")
+    for magic, what in _NOT_CSV:
+        if data.startswith(magic):
+            raise ConfigError(f"{source}: {what}, not CSV text (it begins with {data[:len(magic)]!r}); {_SAVE_AS}")
     try:
         return data.decode("utf-8-sig")  # a spreadsheet's byte-order mark is not part of the first column's name
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
+        raise ConfigError(_not_utf8(data, exc, source)) from None
+
+
+_SAVE_AS = "save it as CSV, UTF-8"
+_NOT_CSV = ((b"\xff\xfe", "UTF-16 text"), (b"\xfe\xff", "UTF-16 text"),
+            (b"PK\x03\x04", "a zip archive (a spreadsheet's .xlsx or .ods?)"),
+            (b"\xd0\xcf\x11\xe0", "an old Office document (a spreadsheet's .xls?)"))
+
+
+def _not_utf8(data: bytes, exc: UnicodeDecodeError, source: str) -> str:
+    """Where ``data`` stops being UTF-8: the line, the column (by the header's names) and the bytes, quoted."""
+    start = data.rfind(b"\n", 0, exc.start) + 1
+    end = data.find(b"\n", exc.start)
+    line = data.count(b"\n", 0, exc.start) + 1
+    bad = exc.object[exc.start:exc.end]
+    cells = _line_cells(data[start:end if end >= 0 else len(data)])
+    field, cell = next(((i, c) for i, c in enumerate(cells) if not _is_utf8(c)), (None, b""))
+    header = next((h for h in data[:start].split(b"\n") if h.strip()), None)
+    names = [] if header is None else [n.decode("utf-8-sig", errors="replace").strip() for n in _line_cells(header)]
+    where = ("the header" if header is None else f"column {_short(names[field])!r}"
+             if field is not None and field < len(names) else "a cell")
+    return (f"{source}:{line}: {where}: not UTF-8 text: byte{'s' * (len(bad) > 1)} {bad!r} in "
+            f"{_short(repr(cell or bad))}; {_SAVE_AS}")
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _line_cells(line: bytes) -> list[bytes]:
+    """The cells of one CSV line, as bytes (quotes and escapes read as the csv module reads them)."""
+    text = line.rstrip(b"\r").decode("utf-8", errors="surrogateescape")
+    try:
+        cells = next(csv.reader([text]), [])
+    except csv.Error:
+        cells = text.split(",")
+    return [c.encode("utf-8", errors="surrogateescape") for c in cells]
 
 
 def csv_cells(text: str, source: str) -> pd.DataFrame:
@@ -162,6 +234,7 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
     header, whose names are unique. Also reads the testbed's ``staleness.csv`` (:mod:`validation.staleness`)."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
+    header_line = 1
     rows: list[list[str]] = []
     lines: list[int] = []
     try:
@@ -169,12 +242,13 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
             if not cells or (len(cells) == 1 and not cells[0].strip()):
                 continue
             if header is None:
-                header = [c.strip() for c in cells]  # 'n_workers, steps_per_s' names steps_per_s
+                header, header_line = [c.strip() for c in cells], reader.line_num  # 'n_workers, steps_per_s'
                 if (twice := next((c for c, k in collections.Counter(header).items() if k > 1), None)) is not None:
                     raise ConfigError(f"{source}:{reader.line_num}: column {_short(twice)!r} appears twice in the "
                                       "header")
             elif len(cells) != len(header):
-                raise ConfigError(f"{source}:{reader.line_num}: {len(cells)} cells, the header has {len(header)}")
+                raise ConfigError(f"{source}:{reader.line_num}: {len(cells)} cells, the header has {len(header)} "
+                                  f"(got {_short(','.join(cells))!r})")
             elif len(rows) == MAX_MEASURED_ROWS:
                 raise ConfigError(f"{source}: more than {MAX_MEASURED_ROWS} rows")
             else:
@@ -182,7 +256,9 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
                 lines.append(reader.line_num)
     except csv.Error as exc:
         raise ConfigError(f"{source}:{reader.line_num}: not a readable CSV: {_short(str(exc))}") from None
-    return pd.DataFrame(rows, columns=header or [], index=lines, dtype=str)
+    frame = pd.DataFrame(rows, columns=header or [], index=lines, dtype=str)
+    frame.attrs[HEADER_LINE] = header_line
+    return frame
 
 
 def _cells(frame: pd.DataFrame, column: str) -> list[tuple[int, str]]:
@@ -262,14 +338,15 @@ def cell_number(text: str, kind: type[int] | type[float], column: str, source: s
                 positive: bool = True) -> Any:
     """Cell ``text`` of ``column`` on ``line`` as ``kind``: finite, >= 0, and > 0 when ``positive``."""
     stripped = text.strip()
-    try:
-        if not (_INTEGER if kind is int else _NUMBER).fullmatch(stripped):  # not Python's 1_000, +5, nan or inf
-            raise ValueError(stripped)
-        value = kind(stripped)
-    except (ValueError, OverflowError):
+    if not (_INTEGER if kind is int else _NUMBER).fullmatch(stripped):  # not Python's 1_000, +5, nan or inf
         raise ConfigError(f"{source}:{line}: {column!r} must be {'an integer' if kind is int else 'a number'} "
-                          f"(got {_short(text)!r})") from None
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+                          f"(got {_short(text)!r})")
+    if len(stripped) > _MAX_DIGITS:  # int() refuses 4300 digits: it said 'must be an integer' of one
+        raise ConfigError(f"{source}:{line}: {column!r} has more than {_MAX_DIGITS} digits (got {_short(text)!r})")
+    value = kind(stripped)
+    if not math.isfinite(value):  # 1e999: it said 'must be > 0'
+        raise ConfigError(f"{source}:{line}: {column!r} is too large (got {_short(text)!r})")
+    if value < 0 or (positive and value == 0):
         raise ConfigError(f"{source}:{line}: {column!r} must be {'> 0' if positive else '>= 0'} (got {_short(text)!r})")
     return value
 

@@ -54,10 +54,11 @@ from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
 from validation.ports import free_ports
-from validation.signals import terminating
+from validation.signals import held, terminating
 from validation.testbed_window import node_env
 
 MAX_LINE_BYTES = 64 * 1024
+MAX_ERROR_CHARS = 500  # of an error sent to the client
 MAX_WORKERS = 256
 MAX_CORES = 4096  # the most CPU a link profile records for the PS host (parsers.linkprofile)
 _LEAD_S = 1.0  # clients start moving this long before the window opens, so flows are up to speed
@@ -181,18 +182,20 @@ class _Child:
 
 @contextlib.contextmanager
 def _children() -> Iterator[tuple[list[_Child], pathlib.Path]]:
-    """A list to start children into, and a log folder; every child is killed and the folder removed on exit."""
+    """A list to start children into, and a log folder; every child is killed and the folder removed on exit, with
+    Ctrl-C, SIGTERM and SIGHUP held back meanwhile (a second Ctrl-C while they were killed left the rest running)."""
     log_dir = pathlib.Path(tempfile.mkdtemp(prefix="tracegen_netbench_"))
     children: list[_Child] = []
     try:
         with terminating():
             yield children, log_dir
     finally:
-        for child in children:
-            child.close()
-        for path in log_dir.iterdir():
-            path.unlink(missing_ok=True)
-        log_dir.rmdir()
+        with held():
+            for child in children:
+                child.close()
+            for path in log_dir.iterdir():
+                path.unlink(missing_ok=True)
+            log_dir.rmdir()
 
 
 # ------------------------------------------------------------------------------------------------- serve
@@ -241,6 +244,8 @@ def serve(*, bind: str = "0.0.0.0", port: int = 7070, tf_port: int = 2222, once:
     for what, value in (("port", port), ("tf_port", tf_port)):  # 0 would be a port nobody is told
         if not 1 <= value <= 65_535:
             raise ConfigError(f"'{what}' must be from 1 to 65535 (got {value})")
+    if tf_port == port:  # the PS task could not listen where serve does: found out at the first session
+        raise ConfigError(f"'tf_port' must differ from 'port', where serve listens (both {port})")
     if cores is not None and not 0 < cores <= MAX_CORES:  # what the profile records, checked before any session
         raise ConfigError(f"'cores' must be > 0 and at most {MAX_CORES} (got {cores:g})")
     with contextlib.ExitStack() as stack:
@@ -249,6 +254,7 @@ def serve(*, bind: str = "0.0.0.0", port: int = 7070, tf_port: int = 2222, once:
         except OSError as exc:  # an address not of this host, a port in use, a name that does not resolve
             why = (exc.strerror or str(exc)).split(" (while attempting", 1)[0]  # create_server's own words: the same
             raise JobError(f"netbench serve cannot listen on {bind}:{port}: {why}") from None
+        _check_tf_port(bind, tf_port)
         stack.enter_context(terminating())
         report(f"netbench serve: listening on {bind}:{port}; the PS task will use port {tf_port}")
         while True:
@@ -263,9 +269,31 @@ def serve(*, bind: str = "0.0.0.0", port: int = 7070, tf_port: int = 2222, once:
                 return
 
 
+def _check_tf_port(bind: str, tf_port: int) -> None:
+    """JobError when the PS task could not listen on ``tf_port`` now (another server has it): it was found out
+    only when a client came, by the client, as 'connection closed'."""
+    try:
+        with socket.create_server((bind, tf_port)):
+            pass
+    except OSError as exc:
+        why = (exc.strerror or str(exc)).split(" (while attempting", 1)[0]
+        raise JobError(f"netbench serve: the PS task cannot listen on {bind}:{tf_port} (--tf-port): {why}") from None
+
+
 def _serve_session(conn: socket.socket, tf_port: int, timeout_s: float, cores: float, report: Progress) -> None:
-    local_ip = conn.getsockname()[0]
+    """One session; a request it cannot serve ends it, and the client is told why first (it said only 'refused
+    'start': connection closed', the reason, a PS task that could not start, printed on the PS host alone)."""
     stream = conn.makefile("rwb")
+    try:
+        _serve_requests(stream, conn.getsockname()[0], tf_port, timeout_s, cores, report)
+    except (ConfigError, JobError) as exc:
+        with contextlib.suppress(OSError):
+            _send_line(stream, {"ok": False, "error": str(exc)[:MAX_ERROR_CHARS]})
+        raise
+
+
+def _serve_requests(stream: io.BufferedIOBase, local_ip: str, tf_port: int, timeout_s: float, cores: float,
+                    report: Progress) -> None:
     with _children() as (children, log_dir):
         while True:
             message = _read_line(stream)

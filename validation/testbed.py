@@ -32,6 +32,7 @@ from validation.testbed_tf2 import measure_tf2
 from validation.testbed_window import Measurement, measure
 
 MIN_STEPS_PER_WORKER = 60  # the issue's bar for a window long enough to trust
+WORKERS_DIR = "workers"  # every worker's steps traced right after the window of the first run of each N > 1
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,14 +49,17 @@ class TestbedResult:
 def _run_two_hosts(config: TestbedConfig, csv_path: pathlib.Path, trace_dir: pathlib.Path,
                    report: Progress) -> TestbedResult:
     """``--only-link-profile`` / ``--only-single-worker``: what a user measures on two hosts, beside the trace."""
+    wanted = [name for name, on in ((PROFILE_NAME, config.only_link_profile),
+                                     (SINGLE_WORKER_NAME, config.only_single_worker)) if on]
+    for name in wanted:  # both, before either is measured: the profile took minutes, then single-worker.json was
+        if (trace_dir / name).exists():  # found there
+            raise ConfigError(f"{trace_dir / name}: already exists; move it away to measure again")
     check_host(config.cluster_config(1))
     trace_dir.mkdir(parents=True, exist_ok=True)
     if config.only_link_profile:
         _measure_profile(config, trace_dir, report)
     done: list[Measurement] = []
     if config.only_single_worker:
-        if (trace_dir / SINGLE_WORKER_NAME).exists():
-            raise ConfigError(f"{trace_dir / SINGLE_WORKER_NAME}: already exists; move it away to measure again")
         for repeat in range(config.repeats):
             report(f"single worker: run {repeat + 1}/{config.repeats}")
             done.append(_measure_one(config)(config, 1, repeat=repeat, progress=report))
@@ -67,18 +71,19 @@ def _run_two_hosts(config: TestbedConfig, csv_path: pathlib.Path, trace_dir: pat
 def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> TestbedResult:
     """Measure every worker count of ``config`` ``repeats`` times and capture the N = 1 trace.
 
-    Writes ``measured.csv`` and ``trace/`` into ``config.out_dir`` (which must not hold either yet) and
-    reports progress as one-line messages through ``progress``. Raises ClusterError when this machine cannot
-    host the largest cluster, JobError when a node fails, TerminatedError on SIGTERM; the cluster of the run in
-    progress is removed in every case.
+    Writes ``measured.csv`` and ``trace/`` into ``config.out_dir`` (which must hold neither yet, nor a
+    ``staleness.csv`` or ``workers/`` traces) and reports progress as one-line messages through ``progress``.
+    Raises ClusterError when this machine cannot host the largest cluster, JobError when a node fails,
+    TerminatedError on SIGTERM or SIGHUP; the cluster of the run in progress is removed in every case.
     """
     report = progress or (lambda _message: None)
     out_dir = config.out_dir
     csv_path, trace_dir = out_dir / "measured.csv", out_dir / "trace"
+    if out_dir.exists() and not out_dir.is_dir():  # else found out only once the host was checked, by mkdir
+        raise ConfigError(f"{out_dir}: a file, not a directory; --out names the directory to measure into")
     if config.only_link_profile or config.only_single_worker:
         return _run_two_hosts(config, csv_path, trace_dir, report)
-    if csv_path.exists() or (trace_dir.is_dir() and any(trace_dir.iterdir())):
-        raise ConfigError(f"{out_dir}: already holds measured.csv or trace/; choose an empty directory")
+    _refuse_earlier_outputs(out_dir)
     check_host(config.cluster_config(max(config.workers)))  # refuse before anything starts
     tf_version = tensorflow_version()
     trace_dir.mkdir(parents=True, exist_ok=True)
@@ -94,7 +99,7 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
         for n in config.workers:
             report(f"run {len(measurements) + 1}/{total}: N={n} repeat {repeat}")
             traced = trace_dir if (n == 1 and repeat == 0) else None
-            after = out_dir / "workers" / f"n{n}" if (config.trace_workers and n > 1 and repeat == 0) else None
+            after = out_dir / WORKERS_DIR / f"n{n}" if (config.trace_workers and n > 1 and repeat == 0) else None
             window = window_for(config, n, measurements)
             m = _measure_retrying_a_crash(config, n, repeat, traced, after, window, report)
             measurements.append(m)
@@ -115,6 +120,19 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
                        f"(fewer than {MIN_STEPS_PER_WORKER}); a longer window gives a steadier rate")
     _add_at_cap(config, trace_dir, [r for r in measurements if r.n_workers == 1], report)
     return TestbedResult(measurements=tuple(measurements), csv_path=csv_path, trace_dir=trace_dir)
+
+
+def _refuse_earlier_outputs(out_dir: pathlib.Path) -> None:
+    """ConfigError when ``out_dir`` holds what a run writes: ``measured.csv``, ``staleness.csv``, or files in
+    ``trace/`` or ``workers/``. An earlier run's ``staleness.csv`` was overwritten by ``--staleness`` without a word,
+    and without it was left to be read beside the new measurements by ``validate`` as theirs; its ``workers/``
+    traces were mixed with the new run's."""
+    held = [name for name in ("measured.csv", STALENESS_NAME) if (out_dir / name).exists()]
+    held += [f"{name}/" for name in ("trace", WORKERS_DIR)  # its folders alone: what an interrupted run made
+             if any(not p.is_dir() for p in (out_dir / name).rglob("*"))]
+    if held:
+        raise ConfigError(f"{out_dir}: already holds {' and '.join(held)} of an earlier run; choose an empty directory "
+                          "or move them away")
 
 
 def _add_at_cap(config: TestbedConfig, trace_dir: pathlib.Path, alone: Sequence[Measurement],

@@ -7,9 +7,11 @@ import dataclasses
 import pathlib
 
 from tracegen.placement import PLACEMENTS
-from validation.cluster_config import ClusterConfig, LinkShape
+from validation.cluster_config import MIN_RATE_BITS_PER_S, ClusterConfig, LinkShape
 from validation.errors import ConfigError
 from validation.zoo import ModelSpec
+
+MAX_SECONDS = 86_400  # the longest window or timeout: a day
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,10 +81,21 @@ class TestbedConfig:
         for name, low in (("repeats", 1), ("window_steps", 0), ("warmup_steps", 1), ("traced_steps", 1)):
             if getattr(self, name) < low:
                 raise ConfigError(f"{name!r} must be >= {low} (got {getattr(self, name)})")
+        self._check_quantities()
+        self.cluster_config(max(self.workers))  # checks the link, the caps and the subnet
+
+    def _check_quantities(self) -> None:
+        """Durations, the learning rate and the links' rates, each named as its option is."""
         for name in ("window_s", "max_window_s", "learning_rate", "timeout_s"):
             if not getattr(self, name) > 0.0:  # a NaN fails too
                 raise ConfigError(f"{name!r} must be > 0 (got {getattr(self, name)})")
-        self.cluster_config(max(self.workers))  # checks the link, the caps and the subnet
+        for name in ("window_s", "max_window_s", "timeout_s"):  # 1e300 s started the cluster and TensorFlow, then
+            if getattr(self, name) > MAX_SECONDS:  # failed in a thread's sleep (a traceback) or waited for ever
+                raise ConfigError(f"{name!r} must be at most {MAX_SECONDS} s (a day) (got {getattr(self, name):g})")
+        shaped = [("bandwidth", self.bandwidth_bits_per_s), *(("worker_links", r) for r in self.worker_links if r)]
+        for what, rate in shaped:  # 'rate_bits_per_s', the cluster's word, was no option's name
+            if rate < MIN_RATE_BITS_PER_S:
+                raise ConfigError(f"'{what}' must be at least 8 kbit/s, tc tbf's lowest rate (got {rate} bits/s)")
 
     def model_spec(self) -> ModelSpec:
         """The zoo model to train."""

@@ -608,3 +608,47 @@ def test_an_empty_emit_traces_list_is_refused_not_taken_as_none(tmp_path: pathli
     err = capsys.readouterr().err
     assert "'emit_traces': cannot read ''" in err and err.count("\n") == 1
     assert not (tmp_path / "o" / "curve.csv").exists()
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_a_netbench_server_stopped_by_a_signal_says_so_with_the_shells_exit_code(sig: str, code: int) -> None:
+    """``netbench serve`` (and the testbed) turn SIGTERM and SIGHUP into their own exception to remove what they
+    started; the command printed it as an error ('error: received SIGTERM; stopping and removing what this run
+    started') with exit code 2, a usage error's, where every other command says 'stopped by SIGTERM', 143."""
+    import signal
+
+    from validation.ports import free_port
+
+    argv = [sys.executable, "-m", "tracegen", "netbench", "serve", "--bind", "127.0.0.1", "--port", str(free_port())]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            start_new_session=True,
+                            preexec_fn=_default_stop_signals)  # noqa: PLW1509 - only the signal dispositions are touched
+    try:
+        assert proc.stdout is not None
+        assert "listening on" in proc.stdout.readline()
+        proc.send_signal(getattr(signal, sig))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, err) == (code, f"tracegen netbench: stopped by {sig}\n")
+
+
+def test_a_testbed_stopped_by_a_hangup_says_what_it_could_not_remove(monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """What the emulated cluster could not remove rides on the stop as a note; the stop's one line keeps it."""
+    import signal
+
+    from validation import testbed
+    from validation.errors import TerminatedError
+
+    def hung_up(*_args: Any, **_kwargs: Any) -> None:
+        stop = TerminatedError("received SIGHUP (signal 1); removing the emulated cluster 3fa9c1", signal.SIGHUP)
+        stop.add_note("emulated cluster 3fa9c1: could not remove cgroup /sys/fs/cgroup/cpu/tracegen_3fa9c1_ps")
+        raise stop
+
+    monkeypatch.setattr(testbed, "run_testbed", hung_up)
+    assert main(["testbed", "--bandwidth", "100Mbit/s", "--workers", "1", "--out", "o"]) == 129
+    assert capsys.readouterr().err == ("tracegen testbed: stopped by SIGHUP emulated cluster 3fa9c1: could not remove "
+                                       "cgroup /sys/fs/cgroup/cpu/tracegen_3fa9c1_ps\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import pathlib
 import re
@@ -151,3 +152,48 @@ def test_rows_that_look_like_one_run_twice_are_named(tmp_path: pathlib.Path, tex
     number, or without a repeat column every value the same) was averaged in without a word (a hardening pass)."""
     path = _csv(tmp_path, text)
     assert suspect_repeats(read_measured(path), str(path)) == [f"{tmp_path}/{w}" for w in said]
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    # each was 'm.csv: byte N: not UTF-8 text': no line, no column, no bytes
+    (b"n_workers,steps_per_s\n1,2\n2,3\xe9\n",
+     r"m.csv:3: column 'steps_per_s': not UTF-8 text: byte b'\xe9' in b'3\xe9'; save it as CSV, UTF-8"),
+    (b'n_workers,model,steps_per_s\r\n1,"a,\xff",2\r\n',  # a quoted comma does not shift the column
+     r"m.csv:2: column 'model': not UTF-8 text: byte b'\xff' in b'a,\xff'; save it as CSV, UTF-8"),
+    (b"n_w\xe9rkers,steps_per_s\n1,2\n", r"m.csv:1: the header: not UTF-8 text: byte b'\xe9' in b'n_w\xe9rkers'"),
+    ("n_workers,steps_per_s\n1,2\n".encode("utf-16"), r"m.csv: UTF-16 text, not CSV text (it begins with b'\xff\xfe')"),
+    (b"PK\x03\x04\x14\x00", r"m.csv: a zip archive (a spreadsheet's .xlsx or .ods?), not CSV text"),
+    # were 'missing column 'n_workers' (columns: none; ...)'
+    (b"", "m.csv: empty file; a CSV needs a header line naming its columns and a row per run"),
+    (b"\n  \r\n", "m.csv: only blank lines; a CSV needs a header line"),
+    # no line: which one is the header, which the rows?
+    (b"\nn_workers,steps_per_s\n\n", "m.csv:2: the header and no measurement rows after it"),
+    (b"\nn_workers,throughput\n1,2\n", "m.csv:2: missing column 'steps_per_s' (columns: n_workers, throughput"),
+    (b"n_workers;steps_per_s\n1;2\n", "m.csv:1: missing column 'n_workers' (columns: n_workers;steps_per_s; "
+                                      "required: n_workers, steps_per_s); its columns are separated by ';': a CSV's "
+                                      "are by commas"),
+    # was 'm.csv: 'n_workers' must be at most 100000 (got 100000000)': no line
+    (b"n_workers,steps_per_s\n1,2\n100000000,2\n", "m.csv:3: 'n_workers' must be at most 100000 (got '100000000')"),
+    # was ''n_workers' must be an integer', of an integer of 5000 digits (int() refuses more than 4300)
+    (b"n_workers,steps_per_s\n" + b"9" * 5000 + b",2\n", "m.csv:2: 'n_workers' has more than 400 digits (got '999"),
+    # was ''steps_per_s' must be > 0 (got '1e999')': a number too large for a float is not below zero
+    (b"n_workers,steps_per_s\n1,1e999\n", "m.csv:2: 'steps_per_s' is too large (got '1e999')"),
+    (b"n_workers,steps_per_s\n1,2,7\n", "m.csv:2: 3 cells, the header has 2 (got '1,2,7')"),
+])
+def test_files_that_are_no_csv_of_measurements_are_named_with_their_line_column_and_bytes(
+        tmp_path: pathlib.Path, data: bytes, message: str) -> None:
+    path = tmp_path / "m.csv"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as info:
+        read_measured(path)
+    assert f"{tmp_path}/{message}" in str(info.value), str(info.value)
+
+
+def test_a_gzipped_measurements_file_is_read(tmp_path: pathlib.Path) -> None:
+    """It was refused as 'byte 1: not UTF-8 text'; traces are read gzipped, and so are measurements now."""
+    path = tmp_path / "m.csv.gz"
+    path.write_bytes(gzip.compress(b"n_workers,steps_per_s\n1,2\n2,x\n"))
+    with pytest.raises(ConfigError, match=r"m\.csv\.gz:3: 'steps_per_s' must be a number \(got 'x'\)"):
+        read_measured(path)
+    path.write_bytes(gzip.compress(b"n_workers,steps_per_s\n1,2\n"))
+    assert read_measured(path).to_dict("records") == [{"n_workers": 1, "steps_per_s": 2.0}]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import signal
 import socket
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 from parsers.linkprofile import read_link_profile
 from tracegen.cli import main
+from validation import netbench
 from validation.cluster_config import ClusterConfig, LinkShape
 from validation.cluster_host import leftovers
 from validation.errors import ConfigError, JobError
@@ -77,6 +79,8 @@ def test_run_against_a_host_that_does_not_answer_names_the_wait(tmp_path: pathli
     (["--tf-port", "0"], "'tf_port' must be from 1 to 65535 (got 0)"),
     (["--cores", "0"], "'cores' must be > 0 and at most 4096 (got 0)"),  # was the measured CPU, silently
     (["--cores", "5000"], "'cores' must be > 0 and at most 4096 (got 5000)"),  # was refused after the whole run
+    # the PS task failed at the first session, and the client was told only 'connection closed'
+    (["--port", "7071", "--tf-port", "7071"], "'tf_port' must differ from 'port', where serve listens (both 7071)"),
 ])
 def test_serve_refuses_bad_settings_before_it_listens(args: list[str], why: str, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
@@ -104,6 +108,57 @@ def test_serve_on_a_port_in_use_says_so() -> None:
             serve(bind="127.0.0.1", port=port, once=True)
 
 
+def test_serve_with_its_tf_port_in_use_says_so_before_any_session() -> None:
+    """The PS task that could not listen was found out when a client came, and the client was told 'refused
+    'start': connection closed'."""
+    errors: list[str] = []
+
+    def serving(tf_port: int) -> None:
+        try:
+            serve(bind="127.0.0.1", port=free_port(), tf_port=tf_port, once=True)
+        except JobError as exc:
+            errors.append(str(exc))
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        tf_port = taken.getsockname()[1]
+        thread = threading.Thread(target=serving, args=(tf_port,), daemon=True)  # it waited for a session
+        thread.start()
+        thread.join(timeout=30)
+    assert errors == [f"netbench serve: the PS task cannot listen on 127.0.0.1:{tf_port} (--tf-port): Address "
+                      "already in use"]
+
+
+def test_a_ps_task_that_cannot_start_is_explained_to_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reason was printed on the PS host only; 'netbench run' on the other host said 'refused 'start':
+    connection closed'."""
+    monkeypatch.setattr(netbench, "_node_argv", lambda _job: [sys.executable, "-c", "raise SystemExit('no TF here')"])
+    port = free_port()
+    said: list[str] = []
+    thread = threading.Thread(target=serve, kwargs={"bind": "127.0.0.1", "port": port, "once": True,
+                                                    "progress": said.append}, daemon=True)
+    thread.start()
+    with _connect(port) as conn:
+        stream = conn.makefile("rwb")
+        stream.write(b'{"op": "start", "workers": ["127.0.0.1:1"]}\n')
+        stream.flush()
+        assert json.loads(stream.readline()) == {"ok": False, "error": "netbench ps exited with code 1: no TF here"}
+        assert stream.readline() == b""
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+
+
+def test_run_refuses_an_out_it_cannot_write_before_it_measures(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """--out in a folder where no file can be made (here /proc; a read-only mount alike) was found out when the
+    profile was written, minutes of measuring later, and the profile lost."""
+    def connect(*_args: object, **_kwargs: object) -> socket.socket:
+        raise AssertionError("connected to measure with an --out it cannot write")
+
+    monkeypatch.setattr(socket, "create_connection", connect)
+    assert main(["netbench", "run", "--ps", "127.0.0.1:7070", "--out", "/proc/link-profile.json"]) == 2
+    assert capsys.readouterr().err.startswith("tracegen netbench: error: /proc: cannot write the profile there: ")
+
+
 def test_run_refuses_a_directory_as_its_out_before_it_measures(tmp_path: pathlib.Path,
                                                                  monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
@@ -115,6 +170,33 @@ def test_run_refuses_a_directory_as_its_out_before_it_measures(tmp_path: pathlib
     assert main(["netbench", "run", "--ps", "127.0.0.1:7070", "--out", str(tmp_path), "--force"]) == 2
     assert f"{tmp_path}: a directory; --out names the profile's file, e.g. {tmp_path}/link-profile.json" in (
         capsys.readouterr().err)
+
+
+class _Closing:
+    """A stand-in for a netbench child process: records its close; the first one closed meets a second Ctrl-C."""
+
+    def __init__(self, closed: list[int], index: int) -> None:
+        self.closed, self.index = closed, index
+
+    def close(self) -> None:
+        if not self.closed:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C pressed again while the children are killed
+        self.closed.append(self.index)
+
+
+def test_a_second_ctrl_c_while_the_children_are_killed_kills_them_all() -> None:
+    """Ctrl-C twice: the second KeyboardInterrupt stopped the loop that kills netbench's TensorFlow processes
+    after the first of them, leaving the others running (each in a session of its own, out of the terminal's
+    reach). It is held back until all are killed, then raised."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a foreground run
+    closed: list[int] = []
+    try:
+        with pytest.raises(KeyboardInterrupt), netbench._children() as (children, _log_dir):  # noqa: PT012
+            children.extend(_Closing(closed, i) for i in range(3))  # type: ignore[misc]
+            raise KeyboardInterrupt  # the first Ctrl-C
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert closed == [0, 1, 2]
 
 
 def _connect(port: int, within_s: float = 30.0) -> socket.socket:
@@ -143,7 +225,9 @@ def test_serve_ends_a_session_on_a_bad_request_and_says_why() -> None:
         assert hello["ok"] and hello["cores"] > 0 and "tensorflow" in hello
         stream.write(b'{"op": "start", "workers": ["no-port"]}\n')
         stream.flush()
-        assert stream.readline() == b""  # the session is over: nothing was started
+        refused = json.loads(stream.readline())  # the client is told why, then the session is over
+        assert not refused["ok"] and "must be HOST:PORT" in refused["error"]
+        assert stream.readline() == b""  # nothing was started
     thread.join(timeout=30)
     assert not thread.is_alive()
     assert any("must be HOST:PORT" in line and "'no-port'" in line for line in said)

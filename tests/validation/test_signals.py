@@ -12,8 +12,9 @@ from validation.signals import terminating
 
 
 def test_a_hangup_ends_the_block() -> None:
-    with pytest.raises(TerminatedError, match="received SIGHUP"), terminating():
+    with pytest.raises(TerminatedError, match="received SIGHUP") as info, terminating():
         signal.raise_signal(signal.SIGHUP)
+    assert info.value.signum == signal.SIGHUP  # the command exits 129 by it, as a shell reports a hangup
 
 
 def test_a_hangup_the_caller_ignores_stays_ignored() -> None:

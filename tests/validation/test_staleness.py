@@ -95,7 +95,7 @@ def test_malformed_measured_staleness_names_file_line_column_and_value(tmp_path:
      ": not a testbed staleness.csv: the header must be n_workers,repeat,staleness,steps (got "
      "'n_workers,repeat,stale,steps')"),
     ("n_workers,repeat,staleness\n1,0,0\n", ": not a testbed staleness.csv"),
-    ("", ": not a testbed staleness.csv: the header must be n_workers,repeat,staleness,steps (got '')"),
+    ("", ": empty file; a CSV needs a header line naming its columns and a row per run"),
 ])
 def test_a_header_other_than_the_testbeds_is_refused(tmp_path: pathlib.Path, text: str, message: str) -> None:
     path = tmp_path / "staleness.csv"

@@ -19,7 +19,7 @@ import pytest
 from parsers import read_trace
 from parsers.singleworker import read_single_worker
 from tracegen.model import build_model
-from validation import testbed_files
+from validation import testbed, testbed_files
 from validation.cluster_host import leftovers
 from validation.errors import ConfigError
 from validation.testbed import run_testbed, window_for
@@ -88,6 +88,10 @@ def _assert_nothing_left(run_ids: list[str]) -> None:
         ({"workers": (1, 1)}, "'workers' must not repeat a count (got [1, 1])"),
         ({"repeats": 0}, "'repeats' must be >= 1 (got 0)"),
         ({"window_s": 0.0}, "'window_s' must be > 0 (got 0.0)"),
+        # accepted, they started the cluster and TensorFlow, then waited for ever or failed in a thread's sleep
+        ({"window_s": 1e300}, "'window_s' must be at most 86400 s (a day) (got 1e+300)"),
+        ({"max_window_s": 1e6}, "'max_window_s' must be at most 86400 s (a day) (got 1e+06)"),
+        ({"timeout_s": 1e300}, "'timeout_s' must be at most 86400 s (a day) (got 1e+300)"),
         ({"warmup_steps": 0}, "'warmup_steps' must be >= 1 (got 0)"),
         ({"traced_steps": 0}, "'traced_steps' must be >= 1 (got 0)"),
         ({"model": "vgg"}, "unknown model 'vgg'"),
@@ -96,7 +100,11 @@ def _assert_nothing_left(run_ids: list[str]) -> None:
         ({"model": "deep", "widths": (64, 64, 64)}, "deep takes 2 widths (width, layers) (got [64, 64, 64])"),
         ({"batch_size": 0}, "'batch_size' must be >= 1 (got 0)"),
         ({"burst_bytes": 100}, "'burst_bytes' must be >= 1514"),
-        ({"bandwidth_bits_per_s": 10}, "'rate_bits_per_s' must be >= 8000 (got 10)"),
+        # 'rate_bits_per_s' named no option (testbed --bandwidth 1kbit/s)
+        ({"bandwidth_bits_per_s": 1000}, "'bandwidth' must be at least 8 kbit/s, tc tbf's lowest rate (got 1000 "
+                                         "bits/s)"),
+        ({"worker_links": (0, 1000)}, "'worker_links' must be at least 8 kbit/s, tc tbf's lowest rate (got 1000 "
+                                      "bits/s)"),
         ({"latency_ms": -1.0}, "'latency_ms' must be > 0 and <= 10000 (got -1.0)"),
         ({"cpu_cap_worker": 0.0}, "'cpu_cap_worker' must be > 0 cores (got 0.0)"),
         ({"subnet": "10.79.4.0/29", "workers": (1, 8)}, "'subnet' 10.79.4.0/29 is too small for 1 PS + 8 workers"),
@@ -112,10 +120,51 @@ def test_config_refuses_bad_values(tmp_path: pathlib.Path, changes: dict[str, ob
     assert str(info.value).startswith(message)
 
 
-def test_refuses_an_output_folder_that_holds_measurements(tmp_path: pathlib.Path) -> None:
-    (tmp_path / "measured.csv").write_text("n_workers\n")
-    with pytest.raises(ConfigError, match=r"already holds measured\.csv or trace/"):
-        run_testbed(_config(tmp_path))
+@pytest.mark.parametrize(("earlier", "held"), [
+    ("measured.csv", "measured.csv"),
+    ("trace/step_000.pb", "trace/"),
+    # an earlier run's staleness was overwritten (--staleness) or, without it, read by validate beside the new
+    # measurements as theirs; its workers' traces were mixed with the new run's
+    ("staleness.csv", "staleness.csv"),
+    ("workers/n2/w0/step_000.pb", "workers/"),
+])
+def test_refuses_an_output_folder_that_holds_an_earlier_runs_outputs(tmp_path: pathlib.Path, earlier: str, held: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(testbed, "check_host", _no_cluster)
+    (tmp_path / earlier).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / earlier).write_text("precious\n")
+    with pytest.raises(ConfigError) as info:
+        run_testbed(_config(tmp_path, staleness=True))
+    assert str(info.value) == (f"{tmp_path}: already holds {held} of an earlier run; choose an empty directory or "
+                               "move them away")
+    assert (tmp_path / earlier).read_text() == "precious\n"
+    (tmp_path / "notes.txt").write_text("mine\n")  # files of the user's own are no reason to refuse, nor the
+    (tmp_path / earlier).unlink()                  # empty folders an interrupted run left
+    with pytest.raises(AssertionError, match="checked the host"):
+        run_testbed(_config(tmp_path, staleness=True))
+
+
+def _no_cluster(*_args: object) -> None:
+    raise AssertionError("checked the host: went on to measure")
+
+
+def test_refuses_a_file_as_its_output_folder_before_it_checks_the_host(tmp_path: pathlib.Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(testbed, "check_host", _no_cluster)
+    (tmp_path / "out").write_text("precious\n")
+    with pytest.raises(ConfigError, match=r"out: a file, not a directory; --out names the directory to measure into"):
+        run_testbed(_config(tmp_path / "out"))
+
+
+def test_both_two_host_measurements_are_refused_before_either_runs(tmp_path: pathlib.Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """--only-link-profile --only-single-worker with a single-worker.json there: the link profile was measured for
+    minutes, and then the run refused."""
+    monkeypatch.setattr(testbed, "check_host", _no_cluster)
+    (tmp_path / "trace").mkdir()
+    (tmp_path / "trace" / "single-worker.json").write_text("{}\n")
+    with pytest.raises(ConfigError, match=r"trace/single-worker\.json: already exists; move it away"):
+        run_testbed(_config(tmp_path, only_link_profile=True, only_single_worker=True))
 
 
 def test_schema_is_documented_in_order() -> None:
