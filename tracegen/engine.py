@@ -25,7 +25,6 @@ from collections.abc import Callable
 from typing import Final
 
 from librt.vecs import append as vec_append
-from librt.vecs import pop as vec_pop
 from librt.vecs import vec
 from mypy_extensions import i64, trait
 
@@ -103,17 +102,21 @@ class Engine:
     a 16-worker run. Any heap pops the same events in the same order: no two have the same ``(key, seq)``. Slots
     are reused: a run makes one only while more events are pending than ever before."""
 
-    __slots__ = ("_arguments", "_free", "_handlers", "_keys", "_seq", "_seqs", "_slots", "n_events", "now")
+    __slots__ = ("_arguments", "_free", "_handlers", "_keys", "_n", "_n_free", "_seq", "_seqs", "_slots",
+                 "n_events", "now")
 
     def __init__(self) -> None:
         self.now = 0
         self.n_events = 0
+        # the heap: its first _n items (the vecs only grow, so that taking an event resizes nothing)
         self._keys: vec[i64] = vec[i64]()
         self._seqs: vec[i64] = vec[i64]()
         self._slots: vec[i64] = vec[i64]()
+        self._n: i64 = 0
         self._handlers: list[Handler] = []  # per slot
         self._arguments: vec[i64] = vec[i64]()
-        self._free: vec[i64] = vec[i64]()  # slots of spent events
+        self._free: vec[i64] = vec[i64]()  # its first _n_free: slots of spent events
+        self._n_free: i64 = 0
         self._seq: i64 = 0
 
     def at(self, time_ns: int, priority: int, handler: Handler, argument: int = 0) -> None:
@@ -121,9 +124,10 @@ class Engine:
         time_ns = max(time_ns, self.now)
         if time_ns > MAX_TIME_NS:
             raise OverflowError(f"an event at {time_ns} ns is past the engine's last instant ({MAX_TIME_NS} ns)")
-        free = self._free
-        if len(free):
-            self._free, slot = vec_pop(free)
+        slot: i64
+        if self._n_free:
+            self._n_free -= 1
+            slot = self._free[self._n_free]
             self._handlers[slot] = handler
             self._arguments[slot] = argument
         else:
@@ -133,55 +137,80 @@ class Engine:
         key: i64 = time_ns << _PRIORITY_BITS | priority
         seq = self._seq
         self._seq = seq + 1
-        keys, seqs, slots = self._keys, self._seqs, self._slots
-        i: i64 = len(keys)
-        keys = vec_append(keys, key)
-        seqs = vec_append(seqs, seq)
-        slots = vec_append(slots, slot)
+        i = self._n
+        self._n = i + 1
+        if i == len(self._keys):
+            self._keys = vec_append(self._keys, key)
+            self._seqs = vec_append(self._seqs, seq)
+            self._slots = vec_append(self._slots, slot)
+        keys = self._keys
+        seqs = self._seqs
+        slots = self._slots
         while i > 0:  # up while the parent comes later: with a seq above all others, only a later key does
             parent = (i - 1) >> 1
-            if keys[parent] <= key:
+            parent_key = keys[parent]
+            if parent_key <= key:
                 break
-            keys[i], seqs[i], slots[i] = keys[parent], seqs[parent], slots[parent]
+            keys[i] = parent_key
+            seqs[i] = seqs[parent]
+            slots[i] = slots[parent]
             i = parent
-        keys[i], seqs[i], slots[i] = key, seq, slot
-        self._keys, self._seqs, self._slots = keys, seqs, slots
+        keys[i] = key
+        seqs[i] = seq
+        slots[i] = slot
 
     def _next(self) -> i64:
         """Take the first event off the heap (not empty): its slot; the clock moves to its time."""
-        keys, seqs, slots = self._keys, self._seqs, self._slots
-        first_key, first_slot = keys[0], slots[0]
-        keys, key = vec_pop(keys)
-        seqs, seq = vec_pop(seqs)
-        slots, slot = vec_pop(slots)
-        n = len(keys)
+        keys = self._keys
+        seqs = self._seqs
+        slots = self._slots
+        first_key = keys[0]
+        first_slot = slots[0]
+        n = self._n - 1
+        self._n = n
         if n:  # the last one sinks from the top to its place
+            key = keys[n]
+            seq = seqs[n]
+            slot = slots[n]
             i: i64 = 0
             child: i64 = 1
             while child < n:
-                ck, cs = keys[child], seqs[child]
+                child_key = keys[child]
+                child_seq = seqs[child]
                 right = child + 1
-                if right < n and (keys[right] < ck or (keys[right] == ck and seqs[right] < cs)):
-                    child, ck, cs = right, keys[right], seqs[right]
-                if key < ck or (key == ck and seq < cs):
+                if right < n:
+                    right_key = keys[right]
+                    if right_key < child_key or (right_key == child_key and seqs[right] < child_seq):
+                        child = right
+                        child_key = right_key
+                        child_seq = seqs[right]
+                if key < child_key or (key == child_key and seq < child_seq):
                     break
-                keys[i], seqs[i], slots[i] = ck, cs, slots[child]
+                keys[i] = child_key
+                seqs[i] = child_seq
+                slots[i] = slots[child]
                 i = child
                 child = 2 * i + 1
-            keys[i], seqs[i], slots[i] = key, seq, slot
-        self._keys, self._seqs, self._slots = keys, seqs, slots
+            keys[i] = key
+            seqs[i] = seq
+            slots[i] = slot
         self.now = first_key >> _PRIORITY_BITS
         return first_slot
 
     def run(self, stop: Callable[[], bool] | None = None) -> None:
         """Process events in order until none is left (or ``stop()`` turns true after one)."""
         handlers, nobody = self._handlers, _NOBODY
-        while len(self._keys):
+        while self._n:
             slot = self._next()
             self.n_events += 1
-            handler, argument = handlers[slot], self._arguments[slot]
+            handler = handlers[slot]
+            argument = self._arguments[slot]
             handlers[slot] = nobody
-            self._free = vec_append(self._free, slot)
+            if self._n_free == len(self._free):
+                self._free = vec_append(self._free, slot)
+            else:
+                self._free[self._n_free] = slot
+            self._n_free += 1
             handler.fire(argument)
             if stop is not None and stop():
                 return
