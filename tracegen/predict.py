@@ -69,10 +69,11 @@ from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untrac
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
 # what one core simulates per second, by engine, for the time a run will take: compiled, 1.9 million on
-# benchmarks/bench_simulate.py's every N = 1..64 and 2.0-2.6 million on the development traces' curves (which
-# make about three events per task, as estimated_events counts), 2026-12-04 evening; pure, 2026-12-04 morning,
-# less the half the engine's hand-written heap costs it since 2026-12-05 (the resnet trace, 16 workers: 163,000)
-EVENTS_PER_S = {"compiled (mypyc)": 2_000_000, "pure Python": 160_000}
+# benchmarks/bench_simulate.py's every N = 1..64 (2.8 million since the vec heap of 2026-12-05) and 2.0-2.6
+# million on the development traces' curves (which make about three events per task, as estimated_events
+# counts), 2026-12-04 evening; pure, 2026-12-04 morning,
+# less what the engine's hand-written heap costs it since 2026-12-05 (the resnet trace, N = 8 and 16: 184,000)
+EVENTS_PER_S = {"compiled (mypyc)": 2_000_000, "pure Python": 180_000}
 SLOW_EVENTS = 3_000_000  # about two seconds: above it, say what the run will cost and show progress
 # about 15 seconds on one core: below it, starting processes costs about what they save (about a second to start
 # each, and each batch of N waits for its slowest; with 2 CPUs, predict on the dev resnet_100 trace, about 2.3e7
