@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import pathlib
 import signal
@@ -10,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -132,19 +135,11 @@ def test_a_ps_task_that_cannot_start_is_explained_to_the_client(monkeypatch: pyt
     """The reason was printed on the PS host only; 'netbench run' on the other host said 'refused 'start':
     connection closed'."""
     monkeypatch.setattr(netbench, "_node_argv", lambda _job: [sys.executable, "-c", "raise SystemExit('no TF here')"])
-    port = free_port()
-    said: list[str] = []
-    thread = threading.Thread(target=serve, kwargs={"bind": "127.0.0.1", "port": port, "once": True,
-                                                    "progress": said.append}, daemon=True)
-    thread.start()
-    with _connect(port) as conn:
-        stream = conn.makefile("rwb")
+    with _session() as (stream, _):
         stream.write(b'{"op": "start", "workers": ["127.0.0.1:1"]}\n')
         stream.flush()
         assert json.loads(stream.readline()) == {"ok": False, "error": "netbench ps exited with code 1: no TF here"}
         assert stream.readline() == b""
-    thread.join(timeout=30)
-    assert not thread.is_alive()
 
 
 def test_run_refuses_an_out_it_cannot_write_before_it_measures(monkeypatch: pytest.MonkeyPatch,
@@ -199,6 +194,21 @@ def test_a_second_ctrl_c_while_the_children_are_killed_kills_them_all() -> None:
     assert closed == [0, 1, 2]
 
 
+@contextlib.contextmanager
+def _session() -> Iterator[tuple[io.BufferedRWPair, list[str]]]:
+    """One session with ``netbench serve --once`` run in a thread: the connection's stream, and what the server
+    says on its terminal (complete once the block has ended, and the server with it)."""
+    port = free_port()
+    said: list[str] = []
+    thread = threading.Thread(target=serve, kwargs={"bind": "127.0.0.1", "port": port, "once": True,
+                                                    "progress": said.append}, daemon=True)
+    thread.start()
+    with _connect(port) as conn, conn.makefile("rwb") as stream:
+        yield stream, said
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+
+
 def _connect(port: int, within_s: float = 30.0) -> socket.socket:
     """A connection to the server starting in a thread: it may not listen yet on a busy machine."""
     deadline = time.monotonic() + within_s
@@ -212,13 +222,7 @@ def _connect(port: int, within_s: float = 30.0) -> socket.socket:
 
 
 def test_serve_ends_a_session_on_a_bad_request_and_says_why() -> None:
-    port = free_port()
-    said: list[str] = []
-    thread = threading.Thread(target=serve, kwargs={"bind": "127.0.0.1", "port": port, "once": True,
-                                                    "progress": said.append}, daemon=True)
-    thread.start()
-    with _connect(port) as conn:
-        stream = conn.makefile("rwb")
+    with _session() as (stream, said):
         stream.write(b'{"op": "hello"}\n')
         stream.flush()
         hello = json.loads(stream.readline())
@@ -228,8 +232,6 @@ def test_serve_ends_a_session_on_a_bad_request_and_says_why() -> None:
         refused = json.loads(stream.readline())  # the client is told why, then the session is over
         assert not refused["ok"] and "must be HOST:PORT" in refused["error"]
         assert stream.readline() == b""  # nothing was started
-    thread.join(timeout=30)
-    assert not thread.is_alive()
     assert any("must be HOST:PORT" in line and "'no-port'" in line for line in said)
 
 
