@@ -6,9 +6,7 @@ trace-only commands work without TensorFlow.
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
-import tempfile
 from typing import TYPE_CHECKING, Any
 
 from parsers.linkprofile import PROFILE_NAME
@@ -16,7 +14,7 @@ from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.outputs import refuse_existing
+from tracegen.outputs import check_writable, refuse_existing
 from tracegen.placement import PLACEMENTS
 from tracegen.policy import parse_policy
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
@@ -358,7 +356,7 @@ def _netbench_run(args: argparse.Namespace) -> int:
     refuse_existing([out], args.force)
     if not out.parent.is_dir():
         raise ConfigError(f"{out.parent}: output directory does not exist")
-    _check_writable(out.parent)
+    check_writable(out.parent, "the profile there")  # written after minutes of measuring
     config = NetbenchConfig(ps=args.ps, max_connections=args.max_connections, window_s=args.window,
                             tensors=args.tensors, tensor_bytes=args.tensor_bytes,
                             connect_timeout_s=args.connect_timeout)
@@ -369,17 +367,6 @@ def _netbench_run(args: argparse.Namespace) -> int:
           f"{format_rate(round(best.pull_bytes_per_s))}, push {format_rate(round(best.push_bytes_per_s))}")
     print(f"wrote {out}")
     return 0
-
-
-def _check_writable(folder: pathlib.Path) -> None:
-    """ConfigError unless a file can be made in ``folder`` (tried: permissions, a read-only mount, /proc): the
-    profile is written there only after minutes of measuring, and was lost when it could not be."""
-    try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".tracegen-probe-")
-    except OSError as exc:
-        raise ConfigError(f"{folder}: cannot write the profile there: {exc.strerror or exc}") from None
-    os.close(fd)
-    pathlib.Path(probe).unlink()
 
 
 def _add_netbench(p: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ the simulation decode their own). Compiled, these are direct calls with no objec
 would cost one or two allocations per task and a Python-level call (README, "The compiled engine"). For the
 same reason the engine's heap is integers in ``vec[i64]`` that its own code sifts, and the smaller heaps of the
 resources hold small objects that compare themselves (compiled, about twice as fast as comparing tuples item by
-item). Run as plain Python, the engine's hand-written heap is about twice as slow as ``heapq`` would be: the
+item). Run as plain Python, the engine with its hand-written heap is about 1.7 times as slow as with ``heapq``: the
 price of one source for both.
 :class:`Call` and :class:`Notify` wrap a plain function for code that has one.
 """

@@ -34,6 +34,7 @@ import pathlib
 import re
 import shutil
 import signal
+import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from types import TracebackType
@@ -160,12 +161,7 @@ class OutputDir:
         folders = [n for n in existing if not (self.root / n).is_file()]
         if folders:
             raise ConfigError(f"{self.root / folders[0]}: is not a file; this run writes a file there")
-        probe = self.root / ".tracegen-write-check.tmp"
-        try:
-            probe.write_bytes(b"")
-            probe.unlink()
-        except OSError as exc:
-            raise ConfigError(f"{self.root}: cannot write here: {exc.strerror or exc}") from exc
+        check_writable(self.root)
 
     def _check_folders(self, name: str) -> None:
         """ConfigError when a folder ``name`` goes into is there as something else (a user's file ``traces``)."""
@@ -284,6 +280,17 @@ def _signals_held() -> Iterator[None]:
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
         if caught:
             signal.raise_signal(caught[0])
+
+
+def check_writable(folder: pathlib.Path, what: str = "here") -> None:
+    """ConfigError unless a file can be made in ``folder`` (permissions, a read-only mount, /proc), tried by making
+    one and removing it: found before the work whose result goes there, not after."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".tracegen-probe-")
+    except OSError as exc:
+        raise ConfigError(f"{folder}: cannot write {what}: {exc.strerror or exc}") from None
+    os.close(fd)
+    pathlib.Path(probe).unlink()
 
 
 def refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:
