@@ -16,7 +16,9 @@ from tracegen.curve import (
     STALL_GAIN,
     STALL_POINTS,
     format_workers,
+    knee_text,
     parse_workers,
+    plateau_text,
 )
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
@@ -255,10 +257,8 @@ def _print(result: Prediction, config: PredictConfig) -> None:
               f"({STALL_POINTS} worker counts in a row each under {STALL_GAIN:.0%} above the best, with the PS's "
               f"CPU or a link direction at least {SATURATED:.0%} busy, a direction of what it carries while the "
               "other is busy too), so more workers do not raise it; --every-n simulates them")
-    knee = (f"N={curve.knee_n_workers}" if curve.knee_n_workers is not None
-            else f"not reached by N={largest}")
-    print(f"plateau {curve.plateau_steps_per_s:.2f} steps/s (simulated at N={curve.saturation_workers}); knee "
-          f"(95% of the plateau): {knee}; link bound {curve.link_bound_steps_per_s:.2f} steps/s")
+    print(f"plateau {plateau_text(curve)}; knee (95% of the plateau): {knee_text(curve)}; "
+          f"link bound {curve.link_bound_steps_per_s:.2f} steps/s")
     measured = config.single_worker
     if curve.points[-1].bottleneck == "ps-cpu" and measured is not None and measured.ps_cpu_s_per_step is not None:
         per_step_ms = measured.ps_cpu_s_per_step * 1e3

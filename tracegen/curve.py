@@ -1,10 +1,14 @@
 """The scaling curve: predicted throughput for each number of workers, its plateau, knee and bottleneck.
 
 For each N the simulation runs once per seed; a point reports the mean steps/s and the lowest and highest over
-seeds. The *plateau* is what the model gives once workers are plentiful: the throughput simulated at
-``saturation_workers`` (enough workers to keep the tighter of the link and PS bounds busy, or the largest asked
-N if that is more). The *knee* is the smallest asked N whose mean reaches 95 % of the plateau; when no asked N
-does, the knee is ``None`` ("not reached by N=<largest>"), never the largest N of a curve that still climbs.
+seeds. The *plateau* is what the model gives once workers are plentiful: the best rate of a curve that stalled
+(:func:`stalled_after`), else the throughput simulated past the asked N: at ``saturation_workers`` (enough
+workers to keep the tighter of the link and PS bounds busy, or the largest asked N if that is more), then at twice
+as many while that still adds :data:`STALL_GAIN` (at most :data:`PLATEAU_PROBES` times, up to
+:data:`MAX_SATURATION_WORKERS`): a curve that climbs slowly past the bound's N is not taken as flat where the
+asked range ends. ``plateau_reached`` is False when the last of those still climbed (the plateau is then a
+lower bound). The *knee* is the smallest asked N whose mean reaches 95 % of the plateau; when no asked N does,
+the knee is ``None`` ("not reached by N=<largest>"), never the largest N of a curve that still climbs.
 
 A point's bottleneck is the resource busiest in that run: ``link-pull`` / ``link-push`` (a PS link direction
 carrying ≥ 80 % of its peak capacity), ``ps-cpu`` (the PS's cores busy ≥ 80 %), of the busiest PS shard when
@@ -41,6 +45,7 @@ from tracegen.simulate import MAX_WORKERS, SimConfig, SimResult, simulate
 KNEE_FRACTION = 0.95
 BUSY_THRESHOLD = 0.8
 MAX_SATURATION_WORKERS = 256
+PLATEAU_PROBES = 3  # doublings of N past the asked range while the rate still climbs (the plateau search)
 STALL_POINTS = 3  # past the plateau: this many asked N in a row, each not STALL_GAIN above the best rate so far
 STALL_GAIN = 0.01
 SATURATED = 0.9  # predict's stall counts only points whose busiest resource is at least this busy
@@ -75,6 +80,7 @@ class Curve:
     link_description: str
     n_events: int
     unsimulated_workers: tuple[int, ...] = ()  # asked N past the plateau, not simulated (``stop_at_plateau``)
+    plateau_reached: bool = True  # False: the plateau search's last N still climbed; the plateau is a lower bound
 
 
 def parse_workers(text: str, name: str = "workers") -> tuple[int, ...]:
@@ -277,24 +283,65 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
     n_events = sum(events[n] for n in ns)
     first = firsts[0]
     link_bound, ps_bound = link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first)
+    if stalled is None and find_plateau:  # every asked N simulated: the curve may have stalled among them
+        stalled = stalled_after([p.steps_per_s for p in points], [saturated(p, first.link_spec) for p in points])
+    reached = True
     if stalled is not None:  # the plateau is known: the best rate simulated
         best = max(points, key=lambda p: (p.steps_per_s, -p.n_workers))
         sat, plateau = best.n_workers, best.steps_per_s
+    elif not find_plateau:
+        sat, plateau = ns[-1], points[-1].steps_per_s
     else:
         one = points[0].steps_per_s / points[0].n_workers
-        sat = saturation_workers(one, min(link_bound, ps_bound), ns[-1]) if find_plateau else ns[-1]
-        plateau = points[-1].steps_per_s
-        if sat != ns[-1]:
+        start = saturation_workers(one, min(link_bound, ps_bound), ns[-1])
+
+        def at(n: int) -> float:
             found: list[CurvePoint] = []
-            _points(model, config, [sat], seeds, processes, lambda point, _runs: found.append(point))
-            plateau = found[0].steps_per_s
+            _points(model, config, [n], seeds, processes, lambda point, _runs: found.append(point))
+            return found[0].steps_per_s
+
+        sat, plateau, reached = plateau_search(ns[-1], points[-1].steps_per_s, start, at)
     knee_n = knee(points, plateau)
     points = [dataclasses.replace(p, bottleneck="contention")
               if p.bottleneck == "workers" and knee_n is not None and p.n_workers >= knee_n else p for p in points]
     return Curve(points=tuple(points), plateau_steps_per_s=plateau, saturation_workers=sat, knee_n_workers=knee_n,
                  link_bound_steps_per_s=link_bound, ps_bound_steps_per_s=ps_bound,
                  link_description=first.link_spec.description, n_events=n_events,
-                 unsimulated_workers=tuple(asked[len(ns):]))
+                 unsimulated_workers=tuple(asked[len(ns):]), plateau_reached=reached)
+
+
+def plateau_search(largest: int, rate: float, start: int, at: Callable[[int], float]) -> tuple[int, float, bool]:
+    """(N, rate, reached) of the plateau past the asked N, whose largest, ``largest``, ran at ``rate``: ``at(n)``
+    (the rate simulated at ``n``) at ``start`` if that is more workers, then at twice as many while the rate still
+    rises :data:`STALL_GAIN` over the last, at most :data:`PLATEAU_PROBES` times and up to
+    :data:`MAX_SATURATION_WORKERS` (or ``largest`` if that is more). ``reached`` is False when the last N
+    simulated still rose that much."""
+    best_n, best = largest, rate
+    n = start if start > largest else 2 * largest
+    for _ in range(PLATEAU_PROBES):
+        n = min(n, max(MAX_SATURATION_WORKERS, largest))
+        if n <= best_n:
+            return best_n, best, True
+        got = at(n)
+        if got < best * (1 + STALL_GAIN):
+            return (n, got, True) if got > best else (best_n, best, True)
+        best_n, best, n = n, got, 2 * n
+    return best_n, best, False
+
+
+def plateau_text(curve: Curve) -> str:
+    """The plateau in words: its rate and where it was simulated, or, when the search had not seen it stop
+    rising, that it is a lower bound."""
+    if curve.plateau_reached:
+        return f"{curve.plateau_steps_per_s:.2f} steps/s (simulated at N={curve.saturation_workers})"
+    return f"at least {curve.plateau_steps_per_s:.2f} steps/s (still rising at N={curve.saturation_workers})"
+
+
+def knee_text(curve: Curve) -> str:
+    """The knee in words: ``N=k``; ``N=k or later`` against a plateau that is a lower bound; or not reached."""
+    if curve.knee_n_workers is None:
+        return f"not reached by N={curve.points[-1].n_workers}"
+    return f"N={curve.knee_n_workers}" + ("" if curve.plateau_reached else " or later")
 
 
 def finite(x: float) -> float | None:

@@ -28,7 +28,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from tracegen.curve import Curve
+from tracegen.curve import Curve, knee_text, plateau_text
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
 
@@ -79,9 +79,8 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
     """The page of one prediction: summary, throughput, utilisation and bottleneck, the table, the inputs."""
     points, ns = curve.points, tuple(p.n_workers for p in curve.points)
     edges = band_edges(curve, band) if band is not None else None
-    knee = f"N={curve.knee_n_workers}" if curve.knee_n_workers is not None else f"not reached by N={ns[-1]}"
-    lead = (f"Plateau {curve.plateau_steps_per_s:.2f} steps/s ({curve.plateau_steps_per_s * batch_size:.1f} "
-            f"samples/s), simulated at N={curve.saturation_workers}; knee (95 % of the plateau): {knee}; "
+    lead = (f"Plateau {plateau_text(curve)}, {curve.plateau_steps_per_s * batch_size:.1f} samples/s; "
+            f"knee (95 % of the plateau): {knee_text(curve)}; "
             f"link bound {_rate(curve.link_bound_steps_per_s)}, PS CPU bound {_rate(curve.ps_bound_steps_per_s)}; "
             f"bottleneck at N={ns[-1]}: {points[-1].bottleneck}.")
     parts = [paragraph(lead, "lead")]

@@ -112,7 +112,8 @@ def curve_png(curve: Curve, *, title: str, band: tuple[Curve, Curve] | None = No
                     xytext=(6, -14))
     top = max(p.steps_per_s_high for p in curve.points)
     ax.axhline(curve.plateau_steps_per_s, color="grey", linestyle="--",
-               label=f"plateau {curve.plateau_steps_per_s:.3g} steps/s (N={curve.saturation_workers})")
+               label=f"plateau {'' if curve.plateau_reached else '>= '}{curve.plateau_steps_per_s:.3g} steps/s "
+                     f"(N={curve.saturation_workers})")
     if curve.link_bound_steps_per_s < 3 * top:
         ax.axhline(curve.link_bound_steps_per_s, color="red", linestyle="--",
                    label=f"link bound {curve.link_bound_steps_per_s:.3g} steps/s")

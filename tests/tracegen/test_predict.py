@@ -8,6 +8,7 @@ import dataclasses
 import pathlib
 import re
 import shutil
+from collections.abc import Callable
 
 import pytest
 
@@ -295,6 +296,47 @@ def test_saturation_workers_covers_the_bound() -> None:
     assert saturation_workers(1.0, 10.0, 8) == 16  # 1.5 x 10 / 1, plus one
     assert saturation_workers(1.0, float("inf"), 8) == 8
     assert saturation_workers(0.001, 10.0, 4) == 256
+
+
+def test_the_plateau_search_doubles_n_while_the_rate_still_rises() -> None:
+    from tracegen.curve import PLATEAU_PROBES, plateau_search
+
+    asked: list[int] = []
+
+    def at(rates: dict[int, float]) -> Callable[[int], float]:
+        def rate(n: int) -> float:
+            asked.append(n)
+            return rates[n]
+        return rate
+
+    # 8 asked at 10.0: 16 adds 10 %, 32 under 1 % more: the plateau is 32's
+    assert plateau_search(8, 10.0, 8, at({16: 11.0, 32: 11.05})) == (32, 11.05, True) and asked == [16, 32]
+    asked.clear()  # the bound's N past the asked range comes first; a fall keeps the best before it
+    assert plateau_search(4, 5.0, 10, at({10: 9.0, 20: 8.5})) == (10, 9.0, True) and asked == [10, 20]
+    asked.clear()  # still rising at the last doubling: a lower bound, and never past the cap
+    rising = {n: float(n) for n in (16, 32, 64, 128, 256)}
+    assert plateau_search(8, 8.0, 8, at(rising)) == (8 * 2 ** PLATEAU_PROBES, float(8 * 2 ** PLATEAU_PROBES), False)
+    asked.clear()
+    assert plateau_search(200, 1.0, 200, at({256: 2.0})) == (256, 2.0, True) and asked == [256]
+
+
+def test_the_knee_does_not_move_with_the_range_asked_once_the_range_covers_it(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The quick start's trace (its profile and single-worker file beside it) climbs slowly past N = 8 (21.2
+    steps/s there, about 22 from N = 12 on): asked 1-8, the plateau was the rate at N = 8 and the knee N = 7, a
+    knee of the range asked, not of the curve. The plateau search past the range gives the knee that 1-12 gives."""
+    trace = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    knees = []
+    for workers in ("1-8", "1-12"):
+        assert run_predict(parse([str(trace), "--workers", workers, "--out", str(tmp_path / workers)])) == 0
+        out = capsys.readouterr().out
+        found = re.search(r"plateau ([\d.]+) steps/s \(simulated at N=\d+\); knee \(95% of the plateau\): N=(\d+);",
+                          out)
+        assert found, out
+        table = rows(tmp_path / workers / "curve.csv")
+        assert float(found[1]) >= max(float(r["steps_per_s"]) for r in table)
+        knees.append(int(found[2]))
+    assert knees[0] == knees[1]
 
 
 def test_a_single_worker_measurement_beside_the_trace_is_used_and_named(
