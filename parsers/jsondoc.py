@@ -39,6 +39,8 @@ def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = D
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"{source}: byte {exc.start}: JSON is not valid UTF-8") from None
+    if not text.removeprefix(_BOM).strip():  # else json's "Expecting value" at 1:1, as if the content were wrong
+        raise error(f"{source}: file is empty")  # white space alone too, as a trace file's reader says
     try:
         twice: list[tuple[dict[str, Any], str]] = []
         doc = json.loads(text.removeprefix(_BOM), parse_float=parse_float, parse_constant=_refuse_constant,

@@ -42,6 +42,7 @@ from parsers.xspace import (
 
 PROTO_SUFFIXES = (".pb", ".pbtxt", ".txt", ".runmeta", ".stepstats", ".pb.gz", ".pbtxt.gz")
 JSON_SUFFIXES = (".json", ".json.gz", ".trace", ".trace.gz")
+UTF8_BOM = b"\xef\xbb\xbf"
 META_NAME = "meta.json"  # the capture settings ``tracegen profile`` writes beside the steps: not a trace
 BESIDE = (META_NAME, PROFILE_NAME, SINGLE_WORKER_NAME)  # what sits beside a trace and is not one
 MAX_META_BYTES = 1 << 20  # a few hundred bytes as written
@@ -79,7 +80,7 @@ def read_bytes(path: pathlib.Path, max_bytes: int = MAX_BYTES) -> bytes:
     """The file's content, gunzipped when it is gzip; refuses empty, unreadable, non-regular or oversized
     input (at most ``max_bytes`` read, and at most ``max_bytes`` expanded)."""
     data = read_file(path, max_bytes)
-    if not data.strip():
+    if not data.removeprefix(UTF8_BOM).strip():  # white space, or a byte-order mark and white space, holds nothing
         raise TraceFormatError(f"{path}: file is empty")
     if data.startswith(GZIP_MAGIC):
         data = gunzip(data, str(path), max_bytes)
@@ -92,7 +93,7 @@ def read_bytes(path: pathlib.Path, max_bytes: int = MAX_BYTES) -> bytes:
 
 def looks_like_json(data: bytes) -> bool:
     """Whether the content starts like a JSON document (after whitespace and a UTF-8 byte-order mark)."""
-    head = data[:64].lstrip(b" \t\r\n").removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+    head = data[:64].lstrip(b" \t\r\n").removeprefix(UTF8_BOM).lstrip(b" \t\r\n")
     return head[:1] in (b"{", b"[")
 
 

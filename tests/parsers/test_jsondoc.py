@@ -1,0 +1,31 @@
+"""``parsers.jsondoc``: what every JSON input (link profile, single-worker.json, meta.json, Chrome trace) is
+refused for, said the same way whichever file it is."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from parsers import TraceFormatError, read_trace
+from parsers.linkprofile import ProfileError, read_link_profile
+from parsers.read import read_meta
+from parsers.singleworker import SingleWorkerError, read_single_worker
+
+
+@pytest.mark.parametrize("data", [b"", b" \n\t\n", b"\xef\xbb\xbf\n"])
+def test_an_empty_json_input_says_so_not_invalid_json(tmp_path: pathlib.Path, data: bytes) -> None:
+    """An empty link profile said 'invalid JSON: Expecting value' at 1:1, as if its content were wrong."""
+    readers = [(tmp_path / "link-profile.json", read_link_profile, ProfileError),
+               (tmp_path / "single-worker.json", read_single_worker, SingleWorkerError),
+               (tmp_path / "meta.json", lambda _path: read_meta(tmp_path), TraceFormatError)]
+    for path, read, error in readers:
+        path.write_bytes(data)
+        with pytest.raises(error) as info:
+            read(path)
+        assert str(info.value) == f"{path}: file is empty"
+    chrome = tmp_path / "trace.json"
+    chrome.write_bytes(data)
+    with pytest.raises(TraceFormatError) as info:
+        read_trace(chrome)
+    assert str(info.value) == f"{chrome}: file is empty"
