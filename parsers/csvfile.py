@@ -66,6 +66,8 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise error(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise error(f"{source}: file is empty; line 1 must be {f'# {fmt} version {version}'!r}, then a header")
     known = {**(older or {}), version: columns}
     first = text.split("\n", 1)[0].strip()
     m = re.match(rf"^#\s*{re.escape(fmt)}\s+version\s+(\S+)\s*$", first)

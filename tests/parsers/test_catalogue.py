@@ -149,3 +149,17 @@ def test_not_utf8_and_not_a_file(tmp_path: pathlib.Path) -> None:
         read_catalogue(path)
     with pytest.raises(CatalogueError, match="not a regular file"):
         read_catalogue(tmp_path)
+
+
+@pytest.mark.parametrize("data", [b"", b"\n  \n", b"\xef\xbb\xbf\n"])
+def test_an_empty_catalogue_or_worker_class_file_says_it_is_empty(tmp_path: pathlib.Path, data: bytes) -> None:
+    """It said "line 1 must be '# tracegen-catalogue version 1' (got '')", as if a wrong line were there."""
+    from parsers.workerclasses import WorkerClassError, read_worker_classes
+
+    path = tmp_path / "cat.csv"
+    path.write_bytes(data)
+    with pytest.raises(CatalogueError) as info:
+        read_catalogue(path)
+    assert str(info.value) == f"{path}: file is empty; line 1 must be {FIRST_LINE!r}, then a header"
+    with pytest.raises(WorkerClassError, match=r"cat\.csv: file is empty; line 1 must be '# tracegen-worker-classes "):
+        read_worker_classes(path)
