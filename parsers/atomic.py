@@ -6,8 +6,31 @@ import contextlib
 import os
 import pathlib
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO, Any
+
+
+def _create_beside(target: pathlib.Path, created: list[pathlib.Path]) -> int:
+    """The descriptor of a new temporary file beside ``target`` (``.NAME.<16 hex digits>.tmp``), its path
+    appended to ``created`` before it is made: a KeyboardInterrupt that lands just after the file exists still
+    leaves it in the caller's list to remove (a sweep's Ctrl-C while it writes a part)."""
+    for _ in range(100):
+        created.append(target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp"))
+        try:
+            return os.open(created[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+        except FileExistsError:
+            created.pop()  # another writer's: not ours to remove
+        except OSError as exc:  # a folder missing or not writable: named as the path the caller asked for
+            created.pop()
+            raise _about(exc, target) from None
+    raise FileExistsError(f"{target}: no free temporary name beside it in 100 tries")
+
+
+def _replace(tmp: pathlib.Path, target: pathlib.Path) -> None:
+    try:
+        tmp.replace(target)
+    except OSError as exc:  # a directory where the file should go, say
+        raise _about(exc, target) from None
 
 
 @contextlib.contextmanager
@@ -15,35 +38,38 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
     """Open a temporary file beside ``path``; on a clean exit it is synced and renamed onto ``path``.
 
     On an exception the temporary file is removed and ``path`` is left as it was. The new file gets the
-    permissions a plain ``open`` would give it (0666 less the umask). The temporary file's name is chosen before
-    it is created, inside the ``try``: a KeyboardInterrupt that lands just after the file exists (a sweep's Ctrl-C
-    while it writes a part) still removes it.
+    permissions a plain ``open`` would give it (0666 less the umask); the temporary file never outlives the
+    block, however it ends (:func:`_create_beside`).
     """
     target = pathlib.Path(path)
-    tmp: pathlib.Path | None = None
+    created: list[pathlib.Path] = []
     try:
-        for _ in range(100):
-            tmp = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
-            try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
-                break
-            except FileExistsError:
-                tmp = None  # another writer's: not ours to remove
-            except OSError as exc:  # a folder missing or not writable: named as the path the caller asked for
-                tmp = None
-                raise _about(exc, target) from None
-        else:
-            raise FileExistsError(f"{target}: no free temporary name beside it in 100 tries")
+        fd = _create_beside(target, created)
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        try:
-            tmp.replace(target)
-        except OSError as exc:  # a directory where the file should go, say
-            raise _about(exc, target) from None
+        _replace(created[0], target)
     finally:
-        if tmp is not None:
+        for tmp in created:
+            tmp.unlink(missing_ok=True)
+
+
+def write_set_atomic(files: Sequence[tuple[pathlib.Path, bytes]]) -> None:
+    """Write several files as one set: every one into a synced temporary file beside it first, then each renamed
+    into place; a failure before the renames (a full disk, an interrupt) leaves every old file as it was and
+    removes the temporary ones. Only a failing rename, which moves no data, can leave the set half replaced."""
+    created: list[pathlib.Path] = []
+    try:
+        for target, data in files:
+            with os.fdopen(_create_beside(target, created), "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        for tmp, (target, _) in zip(created, files, strict=True):
+            _replace(tmp, target)
+    finally:
+        for tmp in created:
             tmp.unlink(missing_ok=True)
 
 

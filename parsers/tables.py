@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from parsers.atomic import write_bytes_atomic
+from parsers.atomic import write_set_atomic
 from parsers.errors import TraceFormatError, quoted
 from parsers.files import read_file
 from parsers.jsondoc import load_json
@@ -47,9 +47,12 @@ def table_paths(out_dir: pathlib.Path, fmt: TableFormat) -> list[pathlib.Path]:
 
 
 def write_tables(trace: Trace, out_dir: str | os.PathLike[str], fmt: TableFormat) -> list[pathlib.Path]:
-    """Write every table of ``trace`` as ``<table>.<fmt>`` and the manifest into ``out_dir``; atomic per file."""
+    """Write every table of ``trace`` as ``<table>.<fmt>`` and the manifest into ``out_dir``, as one set: all are
+    made and written beside their places before any replaces an earlier conversion's (a failure part way leaves
+    the old set whole, never old tables beside new ones)."""
     target = pathlib.Path(out_dir)
     target.mkdir(parents=True, exist_ok=True)
+    files: list[tuple[pathlib.Path, bytes]] = []
     for name in SCHEMAS:
         frame: pd.DataFrame = getattr(trace, name)
         buf = io.BytesIO()
@@ -58,10 +61,11 @@ def write_tables(trace: Trace, out_dir: str | os.PathLike[str], fmt: TableFormat
             frame.to_csv(buf, index=False, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
         else:
             frame.to_parquet(buf, index=False)
-        write_bytes_atomic(target / f"{name}.{fmt}", buf.getvalue())
+        files.append((target / f"{name}.{fmt}", buf.getvalue()))
     manifest = {"source": trace.source, "source_format": trace.source_format, "table_format": fmt,
                 "lost": list(trace.lost), "skipped": dict(trace.skipped)}
-    write_bytes_atomic(target / MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+    files.append((target / MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()))
+    write_set_atomic(files)
     return table_paths(target, fmt)
 
 

@@ -79,3 +79,37 @@ def test_a_folder_it_may_not_write_in_is_named_as_the_target(tmp_path: pathlib.P
     with pytest.raises(PermissionError) as info:
         atomic.write_bytes_atomic(tmp_path / "out.json", b"{}")
     assert info.value.filename == str(tmp_path / "out.json")
+
+
+@pytest.mark.parametrize("interrupt", [False, True])
+def test_a_set_is_replaced_whole_or_not_at_all(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                               interrupt: bool) -> None:
+    """``convert --force`` wrote its tables one by one: a failure after the first left new tables beside old
+    ones. A set is now written beside its places first; a failure (a folder that is not there, Ctrl-C the moment
+    the last temporary file exists) leaves every old file and no temporary one."""
+    old = {tmp_path / name: name.encode() for name in ("ops.csv", "transfers.csv", "manifest.json")}
+    for path, data in old.items():
+        path.write_bytes(data)
+    files = [(path, b"new " + data) for path, data in old.items()]
+    if interrupt:
+        real_open, opened = os.open, []
+
+        def open_then_interrupted(path: os.PathLike[str], flags: int, mode: int = 0o777) -> int:
+            fd = real_open(path, flags, mode)
+            opened.append(path)
+            if len(opened) == len(files):
+                os.close(fd)
+                raise KeyboardInterrupt
+            return fd
+
+        monkeypatch.setattr(atomic.os, "open", open_then_interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            atomic.write_set_atomic(files)
+    else:
+        with pytest.raises(FileNotFoundError) as info:
+            atomic.write_set_atomic([*files[:2], (tmp_path / "missing" / "manifest.json", b"{}")])
+        assert info.value.filename == str(tmp_path / "missing" / "manifest.json")
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == old
+    monkeypatch.undo()
+    atomic.write_set_atomic(files)
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == dict(files)
