@@ -8,12 +8,13 @@ blocks forever.
 
 from __future__ import annotations
 
+import errno
 import os
 import pathlib
 import stat
 import zlib
 
-from parsers.errors import TraceFormatError
+from parsers.errors import TraceFormatError, quoted
 
 GZIP_MAGIC = b"\x1f\x8b"
 _READ_CHUNK = 1 << 20
@@ -25,6 +26,24 @@ _KINDS = {stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device", stat.
 
 def _kind(mode: int) -> str:
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def broken_link(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it is a symbolic link that leads to nothing (to itself, round a loop, or to a path
+    that does not exist), in words for a message; None when it is no such link."""
+    link = pathlib.Path(path)
+    if not link.is_symlink():
+        return None
+    try:
+        link.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link that loops"
+        try:
+            return f"a symbolic link to {quoted(str(link.readlink()))}, which does not exist"
+        except OSError:
+            return "a symbolic link that leads nowhere"
+    return None
 
 
 def read_file(path: pathlib.Path, max_bytes: int, error: type[Exception] = TraceFormatError) -> bytes:

@@ -41,6 +41,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from parsers.atomic import write_bytes_atomic
+from parsers.files import broken_link
 from tracegen.errors import ConfigError
 
 LOCK_NAME = ".tracegen.lock"
@@ -100,8 +101,9 @@ class OutputDir:
             self.written.append(name)
 
     def __enter__(self) -> OutputDir:
-        if self.root.exists() and not self.root.is_dir():
-            raise ConfigError(f"{self.root}: is a file, not a directory; --out names the directory to write into")
+        if os.path.lexists(self.root) and not self.root.is_dir():
+            what = broken_link(self.root) or "is a file, not a directory"
+            raise ConfigError(f"{self.root}: {what}; --out names the directory to write into")
         self._created = [p for p in (self.root, *self.root.parents) if not p.exists()]
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -155,10 +157,10 @@ class OutputDir:
         for name in self.planned:
             self._check_folders(name)
             self._check_not_input(self.root / name)
-        existing = [n for n in self.planned if (self.root / n).exists()]
+        existing = [n for n in self.planned if os.path.lexists(self.root / n)]  # a dangling or looping link too
         if existing and not self.force:
             raise ConfigError(f"{self.root / existing[0]}: already exists; pass --force to replace the previous run")
-        folders = [n for n in existing if not (self.root / n).is_file()]
+        folders = [n for n in existing if not ((self.root / n).is_file() or (self.root / n).is_symlink())]
         if folders:
             raise ConfigError(f"{self.root / folders[0]}: is not a file; this run writes a file there")
         check_writable(self.root)
@@ -296,6 +298,6 @@ def check_writable(folder: pathlib.Path, what: str = "here") -> None:
 def refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:
     """ConfigError naming the first of ``paths`` that exists, unless ``force``: outputs never silently replace
     what a user has."""
-    existing = [p for p in paths if p.exists()]
+    existing = [p for p in paths if os.path.lexists(p)]  # a link to nothing (or to itself) is the user's too
     if existing and not force:
         raise ConfigError(f"{existing[0]}: already exists; pass --force to overwrite")

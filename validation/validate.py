@@ -46,6 +46,7 @@ from typing import Any
 import pandas as pd
 
 from parsers.errors import quoted
+from parsers.files import broken_link
 from parsers.linkprofile import read_link_profile
 from parsers.read import meta_path, read_meta, read_trace
 from parsers.singleworker import read_single_worker
@@ -123,7 +124,8 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
             trace = path / TRACE_DIR_NAME
         path = path / MEASURED_NAME
     if not path.exists():  # said first: without the file, asking for the trace beside it misleads
-        raise ConfigError(f"{path}: no such measurements file")
+        why = broken_link(path)
+        raise ConfigError(f"{path}: no such measurements file" + (f": {why}" if why else ""))
     if trace is None:
         raise ConfigError(f"{path}: give the single-worker trace with --trace (or a testbed folder holding "
                           f"{MEASURED_NAME} and {TRACE_DIR_NAME}/)")
