@@ -45,6 +45,7 @@ from parsers.trace import (
     device_role,
     direction_of,
     make_table,
+    printable,
     source_of,
     trace_from,
 )
@@ -101,7 +102,8 @@ class ChromeWriter:
         if kind is None and self._fh is not None:
             self._fh.write("\n]")
             if self._extra is not None:
-                self._fh.write(', "tracegen": ' + json.dumps(self._extra, sort_keys=True))
+                # a source path that is not UTF-8 as its escape: a lone surrogate would not read back
+                self._fh.write(', "tracegen": ' + json.dumps(printable(self._extra), sort_keys=True))
             self._fh.write("}\n")
         self._cm.__exit__(kind, exc, tb)
 

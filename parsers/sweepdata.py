@@ -51,6 +51,7 @@ import pandas as pd
 
 from parsers.atomic import write_bytes_atomic
 from parsers.errors import SchemaError, TraceFormatError, quoted
+from parsers.trace import printable
 
 # pyarrow ships no type information: imported by name, it is plainly Any (as in parsers.tables).
 _ARROW: Any = importlib.import_module("pyarrow")
@@ -89,12 +90,14 @@ def next_part_number(directory: str | os.PathLike[str]) -> int:
 
 
 def _read(path: pathlib.Path, columns: Sequence[str] | None = None) -> Any:
-    try:
-        schema = _PARQUET.read_schema(path)
-        if not schema.equals(SCHEMA):
-            raise SchemaError(f"{path}: columns {schema.names} differ from the sweep schema of this version "
-                              "(parsers/sweepdata.py); sweep into a new directory")
-        return _PARQUET.read_table(path, columns=list(columns) if columns is not None else None)
+    try:  # opened here, not by Arrow, whose paths must be UTF-8 (a folder named in another encoding is not)
+        with path.open("rb") as fh:
+            schema = _PARQUET.read_schema(fh)
+            if not schema.equals(SCHEMA):
+                raise SchemaError(f"{path}: columns {schema.names} differ from the sweep schema of this version "
+                                  "(parsers/sweepdata.py); sweep into a new directory")
+            fh.seek(0)
+            return _PARQUET.read_table(fh, columns=list(columns) if columns is not None else None)
     except OSError as exc:
         if exc.errno is not None:  # the system's refusal (permissions, gone): the file may be whole
             raise TraceFormatError(f"{path}: cannot be read: {exc.strerror}") from exc
@@ -149,7 +152,8 @@ def write_part(directory: str | os.PathLike[str], number: int, rows: Sequence[di
     for row in rows:
         if list(row) != names:
             raise SchemaError(f"sweep row has columns {list(row)}, the schema has {names}")
-    table = _ARROW.Table.from_pylist(list(rows), schema=SCHEMA)
+    # a label that is not UTF-8 (a profile's path as os.fsdecode keeps it) as its escape: Arrow's strings are UTF-8
+    table = _ARROW.Table.from_pylist([printable(row) for row in rows], schema=SCHEMA)
     buf = io.BytesIO()
     _PARQUET.write_table(table, buf)
     path = pathlib.Path(directory) / f"part-{number:06d}.parquet"

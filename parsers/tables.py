@@ -29,6 +29,7 @@ from parsers.trace import (
     STR,
     Trace,
     make_table,
+    printable,
     source_of,
     trace_from,
 )
@@ -62,7 +63,7 @@ def write_tables(trace: Trace, out_dir: str | os.PathLike[str], fmt: TableFormat
         else:
             frame.to_parquet(buf, index=False)
         files.append((target / f"{name}.{fmt}", buf.getvalue()))
-    manifest = {"source": trace.source, "source_format": trace.source_format, "table_format": fmt,
+    manifest = {"source": printable(trace.source), "source_format": trace.source_format, "table_format": fmt,
                 "lost": list(trace.lost), "skipped": dict(trace.skipped)}
     files.append((target / MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()))
     write_set_atomic(files)

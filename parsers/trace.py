@@ -140,10 +140,16 @@ CHOICES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
 }
 
 
-def _printable(value: Any) -> Any:
+def printable(value: Any) -> Any:
     """A string that UTF-8 can hold: a lone surrogate (a file name that is not UTF-8, as ``os.fsdecode`` gives it)
-    written as its escape, ``\\udcff``; anything else as it is."""
-    return value.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(value, str) else value
+    written as its escape, ``\\udcff``; the strings in a dict, list or tuple so too; anything else as it is."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(printable(v) for v in value)
+    return value
 
 
 def _frame(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> pd.DataFrame:
@@ -151,7 +157,7 @@ def _frame(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> pd.DataFram
     try:
         return pd.DataFrame(list(rows), columns=columns)
     except UnicodeError:
-        return pd.DataFrame([{k: _printable(v) for k, v in row.items()} for row in rows], columns=columns)
+        return pd.DataFrame([{k: printable(v) for k, v in row.items()} for row in rows], columns=columns)
 
 
 def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame, *, where: str = "") -> pd.DataFrame:

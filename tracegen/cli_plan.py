@@ -83,7 +83,7 @@ def run_plan(args: argparse.Namespace) -> int:
                       single_worker=load_single_worker(single),
                       progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs,
                       placed=placements(model, trace, ps_shards, args.placement) if ps_shards else ())
-        written = [out.write("plan.csv", plan_csv(result).encode())]
+        written = [out.write("plan.csv", plan_csv(result))]
         if args.html:
             inputs = report_inputs({"trace": args.trace, "catalogue": args.catalogue, "link profile": profile,
                                     "single worker": single, "samples": f"{args.samples:g}",

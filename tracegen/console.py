@@ -24,6 +24,16 @@ class StdoutError(OSError):
     """Standard output could not be written (not a closed pipe: that is :class:`BrokenPipeError`)."""
 
 
+def _write(stream: IO[str], text: str) -> int:
+    """``stream.write(text)``; what the stream's encoding cannot hold (a path's byte that is not UTF-8, kept by
+    ``os.fsdecode`` as a lone surrogate, on a stream with strict errors) as its escape, ``\\udcfe``."""
+    try:
+        return stream.write(text)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        return stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+
+
 class _NamedStdout:
     """``stream`` with its write errors raised as :class:`StdoutError`."""
 
@@ -32,7 +42,7 @@ class _NamedStdout:
 
     def write(self, text: str) -> int:
         with _named():
-            return self._stream.write(text)
+            return _write(self._stream, text)
 
     def flush(self) -> None:
         with _named():
@@ -50,7 +60,7 @@ class _QuietStderr:
 
     def write(self, text: str) -> int:
         try:
-            return self._stream.write(text)
+            return _write(self._stream, text)
         except OSError:
             _discard(self._stream)
             return len(text)

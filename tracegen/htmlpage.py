@@ -117,7 +117,8 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, table_id: str
 
 
 def page(title: str, parts: Sequence[Html]) -> bytes:
-    """The whole page, UTF-8: no timestamps and no generated ids, so equal parts give equal bytes."""
+    """The whole page, UTF-8: no timestamps and no generated ids, so equal parts give equal bytes. A name that is
+    not UTF-8 (a path's byte as ``os.fsdecode`` keeps it, a lone surrogate) is written as its escape, ``\\udcfe``."""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
@@ -126,4 +127,4 @@ def page(title: str, parts: Sequence[Html]) -> bytes:
         f"<title>{text(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         f"<h1>{text(title)}</h1>\n" + join(parts) + "\n<div id=\"tip\"></div>\n"
         f"<script>{SCRIPT}</script>\n</body>\n</html>\n"
-    ).encode()
+    ).encode("utf-8", "backslashreplace")

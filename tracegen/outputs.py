@@ -84,8 +84,12 @@ class OutputDir:
         target.parent.mkdir(parents=True, exist_ok=True)
         return target
 
-    def write(self, name: str, data: bytes) -> pathlib.Path:
-        """Stage ``data`` as ``name``, recorded as this run's; the path it will have (:meth:`path`)."""
+    def write(self, name: str, data: bytes | str) -> pathlib.Path:
+        """Stage ``data`` as ``name``, recorded as this run's; the path it will have (:meth:`path`). Text is
+        written as UTF-8, a name in it that is not UTF-8 (a path's byte as ``os.fsdecode`` keeps it, a lone
+        surrogate) as its escape, ``\\udcfe``: a report about such a folder is still written."""
+        if isinstance(data, str):
+            data = data.encode("utf-8", "backslashreplace")
         write_bytes_atomic(self._staged(name), data)
         self._record(name)
         return self.path(name)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from parsers.trace import printable
 from tracegen.curve import Curve
 
 CSV_COLUMNS = ("n_workers", "steps_per_s", "samples_per_s", "steps_per_s_low", "steps_per_s_high", "band_low",
@@ -39,7 +40,9 @@ def finish_png(fig: Any, ax: Any, *, ylabel: str, title: str, legend: str) -> by
     """Label the axes (workers on x), start y at 0, place the legend and return the PNG (no timestamp in it)."""
     ax.set_xlabel("workers (N)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title, parse_math=False)  # a name is text: "$" in a path is no formula
+    # a name is text: "$" in a path is no formula, and one that is not UTF-8 is shown escaped (the fonts take no
+    # lone surrogate)
+    ax.set_title(printable(title), parse_math=False)
     ax.set_ylim(bottom=0)
     ax.legend(loc=legend, fontsize="small")
     buf = io.BytesIO()

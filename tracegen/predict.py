@@ -374,13 +374,13 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
             shards = shard_table(model, placed, config.sim_config(None), links["mid"], config.workers,
                                  seeds=config.seeds, processes=processes, stop_at_plateau=not config.every_n)
     title = pathlib.Path(tr.source).name or tr.source
-    files = [out.write("curve.csv", curve_csv(curve, config.batch_size, band).encode()),
+    files = [out.write("curve.csv", curve_csv(curve, config.batch_size, band)),
              out.write("curve.png", curve_png(curve, title=title, band=band))]
     if any(p.staleness is not None for p in curve.points):
-        files += [out.write("staleness.csv", staleness_csv(curve).encode()),
+        files += [out.write("staleness.csv", staleness_csv(curve)),
                   out.write("staleness.png", staleness_png(curve, title=f"Staleness: {title}"))]
     if placed:
-        files.append(out.write("shards.csv", shards_csv(shards).encode()))
+        files.append(out.write("shards.csv", shards_csv(shards)))
     for n in sorted(set(config.emit_traces)):
         with out.open(f"traces/n{n}.json") as path:
             write_synthetic_trace(model, dataclasses.replace(config.sim_config(links["mid"]), n_workers=n), path)

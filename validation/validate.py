@@ -345,7 +345,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     if rows is not None:
         text += staleness_markdown(rows, measured_staleness)
         out.write("staleness.csv", staleness_csv(rows))
-    out.write("report.md", text.encode())
+    out.write("report.md", text)
     out.write("comparison.csv", comparison_csv(comparison))
     out.write("comparison.png", comparison_png(comparison, title))
     return comparison, inputs, warnings
@@ -382,7 +382,7 @@ def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, clu
     spec, workers = prep.links["mid"], config.workers
     curve = scaling_curve(prep.model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False,
                           processes=processes)
-    out.write("prediction/curve.csv", curve_csv(curve, config.batch_size).encode())
+    out.write("prediction/curve.csv", curve_csv(curve, config.batch_size))
     predictions["simulator"] = [p.steps_per_s for p in curve.points]
     for name in BASELINES:
         predictions[name] = baseline(name, costs, workers, link_rates(prep.traced_links["mid"]), cluster)
@@ -400,7 +400,7 @@ def _with_bandwidth(model: StepModel, config: PredictConfig, costs: StepCosts, c
     mid = scaling_curve(prep.model, config.sim_config(prep.links["mid"]), workers, seeds=config.seeds,
                         find_plateau=False, processes=processes)
     band = band_curves(prep, config, workers, find_plateau=False, processes=processes)
-    out.write("prediction_bw/curve.csv", curve_csv(mid, config.batch_size, band).encode())
+    out.write("prediction_bw/curve.csv", curve_csv(mid, config.batch_size, band))
     predictions["simulator_bw"] = [p.steps_per_s for p in mid.points]
     bands["simulator_bw"] = ([min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in
                               zip(band[0].points, mid.points, strict=True)],

@@ -42,3 +42,41 @@ def test_a_link_to_nothing_given_as_out_or_as_measurements_is_named_as_such(
     assert main(["validate", "--measured", str(dangling), "--trace", str(MLP), "--out", str(tmp_path / "v")]) == 2
     assert capsys.readouterr().err.endswith(f"{dangling}: no such measurements file: a symbolic link to "
                                             "'gone', which does not exist\n")
+
+
+def test_names_that_are_not_utf8_are_written_as_escapes_and_read_back(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder named in another encoding (byte 0xFE, which ``os.fsdecode`` keeps as the lone surrogate
+    ``\\udcfe``): curve.png's title crashed in matplotlib's fonts, report.md and report.html in UTF-8's encoder, a
+    sweep's Parquet parts in Arrow, and a synthetic or converted trace wrote the name so that it could not be read
+    back. Each now writes it as the escape ``\\udcfe`` and reads back what it wrote."""
+    import os
+    import shutil
+
+    from parsers import read_trace
+    from parsers.sweepdata import read_rows
+
+    def odd(name: str) -> pathlib.Path:
+        return tmp_path / os.fsdecode(name.encode() + b"\xfe")
+
+    trace, measured = odd("trace"), odd("measured")
+    shutil.copytree(MLP, trace)
+    dev = MLP.parents[1] / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03"
+    shutil.copytree(dev, measured)
+    escaped = "trace\\udcfe"
+    assert main(["predict", str(trace), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--emit-traces", "1",
+                 "--html", "--out", str(odd("out"))]) == 0
+    assert escaped in (odd("out") / "report.html").read_text()
+    assert escaped in read_trace(odd("out") / "traces" / "n1.json").source
+    for fmt, name in (("csv", "tables"), ("chrome", "trace.json")):
+        assert main(["convert", str(trace), "--to", fmt, str(odd(name))]) == 0
+        assert escaped in read_trace(odd(name)).source
+    assert main(["validate", "--measured", str(measured), "--steps", "3", "--seeds", "1", "--out", str(odd("v"))]) == 0
+    assert "measured\\udcfe" in (odd("v") / "report.md").read_text()
+    profile = odd("profile.json")
+    shutil.copy(dev / "trace" / "link-profile.json", profile)
+    for workers in ("1", "1-2"):  # the second resumes: it reads the first's part back
+        assert main(["sweep", str(trace), "--workers", workers, "--steps", "3", "--link-profile", str(profile),
+                     "--out", str(odd("sweep"))]) == 0
+    assert read_rows(odd("sweep"))["link"].tolist() == [f"{tmp_path}/profile.json\\udcfe"] * 2
+    capsys.readouterr()
