@@ -132,6 +132,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     if not all(policies):
         raise ConfigError(f"'--policy': {args.policy!r} has an empty entry; give tf, tictac or order files, "
                           "comma-separated")
+    if args.seeds < 1:  # else a grid of no seeds, said as "the grid needs at least one value (got none)"
+        raise ConfigError(f"'--seeds' must be at least 1 (got {args.seeds})")
     runner: Runner = RayRunner(args.ray, args.jobs) if args.ray is not None else LocalRunner(args.jobs)
     inputs = build_inputs(args.trace, workers=parse_workers(args.workers),
                           bandwidths=parse_bandwidths(args.bandwidth), link_profiles=args.link_profile,

@@ -29,7 +29,7 @@ import os
 import pathlib
 
 from parsers.errors import quoted
-from parsers.files import read_file
+from parsers.files import broken_link, read_file
 from parsers.trace import Trace, device_role
 from tracegen.errors import ConfigError
 from tracegen.model import PS_KINDS, StepModel, TaskKind
@@ -150,7 +150,7 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
     """The shard of every parameter, from a placement file; ``created``: every variable node (module docstring)."""
     source = os.fspath(path)
     if not pathlib.Path(source).is_file():
-        what = "not a regular file" if pathlib.Path(source).exists() else "no such file"
+        what = "not a regular file" if pathlib.Path(source).exists() else broken_link(source) or "no such file"
         raise ConfigError(f"'placement' must be round-robin, greedy or a placement file (got {path!r}: {what})")
     try:
         text = read_file(pathlib.Path(source), MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8-sig")

@@ -144,6 +144,11 @@ def test_a_bad_placement_file_is_refused_before_anything_is_simulated(mlp_trace_
                  "--out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err
     assert f"{path}: line 2: 'not-a-variable' is not a parameter" in err and "simulating" not in err, err
+    loop = tmp_path / "loop.csv"  # said to be missing, where a file of that name is there
+    loop.symlink_to(loop.name)
+    assert main(["predict", str(mlp_trace_dir), "--ps-shards", "1-2", "--placement", str(loop),
+                 "--out", str(tmp_path / "p")]) == 2
+    assert f"(got {str(loop)!r}: a symbolic link that loops)" in capsys.readouterr().err
 
 
 def test_a_shard_that_holds_almost_nothing_costs_almost_nothing() -> None:

@@ -228,7 +228,7 @@ def _group_alive(pgid: int) -> bool:
     (["--worker-speed", "1,0"], "'worker_speed' must be from 0.001 to 1000 (got 0.0)"),
     (["--worker-speed", "1e-300"], "'worker_speed' must be from 0.001 to 1000 (got 1e-300)"),
     (["--worker-speed", "1,fast"], "'--worker-speed': cannot read 'fast' in '1,fast'"),
-    (["--seeds", "0"], "'seeds': the grid needs at least one value"),
+    (["--seeds", "0"], "'--seeds' must be at least 1 (got 0)"),
     (["--steps", "0"], "'steps' must be an integer from 1"),
     (["--warmup-steps", "0"], "'warmup_steps' must be at least 1 (got 0)"),
     (["--part-points", "0"], "'part_points' must be from 1"),
