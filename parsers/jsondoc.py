@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -25,6 +26,23 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _BOM = "\ufeff"
 # A string (skipped), or a token that json.loads may refuse after the fact: a constant, a number.
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(?P<constant>-?Infinity|NaN)|(?P<integer>-?\d+)(?:\.\d*)?(?:[eE][+-]?\d+)?')
+
+
+class _TooLargeError(ValueError):
+    """A number literal beyond a float's range (``1e400``), which ``float`` would make infinity."""
+
+    def __init__(self, literal: str) -> None:
+        super().__init__(f"number {literal} is too large (beyond a float's range)")
+        self.literal = literal
+
+
+def finite_float(literal: str) -> float:
+    """A JSON number as a float, for ``load_json``'s ``parse_float``; one beyond a float's range is refused (with
+    its position) rather than read as infinity, which a later check would quote as ``inf``, not as written."""
+    value = float(literal)
+    if math.isinf(value):
+        raise _TooLargeError(literal)
+    return value
 
 
 def _refuse_constant(name: str) -> Any:
@@ -49,6 +67,8 @@ def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = D
         raise error(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     except RecursionError:
         raise error(f"{source}: JSON nested too deeply to be read") from None
+    except _TooLargeError as exc:
+        raise error(f"{source}{_where_refused(text.removeprefix(_BOM), exc.literal)}: {exc}") from None
     except ValueError as exc:  # NaN/Infinity, or an integer literal with more digits than Python converts
         raise error(f"{source}{_where_refused(text.removeprefix(_BOM))}: unreadable JSON value: {exc}") from None
     if twice:
@@ -60,12 +80,14 @@ def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = D
     return doc
 
 
-def _where_refused(text: str) -> str:
-    """``:line:column`` of the first NaN, Infinity or integer too long for Python outside a string in ``text``,
-    as :class:`json.JSONDecodeError` gives one (``parse_constant`` and ``int`` are told no position); '' if none."""
+def _where_refused(text: str, literal: str | None = None) -> str:
+    """``:line:column`` of the first NaN, Infinity or integer too long for Python outside a string in ``text``
+    (with ``literal``: of that number), as :class:`json.JSONDecodeError` gives one (``parse_constant``, ``int``
+    and ``parse_float`` are told no position); '' if none."""
     longest = sys.get_int_max_str_digits() or sys.maxsize  # 0: no limit
     for m in _TOKEN.finditer(text):
-        if m["constant"] or (m["integer"] and m[0] == m["integer"] and len(m[0].lstrip("-")) > longest):
+        if m[0] == literal if literal is not None else (
+                m["constant"] or (m["integer"] and m[0] == m["integer"] and len(m[0].lstrip("-")) > longest)):
             line_start = text.rfind("\n", 0, m.start()) + 1
             return f":{text.count(chr(10), 0, m.start()) + 1}:{m.start() - line_start + 1}"
     return ""

@@ -49,7 +49,7 @@ from typing import Any
 from parsers.atomic import write_bytes_atomic
 from parsers.errors import TraceFormatError, quoted
 from parsers.files import read_file
-from parsers.jsondoc import load_json
+from parsers.jsondoc import finite_float, load_json
 
 FORMAT = "tracegen-link-profile"
 VERSION = 1
@@ -144,7 +144,7 @@ def read_link_profile(path: str | os.PathLike[str]) -> LinkProfile:
     """Read and check a ``link-profile.json``; :class:`ProfileError` names the file and the bad key."""
     source = os.fspath(path)
     data = read_file(pathlib.Path(source), MAX_PROFILE_BYTES, ProfileError)
-    return _profile_from(load_json(data, source, parse_float=float, error=ProfileError), source)
+    return _profile_from(load_json(data, source, parse_float=finite_float, error=ProfileError), source)
 
 
 def _profile_from(doc: Any, source: str) -> LinkProfile:

@@ -22,7 +22,7 @@ from typing import Any
 from parsers.chrome import chrome_from_events, load_events
 from parsers.errors import TraceContentError, TraceFormatError, quoted
 from parsers.files import GZIP_MAGIC, gunzip, read_file
-from parsers.jsondoc import load_json
+from parsers.jsondoc import finite_float, load_json
 from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.linkprofile import PROFILE_NAME
 from parsers.runmetadata import StepFile, is_text_format, parse_step, read_steps
@@ -70,7 +70,7 @@ def read_meta(trace: str | os.PathLike[str]) -> dict[str, Any] | None:
     path = meta_path(trace)
     if not path.exists():
         return None
-    doc = load_json(read_file(path, MAX_META_BYTES), str(path), parse_float=float)
+    doc = load_json(read_file(path, MAX_META_BYTES), str(path), parse_float=finite_float)
     if not isinstance(doc, dict):
         raise TraceFormatError(f"{path}: capture settings must be a JSON object (got {quoted(doc)})")
     return doc

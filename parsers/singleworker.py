@@ -47,7 +47,7 @@ from typing import Any
 from parsers.atomic import write_bytes_atomic
 from parsers.errors import TraceFormatError
 from parsers.files import read_file
-from parsers.jsondoc import load_json
+from parsers.jsondoc import finite_float, load_json
 from parsers.linkprofile import Checker, CpuQuota
 
 FORMAT = "tracegen-single-worker"
@@ -115,7 +115,7 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
     """Read and check a ``single-worker.json``; :class:`SingleWorkerError` names the file and the bad key."""
     source = os.fspath(path)
     data = read_file(pathlib.Path(source), MAX_BYTES, SingleWorkerError)
-    doc: Any = load_json(data, source, parse_float=float, error=SingleWorkerError)
+    doc: Any = load_json(data, source, parse_float=finite_float, error=SingleWorkerError)
     c = Checker(source, SingleWorkerError)
     c.header(doc, FORMAT, VERSION)
     c.known(doc, KEYS, "", REQUIRED_KEYS)

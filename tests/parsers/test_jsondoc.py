@@ -29,3 +29,17 @@ def test_an_empty_json_input_says_so_not_invalid_json(tmp_path: pathlib.Path, da
     with pytest.raises(TraceFormatError) as info:
         read_trace(chrome)
     assert str(info.value) == f"{chrome}: file is empty"
+
+
+@pytest.mark.parametrize("literal", ["1e400", "-2.5E+309"])
+def test_a_number_beyond_a_float_is_quoted_as_written_with_its_position(tmp_path: pathlib.Path,
+                                                                        literal: str) -> None:
+    """It was read as infinity, and a later range check said '(got inf)', naming neither the text nor where."""
+    readers = [(tmp_path / "link-profile.json", read_link_profile, ProfileError),
+               (tmp_path / "single-worker.json", read_single_worker, SingleWorkerError),
+               (tmp_path / "meta.json", lambda _path: read_meta(tmp_path), TraceFormatError)]
+    for path, read, error in readers:
+        path.write_text('{"format": "x", "note": "1e400 in a string is text",\n  "window_s": ' + literal + "}")
+        with pytest.raises(error) as info:
+            read(path)
+        assert str(info.value) == f"{path}:2:15: number {literal} is too large (beyond a float's range)"
