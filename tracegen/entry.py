@@ -8,6 +8,7 @@ one line here too, with the exit code the shell reports (130, 143, 129).
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -29,6 +30,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)
                     if signal.getsignal(sig) is signal.SIG_DFL}  # one the caller ignores stays ignored
+    # The simulation does no linear algebra, but once pandas has called into OpenBLAS its threads spin on the
+    # other cores for a while (perf, resnet at N = 8 and 16: 6.6 % of the samples), against the simulations of
+    # --jobs; one thread (unless the user set it) made a 2-process deep curve 1-4 % faster (14.3-14.9 s against
+    # 14.2-14.3 s in alternating runs).
+    # Set before numpy is imported, here and in every process the command spawns.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         from tracegen import cli
 
