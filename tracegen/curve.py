@@ -316,16 +316,16 @@ def plateau_search(largest: int, rate: float, start: int, at: Callable[[int], fl
     rises :data:`STALL_GAIN` over the last, at most :data:`PLATEAU_PROBES` times and up to
     :data:`MAX_SATURATION_WORKERS` (or ``largest`` if that is more). ``reached`` is False when the last N
     simulated still rose that much."""
-    best_n, best = largest, rate
+    best_n, best, rose = largest, rate, False
     n = start if start > largest else 2 * largest
     for _ in range(PLATEAU_PROBES):
         n = min(n, max(MAX_SATURATION_WORKERS, largest))
-        if n <= best_n:
-            return best_n, best, True
+        if n <= best_n:  # at the cap: reached unless the N before it still rose
+            return best_n, best, not rose
         got = at(n)
         if got < best * (1 + STALL_GAIN):
             return (n, got, True) if got > best else (best_n, best, True)
-        best_n, best, n = n, got, 2 * n
+        best_n, best, n, rose = n, got, 2 * n, True
     return best_n, best, False
 
 

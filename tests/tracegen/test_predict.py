@@ -318,8 +318,10 @@ def test_the_plateau_search_doubles_n_while_the_rate_still_rises() -> None:
     asked.clear()  # still rising at the last doubling: a lower bound, and never past the cap
     rising = {n: float(n) for n in (16, 32, 64, 128, 256)}
     assert plateau_search(8, 8.0, 8, at(rising)) == (8 * 2 ** PLATEAU_PROBES, float(8 * 2 ** PLATEAU_PROBES), False)
-    asked.clear()
-    assert plateau_search(200, 1.0, 200, at({256: 2.0})) == (256, 2.0, True) and asked == [256]
+    asked.clear()  # at the cap, still rising: a lower bound too
+    assert plateau_search(200, 1.0, 200, at({256: 2.0})) == (256, 2.0, False) and asked == [256]
+    asked.clear()  # nothing past a range that reaches the cap: its largest N's rate, as before
+    assert plateau_search(300, 1.0, 300, at({})) == (300, 1.0, True) and asked == []
 
 
 def test_the_knee_does_not_move_with_the_range_asked_once_the_range_covers_it(
