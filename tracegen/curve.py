@@ -329,6 +329,13 @@ def plateau_search(largest: int, rate: float, start: int, at: Callable[[int], fl
     return best_n, best, False
 
 
+def plateau_probes(largest: int) -> tuple[int, ...]:
+    """The N :func:`plateau_search` simulates past an asked range ending at ``largest`` when it starts at twice
+    that and the rate keeps rising: for estimating what a curve costs."""
+    cap = max(MAX_SATURATION_WORKERS, largest)
+    return tuple(sorted({min(largest * 2 ** k, cap) for k in range(1, PLATEAU_PROBES + 1)} - {largest}))
+
+
 def plateau_text(curve: Curve) -> str:
     """The plateau in words: its rate and where it was simulated, or, when the search had not seen it stop
     rising, that it is a lower bound."""

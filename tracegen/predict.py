@@ -49,6 +49,7 @@ from tracegen.curve import (
     Curve,
     Simulations,
     format_workers,
+    plateau_probes,
     scaling_curve,
     simulations,
 )
@@ -350,8 +351,11 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     placed = placements(model, tr, config.ps_shards, config.placement) if config.ps_shards else []
     curves = len(links) + len(placed)
     likely = likely_workers(model, config, links["mid"])
-    curve_events = curves * estimated_events(model, config, links["mid"], workers=likely)
-    every_events = curves * estimated_events(model, config, links["mid"])
+    # a curve that does not stall in the asked range goes on to its plateau past it (tracegen.curve.plateau_search)
+    probes = plateau_probes(max(config.workers))
+    simulated = (*likely, *probes) if likely[-1] == max(config.workers) else likely
+    curve_events = curves * estimated_events(model, config, links["mid"], workers=simulated)
+    every_events = curves * estimated_events(model, config, links["mid"], workers=(*config.workers, *probes))
     events = every_events + estimated_trace_events(model, config)
     for line in budget(model, config, out, curve_events, every_events=every_events,
                        stalls_by=likely[-1]):

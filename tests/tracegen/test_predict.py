@@ -324,6 +324,22 @@ def test_the_plateau_search_doubles_n_while_the_rate_still_rises() -> None:
     assert plateau_search(300, 1.0, 300, at({})) == (300, 1.0, True) and asked == []
 
 
+@pytest.mark.parametrize("largest", [1, 8, 40, 200, 300])
+def test_the_cost_estimate_counts_the_plateau_search_s_worst_case(largest: int) -> None:
+    """What predict estimates for a curve still climbing at its largest N is what the search simulates when the
+    rate keeps rising from twice that N: the same N, none missed."""
+    from tracegen.curve import plateau_probes, plateau_search
+
+    asked: list[int] = []
+
+    def rising(n: int) -> float:
+        asked.append(n)
+        return float(n)
+
+    plateau_search(largest, float(largest), largest, rising)
+    assert plateau_probes(largest) == tuple(asked)
+
+
 def test_the_knee_does_not_move_with_the_range_asked_once_the_range_covers_it(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The quick start's trace (its profile and single-worker file beside it) climbs slowly past N = 8 (21.2
