@@ -45,11 +45,19 @@ def finite_float(literal: str) -> float:
     return value
 
 
+def finite_decimal(literal: str) -> Decimal:
+    """A JSON number as an exact Decimal (``load_json``'s default: a Chrome trace's microseconds with three
+    decimals), refused beyond a float's range as :func:`finite_float` refuses it: no other reader of the file
+    (a browser's, a viewer's) could hold it, and a later check would quote ``Decimal('1E+400')``."""
+    finite_float(literal)
+    return Decimal(literal)
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = Decimal,
+def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = finite_decimal,
               error: type[TraceFormatError] = TraceFormatError) -> Any:
     """Parse ``data`` as strict JSON; ``error`` names ``source`` and the line and column, byte or key path."""
     check_json_shape(data, source, error)

@@ -185,7 +185,7 @@ def test_chrome_numbers_out_of_range(tmp_path: pathlib.Path, key: str, value: in
 
 def test_huge_exponent_is_refused_without_computing_it(tmp_path: pathlib.Path) -> None:
     data = re.sub(rb'"ts": [0-9.]+', b'"ts": 1e999999999', REAL_JSON.read_bytes(), count=1)
-    _fails(tmp_path, "exp.json", data, "'ts' out of range")
+    _fails(tmp_path, "exp.json", data, "number 1e999999999 is too large")
 
 
 @pytest.mark.parametrize(("path", "value", "why"), [
@@ -427,7 +427,8 @@ def test_a_string_that_is_not_utf8_in_a_protobuf_is_named_with_its_byte(tmp_path
     (b'{"a": [1, 2,\n  NaN]}', ":2:3: "),
     (b'{"x": "NaN \\" Infinity", "a": -Infinity}', ":1:31: "),  # not the ones inside a string
     (b"\xef\xbb\xbf{\"a\": Infinity}", ":1:7: "),  # as json.loads counts: after the byte-order mark
-    (b'{"a": 0.' + b"9" * 5000 + b', "b": 1' + b"9" * 5000 + b'e5, "c": ' + b"9" * 5000 + b"}", ":1:10026: "),
+    (b'{"a": 0.' + b"9" * 5000 + b', "b": 1' + b"9" * 5000 + b'e-4990, "c": ' + b"9" * 5000 + b"}",
+     ":1:10030: "),  # "b" about 2e10: long, in range
 ], ids=["nan", "in_string", "bom", "long_int"])
 def test_refused_json_values_name_their_position(data: bytes, where: str) -> None:
     """NaN, Infinity and an integer too long for Python are refused after json's scanner took them, which tells

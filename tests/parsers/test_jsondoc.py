@@ -18,7 +18,10 @@ def test_an_empty_json_input_says_so_not_invalid_json(tmp_path: pathlib.Path, da
     """An empty link profile said 'invalid JSON: Expecting value' at 1:1, as if its content were wrong."""
     readers = [(tmp_path / "link-profile.json", read_link_profile, ProfileError),
                (tmp_path / "single-worker.json", read_single_worker, SingleWorkerError),
-               (tmp_path / "meta.json", lambda _path: read_meta(tmp_path), TraceFormatError)]
+               (tmp_path / "meta.json", lambda _path: read_meta(tmp_path), TraceFormatError),
+               # a Chrome trace's numbers are read exactly (Decimal): it said "'dur' out of range ... (got
+               # Decimal('1E+400') µs)", not the number as written nor its line
+               (tmp_path / "trace.json", read_trace, TraceFormatError)]
     for path, read, error in readers:
         path.write_bytes(data)
         with pytest.raises(error) as info:
@@ -37,7 +40,10 @@ def test_a_number_beyond_a_float_is_quoted_as_written_with_its_position(tmp_path
     """It was read as infinity, and a later range check said '(got inf)', naming neither the text nor where."""
     readers = [(tmp_path / "link-profile.json", read_link_profile, ProfileError),
                (tmp_path / "single-worker.json", read_single_worker, SingleWorkerError),
-               (tmp_path / "meta.json", lambda _path: read_meta(tmp_path), TraceFormatError)]
+               (tmp_path / "meta.json", lambda _path: read_meta(tmp_path), TraceFormatError),
+               # a Chrome trace's numbers are read exactly (Decimal): it said "'dur' out of range ... (got
+               # Decimal('1E+400') µs)", not the number as written nor its line
+               (tmp_path / "trace.json", read_trace, TraceFormatError)]
     for path, read, error in readers:
         path.write_text('{"format": "x", "note": "1e400 in a string is text",\n  "window_s": ' + literal + "}")
         with pytest.raises(error) as info:
