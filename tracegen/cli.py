@@ -29,7 +29,7 @@ from tracegen.cli_sweep import add_sweep_arguments, run_sweep
 from tracegen.cli_tf import add_tf_commands
 from tracegen.console import StdoutError, discard_stdout, standard_streams
 from tracegen.errors import TracegenError
-from tracegen.outputs import refuse_existing
+from tracegen.outputs import output_file, refuse_existing
 from tracegen.summary import summarize
 from tracegen.units import format_bytes
 
@@ -113,10 +113,8 @@ def _convert(args: argparse.Namespace) -> int:
         raise CliError(f"{out.parent}: holds converted tables ({MANIFEST}); a trace written there would be read "
                        "with them, and they could not be read again: write it elsewhere")
     if args.to == "chrome":
-        refuse_existing([out], args.force)
-        if not out.parent.is_dir():
-            raise CliError(f"{out.parent}: output directory does not exist")
-        write_trace(trace, out)
+        with output_file(out, force=args.force, what="the trace there"):  # missing folders made, as tables' are
+            write_trace(trace, out)
         written = [out]
     else:
         refuse_existing(table_paths(out, args.to), args.force)

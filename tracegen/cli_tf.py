@@ -14,7 +14,7 @@ from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.outputs import check_writable, refuse_existing
+from tracegen.outputs import output_file, refuse_existing
 from tracegen.placement import PLACEMENTS
 from tracegen.policy import parse_policy
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
@@ -353,15 +353,13 @@ def _netbench_run(args: argparse.Namespace) -> int:
     out = pathlib.Path(args.out)
     if out.is_dir():  # else it is found out only when the profile is written, minutes of measuring later
         raise ConfigError(f"{out}: a directory; --out names the profile's file, e.g. {out / PROFILE_NAME}")
-    refuse_existing([out], args.force)
-    if not out.parent.is_dir():
-        raise ConfigError(f"{out.parent}: output directory does not exist")
-    check_writable(out.parent, "the profile there")  # written after minutes of measuring
-    config = NetbenchConfig(ps=args.ps, max_connections=args.max_connections, window_s=args.window,
-                            tensors=args.tensors, tensor_bytes=args.tensor_bytes,
-                            connect_timeout_s=args.connect_timeout)
-    profile = run_netbench(config, progress=lambda line: print(line, flush=True))
-    write_link_profile(profile, out)
+    # checked (missing folders made, as other commands' are) before minutes of measuring, not when it is written
+    with output_file(out, force=args.force, what="the profile there"):
+        config = NetbenchConfig(ps=args.ps, max_connections=args.max_connections, window_s=args.window,
+                                tensors=args.tensors, tensor_bytes=args.tensor_bytes,
+                                connect_timeout_s=args.connect_timeout)
+        profile = run_netbench(config, progress=lambda line: print(line, flush=True))
+        write_link_profile(profile, out)
     best = max(profile.points, key=lambda p: p.pull_bytes_per_s + p.push_bytes_per_s)
     print(f"most moved: {best.mode} with {best.connections} connection(s) per direction, pull "
           f"{format_rate(round(best.pull_bytes_per_s))}, push {format_rate(round(best.push_bytes_per_s))}")

@@ -108,11 +108,7 @@ class OutputDir:
         if os.path.lexists(self.root) and not self.root.is_dir():
             what = broken_link(self.root) or "is a file, not a directory"
             raise ConfigError(f"{self.root}: {what}; --out names the directory to write into")
-        self._created = [p for p in (self.root, *self.root.parents) if not p.exists()]
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"{self.root}: cannot write here: {exc.strerror or exc}") from exc
+        self._created = make_folders(self.root)
         self._take_lock()
         try:
             self._prepare()
@@ -261,8 +257,7 @@ class OutputDir:
             with contextlib.suppress(OSError):
                 if self._made_lock:  # only a lock file this run created: an earlier run's stays
                     (self.root / LOCK_NAME).unlink()
-                for folder in self._created:
-                    folder.rmdir()  # only if empty: stops at the first that holds anything
+            remove_folders(self._created)
         fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
         self._lock.close()
         self._lock = None
@@ -297,6 +292,42 @@ def check_writable(folder: pathlib.Path, what: str = "here") -> None:
         raise ConfigError(f"{folder}: cannot write {what}: {exc.strerror or exc}") from None
     os.close(fd)
     pathlib.Path(probe).unlink()
+
+
+def make_folders(folder: pathlib.Path, what: str = "here") -> list[pathlib.Path]:
+    """Create ``folder`` and the parents it lacks; the ones created, ``folder`` first (:func:`remove_folders` takes
+    them away again should the run fail). ConfigError naming ``folder`` when it cannot be made."""
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        remove_folders(made)  # those made before the one that failed
+        raise ConfigError(f"{folder}: cannot write {what}: {exc.strerror or exc}") from exc
+    return made
+
+
+def remove_folders(made: Sequence[pathlib.Path]) -> None:
+    """Remove the folders :func:`make_folders` created, deepest first: only empty ones, stopping at the first that
+    holds anything (a file another process put there meanwhile)."""
+    with contextlib.suppress(OSError):
+        for folder in made:
+            folder.rmdir()
+
+
+@contextlib.contextmanager
+def output_file(path: pathlib.Path, *, force: bool, what: str) -> Iterator[pathlib.Path]:
+    """Where a command writes its one output file (``convert --to chrome``, ``netbench run``), checked before the
+    work whose result goes there: not replacing anything unless ``force`` (:func:`refuse_existing`), its missing
+    folders created as an :class:`OutputDir`'s are, and writable (:func:`check_writable`, ``what`` naming the file
+    in its message). Folders created for it are removed again when the block fails."""
+    refuse_existing([path], force)
+    made = make_folders(path.parent, what)
+    try:
+        check_writable(path.parent, what)
+        yield path
+    except BaseException:
+        remove_folders(made)
+        raise
 
 
 def refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:

@@ -80,3 +80,22 @@ def test_names_that_are_not_utf8_are_written_as_escapes_and_read_back(
                      "--out", str(odd("sweep"))]) == 0
     assert read_rows(odd("sweep"))["link"].tolist() == [f"{tmp_path}/profile.json\\udcfe"] * 2
     capsys.readouterr()
+
+
+def test_a_single_output_files_missing_folders_are_made_as_an_output_directorys_are(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert --to chrome' and 'netbench run' said 'output directory does not exist' where predict, validate,
+    plan and convert's tables made the folders; a run that fails removes the folders it made again."""
+    from parsers import read_trace
+    from validation.ports import free_port
+
+    trace = tmp_path / "a" / "new" / "dir" / "trace.json"
+    assert main(["convert", str(MLP), "--to", "chrome", str(trace)]) == 0, capsys.readouterr().err
+    assert len(read_trace(trace).ops) == len(read_trace(MLP).ops)
+    port = free_port()  # nothing listens there: the run fails after its checks, and takes its folders away
+    profile = tmp_path / "b" / "new" / "dir" / "link-profile.json"
+    assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--connect-timeout", "1", "--out",
+                 str(profile)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot reach 'tracegen netbench serve' at 127.0.0.1:{port}" in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]

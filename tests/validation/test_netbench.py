@@ -243,7 +243,7 @@ def test_a_real_run_on_this_machine_writes_a_profile(tmp_path: pathlib.Path,
                                "--port", str(port), "--tf-port", str(tf_port), "--once"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        out = tmp_path / "link-profile.json"
+        out = tmp_path / "new" / "link-profile.json"  # its folder made, as other commands' --out are
         assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--max-connections", "1", "--window", "1",
                      "--out", str(out)]) == 0
         assert server.wait(timeout=60) == 0
