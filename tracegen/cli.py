@@ -29,7 +29,7 @@ from tracegen.cli_sweep import add_sweep_arguments, run_sweep
 from tracegen.cli_tf import add_tf_commands
 from tracegen.console import StdoutError, discard_stdout, standard_streams
 from tracegen.errors import TracegenError
-from tracegen.outputs import output_file, refuse_existing
+from tracegen.outputs import folders_made, output_file, refuse_existing
 from tracegen.summary import summarize
 from tracegen.units import format_bytes
 
@@ -119,7 +119,8 @@ def _convert(args: argparse.Namespace) -> int:
     else:
         refuse_existing(table_paths(out, args.to), args.force)
         stale = earlier_tables(out, args.to) if out.is_dir() else []  # with --force: refused above without it
-        written = write_tables(trace, out, args.to)
+        with folders_made(out, "the tables there"):  # a link that loops or dangles on the way named as such
+            written = write_tables(trace, out, args.to)
         for path in stale:  # the replaced conversion's, of the old trace: removed once the new ones are written
             path.unlink(missing_ok=True)
         if stale:

@@ -296,14 +296,27 @@ def check_writable(folder: pathlib.Path, what: str = "here") -> None:
 
 def make_folders(folder: pathlib.Path, what: str = "here") -> list[pathlib.Path]:
     """Create ``folder`` and the parents it lacks; the ones created, ``folder`` first (:func:`remove_folders` takes
-    them away again should the run fail). ConfigError naming ``folder`` when it cannot be made."""
+    them away again should the run fail). ConfigError naming ``folder`` when it cannot be made, and the symbolic
+    link on the way that loops or leads nowhere, if that is why (mkdir says only 'File exists')."""
     made = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         remove_folders(made)  # those made before the one that failed
-        raise ConfigError(f"{folder}: cannot write {what}: {exc.strerror or exc}") from exc
+        why = next((f"{p} is {link}" for p in reversed(made) if (link := broken_link(p))), exc.strerror or exc)
+        raise ConfigError(f"{folder}: cannot write {what}: {why}") from exc
     return made
+
+
+@contextlib.contextmanager
+def folders_made(folder: pathlib.Path, what: str = "here") -> Iterator[None]:
+    """:func:`make_folders` for the block, removing the folders it made again when the block fails."""
+    made = make_folders(folder, what)
+    try:
+        yield
+    except BaseException:
+        remove_folders(made)
+        raise
 
 
 def remove_folders(made: Sequence[pathlib.Path]) -> None:
@@ -321,13 +334,9 @@ def output_file(path: pathlib.Path, *, force: bool, what: str) -> Iterator[pathl
     folders created as an :class:`OutputDir`'s are, and writable (:func:`check_writable`, ``what`` naming the file
     in its message). Folders created for it are removed again when the block fails."""
     refuse_existing([path], force)
-    made = make_folders(path.parent, what)
-    try:
+    with folders_made(path.parent, what):
         check_writable(path.parent, what)
         yield path
-    except BaseException:
-        remove_folders(made)
-        raise
 
 
 def refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:

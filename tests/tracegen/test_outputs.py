@@ -99,3 +99,22 @@ def test_a_single_output_files_missing_folders_are_made_as_an_output_directorys_
     err = capsys.readouterr().err
     assert f"cannot reach 'tracegen netbench serve' at 127.0.0.1:{port}" in err and err.count("\n") == 1, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]
+
+
+@pytest.mark.parametrize("args", [["predict", str(MLP), "--workers", "1", "--out", "{}/x"],
+                                  ["convert", str(MLP), "--to", "chrome", "{}/x/trace.json"],
+                                  ["convert", str(MLP), "--to", "csv", "{}/x"]],
+                         ids=["predict", "convert-chrome", "convert-csv"])
+def test_an_out_through_a_link_that_loops_or_dangles_names_the_link(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    """mkdir through such a link said 'Too many levels of symbolic links' or 'File exists', naming no link."""
+    loop, dangling = tmp_path / "loop", tmp_path / "dangling"
+    loop.symlink_to("loop")
+    dangling.symlink_to("gone")
+    for link, why in ((loop, "a symbolic link that loops"),
+                      (dangling, "a symbolic link to 'gone', which does not exist")):
+        assert main([a.format(link) for a in args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.endswith(f": {link} is {why}\n"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "loop"]
+    assert loop.readlink() == pathlib.Path("loop") and dangling.readlink() == pathlib.Path("gone")
