@@ -124,14 +124,13 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
             trace = path / TRACE_DIR_NAME
         path = path / MEASURED_NAME
     if not path.exists():  # said first: without the file, asking for the trace beside it misleads
-        why = broken_link(path)
-        raise ConfigError(f"{path}: no such measurements file" + (f": {why}" if why else ""))
+        raise ConfigError(_no_such(path, "measurements file"))
     if trace is None:
         raise ConfigError(f"{path}: give the single-worker trace with --trace (or a testbed folder holding "
                           f"{MEASURED_NAME} and {TRACE_DIR_NAME}/)")
     # said before anything beside it is read (its meta.json, its profile); a glob of step files is read_trace's
     if not pathlib.Path(trace).exists() and not glob.has_magic(os.fspath(trace)):
-        raise ConfigError(f"{trace}: no such trace" + (" (--trace)" if given else
+        raise ConfigError(_no_such(trace, "trace") + (" (--trace)" if given else
                                                       f"; a testbed folder holds {MEASURED_NAME} and "
                                                       f"{TRACE_DIR_NAME}/, or give --trace"))
     found = pathlib.Path(profile) if profile is not None else profile_beside(trace)
@@ -144,6 +143,12 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
     single = pathlib.Path(single_worker) if single_worker is not None else single_worker_beside(trace)
     return Inputs(measured=path, trace=pathlib.Path(trace), profile=found, bandwidth_bytes_per_s=bandwidth,
                   bandwidth_from=source if bandwidth is not None else "none", single_worker=single)
+
+
+def _no_such(path: str | os.PathLike[str], what: str) -> str:
+    """``PATH: no such WHAT``, and what it is when it is a symbolic link that loops or leads nowhere."""
+    why = broken_link(path)
+    return f"{os.fspath(path)}: no such {what}" + (f": {why}" if why else "")
 
 
 def input_files(measured: str | os.PathLike[str], *given: str | os.PathLike[str] | None) -> list[pathlib.Path]:

@@ -106,6 +106,10 @@ def test_validate_refuses_a_trace_that_is_not_there(tmp_path: pathlib.Path, caps
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and f"{trace}: no such trace" in captured.err, captured.err
     assert not (tmp_path / "out").exists()
+    trace.symlink_to(trace.name)  # a link that loops: named as one, not only as missing
+    assert main(["validate", "--measured", str(folder), *args, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{trace}: no such trace: a symbolic link that loops" in err, err
 
 
 def test_a_glob_of_step_files_is_a_trace_to_validate(tmp_path: pathlib.Path) -> None:
