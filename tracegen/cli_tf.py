@@ -14,7 +14,7 @@ from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.outputs import output_file, refuse_existing
+from tracegen.outputs import output_file, refuse_existing, refuse_non_folder
 from tracegen.placement import PLACEMENTS
 from tracegen.policy import parse_policy
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
@@ -32,8 +32,7 @@ def _profile(args: argparse.Namespace) -> int:
 
     spec = ModelSpec(name=args.model, batch_size=args.batch_size, widths=tuple(args.widths or ()))
     out = pathlib.Path(args.out)
-    if out.exists() and not out.is_dir():  # else mkdir's bare 'File exists'
-        raise ConfigError(f"{out}: is a file, not a directory; --out names the directory the trace goes into")
+    refuse_non_folder(out, "--out names the directory the trace goes into")  # else mkdir's bare 'File exists'
     if args.api == "tf2":
         return _profile_tf2(args, spec)
     config = ProfileConfig(model=spec, warmup_steps=5 if args.warmup is None else args.warmup,

@@ -105,9 +105,7 @@ class OutputDir:
             self.written.append(name)
 
     def __enter__(self) -> OutputDir:
-        if os.path.lexists(self.root) and not self.root.is_dir():
-            what = broken_link(self.root) or "is a file, not a directory"
-            raise ConfigError(f"{self.root}: {what}; --out names the directory to write into")
+        refuse_non_folder(self.root)
         self._created = make_folders(self.root)
         self._take_lock()
         try:
@@ -292,6 +290,14 @@ def check_writable(folder: pathlib.Path, what: str = "here") -> None:
         raise ConfigError(f"{folder}: cannot write {what}: {exc.strerror or exc}") from None
     os.close(fd)
     pathlib.Path(probe).unlink()
+
+
+def refuse_non_folder(path: pathlib.Path, purpose: str = "--out names the directory to write into") -> None:
+    """ConfigError when ``path`` is there as something other than a folder: a file, or a symbolic link that loops
+    or leads nowhere (which mkdir would call only 'File exists'), named for what it is."""
+    if os.path.lexists(path) and not path.is_dir():
+        what = broken_link(path) or "is a file, not a directory"
+        raise ConfigError(f"{path}: {what}; {purpose}")
 
 
 def make_folders(folder: pathlib.Path, what: str = "here") -> list[pathlib.Path]:

@@ -295,6 +295,11 @@ def test_profile_out_naming_a_file_says_so_before_any_job(api: str, tmp_path: pa
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{taken}: is a file, not a directory; --out names the directory" in err
     assert taken.read_text() == "mine"
+    loop = tmp_path / "loop"  # said 'loop: File exists'
+    loop.symlink_to("loop")
+    assert main(["profile", "--api", api, "--warmup", "0", "--out", str(loop)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{loop}: a symbolic link that loops; --out names the directory" in err, err
 
 
 def _predict(out: pathlib.Path, trace: pathlib.Path, *more: str) -> int:
