@@ -112,6 +112,13 @@ def test_a_run_written_twice_is_refused(tmp_path: pathlib.Path) -> None:
     assert len(read_measured(path)) == len(lines)
 
 
+def test_settings_beyond_a_floats_range_are_compared_as_written(tmp_path: pathlib.Path) -> None:
+    """1e400 and 1e401 were both read as infinity, and the runs taken for one setting's repeats."""
+    with pytest.raises(ConfigError) as info:
+        read_measured(_csv(tmp_path, "n_workers,steps_per_s,latency_ms\n1,2,1e400\n2,2,1e401\n"))
+    assert str(info.value).startswith(f"{tmp_path / 'm.csv'}:3: 'latency_ms' is '1e401', not '1e400' as on line 2")
+
+
 @pytest.mark.parametrize(("column", "value"), [("model", "cnn"), ("widths", "256;256"), ("cpu_cap_ps", "0.5"),
                                                ("latency_ms", "5")])
 def test_runs_of_two_settings_are_refused(tmp_path: pathlib.Path, column: str, value: str) -> None:
