@@ -164,8 +164,9 @@ def _setting(cell: str) -> str | float:
     """A setting's cell as it compares: a number as its value (0.30 is 0.3), other text stripped; a number beyond
     a float's range as its text (1e400 and 1e401 are both infinity as floats, and would be one setting)."""
     text = cell.strip()
-    value = float(text) if _NUMBER.fullmatch(text) else math.inf
-    return value if math.isfinite(value) else text
+    if _NUMBER.fullmatch(text) and math.isfinite(value := float(text)):
+        return value
+    return text
 
 
 def read_csv_text(source: str, max_bytes: int) -> str:
