@@ -69,7 +69,7 @@ def read_file(path: pathlib.Path, max_bytes: int, error: type[Exception] = Trace
         finally:
             os.close(fd)
     except OSError as exc:
-        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise error(f"{path}: cannot read: {broken_link(path) or exc.strerror or exc}") from None
     except ValueError as exc:  # a path holding a NUL character
         raise error(f"{path!r}: cannot read: {exc}") from None
     if total > max_bytes:

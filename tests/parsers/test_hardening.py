@@ -784,3 +784,18 @@ def test_link_profile_idle_round_trip_longer_than_every_loaded_one_is_refused(tm
             read_link_profile(path)
         _check_message(str(info.value), path, f"idle_rtt_ns {longest + 1} is longer than every point's "
                                               f"probe_rtt_ns (the longest {longest})")
+
+
+def test_a_link_profile_or_single_worker_file_that_is_a_broken_link_is_named_as_one(tmp_path: pathlib.Path) -> None:
+    """A link profile, single-worker file (or any file read whole) given as a symbolic link that loops or leads
+    nowhere said 'cannot read: Too many levels of symbolic links' / 'No such file or directory'; it is named for
+    what it is, as the trace and the output folders are."""
+    loop, dangling = tmp_path / "loop.json", tmp_path / "gone.json"
+    loop.symlink_to(loop.name)
+    dangling.symlink_to("nowhere.json")
+    for read, error in ((read_link_profile, ProfileError), (read_single_worker, SingleWorkerError)):
+        with pytest.raises(error, match=f"^{re.escape(str(loop))}: cannot read: a symbolic link that loops$"):
+            read(loop)
+        with pytest.raises(error, match=f"^{re.escape(str(dangling))}: cannot read: a symbolic link to "
+                                        "'nowhere.json', which does not exist$"):
+            read(dangling)
