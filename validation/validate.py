@@ -308,6 +308,8 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
         report(f"warning: {w}")
     workers = tuple(sorted({int(n) for n in runs["n_workers"]}))
     config = dataclasses.replace(config, workers=workers, emit_traces=())
+    # every input file read before any work, so that a bad one is refused at once and before a line says it is used
+    link_profile = None if inputs.profile is None else read_link_profile(inputs.profile)
     traced = read_trace(inputs.trace)
     model = build_model(traced, timing=config.timing)
     single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
@@ -320,11 +322,10 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     link_notes: dict[str, str] = {}
     profile_curve = None
     with simulations(config.jobs) as processes:
-        if inputs.profile is not None:
+        if link_profile is not None:
             report(f"simulating with the link profile {inputs.profile}")
             profile_curve, spec, notes = _with_profile(model, dataclasses.replace(
-                config, link_profile=read_link_profile(inputs.profile)), costs, cluster, predictions, out,
-                processes)
+                config, link_profile=link_profile), costs, cluster, predictions, out, processes)
             link_notes["profile"] = spec.description
             _warn("with the link profile", notes, warnings, report)
         if inputs.bandwidth_bytes_per_s is not None:

@@ -112,6 +112,19 @@ def test_validate_refuses_a_trace_that_is_not_there(tmp_path: pathlib.Path, caps
     assert err.count("\n") == 1 and f"{trace}: no such trace: a symbolic link that loops" in err, err
 
 
+def test_a_link_profile_that_cannot_be_read_is_refused_before_any_work(tmp_path: pathlib.Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """validate read --link-profile only once the trace was read and the model built, after printing that it
+    simulated with it: a profile that is not there got 'simulating with the link profile gone.json' first."""
+    dev = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    gone = tmp_path / "gone.json"
+    assert main(["validate", "--measured", str(dev), "--link-profile", str(gone), "--out", str(tmp_path / "o")]) == 2
+    captured = capsys.readouterr()
+    assert "simulating" not in captured.out, captured.out
+    assert captured.err.count("\n") == 1 and f"{gone}: cannot read: No such file" in captured.err, captured.err
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_glob_of_step_files_is_a_trace_to_validate(tmp_path: pathlib.Path) -> None:
     """read_trace takes a glob of step files; the check for a trace that is not there must not refuse one."""
     from validation.validate import resolve_inputs
