@@ -4,11 +4,12 @@ Rates (→ bytes per second, an int):
 - bits per second: ``500Mbit/s``, ``1Gbit/s``, ``10Gbps``, ``100kbit/s``, ``10G`` (a bare SI prefix means bits
   per second, as network links are quoted), ``800M``;
 - bytes per second: ``125MB/s``, ``1.5GB/s``, ``64KiB/s``, ``1000B/s``, ``1000`` (a bare number is bytes/s);
-from 1 kbit/s to 1000 TB/s.
+from 1 kbit/s to 1000 TB/s. A number may carry an exponent: ``1e9bit/s``, ``1.25e8B/s``, ``1e8``.
 SI prefixes are powers of 1000 (k, M, G, T); ``Ki``/``Mi``/``Gi``/``Ti`` are powers of 1024. ``b``/``bit`` is a
 bit, ``B`` a byte. Bit rates that are not whole bytes per second are rounded to the nearest byte per second.
 
-Durations (→ ns, an int): ``50us`` (or ``50µs``), ``2ms``, ``1.5s``, ``100ns``, ``0``; a bare number is ns.
+Durations (→ ns, an int): ``50us`` (or ``50µs``), ``2ms``, ``1.5s``, ``100ns``, ``5e-5s``, ``0``; a bare number is
+ns.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from tracegen.errors import ConfigError
 
 _PREFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
            "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-_RATE = re.compile(r"^(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?P<prefix>Ki|Mi|Gi|Ti|[kKMGT]?)"
+_NUMBER = r"(?P<num>(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?)"  # an exponent of at most 3 digits: 1e999
+_RATE = re.compile(r"^" + _NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|[kKMGT]?)"
                    r"(?P<unit>bit/s|bits/s|bps|b/s|B/s|Bps|bit|b|B|)$")
-_DURATION = re.compile(r"^(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>ns|us|µs|ms|s|)$")
+_DURATION = re.compile(r"^" + _NUMBER + r"\s*(?P<unit>ns|us|µs|ms|s|)$")
 _DURATION_NS = {"": 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 MIN_RATE_BYTES_PER_S = 125  # 1 kbit/s: no network link is slower, and below it a slip of unit is likelier
 MAX_RATE_BYTES_PER_S = 10**15
@@ -38,7 +40,9 @@ def parse_rate(text: str, *, what: str = "bandwidth") -> int:
     prefix, unit = m["prefix"], m["unit"]
     bits = unit in ("bit/s", "bits/s", "bps", "b/s", "bit", "b") or (unit == "" and prefix != "")
     value = Decimal(m["num"]) * _PREFIX[prefix]
-    rate = int((value / 8 if bits else value).to_integral_value())
+    exact = value / 8 if bits else value
+    # compared before it is made an int: 1e999 would be a thousand-digit one
+    rate = int(exact.to_integral_value()) if exact <= MAX_RATE_BYTES_PER_S else MAX_RATE_BYTES_PER_S + 1
     if not MIN_RATE_BYTES_PER_S <= rate <= MAX_RATE_BYTES_PER_S:
         bare = " = that many bytes/s: write a unit, e.g. 100Mbit/s" if unit == "" and prefix == "" else ""
         raise ConfigError(f"{what!r} must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got {text!r}{bare})")
@@ -51,12 +55,12 @@ def parse_duration(text: str, *, what: str = "latency") -> int:
     if m is None:
         raise ConfigError(f"{what!r}: cannot read {text!r} as a duration; write e.g. 50us, 2ms, 0")
     try:
-        ns = int((Decimal(m["num"]) * _DURATION_NS[m["unit"]]).to_integral_value())
+        exact = Decimal(m["num"]) * _DURATION_NS[m["unit"]]
     except InvalidOperation as exc:  # pragma: no cover - the pattern admits only plain decimals
         raise ConfigError(f"{what!r}: cannot read {text!r} as a duration") from exc
-    if ns > MAX_DURATION_NS:
+    if exact > MAX_DURATION_NS:  # (before it is made an int: 1e999 would be a thousand-digit one)
         raise ConfigError(f"{what!r} must be at most 1 hour (got {text!r})")
-    return ns
+    return int(exact.to_integral_value())
 
 
 def format_rate(bytes_per_s: float) -> str:

@@ -9,26 +9,29 @@ from tracegen.units import format_duration, format_rate, parse_duration, parse_r
 @pytest.mark.parametrize(("text", "bytes_per_s"), [
     ("500Mbit/s", 62_500_000), ("1Gbit/s", 125_000_000), ("125MB/s", 125_000_000), ("10G", 1_250_000_000),
     ("10Gbps", 1_250_000_000), ("1.5GB/s", 1_500_000_000), ("64KiB/s", 65_536), ("1000", 1000),
-    ("100 kbit/s", 12_500),
+    ("100 kbit/s", 12_500), ("1e9bit/s", 125_000_000), ("1.25e8B/s", 125_000_000), ("1E3Mbit/s", 125_000_000),
+    ("5e-1Gbit/s", 62_500_000), ("1e8", 100_000_000),
 ])
 def test_parse_rate(text: str, bytes_per_s: int) -> None:
     assert parse_rate(text) == bytes_per_s
 
 
 @pytest.mark.parametrize(("text", "ns"), [("50us", 50_000), ("50µs", 50_000), ("2ms", 2_000_000), ("0", 0),
-                                          ("1.5s", 1_500_000_000), ("100ns", 100), ("250", 250)])
+                                          ("1.5s", 1_500_000_000), ("100ns", 100), ("250", 250),
+                                          ("5e-5s", 50_000), ("2E3us", 2_000_000)])
 def test_parse_duration(text: str, ns: int) -> None:
     assert parse_duration(text) == ns
 
 
-@pytest.mark.parametrize("text", ["", "fast", "10 parsecs", "-5Mbit/s", "1Gbit/h", "0", "0.01b/s", "10^9"])
+@pytest.mark.parametrize("text", ["", "fast", "10 parsecs", "-5Mbit/s", "1Gbit/h", "0", "0.01b/s", "10^9",
+                                  "1e999Gbit/s", "1e-999Gbit/s", "1e1000bit/s", "1e", "e9bit/s"])
 def test_bad_rates_quote_the_value(text: str) -> None:
     with pytest.raises(ConfigError, match="bandwidth") as info:
         parse_rate(text)
     assert repr(text) in str(info.value)
 
 
-@pytest.mark.parametrize("text", ["soon", "5 minutes", "-1ms", "2h", "7200s"])
+@pytest.mark.parametrize("text", ["soon", "5 minutes", "-1ms", "2h", "7200s", "1e999s", "1e1000s"])
 def test_bad_durations_quote_the_value(text: str) -> None:
     with pytest.raises(ConfigError, match="latency") as info:
         parse_duration(text)
