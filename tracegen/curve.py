@@ -329,11 +329,19 @@ def plateau_search(largest: int, rate: float, start: int, at: Callable[[int], fl
     return best_n, best, False
 
 
-def plateau_probes(largest: int) -> tuple[int, ...]:
-    """The N :func:`plateau_search` simulates past an asked range ending at ``largest`` when it starts at twice
-    that and the rate keeps rising: for estimating what a curve costs."""
+def plateau_probes(largest: int, start: int = 0) -> tuple[int, ...]:
+    """The N :func:`plateau_search` simulates past an asked range ending at ``largest``, from ``start`` as it does,
+    when the rate keeps rising: for estimating what a curve costs."""
     cap = max(MAX_SATURATION_WORKERS, largest)
-    return tuple(sorted({min(largest * 2 ** k, cap) for k in range(1, PLATEAU_PROBES + 1)} - {largest}))
+    probes: list[int] = []
+    n = start if start > largest else 2 * largest
+    for _ in range(PLATEAU_PROBES):
+        n = min(n, cap)
+        if n <= (probes[-1] if probes else largest):
+            break
+        probes.append(n)
+        n *= 2
+    return tuple(probes)
 
 
 def plateau_text(curve: Curve) -> str:

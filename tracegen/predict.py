@@ -139,6 +139,18 @@ def likely_workers(model: StepModel, config: PredictConfig, spec: LinkSpec | Non
     return asked if reached is None else asked[:reached + 1 + STALL_POINTS]
 
 
+def likely_plateau_start(model: StepModel, config: PredictConfig, spec: LinkSpec | None) -> int:
+    """Where the plateau search likely starts (:func:`tracegen.curve.saturation_workers`: one and a half times the
+    workers that saturate the tighter bound, at least the largest asked), with the roofline's single-worker rate
+    and bound for the simulated ones: 0 (twice the largest asked) when no link gives a bound."""
+    if spec is None:
+        return 0
+    costs = step_costs(model, config.single_worker)
+    saturates = roofline_saturates(costs, link_rates(spec), MAX_SATURATION_WORKERS)
+    wanted = MAX_SATURATION_WORKERS if saturates is None else math.ceil(1.5 * saturates) + 1
+    return max(*config.workers, min(wanted, MAX_SATURATION_WORKERS))
+
+
 def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | None = None, *,
                      workers: Sequence[int] | None = None) -> float:
     """Events one curve will take: about three per task instance (ready, start, end), every seed, each N of
@@ -352,7 +364,7 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     curves = len(links) + len(placed)
     likely = likely_workers(model, config, links["mid"])
     # a curve that does not stall in the asked range goes on to its plateau past it (tracegen.curve.plateau_search)
-    probes = plateau_probes(max(config.workers))
+    probes = plateau_probes(max(config.workers), likely_plateau_start(model, config, links["mid"]))
     simulated = (*likely, *probes) if likely[-1] == max(config.workers) else likely
     curve_events = curves * estimated_events(model, config, links["mid"], workers=simulated)
     every_events = curves * estimated_events(model, config, links["mid"], workers=(*config.workers, *probes))

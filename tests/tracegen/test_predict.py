@@ -324,10 +324,12 @@ def test_the_plateau_search_doubles_n_while_the_rate_still_rises() -> None:
     assert plateau_search(300, 1.0, 300, at({})) == (300, 1.0, True) and asked == []
 
 
+@pytest.mark.parametrize("start", [0, 3, 20, 100, 256, 1000])
 @pytest.mark.parametrize("largest", [1, 8, 40, 200, 300])
-def test_the_cost_estimate_counts_the_plateau_search_s_worst_case(largest: int) -> None:
+def test_the_cost_estimate_counts_the_plateau_search_s_worst_case(largest: int, start: int) -> None:
     """What predict estimates for a curve still climbing at its largest N is what the search simulates when the
-    rate keeps rising from twice that N: the same N, none missed."""
+    rate keeps rising from where it starts: the same N, none missed (the estimate took twice the largest N for
+    the start, and a search from 20 for a range up to 1 was estimated at 2, 4 and 8 workers, not 20, 40, 80)."""
     from tracegen.curve import plateau_probes, plateau_search
 
     asked: list[int] = []
@@ -336,8 +338,25 @@ def test_the_cost_estimate_counts_the_plateau_search_s_worst_case(largest: int) 
         asked.append(n)
         return float(n)
 
-    plateau_search(largest, float(largest), largest, rising)
-    assert plateau_probes(largest) == tuple(asked)
+    plateau_search(largest, float(largest), start, rising)
+    assert plateau_probes(largest, start) == tuple(asked)
+
+
+def test_the_cost_estimate_s_plateau_probes_are_near_the_n_the_search_simulates(mlp_trace_dir: pathlib.Path) -> None:
+    """``--workers 1-2`` on the mlp trace at 10 Gbit/s climbs far past N = 2: the plateau search starts near the N
+    that saturates the bound (one and a half times it), and the estimate must count workers like those it
+    simulates there, not 4, 8 and 16 (twice the range, then doubled), a sixth of the events at most."""
+    from tracegen.curve import plateau_probes, scaling_curve
+    from tracegen.predict import PredictConfig, likely_plateau_start, resolve_links
+
+    model = build_model(read_trace(mlp_trace_dir))
+    config = PredictConfig(workers=(1, 2), bandwidth_bytes_per_s=1_250_000_000, steps=3, warmup_steps=1, seeds=1)
+    spec = resolve_links(model, config)["mid"]
+    probes = plateau_probes(2, likely_plateau_start(model, config, spec))
+    curve = scaling_curve(model, config.sim_config(spec), config.workers, seeds=1)
+    assert curve.saturation_workers > 2 * 2 ** 3  # the search went past what twice the range, doubled, reaches
+    # the estimate's start is the roofline's, the search's the simulated single worker's: near, not the same
+    assert min(abs(p - curve.saturation_workers) for p in probes) <= 0.25 * curve.saturation_workers, probes
 
 
 def test_the_knee_does_not_move_with_the_range_asked_once_the_range_covers_it(
