@@ -160,6 +160,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     summary = sweep(inputs, args.out, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr))
     print(f"computed {summary.computed} points, {summary.resumed} were already in {args.out}; "
           f"{len(summary.parts)} parts written")
-    query = f"SELECT * FROM read_parquet('{args.out}/*.parquet') ORDER BY point_id"  # noqa: S608 - printed, not run
+    literal = str(args.out).replace("'", "''")  # a quote in the folder's name, as SQL writes it in a string
+    query = f"SELECT * FROM read_parquet('{literal}/*.parquet') ORDER BY point_id"  # noqa: S608 - printed, not run
     print(f"read it with pandas.read_parquet({args.out!r}) or in DuckDB: {query}")
     return 0

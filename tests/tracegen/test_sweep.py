@@ -66,12 +66,14 @@ def _direct(n: int, link: str, policy: str, speed: float, seed: int) -> tuple[fl
 
 def test_rows_equal_direct_simulations(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     profile = str(TRACE / "link-profile.json")
-    out = tmp_path / "sweep"
+    out = tmp_path / "o'sweep"  # a quote: the DuckDB query printed must escape it as SQL does ('')
     argv = ["sweep", str(TRACE), "--workers", "1,3", "--bandwidth", "200Mbit/s", "--link-profile", profile,
             "--policy", "tf,tictac", "--worker-speed", "1,2", "--seeds", "2", *SMALL, "--part-points", "5",
             "--jobs", "2", "--out", str(out)]
     assert main(argv) == 0
-    assert COMPUTED.search(capsys.readouterr().out).groups() == ("32", "0")  # type: ignore[union-attr]
+    printed = capsys.readouterr().out
+    assert COMPUTED.search(printed).groups() == ("32", "0")  # type: ignore[union-attr]
+    assert f"read_parquet('{tmp_path}/o''sweep/*.parquet')" in printed, printed
     rows = read_rows(out)
     assert list(rows.columns) == [name for name, _ in COLUMNS]
     assert len(rows) == 32 and rows.point_id.is_unique
