@@ -10,9 +10,10 @@ asked range ends. ``plateau_reached`` is False when the last of those still clim
 lower bound). The *knee* is the smallest asked N whose mean reaches 95 % of the plateau; when no asked N does,
 the knee is ``None`` ("not reached by N=<largest>"), never the largest N of a curve that still climbs.
 
-A point's bottleneck is the resource busiest in that run: ``link-pull`` / ``link-push`` (a PS link direction
-carrying ≥ 80 % of its peak capacity), ``ps-cpu`` (the PS's cores busy ≥ 80 %), of the busiest PS shard when
-there are several (the utilisation columns are the shards' mean); when none is that busy:
+A point's bottleneck is the resource busiest in its runs, its utilisation averaged over the seeds: ``link-pull`` /
+``link-push`` (a PS link direction carrying ≥ 80 % of its peak capacity), ``ps-cpu`` (the PS's cores busy ≥ 80 %),
+of the busiest PS shard when there are several (the utilisation columns are the shards' mean); when none is that
+busy:
 ``workers`` below the knee (adding workers helps) and ``contention`` from it on (workers wait on each other's
 transfers, requests and applies, though no single resource is saturated).
 """
@@ -134,6 +135,16 @@ def bottleneck(result: SimResult) -> str:
     return busiest_label(busiest_shard(result))
 
 
+def runs_bottleneck(runs: Sequence[SimResult]) -> str:
+    """The bottleneck of one N's runs (its seeds): of their busiest shards' utilisations, averaged over the runs
+    (with one PS, the figures a curve's table prints beside it), so that the label never contradicts them; a vote
+    of the runs' own labels called a point with 78 % push ``link-push`` and the next, 80 %, ``workers``."""
+    uses = [busiest_shard(r) for r in runs]
+    return busiest_label(ShardUse(shard=uses[0].shard, pull=statistics.fmean(u.pull for u in uses),
+                                  push=statistics.fmean(u.push for u in uses),
+                                  cpu=statistics.fmean(u.cpu for u in uses)))
+
+
 def busiest_label(busiest: ShardUse) -> str:
     """:func:`bottleneck` from the run's busiest shard, when that is already at hand."""
     name, value = busiest.busiest
@@ -156,13 +167,12 @@ def saturation_workers(one_worker_steps_per_s: float, bound_steps_per_s: float, 
 
 def _point(n: int, runs: Sequence[SimResult]) -> CurvePoint:
     rates = [steps_per_s(r) for r in runs]
-    names = [bottleneck(r) for r in runs]
     return CurvePoint(
         n_workers=n, steps_per_s=statistics.fmean(rates), steps_per_s_low=min(rates), steps_per_s_high=max(rates),
         pull_link_utilisation=statistics.fmean(link_utilisation(r, "pull") for r in runs),
         push_link_utilisation=statistics.fmean(link_utilisation(r, "push") for r in runs),
         ps_cpu_utilisation=statistics.fmean(ps_cpu_utilisation(r) for r in runs),
-        bottleneck=max(sorted(set(names)), key=names.count), staleness=staleness(runs),
+        bottleneck=runs_bottleneck(runs), staleness=staleness(runs),
         steps_per_s_ci95=ci95_half_width(rates))
 
 

@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import LinkProfile
 from parsers.singleworker import SingleWorker
-from tracegen.curve import KNEE_FRACTION, bottleneck, saturation_workers, stalled_after
+from tracegen.curve import KNEE_FRACTION, runs_bottleneck, saturation_workers, stalled_after
 from tracegen.errors import ConfigError
 from tracegen.instance import instance_links, on_instances
 from tracegen.link import LinkSpec
@@ -212,8 +212,7 @@ def traced_hosts(model: StepModel, link_profile: LinkProfile | None,
 def _point(model: StepModel, spec: LinkSpec, n: int, config: PlanConfig,
            shard_of_task: tuple[int, ...]) -> tuple[float, str, SimResult]:
     runs = [simulate(model, config.sim_config(n, spec, s, shard_of_task)) for s in range(config.seeds)]
-    names = [bottleneck(r) for r in runs]
-    return statistics.fmean(steps_per_s(r) for r in runs), max(sorted(set(names)), key=names.count), runs[0]
+    return statistics.fmean(steps_per_s(r) for r in runs), runs_bottleneck(runs), runs[0]
 
 
 def _sweep(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
