@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from parsers.catalogue import read_catalogue
 from parsers.read import read_trace
-from tracegen.cli_predict import add_shard_arguments, batch_size_of, shard_counts
+from tracegen.cli_predict import add_shard_arguments, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.html_report import report_inputs
@@ -16,7 +16,14 @@ from tracegen.model import build_model
 from tracegen.outputs import OutputDir
 from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
 from tracegen.planreport import PAIR_HEADER, PAIR_NOTE, answer, assumptions, pair_cells, plan_csv, plan_html
-from tracegen.predict import PAYLOAD_FRACTION, load_profile, load_single_worker, profile_beside, single_worker_beside
+from tracegen.predict import (
+    PAYLOAD_FRACTION,
+    batch_size_of,
+    load_profile,
+    load_single_worker,
+    profile_beside,
+    single_worker_beside,
+)
 from tracegen.processes import available_cpus
 from tracegen.shards import holding, placements
 from tracegen.units import parse_count, parse_number, parse_whole

@@ -6,8 +6,6 @@ import argparse
 import dataclasses
 import sys
 
-from parsers.errors import quoted
-from parsers.read import meta_path, read_meta
 from parsers.singleworker import SingleWorker
 from parsers.workerclasses import read_worker_classes
 from tracegen.curve import (
@@ -31,6 +29,7 @@ from tracegen.predict import (
     PAYLOAD_FRACTION,
     PredictConfig,
     Prediction,
+    batch_size_of,
     load_profile,
     load_single_worker,
     predict,
@@ -101,21 +100,6 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                              "seconds; the files are the same whatever J (default: the CPUs this process may use)")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier run's files in DIR (all of them, not only those written again)")
-
-
-def batch_size_of(trace_path: str, given: int | None) -> int:
-    """The given batch size, else ``batch_size`` of ``meta.json`` beside the trace (:func:`parsers.read.read_meta`),
-    else 1."""
-    if given is not None:
-        return given
-    meta = read_meta(trace_path)
-    value = None if meta is None else meta.get("batch_size")
-    if value is None:
-        return 1
-    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10**9):
-        raise ConfigError(f"{meta_path(trace_path)}: 'batch_size' must be an integer from 1 to 10^9 "
-                          f"(got {quoted(value)}); or give --batch-size")
-    return value
 
 
 def _int_option(value: int, name: str, low: int, high: int) -> int:

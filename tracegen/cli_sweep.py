@@ -8,11 +8,11 @@ import time
 from typing import TextIO
 
 from parsers.catalogue import read_catalogue
-from tracegen.cli_predict import add_shard_arguments, batch_size_of, shard_counts
+from tracegen.cli_predict import add_shard_arguments, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.predict import PAYLOAD_FRACTION
+from tracegen.predict import PAYLOAD_FRACTION, batch_size_of
 from tracegen.processes import available_cpus
 from tracegen.sweep import PART_POINTS, Runner, SweepProgress, build_inputs, sweep
 from tracegen.sweeprunner import LocalRunner, RayRunner

@@ -36,8 +36,9 @@ import os
 import pathlib
 from collections.abc import Callable, Sequence
 
+from parsers.errors import quoted
 from parsers.linkprofile import PROFILE_NAME, LinkProfile, read_link_profile
-from parsers.read import beside_dir, read_trace
+from parsers.read import beside_dir, meta_path, read_meta, read_trace
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
 from tracegen import native
@@ -137,6 +138,21 @@ def likely_workers(model: StepModel, config: PredictConfig, spec: LinkSpec | Non
         return asked
     reached = next((i for i, n in enumerate(asked) if n >= STALL_MARGIN * saturates), None)
     return asked if reached is None else asked[:reached + 1 + STALL_POINTS]
+
+
+def batch_size_of(trace_path: str, given: int | None) -> int:
+    """The given batch size, else ``batch_size`` of ``meta.json`` beside the trace (:func:`parsers.read.read_meta`),
+    else 1."""
+    if given is not None:
+        return given
+    meta = read_meta(trace_path)
+    value = None if meta is None else meta.get("batch_size")
+    if value is None:
+        return 1
+    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10**9):
+        raise ConfigError(f"{meta_path(trace_path)}: 'batch_size' must be an integer from 1 to 10^9 "
+                          f"(got {quoted(value)}); or give --batch-size")
+    return value
 
 
 def likely_plateau_start(model: StepModel, config: PredictConfig, spec: LinkSpec | None) -> int:

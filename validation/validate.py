@@ -70,7 +70,14 @@ from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS, Placement, creation_order, place, traced_placement
 from tracegen.plots import curve_csv
-from tracegen.predict import PredictConfig, band_curves, prepared, profile_beside, single_worker_beside
+from tracegen.predict import (
+    PredictConfig,
+    band_curves,
+    batch_size_of,
+    prepared,
+    profile_beside,
+    single_worker_beside,
+)
 from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED
 from tracegen.units import format_rate
 from validation import Progress
@@ -280,10 +287,12 @@ def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
     return found
 
 
-def _with_batch_size(config: PredictConfig, runs: pd.DataFrame, measured: pathlib.Path) -> PredictConfig:
-    """``config`` with the runs' batch size, when they give one (all the same: samples/s of which job?)."""
+def _with_batch_size(config: PredictConfig, runs: pd.DataFrame, measured: pathlib.Path,
+                     trace: pathlib.Path) -> PredictConfig:
+    """``config`` with the runs' batch size, when they give one (all the same: samples/s of which job?), else the
+    trace's (its ``meta.json``, as ``predict`` takes it; 1 without one)."""
     if "batch_size" not in runs.columns:
-        return config
+        return dataclasses.replace(config, batch_size=batch_size_of(str(trace), None))
     (first_line, first), *rest = zip(runs.index, runs["batch_size"], strict=True)
     for line, size in rest:
         if int(size) != int(first):
@@ -302,7 +311,8 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     first = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s)
     runs = read_measured(first.measured)
     inputs = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s, runs, single_worker)
-    config = _with_batch_size(config, runs, inputs.measured)  # before mismatches: a refusal is its one message
+    # before mismatches: a refusal is its one message
+    config = _with_batch_size(config, runs, inputs.measured, inputs.trace)
     warnings = [*suspect_repeats(runs, str(inputs.measured)), *mismatches(inputs.trace, runs)]
     for w in warnings:
         report(f"warning: {w}")

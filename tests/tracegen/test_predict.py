@@ -18,11 +18,12 @@ from parsers.linkprofile import PROFILE_NAME, LinkProfile, ProfilePoint, write_l
 from parsers.perfetto import check_perfetto
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
 from tracegen.cli import main
-from tracegen.cli_predict import add_predict_arguments, batch_size_of, run_predict
+from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.curve import CurvePoint, format_workers, knee, parse_workers, saturation_workers
 from tracegen.errors import ConfigError
 from tracegen.model import TaskKind, build_model
 from tracegen.plots import CSV_COLUMNS
+from tracegen.predict import batch_size_of
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

@@ -27,11 +27,10 @@ from parsers.singleworker import read_single_worker
 from parsers.sweepdata import COLUMNS, part_paths, read_point_ids, read_rows
 from tracegen import sweepgrid
 from tracegen.cli import main
-from tracegen.cli_predict import batch_size_of
 from tracegen.instance import on_instances
 from tracegen.metrics import link_utilisation, ps_cpu_utilisation, steps_per_s
 from tracegen.model import build_model
-from tracegen.predict import PredictConfig, prepared
+from tracegen.predict import PredictConfig, batch_size_of, prepared
 from tracegen.simulate import SimConfig, simulate
 from tracegen.sweep import build_inputs
 from tracegen.units import parse_rate

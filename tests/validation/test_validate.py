@@ -125,6 +125,21 @@ def test_a_link_profile_that_cannot_be_read_is_refused_before_any_work(tmp_path:
     assert not (tmp_path / "o").exists()
 
 
+def test_measurements_without_a_batch_size_take_the_trace_s(tmp_path: pathlib.Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A user's own CSV (n_workers, steps_per_s) against a testbed trace whose meta.json says batch 32: validate
+    used a batch of 1, so its prediction's samples/s was its steps/s, where predict on the same trace says 32x."""
+    dev = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    mine = tmp_path / "mine.csv"
+    mine.write_text("n_workers,steps_per_s\n1,10.8\n2,17.0\n")
+    assert main(["validate", "--measured", str(mine), "--trace", str(dev / "trace"), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "o")]) == 0
+    capsys.readouterr()
+    assert "- batch size: 32" in (tmp_path / "o/report.md").read_text()
+    curve = pd.read_csv(tmp_path / "o/prediction/curve.csv")
+    assert list(curve["samples_per_s"]) == pytest.approx(list(32 * curve["steps_per_s"]), rel=1e-3)
+
+
 def test_a_glob_of_step_files_is_a_trace_to_validate(tmp_path: pathlib.Path) -> None:
     """read_trace takes a glob of step files; the check for a trace that is not there must not refuse one."""
     from validation.validate import resolve_inputs
