@@ -151,7 +151,8 @@ def _validate(args: argparse.Namespace) -> int:
     for name, score in comparison.scores.items():
         band = "" if score.in_band is None else f"  inside band {score.in_band}/{len(comparison.table)}"
         print(f"{name:14s} MAPE {score.mape:6.1%}  max error {score.max_error:6.1%}  knee N={score.knee_n_workers}"
-              f"  inside measured range {score.inside_range}/{len(comparison.table)}{band}")
+              + ("" if score.inside_range is None
+                 else f"  inside measured range {score.inside_range}/{len(comparison.table)}") + band)
     print(f"wrote {', '.join(str(out.root / n) for n in out.written)}")
     return 0
 

@@ -46,7 +46,7 @@ class ScoreLike(Protocol):
     @property
     def knee_n_workers(self) -> int: ...
     @property
-    def inside_range(self) -> int: ...
+    def inside_range(self) -> int | None: ...
     @property
     def in_band(self) -> int | None: ...
     @property
@@ -178,7 +178,7 @@ def comparison_html(comparison: ComparisonLike, *, title: str, inputs: Sequence[
         band = [f"{s.in_band} of {len(ns)}", f"{s.band_width:.0%}"] if (
             s.in_band is not None and s.band_width is not None) else ["-", "-"]
         score_rows.append([name, f"{s.mape:.1%}", f"{s.max_error:.1%}", str(s.knee_n_workers),
-                           f"{s.inside_range} of {len(ns)}", *band])
+                           "- (one run per N)" if s.inside_range is None else f"{s.inside_range} of {len(ns)}", *band])
     parts += [section("Steps per second, measured and predicted", render(chart)),
               section("Errors per N", table(header, rows, table_id="errors")),
               section("Scores", table(["predictor", "MAPE", "max error",

@@ -58,7 +58,7 @@ class Score:
     mape: float
     max_error: float
     knee_n_workers: int
-    inside_range: int
+    inside_range: int | None  # measured ranges holding the prediction; None when every N ran once (no range)
     in_band: int | None = None  # measured means inside the predictor's band (when it has one)
     band_width: float | None = None  # median over N of (band_high - band_low) / measured mean
 
@@ -96,7 +96,8 @@ def compare(measured: pd.DataFrame, predictions: Mapping[str, Sequence[float]],
             width = float(((table[f"{name}_band_high"] - table[f"{name}_band_low"]) / mean).median())
         scores[name] = Score(mape=float(table[f"{name}_error"].mean()), max_error=float(table[f"{name}_error"].max()),
                              knee_n_workers=knee_of(list(table["n_workers"]), list(values)),
-                             inside_range=int(inside.sum()), in_band=in_band, band_width=width)
+                             inside_range=int(inside.sum()) if (table["n_repeats"] > 1).any() else None,
+                             in_band=in_band, band_width=width)
     return Comparison(table=table, scores=scores,
                       measured_knee_n_workers=knee_of(list(table["n_workers"]), list(table["measured_mean"])))
 
@@ -144,8 +145,8 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
     for name, s in comparison.scores.items():
         band = (f"{s.in_band} of {n_points} | {s.band_width:.0%}" if s.in_band is not None and s.band_width is not None
                 else "- | -")
-        lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {s.knee_n_workers} | "
-                     f"{s.inside_range} of {n_points} | {band} |")
+        inside = "- (one run per N)" if s.inside_range is None else f"{s.inside_range} of {n_points}"
+        lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {s.knee_n_workers} | {inside} | {band} |")
     return "\n".join(lines) + "\n"
 
 

@@ -96,7 +96,7 @@ class _Score:
     mape: float = 0.1
     max_error: float = 0.2
     knee_n_workers: int = 2
-    inside_range: int = 1
+    inside_range: int | None = 1
     in_band: int | None = None
     band_width: float | None = None
 

@@ -31,6 +31,18 @@ def test_scores_by_hand(tmp_path: pathlib.Path) -> None:
     assert "| good | 0.0% | 0.0% | 2 | 3 of 3 |" in text and "| flat | 30.0% | 45.0% | 1 | 1 of 3 |" in text
 
 
+def test_one_run_per_n_has_no_range_to_be_inside(tmp_path: pathlib.Path) -> None:
+    """A user's CSV with one run per N: every measured range is one value, and the report said 'inside measured
+    range 0 of 2' of a prediction 0.1 % off, as if it had missed a range."""
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,1.0\n2,2.0\n"))
+    result = compare(runs, {"close": [1.001, 2.0]})
+    assert result.scores["close"].inside_range is None
+    assert "| close | 0.0% | 0.1% | 2 | - (one run per N) |" in report_markdown(result, {}, "t")
+    # one N measured twice: its range counts, the other N's one value is a range of one
+    twice = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,1.0\n1,1.2\n2,2.0\n"))
+    assert compare(twice, {"close": [1.1, 2.001]}).scores["close"].inside_range == 1
+
+
 def test_knee_is_the_first_point_reaching_95_percent() -> None:
     assert knee_of([1, 2, 3, 4], [1.0, 1.9, 2.0, 1.8]) == 2
     assert knee_of([1, 2, 4], [3.0, 2.0, 1.0]) == 1
