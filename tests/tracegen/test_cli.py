@@ -657,3 +657,29 @@ def test_a_testbed_stopped_by_a_hangup_says_what_it_could_not_remove(monkeypatch
     assert main(["testbed", "--bandwidth", "100Mbit/s", "--workers", "1", "--out", "o"]) == 129
     assert capsys.readouterr().err == ("tracegen testbed: stopped by SIGHUP emulated cluster 3fa9c1: could not remove "
                                        "cgroup /sys/fs/cgroup/cpu/tracegen_3fa9c1_ps\n")
+
+
+def test_the_readme_quick_start_runs_as_written(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's quick start: exactly two commands; the first installs and runs ``tracegen predict`` on data in
+    ``data/``, and that predict, as written, writes what the README says it writes (run from a copy of its inputs'
+    places, so ``out/`` lands in a temporary folder); the second is the test script ``.ci/run`` calls."""
+    import shlex
+
+    text = (ROOT / "README.md").read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = [block.strip() for block in text.split("```")[1::2]]
+    assert len(commands) == 2, commands
+    install, _, run = commands[0].partition(" && ")
+    assert install == "pip install ." and commands[1] == "bash scripts/test.sh"
+    assert "scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+    argv = shlex.split(run)
+    assert argv[0] == "tracegen"
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    monkeypatch.chdir(tmp_path)
+    assert main(argv[1:]) == 0
+    printed = capsys.readouterr().out
+    out = pathlib.Path(argv[argv.index("--out") + 1])
+    for name in ("curve.csv", "curve.png", "traces/n1.json", "traces/n4.json"):  # what the README lists
+        assert (out / name).is_file(), name
+        assert f"`{pathlib.PurePath(name).name}`" in text or f"`{out}/{name}`" in text, name
+    assert "plateau" in printed and "knee" in printed
