@@ -1,5 +1,5 @@
 """How long simulated workers take to reach their steady state, and what their start has to do with it (a study,
-not a test; figures in the README's accuracy section).
+not a test; figures in docs/validation.md, "What the development figures rest on").
 
 Workers start at offsets drawn from ``[0, start_spread_ns)``; the default is one uncontended step
 (:mod:`tracegen.simulate`). Far past the knee a step under contention lasts N / bound seconds, so the workers

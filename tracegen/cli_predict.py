@@ -249,7 +249,8 @@ def _print(result: Prediction, config: PredictConfig) -> None:
         at_cap = result.ps_at_cap_steps_per_s
         print(f"note: the PS's CPU binds this plateau at the single-worker run's {per_step_ms:.1f} ms per step; on "
               "the testbed the PS spent 13-46 % less CPU per step at N = 4-5 than at N = 1 (its RPC threads spend "
-              "what spare CPU it has; README, 'The PS's CPU is elastic'), so the plateau may lie up to 1.8x higher"
+              "what spare CPU it has; docs/validation.md, 'The PS's CPU is elastic'), so the plateau may lie up to "
+              "1.8x higher"
               + ("" if at_cap is None else f"; the link profile's points with the PS at its cap put it at "
                                             f"{at_cap:.2f} steps/s, an estimate from above"))
     held = None if measured is None else held_ps_bound(measured)
@@ -257,7 +258,7 @@ def _print(result: Prediction, config: PredictConfig) -> None:
         print(f"note: one worker holding the PS at a cap of {measured.ps_at_cap.ps_cores:g} cores cost it "
               f"{measured.ps_at_cap.ps_cpu_s_per_step * 1e3:.1f} ms of CPU a step (ps_at_cap), a PS bound of "
               f"{held:.2f} steps/s on its {measured.ps_cores:g} cores; not used above: on the holdout that tested "
-              "it, it predicted one plateau better and one far worse (README, 'The PS's CPU is elastic')")
+              "it, it predicted one plateau better and one far worse (docs/validation.md, 'The PS's CPU is elastic')")
     if result.shards:
         print(f"PS shards ({result.shards[0].placement} placement): each a PS like the traced one, its own link")
         print("   K  knee  plateau steps/s  at N  saturates                 pull bytes per shard")

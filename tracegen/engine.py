@@ -10,7 +10,7 @@ equals, so a run is deterministic. Time is integer nanoseconds; nothing here rea
 An event calls ``handler.fire(argument)``, and finished work calls ``client.done(token, start_ns, slot)``: a
 :class:`Handler` or :class:`Client` is an object, and the integers say what happened to what (each resource and
 the simulation decode their own). Compiled, these are direct calls with no object made per event; closures
-would cost one or two allocations per task and a Python-level call (README, "The compiled engine"). For the
+would cost one or two allocations per task and a Python-level call (docs/model.md, "The compiled engine"). For the
 same reason the engine's heap is integers in ``vec[i64]`` that its own code sifts, and the smaller heaps of the
 resources hold small objects that compare themselves (compiled, about twice as fast as comparing tuples item by
 item). Run as plain Python, the engine with its hand-written heap is about 1.7 times as slow as with ``heapq``: the

@@ -12,12 +12,12 @@
   CPU per step, less the PS ops the trace shows, spread over the step's transfers as each request's handling —
   the PS's own cost of serving tensors, which neither a trace nor a bandwidth shows. Not the file's
   ``ps_at_cap`` (the worker holding the PS at a tighter cap): the PS's CPU per step is elastic, but on the holdout
-  that tested it (README, "The PS's CPU is elastic") the held figure predicted one plateau better and one far
-  worse, so ``predict`` shows the bound it implies beside the curve instead (:func:`held_ps_bound`).
+  that tested it (docs/validation.md, "The PS's CPU is elastic") the held figure predicted one plateau better and
+  one far worse, so ``predict`` shows the bound it implies beside the curve instead (:func:`held_ps_bound`).
 - Every spec keeps the single-worker trace's per-connection rate (one worker's own limit) and latency.
 - :func:`at_cap_plateau`: not a spec but a bound beside it. The single-worker run measures the PS's CPU per
-  step with the PS mostly idle; at its cap the PS's RPC threads spend far less a step (README, "The PS at its
-  cap"), which the profile's points with the PS at its cap show as CPU per byte moved.
+  step with the PS mostly idle; at its cap the PS's RPC threads spend far less a step (docs/validation.md, "The PS
+  at its cap"), which the profile's points with the PS at its cap show as CPU per byte moved.
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ class _Worker:
     handling reads one worker's state from one place (compiled: native attributes, not a list per field). Its
     integer arrays, like the run's per-task tables, are ``vec[i64]`` (librt, mypyc's runtime): compiled, each a C
     array of int64, so a read touches no int object; a list holds a pointer to one per item, and among a thousand
-    workers those reads missed the cache (the 1000-worker point 10 % faster, README "The compiled engine")."""
+    workers those reads missed the cache (the 1000-worker point 10 % faster, docs/model.md, "The compiled engine")."""
 
     __slots__ = ("cpu", "delay", "done_count", "dur", "ends", "index", "prio", "read_ns", "read_version",
                  "ready_at", "remaining", "starts", "step", "timings")

@@ -10,7 +10,7 @@ and its inputs' readiness (a push's record starts when the PS asks for the gradi
 worker has produced it). It is an *effective* rate: what one worker's connection achieved, including the
 worker's own gRPC and CPU costs.
 
-Known to fall short (README, "Leave one step out"): a lone small transfer whose record also covers time when
+Known to fall short (docs/validation.md, "Leave one step out"): a lone small transfer whose record also covers time when
 nothing moved counts as time on the wire and lowers the rate (in the ``deep`` trace where it was looked at, a
 16 KiB pull recorded for 46 ms while no op ran on either host: a stall of the worker's process, not the wire).
 """

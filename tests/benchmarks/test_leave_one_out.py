@@ -1,6 +1,6 @@
-"""The leave-one-step-out table the README states, guarded: it lists every single-worker trace in ``data/``
+"""The leave-one-step-out table docs/validation.md states, guarded: it lists every single-worker trace in ``data/``
 (``benchmarks/leave_one_out.py``'s :func:`trace_folders`), and each trace's held-out MAE and error of the mean,
-computed again, are no worse than the README says (beyond a small tolerance for floating-point noise)."""
+computed again, are no worse than it says (beyond a small tolerance for floating-point noise)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ TOLERANCE = 0.005
 
 
 def stated() -> dict[str, tuple[int, float, float]]:
-    """The README's rows: trace -> (complete steps, held-out MAE, error of the mean)."""
-    section = (ROOT / "README.md").read_text().split("### Leave one step out", 1)[1].split("\n## ", 1)[0]
+    """The table's rows: trace -> (complete steps, held-out MAE, error of the mean)."""
+    section = (ROOT / "docs" / "validation.md").read_text().split("### Leave one step out", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
         found = ROW.match(line)

@@ -35,7 +35,7 @@ def test_request_cost_is_the_untraced_ps_cpu_less_the_traced_ops(mlp_trace_dir: 
 def test_the_ps_held_at_its_cap_is_shown_not_used(mlp_trace_dir: pathlib.Path) -> None:
     """``ps_at_cap`` (one worker holding the PS at a tighter cap) gives a PS bound shown beside the curve; the
     request cost and the roofline's PS bound stay the figure of the worker alone, as the holdout that tested the
-    held figure decided (README, "The PS's CPU is elastic")."""
+    held figure decided (docs/validation.md, "The PS's CPU is elastic")."""
     from tracegen.baselines import step_costs
     from tracegen.linkspec import held_ps_bound
 
@@ -134,9 +134,9 @@ def test_a_profile_that_lost_its_quota_takes_it_from_the_single_worker_run() -> 
 @pytest.mark.parametrize("run", ["cnn_300mbit_q5_b16k_ps01_pscap/run", "cnn_300mbit_q5_b16k_ps03_host/run"])
 def test_the_profiles_points_at_the_ps_cap_bound_a_ps_bound_plateau_from_above(run: str) -> None:
     """The two testbed runs whose PS reached its cap and whose profiles have points with the PS at its cap: the
-    plateau from those points lies above the measured one, the single-worker run's below (README, "The PS at its
-    cap"); a profile without such points gives none. Both are development runs, and the rule (points at 97 % of
-    the cap, their median) was chosen looking at them: this guards the figures the docs state, it is no
+    plateau from those points lies above the measured one, the single-worker run's below (docs/validation.md, "The
+    PS at its cap"); a profile without such points gives none. Both are development runs, and the rule (points at
+    97 % of the cap, their median) was chosen looking at them: this guards the figures the docs state, it is no
     held-out evidence for the rule."""
     import pandas as pd
 

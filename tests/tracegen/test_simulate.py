@@ -353,7 +353,7 @@ def ops_model(ranks: tuple[int, ...], preds: tuple[tuple[int, ...], ...]) -> Ste
 def test_ops_ready_at_the_same_instant_start_in_rank_order(ranks: tuple[int, ...],
                                                            preds: tuple[tuple[int, ...], ...],
                                                            order: list[str]) -> None:
-    """They started in the order they were requested (README, 'Known fault', until 2026-12-04)."""
+    """They started in the order they were requested (docs/model.md, 'Fixed 2026-12-04 (later)')."""
     model = ops_model(ranks, preds)
     result = simulate(model, SimConfig(n_workers=1, steps=1, warmup_steps=0, worker_threads=1, record_tasks=True))
     ran = sorted((r.start_ns, model.names[r.task]) for r in result.tasks)
