@@ -151,7 +151,8 @@ def batch_size_of(trace_path: str, given: int | None) -> int:
         return 1
     if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10**9):
         raise ConfigError(f"{meta_path(trace_path)}: 'batch_size' must be an integer from 1 to 10^9 "
-                          f"(got {quoted(value)}); or give --batch-size")
+                          f"(got {quoted(value)}); or give the batch size (--batch-size; to validate, a batch_size "
+                          "column in the measurements)")
     return value
 
 
