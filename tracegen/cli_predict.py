@@ -158,7 +158,7 @@ def run_predict(args: argparse.Namespace) -> int:
     links: tuple[int, ...] = ()
     if args.worker_classes is not None:
         classes = read_worker_classes(args.worker_classes)
-        most = max(*workers, MAX_SATURATION_WORKERS)
+        most = max(*workers, *emitted, MAX_SATURATION_WORKERS)  # the plateau search's N and the traces' too
         speeds = classes.speeds(most)
         links = classes.links(most)
         print(f"note: workers from {args.worker_classes}: {classes.describe()}")
