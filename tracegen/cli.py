@@ -133,10 +133,12 @@ def _convert(args: argparse.Namespace) -> int:
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, like every other error of the command (the usage is
     what ``--help`` prints); its subcommands' parsers are of this class too. Each records itself as the namespace's
-    ``parser`` (the deepest subcommand's wins), for the errors that argparse raises on the top parser."""
+    ``parser`` (the deepest subcommand's wins), for the errors that argparse raises on the top parser. An option
+    is written in full: argparse's abbreviations took ``predict --seed 3`` (an option of plan and sweep) for
+    ``--seeds 3``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
         self.set_defaults(parser=self)
 
     def error(self, message: str) -> NoReturn:

@@ -199,6 +199,11 @@ def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message
     (["sweep", "t", "--out", "o", "--worker-classes", "w.csv"],
      "tracegen sweep: error: unrecognized arguments: --worker-classes w.csv (see 'tracegen sweep --help')"),
     (["netbench", "run", "--ps", "h:1", "--bogus"], "tracegen netbench run: error: unrecognized arguments: --bogus"),
+    # a prefix of an option was taken for it: predict --seed 3 (as plan and sweep have it) ran seeds 0, 1 and 2, and
+    # validate --seed 3 three seeds, as --seeds 3 (a hardening pass)
+    (["predict", "t", "--seed", "3", "--out", "o"], "tracegen predict: error: unrecognized arguments: --seed 3"),
+    (["validate", "--trace", "t", "--measured", "m", "--out", "o", "--seed", "3"],
+     "tracegen validate: error: unrecognized arguments: --seed 3"),
     # a rate it cannot read was a traceback: the type function raised tracegen's ConfigError, which argparse passes
     (["testbed", "--worker-links", "1Gbit/s,zz"], "tracegen testbed: error: argument --worker-links: cannot read 'zz'"),
     (["testbed", "--worker-links", "0"], "argument --worker-links: each rate must be between 1 kbit/s and 8000 Tbit/s"),
