@@ -100,6 +100,8 @@ def format_summary(s: dict[str, Any]) -> str:
 
 
 def _convert(args: argparse.Namespace) -> int:
+    if not args.out.strip():  # pathlib reads '' as '.': the tables went into the current directory
+        raise CliError(f"'out' must name {'a file' if args.to == 'chrome' else 'a directory'} (got an empty string)")
     trace = read_trace(args.trace)
     out = pathlib.Path(args.out)
     if args.to == "chrome" and out.is_dir():  # else the rename onto it fails, naming only a temporary file
