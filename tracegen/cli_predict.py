@@ -162,6 +162,10 @@ def run_predict(args: argparse.Namespace) -> int:
         speeds = classes.speeds(most)
         links = classes.links(most)
         print(f"note: workers from {args.worker_classes}: {classes.describe()}")
+    if args.payload_fraction != PAYLOAD_FRACTION and args.bandwidth is None and not links:  # else unused
+        raise ConfigError(f"'--payload-fraction' {args.payload_fraction:g} is the share of a --bandwidth (or of a "
+                          "worker class's own link) that carries tensor bytes, and neither was given: a link profile "
+                          "or the trace's link is measured payload")
     config = PredictConfig(
         workers=workers, link_profile=load_profile(profile_path), single_worker=single,
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),

@@ -575,3 +575,18 @@ def test_the_worker_classes_cover_every_worker_of_an_emitted_trace(mlp_trace_dir
             ops.setdefault(task[e["pid"]], []).append(e["dur"])
     first, last = (statistics.median(ops[f"/job:worker/replica:0/task:{w}/device:CPU:0"]) for w in (0, 257))
     assert last == pytest.approx(first, rel=0.5)  # both at speed 4; at speed 1 the last one's ops took ~4x as long
+
+
+def test_a_payload_fraction_with_nothing_to_take_it_of_is_refused(mlp_trace_dir: pathlib.Path,
+                                                                   tmp_path: pathlib.Path) -> None:
+    """--payload-fraction is the share of a --bandwidth (or of a worker class's own link); without either it went
+    unused, and the curve was the trace's own link's with no word (a hardening pass)."""
+    argv = [str(mlp_trace_dir), "--workers", "1", "--steps", "3", "--seeds", "1", "--payload-fraction", "0.5",
+            "--out", str(tmp_path / "out")]
+    with pytest.raises(ConfigError, match=r"^'--payload-fraction' 0\.5 is the share of a --bandwidth .*neither was "):
+        run_predict(parse(argv))
+    assert not (tmp_path / "out").exists()
+    assert run_predict(parse([*argv[:-2], "--bandwidth", "1Gbit/s", "--out", str(tmp_path / "bw")])) == 0
+    classes = tmp_path / "classes.csv"
+    classes.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nfar,*,1.0,1e9\n")
+    assert run_predict(parse([*argv[:-2], "--worker-classes", str(classes), "--out", str(tmp_path / "own")])) == 0
