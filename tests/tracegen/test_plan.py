@@ -312,3 +312,18 @@ def test_a_long_plan_says_what_it_will_cost(model: StepModel) -> None:
 def _stop(lines: list[str], line: str) -> None:
     lines.append(line)
     raise AssertionError("stop")
+
+
+def test_a_small_number_of_samples_is_not_priced_at_nothing(model: StepModel) -> None:
+    """'--samples 1' printed '0.00 h and $0.00 for 1 samples', and plan.csv 0.000000 hours and 0.0000 dollars: a
+    figure too small for its decimals is written with its first digits (a hardening pass)."""
+    from tracegen.planreport import answer
+
+    result = _plan(model, config=dataclasses.replace(CONFIG, samples=1))
+    line = answer(result)
+    assert " 0.00 h" not in line and "$0.00 for" not in line, line
+    for row in plan_csv(result).splitlines()[1:]:
+        cells = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        assert float(cells["hours_for_samples"]) > 0 and float(cells["usd_for_samples"]) > 0, row
+    big = plan_csv(_plan(model))  # the usual figures keep their fixed decimals
+    assert all(len(c.split(",")[9].split(".")[1]) == 6 for c in big.splitlines()[1:])
