@@ -100,6 +100,8 @@ def format_summary(s: dict[str, Any]) -> str:
 
 
 def _convert(args: argparse.Namespace) -> int:
+    if not args.out.strip():  # pathlib reads '' as '.': the tables went into the current directory
+        raise CliError(f"'out' must name {'a file' if args.to == 'chrome' else 'a directory'} (got an empty string)")
     trace = read_trace(args.trace)
     out = pathlib.Path(args.out)
     if args.to == "chrome" and out.is_dir():  # else the rename onto it fails, naming only a temporary file
@@ -133,10 +135,12 @@ def _convert(args: argparse.Namespace) -> int:
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, like every other error of the command (the usage is
     what ``--help`` prints); its subcommands' parsers are of this class too. Each records itself as the namespace's
-    ``parser`` (the deepest subcommand's wins), for the errors that argparse raises on the top parser."""
+    ``parser`` (the deepest subcommand's wins), for the errors that argparse raises on the top parser. An option
+    is written in full: argparse's abbreviations took ``predict --seed 3`` (an option of plan and sweep) for
+    ``--seeds 3``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
         self.set_defaults(parser=self)
 
     def error(self, message: str) -> NoReturn:

@@ -158,10 +158,14 @@ def run_predict(args: argparse.Namespace) -> int:
     links: tuple[int, ...] = ()
     if args.worker_classes is not None:
         classes = read_worker_classes(args.worker_classes)
-        most = max(*workers, MAX_SATURATION_WORKERS)
+        most = max(*workers, *emitted, MAX_SATURATION_WORKERS)  # the plateau search's N and the traces' too
         speeds = classes.speeds(most)
         links = classes.links(most)
         print(f"note: workers from {args.worker_classes}: {classes.describe()}")
+    if args.payload_fraction != PAYLOAD_FRACTION and args.bandwidth is None and not links:  # else unused
+        raise ConfigError(f"'--payload-fraction' {args.payload_fraction:g} is the share of a --bandwidth (or of a "
+                          "worker class's own link) that carries tensor bytes, and neither was given: a link profile "
+                          "or the trace's link is measured payload")
     config = PredictConfig(
         workers=workers, link_profile=load_profile(profile_path), single_worker=single,
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),

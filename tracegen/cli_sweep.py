@@ -134,6 +134,10 @@ def run_sweep(args: argparse.Namespace) -> int:
                           "comma-separated")
     if args.seeds < 1:  # else a grid of no seeds, said as "the grid needs at least one value (got none)"
         raise ConfigError(f"'--seeds' must be at least 1 (got {args.seeds})")
+    if args.payload_fraction != PAYLOAD_FRACTION and not args.bandwidth and args.catalogue is None:  # else unused
+        raise ConfigError(f"'--payload-fraction' {args.payload_fraction:g} is the share of a --bandwidth (or of a "
+                          "catalogue's link_bits_per_s) that carries tensor bytes, and neither was given: a link "
+                          "profile or the trace's link is measured payload")
     runner: Runner = RayRunner(args.ray, args.jobs) if args.ray is not None else LocalRunner(args.jobs)
     inputs = build_inputs(args.trace, workers=parse_workers(args.workers),
                           bandwidths=parse_bandwidths(args.bandwidth), link_profiles=args.link_profile,

@@ -303,13 +303,16 @@ def refuse_non_folder(path: pathlib.Path, purpose: str = "--out names the direct
 def make_folders(folder: pathlib.Path, what: str = "here") -> list[pathlib.Path]:
     """Create ``folder`` and the parents it lacks; the ones created, ``folder`` first (:func:`remove_folders` takes
     them away again should the run fail). ConfigError naming ``folder`` when it cannot be made, and the symbolic
-    link on the way that loops or leads nowhere, if that is why (mkdir says only 'File exists')."""
+    link on the way that loops or leads nowhere, or the file on the way, if that is why (mkdir says only 'File
+    exists' or 'Not a directory')."""
     made = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         remove_folders(made)  # those made before the one that failed
-        why = next((f"{p} is {link}" for p in reversed(made) if (link := broken_link(p))), exc.strerror or exc)
+        file = next((p for p in reversed((folder, *folder.parents)) if p.is_file()), None)  # mkdir: 'File exists'
+        why = next((f"{p} is {link}" for p in reversed(made) if (link := broken_link(p))),
+                   exc.strerror or exc if file is None else f"{file} is a file, not a folder")
         raise ConfigError(f"{folder}: cannot write {what}: {why}") from exc
     return made
 

@@ -53,7 +53,15 @@ from tracegen.link import LinkSpec
 from tracegen.metrics import link_bound_steps_per_s, ps_bound_steps_per_s, steps_per_s
 from tracegen.model import StepModel
 from tracegen.placement import Placement
-from tracegen.predict import PAYLOAD_FRACTION, PredictConfig, prepared
+from tracegen.predict import (
+    MAX_EVENTS,
+    PAYLOAD_FRACTION,
+    SLOW_EVENTS,
+    PredictConfig,
+    likely_workers,
+    prepared,
+    seconds_on_one_core,
+)
 from tracegen.processes import MAX_JOBS, Processes
 from tracegen.simulate import SimConfig, SimResult, simulate
 
@@ -290,6 +298,14 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                                  (scaled[speeds], links, config, of_task))
                 pair_keys.append((worker, ps, k, key, links["mid"]))
     keys = list(todo)
+    events = sum(_likely_events(*todo[k][1][:3]) for k in keys)
+    if events > MAX_EVENTS:  # as predict: a typo or a job for a sweep, found before any work
+        raise ConfigError(f"this plan would simulate about {events:.2g} events, "
+                          f"{seconds_on_one_core(events) / 3600:.0f} hours on one core (more than the "
+                          f"{MAX_EVENTS:.0e} allowed); ask for fewer or smaller --workers, fewer --seeds or a smaller "
+                          "--step-budget")
+    if events > SLOW_EVENTS:
+        report(f"about {events:.2g} simulated events: roughly {seconds_on_one_core(events):.0f} s on one core")
     sweeps: dict[tuple[object, ...], _Sweep] = {}
     if jobs > 1 and len(keys) > 1:
         report(f"simulating {len(keys)} pairs in {min(jobs, len(keys))} processes")
@@ -311,6 +327,15 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
     return Plan(model=model, config=config, pairs=tuple(pairs), chosen=chosen, fastest=fastest, traced_link=traced,
                 measured_rpc=measured_rpc, n_simulations=sum(s.n_simulations for s in sweeps.values()), notes=notes,
                 placement=placed[0].how if placed else "")
+
+
+def _likely_events(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig) -> float:
+    """About how many events :func:`_sweep` of one pair simulates: three per task instance, each seed, each asked
+    N until the rate likely stalls (:func:`tracegen.predict.likely_workers`), and the band's two at the last."""
+    ns = likely_workers(model, PredictConfig(workers=config.workers), links["mid"])
+    runs = [*ns, *([ns[-1]] * 2 * ("low" in links))]
+    return 3.0 * model.n_tasks * config.seeds * sum(
+        n * (config.sim_config(n, None).steps + WARMUP_STEPS) for n in runs)
 
 
 def n_ps(model: StepModel) -> int:

@@ -1,5 +1,6 @@
-"""A plan as text: ``plan.csv`` (fixed decimals, so equal plans give equal bytes), its assumptions, the table of
-pairs and the answer as the terminal and ``report.html`` show them (:func:`plan_html`).
+"""A plan as text: ``plan.csv`` (fixed decimals, so equal plans give equal bytes; a figure too small for them,
+its first three digits), its assumptions, the table of pairs and the answer as the terminal and ``report.html``
+show them (:func:`plan_html`).
 
 ``plan.csv``: one row per option (a worker type, a PS type, N workers), pair by pair in catalogue order, N
 ascending; the N past a pair's plateau that were not simulated have no row (:mod:`tracegen.plan`). Columns:
@@ -43,6 +44,13 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
+def _fixed(value: float, decimals: int) -> str:
+    """``value`` with ``decimals`` decimals, or its first three digits where those would be all zeros: one
+    sample's hours are not 0.000000."""
+    text = f"{value:.{decimals}f}"
+    return f"{value:.3g}" if value and float(text) == 0 else text
+
+
 def plan_csv(plan: Plan) -> str:
     """The plan's options as CSV (module docstring)."""
     samples, target = plan.config.samples, plan.config.target_samples_per_s
@@ -52,9 +60,9 @@ def plan_csv(plan: Plan) -> str:
         for o in pair.options:
             lines.append(",".join([
                 o.worker.name, o.ps.name, str(o.n_ps), str(o.n_workers), f"{o.steps_per_s:.4f}",
-                f"{o.samples_per_s:.4f}",
-                o.bottleneck, f"{o.usd_per_hour:.4f}", f"{o.usd_per_1000_samples:.6f}", f"{o.hours_for(samples):.6f}",
-                f"{o.usd_for(samples):.4f}", "" if target is None else _yes(o.samples_per_s >= target),
+                f"{o.samples_per_s:.4f}", o.bottleneck, f"{o.usd_per_hour:.4f}", _fixed(o.usd_per_1000_samples, 6),
+                _fixed(o.hours_for(samples), 6), _fixed(o.usd_for(samples), 4),
+                "" if target is None else _yes(o.samples_per_s >= target),
                 "" if pair.knee_n_workers is None else str(pair.knee_n_workers),
                 f"{pair.plateau_samples_per_s:.4f}", str(pair.saturation_workers), _yes(pair.plateau_reached),
                 "" if band is None else f"{band[0]:.4f}", "" if band is None else f"{band[1]:.4f}",
@@ -110,7 +118,7 @@ def pair_cells(pair: Pair, samples: float) -> list[str]:
             else f"{pair.band_samples_per_s[0]:.0f}-{pair.band_samples_per_s[1]:.0f}")
     ps = b.ps.name if pair.n_ps == 1 else f"{pair.n_ps} x {b.ps.name}"
     return [b.worker.name, ps, str(b.n_workers), f"{b.samples_per_s:.0f}", f"{b.usd_per_hour:.2f}",
-            f"{b.usd_per_1000_samples:.3g}", f"{b.hours_for(samples):.2f}", f"{b.usd_for(samples):.2f}",
+            f"{b.usd_per_1000_samples:.3g}", _fixed(b.hours_for(samples), 2), _fixed(b.usd_for(samples), 2),
             "-" if pair.knee_n_workers is None else str(pair.knee_n_workers),
             f"{pair.plateau_samples_per_s:.0f}" + ("" if pair.plateau_reached else "+"), band, b.bottleneck]
 
@@ -119,7 +127,7 @@ def _option(o: Option, samples: float) -> str:
     return (f"{o.n_workers} x {o.worker.name} + {'' if o.n_ps == 1 else f'{o.n_ps} x '}PS {o.ps.name}: "
             f"{o.samples_per_s:.0f} samples/s, "
             f"${o.usd_per_hour:.2f}/h, ${o.usd_per_1000_samples:.3g} per 1000 samples, "
-            f"{o.hours_for(samples):.2f} h and ${o.usd_for(samples):.2f} for {samples:g} samples")
+            f"{_fixed(o.hours_for(samples), 2)} h and ${_fixed(o.usd_for(samples), 2)} for {samples:g} samples")
 
 
 def answer(plan: Plan) -> str:

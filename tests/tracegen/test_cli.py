@@ -59,6 +59,18 @@ def test_convert_says_when_the_output_is_of_the_wrong_kind(tmp_path: pathlib.Pat
     assert (tmp_path / "f").read_text() == "precious" and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "chrome"])
+def test_convert_refuses_an_empty_output_path(fmt: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert TRACE "" --to csv' (an unset "$OUT") wrote the eight tables into the current directory, where
+    predict, plan, sweep and validate refuse an empty --out (a hardening pass)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", fmt, ""]) == 2
+    what = "a file" if fmt == "chrome" else "a directory"
+    assert capsys.readouterr().err == f"tracegen convert: error: 'out' must name {what} (got an empty string)\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_convert_writes_no_chrome_trace_into_a_directory_of_tables(tmp_path: pathlib.Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """'convert tables --to chrome tables/all.json' was taken, and the tables could not be read again ('holds
@@ -199,6 +211,11 @@ def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message
     (["sweep", "t", "--out", "o", "--worker-classes", "w.csv"],
      "tracegen sweep: error: unrecognized arguments: --worker-classes w.csv (see 'tracegen sweep --help')"),
     (["netbench", "run", "--ps", "h:1", "--bogus"], "tracegen netbench run: error: unrecognized arguments: --bogus"),
+    # a prefix of an option was taken for it: predict --seed 3 (as plan and sweep have it) ran seeds 0, 1 and 2, and
+    # validate --seed 3 three seeds, as --seeds 3 (a hardening pass)
+    (["predict", "t", "--seed", "3", "--out", "o"], "tracegen predict: error: unrecognized arguments: --seed 3"),
+    (["validate", "--trace", "t", "--measured", "m", "--out", "o", "--seed", "3"],
+     "tracegen validate: error: unrecognized arguments: --seed 3"),
     # a rate it cannot read was a traceback: the type function raised tracegen's ConfigError, which argparse passes
     (["testbed", "--worker-links", "1Gbit/s,zz"], "tracegen testbed: error: argument --worker-links: cannot read 'zz'"),
     (["testbed", "--worker-links", "0"], "argument --worker-links: each rate must be between 1 kbit/s and 8000 Tbit/s"),

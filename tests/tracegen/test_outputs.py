@@ -118,3 +118,21 @@ def test_an_out_through_a_link_that_loops_or_dangles_names_the_link(
         assert err.count("\n") == 1 and err.endswith(f": {link} is {why}\n"), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "loop"]
     assert loop.readlink() == pathlib.Path("loop") and dangling.readlink() == pathlib.Path("gone")
+
+
+@pytest.mark.parametrize("args", [["predict", str(MLP), "--workers", "1", "--out", "{}/x"],
+                                  ["plan", str(MLP), "--catalogue", str(MLP.parents[1] / "catalogue/example.csv"),
+                                   "--workers", "1", "--out", "{}/x"],
+                                  ["convert", str(MLP), "--to", "chrome", "{}/trace.json"],
+                                  ["convert", str(MLP), "--to", "csv", "{}/x"]],
+                         ids=["predict", "plan", "convert-chrome", "convert-csv"])
+def test_an_out_under_a_file_names_the_file(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                            args: list[str]) -> None:
+    """An output under a file said only 'Not a directory' (predict, plan, tables) or 'File exists' (a Chrome
+    trace), naming no file (a hardening pass)."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious")
+    assert main([a.format(notes) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith(f": {notes} is a file, not a folder\n"), err
+    assert notes.read_text() == "precious" and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]

@@ -274,3 +274,56 @@ def test_ps_shards_are_pairs_of_their_own_that_pay_for_each_ps(tmp_path: pathlib
     assert sorted({r.split(",")[2] for r in rows[1:]}) == ["1", "2"]
     assert main([*argv, "--placement", "greedy", "--out", str(tmp_path / "alone")]) == 2
     assert "places parameters on the shards of --ps-shards" in capsys.readouterr().err
+
+
+def test_a_plan_too_large_to_simulate_is_refused_before_any_work(tmp_path: pathlib.Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """'--workers 100000 --seeds 100' simulated for days with no word (predict refuses such a run and says what a
+    long one costs); plan now estimates the events of what it likely simulates first (a hardening pass)."""
+    import tracegen.plan
+
+    def simulated(*_args: object, **_kw: object) -> None:
+        raise AssertionError("simulated")
+
+    monkeypatch.setattr(tracegen.plan, "simulate", simulated)
+    cat = _catalogue_file(tmp_path, GOOD_ROWS)
+    assert main(["plan", str(TRACE), "--catalogue", str(cat), "--workers", "100000", "--seeds", "100", "--jobs",
+                 "1", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("tracegen plan: error: this plan would simulate about "), err
+    assert "more than the 1e+10 allowed" in err and "--workers" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_long_plan_says_what_it_will_cost(model: StepModel) -> None:
+    """A plan of hours said only 'simulating ...' (a hardening pass): it names its events and time first; a plan of
+    seconds does not."""
+    lines: list[str] = []
+    plan(model, CATALOGUE, CONFIG, link_profile=PROFILE, progress=lines.append)
+    assert lines and not any(line.startswith("about ") for line in lines)
+    lines.clear()
+    with pytest.raises(AssertionError, match="stop"):  # the line comes before the first simulation
+        plan(model, CATALOGUE, dataclasses.replace(CONFIG, workers=(100_000,)), link_profile=PROFILE,
+             progress=lambda line: _stop(lines, line))
+    assert lines[0].startswith("about ") and "simulated events: roughly" in lines[0], lines
+
+
+def _stop(lines: list[str], line: str) -> None:
+    lines.append(line)
+    raise AssertionError("stop")
+
+
+def test_a_small_number_of_samples_is_not_priced_at_nothing(model: StepModel) -> None:
+    """'--samples 1' printed '0.00 h and $0.00 for 1 samples', and plan.csv 0.000000 hours and 0.0000 dollars: a
+    figure too small for its decimals is written with its first digits (a hardening pass)."""
+    from tracegen.planreport import answer
+
+    result = _plan(model, config=dataclasses.replace(CONFIG, samples=1))
+    line = answer(result)
+    assert " 0.00 h" not in line and "$0.00 for" not in line, line
+    for row in plan_csv(result).splitlines()[1:]:
+        cells = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        assert float(cells["hours_for_samples"]) > 0 and float(cells["usd_for_samples"]) > 0, row
+    big = plan_csv(_plan(model))  # the usual figures keep their fixed decimals
+    assert all(len(c.split(",")[9].split(".")[1]) == 6 for c in big.splitlines()[1:])

@@ -552,3 +552,41 @@ def test_the_note_on_a_single_worker_file_beside_the_trace_says_what_it_gives(
     note = next(line for line in capsys.readouterr().out.splitlines() if "single-worker.json" in line)
     assert "one untraced worker's rate, the PS's cores (0.3, a CPU quota)" in note
     assert "per transfer" not in note
+
+
+def test_the_worker_classes_cover_every_worker_of_an_emitted_trace(mlp_trace_dir: pathlib.Path,
+                                                                    tmp_path: pathlib.Path) -> None:
+    """--emit-traces past the plateau search's largest N (256): the workers beyond it ran at speed 1, not their
+    class's, in the trace written, with no word (a hardening pass)."""
+    import json
+    import statistics
+
+    classes = tmp_path / "classes.csv"
+    classes.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nfast,*,4,-\n")
+    argv = [str(mlp_trace_dir), "--worker-classes", str(classes), "--workers", "1", "--emit-traces", "258",
+            "--steps", "3", "--warmup-steps", "1", "--seeds", "1", "--bandwidth", "10Gbit/s", "--jobs", "1",
+            "--out", str(tmp_path / "out")]
+    assert run_predict(parse(argv)) == 0
+    doc = json.loads((tmp_path / "out" / "traces" / "n258.json").read_bytes())
+    task = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e.get("name") == "process_name"}
+    ops: dict[str, list[float]] = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "op":
+            ops.setdefault(task[e["pid"]], []).append(e["dur"])
+    first, last = (statistics.median(ops[f"/job:worker/replica:0/task:{w}/device:CPU:0"]) for w in (0, 257))
+    assert last == pytest.approx(first, rel=0.5)  # both at speed 4; at speed 1 the last one's ops took ~4x as long
+
+
+def test_a_payload_fraction_with_nothing_to_take_it_of_is_refused(mlp_trace_dir: pathlib.Path,
+                                                                   tmp_path: pathlib.Path) -> None:
+    """--payload-fraction is the share of a --bandwidth (or of a worker class's own link); without either it went
+    unused, and the curve was the trace's own link's with no word (a hardening pass)."""
+    argv = [str(mlp_trace_dir), "--workers", "1", "--steps", "3", "--seeds", "1", "--payload-fraction", "0.5",
+            "--out", str(tmp_path / "out")]
+    with pytest.raises(ConfigError, match=r"^'--payload-fraction' 0\.5 is the share of a --bandwidth .*neither was "):
+        run_predict(parse(argv))
+    assert not (tmp_path / "out").exists()
+    assert run_predict(parse([*argv[:-2], "--bandwidth", "1Gbit/s", "--out", str(tmp_path / "bw")])) == 0
+    classes = tmp_path / "classes.csv"
+    classes.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nfar,*,1.0,1e9\n")
+    assert run_predict(parse([*argv[:-2], "--worker-classes", str(classes), "--out", str(tmp_path / "own")])) == 0

@@ -237,6 +237,8 @@ def _group_alive(pgid: int) -> bool:
     (["--ray", "127.0.0.1:1"], "--ray '127.0.0.1:1': no Ray head answers there"),
     (["--link", "conn", "--link-profile", "missing.json"], "missing.json"),
     (["--bandwidth", "1Gbit/s,200Mbit/s", "--bandwidth", "1Gbit/s"], "'--bandwidth': '1Gbit/s' is given twice"),
+    # the share of a --bandwidth or of a catalogue's rates: without either it went unused (a hardening pass)
+    (["--payload-fraction", "0.5"], "'--payload-fraction' 0.5 is the share of a --bandwidth"),
 ])
 def test_a_bad_grid_is_one_line_and_no_part(argv: list[str], message: str, tmp_path: pathlib.Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
