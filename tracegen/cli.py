@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
-from parsers.read import trace_files_in
+from parsers.read import meta_path, trace_files_in
 from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, write_tables
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import add_predict_arguments, run_predict
@@ -29,7 +29,7 @@ from tracegen.cli_sweep import add_sweep_arguments, run_sweep
 from tracegen.cli_tf import add_tf_commands
 from tracegen.console import StdoutError, discard_stdout, standard_streams
 from tracegen.errors import TracegenError
-from tracegen.outputs import folders_made, output_file, refuse_existing
+from tracegen.outputs import folders_made, output_file, refuse_existing, refuse_input
 from tracegen.summary import summarize
 from tracegen.units import format_bytes
 
@@ -114,7 +114,8 @@ def _convert(args: argparse.Namespace) -> int:
     if args.to == "chrome" and is_table_dir(out.parent):  # read_trace refuses tables with trace files beside them
         raise CliError(f"{out.parent}: holds converted tables ({MANIFEST}); a trace written there would be read "
                        "with them, and they could not be read again: write it elsewhere")
-    if args.to == "chrome":
+    if args.to == "chrome":  # --force replaces an earlier output, never the trace's own files
+        refuse_input(out, [*trace.steps["source"], args.trace, meta_path(args.trace)], "write it elsewhere")
         with output_file(out, force=args.force, what="the trace there"):  # missing folders made, as tables' are
             write_trace(trace, out)
         written = [out]

@@ -172,11 +172,7 @@ class OutputDir:
 
     def _check_not_input(self, target: pathlib.Path) -> None:
         """ConfigError when ``target`` is one of the files this run reads (:attr:`inputs`)."""
-        for source in self.inputs:
-            with contextlib.suppress(OSError):  # either not there: not the same file
-                if target.samefile(source):
-                    raise ConfigError(f"{target}: is an input of this run ({source}), not an earlier run's output; "
-                                      "write into another directory (--out)")
+        refuse_input(target, self.inputs, "write into another directory (--out)")
 
     def _manifest(self) -> dict[str, list[str]]:
         """Per command, the files its last run here wrote (``DIR/.tracegen-run.json``; a manifest of before
@@ -346,6 +342,16 @@ def output_file(path: pathlib.Path, *, force: bool, what: str) -> Iterator[pathl
     with folders_made(path.parent, what):
         check_writable(path.parent, what)
         yield path
+
+
+def refuse_input(target: pathlib.Path, inputs: Sequence[str | os.PathLike[str]], instead: str) -> None:
+    """ConfigError when ``target`` is one of the files this run reads, whatever ``--force`` says: ``instead`` says
+    what to do."""
+    for source in inputs:
+        with contextlib.suppress(OSError):  # either not there: not the same file
+            if target.samefile(source):
+                raise ConfigError(f"{target}: is an input of this run ({source}), not an earlier run's output; "
+                                  f"{instead}")
 
 
 def refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:

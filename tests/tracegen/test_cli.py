@@ -700,3 +700,18 @@ def test_the_readme_quick_start_runs_as_written(tmp_path: pathlib.Path, monkeypa
         assert (out / name).is_file(), name
         assert f"`{pathlib.PurePath(name).name}`" in text or f"`{out}/{name}`" in text, name
     assert "plateau" in printed and "knee" in printed
+
+
+def test_convert_never_replaces_a_file_of_the_trace_it_reads(tmp_path: pathlib.Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """``convert DIR DIR/meta.json --to chrome --force`` replaced the trace's own meta.json with a Chrome trace (and
+    a step file the same way): --force replaces an earlier output, never what the run reads."""
+    trace = tmp_path / "mlp"
+    shutil.copytree(ROOT / "data" / "traces" / "mlp", trace)
+    for name in ("meta.json", "step_000.pb"):
+        before = (trace / name).read_bytes()
+        assert main(["convert", str(trace), str(trace / name), "--to", "chrome", "--force"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{trace / name}: is an input of this run" in err, err
+        assert (trace / name).read_bytes() == before
+    assert main(["convert", str(trace), str(tmp_path / "out.json"), "--to", "chrome"]) == 0
