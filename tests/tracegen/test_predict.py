@@ -8,6 +8,7 @@ import dataclasses
 import pathlib
 import re
 import shutil
+import statistics
 from collections.abc import Callable
 
 import pytest
@@ -416,6 +417,12 @@ def test_the_seed_spread_is_a_confidence_interval_of_the_mean(mlp_trace_dir: pat
         half = float(r["steps_per_s_ci95"])
         # three seeds: t(2) s / sqrt(3) = 2.48 s, wider than half the min-max range, which is at most s
         assert half >= (float(r["steps_per_s_high"]) - float(r["steps_per_s_low"])) / 2
+        # and exactly that: the three seeds' rates are the low, the high and what makes the point their mean
+        # (4-decimal figures: 1e-3 holds their rounding); a normal 1.96 s / sqrt(3) or a population s passed above
+        low, mean, high = (float(r[k]) for k in ("steps_per_s_low", "steps_per_s", "steps_per_s_high"))
+        seeds = [low, 3 * mean - low - high, high]
+        assert low <= seeds[1] <= high and high - low > 0.01  # the seeds differ: the figure can tell
+        assert half == pytest.approx(4.303 * statistics.stdev(seeds) / 3**0.5, abs=1e-3)
 
 
 def test_a_single_worker_measurement_the_replay_cannot_reach_is_warned_of(
