@@ -265,8 +265,13 @@ def test_two_runs_into_one_directory_cannot_mix(tmp_path: pathlib.Path) -> None:
             pass
     readonly = tmp_path / "ro"
     readonly.mkdir(mode=0o500)
-    if os.geteuid() != 0:  # root writes anywhere: the check cannot show there
-        with pytest.raises(ConfigError, match="cannot write here"), OutputDir(readonly, ["a"]):
+    # root writes anywhere, so a folder's mode shows nothing to root (CI runs as root, and skipped this); sysfs
+    # takes no new file from root either (EACCES, or EROFS where it is mounted read-only)
+    unwritable = ([] if os.geteuid() == 0 else [readonly]) + ([pathlib.Path("/sys/kernel")]
+                                                              if sys.platform == "linux" else [])
+    assert unwritable, "neither a folder this user cannot write nor sysfs: nothing would be checked"
+    for folder in unwritable:
+        with pytest.raises(ConfigError, match=rf"^{folder}: cannot write here: "), OutputDir(folder, ["a"]):
             pass
 
 

@@ -36,6 +36,10 @@ def test_validate_on_stored_measurements(config: str, tmp_path: pathlib.Path,
         assert name in printed and all(math.isfinite(v) and v > 0 for v in table[name])
     assert (table["simulator_bw_band_low"] <= table["simulator_bw"] + 1e-4).all()
     assert (table["simulator_bw"] <= table["simulator_bw_band_high"] + 1e-4).all()
+    # each end is the min (max) of its band curve and the prediction's own seeds, so the two lines above hold
+    # whatever the ends are: with the link the limit at the largest N, each end must move off the prediction
+    last = table.iloc[-1]
+    assert last["simulator_bw_band_low"] < last["simulator_bw"] < last["simulator_bw_band_high"]
     report = (tmp_path / "report.md").read_text()
     assert "## Scores" in report and (tmp_path / "comparison.png").stat().st_size > 1000
     assert "link profile: none" in report
