@@ -38,7 +38,7 @@ from tracegen.predict import (
 )
 from tracegen.processes import available_cpus
 from tracegen.simulate import MAX_STEPS
-from tracegen.units import format_bytes, format_duration, format_rate, parse_count, parse_number, parse_rate
+from tracegen.units import fixed, format_bytes, format_duration, format_rate, parse_count, parse_number, parse_rate
 
 
 def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
@@ -234,10 +234,12 @@ def _print(result: Prediction, config: PredictConfig) -> None:
     print(f"{'N':>4} {'steps/s':>9} {'±95%':>7} {'samples/s':>10}"
           + (f" {'band_low':>9} {'band_high':>9}" if band else "") + f" {'pull':>5} {'push':>5} {'ps':>5}  bottleneck")
     for i, p in enumerate(curve.points):
-        cells = f" {band[0].points[i].steps_per_s_low:>9.2f} {band[1].points[i].steps_per_s_high:>9.2f}" if band else ""
-        ci = "-" if p.steps_per_s_ci95 is None else f"{p.steps_per_s_ci95:.2f}"
-        print(f"{p.n_workers:>4} {p.steps_per_s:>9.2f} {ci:>7} "
-              f"{p.steps_per_s * config.batch_size:>10.1f}{cells} {p.pull_link_utilisation:>5.0%} "
+        low, high = (fixed(band[0].points[i].steps_per_s_low, 2), fixed(band[1].points[i].steps_per_s_high, 2)) \
+            if band else ("", "")
+        cells = f" {low:>9} {high:>9}" if band else ""
+        ci = "-" if p.steps_per_s_ci95 is None else fixed(p.steps_per_s_ci95, 2)
+        print(f"{p.n_workers:>4} {fixed(p.steps_per_s, 2):>9} {ci:>7} "
+              f"{fixed(p.steps_per_s * config.batch_size, 1):>10}{cells} {p.pull_link_utilisation:>5.0%} "
               f"{p.push_link_utilisation:>5.0%} {p.ps_cpu_utilisation:>5.0%}  {p.bottleneck}")
     largest = curve.points[-1].n_workers
     if curve.unsimulated_workers:
@@ -246,7 +248,7 @@ def _print(result: Prediction, config: PredictConfig) -> None:
               f"CPU or a link direction at least {SATURATED:.0%} busy, a direction of what it carries while the "
               "other is busy too), so more workers do not raise it; --every-n simulates them")
     print(f"plateau {plateau_text(curve)}; knee (95% of the plateau): {knee_text(curve)}; "
-          f"link bound {curve.link_bound_steps_per_s:.2f} steps/s")
+          f"link bound {fixed(curve.link_bound_steps_per_s, 2)} steps/s")
     measured = config.single_worker
     if curve.points[-1].bottleneck == "ps-cpu" and measured is not None and measured.ps_cpu_s_per_step is not None:
         per_step_ms = measured.ps_cpu_s_per_step * 1e3
@@ -268,7 +270,7 @@ def _print(result: Prediction, config: PredictConfig) -> None:
         print("   K  knee  plateau steps/s  at N  saturates                 pull bytes per shard")
         for r in result.shards:
             k_knee = "-" if r.knee_n_workers is None else str(r.knee_n_workers)
-            print(f"{r.n_shards:4d}  {k_knee:>4}  {r.plateau_steps_per_s:15.2f}  {r.plateau_workers:4d}  "
+            print(f"{r.n_shards:4d}  {k_knee:>4}  {fixed(r.plateau_steps_per_s, 2):>15}  {r.plateau_workers:4d}  "
                   f"shard {r.saturating_shard} {r.saturating_resource} {r.saturating_utilisation:4.0%}".ljust(66)
                   + " " + " / ".join(format_bytes(b) for b in r.shard_pull_bytes))
     print(f"wrote {', '.join(str(f) for f in result.files)}")

@@ -42,6 +42,7 @@ from tracegen.metrics import (
 from tracegen.model import StepModel
 from tracegen.processes import Processes
 from tracegen.simulate import MAX_WORKERS, SimConfig, SimResult, simulate
+from tracegen.units import fixed
 
 KNEE_FRACTION = 0.95
 BUSY_THRESHOLD = 0.8
@@ -358,8 +359,8 @@ def plateau_text(curve: Curve) -> str:
     """The plateau in words: its rate and where it was simulated, or, when the search had not seen it stop
     rising, that it is a lower bound."""
     if curve.plateau_reached:
-        return f"{curve.plateau_steps_per_s:.2f} steps/s (simulated at N={curve.saturation_workers})"
-    return f"at least {curve.plateau_steps_per_s:.2f} steps/s (still rising at N={curve.saturation_workers})"
+        return f"{fixed(curve.plateau_steps_per_s, 2)} steps/s (simulated at N={curve.saturation_workers})"
+    return f"at least {fixed(curve.plateau_steps_per_s, 2)} steps/s (still rising at N={curve.saturation_workers})"
 
 
 def knee_text(curve: Curve) -> str:

@@ -31,6 +31,7 @@ import pandas as pd
 from tracegen.curve import Curve, knee_text, plateau_text
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
+from tracegen.units import fixed
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
 BAND_COLOR, SPREAD_COLOR = "#ff7f0e", "#1f77b4"
@@ -79,7 +80,7 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
     """The page of one prediction: summary, throughput, utilisation and bottleneck, the table, the inputs."""
     points, ns = curve.points, tuple(p.n_workers for p in curve.points)
     edges = band_edges(curve, band) if band is not None else None
-    lead = (f"Plateau {plateau_text(curve)}, {curve.plateau_steps_per_s * batch_size:.1f} samples/s; "
+    lead = (f"Plateau {plateau_text(curve)}, {fixed(curve.plateau_steps_per_s * batch_size, 1)} samples/s; "
             f"knee (95 % of the plateau): {knee_text(curve)}; "
             f"link bound {_rate(curve.link_bound_steps_per_s)}, PS CPU bound {_rate(curve.ps_bound_steps_per_s)}; "
             f"bottleneck at N={ns[-1]}: {points[-1].bottleneck}.")
@@ -90,10 +91,10 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
                                "('tracegen netbench') pins it.", "warn"))
     tips = []
     for i, p in enumerate(points):
-        lines = [f"N={p.n_workers}", f"steps/s {p.steps_per_s:.2f} (seeds {p.steps_per_s_low:.2f} to "
-                 f"{p.steps_per_s_high:.2f})", f"samples/s {p.steps_per_s * batch_size:.1f}"]
+        lines = [f"N={p.n_workers}", f"steps/s {fixed(p.steps_per_s, 2)} (seeds {fixed(p.steps_per_s_low, 2)} to "
+                 f"{fixed(p.steps_per_s_high, 2)})", f"samples/s {fixed(p.steps_per_s * batch_size, 1)}"]
         if edges is not None:
-            lines.append(f"band {edges[0][i]:.2f} to {edges[1][i]:.2f} steps/s")
+            lines.append(f"band {fixed(edges[0][i], 2)} to {fixed(edges[1][i], 2)} steps/s")
         lines += [f"pull {p.pull_link_utilisation:.0%}, push {p.push_link_utilisation:.0%}, "
                   f"PS CPU {p.ps_cpu_utilisation:.0%}", f"bottleneck {p.bottleneck}"]
         tips.append("\n".join(lines))
@@ -126,9 +127,9 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
     header += ["pull", "push", "PS CPU", "bottleneck"]
     rows = []
     for i, p in enumerate(points):
-        cells = [str(p.n_workers), f"{p.steps_per_s:.2f}", f"{p.steps_per_s * batch_size:.1f}",
-                 f"{p.steps_per_s_low:.2f}", f"{p.steps_per_s_high:.2f}"]
-        cells += [f"{edges[0][i]:.2f}", f"{edges[1][i]:.2f}"] if edges is not None else []
+        cells = [str(p.n_workers), fixed(p.steps_per_s, 2), fixed(p.steps_per_s * batch_size, 1),
+                 fixed(p.steps_per_s_low, 2), fixed(p.steps_per_s_high, 2)]
+        cells += [fixed(edges[0][i], 2), fixed(edges[1][i], 2)] if edges is not None else []
         cells += [f"{p.pull_link_utilisation:.0%}", f"{p.push_link_utilisation:.0%}",
                   f"{p.ps_cpu_utilisation:.0%}", p.bottleneck]
         rows.append(cells)
@@ -190,7 +191,7 @@ def comparison_html(comparison: ComparisonLike, *, title: str, inputs: Sequence[
 
 
 def _rate(steps_per_s: float) -> str:
-    return f"{steps_per_s:.2f} steps/s" if math.isfinite(steps_per_s) else "none"
+    return f"{fixed(steps_per_s, 2)} steps/s" if math.isfinite(steps_per_s) else "none"
 
 
 def report_inputs(items: Mapping[str, object]) -> list[tuple[str, str]]:

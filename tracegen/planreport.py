@@ -32,7 +32,7 @@ from tracegen.curve import STALL_GAIN, STALL_POINTS
 from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
 from tracegen.plan import MIN_STEPS, WARMUP_STEPS, Option, Pair, Plan, n_ps
-from tracegen.units import format_duration, format_rate
+from tracegen.units import fixed, format_duration, format_rate
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_ps", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
                "cluster_usd_per_hour", "usd_per_1000_samples", "hours_for_samples", "usd_for_samples",
@@ -44,13 +44,6 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
-def _fixed(value: float, decimals: int) -> str:
-    """``value`` with ``decimals`` decimals, or its first three digits where those would be all zeros: one
-    sample's hours are not 0.000000."""
-    text = f"{value:.{decimals}f}"
-    return f"{value:.3g}" if value and float(text) == 0 else text
-
-
 def plan_csv(plan: Plan) -> str:
     """The plan's options as CSV (module docstring)."""
     samples, target = plan.config.samples, plan.config.target_samples_per_s
@@ -59,13 +52,13 @@ def plan_csv(plan: Plan) -> str:
         best, band = pair.best, pair.band_samples_per_s
         for o in pair.options:
             lines.append(",".join([
-                o.worker.name, o.ps.name, str(o.n_ps), str(o.n_workers), f"{o.steps_per_s:.4f}",
-                f"{o.samples_per_s:.4f}", o.bottleneck, f"{o.usd_per_hour:.4f}", _fixed(o.usd_per_1000_samples, 6),
-                _fixed(o.hours_for(samples), 6), _fixed(o.usd_for(samples), 4),
+                o.worker.name, o.ps.name, str(o.n_ps), str(o.n_workers), fixed(o.steps_per_s, 4),
+                fixed(o.samples_per_s, 4), o.bottleneck, fixed(o.usd_per_hour, 4), fixed(o.usd_per_1000_samples, 6),
+                fixed(o.hours_for(samples), 6), fixed(o.usd_for(samples), 4),
                 "" if target is None else _yes(o.samples_per_s >= target),
                 "" if pair.knee_n_workers is None else str(pair.knee_n_workers),
-                f"{pair.plateau_samples_per_s:.4f}", str(pair.saturation_workers), _yes(pair.plateau_reached),
-                "" if band is None else f"{band[0]:.4f}", "" if band is None else f"{band[1]:.4f}",
+                fixed(pair.plateau_samples_per_s, 4), str(pair.saturation_workers), _yes(pair.plateau_reached),
+                "" if band is None else fixed(band[0], 4), "" if band is None else fixed(band[1], 4),
                 _yes(pair.ps.link_profile is not None), _yes(o is best), _yes(o is plan.chosen)]))
     return "\n".join(lines) + "\n"
 
@@ -115,19 +108,19 @@ def pair_cells(pair: Pair, samples: float) -> list[str]:
     """One pair's row of the table (:data:`PAIR_HEADER`), formatted."""
     b = pair.best
     band = ("pinned" if pair.band_samples_per_s is None
-            else f"{pair.band_samples_per_s[0]:.0f}-{pair.band_samples_per_s[1]:.0f}")
+            else f"{fixed(pair.band_samples_per_s[0], 0)}-{fixed(pair.band_samples_per_s[1], 0)}")
     ps = b.ps.name if pair.n_ps == 1 else f"{pair.n_ps} x {b.ps.name}"
-    return [b.worker.name, ps, str(b.n_workers), f"{b.samples_per_s:.0f}", f"{b.usd_per_hour:.2f}",
-            f"{b.usd_per_1000_samples:.3g}", _fixed(b.hours_for(samples), 2), _fixed(b.usd_for(samples), 2),
+    return [b.worker.name, ps, str(b.n_workers), fixed(b.samples_per_s, 0), fixed(b.usd_per_hour, 2),
+            f"{b.usd_per_1000_samples:.3g}", fixed(b.hours_for(samples), 2), fixed(b.usd_for(samples), 2),
             "-" if pair.knee_n_workers is None else str(pair.knee_n_workers),
-            f"{pair.plateau_samples_per_s:.0f}" + ("" if pair.plateau_reached else "+"), band, b.bottleneck]
+            fixed(pair.plateau_samples_per_s, 0) + ("" if pair.plateau_reached else "+"), band, b.bottleneck]
 
 
 def _option(o: Option, samples: float) -> str:
     return (f"{o.n_workers} x {o.worker.name} + {'' if o.n_ps == 1 else f'{o.n_ps} x '}PS {o.ps.name}: "
-            f"{o.samples_per_s:.0f} samples/s, "
-            f"${o.usd_per_hour:.2f}/h, ${o.usd_per_1000_samples:.3g} per 1000 samples, "
-            f"{_fixed(o.hours_for(samples), 2)} h and ${_fixed(o.usd_for(samples), 2)} for {samples:g} samples")
+            f"{fixed(o.samples_per_s, 0)} samples/s, "
+            f"${fixed(o.usd_per_hour, 2)}/h, ${o.usd_per_1000_samples:.3g} per 1000 samples, "
+            f"{fixed(o.hours_for(samples), 2)} h and ${fixed(o.usd_for(samples), 2)} for {samples:g} samples")
 
 
 def answer(plan: Plan) -> str:

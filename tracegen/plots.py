@@ -1,4 +1,5 @@
-"""A curve as files: ``curve.csv`` (fixed decimals, so equal curves give equal bytes) and ``curve.png``.
+"""A curve as files: ``curve.csv`` (fixed decimals, so equal curves give equal bytes; a rate too small for them,
+its first three digits) and ``curve.png``.
 
 ``curve.csv`` columns: ``n_workers``; ``steps_per_s`` (mean over seeds) and ``samples_per_s`` (times the batch);
 ``steps_per_s_low``/``steps_per_s_high`` (lowest and highest over seeds); ``band_low``/``band_high`` (steps/s at
@@ -18,6 +19,7 @@ from typing import Any
 
 from parsers.trace import printable
 from tracegen.curve import Curve
+from tracegen.units import fixed
 
 CSV_COLUMNS = ("n_workers", "steps_per_s", "samples_per_s", "steps_per_s_low", "steps_per_s_high", "band_low",
                "band_high", "pull_link_utilisation", "push_link_utilisation", "ps_cpu_utilisation", "bottleneck",
@@ -56,15 +58,15 @@ def curve_csv(curve: Curve, batch_size: int, band: tuple[Curve, Curve] | None = 
     for i, p in enumerate(curve.points):
         low = high = ""
         if band is not None:
-            low = f"{min(band[0].points[i].steps_per_s_low, p.steps_per_s_low):.4f}"
-            high = f"{max(band[1].points[i].steps_per_s_high, p.steps_per_s_high):.4f}"
+            low = fixed(min(band[0].points[i].steps_per_s_low, p.steps_per_s_low), 4)
+            high = fixed(max(band[1].points[i].steps_per_s_high, p.steps_per_s_high), 4)
         lines.append(",".join([
-            str(p.n_workers), f"{p.steps_per_s:.4f}", f"{p.steps_per_s * batch_size:.4f}",
-            f"{p.steps_per_s_low:.4f}", f"{p.steps_per_s_high:.4f}", low, high, f"{p.pull_link_utilisation:.4f}",
+            str(p.n_workers), fixed(p.steps_per_s, 4), fixed(p.steps_per_s * batch_size, 4),
+            fixed(p.steps_per_s_low, 4), fixed(p.steps_per_s_high, 4), low, high, f"{p.pull_link_utilisation:.4f}",
             f"{p.push_link_utilisation:.4f}", f"{p.ps_cpu_utilisation:.4f}", p.bottleneck,
             *(("", "", "") if p.staleness is None else
               (f"{p.staleness.mean:.4f}", f"{p.staleness.median:.1f}", f"{p.staleness.p99:.0f}")),
-            "" if p.steps_per_s_ci95 is None else f"{p.steps_per_s_ci95:.4f}"]))
+            "" if p.steps_per_s_ci95 is None else fixed(p.steps_per_s_ci95, 4)]))
     return "\n".join(lines) + "\n"
 
 

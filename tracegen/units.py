@@ -77,6 +77,14 @@ def format_duration(ns: float) -> str:
     return f"{_num(ns)} ns"
 
 
+def fixed(value: float, decimals: int) -> str:
+    """``value`` with ``decimals`` decimals, or its first three digits where those would be all zeros: a rate of
+    0.0007 steps/s is not none, one sample's hours are not 0.000000, a cluster of $0.00001/h instances not free.
+    The usual figures keep their fixed decimals, so that equal results give equal bytes."""
+    text = f"{value:.{decimals}f}"
+    return f"{value:.3g}" if value and float(text) == 0 else text
+
+
 def format_bytes(n: float) -> str:
     """2678824 → ``2.68 MB``."""
     return f"{_si(n)}B"

@@ -47,7 +47,7 @@ import pandas as pd
 
 from parsers.errors import quoted
 from parsers.files import broken_link
-from parsers.linkprofile import read_link_profile
+from parsers.linkprofile import LinkProfile, read_link_profile
 from parsers.read import meta_path, read_meta, read_trace
 from parsers.singleworker import read_single_worker
 from parsers.trace import Trace
@@ -72,8 +72,11 @@ from tracegen.placement import PLACEMENTS, Placement, creation_order, place, tra
 from tracegen.plots import curve_csv
 from tracegen.predict import (
     PredictConfig,
+    Prepared,
     band_curves,
     batch_size_of,
+    budget,
+    estimated_events,
     prepared,
     profile_beside,
     single_worker_beside,
@@ -327,22 +330,21 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     shards, speeds = ps_placement(inputs.measured, runs, model, traced), worker_speeds(inputs, runs)
     config, costs, cluster = _as_measured(config, costs, model, shards, speeds, worker_links(inputs, runs), report)
     config = dataclasses.replace(config, single_worker=single)
+    by_profile, by_bandwidth = _prepared_within_budget(model, config, link_profile, inputs.bandwidth_bytes_per_s,
+                                                       out, report)
     predictions: dict[str, Sequence[float]] = {}
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
     link_notes: dict[str, str] = {}
     profile_curve = None
     with simulations(config.jobs) as processes:
-        if link_profile is not None:
+        if by_profile is not None:
             report(f"simulating with the link profile {inputs.profile}")
-            profile_curve, spec, notes = _with_profile(model, dataclasses.replace(
-                config, link_profile=link_profile), costs, cluster, predictions, out, processes)
+            profile_curve, spec, notes = _with_profile(*by_profile, costs, cluster, predictions, out, processes)
             link_notes["profile"] = spec.description
             _warn("with the link profile", notes, warnings, report)
-        if inputs.bandwidth_bytes_per_s is not None:
+        if by_bandwidth is not None:
             report("simulating with the bandwidth only, and the two ends of its band")
-            notes = _with_bandwidth(model, dataclasses.replace(config, link_profile=None,
-                                                               bandwidth_bytes_per_s=inputs.bandwidth_bytes_per_s),
-                                    costs, cluster, predictions, bands, out, processes)
+            notes = _with_bandwidth(*by_bandwidth, costs, cluster, predictions, bands, out, processes)
             _warn("with the bandwidth only", notes, warnings, report)
     if not predictions:
         raise ConfigError(f"{inputs.measured}: no link profile and no bandwidth to predict with; give "
@@ -367,6 +369,29 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     return comparison, inputs, warnings
 
 
+def _prepared_within_budget(model: StepModel, config: PredictConfig, link_profile: LinkProfile | None,
+                            bandwidth_bytes_per_s: int | None, out: OutputDir, report: Progress,
+                            ) -> tuple[tuple[Prepared, PredictConfig] | None, tuple[Prepared, PredictConfig] | None]:
+    """The step and links each predictor simulates, with its config: with the link profile, with the bandwidth
+    alone (None: not given). What their curves will cost is said, or refused, before any of them
+    (:func:`tracegen.predict.budget`, as predict does): a typo of an N in the measurements is days of simulation."""
+    by_profile = by_bandwidth = None
+    if link_profile is not None:
+        with_profile = dataclasses.replace(config, link_profile=link_profile)
+        by_profile = (prepared(model, with_profile), with_profile)
+    if bandwidth_bytes_per_s is not None:
+        with_bandwidth = dataclasses.replace(config, link_profile=None, bandwidth_bytes_per_s=bandwidth_bytes_per_s)
+        by_bandwidth = (prepared(model, with_bandwidth), with_bandwidth)
+    # the bandwidth's curves are three: its point and the two ends of its band
+    events = 0.0
+    for curves, by in ((1, by_profile), (3, by_bandwidth)):
+        if by is not None:
+            events += curves * estimated_events(by[0].model, by[1], by[0].links["mid"])
+    for line in budget(model, config, out, events):
+        report(line)
+    return by_profile, by_bandwidth
+
+
 def _staleness_rows(path: pathlib.Path, curve: Curve | None, warnings: list[str],
                     report: Progress) -> list[StalenessRow] | None:
     """The testbed's measured staleness at ``path`` (beside the measurements) against the profile's ``curve``;
@@ -388,13 +413,12 @@ def _warn(which: str, notes: Sequence[str], warnings: list[str], report: Progres
         report(f"warning: {which}: {note}")
 
 
-def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
+def _with_profile(prep: Prepared, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
                   predictions: dict[str, Sequence[float]], out: OutputDir,
                   processes: Simulations | None,
                   ) -> tuple[Curve, LinkSpec, tuple[str, ...]]:
-    """The simulator and the baselines with ``config``'s link profile, into ``predictions``; the curve, the
-    link it simulated and what the inputs left unsure."""
-    prep = prepared(model, config)
+    """The simulator and the baselines with ``config``'s link profile (``prep``: the step and links it prepared),
+    into ``predictions``; the curve, the link it simulated and what the inputs left unsure."""
     spec, workers = prep.links["mid"], config.workers
     curve = scaling_curve(prep.model, config.sim_config(spec), workers, seeds=config.seeds, find_plateau=False,
                           processes=processes)
@@ -405,13 +429,12 @@ def _with_profile(model: StepModel, config: PredictConfig, costs: StepCosts, clu
     return curve, spec, prep.notes
 
 
-def _with_bandwidth(model: StepModel, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
+def _with_bandwidth(prep: Prepared, config: PredictConfig, costs: StepCosts, cluster: Sequence[Worker],
                     predictions: dict[str, Sequence[float]], bands: dict[str, tuple[Sequence[float], Sequence[float]]],
                     out: OutputDir,
                     processes: Simulations | None) -> tuple[str, ...]:
-    """The simulator, its band and the baselines with ``config``'s bandwidth alone, into ``predictions`` and
-    ``bands``; what the inputs left unsure."""
-    prep = prepared(model, config)
+    """The simulator, its band and the baselines with ``config``'s bandwidth alone (``prep``: the step and links
+    it prepared), into ``predictions`` and ``bands``; what the inputs left unsure."""
     workers = config.workers
     mid = scaling_curve(prep.model, config.sim_config(prep.links["mid"]), workers, seeds=config.seeds,
                         find_plateau=False, processes=processes)

@@ -330,3 +330,23 @@ def test_a_small_number_of_samples_is_not_priced_at_nothing(model: StepModel) ->
         assert float(cells["hours_for_samples"]) > 0 and float(cells["usd_for_samples"]) > 0, row
     big = plan_csv(_plan(model))  # the usual figures keep their fixed decimals
     assert all(len(c.split(",")[9].split(".")[1]) == 6 for c in big.splitlines()[1:])
+
+
+def test_a_cheap_slow_cluster_is_not_written_as_free_or_idle(model: StepModel) -> None:
+    """The previous fix wrote tiny hours and dollars with their digits, but not the cluster's $/h nor the rates:
+    instances at $0.00001/h on a 1 kbit/s link printed '0 samples/s, $0.00/h' and plan.csv steps_per_s,
+    cluster_usd_per_hour, plateau and band 0.0000, a plan of a free cluster that does nothing."""
+    from tracegen.planreport import answer, pair_cells
+
+    tiny = Catalogue(instances=(_inst("tiny", "both", 0.00001, 0.001, 1000),))
+    result = _plan(model, tiny, dataclasses.replace(CONFIG, workers=(1, 2)))
+    line = answer(result)
+    assert "$0.00/h" not in line and ": 0 samples/s" not in line, line
+    for row in plan_csv(result).splitlines()[1:]:
+        cells = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        for column in ("steps_per_s", "samples_per_s", "cluster_usd_per_hour", "plateau_samples_per_s",
+                       "band_low_samples_per_s", "band_high_samples_per_s"):
+            assert float(cells[column]) > 0, (column, row)
+    shown = pair_cells(result.pairs[0], result.config.samples)
+    samples_per_s, usd_per_hour, plateau, band = shown[3], shown[4], shown[9], shown[10]
+    assert "0" not in (samples_per_s, plateau.rstrip("+")) and usd_per_hour != "0.00" and band != "0-0", shown

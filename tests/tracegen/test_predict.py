@@ -599,3 +599,23 @@ def test_a_payload_fraction_with_nothing_to_take_it_of_is_refused(mlp_trace_dir:
     classes = tmp_path / "classes.csv"
     classes.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nfar,*,1.0,1e9\n")
     assert run_predict(parse([*argv[:-2], "--worker-classes", str(classes), "--out", str(tmp_path / "own")])) == 0
+
+
+def test_a_slow_link_s_rates_are_not_written_as_zero(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A big model on a slow link is a few thousandths of a step per second: the mlp trace on 1 kbit/s printed
+    'steps/s 0.00', 'plateau 0.00 steps/s' and 'link bound 0.00 steps/s', curve.csv steps_per_s 0.0000 and
+    report.html 'Plateau 0.00 steps/s, 0.0 samples/s': a curve that says nothing trains at all."""
+    args = parse([str(mlp_trace_dir), "--workers", "1,2", "--bandwidth", "1kbit/s", "--steps", "3", "--seeds", "1",
+                  "--html", "--out", str(tmp_path)])
+    assert run_predict(args) == 0
+    out = capsys.readouterr().out
+    assert "plateau 0.00 steps/s" not in out and "link bound 0.00 steps/s" not in out, out
+    table = out[out.index("bottleneck\n"):out.index("plateau ")]
+    assert not re.search(r"(^|\s)0\.0+(\s|$)", table), table
+    for r in rows(tmp_path / "curve.csv"):
+        for column in ("steps_per_s", "samples_per_s", "steps_per_s_low", "steps_per_s_high", "band_low",
+                       "band_high"):
+            assert float(r[column]) > 0, (column, r)
+    page = (tmp_path / "report.html").read_text()
+    assert "Plateau 0.00 steps/s" not in page and " 0.0 samples/s" not in page and "<td>0.00</td>" not in page
