@@ -102,6 +102,9 @@ def format_summary(s: dict[str, Any]) -> str:
 def _convert(args: argparse.Namespace) -> int:
     if not args.out.strip():  # pathlib reads '' as '.': the tables went into the current directory
         raise CliError(f"'out' must name {'a file' if args.to == 'chrome' else 'a directory'} (got an empty string)")
+    if args.out == "-":  # the usual 'standard output' would have been a file named '-', and this line beside it
+        raise CliError(f"'out' '-': convert writes {'a file' if args.to == 'chrome' else 'a directory'}, not to "
+                       "standard output; name it (a file called '-' is './-')")
     trace = read_trace(args.trace)
     out = pathlib.Path(args.out)
     if args.to == "chrome" and out.is_dir():  # else the rename onto it fails, naming only a temporary file

@@ -71,6 +71,21 @@ def test_convert_refuses_an_empty_output_path(fmt: str, tmp_path: pathlib.Path, 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("fmt", ["csv", "chrome"])
+def test_convert_refuses_standard_output(fmt: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert TRACE -' wrote a file named '-' (the usual sign for standard output), and its 'wrote' line said so
+    only in passing; it is refused, and './-' still names such a file."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", fmt, "-"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tracegen convert: error: 'out' '-': convert writes") and "./-" in err
+    assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
+    if fmt == "chrome":
+        assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", fmt, "./-"]) == 0
+        assert [p.name for p in tmp_path.iterdir()] == ["-"]
+
+
 def test_convert_writes_no_chrome_trace_into_a_directory_of_tables(tmp_path: pathlib.Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """'convert tables --to chrome tables/all.json' was taken, and the tables could not be read again ('holds
