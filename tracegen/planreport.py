@@ -32,7 +32,7 @@ from tracegen.curve import STALL_GAIN, STALL_POINTS
 from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
 from tracegen.plan import MIN_STEPS, WARMUP_STEPS, Option, Pair, Plan, n_ps
-from tracegen.units import fixed, format_duration, format_rate
+from tracegen.units import brief, fixed, format_duration, format_rate
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_ps", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
                "cluster_usd_per_hour", "usd_per_1000_samples", "hours_for_samples", "usd_for_samples",
@@ -111,7 +111,7 @@ def pair_cells(pair: Pair, samples: float) -> list[str]:
             else f"{fixed(pair.band_samples_per_s[0], 0)}-{fixed(pair.band_samples_per_s[1], 0)}")
     ps = b.ps.name if pair.n_ps == 1 else f"{pair.n_ps} x {b.ps.name}"
     return [b.worker.name, ps, str(b.n_workers), fixed(b.samples_per_s, 0), fixed(b.usd_per_hour, 2),
-            f"{b.usd_per_1000_samples:.3g}", fixed(b.hours_for(samples), 2), fixed(b.usd_for(samples), 2),
+            f"{b.usd_per_1000_samples:.3g}", brief(b.hours_for(samples), 2), brief(b.usd_for(samples), 2),
             "-" if pair.knee_n_workers is None else str(pair.knee_n_workers),
             fixed(pair.plateau_samples_per_s, 0) + ("" if pair.plateau_reached else "+"), band, b.bottleneck]
 
@@ -120,7 +120,7 @@ def _option(o: Option, samples: float) -> str:
     return (f"{o.n_workers} x {o.worker.name} + {'' if o.n_ps == 1 else f'{o.n_ps} x '}PS {o.ps.name}: "
             f"{fixed(o.samples_per_s, 0)} samples/s, "
             f"${fixed(o.usd_per_hour, 2)}/h, ${o.usd_per_1000_samples:.3g} per 1000 samples, "
-            f"{fixed(o.hours_for(samples), 2)} h and ${fixed(o.usd_for(samples), 2)} for {samples:g} samples")
+            f"{brief(o.hours_for(samples), 2)} h and ${brief(o.usd_for(samples), 2)} for {samples:g} samples")
 
 
 def answer(plan: Plan) -> str:

@@ -85,6 +85,16 @@ def fixed(value: float, decimals: int) -> str:
     return f"{value:.3g}" if value and float(text) == 0 else text
 
 
+BRIEF_LIMIT = 1e7
+
+
+def brief(value: float, decimals: int) -> str:
+    """:func:`fixed` for people to read: a figure of :data:`BRIEF_LIMIT` or more as its first three digits and
+    its exponent (a slow cluster's 387593000040.54 h is 3.88e+11 h, not a number to count digits in). Files keep
+    :func:`fixed`'s digits."""
+    return f"{value:.3g}" if abs(value) >= BRIEF_LIMIT else fixed(value, decimals)
+
+
 def format_bytes(n: float) -> str:
     """2678824 → ``2.68 MB``."""
     return f"{_si(n)}B"

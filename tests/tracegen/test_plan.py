@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import pathlib
 
 import pytest
@@ -350,3 +351,22 @@ def test_a_cheap_slow_cluster_is_not_written_as_free_or_idle(model: StepModel) -
     shown = pair_cells(result.pairs[0], result.config.samples)
     samples_per_s, usd_per_hour, plateau, band = shown[3], shown[4], shown[9], shown[10]
     assert "0" not in (samples_per_s, plateau.rstrip("+")) and usd_per_hour != "0.00" and band != "0-0", shown
+
+
+def test_a_slow_clusters_years_are_written_for_people(model: StepModel) -> None:
+    """A slow cluster and many samples printed '387593000040.54 h and $387593000040.54' (12 digits to count, 20
+    and more at the catalogue's extremes); the table and the answer now give three digits and the exponent, and
+    plan.csv keeps every digit."""
+    from tracegen.planreport import answer, pair_cells
+
+    slow = Catalogue(instances=(_inst("slow", "both", 0.5, 0.001, 1000),))
+    result = _plan(model, slow, dataclasses.replace(CONFIG, workers=(1, 2), samples=1e12))
+    best = result.pairs[0].best
+    hours = best.hours_for(result.config.samples)
+    assert hours > 1e7  # what the test is about: the figure is that large
+    shown = pair_cells(result.pairs[0], result.config.samples)
+    assert "e+" in shown[6] and math.isclose(float(shown[6]), hours, rel_tol=0.01), shown
+    assert math.isclose(float(shown[7]), best.usd_for(result.config.samples), rel_tol=0.01), shown
+    assert f"{float(shown[6]):.3g} h" in answer(result)
+    row = dict(zip(CSV_COLUMNS, plan_csv(result).splitlines()[1].split(","), strict=True))
+    assert "e" not in row["hours_for_samples"]

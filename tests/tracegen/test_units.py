@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tracegen.errors import ConfigError
-from tracegen.units import format_duration, format_rate, parse_duration, parse_rate
+from tracegen.units import BRIEF_LIMIT, brief, fixed, format_duration, format_rate, parse_duration, parse_rate
 
 
 @pytest.mark.parametrize(("text", "bytes_per_s"), [
@@ -63,3 +63,10 @@ def test_a_rate_slower_than_any_link_is_refused_and_a_bare_number_is_said_to_be_
     with pytest.raises(ConfigError, match="between 1 kbit/s") as info:
         parse_rate("900bit/s")
     assert "write a unit" not in str(info.value)
+
+
+def test_brief_keeps_fixed_decimals_below_its_limit_and_three_digits_above() -> None:
+    assert brief(1234.5678, 2) == fixed(1234.5678, 2) == "1234.57"
+    assert brief(0.0001234, 2) == fixed(0.0001234, 2)  # the small end is fixed's
+    assert brief(BRIEF_LIMIT * 1.2345, 2) == "1.23e+07"
+    assert brief(-BRIEF_LIMIT * 3, 0) == "-3e+07"
