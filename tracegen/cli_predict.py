@@ -38,7 +38,16 @@ from tracegen.predict import (
 )
 from tracegen.processes import available_cpus
 from tracegen.simulate import MAX_STEPS
-from tracegen.units import fixed, format_bytes, format_duration, format_rate, parse_count, parse_number, parse_rate
+from tracegen.units import (
+    fixed,
+    format_bytes,
+    format_duration,
+    format_rate,
+    parse_count,
+    parse_number,
+    parse_rate,
+    percent,
+)
 
 
 def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
@@ -239,8 +248,8 @@ def _print(result: Prediction, config: PredictConfig) -> None:
         cells = f" {low:>9} {high:>9}" if band else ""
         ci = "-" if p.steps_per_s_ci95 is None else fixed(p.steps_per_s_ci95, 2)
         print(f"{p.n_workers:>4} {fixed(p.steps_per_s, 2):>9} {ci:>7} "
-              f"{fixed(p.steps_per_s * config.batch_size, 1):>10}{cells} {p.pull_link_utilisation:>5.0%} "
-              f"{p.push_link_utilisation:>5.0%} {p.ps_cpu_utilisation:>5.0%}  {p.bottleneck}")
+              f"{fixed(p.steps_per_s * config.batch_size, 1):>10}{cells} {percent(p.pull_link_utilisation):>5} "
+              f"{percent(p.push_link_utilisation):>5} {percent(p.ps_cpu_utilisation):>5}  {p.bottleneck}")
     largest = curve.points[-1].n_workers
     if curve.unsimulated_workers:
         print(f"N={format_workers(curve.unsimulated_workers)} not simulated: the rate stalled by N={largest} "
@@ -271,6 +280,6 @@ def _print(result: Prediction, config: PredictConfig) -> None:
         for r in result.shards:
             k_knee = "-" if r.knee_n_workers is None else str(r.knee_n_workers)
             print(f"{r.n_shards:4d}  {k_knee:>4}  {fixed(r.plateau_steps_per_s, 2):>15}  {r.plateau_workers:4d}  "
-                  f"shard {r.saturating_shard} {r.saturating_resource} {r.saturating_utilisation:4.0%}".ljust(66)
+                  f"shard {r.saturating_shard} {r.saturating_resource} {percent(r.saturating_utilisation):>4}".ljust(66)
                   + " " + " / ".join(format_bytes(b) for b in r.shard_pull_bytes))
     print(f"wrote {', '.join(str(f) for f in result.files)}")

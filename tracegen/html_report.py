@@ -31,7 +31,7 @@ import pandas as pd
 from tracegen.curve import Curve, knee_text, plateau_text
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
-from tracegen.units import fixed
+from tracegen.units import fixed, percent
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
 BAND_COLOR, SPREAD_COLOR = "#ff7f0e", "#1f77b4"
@@ -95,8 +95,8 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
                  f"{fixed(p.steps_per_s_high, 2)})", f"samples/s {fixed(p.steps_per_s * batch_size, 1)}"]
         if edges is not None:
             lines.append(f"band {fixed(edges[0][i], 2)} to {fixed(edges[1][i], 2)} steps/s")
-        lines += [f"pull {p.pull_link_utilisation:.0%}, push {p.push_link_utilisation:.0%}, "
-                  f"PS CPU {p.ps_cpu_utilisation:.0%}", f"bottleneck {p.bottleneck}"]
+        lines += [f"pull {percent(p.pull_link_utilisation)}, push {percent(p.push_link_utilisation)}, "
+                  f"PS CPU {percent(p.ps_cpu_utilisation)}", f"bottleneck {p.bottleneck}"]
         tips.append("\n".join(lines))
     areas = [Area(name="band: the link's two-way loss unknown", low=edges[0], high=edges[1], color=BAND_COLOR,
                   opacity=0.18)] if edges is not None else []
@@ -130,8 +130,8 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
         cells = [str(p.n_workers), fixed(p.steps_per_s, 2), fixed(p.steps_per_s * batch_size, 1),
                  fixed(p.steps_per_s_low, 2), fixed(p.steps_per_s_high, 2)]
         cells += [fixed(edges[0][i], 2), fixed(edges[1][i], 2)] if edges is not None else []
-        cells += [f"{p.pull_link_utilisation:.0%}", f"{p.push_link_utilisation:.0%}",
-                  f"{p.ps_cpu_utilisation:.0%}", p.bottleneck]
+        cells += [percent(p.pull_link_utilisation), percent(p.push_link_utilisation),
+                  percent(p.ps_cpu_utilisation), p.bottleneck]
         rows.append(cells)
     parts += [section("Throughput", render(throughput)),
               section("Utilisation and bottleneck", render(utilisation), paragraph(

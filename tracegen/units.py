@@ -14,6 +14,7 @@ ns.
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -83,6 +84,12 @@ def fixed(value: float, decimals: int) -> str:
     The usual figures keep their fixed decimals, so that equal results give equal bytes."""
     text = f"{value:.{decimals}f}"
     return f"{value:.3g}" if value and float(text) == 0 else text
+
+
+def percent(share: float) -> str:
+    """A share as whole percent, rounded down: ``0.7952`` is ``79%``, so that a figure shown beside a label
+    decided at a threshold (80 % busy, :data:`tracegen.curve.BUSY_THRESHOLD`) never looks past it when it is not."""
+    return f"{math.floor(share * 100 + 1e-9):.0f}%" if math.isfinite(share) else f"{share}"
 
 
 BRIEF_LIMIT = 1e7

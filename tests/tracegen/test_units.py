@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tracegen.errors import ConfigError
-from tracegen.units import BRIEF_LIMIT, brief, fixed, format_duration, format_rate, parse_duration, parse_rate
+from tracegen.units import BRIEF_LIMIT, brief, fixed, format_duration, format_rate, parse_duration, parse_rate, percent
 
 
 @pytest.mark.parametrize(("text", "bytes_per_s"), [
@@ -70,3 +70,13 @@ def test_brief_keeps_fixed_decimals_below_its_limit_and_three_digits_above() -> 
     assert brief(0.0001234, 2) == fixed(0.0001234, 2)  # the small end is fixed's
     assert brief(BRIEF_LIMIT * 1.2345, 2) == "1.23e+07"
     assert brief(-BRIEF_LIMIT * 3, 0) == "-3e+07"
+
+
+def test_percent_rounds_down_so_a_share_never_looks_past_the_busy_threshold() -> None:
+    """predict printed a PS's CPU 0.7952 busy as '80%' beside the label 'workers' (80 % is where a resource is
+    named the bottleneck): shares are shown rounded down."""
+    from tracegen.curve import BUSY_THRESHOLD
+
+    assert percent(0.7952) == "79%" and percent(BUSY_THRESHOLD) == "80%"
+    assert [percent(x / 100) for x in range(101)] == [f"{x}%" for x in range(101)]  # 0.29 * 100 is 28.999...
+    assert percent(0.99999) == "99%" and percent(0.0) == "0%"
