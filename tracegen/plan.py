@@ -298,7 +298,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                                  (scaled[speeds], links, config, of_task))
                 pair_keys.append((worker, ps, k, key, links["mid"]))
     keys = list(todo)
-    events = sum(_likely_events(*todo[k][1][:3]) for k in keys)
+    events = sum(_likely_events(*todo[k][1]) for k in keys)
     if events > MAX_EVENTS:  # as predict: a typo or a job for a sweep, found before any work
         raise ConfigError(f"this plan would simulate about {events:.2g} events, "
                           f"{seconds_on_one_core(events) / 3600:.0f} hours on one core (more than the "
@@ -329,10 +329,13 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                 placement=placed[0].how if placed else "")
 
 
-def _likely_events(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig) -> float:
+def _likely_events(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
+                   shard_of_task: tuple[int, ...] = ()) -> float:
     """About how many events :func:`_sweep` of one pair simulates: three per task instance, each seed, each asked
-    N until the rate likely stalls (:func:`tracegen.predict.likely_workers`), and the band's two at the last."""
-    ns = likely_workers(model, PredictConfig(workers=config.workers), links["mid"])
+    N until the rate likely stalls (:func:`tracegen.predict.likely_workers`: every asked N on several PS shards,
+    whose one-PS roofline saturates K times too early), and the band's two at the last."""
+    sharded = shard_of_task if len(set(shard_of_task)) > 1 else ()
+    ns = likely_workers(model, PredictConfig(workers=config.workers, ps_shard_of_task=sharded), links["mid"])
     runs = [*ns, *([ns[-1]] * 2 * ("low" in links))]
     return 3.0 * model.n_tasks * config.seeds * sum(
         n * (config.sim_config(n, None).steps + WARMUP_STEPS) for n in runs)

@@ -15,6 +15,7 @@ from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
 from tracegen.cli import main
 from tracegen.instance import on_instances
+from tracegen.link import uniform_link
 from tracegen.model import StepModel, TaskKind, build_model
 from tracegen.plan import Plan, PlanConfig, plan, traced_hosts
 from tracegen.planreport import CSV_COLUMNS, plan_csv
@@ -370,3 +371,22 @@ def test_a_slow_clusters_years_are_written_for_people(model: StepModel) -> None:
     assert f"{float(shown[6]):.3g} h" in answer(result)
     row = dict(zip(CSV_COLUMNS, plan_csv(result).splitlines()[1].split(","), strict=True))
     assert "e" not in row["hours_for_samples"]
+
+
+def test_a_sharded_plan_counts_every_asked_n_in_its_estimate() -> None:
+    """plan's cost estimate took the one-PS roofline for every pair: on K shards the rate saturates about K times
+    later, so it counted the asked N only up to where one PS would stall and said a fraction of the real cost (and
+    let through plans past its limit). On shards it now counts every asked N, as predict's estimate does."""
+    from tracegen.plan import WARMUP_STEPS, _likely_events
+    from tracegen.shards import placements
+
+    trace_dir = ROOT / "data/validation/dev/deep_1000mbit_q100_b16k_ps05/trace"
+    trace = read_trace(trace_dir)
+    deep = build_model(trace)
+    links = {"mid": uniform_link((12_500_000.0, 12_500_000.0))}  # 100 Mbit/s: one PS saturates at a few N
+    config = dataclasses.replace(CONFIG, workers=tuple(range(1, 65)))
+    every = 3.0 * deep.n_tasks * config.seeds * sum(n * (config.sim_config(n, None).steps + WARMUP_STEPS)
+                                                   for n in config.workers)
+    assert _likely_events(deep, links, config) < every / 4  # one PS: the search stops early
+    two = placements(deep, trace, (2,), "greedy")[0]
+    assert _likely_events(deep, links, config, two.shard_of_task) == pytest.approx(every)
