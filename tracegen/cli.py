@@ -24,7 +24,7 @@ from parsers.chrome import write_trace
 from parsers.read import meta_path, trace_files_in
 from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, write_tables
 from tracegen.cli_plan import add_plan_arguments, run_plan
-from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.cli_predict import TRACE_HELP, add_predict_arguments, run_predict
 from tracegen.cli_sweep import add_sweep_arguments, run_sweep
 from tracegen.cli_tf import add_tf_commands
 from tracegen.console import StdoutError, discard_stdout, standard_streams
@@ -165,8 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("inspect", help="summarise a trace: steps, parameters, transfers, overlap, rates")
-    p.add_argument("trace", help="RunMetadata .pb/.pbtxt, TF timeline or tracegen Chrome JSON (.json, .json.gz), "
-                                 "a directory of traced steps, or a glob")
+    p.add_argument("trace", help=TRACE_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object (keys in tracegen.summary)")
     p.set_defaults(handler=_inspect)
 

@@ -49,10 +49,16 @@ from tracegen.units import (
     percent,
 )
 
+# what every command that reads a trace says it takes (parsers.read.read_trace reads them all)
+TRACE_HELP = ("one worker's trace: a RunMetadata or StepStats protobuf (.pb, .pbtxt), a TF timeline or tracegen "
+              "Chrome JSON (.json, .json.gz), a TF2 profile (<host>.xplane.pb, its run directory or the logdir, or "
+              "TensorBoard's trace-viewer JSON of one), a directory or glob of traced steps, or tables from 'tracegen "
+              "convert'")
+
 
 def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``tracegen predict``."""
-    parser.add_argument("trace", help="trace file or directory of traced steps (RunMetadata .pb/.pbtxt)")
+    parser.add_argument("trace", help=TRACE_HELP)
     parser.add_argument("--workers", default="1-16", metavar="LIST",
                         help="numbers of workers to predict: a range 1-16, a list 1,2,4,8, or both (default 1-16)")
     parser.add_argument("--link-profile", metavar="FILE",

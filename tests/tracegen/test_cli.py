@@ -735,3 +735,14 @@ def test_convert_never_replaces_a_file_of_the_trace_it_reads(tmp_path: pathlib.P
         assert err.count("\n") == 1 and f"{trace / name}: is an input of this run" in err, err
         assert (trace / name).read_bytes() == before
     assert main(["convert", str(trace), str(tmp_path / "out.json"), "--to", "chrome"]) == 0
+
+
+@pytest.mark.parametrize("command", ["inspect", "predict"])
+def test_help_names_every_format_a_trace_may_be_in(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """predict's help said a trace is 'RunMetadata .pb/.pbtxt' and inspect's left out TF2 profiles, while both
+    read every format parsers.read.read_trace does."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name in ("StepStats", ".pbtxt", ".json.gz", "xplane.pb", "trace-viewer", "tracegen convert"):
+        assert name in text, name
