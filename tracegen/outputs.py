@@ -152,6 +152,10 @@ class OutputDir:
                 for stale in folder.glob(".*.tmp"):
                     if _OWN_TMP.fullmatch(stale.name) and stale.is_file():
                         stale.unlink(missing_ok=True)
+        manifest = self.root / MANIFEST_NAME  # written last: as a folder, the whole run's work was lost at its end
+        if os.path.lexists(manifest) and not manifest.is_file():
+            raise ConfigError(f"{manifest}: {broken_link(manifest) or 'is not a file'}; tracegen lists the files of "
+                              "its runs here in that file: move it away")
         for name in self.planned:
             self._check_folders(name)
             self._check_not_input(self.root / name)

@@ -136,3 +136,12 @@ def test_an_out_under_a_file_names_the_file(tmp_path: pathlib.Path, capsys: pyte
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.endswith(f": {notes} is a file, not a folder\n"), err
     assert notes.read_text() == "precious" and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_folder_where_the_run_manifest_goes_is_refused_before_the_work(tmp_path: pathlib.Path) -> None:
+    """A folder named .tracegen-run.json in --out (where tracegen lists a run's files) was found only when the
+    run, done, wrote that list: predict's or a sweep's whole work was lost at its end."""
+    (tmp_path / ".tracegen-run.json").mkdir()
+    with pytest.raises(ConfigError, match=r"\.tracegen-run\.json: is not a file; tracegen lists the files"):
+        OutputDir(tmp_path, ["curve.csv"]).__enter__()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tracegen-run.json"]
