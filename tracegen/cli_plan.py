@@ -72,7 +72,7 @@ def run_plan(args: argparse.Namespace) -> int:
     """Handle ``tracegen plan``: print the table, the choice and the assumptions; return the exit code."""
     if args.target_rate is not None and args.target_rate <= 0:
         raise ConfigError(f"'--target-rate' must be > 0 samples/s (got {args.target_rate:g})")
-    config = PlanConfig(workers=parse_workers(args.workers), samples=args.samples,
+    config = PlanConfig(workers=parse_workers(args.workers, "--workers"), samples=args.samples,
                         target_samples_per_s=args.target_rate, batch_size=batch_size_of(args.trace, args.batch_size),
                         step_budget=args.step_budget, seeds=args.seeds, seed=args.seed,
                         payload_fraction=args.payload_fraction)

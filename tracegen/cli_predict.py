@@ -26,6 +26,7 @@ from tracegen.outputs import OutputDir
 from tracegen.placement import MAX_SHARDS
 from tracegen.policy import parse_policy
 from tracegen.predict import (
+    MIN_STEPS,
     PAYLOAD_FRACTION,
     PredictConfig,
     Prediction,
@@ -138,7 +139,7 @@ def shard_counts(args: argparse.Namespace) -> tuple[int, ...]:
                           "which was not given")
     if args.ps_shards is None:
         return ()
-    counts = parse_workers(args.ps_shards, "ps_shards")  # '' is refused
+    counts = parse_workers(args.ps_shards, "--ps-shards")  # '' is refused
     if max(counts) > MAX_SHARDS:  # checked here too, to quote what was written, not the first count over
         raise ConfigError(f"'--ps-shards' must be from 1 to {MAX_SHARDS} shards (got {args.ps_shards!r})")
     return counts
@@ -146,9 +147,9 @@ def shard_counts(args: argparse.Namespace) -> tuple[int, ...]:
 
 def run_predict(args: argparse.Namespace) -> int:
     """Handle ``tracegen predict``: print the link used, the table and the knee; return the exit code."""
-    emitted = parse_workers(args.emit_traces, "emit_traces") if args.emit_traces is not None else ()
-    workers = parse_workers(args.workers)
-    steps = _int_option(args.steps, "steps", 3, MAX_STEPS)
+    emitted = parse_workers(args.emit_traces, "--emit-traces") if args.emit_traces is not None else ()
+    workers = parse_workers(args.workers, "--workers")
+    steps = _int_option(args.steps, "steps", MIN_STEPS, MAX_STEPS)
     warmup = _int_option(args.warmup_steps, "warmup-steps", 1, MAX_STEPS)
     seeds = _int_option(args.seeds, "seeds", 1, 1000)
     profile_path = args.link_profile

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import pathlib
 import sys
 import time
 from typing import TextIO
@@ -12,9 +14,12 @@ from tracegen.cli_predict import add_shard_arguments, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.predict import PAYLOAD_FRACTION, batch_size_of
-from tracegen.processes import available_cpus
-from tracegen.sweep import PART_POINTS, Runner, SweepProgress, build_inputs, sweep
+from tracegen.outputs import refuse_non_folder
+from tracegen.predict import MIN_STEPS, PAYLOAD_FRACTION, batch_size_of
+from tracegen.processes import MAX_JOBS, available_cpus
+from tracegen.simulate import MAX_STEPS
+from tracegen.sweep import MAX_PART_POINTS, MIN_PART_POINTS, PART_POINTS, Runner, SweepProgress, build_inputs, sweep
+from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED
 from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import parse_count, parse_number, parse_rate
 
@@ -82,16 +87,24 @@ def parse_speeds(text: str) -> tuple[float, ...]:
     speeds = []
     for piece in text.split(","):
         try:
-            speeds.append(parse_number(piece))
+            speed = parse_number(piece)
         except argparse.ArgumentTypeError:
             raise ConfigError(f"'--worker-speed': cannot read {piece.strip()!r} in {text!r}; write e.g. 0.5,1,2"
                               ) from None
+        if not MIN_WORKER_SPEED <= speed <= MAX_WORKER_SPEED:
+            raise ConfigError(f"'--worker-speed': {piece.strip()!r} in {text!r} must be from {MIN_WORKER_SPEED:g} to "
+                              f"{MAX_WORKER_SPEED:g}")
+        speeds.append(speed)
     return tuple(speeds)
 
 
 def parse_bandwidths(texts: list[str]) -> dict[str, int]:
     """Each ``--bandwidth`` value, split at commas: label (as written) → line rate in bytes/s."""
     rates: dict[str, int] = {}
+    for text in texts:
+        if not all(p.strip() for p in text.split(",")):
+            raise ConfigError(f"'--bandwidth': {text!r} has an empty entry; give rates comma-separated, e.g. "
+                              "100Mbit/s,1Gbit/s")
     for piece in (p.strip() for text in texts for p in text.split(",")):
         if piece in rates:
             raise ConfigError(f"'--bandwidth': {piece!r} is given twice; give each link once")
@@ -126,20 +139,38 @@ class ProgressLine:
         print(("\r\x1b[K" if self.tty else "") + line, end=end, file=self.stream, flush=True)
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    """The options read as numbers, by their names, before the trace is read or anything is said of the grid."""
+    if not MIN_STEPS <= args.steps <= MAX_STEPS:  # fewer read fast: the window's edges cut steps whose pulls are done
+        raise ConfigError(f"'--steps' must be from {MIN_STEPS} to {MAX_STEPS} (got {args.steps}), as for predict")
+    if not 1 <= args.warmup_steps <= MAX_STEPS:  # utilisations are measured from a warm-up step's end
+        raise ConfigError(f"'--warmup-steps' must be from 1 to {MAX_STEPS} (got {args.warmup_steps})")
+    if not MIN_PART_POINTS <= args.part_points <= MAX_PART_POINTS:
+        raise ConfigError(f"'--part-points' must be from {MIN_PART_POINTS} to 10^7 (got {args.part_points})")
+    if args.seeds < 1:  # else a grid of no seeds, said as "the grid needs at least one value (got none)"
+        raise ConfigError(f"'--seeds' must be at least 1 (got {args.seeds})")
+    if not 1 <= args.jobs <= MAX_JOBS:
+        raise ConfigError(f"'--jobs' must be from 1 to {MAX_JOBS} (got {args.jobs})")
+    if args.batch_size is not None and not 1 <= args.batch_size <= 10**9:
+        raise ConfigError(f"'--batch-size' must be from 1 to 10^9 (got {args.batch_size})")
+    if not args.out.strip():
+        raise ConfigError("'--out' must name a directory (got an empty string)")
+    refuse_non_folder(pathlib.Path(args.out))
+
+
 def run_sweep(args: argparse.Namespace) -> int:
     """Handle ``tracegen sweep``: build the grid, run it, print the summary; return the exit code."""
+    _check_options(args)
     policies = [p.strip() for p in args.policy.split(",")]
     if not all(policies):
         raise ConfigError(f"'--policy': {args.policy!r} has an empty entry; give tf, tictac or order files, "
                           "comma-separated")
-    if args.seeds < 1:  # else a grid of no seeds, said as "the grid needs at least one value (got none)"
-        raise ConfigError(f"'--seeds' must be at least 1 (got {args.seeds})")
     if args.payload_fraction != PAYLOAD_FRACTION and not args.bandwidth and args.catalogue is None:  # else unused
         raise ConfigError(f"'--payload-fraction' {args.payload_fraction:g} is the share of a --bandwidth (or of a "
                           "catalogue's link_bits_per_s) that carries tensor bytes, and neither was given: a link "
                           "profile or the trace's link is measured payload")
     runner: Runner = RayRunner(args.ray, args.jobs) if args.ray is not None else LocalRunner(args.jobs)
-    inputs = build_inputs(args.trace, workers=parse_workers(args.workers),
+    inputs = build_inputs(args.trace, workers=parse_workers(args.workers, "--workers"),
                           bandwidths=parse_bandwidths(args.bandwidth), link_profiles=args.link_profile,
                           policies=policies,
                           seeds=range(args.seed, args.seed + args.seeds), worker_speeds=parse_speeds(args.worker_speed),
@@ -153,18 +184,28 @@ def run_sweep(args: argparse.Namespace) -> int:
         print(f"warning: {note}", file=sys.stderr)
     grid = inputs.grid
     where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
-    print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard counts x "
-          f"{len(grid.policies)} policies x "
-          f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
-          f"{grid.steps} steps each; on {where}")
-    if grid.n_points >= LARGE_GRID_POINTS:
-        sys.stdout.flush()  # the grid line first, where both go to one terminal or file
-        print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and the "
-              "ids in the parts there", file=sys.stderr, flush=True)
-    summary = sweep(inputs, args.out, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr))
+
+    def opened() -> None:  # said once --out is known to be usable: never a grid line and then a refusal
+        print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
+              f"counts x {len(grid.policies)} policies x "
+              f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
+              f"{grid.steps} steps each; on {where}")
+        if grid.n_points >= LARGE_GRID_POINTS:
+            sys.stdout.flush()  # the grid line first, where both go to one terminal or file
+            print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and "
+                  "the ids in the parts there", file=sys.stderr, flush=True)
+
+    summary = sweep(inputs, args.out, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr),
+                    on_open=opened)
     print(f"computed {summary.computed} points, {summary.resumed} were already in {args.out}; "
           f"{len(summary.parts)} parts written")
     literal = str(args.out).replace("'", "''")  # a quote in the folder's name, as SQL writes it in a string
     query = f"SELECT * FROM read_parquet('{literal}/*.parquet') ORDER BY point_id"  # noqa: S608 - printed, not run
+    try:
+        args.out.encode("utf-8")
+    except UnicodeEncodeError:  # pyarrow (and so pandas) takes paths as UTF-8 only: the hint would fail
+        print(f"read it with pandas.read_parquet or in DuckDB once the folder has a UTF-8 name: both take paths "
+              f"as UTF-8 only, and {os.fsencode(args.out)!r} is not")
+        return 0
     print(f"read it with pandas.read_parquet({args.out!r}) or in DuckDB: {query}")
     return 0

@@ -83,7 +83,7 @@ def _testbed(args: argparse.Namespace) -> int:
         raise ConfigError("testbed needs --bandwidth and --out (or --clean RUN_ID)")
 
     config = TestbedConfig(
-        out_dir=pathlib.Path(args.out), model=args.model, workers=parse_workers(args.workers),
+        out_dir=pathlib.Path(args.out), model=args.model, workers=parse_workers(args.workers, "--workers"),
         bandwidth_bits_per_s=8 * parse_rate(args.bandwidth), batch_size=args.batch_size,
         widths=tuple(args.widths or ()), burst_bytes=args.burst, latency_ms=args.queue_latency,
         repeats=args.repeats, window_s=args.window, window_steps=args.window_steps, max_window_s=args.max_window,

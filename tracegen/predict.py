@@ -68,6 +68,10 @@ from tracegen.synth import size_warning, write_synthetic_trace
 from tracegen.units import format_bytes
 from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untraced_model
 
+# the fewest measured steps a curve may be simulated with: the steady window's edges cut steps into the part of
+# their time inside it, while their pulls come first, so a short window reads fast (the mlp trace past its knee,
+# 10 steps: up to 1.3 % over the link's bound; 3 steps: 5 %; 1 step: 50 %)
+MIN_STEPS = 3
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
 # what one core simulates per second, by engine, for the time a run will take: compiled, 1.9 million on

@@ -75,6 +75,7 @@ from tracegen.sweepgrid import (
 from tracegen.untraced import untraced_model
 
 PART_POINTS = 256
+MIN_PART_POINTS, MAX_PART_POINTS = 1, 10**7
 MAX_CHUNK_POINTS = 64
 CHUNKS_PER_SLOT = 4
 
@@ -277,12 +278,17 @@ def pending_points(inputs: SweepInputs, finished: set[str]) -> Iterator[tuple[st
 
 
 def sweep(inputs: SweepInputs, out: str | os.PathLike[str], runner: Runner, *, part_points: int = PART_POINTS,
-          progress: Callable[[SweepProgress], None] | None = None) -> SweepSummary:
-    """Simulate the grid's points that ``out`` does not hold yet and add their rows to it (module docstring)."""
-    if not 1 <= part_points <= 10**7:
-        raise ConfigError(f"'part_points' must be from 1 to 10^7 (got {part_points})")
+          progress: Callable[[SweepProgress], None] | None = None,
+          on_open: Callable[[], None] | None = None) -> SweepSummary:
+    """Simulate the grid's points that ``out`` does not hold yet and add their rows to it (module docstring).
+    ``on_open()`` is called once ``out`` has been found fit to write into, before any point is looked for: what
+    a caller says of the work to come is then never followed by a refusal of ``out``."""
+    if not MIN_PART_POINTS <= part_points <= MAX_PART_POINTS:
+        raise ConfigError(f"'part_points' must be from {MIN_PART_POINTS} to 10^7 (got {part_points})")
     report = progress or (lambda _p: None)
     with OutputDir(out, []) as target:
+        if on_open is not None:
+            on_open()
         finished = read_point_ids(target.root)
         pending = list(pending_points(inputs, finished))
         todo = [p for _, p in pending]

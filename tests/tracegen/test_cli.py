@@ -204,7 +204,7 @@ def test_sigterm_removes_temporary_files_and_exits_143(sig: str, code: int, tmp_
     # every N asked (the default stops where the rate stalls, which it estimates: not refused, and quick)
     (["--workers", "1-100000", "--every-n"], "would simulate about"),
     (["--workers", "1-100000", "--steps", "1000000"], "would simulate about"),
-    (["--workers", "+3"], "'workers'"),
+    (["--workers", "+3"], "'--workers'"),
     (["--seeds", "0"], "'--seeds' must be from 1"),
 ])
 def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message: str, tmp_path: pathlib.Path,
@@ -648,7 +648,7 @@ def test_an_empty_emit_traces_list_is_refused_not_taken_as_none(tmp_path: pathli
     refused."""
     assert main(["predict", str(ROOT / "data/traces/mlp"), "--emit-traces", "", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
-    assert "'emit_traces': cannot read ''" in err and err.count("\n") == 1
+    assert "'--emit-traces': cannot read ''" in err and err.count("\n") == 1
     assert not (tmp_path / "o" / "curve.csv").exists()
 
 

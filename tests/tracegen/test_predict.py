@@ -137,7 +137,7 @@ def test_outputs_are_never_replaced_without_asking(mlp_trace_dir: pathlib.Path, 
 def test_bad_options_raise_config_errors(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
     with pytest.raises(ConfigError, match="'10 furlongs'"):
         run_predict(parse([str(mlp_trace_dir), "--bandwidth", "10 furlongs", "--out", str(tmp_path)]))
-    with pytest.raises(ConfigError, match="'workers'"):
+    with pytest.raises(ConfigError, match="'--workers'"):
         run_predict(parse([str(mlp_trace_dir), "--workers", "4-2", "--out", str(tmp_path)]))
     with pytest.raises(ConfigError, match="'--steps' must be from 3"):
         run_predict(parse([str(mlp_trace_dir), "--steps", "2", "--out", str(tmp_path)]))

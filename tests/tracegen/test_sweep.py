@@ -221,19 +221,23 @@ def _group_alive(pgid: int) -> bool:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--workers", "0"], "'workers': '0' must be N or LO-HI"),
+    (["--workers", "0"], "'--workers': '0' must be N or LO-HI"),
     (["--bandwidth", "fast"], "'bandwidth': cannot read 'fast' as a rate"),
     (["--bandwidth", "1G,1Gbit/s"], "'links': '1G' and '1Gbit/s' are the same"),
     (["--policy", "tf,no-such-order.txt"], "cannot read order file 'no-such-order.txt'"),
     (["--policy", "tf,"], "'--policy': 'tf,' has an empty entry"),
-    (["--worker-speed", "1,0"], "'worker_speed' must be from 0.001 to 1000 (got 0.0)"),
-    (["--worker-speed", "1e-300"], "'worker_speed' must be from 0.001 to 1000 (got 1e-300)"),
+    (["--worker-speed", "1,0"], "'--worker-speed': '0' in '1,0' must be from 0.001 to 1000"),
+    (["--worker-speed", "1e-300"], "'--worker-speed': '1e-300' in '1e-300' must be from 0.001 to 1000"),
     (["--worker-speed", "1,fast"], "'--worker-speed': cannot read 'fast' in '1,fast'"),
     (["--seeds", "0"], "'--seeds' must be at least 1 (got 0)"),
-    (["--steps", "0"], "'steps' must be an integer from 1"),
-    (["--warmup-steps", "0"], "'warmup_steps' must be at least 1 (got 0)"),
-    (["--part-points", "0"], "'part_points' must be from 1"),
-    (["--jobs", "0"], "'jobs' must be from 1"),
+    (["--steps", "0"], "'--steps' must be from 3"),
+    # predict's fewest: a window of 1 step read the mlp trace at 146 steps/s, its link's bound 96
+    (["--steps", "2"], "'--steps' must be from 3 to 1000000 (got 2), as for predict"),
+    (["--warmup-steps", "0"], "'--warmup-steps' must be from 1"),
+    (["--part-points", "0"], "'--part-points' must be from 1"),
+    (["--jobs", "0"], "'--jobs' must be from 1"),
+    (["--batch-size", "0"], "'--batch-size' must be from 1"),
+    (["--bandwidth", "1Gbit/s,"], "'--bandwidth': '1Gbit/s,' has an empty entry"),
     (["--ray", "127.0.0.1:1"], "--ray '127.0.0.1:1': no Ray head answers there"),
     (["--link", "conn", "--link-profile", "missing.json"], "missing.json"),
     (["--bandwidth", "1Gbit/s,200Mbit/s", "--bandwidth", "1Gbit/s"], "'--bandwidth': '1Gbit/s' is given twice"),
@@ -244,9 +248,29 @@ def test_a_bad_grid_is_one_line_and_no_part(argv: list[str], message: str, tmp_p
                                              capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "sweep"
     assert main(["sweep", str(TRACE), *argv, "--out", str(out)]) == 2
-    err = capsys.readouterr().err
+    printed = capsys.readouterr()
+    err = printed.err
     assert err.startswith("tracegen sweep: error: ") and message in err and err.count("\n") == 1
+    assert printed.out == ""  # no grid line before the refusal
     assert part_paths(out) == []
+
+
+@pytest.mark.parametrize("where", ["file", "under a file", "manifest a folder"])
+def test_an_unusable_out_is_refused_before_the_grid_is_said(where: str, tmp_path: pathlib.Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """sweep printed its grid line, then refused --out; and with a folder where tracegen keeps its list of a run's
+    files (.tracegen-run.json), it ran every point and failed at the end."""
+    (tmp_path / "notes.txt").write_text("mine")
+    out = {"file": tmp_path / "notes.txt", "under a file": tmp_path / "notes.txt" / "sweep",
+           "manifest a folder": tmp_path / "sweep"}[where]
+    if where == "manifest a folder":
+        (out / ".tracegen-run.json").mkdir(parents=True)
+    assert main(["sweep", str(TRACE), "--workers", "1", *SMALL, "--jobs", "1", "--out", str(out)]) == 2
+    printed = capsys.readouterr()
+    named = ".tracegen-run.json: is not a file" if where == "manifest a folder" else "notes.txt"
+    assert printed.out == "" and printed.err.count("\n") == 1 and named in printed.err, printed
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    assert not list(tmp_path.rglob("*.parquet"))
 
 
 def test_a_job_traced_with_two_ps_tasks_is_swept_on_both(tmp_path: pathlib.Path,
@@ -384,8 +408,8 @@ def test_a_job_traced_with_two_ps_tasks_swept_on_one_is_the_one_ps_simulation(
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--placement", "greedy"], "'--placement' 'greedy' places parameters on the shards of --ps-shards"),
-    (["--ps-shards", "0"], "'ps_shards': '0' must be N or LO-HI"),
-    (["--ps-shards", ""], "'ps_shards': cannot read ''"),
+    (["--ps-shards", "0"], "'--ps-shards': '0' must be N or LO-HI"),
+    (["--ps-shards", ""], "'--ps-shards': cannot read ''"),
     (["--ps-shards", "2", "--placement", "nowhere.csv"], "'placement' must be round-robin, greedy or a placement"),
 ])
 def test_bad_ps_shards_are_one_line_and_no_part(argv: list[str], message: str, tmp_path: pathlib.Path,
