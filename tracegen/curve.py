@@ -312,6 +312,9 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
             return found[0].steps_per_s
 
         sat, plateau, reached = plateau_search(ns[-1], points[-1].steps_per_s, start, at)
+        best = max(points, key=lambda p: (p.steps_per_s, -p.n_workers))
+        if best.steps_per_s > plateau:  # an asked N above what the search found (the seeds' noise, a dip past it)
+            sat, plateau = best.n_workers, best.steps_per_s
     knee_n = knee(points, plateau)
     points = [dataclasses.replace(p, bottleneck="contention")
               if p.bottleneck == "workers" and knee_n is not None and p.n_workers >= knee_n else p for p in points]
