@@ -10,11 +10,12 @@ import time
 from typing import TextIO
 
 from parsers.catalogue import read_catalogue
+from parsers.sweepdata import refuse_other_files
 from tracegen.cli_predict import add_shard_arguments, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.outputs import refuse_non_folder
+from tracegen.outputs import OutputDir, refuse_non_folder
 from tracegen.predict import MIN_STEPS, PAYLOAD_FRACTION, batch_size_of
 from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.simulate import MAX_STEPS
@@ -170,22 +171,23 @@ def run_sweep(args: argparse.Namespace) -> int:
                           "catalogue's link_bits_per_s) that carries tensor bytes, and neither was given: a link "
                           "profile or the trace's link is measured payload")
     runner: Runner = RayRunner(args.ray, args.jobs) if args.ray is not None else LocalRunner(args.jobs)
-    inputs = build_inputs(args.trace, workers=parse_workers(args.workers, "--workers"),
-                          bandwidths=parse_bandwidths(args.bandwidth), link_profiles=args.link_profile,
-                          policies=policies,
-                          seeds=range(args.seed, args.seed + args.seeds), worker_speeds=parse_speeds(args.worker_speed),
-                          steps=args.steps, warmup_steps=args.warmup_steps, link_model=args.link,
-                          batch_size=batch_size_of(args.trace, args.batch_size),
-                          payload_fraction=args.payload_fraction,
-                          ps_shards=shard_counts(args),
-                          placement=args.placement,
-                          catalogue=read_catalogue(args.catalogue) if args.catalogue is not None else None)
-    for note in inputs.notes:
-        print(f"warning: {note}", file=sys.stderr)
-    grid = inputs.grid
-    where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
-
-    def opened() -> None:  # said once --out is known to be usable: never a grid line and then a refusal
+    workers, bandwidths = parse_workers(args.workers, "--workers"), parse_bandwidths(args.bandwidth)
+    speeds, ps_shards = parse_speeds(args.worker_speed), shard_counts(args)
+    catalogue = read_catalogue(args.catalogue) if args.catalogue is not None else None
+    # --out opened first (locked, checked, nothing in it a reader would take for a part): refused before the trace
+    # is read or anything is said; a run refused here, or failing below, leaves the folder as it was
+    with OutputDir(args.out, []) as target:
+        refuse_other_files(target.root)
+        inputs = build_inputs(args.trace, workers=workers, bandwidths=bandwidths, link_profiles=args.link_profile,
+                              policies=policies, seeds=range(args.seed, args.seed + args.seeds), worker_speeds=speeds,
+                              steps=args.steps, warmup_steps=args.warmup_steps, link_model=args.link,
+                              batch_size=batch_size_of(args.trace, args.batch_size),
+                              payload_fraction=args.payload_fraction, ps_shards=ps_shards, placement=args.placement,
+                              catalogue=catalogue)
+        for note in inputs.notes:
+            print(f"warning: {note}", file=sys.stderr)
+        grid = inputs.grid
+        where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
         print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
               f"counts x {len(grid.policies)} policies x "
               f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
@@ -194,9 +196,7 @@ def run_sweep(args: argparse.Namespace) -> int:
             sys.stdout.flush()  # the grid line first, where both go to one terminal or file
             print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and "
                   "the ids in the parts there", file=sys.stderr, flush=True)
-
-    summary = sweep(inputs, args.out, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr),
-                    on_open=opened)
+        summary = sweep(inputs, target, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr))
     print(f"computed {summary.computed} points, {summary.resumed} were already in {args.out}; "
           f"{len(summary.parts)} parts written")
     literal = str(args.out).replace("'", "''")  # a quote in the folder's name, as SQL writes it in a string

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import os
 import pathlib
 import re
@@ -271,6 +272,33 @@ def test_an_unusable_out_is_refused_before_the_grid_is_said(where: str, tmp_path
     assert printed.out == "" and printed.err.count("\n") == 1 and named in printed.err, printed
     assert (tmp_path / "notes.txt").read_text() == "mine"
     assert not list(tmp_path.rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("where", ["manifest a folder", "a user's file", "another run's"])
+def test_an_unusable_out_is_refused_before_the_trace_is_read(where: str, tmp_path: pathlib.Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """--out was opened only after the trace was read and the grid built: a folder where tracegen lists a run's
+    files, or a directory another sweep was writing into, was refused after the trace's warnings ('8, 9, ...
+    PS shards left out'), two lines; a user's file in it after the grid line. Each is now the one line, before
+    the trace is read: a trace that is not there is not what the refusal names."""
+    out = tmp_path / "sweep"
+    out.mkdir()
+    if where == "manifest a folder":
+        (out / ".tracegen-run.json").mkdir()
+    elif where == "a user's file":
+        (out / "notes.txt").write_text("mine\n")
+    argv = ["sweep", "--workers", "1", "--ps-shards", "1-60", *SMALL, "--jobs", "1", "--out", str(out)]
+    named = {"manifest a folder": ".tracegen-run.json: is not a file", "a user's file": "notes.txt: not a part",
+             "another run's": "another tracegen run is writing into this directory"}[where]
+    with contextlib.ExitStack() as stack:
+        if where == "another run's":
+            lock = stack.enter_context((out / ".tracegen.lock").open("a"))
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        for trace in (TRACE, tmp_path / "no-such-trace"):
+            assert main(["sweep", str(trace), *argv[1:]]) == 2
+            printed = capsys.readouterr()
+            assert printed.out == "" and printed.err.count("\n") == 1 and named in printed.err, printed
+    assert not part_paths(out)
 
 
 def test_a_job_traced_with_two_ps_tasks_is_swept_on_both(tmp_path: pathlib.Path,
