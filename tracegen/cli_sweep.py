@@ -20,7 +20,7 @@ from tracegen.predict import MIN_STEPS, PAYLOAD_FRACTION, batch_size_of
 from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.simulate import MAX_STEPS
 from tracegen.sweep import MAX_PART_POINTS, MIN_PART_POINTS, PART_POINTS, Runner, SweepProgress, build_inputs, sweep
-from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED
+from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED, refuse_out_in_trace
 from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import parse_count, parse_number, parse_rate
 
@@ -157,6 +157,7 @@ def _check_options(args: argparse.Namespace) -> None:
     if not args.out.strip():
         raise ConfigError("'--out' must name a directory (got an empty string)")
     refuse_non_folder(pathlib.Path(args.out))
+    refuse_out_in_trace(args.out, args.trace)
 
 
 def run_sweep(args: argparse.Namespace) -> int:

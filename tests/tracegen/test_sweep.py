@@ -301,6 +301,25 @@ def test_an_unusable_out_is_refused_before_the_trace_is_read(where: str, tmp_pat
     assert not part_paths(out)
 
 
+@pytest.mark.parametrize("inside", ["sweep", ".", "plugins/sweep"])
+def test_an_out_inside_the_trace_directory_is_refused(inside: str, tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Every file under a trace directory is hashed into the points' ids: a sweep into TRACE/sweep wrote its part,
+    and its rerun found none of its points done ('computed 1 points, 0 were already in'), each part changing the
+    ids again, the dataset holding the same point twice under two trace hashes."""
+    trace = tmp_path / "trace"
+    shutil.copytree(TRACE, trace)
+    out = trace / inside
+    argv = ["sweep", str(trace), "--workers", "1", *SMALL, "--jobs", "1", "--out", str(out)]
+    for _ in range(2):
+        assert main(argv) == 2
+        printed = capsys.readouterr()
+        assert printed.out == "" and printed.err.count("\n") == 1, printed
+        assert f"'--out' {str(out)!r} is inside the trace directory {str(trace)!r}" in printed.err, printed
+    assert not list(tmp_path.rglob("*.parquet"))
+    assert sorted(p.name for p in trace.iterdir()) == sorted(p.name for p in TRACE.iterdir())
+
+
 def test_a_job_traced_with_two_ps_tasks_is_swept_on_both(tmp_path: pathlib.Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """mlp traced with two PS tasks (real TF, data/shards/): every point keeps each parameter on its traced PS and
