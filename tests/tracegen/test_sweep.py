@@ -223,9 +223,17 @@ def _group_alive(pgid: int) -> bool:
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--workers", "0"], "'--workers': '0' must be N or LO-HI"),
-    (["--bandwidth", "fast"], "'bandwidth': cannot read 'fast' as a rate"),
-    (["--bandwidth", "1G,1Gbit/s"], "'links': '1G' and '1Gbit/s' are the same"),
-    (["--policy", "tf,no-such-order.txt"], "cannot read order file 'no-such-order.txt'"),
+    (["--bandwidth", "fast"], "'--bandwidth': cannot read 'fast' as a rate"),
+    (["--bandwidth", "0"], "'--bandwidth' must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got '0'"),
+    (["--bandwidth", "1G,1Gbit/s"], "'--bandwidth': '1G' and '1Gbit/s' are the same rate; give each link once"),
+    (["--policy", "tf,no-such-order.txt"], "'--policy': cannot read order file 'no-such-order.txt'"),
+    (["--policy", "tf,tictac,tf"], "'--policy': 'tf' is given twice in 'tf,tictac,tf'; give each once"),
+    (["--worker-speed", "1,2,1.0"], "'--worker-speed': '1.0' in '1,2,1.0' is a speed given before; give each once"),
+    (["--payload-fraction", "2", "--bandwidth", "1Gbit/s"], "'--payload-fraction' must be in (0, 1] (got 2)"),
+    (["--ray", ""], "'--ray' must be a cluster address such as HOST:6379, auto or local (got '')"),
+    (["--link-profile", str(TRACE / "link-profile.json"), "--link-profile", str(TRACE / "link-profile.json")],
+     f"'--link-profile': {str(TRACE / 'link-profile.json')!r} and {str(TRACE / 'link-profile.json')!r} are the "
+     "same profile"),
     (["--policy", "tf,"], "'--policy': 'tf,' has an empty entry"),
     (["--worker-speed", "1,0"], "'--worker-speed': '0' in '1,0' must be from 0.001 to 1000"),
     (["--worker-speed", "1e-300"], "'--worker-speed': '1e-300' in '1e-300' must be from 0.001 to 1000"),
@@ -457,7 +465,8 @@ def test_a_job_traced_with_two_ps_tasks_swept_on_one_is_the_one_ps_simulation(
     (["--placement", "greedy"], "'--placement' 'greedy' places parameters on the shards of --ps-shards"),
     (["--ps-shards", "0"], "'--ps-shards': '0' must be N or LO-HI"),
     (["--ps-shards", ""], "'--ps-shards': cannot read ''"),
-    (["--ps-shards", "2", "--placement", "nowhere.csv"], "'placement' must be round-robin, greedy or a placement"),
+    (["--ps-shards", "2", "--placement", "nowhere.csv"],
+     "'--placement' must be round-robin, greedy or a placement file (got 'nowhere.csv': no such file)"),
 ])
 def test_bad_ps_shards_are_one_line_and_no_part(argv: list[str], message: str, tmp_path: pathlib.Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
