@@ -114,11 +114,11 @@ def _damaged(path: pathlib.Path, exc: Exception) -> TraceFormatError:
                             "and rerun the same sweep: it computes that part's points again")
 
 
-def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:
-    """The ``point_id`` of every row in the dataset in ``directory`` (each part's schema checked first; anything
-    else a reader of the directory would take for a part refused: a Parquet file that is not one, which every
-    reader would mix into the dataset, and any other file or folder not starting with ``.`` or ``_``, on which
-    pandas' and pyarrow's dataset readers fail)."""
+def refuse_other_files(directory: str | os.PathLike[str]) -> None:
+    """SchemaError naming the first entry of ``directory`` that a reader of it would take for a part and is not
+    one: a Parquet file that is not a part, which every reader would mix into the dataset, and any other file or
+    folder not starting with ``.`` or ``_``, on which pandas' and pyarrow's dataset readers fail. Reads no part:
+    cheap enough to run before any work."""
     root = pathlib.Path(directory)
     entries = sorted(root.iterdir()) if root.is_dir() else []
     other = [p for p in entries if not (PART_RE.match(p.name) and p.is_file())
@@ -127,6 +127,14 @@ def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:
         readers = "pandas, pyarrow and DuckDB" if other[0].suffix == ".parquet" else "pandas and pyarrow"
         raise SchemaError(f"{other[0]}: not a part of a sweep, and {readers} would read it as one; sweep into a "
                           "directory that holds only a sweep's parts")
+
+
+def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:
+    """The ``point_id`` of every row in the dataset in ``directory`` (each part's schema checked first; anything
+    else a reader of the directory would take for a part refused: a Parquet file that is not one, which every
+    reader would mix into the dataset, and any other file or folder not starting with ``.`` or ``_``, on which
+    pandas' and pyarrow's dataset readers fail)."""
+    refuse_other_files(directory)
     where: dict[str, pathlib.Path] = {}
     for path in part_paths(directory):
         for point in _read(path, ["point_id"]).column("point_id").to_pylist():

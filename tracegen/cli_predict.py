@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import pathlib
 import sys
 
+from parsers.files import broken_link
 from parsers.singleworker import SingleWorker
 from parsers.workerclasses import read_worker_classes
 from tracegen.curve import (
@@ -23,7 +25,7 @@ from tracegen.link import LINK_MODELS
 from tracegen.linkspec import held_ps_bound
 from tracegen.model import TIMINGS
 from tracegen.outputs import OutputDir
-from tracegen.placement import MAX_SHARDS
+from tracegen.placement import MAX_SHARDS, PLACEMENTS
 from tracegen.policy import parse_policy
 from tracegen.predict import (
     MIN_STEPS,
@@ -139,6 +141,11 @@ def shard_counts(args: argparse.Namespace) -> tuple[int, ...]:
                           "which was not given")
     if args.ps_shards is None:
         return ()
+    if args.placement not in PLACEMENTS and not pathlib.Path(args.placement).is_file():  # else after the trace
+        there = pathlib.Path(args.placement)
+        what = "not a regular file" if there.exists() else broken_link(there) or "no such file"
+        raise ConfigError(f"'--placement' must be round-robin, greedy or a placement file (got {args.placement!r}: "
+                          f"{what})")
     counts = parse_workers(args.ps_shards, "--ps-shards")  # '' is refused
     if max(counts) > MAX_SHARDS:  # checked here too, to quote what was written, not the first count over
         raise ConfigError(f"'--ps-shards' must be from 1 to {MAX_SHARDS} shards (got {args.ps_shards!r})")
@@ -168,7 +175,7 @@ def run_predict(args: argparse.Namespace) -> int:
     single = load_single_worker(single_path)
     if beside and single is not None:
         print(f"note: using {single_path}: {_what_it_gives(single)} (two hosts)")
-    policy, order = parse_policy(args.policy)
+    policy, order = parse_policy(args.policy, "--policy")
     ps_shards = shard_counts(args)
     speeds: tuple[float, ...] = ()
     links: tuple[int, ...] = ()

@@ -10,16 +10,19 @@ import time
 from typing import TextIO
 
 from parsers.catalogue import read_catalogue
+from parsers.linkprofile import read_link_profile
+from parsers.sweepdata import refuse_other_files
 from tracegen.cli_predict import add_shard_arguments, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.outputs import refuse_non_folder
+from tracegen.outputs import OutputDir, refuse_non_folder
+from tracegen.policy import parse_policy
 from tracegen.predict import MIN_STEPS, PAYLOAD_FRACTION, batch_size_of
 from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.simulate import MAX_STEPS
 from tracegen.sweep import MAX_PART_POINTS, MIN_PART_POINTS, PART_POINTS, Runner, SweepProgress, build_inputs, sweep
-from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED
+from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED, file_sha256, refuse_out_in_trace
 from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import parse_count, parse_number, parse_rate
 
@@ -94,6 +97,9 @@ def parse_speeds(text: str) -> tuple[float, ...]:
         if not MIN_WORKER_SPEED <= speed <= MAX_WORKER_SPEED:
             raise ConfigError(f"'--worker-speed': {piece.strip()!r} in {text!r} must be from {MIN_WORKER_SPEED:g} to "
                               f"{MAX_WORKER_SPEED:g}")
+        if speed in speeds:
+            raise ConfigError(f"'--worker-speed': {piece.strip()!r} in {text!r} is a speed given before; give each "
+                              "once")
         speeds.append(speed)
     return tuple(speeds)
 
@@ -108,8 +114,36 @@ def parse_bandwidths(texts: list[str]) -> dict[str, int]:
     for piece in (p.strip() for text in texts for p in text.split(",")):
         if piece in rates:
             raise ConfigError(f"'--bandwidth': {piece!r} is given twice; give each link once")
-        rates[piece] = parse_rate(piece, what="bandwidth")
+        rates[piece] = parse_rate(piece, what="--bandwidth")
+        same = next((label for label, rate in rates.items() if rate == rates[piece] and label != piece), None)
+        if same is not None:
+            raise ConfigError(f"'--bandwidth': {same!r} and {piece!r} are the same rate; give each link once")
     return rates
+
+
+def check_profiles(paths: list[str]) -> None:
+    """Each ``--link-profile`` read (then again with the trace) and given once, by its bytes: refused by the
+    option's name before any work."""
+    seen: dict[str, str] = {}
+    for path in paths:
+        read_link_profile(path)  # first: the reader refuses what is not a profile file (a FIFO)
+        digest = file_sha256(path)
+        if digest in seen:
+            raise ConfigError(f"'--link-profile': {seen[digest]!r} and {path!r} are the same profile; give each once")
+        seen[digest] = path
+
+
+def parse_policies(text: str) -> list[str]:
+    """``--policy``'s comma-separated entries, each once, order files read (then again with the trace, to check
+    their names against its transfers): refused by the option's name before any work."""
+    policies = [p.strip() for p in text.split(",")]
+    if not all(policies):
+        raise ConfigError(f"'--policy': {text!r} has an empty entry; give tf, tictac or order files, comma-separated")
+    for i, policy in enumerate(policies):
+        if policy in policies[:i]:
+            raise ConfigError(f"'--policy': {policy!r} is given twice in {text!r}; give each once")
+        parse_policy(policy, "--policy")
+    return policies
 
 
 class ProgressLine:
@@ -153,39 +187,43 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ConfigError(f"'--jobs' must be from 1 to {MAX_JOBS} (got {args.jobs})")
     if args.batch_size is not None and not 1 <= args.batch_size <= 10**9:
         raise ConfigError(f"'--batch-size' must be from 1 to 10^9 (got {args.batch_size})")
+    if not 0 < args.payload_fraction <= 1:
+        raise ConfigError(f"'--payload-fraction' must be in (0, 1] (got {args.payload_fraction:g})")
+    if args.ray is not None and not args.ray.strip():
+        raise ConfigError(f"'--ray' must be a cluster address such as HOST:6379, auto or local (got {args.ray!r})")
     if not args.out.strip():
         raise ConfigError("'--out' must name a directory (got an empty string)")
     refuse_non_folder(pathlib.Path(args.out))
+    refuse_out_in_trace(args.out, args.trace)
 
 
 def run_sweep(args: argparse.Namespace) -> int:
     """Handle ``tracegen sweep``: build the grid, run it, print the summary; return the exit code."""
     _check_options(args)
-    policies = [p.strip() for p in args.policy.split(",")]
-    if not all(policies):
-        raise ConfigError(f"'--policy': {args.policy!r} has an empty entry; give tf, tictac or order files, "
-                          "comma-separated")
+    policies = parse_policies(args.policy)
     if args.payload_fraction != PAYLOAD_FRACTION and not args.bandwidth and args.catalogue is None:  # else unused
         raise ConfigError(f"'--payload-fraction' {args.payload_fraction:g} is the share of a --bandwidth (or of a "
                           "catalogue's link_bits_per_s) that carries tensor bytes, and neither was given: a link "
                           "profile or the trace's link is measured payload")
+    check_profiles(args.link_profile)
     runner: Runner = RayRunner(args.ray, args.jobs) if args.ray is not None else LocalRunner(args.jobs)
-    inputs = build_inputs(args.trace, workers=parse_workers(args.workers, "--workers"),
-                          bandwidths=parse_bandwidths(args.bandwidth), link_profiles=args.link_profile,
-                          policies=policies,
-                          seeds=range(args.seed, args.seed + args.seeds), worker_speeds=parse_speeds(args.worker_speed),
-                          steps=args.steps, warmup_steps=args.warmup_steps, link_model=args.link,
-                          batch_size=batch_size_of(args.trace, args.batch_size),
-                          payload_fraction=args.payload_fraction,
-                          ps_shards=shard_counts(args),
-                          placement=args.placement,
-                          catalogue=read_catalogue(args.catalogue) if args.catalogue is not None else None)
-    for note in inputs.notes:
-        print(f"warning: {note}", file=sys.stderr)
-    grid = inputs.grid
-    where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
-
-    def opened() -> None:  # said once --out is known to be usable: never a grid line and then a refusal
+    workers, bandwidths = parse_workers(args.workers, "--workers"), parse_bandwidths(args.bandwidth)
+    speeds, ps_shards = parse_speeds(args.worker_speed), shard_counts(args)
+    catalogue = read_catalogue(args.catalogue) if args.catalogue is not None else None
+    # --out opened first (locked, checked, nothing in it a reader would take for a part): refused before the trace
+    # is read or anything is said; a run refused here, or failing below, leaves the folder as it was
+    with OutputDir(args.out, []) as target:
+        refuse_other_files(target.root)
+        inputs = build_inputs(args.trace, workers=workers, bandwidths=bandwidths, link_profiles=args.link_profile,
+                              policies=policies, seeds=range(args.seed, args.seed + args.seeds), worker_speeds=speeds,
+                              steps=args.steps, warmup_steps=args.warmup_steps, link_model=args.link,
+                              batch_size=batch_size_of(args.trace, args.batch_size),
+                              payload_fraction=args.payload_fraction, ps_shards=ps_shards, placement=args.placement,
+                              catalogue=catalogue)
+        for note in inputs.notes:
+            print(f"warning: {note}", file=sys.stderr)
+        grid = inputs.grid
+        where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
         print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
               f"counts x {len(grid.policies)} policies x "
               f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
@@ -194,9 +232,7 @@ def run_sweep(args: argparse.Namespace) -> int:
             sys.stdout.flush()  # the grid line first, where both go to one terminal or file
             print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and "
                   "the ids in the parts there", file=sys.stderr, flush=True)
-
-    summary = sweep(inputs, args.out, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr),
-                    on_open=opened)
+        summary = sweep(inputs, target, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr))
     print(f"computed {summary.computed} points, {summary.resumed} were already in {args.out}; "
           f"{len(summary.parts)} parts written")
     literal = str(args.out).replace("'", "''")  # a quote in the folder's name, as SQL writes it in a string

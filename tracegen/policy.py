@@ -126,38 +126,40 @@ def _of_tasks(priorities: Sequence[int], tasks: npt.NDArray[np.intp]) -> list[in
 MAX_ORDER_BYTES = 1 << 20  # a tensor name per line: thousands of names are a few hundred kB
 
 
-def read_order(path: str | os.PathLike[str]) -> tuple[str, ...]:
-    """Tensor names from a policy file, one per line; blank lines and ``#`` comments ignored."""
-    return tuple(_order_lines(path))
+def read_order(path: str | os.PathLike[str], name: str = "policy") -> tuple[str, ...]:
+    """Tensor names from a policy file, one per line; blank lines and ``#`` comments ignored. ``name``: what
+    errors call the option (a CLI passes ``--policy``)."""
+    return tuple(_order_lines(path, name))
 
 
-def _order_lines(path: str | os.PathLike[str]) -> dict[str, int]:
+def _order_lines(path: str | os.PathLike[str], option: str = "policy") -> dict[str, int]:
     """Each tensor name of the order file ``path`` and its line number, in the file's order."""
     p = pathlib.Path(path)
     try:  # bounded: '--policy /dev/zero' or a huge file is refused, not read until memory runs out
         text = read_file(p, MAX_ORDER_BYTES).decode("utf-8-sig")
     except TraceFormatError as exc:
-        raise ConfigError(f"'policy': cannot read order file {str(p)!r}: {exc}") from None
+        raise ConfigError(f"'{option}': cannot read order file {str(p)!r}: {exc}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"'policy': order file {str(p)!r}: byte {exc.start}: not UTF-8 text") from None
+        raise ConfigError(f"'{option}': order file {str(p)!r}: byte {exc.start}: not UTF-8 text") from None
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         name = line.split("#", 1)[0].strip()
         if name in seen:  # which place would it take? the file does not say
-            raise ConfigError(f"'policy': order file {str(p)!r}: line {number}: {name!r} is already on line "
+            raise ConfigError(f"'{option}': order file {str(p)!r}: line {number}: {name!r} is already on line "
                               f"{seen[name]}")
         if name:
             seen[name] = number
     if not seen:
-        raise ConfigError(f"'policy': order file {str(p)!r} names no tensors")
+        raise ConfigError(f"'{option}': order file {str(p)!r} names no tensors")
     return seen
 
 
-def parse_policy(text: str) -> tuple[str, tuple[str, ...]]:
-    """``tf`` or ``tictac`` as they are; anything else names an order file: (``fixed``, its tensor names)."""
+def parse_policy(text: str, name: str = "policy") -> tuple[str, tuple[str, ...]]:
+    """``tf`` or ``tictac`` as they are; anything else names an order file: (``fixed``, its tensor names).
+    ``name``: what errors call the option."""
     if text in ("tf", "tictac"):
         return text, ()
-    return "fixed", read_order(text)
+    return "fixed", read_order(text, name)
 
 
 def check_order(model: StepModel, order: Sequence[str], source: str = "") -> None:

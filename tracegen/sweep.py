@@ -277,56 +277,61 @@ def pending_points(inputs: SweepInputs, finished: set[str]) -> Iterator[tuple[st
     return ((i, p) for p in inputs.grid.points() if (i := inputs.point_id(p)) not in finished)
 
 
-def sweep(inputs: SweepInputs, out: str | os.PathLike[str], runner: Runner, *, part_points: int = PART_POINTS,
-          progress: Callable[[SweepProgress], None] | None = None,
-          on_open: Callable[[], None] | None = None) -> SweepSummary:
+def sweep(inputs: SweepInputs, out: str | os.PathLike[str] | OutputDir, runner: Runner, *,
+          part_points: int = PART_POINTS, progress: Callable[[SweepProgress], None] | None = None) -> SweepSummary:
     """Simulate the grid's points that ``out`` does not hold yet and add their rows to it (module docstring).
-    ``on_open()`` is called once ``out`` has been found fit to write into, before any point is looked for: what
-    a caller says of the work to come is then never followed by a refusal of ``out``."""
+    ``out``: the dataset's directory, or an :class:`~tracegen.outputs.OutputDir` of it the caller has entered
+    (``OutputDir(out, [])``), as the CLI does before it reads the trace: an unusable ``out`` is then refused
+    before any work, and before anything is said of the grid."""
     if not MIN_PART_POINTS <= part_points <= MAX_PART_POINTS:
         raise ConfigError(f"'part_points' must be from {MIN_PART_POINTS} to 10^7 (got {part_points})")
-    report = progress or (lambda _p: None)
+    if isinstance(out, OutputDir):
+        return _sweep(inputs, out, runner, part_points, progress)
     with OutputDir(out, []) as target:
-        if on_open is not None:
-            on_open()
-        finished = read_point_ids(target.root)
-        pending = list(pending_points(inputs, finished))
-        todo = [p for _, p in pending]
-        resumed = inputs.grid.n_points - len(todo)
-        number = next_part_number(target.root)
-        position = {point_id: i for i, (point_id, _) in enumerate(pending)}
-        early: dict[int, Row] = {}  # finished before a point ahead of them in the grid: not their turn yet
-        buffer: list[Row] = []  # in grid order, for the next part
-        parts: list[pathlib.Path] = []
-        done = 0
-        turn = 0  # the grid position of the next row to go into a part
+        return _sweep(inputs, target, runner, part_points, progress)
 
-        def flush(size: int) -> None:  # rows leave the buffer first: a signal mid-write loses them, never doubles
-            nonlocal number
-            rows, number = buffer[:size], number + 1
-            del buffer[:size]
-            parts.append(write_part(target.root, number - 1, rows))
 
-        def on_rows(rows: list[Row]) -> None:
-            nonlocal done, turn
-            for row in rows:
-                early[position[row["point_id"]]] = row
-            done += len(rows)
-            while turn in early:
-                buffer.append(early.pop(turn))
-                turn += 1
-            while len(buffer) >= part_points:
-                flush(part_points)
-            if done == len(todo) and buffer:
-                flush(len(buffer))
-            report(SweepProgress(done=done, todo=len(todo), resumed=resumed, parts_written=len(parts)))
+def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: int,
+           progress: Callable[[SweepProgress], None] | None) -> SweepSummary:
+    report = progress or (lambda _p: None)
+    finished = read_point_ids(target.root)
+    pending = list(pending_points(inputs, finished))
+    todo = [p for _, p in pending]
+    resumed = inputs.grid.n_points - len(todo)
+    number = next_part_number(target.root)
+    position = {point_id: i for i, (point_id, _) in enumerate(pending)}
+    early: dict[int, Row] = {}  # finished before a point ahead of them in the grid: not their turn yet
+    buffer: list[Row] = []  # in grid order, for the next part
+    parts: list[pathlib.Path] = []
+    done = 0
+    turn = 0  # the grid position of the next row to go into a part
 
-        report(SweepProgress(done=0, todo=len(todo), resumed=resumed, parts_written=0))
-        try:
-            if todo:
-                runner.run(inputs, chunks_of(todo, runner.slots), on_rows)
-        finally:
-            buffer.extend(early.pop(k) for k in sorted(early))
-            if buffer:  # what finished before an error or a signal: kept, so that a rerun does not redo it
-                flush(len(buffer))
+    def flush(size: int) -> None:  # rows leave the buffer first: a signal mid-write loses them, never doubles
+        nonlocal number
+        rows, number = buffer[:size], number + 1
+        del buffer[:size]
+        parts.append(write_part(target.root, number - 1, rows))
+
+    def on_rows(rows: list[Row]) -> None:
+        nonlocal done, turn
+        for row in rows:
+            early[position[row["point_id"]]] = row
+        done += len(rows)
+        while turn in early:
+            buffer.append(early.pop(turn))
+            turn += 1
+        while len(buffer) >= part_points:
+            flush(part_points)
+        if done == len(todo) and buffer:
+            flush(len(buffer))
+        report(SweepProgress(done=done, todo=len(todo), resumed=resumed, parts_written=len(parts)))
+
+    report(SweepProgress(done=0, todo=len(todo), resumed=resumed, parts_written=0))
+    try:
+        if todo:
+            runner.run(inputs, chunks_of(todo, runner.slots), on_rows)
+    finally:
+        buffer.extend(early.pop(k) for k in sorted(early))
+        if buffer:  # what finished before an error or a signal: kept, so that a rerun does not redo it
+            flush(len(buffer))
     return SweepSummary(n_points=inputs.grid.n_points, resumed=resumed, computed=done, parts=tuple(parts))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import os
 import pathlib
 import re
@@ -222,9 +223,17 @@ def _group_alive(pgid: int) -> bool:
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--workers", "0"], "'--workers': '0' must be N or LO-HI"),
-    (["--bandwidth", "fast"], "'bandwidth': cannot read 'fast' as a rate"),
-    (["--bandwidth", "1G,1Gbit/s"], "'links': '1G' and '1Gbit/s' are the same"),
-    (["--policy", "tf,no-such-order.txt"], "cannot read order file 'no-such-order.txt'"),
+    (["--bandwidth", "fast"], "'--bandwidth': cannot read 'fast' as a rate"),
+    (["--bandwidth", "0"], "'--bandwidth' must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got '0'"),
+    (["--bandwidth", "1G,1Gbit/s"], "'--bandwidth': '1G' and '1Gbit/s' are the same rate; give each link once"),
+    (["--policy", "tf,no-such-order.txt"], "'--policy': cannot read order file 'no-such-order.txt'"),
+    (["--policy", "tf,tictac,tf"], "'--policy': 'tf' is given twice in 'tf,tictac,tf'; give each once"),
+    (["--worker-speed", "1,2,1.0"], "'--worker-speed': '1.0' in '1,2,1.0' is a speed given before; give each once"),
+    (["--payload-fraction", "2", "--bandwidth", "1Gbit/s"], "'--payload-fraction' must be in (0, 1] (got 2)"),
+    (["--ray", ""], "'--ray' must be a cluster address such as HOST:6379, auto or local (got '')"),
+    (["--link-profile", str(TRACE / "link-profile.json"), "--link-profile", str(TRACE / "link-profile.json")],
+     f"'--link-profile': {str(TRACE / 'link-profile.json')!r} and {str(TRACE / 'link-profile.json')!r} are the "
+     "same profile"),
     (["--policy", "tf,"], "'--policy': 'tf,' has an empty entry"),
     (["--worker-speed", "1,0"], "'--worker-speed': '0' in '1,0' must be from 0.001 to 1000"),
     (["--worker-speed", "1e-300"], "'--worker-speed': '1e-300' in '1e-300' must be from 0.001 to 1000"),
@@ -271,6 +280,52 @@ def test_an_unusable_out_is_refused_before_the_grid_is_said(where: str, tmp_path
     assert printed.out == "" and printed.err.count("\n") == 1 and named in printed.err, printed
     assert (tmp_path / "notes.txt").read_text() == "mine"
     assert not list(tmp_path.rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("where", ["manifest a folder", "a user's file", "another run's"])
+def test_an_unusable_out_is_refused_before_the_trace_is_read(where: str, tmp_path: pathlib.Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """--out was opened only after the trace was read and the grid built: a folder where tracegen lists a run's
+    files, or a directory another sweep was writing into, was refused after the trace's warnings ('8, 9, ...
+    PS shards left out'), two lines; a user's file in it after the grid line. Each is now the one line, before
+    the trace is read: a trace that is not there is not what the refusal names."""
+    out = tmp_path / "sweep"
+    out.mkdir()
+    if where == "manifest a folder":
+        (out / ".tracegen-run.json").mkdir()
+    elif where == "a user's file":
+        (out / "notes.txt").write_text("mine\n")
+    argv = ["sweep", "--workers", "1", "--ps-shards", "1-60", *SMALL, "--jobs", "1", "--out", str(out)]
+    named = {"manifest a folder": ".tracegen-run.json: is not a file", "a user's file": "notes.txt: not a part",
+             "another run's": "another tracegen run is writing into this directory"}[where]
+    with contextlib.ExitStack() as stack:
+        if where == "another run's":
+            lock = stack.enter_context((out / ".tracegen.lock").open("a"))
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        for trace in (TRACE, tmp_path / "no-such-trace"):
+            assert main(["sweep", str(trace), *argv[1:]]) == 2
+            printed = capsys.readouterr()
+            assert printed.out == "" and printed.err.count("\n") == 1 and named in printed.err, printed
+    assert not part_paths(out)
+
+
+@pytest.mark.parametrize("inside", ["sweep", ".", "plugins/sweep"])
+def test_an_out_inside_the_trace_directory_is_refused(inside: str, tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Every file under a trace directory is hashed into the points' ids: a sweep into TRACE/sweep wrote its part,
+    and its rerun found none of its points done ('computed 1 points, 0 were already in'), each part changing the
+    ids again, the dataset holding the same point twice under two trace hashes."""
+    trace = tmp_path / "trace"
+    shutil.copytree(TRACE, trace)
+    out = trace / inside
+    argv = ["sweep", str(trace), "--workers", "1", *SMALL, "--jobs", "1", "--out", str(out)]
+    for _ in range(2):
+        assert main(argv) == 2
+        printed = capsys.readouterr()
+        assert printed.out == "" and printed.err.count("\n") == 1, printed
+        assert f"'--out' {str(out)!r} is inside the trace directory {str(trace)!r}" in printed.err, printed
+    assert not list(tmp_path.rglob("*.parquet"))
+    assert sorted(p.name for p in trace.iterdir()) == sorted(p.name for p in TRACE.iterdir())
 
 
 def test_a_job_traced_with_two_ps_tasks_is_swept_on_both(tmp_path: pathlib.Path,
@@ -410,7 +465,8 @@ def test_a_job_traced_with_two_ps_tasks_swept_on_one_is_the_one_ps_simulation(
     (["--placement", "greedy"], "'--placement' 'greedy' places parameters on the shards of --ps-shards"),
     (["--ps-shards", "0"], "'--ps-shards': '0' must be N or LO-HI"),
     (["--ps-shards", ""], "'--ps-shards': cannot read ''"),
-    (["--ps-shards", "2", "--placement", "nowhere.csv"], "'placement' must be round-robin, greedy or a placement"),
+    (["--ps-shards", "2", "--placement", "nowhere.csv"],
+     "'--placement' must be round-robin, greedy or a placement file (got 'nowhere.csv': no such file)"),
 ])
 def test_bad_ps_shards_are_one_line_and_no_part(argv: list[str], message: str, tmp_path: pathlib.Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
