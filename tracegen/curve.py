@@ -311,10 +311,7 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
             _points(model, config, [n], seeds, processes, lambda point, _runs: found.append(point))
             return found[0].steps_per_s
 
-        sat, plateau, reached = plateau_search(ns[-1], points[-1].steps_per_s, start, at)
-        best = max(points, key=lambda p: (p.steps_per_s, -p.n_workers))
-        if best.steps_per_s > plateau:  # an asked N above what the search found (the seeds' noise, a dip past it)
-            sat, plateau = best.n_workers, best.steps_per_s
+        sat, plateau, reached = _plateau_past(points, start, at)
     knee_n = knee(points, plateau)
     points = [dataclasses.replace(p, bottleneck="contention")
               if p.bottleneck == "workers" and knee_n is not None and p.n_workers >= knee_n else p for p in points]
@@ -322,6 +319,14 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
                  link_bound_steps_per_s=link_bound, ps_bound_steps_per_s=ps_bound,
                  link_description=first.link_spec.description, n_events=n_events,
                  unsimulated_workers=tuple(asked[len(ns):]), plateau_reached=reached)
+
+
+def _plateau_past(points: Sequence[CurvePoint], start: int, at: Callable[[int], float]) -> tuple[int, float, bool]:
+    """:func:`plateau_search` past the asked ``points``; an asked N above what it found (the seeds' noise, a dip
+    past it) is the plateau instead: never a plateau under a rate the curve shows."""
+    sat, plateau, reached = plateau_search(points[-1].n_workers, points[-1].steps_per_s, start, at)
+    best = max(points, key=lambda p: (p.steps_per_s, -p.n_workers))
+    return (best.n_workers, best.steps_per_s, reached) if best.steps_per_s > plateau else (sat, plateau, reached)
 
 
 def plateau_search(largest: int, rate: float, start: int, at: Callable[[int], float]) -> tuple[int, float, bool]:

@@ -144,7 +144,7 @@ def test_bad_options_raise_config_errors(mlp_trace_dir: pathlib.Path, tmp_path: 
     with pytest.raises(ConfigError, match="'out' must name a directory"):
         run_predict(parse([str(mlp_trace_dir), "--out", ""]))
     # by the option's name, not predict's field ('policy', 'placement'), and --placement before the trace is read
-    with pytest.raises(ConfigError, match="'--policy': cannot read order file 'no-such-order.txt'"):
+    with pytest.raises(ConfigError, match=r"'--policy': cannot read order file 'no-such-order\.txt'"):
         run_predict(parse([str(mlp_trace_dir), "--policy", "no-such-order.txt", "--out", str(tmp_path)]))
     with pytest.raises(ConfigError, match=r"'--placement' must be round-robin, greedy or a placement file \(got "
                                           r"'nowhere.csv': no such file\)"):
