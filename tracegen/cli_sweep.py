@@ -18,15 +18,16 @@ from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.outputs import OutputDir, refuse_non_folder
 from tracegen.policy import parse_policy
-from tracegen.predict import MIN_STEPS, PAYLOAD_FRACTION, batch_size_of
+from tracegen.predict import MIN_STEPS, PAYLOAD_FRACTION, batch_size_of, seconds_on_one_core
 from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.simulate import MAX_STEPS
 from tracegen.sweep import MAX_PART_POINTS, MIN_PART_POINTS, PART_POINTS, Runner, SweepProgress, build_inputs, sweep
-from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED, file_sha256, refuse_out_in_trace
+from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED, SweepInputs, file_sha256, refuse_out_in_trace
 from tracegen.sweeprunner import LocalRunner, RayRunner
-from tracegen.units import parse_count, parse_number, parse_rate
+from tracegen.units import format_duration, parse_count, parse_number, parse_rate
 
 PROGRESS_EVERY_S = 2.0  # when stderr is not a terminal: one line at most this often
+MAX_SWEEP_EVENTS = 1e14  # about a year and a half on one core: more is a typo, not a sweep
 LARGE_GRID_POINTS = 100_000  # finding which points are left takes about 10 s a million here (each id a hash):
 # a grid this large is said to be under way, where the progress line came only after that silence
 
@@ -146,6 +147,14 @@ def parse_policies(text: str) -> list[str]:
     return policies
 
 
+def grid_events(inputs: SweepInputs) -> float:
+    """About how many events the whole grid simulates: three per task instance (as predict estimates), each
+    point's workers x its warm-up and measured steps."""
+    grid = inputs.grid
+    per_n = grid.n_points / len(grid.workers)  # points at each worker count
+    return 3.0 * inputs.model.n_tasks * (grid.steps + grid.warmup_steps) * per_n * sum(grid.workers)
+
+
 class ProgressLine:
     """Points done / to do, points per second and time left, on stderr: rewritten in place on a terminal, one
     line every :data:`PROGRESS_EVERY_S` seconds otherwise, none where there is no stderr (``sys.stderr`` is None
@@ -224,10 +233,17 @@ def run_sweep(args: argparse.Namespace) -> int:
             print(f"warning: {note}", file=sys.stderr)
         grid = inputs.grid
         where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
+        events = grid_events(inputs)
+        if events > MAX_SWEEP_EVENTS:  # a typo (--steps 1000000), not a job: refused before any point runs
+            raise ConfigError(f"this grid would simulate about {events:.2g} events, "
+                              f"{seconds_on_one_core(events) / 86400 / 365:.0f} years on one core (more than the "
+                              f"{MAX_SWEEP_EVENTS:.0e} allowed); ask for fewer or smaller --workers, fewer --steps or "
+                              "split the grid")
         print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
               f"counts x {len(grid.policies)} policies x "
               f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
-              f"{grid.steps} steps each; on {where}")
+              f"{grid.steps} steps each; on {where}; about {events:.2g} events, roughly "
+              f"{format_duration(seconds_on_one_core(events) * 1e9)} on one core for the whole grid")
         if grid.n_points >= LARGE_GRID_POINTS:
             sys.stdout.flush()  # the grid line first, where both go to one terminal or file
             print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and "
