@@ -20,7 +20,10 @@ without tracegen's flow-level machinery:
 The rest is the job as :mod:`tracegen.simulate` describes it: worker 0 starts at 0 and the others at offsets
 drawn from ``numpy.random.default_rng(seed)``; at each step start the worker draws the step's traced timing
 (its variant) and the policy's priorities from the same generator, in the same order (step starts in time
-order), so both models see the same draws as long as they agree on that order. A task becomes ready
+order), so both models see the same draws as long as they agree on that order. Which step-start pull takes
+which traced request moment under an ordering policy is worked out here (:func:`requested_in_order`) from what
+:mod:`tracegen.policy` says it means, not with its function, so that a bug in tracegen's order cannot move
+both models alike. A task becomes ready
 ``delay_ns`` after its last predecessor finished; worker ops take one of the worker's threads, lowest trace
 rank first; PS ops a PS thread; a pull's request crosses the push direction (the link's latency plus that
 direction's queue delay when it is busy), then the pull moves; a push moves the link's latency after its
@@ -33,9 +36,10 @@ Run: ``python benchmarks/simpy_model.py [trace_dir] [n_workers]`` prints both mo
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,8 +47,7 @@ import simpy
 
 from tracegen.link import PULL, PUSH, LinkSpec
 from tracegen.metrics import steps_per_s
-from tracegen.model import PS_KINDS, StepModel, TaskKind
-from tracegen.policy import issued_in_order
+from tracegen.model import PS_KINDS, StepModel, StepTiming, TaskKind
 from tracegen.simulate import SimConfig, SimResult, critical_path_ns, resolve_link, resolve_policy
 
 Process = Generator[simpy.Event, Any, None]
@@ -68,6 +71,63 @@ def check_supported(model: StepModel, config: SimConfig, spec: LinkSpec) -> None
         raise ValueError(f"the SimPy yardstick does not model: {', '.join(found)}")
 
 
+def step_start_pulls(model: StepModel) -> list[int]:
+    """The pulls a worker requests as its step starts: those nothing on the worker comes before. Found from the
+    other end to :func:`tracegen.policy.step_start_pulls`: every task downstream of a task that is not a PS op
+    (a worker op, a transfer) waits on the worker; the pulls left are the step-start ones."""
+    succ: list[list[int]] = [[] for _ in range(model.n_tasks)]
+    for t in range(model.n_tasks):
+        for p in model.preds(t):
+            succ[p].append(t)
+    waits = [False] * model.n_tasks
+    stack = [s for t in range(model.n_tasks) if model.kinds[t] not in PS_KINDS for s in succ[t]]
+    while stack:
+        t = stack.pop()
+        if not waits[t]:
+            waits[t] = True
+            stack.extend(succ[t])
+    return [t for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL and not waits[t]]
+
+
+def uncontended_ready_ns(model: StepModel, timing: StepTiming) -> list[int]:
+    """When each task of one traced step becomes ready (its last predecessor done), nothing contended: every task
+    takes its dispatch gap and its duration, at once. A SimPy run of its own, one process per task."""
+    env = simpy.Environment()
+    done = [env.event() for _ in range(model.n_tasks)]
+    ready = [0] * model.n_tasks
+
+    def task(t: int) -> Process:
+        preds = model.preds(t)
+        if preds:
+            yield env.all_of([done[p] for p in preds])
+        ready[t] = int(env.now)
+        yield env.timeout(timing.delay_ns[t] + timing.dur_ns[t])
+        done[t].succeed()
+
+    for t in range(model.n_tasks):
+        env.process(task(t))
+    env.run()
+    return ready
+
+
+def requested_in_order(model: StepModel, priority: Sequence[int]) -> tuple[StepTiming, ...]:
+    """The model's timings with its step-start pulls requested in ``priority`` order (lower first, then task id),
+    as tracegen.policy describes it: in each traced step, the moments at which its step-start pulls were requested
+    (from step start, nothing contended) are handed out, earliest first, to the pulls in that order; a pull's
+    dispatch gap becomes what takes it from ready to its moment, never less than nothing."""
+    pulls = step_start_pulls(model)
+    in_order = sorted(pulls, key=lambda t: (priority[t], t))
+    timings = []
+    for timing in model.timings:
+        ready = uncontended_ready_ns(model, timing)
+        moments = sorted(ready[t] + timing.delay_ns[t] for t in pulls)
+        delay = list(timing.delay_ns)
+        for t, moment_ns in zip(in_order, moments, strict=True):
+            delay[t] = max(0, moment_ns - ready[t])
+        timings.append(dataclasses.replace(timing, delay_ns=tuple(delay)))
+    return tuple(timings)
+
+
 class SimpyJob:
     """One simulation: N workers, one PS with its CPU threads, the PS link's two directions."""
 
@@ -78,8 +138,9 @@ class SimpyJob:
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(config.seed)
         self.policy = resolve_policy(model, config)
-        # an order of its own decides which step-start pull takes which traced request moment (tracegen.policy)
-        self.timings = model.timings if self.policy.random else issued_in_order(
+        # an order of its own decides which step-start pull takes which traced request moment (tracegen.policy),
+        # derived here anew, not with tracegen's function: a bug there must not move both models alike
+        self.timings = model.timings if self.policy.random else requested_in_order(
             model, self.policy.priorities(model, self.rng))
         self.ps_threads = config.ps_threads or model.ps_threads
         self.worker_threads = config.worker_threads or model.worker_threads
