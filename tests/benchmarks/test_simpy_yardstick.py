@@ -104,11 +104,13 @@ def test_both_models_request_a_real_traces_pulls_in_the_policys_order(simpy_mode
 
 
 def test_the_yardsticks_own_request_order_is_tracegens(model_dir: pathlib.Path, simpy_model: ModuleType) -> None:
-    """The yardstick derives which step-start pull takes which traced request moment itself; it used to import
-    tracegen.policy.issued_in_order, so a bug there moved both models alike and the steps/s above agreed. Here the
-    two derivations meet exactly, for TicTac's order, its reverse and the trace's, on every bundled trace."""
+    """The yardstick derives the policy's priorities and which step-start pull takes which traced request moment
+    itself; it used tracegen.policy's (issued_in_order, TicTac), so a bug there moved both models alike and the
+    steps/s above agreed. Here the two derivations meet exactly, for TicTac's order, its reverse and the trace's, on
+    every bundled trace."""
     for model in (build_model(read_trace(model_dir)), build_model(read_trace(TRACES / "tf2_pss"))):
         assert simpy_model.step_start_pulls(model) == step_start_pulls(model)
         tictac = list(TicTac().priorities(model, np.random.default_rng(0)))
+        assert simpy_model.policy_priorities(model, SimConfig(n_workers=1, policy="tictac")) == tictac
         for priority in (tictac, [-p for p in tictac], list(range(model.n_tasks))):
             assert simpy_model.requested_in_order(model, priority) == issued_in_order(model, priority)
