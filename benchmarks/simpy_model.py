@@ -20,7 +20,10 @@ without tracegen's flow-level machinery:
 The rest is the job as :mod:`tracegen.simulate` describes it: worker 0 starts at 0 and the others at offsets
 drawn from ``numpy.random.default_rng(seed)``; at each step start the worker draws the step's traced timing
 (its variant) and the policy's priorities from the same generator, in the same order (step starts in time
-order), so both models see the same draws as long as they agree on that order. A task becomes ready
+order), so both models see the same draws as long as they agree on that order. The policy's priorities
+(:func:`policy_priorities`) and which step-start pull takes which traced request moment under them
+(:func:`requested_in_order`) are worked out here from what :mod:`tracegen.policy` says they mean, not with its
+functions, so that a bug in tracegen's order cannot move both models alike. A task becomes ready
 ``delay_ns`` after its last predecessor finished; worker ops take one of the worker's threads, lowest trace
 rank first; PS ops a PS thread; a pull's request crosses the push direction (the link's latency plus that
 direction's queue delay when it is busy), then the pull moves; a push moves the link's latency after its
@@ -33,9 +36,10 @@ Run: ``python benchmarks/simpy_model.py [trace_dir] [n_workers]`` prints both mo
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,9 +47,8 @@ import simpy
 
 from tracegen.link import PULL, PUSH, LinkSpec
 from tracegen.metrics import steps_per_s
-from tracegen.model import PS_KINDS, StepModel, TaskKind
-from tracegen.policy import issued_in_order
-from tracegen.simulate import SimConfig, SimResult, critical_path_ns, resolve_link, resolve_policy
+from tracegen.model import PS_KINDS, StepModel, StepTiming, TaskKind
+from tracegen.simulate import SimConfig, SimResult, critical_path_ns, resolve_link
 
 Process = Generator[simpy.Event, Any, None]
 
@@ -68,6 +71,77 @@ def check_supported(model: StepModel, config: SimConfig, spec: LinkSpec) -> None
         raise ValueError(f"the SimPy yardstick does not model: {', '.join(found)}")
 
 
+def step_start_pulls(model: StepModel) -> list[int]:
+    """The pulls a worker requests as its step starts: those nothing on the worker comes before. Found from the
+    other end to :func:`tracegen.policy.step_start_pulls`: every task downstream of a task that is not a PS op
+    (a worker op, a transfer) waits on the worker; the pulls left are the step-start ones."""
+    succ: list[list[int]] = [[] for _ in range(model.n_tasks)]
+    for t in range(model.n_tasks):
+        for p in model.preds(t):
+            succ[p].append(t)
+    waits = [False] * model.n_tasks
+    stack = [s for t in range(model.n_tasks) if model.kinds[t] not in PS_KINDS for s in succ[t]]
+    while stack:
+        t = stack.pop()
+        if not waits[t]:
+            waits[t] = True
+            stack.extend(succ[t])
+    return [t for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL and not waits[t]]
+
+
+def uncontended_ready_ns(model: StepModel, timing: StepTiming) -> list[int]:
+    """When each task of one traced step becomes ready (its last predecessor done), nothing contended: every task
+    takes its dispatch gap and its duration, at once. A SimPy run of its own, one process per task."""
+    env = simpy.Environment()
+    done = [env.event() for _ in range(model.n_tasks)]
+    ready = [0] * model.n_tasks
+
+    def task(t: int) -> Process:
+        preds = model.preds(t)
+        if preds:
+            yield env.all_of([done[p] for p in preds])
+        ready[t] = int(env.now)
+        yield env.timeout(timing.delay_ns[t] + timing.dur_ns[t])
+        done[t].succeed()
+
+    for t in range(model.n_tasks):
+        env.process(task(t))
+    env.run()
+    return ready
+
+
+def policy_priorities(model: StepModel, config: SimConfig) -> list[int]:
+    """Every task's priority (lower first) under an ordering policy that is the same at every step, as
+    tracegen.policy describes them: ``tictac`` the order of first need in the trace (ties by task id); ``fixed``
+    the tensors ``config.order`` names in its order, the others after them in trace rank order."""
+    if config.policy == "tictac":
+        by_need = sorted(range(model.n_tasks), key=lambda t: (model.first_need_ns[t], t))
+        place = {t: r for r, t in enumerate(by_need)}
+        return [place[t] for t in range(model.n_tasks)]
+    if config.policy == "fixed":
+        named = {name: i for i, name in enumerate(config.order)}
+        return [named.get(name, len(named) + model.rank[t]) for t, name in enumerate(model.names)]
+    raise ValueError(f"no fixed priorities for policy {config.policy!r}")
+
+
+def requested_in_order(model: StepModel, priority: Sequence[int]) -> tuple[StepTiming, ...]:
+    """The model's timings with its step-start pulls requested in ``priority`` order (lower first, then task id),
+    as tracegen.policy describes it: in each traced step, the moments at which its step-start pulls were requested
+    (from step start, nothing contended) are handed out, earliest first, to the pulls in that order; a pull's
+    dispatch gap becomes what takes it from ready to its moment, never less than nothing."""
+    pulls = step_start_pulls(model)
+    in_order = sorted(pulls, key=lambda t: (priority[t], t))
+    timings = []
+    for timing in model.timings:
+        ready = uncontended_ready_ns(model, timing)
+        moments = sorted(ready[t] + timing.delay_ns[t] for t in pulls)
+        delay = list(timing.delay_ns)
+        for t, moment_ns in zip(in_order, moments, strict=True):
+            delay[t] = max(0, moment_ns - ready[t])
+        timings.append(dataclasses.replace(timing, delay_ns=tuple(delay)))
+    return tuple(timings)
+
+
 class SimpyJob:
     """One simulation: N workers, one PS with its CPU threads, the PS link's two directions."""
 
@@ -77,10 +151,11 @@ class SimpyJob:
         check_supported(model, config, self.spec)
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(config.seed)
-        self.policy = resolve_policy(model, config)
-        # an order of its own decides which step-start pull takes which traced request moment (tracegen.policy)
-        self.timings = model.timings if self.policy.random else issued_in_order(
-            model, self.policy.priorities(model, self.rng))
+        # the policy's priorities and the order they give the step-start pulls, derived here anew from what
+        # tracegen.policy says they mean, not with its functions: a bug there must not move both models alike
+        self.fixed_priority = None if config.policy == "tf" else policy_priorities(model, config)
+        self.timings = model.timings if self.fixed_priority is None else requested_in_order(model,
+                                                                                            self.fixed_priority)
         self.ps_threads = config.ps_threads or model.ps_threads
         self.worker_threads = config.worker_threads or model.worker_threads
         self.ps_cpu = simpy.Resource(self.env, capacity=self.ps_threads)
@@ -120,7 +195,9 @@ class SimpyJob:
         for _ in range(self.config.total_steps):
             self.step_start_ns[w].append(int(self.env.now))
             variant = int(self.rng.integers(n_variants)) if n_variants > 1 else 0
-            priority = self.policy.priorities(self.model, self.rng)
+            # tf: a fresh order of the task ids per step, drawn from the run's generator as tracegen draws it
+            priority = (self.rng.permutation(self.model.n_tasks).tolist() if self.fixed_priority is None
+                        else self.fixed_priority)
             done = [self.env.event() for _ in range(self.model.n_tasks)]
             for t in range(self.model.n_tasks):
                 self.env.process(self.task(w, t, variant, priority[t], done))

@@ -13,13 +13,14 @@ import pathlib
 from collections.abc import Callable
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 from parsers.read import read_trace
 from tracegen.link import uniform_link
 from tracegen.metrics import steps_per_s
 from tracegen.model import StepModel, StepTiming, TaskKind, build_model
-from tracegen.policy import step_start_pulls
+from tracegen.policy import TicTac, issued_in_order, step_start_pulls
 from tracegen.simulate import SimConfig, resolve_link, simulate
 from tracegen.wire import LinkEstimate
 
@@ -100,3 +101,16 @@ def test_both_models_request_a_real_traces_pulls_in_the_policys_order(simpy_mode
                            policy="tictac" if policy == "tictac" else "fixed", **given)
         ours, theirs = steps_per_s(simulate(model, config)), steps_per_s(simpy_model.simulate_simpy(model, config))
         assert theirs == pytest.approx(ours, rel=TOLERANCE), f"N={n}"
+
+
+def test_the_yardsticks_own_request_order_is_tracegens(model_dir: pathlib.Path, simpy_model: ModuleType) -> None:
+    """The yardstick derives the policy's priorities and which step-start pull takes which traced request moment
+    itself; it used tracegen.policy's (issued_in_order, TicTac), so a bug there moved both models alike and the
+    steps/s above agreed. Here the two derivations meet exactly, for TicTac's order, its reverse and the trace's, on
+    every bundled trace."""
+    for model in (build_model(read_trace(model_dir)), build_model(read_trace(TRACES / "tf2_pss"))):
+        assert simpy_model.step_start_pulls(model) == step_start_pulls(model)
+        tictac = list(TicTac().priorities(model, np.random.default_rng(0)))
+        assert simpy_model.policy_priorities(model, SimConfig(n_workers=1, policy="tictac")) == tictac
+        for priority in (tictac, [-p for p in tictac], list(range(model.n_tasks))):
+            assert simpy_model.requested_in_order(model, priority) == issued_in_order(model, priority)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import pathlib
 import shutil
@@ -30,6 +31,59 @@ def test_inspect_json_matches_golden(model: str, capsys: pytest.CaptureFixture[s
     if os.environ.get("UPDATE_GOLDEN"):
         golden.write_text(json.dumps(got, indent=2, sort_keys=True) + "\n")
     assert got == json.loads(golden.read_text())
+
+
+@pytest.mark.parametrize("model", ["cnn", "mlp", "resnet"])
+def test_inspect_golden_figures_agree_with_the_raw_trace(model: str, tf_protos) -> None:  # type: ignore[no-untyped-def]
+    """The golden files were written by tracegen itself (UPDATE_GOLDEN), so a parser bug present when they were
+    regenerated would pass the test above. Here a few of their figures are worked out from the RunMetadata files
+    with TensorFlow's own protobuf classes, not tracegen's parser: the steps, the devices, the transfers per step
+    (a RecvTensor from the PS to the worker is a pull, from the worker to the PS a push) and their bytes, the
+    parameters (the PS's variables that a ReadVariableOp reads) with their elements and bytes from the graph's
+    shapes, and each step's time from its first op's start to its last op's end."""
+    from tensorflow.core.framework import types_pb2
+
+    golden = json.loads((GOLDEN / f"inspect_{model}.json").read_text())
+    steps = sorted((ROOT / "data/traces" / model).glob("step_*.pb"))
+    pulls: list[list[int]] = []
+    pushes: list[list[int]] = []
+    step_ns: list[int] = []
+    devices: set[str] = set()
+    shapes: dict[str, tuple[int, ...]] = {}
+    for path in steps:
+        md = tf_protos.RunMetadata()
+        md.ParseFromString(path.read_bytes())
+        pulls.append([])
+        pushes.append([])
+        starts, ends = [], []
+        for dev in md.step_stats.dev_stats:
+            devices.add(dev.device)
+            for ns in dev.node_stats:
+                start_ns = ns.all_start_nanos or ns.all_start_micros * 1000
+                starts.append(start_ns)
+                ends.append(start_ns + (ns.all_end_rel_nanos or ns.all_end_rel_micros * 1000))
+                if ns.node_name == "RecvTensor":  # '[1.0MB] [697Mb/s] edge_17_... from /job:ps/... to /job:worker/...'
+                    sender = ns.timeline_label.split(" from ", 1)[1].split(" to ", 1)[0]
+                    size = ns.output[0].tensor_description.allocation_description.requested_bytes
+                    (pulls if sender.startswith("/job:ps/") else pushes)[-1].append(size)
+        step_ns.append(max(ends) - min(starts))
+        for graph in md.partition_graphs:
+            handles = {n.name: n for n in graph.node if n.op == "VarHandleOp" and n.device.startswith("/job:ps/")}
+            for n in graph.node:
+                if n.op == "ReadVariableOp" and n.input[0] in handles:
+                    handle = handles[n.input[0]]
+                    assert handle.attr["dtype"].type == types_pb2.DT_FLOAT  # 4 bytes an element
+                    shapes[handle.name] = tuple(d.size for d in handle.attr["shape"].shape.dim)
+    assert golden["n_steps"] == len(steps) == 3
+    assert golden["devices"] == sorted(devices)
+    assert golden["pull_count_recorded_per_step"] == [len(p) for p in pulls]
+    assert golden["push_count_recorded_per_step"] == [len(p) for p in pushes]
+    assert {golden["pull_bytes"]} == {sum(p) for p in pulls} and golden["pull_count"] == len(pulls[0])
+    assert {golden["push_bytes"]} == {sum(p) for p in pushes} and golden["push_count"] == len(pushes[0])
+    assert golden["parameters"] == sorted(shapes) and golden["n_variables"] == len(shapes)
+    assert golden["param_elements"] == sum(math.prod(s) for s in shapes.values())
+    assert golden["param_bytes"] == 4 * golden["param_elements"]
+    assert golden["step_time_ns_per_step"] == step_ns
 
 
 def test_inspect_prints_a_human_summary(capsys: pytest.CaptureFixture[str]) -> None:

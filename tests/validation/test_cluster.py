@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -267,15 +268,20 @@ def test_a_failed_start_is_quoted_and_cleaned_up() -> None:
 
 
 _HOLDER = r"""
-import sys, time
+import sys, time, traceback
 from validation.cluster import Cluster
 from validation.cluster_config import ClusterConfig, LinkShape
+from validation.errors import TerminatedError
 config = ClusterConfig(n_workers=1, link=LinkShape(rate_bits_per_s=10**8, burst_bytes=16384, latency_ms=20.0),
                        cpu_cap_ps=0.2, cpu_cap_worker=0.2, subnet=sys.argv[1])
-with Cluster(config) as cluster:
-    sleeper = cluster.start("w0", ["sleep", "600"])
-    print(cluster.run_id, sleeper.popen.pid, flush=True)
-    time.sleep(600)
+try:
+    with Cluster(config) as cluster:
+        sleeper = cluster.start("w0", ["sleep", "600"])
+        print(cluster.run_id, sleeper.popen.pid, flush=True)
+        time.sleep(600)
+except TerminatedError as exc:  # ended as the tracegen command ends on it: 128 + its signum
+    traceback.print_exc()
+    sys.exit(128 + exc.signum)
 """
 
 
@@ -284,17 +290,25 @@ with Cluster(config) as cluster:
 def test_removes_everything_on_a_signal(signum: int, default_signals: Callable[[], None],
                                         process_tree: Any) -> None:
     """A closed terminal's SIGHUP too: a script holding a cluster died of it at once, leaving its namespaces,
-    cgroups and node processes behind (only the tracegen command turned it into an exception)."""
+    cgroups and node processes behind (only the tracegen command turned it into an exception).
+
+    The exit status is the one each signal is documented to give: SIGTERM and SIGHUP end in TerminatedError,
+    whose ``signum`` the tracegen command exits with as 128 + it (143, 129; the holder does the same), and
+    Ctrl-C's KeyboardInterrupt, left uncaught, ends Python by SIGINT itself (-2 here, 130 in a shell). The
+    old check, non-zero, let a SIGHUP reported as SIGTERM pass (the command would have exited 143 for it),
+    and any other error that ended the script instead of the signal's own."""
     with process_tree.started([sys.executable, "-c", _HOLDER, TEST_SUBNET], default_signals) as holder:
         assert holder.stdout is not None
         run_id, pid = holder.stdout.readline().split()
         assert _gone(run_id) != []
+        log_dirs = sorted(pathlib.Path(tempfile.gettempdir()).glob(f"tracegen_{run_id}_*"))
         holder.send_signal(signum)
         _, err = holder.communicate(timeout=30)
     leftovers = _gone(run_id)
     if leftovers:
         cluster_host.clean(run_id)  # not left on the machine for the next test, whatever this one says
-    assert holder.returncode != 0
+    assert log_dirs != [] and not any(d.exists() for d in log_dirs)  # the nodes' stderr logs went too
+    assert holder.returncode == (-signal.SIGINT if signum == signal.SIGINT else 128 + signum), err[-2000:]
     expected = ("KeyboardInterrupt" if signum == signal.SIGINT
                 else f"TerminatedError: received {signal.Signals(signum).name}")
     assert expected in err
