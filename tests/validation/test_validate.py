@@ -325,18 +325,24 @@ class _SimulatedError(Exception):
     """Raised by a stand-in for the simulation: the run got that far."""
 
 
-def test_measurements_at_a_huge_n_are_refused_before_any_work(tmp_path: pathlib.Path,
-                                                              capsys: pytest.CaptureFixture[str],
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """validate simulated every measured N without predict's cost check: a row at n_workers 100000 (a typo for
-    10) with --steps 1000 started about 5.5e10 events, days on one core, with no word; predict refuses that."""
+def _huge_n(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> tuple[pathlib.Path, pathlib.Path]:
+    """Measurements with a row at n_workers 100000, and the trace to validate them with; a simulation raises
+    :class:`_SimulatedError` (the run got that far)."""
     def simulated(*_args: object, **_kwargs: object) -> None:
         raise _SimulatedError
 
     monkeypatch.setattr("validation.validate.scaling_curve", simulated)
     measured = tmp_path / "m.csv"
     measured.write_text("n_workers,steps_per_s\n1,10.8\n100000,17.0\n")
-    trace = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    return measured, DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+
+
+def test_measurements_at_a_huge_n_are_refused_before_any_work(tmp_path: pathlib.Path,
+                                                              capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """validate simulated every measured N without predict's cost check: a row at n_workers 100000 (a typo for
+    10) with --steps 1000 started about 5.5e10 events, days on one core, with no word; predict refuses that."""
+    measured, trace = _huge_n(tmp_path, monkeypatch)
     assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "1000", "--seeds", "3",
                  "--out", str(tmp_path / "out")]) == 2
     captured = capsys.readouterr()
@@ -351,13 +357,7 @@ def test_a_long_validation_says_what_it_will_cost_before_simulating(tmp_path: pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A validation of minutes (n_workers 100000 at the default steps and seeds, about 1.8e9 events) ran without
     a line of what it would take, where predict says it."""
-    def simulated(*_args: object, **_kwargs: object) -> None:
-        raise _SimulatedError
-
-    monkeypatch.setattr("validation.validate.scaling_curve", simulated)
-    measured = tmp_path / "m.csv"
-    measured.write_text("n_workers,steps_per_s\n1,10.8\n100000,17.0\n")
-    trace = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    measured, trace = _huge_n(tmp_path, monkeypatch)
     with pytest.raises(_SimulatedError):
         main(["validate", "--measured", str(measured), "--trace", str(trace), "--out", str(tmp_path / "out")])
     printed = capsys.readouterr().out
