@@ -168,6 +168,11 @@ class SimpyJob:
         self.preds = [tuple(model.preds(t)) for t in range(model.n_tasks)]
         self.step_start_ns: list[list[int]] = [[] for _ in range(config.n_workers)]
         self.step_end_ns: list[list[int]] = [[] for _ in range(config.n_workers)]
+        # per direction, the bytes of the transfers that have arrived and the one moving (start, size, duration):
+        # at every step end a snapshot of the bytes moved, as tracegen takes them, for the rate where the link binds
+        self.arrived_bytes = [0.0, 0.0]
+        self.moving: list[tuple[int, int, int] | None] = [None, None]
+        self.snapshots: list[tuple[int, float, float, float]] = []
 
     def run(self) -> SimResult:
         """Run every worker's steps; the step times as a SimResult (what tracegen's metrics read)."""
@@ -182,7 +187,16 @@ class SimpyJob:
         return SimResult(config=config, link_spec=self.spec, ps_threads=self.ps_threads,
                          ps_cores=self.spec.ps_cores or float(self.ps_threads), worker_threads=self.worker_threads,
                          step_start_ns=tuple(map(tuple, self.step_start_ns)),
-                         step_end_ns=tuple(map(tuple, self.step_end_ns)), end_ns=int(self.env.now), n_events=0)
+                         step_end_ns=tuple(map(tuple, self.step_end_ns)), end_ns=int(self.env.now), n_events=0,
+                         snapshots=tuple(self.snapshots))
+
+    def moved_bytes(self, direction: int) -> float:
+        """Bytes ``direction`` has moved so far: what arrived, and the moving transfer's share of its time."""
+        moved = self.arrived_bytes[direction]
+        if (moving := self.moving[direction]) is not None:
+            start_ns, size_bytes, dur_ns = moving
+            moved += size_bytes * (self.env.now - start_ns) / dur_ns
+        return moved
 
     def crossing_delay_ns(self, direction: int) -> int:
         """How long a small message crossing ``direction`` waits behind the transfer moving there (0 if idle)."""
@@ -202,7 +216,8 @@ class SimpyJob:
             for t in range(self.model.n_tasks):
                 self.env.process(self.task(w, t, variant, priority[t], done))
             yield self.env.all_of(done)
-            self.step_end_ns[w].append(int(self.env.now))
+            self.step_end_ns[w].append(int(self.env.now))  # the PS's CPU is not tracked here: 0 core-ns
+            self.snapshots.append((int(self.env.now), self.moved_bytes(PULL), self.moved_bytes(PUSH), 0.0))
             # the configured gap, a TF2 coordinator's dispatch gap (the model's), the PS's reply
             yield self.env.timeout(self.config.step_gap_ns + self.model.step_gap_ns + self.crossing_delay_ns(PULL))
 
@@ -242,7 +257,11 @@ class SimpyJob:
         request = yield granted
         with request:
             yield request
-            yield self.env.timeout(max(1, math.ceil(size_bytes * 1e9 / self.rate_bytes_per_s[direction] - 1e-6)))
+            dur_ns = max(1, math.ceil(size_bytes * 1e9 / self.rate_bytes_per_s[direction] - 1e-6))
+            self.moving[direction] = (int(self.env.now), size_bytes, dur_ns)
+            yield self.env.timeout(dur_ns)
+            self.moving[direction] = None
+            self.arrived_bytes[direction] += size_bytes
 
     def launch(self) -> Process:
         """Once nothing else happens at this nanosecond, request the link for its transfers in the policy's
