@@ -18,7 +18,7 @@ from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.outputs import OutputDir, refuse_non_folder
 from tracegen.policy import parse_policy
-from tracegen.predict import MIN_STEPS, PAYLOAD_FRACTION, batch_size_of, seconds_on_one_core
+from tracegen.predict import MIN_STEPS, PAYLOAD_FRACTION, batch_size_of, seconds_on_one_core, task_events
 from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.simulate import MAX_STEPS
 from tracegen.sweep import MAX_PART_POINTS, MIN_PART_POINTS, PART_POINTS, Runner, SweepProgress, build_inputs, sweep
@@ -148,11 +148,11 @@ def parse_policies(text: str) -> list[str]:
 
 
 def grid_events(inputs: SweepInputs) -> float:
-    """About how many events the whole grid simulates: three per task instance (as predict estimates), each
-    point's workers x its warm-up and measured steps."""
+    """About how many events the whole grid simulates (:func:`tracegen.predict.task_events`): each point's workers
+    x its warm-up and measured steps."""
     grid = inputs.grid
     per_n = grid.n_points / len(grid.workers)  # points at each worker count
-    return 3.0 * inputs.model.n_tasks * (grid.steps + grid.warmup_steps) * per_n * sum(grid.workers)
+    return task_events(inputs.model, (grid.steps + grid.warmup_steps) * per_n * sum(grid.workers))
 
 
 class ProgressLine:

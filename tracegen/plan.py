@@ -55,18 +55,19 @@ from tracegen.model import StepModel
 from tracegen.placement import Placement
 from tracegen.predict import (
     MAX_EVENTS,
+    MIN_STEPS,
     PAYLOAD_FRACTION,
     SLOW_EVENTS,
     PredictConfig,
     likely_workers,
     prepared,
     seconds_on_one_core,
+    task_events,
 )
 from tracegen.processes import MAX_JOBS, Processes
 from tracegen.simulate import SimConfig, SimResult, simulate
 
 STEP_BUDGET = 16
-MIN_STEPS = 3
 WARMUP_STEPS = 1
 MAX_SAMPLES = 1e18
 
@@ -337,8 +338,7 @@ def _likely_events(model: StepModel, links: dict[str, LinkSpec], config: PlanCon
     sharded = shard_of_task if len(set(shard_of_task)) > 1 else ()
     ns = likely_workers(model, PredictConfig(workers=config.workers, ps_shard_of_task=sharded), links["mid"])
     runs = [*ns, *([ns[-1]] * 2 * ("low" in links))]
-    return 3.0 * model.n_tasks * config.seeds * sum(
-        n * (config.sim_config(n, None).steps + WARMUP_STEPS) for n in runs)
+    return task_events(model, config.seeds * sum(n * (config.sim_config(n, None).steps + WARMUP_STEPS) for n in runs))
 
 
 def n_ps(model: StepModel) -> int:

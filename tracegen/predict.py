@@ -172,6 +172,15 @@ def likely_plateau_start(model: StepModel, config: PredictConfig, spec: LinkSpec
     return max(*config.workers, min(wanted, MAX_SATURATION_WORKERS))
 
 
+EVENTS_PER_TASK = 3.0  # what a task instance costs the engine, about: its ready, start and end
+
+
+def task_events(model: StepModel, worker_steps: float) -> float:
+    """About how many events ``worker_steps`` steps (all workers' together) take: :data:`EVENTS_PER_TASK` per
+    task instance. The one rule behind every estimate of what a run costs (predict, plan, validate, sweep)."""
+    return EVENTS_PER_TASK * model.n_tasks * worker_steps
+
+
 def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | None = None, *,
                      workers: Sequence[int] | None = None) -> float:
     """Events one curve will take: about three per task instance (ready, start, end), every seed, each N of
@@ -182,7 +191,7 @@ def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | N
     steps = config.steps + config.warmup_steps
     uneven = bool(config.worker_speed or config.worker_link_bits_per_s)
     if not uneven:
-        return 3.0 * model.n_tasks * steps * config.seeds * sum(set(config.workers if workers is None else workers))
+        return task_events(model, steps * config.seeds * sum(set(config.workers if workers is None else workers)))
     bound = math.inf
     if spec is not None:
         bound = min((spec.peak_bytes_per_s(d) / b for d, k in ((PULL, TaskKind.PULL), (PUSH, TaskKind.PUSH))
@@ -192,12 +201,12 @@ def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | N
         times = _worker_step_s(model, config, n)
         run_s = steps * max(times)
         total += max(n * steps, min(sum(run_s / t for t in times), bound * run_s))
-    return 3.0 * model.n_tasks * config.seeds * total
+    return task_events(model, config.seeds * total)
 
 
 def estimated_trace_events(model: StepModel, config: PredictConfig) -> float:
     """Events the synthetic traces of ``emit_traces`` will take: one simulation (one seed) per N, as above."""
-    return 3.0 * model.n_tasks * (config.steps + config.warmup_steps) * sum(set(config.emit_traces))
+    return task_events(model, (config.steps + config.warmup_steps) * sum(set(config.emit_traces)))
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
