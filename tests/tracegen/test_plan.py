@@ -378,6 +378,7 @@ def test_a_sharded_plan_counts_every_asked_n_in_its_estimate() -> None:
     later, so it counted the asked N only up to where one PS would stall and said a fraction of the real cost (and
     let through plans past its limit). On shards it now counts every asked N, as predict's estimate does."""
     from tracegen.plan import WARMUP_STEPS, _likely_events
+    from tracegen.predict import EVENTS_PER_TASK
     from tracegen.shards import placements
 
     trace_dir = ROOT / "data/validation/dev/deep_1000mbit_q100_b16k_ps05/trace"
@@ -385,8 +386,8 @@ def test_a_sharded_plan_counts_every_asked_n_in_its_estimate() -> None:
     deep = build_model(trace)
     links = {"mid": uniform_link((12_500_000.0, 12_500_000.0))}  # 100 Mbit/s: one PS saturates at a few N
     config = dataclasses.replace(CONFIG, workers=tuple(range(1, 65)))
-    every = 3.0 * deep.n_tasks * config.seeds * sum(n * (config.sim_config(n, None).steps + WARMUP_STEPS)
-                                                   for n in config.workers)
+    every = EVENTS_PER_TASK * deep.n_tasks * config.seeds * sum(n * (config.sim_config(n, None).steps + WARMUP_STEPS)
+                                                               for n in config.workers)
     assert _likely_events(deep, links, config) < every / 4  # one PS: the search stops early
     two = placements(deep, trace, (2,), "greedy")[0]
     assert _likely_events(deep, links, config, two.shard_of_task) == pytest.approx(every)
