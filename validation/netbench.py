@@ -54,7 +54,7 @@ from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
 from validation.ports import free_ports
-from validation.signals import held, terminating
+from validation.signals import held, terminating, wait_readable
 from validation.testbed_window import node_env
 
 MAX_LINE_BYTES = 64 * 1024
@@ -258,6 +258,7 @@ def serve(*, bind: str = "0.0.0.0", port: int = 7070, tf_port: int = 2222, once:
         stack.enter_context(terminating())
         report(f"netbench serve: listening on {bind}:{port}; the PS task will use port {tf_port}")
         while True:
+            wait_readable(listener)  # not accept() alone: a SIGTERM could go unhandled there
             conn, peer = listener.accept()
             with conn:
                 report(f"session from {peer[0]}")

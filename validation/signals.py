@@ -12,7 +12,9 @@ cannot stop the removal half-way; they are raised again once it is done.
 from __future__ import annotations
 
 import contextlib
+import select
 import signal
+import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from types import FrameType
@@ -42,6 +44,21 @@ def terminating() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+POLL_S = 0.5  # how late a signal's handler may run while the main thread waits on a socket
+
+
+def wait_readable(sock: socket.socket) -> None:
+    """Wait until ``sock`` is readable (a connection to accept, bytes to read), in slices of :data:`POLL_S`.
+
+    A blocking ``accept()`` could miss a signal for good: Python runs a handler between bytecodes, so a SIGTERM
+    that arrived after the last check and before the system call entered it (or one the kernel handed to another
+    thread) left the main thread waiting for a connection that never came, with the handler's exception pending.
+    ``netbench serve`` ignored a SIGTERM sent right after it said it was listening that way (seen once in CI).
+    Each slice returns to Python, which runs what is pending."""
+    while not select.select([sock], [], [], POLL_S)[0]:
+        pass
 
 
 Handler = Callable[[int, FrameType | None], Any] | int | None

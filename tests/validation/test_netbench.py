@@ -21,7 +21,7 @@ from tracegen.cli import main
 from validation import netbench
 from validation.cluster_config import ClusterConfig, LinkShape
 from validation.cluster_host import leftovers
-from validation.errors import ConfigError, JobError
+from validation.errors import ConfigError, JobError, TerminatedError
 from validation.netbench import NetbenchConfig, connection_counts, serve, split_address
 from validation.ports import free_port, free_ports
 from validation.testbed_link import measure_link_profile
@@ -129,6 +129,29 @@ def test_serve_with_its_tf_port_in_use_says_so_before_any_session() -> None:
         thread.join(timeout=30)
     assert errors == [f"netbench serve: the PS task cannot listen on 127.0.0.1:{tf_port} (--tf-port): Address "
                       "already in use"]
+
+
+def test_serve_waiting_for_a_session_stops_on_a_sigterm_another_thread_took() -> None:
+    """A SIGTERM whose handler had not run when serve entered ``accept()`` (it came just after the last check, or
+    the kernel gave it to another thread) left serve waiting for a connection for good: a CI run timed out after
+    60 s on 'netbench serve' killed right after it said it was listening. Here the signal goes to a helper thread,
+    which leaves the main thread in its wait; a connection made after 20 s would wake the old code."""
+    port = free_port()
+    listening = threading.Event()
+    woken: list[bool] = []
+
+    def signal_then_wake() -> None:
+        listening.wait(timeout=30)
+        signal.pthread_kill(threading.get_ident(), signal.SIGTERM)  # this thread, not the one in serve
+        time.sleep(20)
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=5):
+            woken.append(True)
+
+    helper = threading.Thread(target=signal_then_wake, daemon=True)
+    helper.start()
+    with pytest.raises(TerminatedError, match="received SIGTERM"):
+        serve(bind="127.0.0.1", port=port, tf_port=free_port(), progress=lambda _line: listening.set())
+    assert not woken, "serve ran the SIGTERM handler only when a connection came"
 
 
 def test_a_ps_task_that_cannot_start_is_explained_to_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
