@@ -278,7 +278,8 @@ try:
     with Cluster(config) as cluster:
         sleeper = cluster.start("w0", ["sleep", "600"])
         print(cluster.run_id, sleeper.popen.pid, flush=True)
-        time.sleep(600)
+        for _ in range(1200):  # slices, not one sleep(600): a signal that came before the sleep began would
+            time.sleep(0.5)    # have its handler run only when the sleep ended (validation.signals.wait_readable)
 except TerminatedError as exc:  # ended as the tracegen command ends on it: 128 + its signum
     traceback.print_exc()
     sys.exit(128 + exc.signum)
