@@ -281,10 +281,34 @@ def _check_tf_port(bind: str, tf_port: int) -> None:
         raise JobError(f"netbench serve: the PS task cannot listen on {bind}:{tf_port} (--tf-port): {why}") from None
 
 
+class _SessionIO(io.RawIOBase):
+    """A session's socket, whose reads wait in slices (:func:`validation.signals.wait_readable`): a SIGTERM that
+    came just before a blocking read began would wait there, unhandled, for the client's next request."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        super().__init__()
+        self._conn = conn
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        wait_readable(self._conn)
+        return self._conn.recv_into(buffer)
+
+    def write(self, data: Any) -> int:
+        self._conn.sendall(data)
+        return len(data)
+
+
 def _serve_session(conn: socket.socket, tf_port: int, timeout_s: float, cores: float, report: Progress) -> None:
     """One session; a request it cannot serve ends it, and the client is told why first (it said only 'refused
     'start': connection closed', the reason, a PS task that could not start, printed on the PS host alone)."""
-    stream = conn.makefile("rwb")
+    raw = _SessionIO(conn)
+    stream = io.BufferedRWPair(raw, raw)
     try:
         _serve_requests(stream, conn.getsockname()[0], tf_port, timeout_s, cores, report)
     except (ConfigError, JobError) as exc:

@@ -154,6 +154,30 @@ def test_serve_waiting_for_a_session_stops_on_a_sigterm_another_thread_took() ->
     assert not woken, "serve ran the SIGTERM handler only when a connection came"
 
 
+def test_serve_in_a_session_stops_on_a_sigterm_another_thread_took() -> None:
+    """The same, while a session waits for the client's next request: the read began with the handler not yet
+    run, and serve went on waiting until the client spoke again (here, closes after 20 s)."""
+    port = free_port()
+    listening = threading.Event()
+    replies: list[bytes] = []
+
+    def session_then_signal() -> None:
+        listening.wait(timeout=30)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+            client.sendall(b'{"op": "hello"}\n')
+            replies.append(client.makefile("rb").readline())
+            signal.pthread_kill(threading.get_ident(), signal.SIGTERM)  # this thread, not the one in serve
+            time.sleep(20)
+
+    helper = threading.Thread(target=session_then_signal, daemon=True)
+    helper.start()
+    start = time.monotonic()
+    with pytest.raises(TerminatedError, match="received SIGTERM"):
+        serve(bind="127.0.0.1", port=port, tf_port=free_port(), progress=lambda _line: listening.set())
+    assert replies and json.loads(replies[0])["ok"]
+    assert helper.is_alive(), f"serve stopped only when the client closed, {time.monotonic() - start:.0f} s on"
+
+
 def test_a_ps_task_that_cannot_start_is_explained_to_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reason was printed on the PS host only; 'netbench run' on the other host said 'refused 'start':
     connection closed'."""
