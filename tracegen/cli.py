@@ -157,11 +157,33 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)} (see '{self.prog} --help')\n")
 
 
+class _Version(argparse.Action):
+    """``--version``: the package's version and its engine, compiled or pure Python (what a bug report needs;
+    the engine is looked up only when asked, as it imports the simulation)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        from tracegen import native, own_version
+
+        try:
+            print(f"tracegen {own_version()} (engine: {native.engine()}; Python {sys.version.split()[0]})", flush=True)
+        except BrokenPipeError:  # as the commands do: quietly
+            discard_stdout()
+            parser.exit(EXIT_BROKEN_PIPE)
+        except OSError as exc:
+            discard_stdout()
+            parser.exit(EXIT_USAGE, f"tracegen: error: cannot write to standard output: {exc.strerror or exc}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = _Parser(prog="tracegen", description=(
         "Predict how asynchronous parameter-server training scales, from one worker's TensorFlow trace."))
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (repeat for debug)")
+    parser.add_argument("--version", action=_Version, help="print the version and which simulation engine runs")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("inspect", help="summarise a trace: steps, parameters, transfers, overlap, rates")

@@ -216,6 +216,24 @@ def test_installed_command_runs_as_a_user_would(tmp_path: pathlib.Path) -> None:
     assert "--to {chrome,parquet,csv}" in helped.stdout
 
 
+def test_version_names_the_package_and_its_engine() -> None:
+    """``tracegen --version`` was refused ('the following arguments are required: COMMAND'). It now says the
+    installed version and whether the compiled engine runs (a bug report needs both); an output that cannot
+    take it is one line, not a traceback."""
+    import importlib.metadata
+
+    from tracegen import native
+
+    exe = pathlib.Path(sys.executable).parent / "tracegen"
+    done = subprocess.run([str(exe), "--version"], capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.startswith(f"tracegen {importlib.metadata.version('tracegen-ps')} (engine: {native.engine()};")
+    full = subprocess.run(f"'{exe}' --version > /dev/full", shell=True, capture_output=True, text=True,  # noqa: S602
+                          check=False, timeout=60)
+    assert (full.returncode, full.stderr) == (2, "tracegen: error: cannot write to standard output: No space left "
+                                                 "on device\n")
+
+
 def test_a_closed_pipe_ends_the_command_quietly() -> None:
     """``tracegen inspect X | head -1``: the reader goes away; no error message, the SIGPIPE exit code."""
     exe = pathlib.Path(sys.executable).parent / "tracegen"
