@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from parsers import TraceError, read_trace
 from parsers.chrome import write_trace
@@ -32,6 +32,9 @@ from tracegen.errors import TracegenError
 from tracegen.outputs import folders_made, output_file, refuse_existing, refuse_input
 from tracegen.summary import summarize
 from tracegen.units import format_bytes
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a tool killed by a closed pipe returns
@@ -147,6 +150,12 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **{**kwargs, "allow_abbrev": False})
         self.set_defaults(parser=self)
 
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
+        if file is None or file is sys.stdout:
+            _print_or_exit(self, self.format_help())
+        else:
+            super().print_help(file)
+
     def error(self, message: str) -> NoReturn:
         """Print ``<prog>: error: <message>`` and a pointer to ``--help`` on one line, exit 2. An option whose
         value is missing may have had one that argparse took for an option (``--bandwidth -1Gbit/s``): the line
@@ -167,15 +176,24 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
         from tracegen import native, own_version
 
-        try:
-            print(f"tracegen {own_version()} (engine: {native.engine()}; Python {sys.version.split()[0]})", flush=True)
-        except BrokenPipeError:  # as the commands do: quietly
-            discard_stdout()
-            parser.exit(EXIT_BROKEN_PIPE)
-        except OSError as exc:
-            discard_stdout()
-            parser.exit(EXIT_USAGE, f"tracegen: error: cannot write to standard output: {exc.strerror or exc}\n")
+        python = sys.version.split()[0]
+        _print_or_exit(parser, f"tracegen {own_version()} (engine: {native.engine()}; Python {python})\n")
         parser.exit()
+
+
+def _print_or_exit(parser: argparse.ArgumentParser, text: str) -> None:
+    """Write ``text`` to standard output for ``--help`` or ``--version``; a reader gone ends the command quietly,
+    as the commands end, and an output that cannot take it in one line (argparse dropped such an error and
+    exited 0: ``tracegen --help > /dev/full`` printed nothing and said nothing)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        discard_stdout()
+        parser.exit(EXIT_BROKEN_PIPE)
+    except OSError as exc:
+        discard_stdout()
+        parser.exit(EXIT_USAGE, f"{parser.prog}: error: cannot write to standard output: {exc.strerror or exc}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -218,8 +218,9 @@ def test_installed_command_runs_as_a_user_would(tmp_path: pathlib.Path) -> None:
 
 def test_version_names_the_package_and_its_engine() -> None:
     """``tracegen --version`` was refused ('the following arguments are required: COMMAND'). It now says the
-    installed version and whether the compiled engine runs (a bug report needs both); an output that cannot
-    take it is one line, not a traceback."""
+    installed version and whether the compiled engine runs (a bug report needs both). An output that cannot
+    take it, or the help, is one line and exit code 2 (argparse dropped the error of ``--help > /dev/full`` and
+    exited 0)."""
     import importlib.metadata
 
     from tracegen import native
@@ -228,10 +229,11 @@ def test_version_names_the_package_and_its_engine() -> None:
     done = subprocess.run([str(exe), "--version"], capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.startswith(f"tracegen {importlib.metadata.version('tracegen-ps')} (engine: {native.engine()};")
-    full = subprocess.run(f"'{exe}' --version > /dev/full", shell=True, capture_output=True, text=True,  # noqa: S602
-                          check=False, timeout=60)
-    assert (full.returncode, full.stderr) == (2, "tracegen: error: cannot write to standard output: No space left "
-                                                 "on device\n")
+    for argv, prog in ((["--version"], "tracegen"), (["--help"], "tracegen"), (["plan", "--help"], "tracegen plan")):
+        full = subprocess.run(f"'{exe}' {' '.join(argv)} > /dev/full", shell=True,  # noqa: S602
+                              capture_output=True, text=True, check=False, timeout=60)
+        assert (full.returncode, full.stderr) == (2, f"{prog}: error: cannot write to standard output: No space "
+                                                     "left on device\n"), argv
 
 
 def test_a_closed_pipe_ends_the_command_quietly() -> None:
@@ -331,11 +333,13 @@ def test_every_options_help_gives_its_default_and_names_its_value() -> None:
     """--help says what every option means: a default that is used is said (testbed --subnet, validate --link and
     --policy did not), and a value is named by what it is (B, STEPS, PORT), not by argparse's upper-cased
     option name (BATCH_SIZE, TF_PORT, REPEATS)."""
+    import argparse
+
     from tracegen.cli import build_parser
 
     unsaid, unnamed = [], []
     for prog, action in _options(build_parser(), "tracegen"):
-        if action.default not in (None, False, "", []) and "default" not in (action.help or ""):
+        if action.default not in (None, False, "", [], argparse.SUPPRESS) and "default" not in (action.help or ""):
             unsaid.append(f"{prog} {action.option_strings[-1]}")
         if action.nargs != 0 and action.metavar is None and action.choices is None:
             unnamed.append(f"{prog} {action.option_strings[-1]}")
