@@ -90,12 +90,15 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
 def _rows(text: str, source: str, columns: tuple[str, ...],
           error: type[TraceFormatError]) -> list[tuple[int, tuple[str, ...]]]:
     """(line, cells) of every row that is not blank or a comment, the header first."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    # a comment is a line, not a row: its text is never read as CSV, where a quote in it would open a cell that
+    # runs on through the rows below; it is passed on as a blank line, so that line numbers stay the file's
+    lines = ("\n" if line.lstrip().startswith("#") else line for line in io.StringIO(text, newline=""))
+    reader = csv.reader(lines, strict=True)
     rows: list[tuple[int, tuple[str, ...]]] = []
     try:
         for cells in reader:
             line = reader.line_num
-            if not cells or (len(cells) == 1 and not cells[0].strip()) or cells[0].lstrip().startswith("#"):
+            if not cells or (len(cells) == 1 and not cells[0].strip()):
                 continue
             if not rows and tuple(c.strip() for c in cells) != columns:  # before any row is measured against it
                 raise error(f"{source}: line {line}: the header must be {','.join(columns)} "

@@ -163,3 +163,14 @@ def test_an_empty_catalogue_or_worker_class_file_says_it_is_empty(tmp_path: path
     assert str(info.value) == f"{path}: file is empty; line 1 must be {FIRST_LINE!r}, then a header"
     with pytest.raises(WorkerClassError, match=r"cat\.csv: file is empty; line 1 must be '# tracegen-worker-classes "):
         read_worker_classes(path)
+
+
+def test_a_comment_is_never_read_as_csv(tmp_path: pathlib.Path) -> None:
+    """A comment's text was read as CSV: a quote after a comma in it opened a cell that ran on through the rows
+    below to the next quote, and the row between ('big') was dropped without a word; a quoted word in a commented-out
+    row was refused as "not CSV". Comments are lines, whatever they hold."""
+    path = _write(tmp_path, [GOOD[0], '# spot prices,"from the console', GOOD[1], '# end of spot"', GOOD[2]])
+    assert [i.name for i in read_catalogue(path).instances] == ["small", "big", "server"]
+    assert [i.line for i in read_catalogue(path).instances] == [5, 7, 9]
+    path = _write(tmp_path, [*GOOD, '# was: old,"worker" (dropped)'])
+    assert [i.name for i in read_catalogue(path).instances] == ["small", "big", "server"]
