@@ -69,13 +69,14 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
     if not text.strip():
         raise error(f"{source}: file is empty; line 1 must be {f'# {fmt} version {version}'!r}, then a header")
     known = {**(older or {}), version: columns}
+    by_text = {str(v): v for v in known}  # compared as written: int() takes '²'.isdigit() or 5000 digits badly
     first = text.split("\n", 1)[0].strip()
     m = re.match(rf"^#\s*{re.escape(fmt)}\s+version\s+(\S+)\s*$", first)
-    if m is not None and not (m[1].isdigit() and int(m[1]) in known):
+    if m is not None and m[1] not in by_text:
         versions = " or ".join(str(v) for v in sorted(known))
         raise error(f"{source}: line 1: version {quoted(m[1])} is not supported (this reader knows "
                     f"version {versions})")
-    file_version = version if m is None else int(m[1])
+    file_version = version if m is None else by_text[m[1]]
     if first != f"# {fmt} version {file_version}":
         raise error(f"{source}: line 1 must be {f'# {fmt} version {file_version}'!r} (got {quoted(first)})")
     columns = known[file_version]
