@@ -1,8 +1,9 @@
 """Small versioned CSV inputs (an instance catalogue, worker classes): the shared reading and checking.
 
-Such a file is UTF-8; its first line names the format and version (``# tracegen-catalogue version 1``), further
-lines starting with ``#`` are comments, blank lines are skipped, and a header row with exactly the format's
-columns comes first. Every problem is one line naming the file, the line and, for a cell, its column and value.
+Such a file is UTF-8, its lines ended by ``\\n``, ``\\r\\n`` or ``\\r`` alone; its first line names the format
+and version (``# tracegen-catalogue version 1``), further lines starting with ``#`` are comments, blank lines are
+skipped, and a header row with exactly the format's columns comes first. Every problem is one line naming the
+file, the line and, for a cell, its column and value.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
         raise error(f"{source}: file is empty; line 1 must be {f'# {fmt} version {version}'!r}, then a header")
     known = {**(older or {}), version: columns}
     by_text = {str(v): v for v in known}  # compared as written: int() takes '²'.isdigit() or 5000 digits badly
-    first = text.split("\n", 1)[0].strip()
+    first = next(io.StringIO(text, newline=""), "").strip()  # a line ends as the CSV reader's do: \n, \r\n or \r
     m = re.match(rf"^#\s*{re.escape(fmt)}\s+version\s+(\S+)\s*$", first)
     if m is not None and m[1] not in by_text:
         versions = " or ".join(str(v) for v in sorted(known))

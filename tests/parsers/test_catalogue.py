@@ -174,3 +174,13 @@ def test_a_comment_is_never_read_as_csv(tmp_path: pathlib.Path) -> None:
     assert [i.line for i in read_catalogue(path).instances] == [5, 7, 9]
     path = _write(tmp_path, [*GOOD, '# was: old,"worker" (dropped)'])
     assert [i.name for i in read_catalogue(path).instances] == ["small", "big", "server"]
+
+
+def test_lines_ended_by_carriage_returns_alone_read_as_lines(tmp_path: pathlib.Path) -> None:
+    """A file saved with old Mac line ends ('\\r' alone, as Excel for Mac's "CSV (Macintosh)" writes) was refused as
+    "line 1 must be '# tracegen-catalogue version 1' (got '# tracegen-catalogue versio...')": its first line was
+    taken to run to the first '\\n', which it has none of, though the CSV reader reads such lines."""
+    path = _write(tmp_path, GOOD)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r"))
+    cat = read_catalogue(path)
+    assert [(i.name, i.line) for i in cat.instances] == [("small", 5), ("big", 6), ("server", 7)]
