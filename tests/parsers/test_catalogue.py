@@ -104,6 +104,8 @@ def test_a_link_profile_faster_than_the_rows_own_rate_is_refused(tmp_path: pathl
     ("ok,ps,1,1,4,1.0000000000001e12", 6, "must be a whole number"),
     ("ok,ps,1,1,4,1e9,missing.json", 7, "no such file"),
     ("ok,ps,1,1,4,1e9,.", 7, "is a directory, not a file"),  # was 'no such file'
+    # an OSError naming neither the catalogue nor the row, of 5000 characters: is_dir() raised ENAMETOOLONG
+    ("ok,ps,1,1,4,1e9," + "p" * 5000, 7, "cannot be read: File name too long (a link profile, relative to the"),
     ("ok,worker,1,1,4,1e9,cat.csv", 7, "only a ps or both row may give one"),
 ])
 def test_every_bad_value_is_one_line_naming_file_line_and_column(tmp_path: pathlib.Path, row: str, column: int,
