@@ -6,15 +6,15 @@ anywhere else as a CSV (UTF-8, maybe gzipped) with one row per run and at least 
     n_workers             int    workers in the run (>= 1)
     steps_per_s           float  aggregate training steps per second of the run (from 1e-6 to 1e6)
 
-and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per direction, either as
+and optionally ``repeat`` (int), ``batch_size`` (int, at most 10^9) and the PS link's rate per direction, either as
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
 ``125MB/s``), not both. Several rows per N are repeats: a prediction is judged against their mean and shown against
 their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
 window, and the PS's context switches per second, empty when unknown) are read when present and shown beside the
-rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s to
-1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places
-parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker
-class's own link. Blank lines are skipped; column names are unique and every row has as many cells as the header.
+rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s to 1000
+TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places parameters
+on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's own link.
+Blank lines are skipped; column names are unique and every row has as many cells as the header.
 
 The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
 (:data:`SETTING_COLUMNS`: the model, its widths, the caps, the link's queue, ...), every row holds the same value
@@ -40,6 +40,7 @@ from parsers.files import GZIP_MAGIC, gunzip, read_file
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
+from tracegen.predict import MAX_BATCH_SIZE
 from tracegen.simulate import MAX_WORKERS
 from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, parse_rate
 from validation.errors import ConfigError
@@ -274,7 +275,7 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
     if "repeat" in frame.columns:
         out["repeat"] = [cell_number(v, int, "repeat", source, i, positive=False) for i, v in _cells(frame, "repeat")]
     if "batch_size" in frame.columns:
-        out["batch_size"] = [cell_number(v, int, "batch_size", source, i) for i, v in _cells(frame, "batch_size")]
+        out["batch_size"] = [_batch_size(v, source, i) for i, v in _cells(frame, "batch_size")]
     for column in ("model", "widths"):
         if column in frame.columns:
             out[column] = [_short(str(v), 200) for v in frame[column]]
@@ -292,6 +293,14 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
         if column in frame.columns:
             out[column] = [cell_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
                            for i, v in _cells(frame, column)]
+
+
+def _batch_size(text: str, source: str, line: int) -> int:
+    """A ``batch_size`` cell: from 1 to the largest batch a prediction takes."""
+    value: int = cell_number(text, int, "batch_size", source, line)
+    if value > MAX_BATCH_SIZE:
+        raise ConfigError(f"{source}:{line}: 'batch_size' must be at most 10^9 (got {_short(text.strip())!r})")
+    return value
 
 
 def _ps_tasks(text: str, source: str, line: int) -> int:

@@ -39,6 +39,9 @@ def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
     ("n_workers,steps_per_s,bandwidth\n1,2,fast\n", "m.csv:2: 'bandwidth': cannot read 'fast' as a rate"),
     ('n_workers,steps_per_s\n1,"2\n', "not a readable CSV"),
     ("n_workers,steps_per_s,host_steal_cores\n1,2,-0.5\n", "m.csv:2: 'host_steal_cores' must be >= 0 (got '-0.5')"),
+    # read, then refused by validate as "'batch_size' must be from 1 to 10^9 (got ...)", naming no file or line
+    ("n_workers,steps_per_s,batch_size\n1,2,1000000001\n", "m.csv:2: 'batch_size' must be at most 10^9 (got "
+                                                          "'1000000001')"),
 ])
 def test_malformed_measurements_name_file_line_and_value(tmp_path: pathlib.Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:
