@@ -20,6 +20,7 @@ from parsers.files import read_file
 
 _NUMBER = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -66,7 +67,9 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise error(f"{source}: not UTF-8 text (byte {exc.start})") from None
+        line = 1 + len(_LINE_END.findall(data[: exc.start].decode("utf-8-sig")))
+        raise error(f"{source}: line {line}: not UTF-8 text: {exc.object[exc.start : exc.end]!r} at byte {exc.start}; "
+                    "save it as UTF-8") from None
     if not text.strip():
         raise error(f"{source}: file is empty; line 1 must be {f'# {fmt} version {version}'!r}, then a header")
     known = {**(older or {}), version: columns}

@@ -147,7 +147,12 @@ def test_bad_files_are_one_line_naming_the_file_and_line(tmp_path: pathlib.Path,
 def test_not_utf8_and_not_a_file(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "cat.csv"
     path.write_bytes(FIRST_LINE.encode() + b"\n\xff\xfe\n")
-    with pytest.raises(CatalogueError, match="not UTF-8"):
+    with pytest.raises(CatalogueError) as info:
+        read_catalogue(path)
+    # it said 'not UTF-8 text (byte 31)': which line of up to a thousand, and what there, was left to count
+    assert str(info.value) == f"{path}: line 2: not UTF-8 text: b'\\xff' at byte 31; save it as UTF-8"
+    path.write_bytes(FIRST_LINE.encode() + b"\r\r\n\r" + "name,r\u00f4le\xe9".encode("latin-1"))
+    with pytest.raises(CatalogueError, match=r"cat\.csv: line 4: not UTF-8 text: b'\\xf4' at byte 40;"):
         read_catalogue(path)
     with pytest.raises(CatalogueError, match="not a regular file"):
         read_catalogue(tmp_path)
