@@ -247,6 +247,10 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
                 continue
             if header is None:
                 header, header_line = [c.strip() for c in cells], reader.line_num  # 'n_workers, steps_per_s'
+                if header[0].startswith("#"):  # else the next line, the header, is blamed for its width
+                    raise ConfigError(f"{source}:{reader.line_num}: a comment where the header should be (got "
+                                      f"{_short(','.join(cells))!r}): this CSV has no comment lines; its first line "
+                                      "names its columns")
                 if (twice := next((c for c, k in collections.Counter(header).items() if k > 1), None)) is not None:
                     raise ConfigError(f"{source}:{reader.line_num}: column {_short(twice)!r} appears twice in the "
                                       "header")

@@ -40,6 +40,10 @@ def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
     ('n_workers,steps_per_s\n1,"2\n', "not a readable CSV"),
     ("n_workers,steps_per_s,host_steal_cores\n1,2,-0.5\n", "m.csv:2: 'host_steal_cores' must be >= 0 (got '-0.5')"),
     # read, then refused by validate as "'batch_size' must be from 1 to 10^9 (got ...)", naming no file or line
+    # it said 'm.csv:2: 3 cells, the header has 1 (got 'n_workers,steps_per_s,repeat')', blaming the real header
+    ("# runs of 2026-12-01\nn_workers,steps_per_s,repeat\n1,2,0\n", "m.csv:1: a comment where the header should be "
+                                                                   "(got '# runs of 2026-12-01'): this CSV has no "
+                                                                   "comment lines"),
     ("n_workers,steps_per_s,batch_size\n1,2,1000000001\n", "m.csv:2: 'batch_size' must be at most 10^9 (got "
                                                           "'1000000001')"),
 ])
