@@ -100,6 +100,8 @@ def read_catalogue(path: str | os.PathLike[str]) -> Catalogue:
     source = os.fspath(path)
     rows = read_rows(source, fmt=FORMAT, version=VERSION, columns=COLUMNS, error=CatalogueError,
                      max_bytes=MAX_CATALOGUE_BYTES, max_rows=MAX_INSTANCES)
+    if not rows:
+        raise CatalogueError(f"{source}: no instance types after the header")
     folder = pathlib.Path(source).parent
     instances: list[Instance] = []
     seen: dict[str, int] = {}

@@ -85,8 +85,8 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
         raise error(f"{source}: line 1 must be {f'# {fmt} version {file_version}'!r} (got {quoted(first)})")
     columns = known[file_version]
     rows = _rows(text, source, columns, error)
-    if not rows:
-        raise error(f"{source}: line 1: the header must be {','.join(columns)} (got '')")
+    if not rows:  # line 1 is the version line, which is there: it is the header that is not
+        raise error(f"{source}: no header after line 1: it must be {','.join(columns)}")
     if len(rows) - 1 > max_rows:
         raise error(f"{source}: more than {max_rows} rows")
     return [Cells(source, line, row, columns, error) for line, row in rows[1:]]

@@ -133,6 +133,8 @@ def test_every_bad_value_is_one_line_naming_file_line_and_column(tmp_path: pathl
     ({"rows": ["small,worker,0.17,1.0,4,1250000000,,x"]}, "line 5: 8 cells, expected 7"),
     ({"rows": ['small,worker,"0.17,1.0,4,1250000000,']}, "not CSV"),
     ({"rows": GOOD[:1]}, "no instance type may be a ps"),
+    # a header and no rows said 'no instance type may be a worker (a role of worker or both is needed)'
+    ({"rows": []}, "cat.csv: no instance types after the header"),
     ({"rows": GOOD[2:]}, "no instance type may be a worker"),
 ])
 def test_bad_files_are_one_line_naming_the_file_and_line(tmp_path: pathlib.Path, change: dict[str, object],
@@ -191,3 +193,12 @@ def test_lines_ended_by_carriage_returns_alone_read_as_lines(tmp_path: pathlib.P
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r"))
     cat = read_catalogue(path)
     assert [(i.name, i.line) for i in cat.instances] == [("small", 5), ("big", 6), ("server", 7)]
+
+
+def test_a_file_of_its_first_line_alone_says_the_header_is_missing(tmp_path: pathlib.Path) -> None:
+    """It said "line 1: the header must be name,role,... (got '')": line 1 is the version line, and is right."""
+    path = tmp_path / "cat.csv"
+    path.write_text(f"{FIRST_LINE}\n# no rows yet\n", encoding="utf-8")
+    with pytest.raises(CatalogueError) as info:
+        read_catalogue(path)
+    assert str(info.value) == f"{path}: no header after line 1: it must be {HEADER}"
