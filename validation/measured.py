@@ -40,6 +40,8 @@ from parsers.files import GZIP_MAGIC, gunzip, read_file
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
+from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
+from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
 from tracegen.predict import MAX_BATCH_SIZE
 from tracegen.simulate import MAX_WORKERS
 from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, parse_rate
@@ -57,6 +59,10 @@ CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS
 # the link's rate, ps_tasks and placement are checked by validate, which reads them
 SETTING_COLUMNS = ("model", "widths", "learning_rate", "warmup_steps", "burst_bytes", "latency_ms", "cpu_cap_ps",
                    "cpu_cap_worker", "cpu_cap_coordinator", "api", "tensorflow_version")
+
+# what tracegen writes with n_workers and steps_per_s columns too: predictions, which would be read as measurements
+PREDICTED = {CURVE_COLUMNS: "a curve tracegen predicted (predict's or validate's curve.csv)",
+             PLAN_COLUMNS: "a plan tracegen made (plan.csv)"}
 
 MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundred kB
 MAX_MEASURED_ROWS = 100_000
@@ -81,6 +87,9 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     text = read_csv_text(source, MAX_MEASURED_BYTES)
     frame = csv_cells(text, source)
     header = f"{source}:{frame.attrs.get(HEADER_LINE, 1)}"
+    if (predicted := PREDICTED.get(tuple(map(str, frame.columns)))) is not None:
+        raise ConfigError(f"{header}: {predicted}, not measurements: a prediction scored against a prediction says "
+                          "nothing; give the runs' measured steps_per_s")
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise ConfigError(f"{header}: missing column {missing[0]!r} (columns: "

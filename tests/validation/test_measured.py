@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
+from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
 from validation.errors import ConfigError
 from validation.measured import read_measured, suspect_repeats
 
@@ -211,3 +213,14 @@ def test_a_gzipped_measurements_file_is_read(tmp_path: pathlib.Path) -> None:
         read_measured(path)
     path.write_bytes(gzip.compress(b"n_workers,steps_per_s\n1,2\n"))
     assert read_measured(path).to_dict("records") == [{"n_workers": 1, "steps_per_s": 2.0}]
+
+
+@pytest.mark.parametrize("columns", [CURVE_COLUMNS, PLAN_COLUMNS])
+def test_a_csv_tracegen_predicted_is_refused_as_measurements(tmp_path: pathlib.Path, columns: tuple[str, ...]) -> None:
+    """predict's curve.csv (or plan's plan.csv) given as --measured was read, its n_workers and steps_per_s taken
+    for runs: validate scored the simulator against its own prediction (MAPE near 0) without a word."""
+    row = ["1" if c == "n_workers" else "10.8" if c == "steps_per_s" else "0" for c in columns]
+    path = _csv(tmp_path, ",".join(columns) + "\n" + ",".join(row) + "\n")
+    with pytest.raises(ConfigError, match=r"m\.csv:1: a (curve tracegen predicted|plan tracegen made) .*, not "
+                                          "measurements"):
+        read_measured(path)
