@@ -100,6 +100,8 @@ def read_catalogue(path: str | os.PathLike[str]) -> Catalogue:
     source = os.fspath(path)
     rows = read_rows(source, fmt=FORMAT, version=VERSION, columns=COLUMNS, error=CatalogueError,
                      max_bytes=MAX_CATALOGUE_BYTES, max_rows=MAX_INSTANCES)
+    if not rows:
+        raise CatalogueError(f"{source}: no instance types after the header")
     folder = pathlib.Path(source).parent
     instances: list[Instance] = []
     seen: dict[str, int] = {}
@@ -134,9 +136,14 @@ def _instance(c: Cells, folder: pathlib.Path) -> Instance:
         if role not in ("ps", "both"):
             raise c.fail(6, "a link profile pins the PS's link: only a ps or both row may give one")
         where = folder / c.text(6)
-        if where.is_dir():
+        try:
+            is_dir, exists = where.is_dir(), where.exists()
+        except OSError as exc:  # is_dir() says False only for a path that is missing; a name too long raises
+            raise c.fail(6, f"cannot be read: {exc.strerror or exc} (a link profile, relative to the "
+                            "catalogue)") from None
+        if is_dir:
             raise c.fail(6, f"{str(where)!r} is a directory, not a file (a link profile, relative to the catalogue)")
-        if not where.exists():
+        if not exists:
             raise c.fail(6, f"no such file {str(where)!r} (a link profile, relative to the catalogue)")
         try:
             profile = read_link_profile(where)

@@ -72,6 +72,7 @@ from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untrac
 # their time inside it, while their pulls come first, so a short window reads fast (the mlp trace past its knee,
 # 10 steps: up to 1.3 % over the link's bound; 3 steps: 5 %; 1 step: 50 %)
 MIN_STEPS = 3
+MAX_BATCH_SIZE = 10**9  # samples per step: more is a typo (a batch of a billion)
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
 # what one core simulates per second, by engine, for the time a run will take: compiled, 1.9 million on
@@ -153,7 +154,7 @@ def batch_size_of(trace_path: str, given: int | None) -> int:
     value = None if meta is None else meta.get("batch_size")
     if value is None:
         return 1
-    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10**9):
+    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_BATCH_SIZE):
         raise ConfigError(f"{meta_path(trace_path)}: 'batch_size' must be an integer from 1 to 10^9 "
                           f"(got {quoted(value)}); or give the batch size (--batch-size; to validate, a batch_size "
                           "column in the measurements)")
@@ -246,7 +247,7 @@ class PredictConfig:
             raise ConfigError(f"'jobs' must be from 1 to {MAX_JOBS} (got {self.jobs})")
         if not self.workers or min(self.workers) < 1:
             raise ConfigError(f"'workers' must be worker counts >= 1 (got {self.workers!r})")
-        if not 1 <= self.batch_size <= 10**9:
+        if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
             raise ConfigError(f"'batch_size' must be from 1 to 10^9 (got {self.batch_size})")
         if not 0 < self.payload_fraction <= 1:
             raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {self.payload_fraction})")

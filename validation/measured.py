@@ -6,15 +6,15 @@ anywhere else as a CSV (UTF-8, maybe gzipped) with one row per run and at least 
     n_workers             int    workers in the run (>= 1)
     steps_per_s           float  aggregate training steps per second of the run (from 1e-6 to 1e6)
 
-and optionally ``repeat`` (int), ``batch_size`` (int) and the PS link's rate per direction, either as
+and optionally ``repeat`` (int), ``batch_size`` (int, at most 10^9) and the PS link's rate per direction, either as
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
 ``125MB/s``), not both. Several rows per N are repeats: a prediction is judged against their mean and shown against
 their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
 window, and the PS's context switches per second, empty when unknown) are read when present and shown beside the
-rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s to
-1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places
-parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker
-class's own link. Blank lines are skipped; column names are unique and every row has as many cells as the header.
+rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s to 1000
+TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places parameters
+on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's own link.
+Blank lines are skipped; column names are unique and every row has as many cells as the header.
 
 The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
 (:data:`SETTING_COLUMNS`: the model, its widths, the caps, the link's queue, ...), every row holds the same value
@@ -40,6 +40,9 @@ from parsers.files import GZIP_MAGIC, gunzip, read_file
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
+from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
+from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
+from tracegen.predict import MAX_BATCH_SIZE
 from tracegen.simulate import MAX_WORKERS
 from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, parse_rate
 from validation.errors import ConfigError
@@ -56,6 +59,10 @@ CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS
 # the link's rate, ps_tasks and placement are checked by validate, which reads them
 SETTING_COLUMNS = ("model", "widths", "learning_rate", "warmup_steps", "burst_bytes", "latency_ms", "cpu_cap_ps",
                    "cpu_cap_worker", "cpu_cap_coordinator", "api", "tensorflow_version")
+
+# what tracegen writes with n_workers and steps_per_s columns too: predictions, which would be read as measurements
+PREDICTED = {CURVE_COLUMNS: "a curve tracegen predicted (predict's or validate's curve.csv)",
+             PLAN_COLUMNS: "a plan tracegen made (plan.csv)"}
 
 MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundred kB
 MAX_MEASURED_ROWS = 100_000
@@ -80,6 +87,9 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     text = read_csv_text(source, MAX_MEASURED_BYTES)
     frame = csv_cells(text, source)
     header = f"{source}:{frame.attrs.get(HEADER_LINE, 1)}"
+    if (predicted := PREDICTED.get(tuple(map(str, frame.columns)))) is not None:
+        raise ConfigError(f"{header}: {predicted}, not measurements: a prediction scored against a prediction says "
+                          "nothing; give the runs' measured steps_per_s")
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise ConfigError(f"{header}: missing column {missing[0]!r} (columns: "
@@ -246,6 +256,10 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
                 continue
             if header is None:
                 header, header_line = [c.strip() for c in cells], reader.line_num  # 'n_workers, steps_per_s'
+                if header[0].startswith("#"):  # else the next line, the header, is blamed for its width
+                    raise ConfigError(f"{source}:{reader.line_num}: a comment where the header should be (got "
+                                      f"{_short(','.join(cells))!r}): this CSV has no comment lines; its first line "
+                                      "names its columns")
                 if (twice := next((c for c, k in collections.Counter(header).items() if k > 1), None)) is not None:
                     raise ConfigError(f"{source}:{reader.line_num}: column {_short(twice)!r} appears twice in the "
                                       "header")
@@ -274,7 +288,7 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
     if "repeat" in frame.columns:
         out["repeat"] = [cell_number(v, int, "repeat", source, i, positive=False) for i, v in _cells(frame, "repeat")]
     if "batch_size" in frame.columns:
-        out["batch_size"] = [cell_number(v, int, "batch_size", source, i) for i, v in _cells(frame, "batch_size")]
+        out["batch_size"] = [_batch_size(v, source, i) for i, v in _cells(frame, "batch_size")]
     for column in ("model", "widths"):
         if column in frame.columns:
             out[column] = [_short(str(v), 200) for v in frame[column]]
@@ -292,6 +306,14 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
         if column in frame.columns:
             out[column] = [cell_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
                            for i, v in _cells(frame, column)]
+
+
+def _batch_size(text: str, source: str, line: int) -> int:
+    """A ``batch_size`` cell: from 1 to the largest batch a prediction takes."""
+    value: int = cell_number(text, int, "batch_size", source, line)
+    if value > MAX_BATCH_SIZE:
+        raise ConfigError(f"{source}:{line}: 'batch_size' must be at most 10^9 (got {_short(text.strip())!r})")
+    return value
 
 
 def _ps_tasks(text: str, source: str, line: int) -> int:

@@ -104,6 +104,8 @@ def test_a_link_profile_faster_than_the_rows_own_rate_is_refused(tmp_path: pathl
     ("ok,ps,1,1,4,1.0000000000001e12", 6, "must be a whole number"),
     ("ok,ps,1,1,4,1e9,missing.json", 7, "no such file"),
     ("ok,ps,1,1,4,1e9,.", 7, "is a directory, not a file"),  # was 'no such file'
+    # an OSError naming neither the catalogue nor the row, of 5000 characters: is_dir() raised ENAMETOOLONG
+    ("ok,ps,1,1,4,1e9," + "p" * 5000, 7, "cannot be read: File name too long (a link profile, relative to the"),
     ("ok,worker,1,1,4,1e9,cat.csv", 7, "only a ps or both row may give one"),
 ])
 def test_every_bad_value_is_one_line_naming_file_line_and_column(tmp_path: pathlib.Path, row: str, column: int,
@@ -131,6 +133,8 @@ def test_every_bad_value_is_one_line_naming_file_line_and_column(tmp_path: pathl
     ({"rows": ["small,worker,0.17,1.0,4,1250000000,,x"]}, "line 5: 8 cells, expected 7"),
     ({"rows": ['small,worker,"0.17,1.0,4,1250000000,']}, "not CSV"),
     ({"rows": GOOD[:1]}, "no instance type may be a ps"),
+    # a header and no rows said 'no instance type may be a worker (a role of worker or both is needed)'
+    ({"rows": []}, "cat.csv: no instance types after the header"),
     ({"rows": GOOD[2:]}, "no instance type may be a worker"),
 ])
 def test_bad_files_are_one_line_naming_the_file_and_line(tmp_path: pathlib.Path, change: dict[str, object],
@@ -145,7 +149,12 @@ def test_bad_files_are_one_line_naming_the_file_and_line(tmp_path: pathlib.Path,
 def test_not_utf8_and_not_a_file(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "cat.csv"
     path.write_bytes(FIRST_LINE.encode() + b"\n\xff\xfe\n")
-    with pytest.raises(CatalogueError, match="not UTF-8"):
+    with pytest.raises(CatalogueError) as info:
+        read_catalogue(path)
+    # it said 'not UTF-8 text (byte 31)': which line of up to a thousand, and what there, was left to count
+    assert str(info.value) == f"{path}: line 2: not UTF-8 text: b'\\xff' at byte 31; save it as UTF-8"
+    path.write_bytes(FIRST_LINE.encode() + b"\r\r\n\r" + "name,r\u00f4le\xe9".encode("latin-1"))
+    with pytest.raises(CatalogueError, match=r"cat\.csv: line 4: not UTF-8 text: b'\\xf4' at byte 40;"):
         read_catalogue(path)
     with pytest.raises(CatalogueError, match="not a regular file"):
         read_catalogue(tmp_path)
@@ -163,3 +172,33 @@ def test_an_empty_catalogue_or_worker_class_file_says_it_is_empty(tmp_path: path
     assert str(info.value) == f"{path}: file is empty; line 1 must be {FIRST_LINE!r}, then a header"
     with pytest.raises(WorkerClassError, match=r"cat\.csv: file is empty; line 1 must be '# tracegen-worker-classes "):
         read_worker_classes(path)
+
+
+def test_a_comment_is_never_read_as_csv(tmp_path: pathlib.Path) -> None:
+    """A comment's text was read as CSV: a quote after a comma in it opened a cell that ran on through the rows
+    below to the next quote, and the row between ('big') was dropped without a word; a quoted word in a commented-out
+    row was refused as "not CSV". Comments are lines, whatever they hold."""
+    path = _write(tmp_path, [GOOD[0], '# spot prices,"from the console', GOOD[1], '# end of spot"', GOOD[2]])
+    assert [i.name for i in read_catalogue(path).instances] == ["small", "big", "server"]
+    assert [i.line for i in read_catalogue(path).instances] == [5, 7, 9]
+    path = _write(tmp_path, [*GOOD, '# was: old,"worker" (dropped)'])
+    assert [i.name for i in read_catalogue(path).instances] == ["small", "big", "server"]
+
+
+def test_lines_ended_by_carriage_returns_alone_read_as_lines(tmp_path: pathlib.Path) -> None:
+    """A file saved with old Mac line ends ('\\r' alone, as Excel for Mac's "CSV (Macintosh)" writes) was refused as
+    "line 1 must be '# tracegen-catalogue version 1' (got '# tracegen-catalogue versio...')": its first line was
+    taken to run to the first '\\n', which it has none of, though the CSV reader reads such lines."""
+    path = _write(tmp_path, GOOD)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r"))
+    cat = read_catalogue(path)
+    assert [(i.name, i.line) for i in cat.instances] == [("small", 5), ("big", 6), ("server", 7)]
+
+
+def test_a_file_of_its_first_line_alone_says_the_header_is_missing(tmp_path: pathlib.Path) -> None:
+    """It said "line 1: the header must be name,role,... (got '')": line 1 is the version line, and is right."""
+    path = tmp_path / "cat.csv"
+    path.write_text(f"{FIRST_LINE}\n# no rows yet\n", encoding="utf-8")
+    with pytest.raises(CatalogueError) as info:
+        read_catalogue(path)
+    assert str(info.value) == f"{path}: no header after line 1: it must be {HEADER}"

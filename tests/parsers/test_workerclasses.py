@@ -84,3 +84,14 @@ def test_a_header_of_another_version_is_named(tmp_path: pathlib.Path) -> None:
         read_worker_classes(path)
     assert str(info.value) == (f"{path}: line 2: the header must be name,count,speed "
                                "(got 'name,count,speed,link_bits_per_s')")
+
+
+@pytest.mark.parametrize("written", ["\N{SUPERSCRIPT TWO}", "1" * 5000])
+def test_a_version_that_is_no_plain_number_is_named(tmp_path: pathlib.Path, written: str) -> None:
+    """'version ²' ended in a traceback (ValueError: '²'.isdigit() is true, int() refuses it), and so did a version
+    of 5000 digits (int() stops at 4300)."""
+    with pytest.raises(WorkerClassError) as info:
+        read_worker_classes(_write(tmp_path, "a,1,1", first=f"# tracegen-worker-classes version {written}"))
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path / 'classes.csv'}: line 1: version '{written[:10]}")
+    assert message.endswith("is not supported (this reader knows version 1 or 2)") and len(message) <= 300

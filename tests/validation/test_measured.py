@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
+from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
 from validation.errors import ConfigError
 from validation.measured import read_measured, suspect_repeats
 
@@ -39,6 +41,13 @@ def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
     ("n_workers,steps_per_s,bandwidth\n1,2,fast\n", "m.csv:2: 'bandwidth': cannot read 'fast' as a rate"),
     ('n_workers,steps_per_s\n1,"2\n', "not a readable CSV"),
     ("n_workers,steps_per_s,host_steal_cores\n1,2,-0.5\n", "m.csv:2: 'host_steal_cores' must be >= 0 (got '-0.5')"),
+    # read, then refused by validate as "'batch_size' must be from 1 to 10^9 (got ...)", naming no file or line
+    # it said 'm.csv:2: 3 cells, the header has 1 (got 'n_workers,steps_per_s,repeat')', blaming the real header
+    ("# runs of 2026-12-01\nn_workers,steps_per_s,repeat\n1,2,0\n", "m.csv:1: a comment where the header should be "
+                                                                   "(got '# runs of 2026-12-01'): this CSV has no "
+                                                                   "comment lines"),
+    ("n_workers,steps_per_s,batch_size\n1,2,1000000001\n", "m.csv:2: 'batch_size' must be at most 10^9 (got "
+                                                          "'1000000001')"),
 ])
 def test_malformed_measurements_name_file_line_and_value(tmp_path: pathlib.Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:
@@ -204,3 +213,14 @@ def test_a_gzipped_measurements_file_is_read(tmp_path: pathlib.Path) -> None:
         read_measured(path)
     path.write_bytes(gzip.compress(b"n_workers,steps_per_s\n1,2\n"))
     assert read_measured(path).to_dict("records") == [{"n_workers": 1, "steps_per_s": 2.0}]
+
+
+@pytest.mark.parametrize("columns", [CURVE_COLUMNS, PLAN_COLUMNS])
+def test_a_csv_tracegen_predicted_is_refused_as_measurements(tmp_path: pathlib.Path, columns: tuple[str, ...]) -> None:
+    """predict's curve.csv (or plan's plan.csv) given as --measured was read, its n_workers and steps_per_s taken
+    for runs: validate scored the simulator against its own prediction (MAPE near 0) without a word."""
+    row = ["1" if c == "n_workers" else "10.8" if c == "steps_per_s" else "0" for c in columns]
+    path = _csv(tmp_path, ",".join(columns) + "\n" + ",".join(row) + "\n")
+    with pytest.raises(ConfigError, match=r"m\.csv:1: a (curve tracegen predicted|plan tracegen made) .*, not "
+                                          "measurements"):
+        read_measured(path)
