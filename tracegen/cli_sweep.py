@@ -18,7 +18,14 @@ from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.outputs import OutputDir, refuse_non_folder
 from tracegen.policy import parse_policy
-from tracegen.predict import MIN_STEPS, PAYLOAD_FRACTION, batch_size_of, seconds_on_one_core, task_events
+from tracegen.predict import (
+    MAX_BATCH_SIZE,
+    MIN_STEPS,
+    PAYLOAD_FRACTION,
+    batch_size_of,
+    seconds_on_one_core,
+    task_events,
+)
 from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.simulate import MAX_STEPS
 from tracegen.sweep import MAX_PART_POINTS, MIN_PART_POINTS, PART_POINTS, Runner, SweepProgress, build_inputs, sweep
@@ -194,7 +201,7 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ConfigError(f"'--seeds' must be at least 1 (got {args.seeds})")
     if not 1 <= args.jobs <= MAX_JOBS:
         raise ConfigError(f"'--jobs' must be from 1 to {MAX_JOBS} (got {args.jobs})")
-    if args.batch_size is not None and not 1 <= args.batch_size <= 10**9:
+    if args.batch_size is not None and not 1 <= args.batch_size <= MAX_BATCH_SIZE:
         raise ConfigError(f"'--batch-size' must be from 1 to 10^9 (got {args.batch_size})")
     if not 0 < args.payload_fraction <= 1:
         raise ConfigError(f"'--payload-fraction' must be in (0, 1] (got {args.payload_fraction:g})")

@@ -54,6 +54,7 @@ from tracegen.metrics import link_bound_steps_per_s, ps_bound_steps_per_s, steps
 from tracegen.model import StepModel
 from tracegen.placement import Placement
 from tracegen.predict import (
+    MAX_BATCH_SIZE,
     MAX_EVENTS,
     MIN_STEPS,
     PAYLOAD_FRACTION,
@@ -95,7 +96,7 @@ class PlanConfig:
         target = self.target_samples_per_s
         if target is not None and not (math.isfinite(target) and target > 0):
             raise ConfigError(f"'target_samples_per_s' must be a number > 0 (got {target})")
-        if not 1 <= self.batch_size <= 10**9:
+        if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
             raise ConfigError(f"'batch_size' must be from 1 to 10^9 (got {self.batch_size})")
         if not 1 <= self.step_budget <= 100_000:
             raise ConfigError(f"'step_budget' must be from 1 to 100000 (got {self.step_budget})")

@@ -40,6 +40,7 @@ from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
 from tracegen.model import StepModel
+from tracegen.predict import MAX_BATCH_SIZE
 from tracegen.simulate import SimConfig
 
 ID_FORMAT = 2  # bump when what a point id covers changes (2: every file under a trace directory, by its path)
@@ -151,7 +152,7 @@ class SweepGrid:
         if bad:
             raise ConfigError(f"'worker_speed' must be from {MIN_WORKER_SPEED:g} to {MAX_WORKER_SPEED:g} "
                               f"(got {bad[0]!r})")
-        if not 1 <= self.batch_size <= 10**9:
+        if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
             raise ConfigError(f"'batch_size' must be from 1 to 10^9 (got {self.batch_size})")
         if self.warmup_steps < 1:  # each point's utilisations and bottleneck are measured from a warm-up's end
             raise ConfigError(f"'warmup_steps' must be at least 1 (got {self.warmup_steps})")
