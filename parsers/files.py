@@ -64,9 +64,13 @@ def refuse_unreadable(path: pathlib.Path) -> None:
                                "remove it")
 
 
-def read_file(path: pathlib.Path, max_bytes: int, error: type[Exception] = TraceFormatError) -> bytes:
-    """The bytes of regular file ``path``; ``error`` if it is anything else, unreadable, or longer than
-    ``max_bytes`` (counted while reading, at most ``max_bytes + 1`` bytes are read)."""
+def read_file(source: str | os.PathLike[str], max_bytes: int, error: type[Exception] = TraceFormatError) -> bytes:
+    """The bytes of regular file ``source``; ``error`` if it is anything else, unreadable, longer than
+    ``max_bytes`` (counted while reading, at most ``max_bytes + 1`` bytes are read), or an empty path (which
+    ``pathlib`` would take for the current directory: an unset shell variable given as the file)."""
+    if not os.fspath(source):
+        raise error("'': an empty path names no file")
+    path = pathlib.Path(source)
     try:
         mode = path.stat().st_mode
         if not stat.S_ISREG(mode):

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from parsers import SchemaError, TraceError, TraceFormatError, read_trace
+from parsers.catalogue import CatalogueError, read_catalogue
 from parsers.chrome import write_trace
 from parsers.errors import MAX_MESSAGE_CHARS, one_line, quoted
 from parsers.files import MAX_GZIP_MEMBERS
@@ -32,6 +33,7 @@ from parsers.read import read_meta
 from parsers.singleworker import SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
 from parsers.tables import write_tables
 from parsers.trace import make_table
+from parsers.workerclasses import WorkerClassError, read_worker_classes
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
 REAL_PB = TRACES / "mlp" / "step_000.pb"
@@ -830,3 +832,14 @@ def test_a_hosts_profile_that_cannot_be_read_is_refused_not_left_out(tmp_path: p
     with pytest.raises(TraceFormatError) as info:
         read_trace(tmp_path)
     _check_message(str(info.value), run / "127.0.0.1_1.xplane.pb", "which does not exist: named as one of the trace's")
+
+
+def test_an_empty_path_given_as_a_file_to_read_is_named_as_one(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: pathlib.Path) -> None:
+    """'--link-profile ""' (an unset shell variable) said '.: a directory, not a regular file: refused': pathlib
+    takes '' for the current directory. It is refused as an empty path, as a trace's is."""
+    monkeypatch.chdir(tmp_path)
+    for read, error in ((read_link_profile, ProfileError), (read_single_worker, SingleWorkerError),
+                        (read_catalogue, CatalogueError), (read_worker_classes, WorkerClassError)):
+        with pytest.raises(error, match=r"^'': an empty path names no file$"):
+            read("")
