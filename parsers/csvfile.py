@@ -12,7 +12,6 @@ import csv
 import dataclasses
 import io
 import os
-import pathlib
 import re
 
 from parsers.errors import TraceFormatError, quoted
@@ -63,7 +62,7 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
     """The data rows of a versioned CSV file (module docstring), after checking its first line and header.
     ``older``: earlier versions still read, with their columns (the rows' ``columns`` tell which one a file is)."""
     source = os.fspath(path)
-    data = read_file(pathlib.Path(source), max_bytes, error)
+    data = read_file(source, max_bytes, error)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

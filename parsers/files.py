@@ -46,9 +46,31 @@ def broken_link(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def read_file(path: pathlib.Path, max_bytes: int, error: type[Exception] = TraceFormatError) -> bytes:
-    """The bytes of regular file ``path``; ``error`` if it is anything else, unreadable, or longer than
-    ``max_bytes`` (counted while reading, at most ``max_bytes + 1`` bytes are read)."""
+def not_regular(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is, in words for a message, when it is no regular file that can be read (a FIFO, a device, a
+    directory, a symbolic link to nothing, a path that cannot be looked at); None for a regular file."""
+    try:
+        mode = pathlib.Path(path).stat().st_mode
+    except OSError as exc:
+        return broken_link(path) or f"cannot be looked at ({exc.strerror or exc})"
+    return None if stat.S_ISREG(mode) else _kind(mode)
+
+
+def refuse_unreadable(path: pathlib.Path) -> None:
+    """TraceFormatError when ``path``, named as one of a trace's files (in a directory or a pattern's matches), is
+    no regular file: left out without a word, the trace would be read without the step or host it stands for."""
+    if (what := not_regular(path)) is not None:
+        raise TraceFormatError(f"{path}: {what}: named as one of the trace's files, but cannot be read; fix or "
+                               "remove it")
+
+
+def read_file(source: str | os.PathLike[str], max_bytes: int, error: type[Exception] = TraceFormatError) -> bytes:
+    """The bytes of regular file ``source``; ``error`` if it is anything else, unreadable, longer than
+    ``max_bytes`` (counted while reading, at most ``max_bytes + 1`` bytes are read), or an empty path (which
+    ``pathlib`` would take for the current directory: an unset shell variable given as the file)."""
+    if not os.fspath(source):
+        raise error("'': an empty path names no file")
+    path = pathlib.Path(source)
     try:
         mode = path.stat().st_mode
         if not stat.S_ISREG(mode):

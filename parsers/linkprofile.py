@@ -42,7 +42,6 @@ import dataclasses
 import json
 import math
 import os
-import pathlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -143,7 +142,7 @@ def write_link_profile(profile: LinkProfile, path: str | os.PathLike[str]) -> No
 def read_link_profile(path: str | os.PathLike[str]) -> LinkProfile:
     """Read and check a ``link-profile.json``; :class:`ProfileError` names the file and the bad key."""
     source = os.fspath(path)
-    data = read_file(pathlib.Path(source), MAX_PROFILE_BYTES, ProfileError)
+    data = read_file(source, MAX_PROFILE_BYTES, ProfileError)
     return _profile_from(load_json(data, source, parse_float=finite_float, error=ProfileError), source)
 
 

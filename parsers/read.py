@@ -21,7 +21,7 @@ from typing import Any
 
 from parsers.chrome import chrome_from_events, load_events
 from parsers.errors import TraceContentError, TraceFormatError, quoted
-from parsers.files import GZIP_MAGIC, gunzip, read_file
+from parsers.files import GZIP_MAGIC, gunzip, read_file, refuse_unreadable
 from parsers.jsondoc import finite_float, load_json
 from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.linkprofile import PROFILE_NAME
@@ -182,12 +182,17 @@ def _read_profile(files: list[pathlib.Path], source: str, max_bytes: int,
 
 
 def _files(paths: Iterable[pathlib.Path], source: str, keep: Callable[[pathlib.Path], bool]) -> list[pathlib.Path]:
-    """The regular files among ``paths`` that ``keep`` accepts, sorted; at most ``MAX_FILES`` are looked at."""
+    """The regular files among ``paths`` that ``keep`` accepts, sorted; at most ``MAX_FILES`` are looked at. One
+    named as a trace's file that is no regular file (a link to nothing, a FIFO) is refused, not left out."""
     try:
         found = list(itertools.islice(paths, MAX_FILES + 1))
         if len(found) > MAX_FILES:
             raise TraceFormatError(f"{source}: more than {MAX_FILES} entries; pass a smaller directory or pattern")
-        return sorted(p for p in found if keep(p) and p.is_file())
+        kept = sorted(p for p in found if keep(p))
+        for p in kept:
+            if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES + XPLANE_SUFFIXES) and p.name not in BESIDE:
+                refuse_unreadable(p)
+        return [p for p in kept if p.is_file()]
     except OSError as exc:
         raise TraceFormatError(f"{source}: cannot list: {exc.strerror or exc}") from None
 

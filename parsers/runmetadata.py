@@ -15,7 +15,7 @@ from typing import Any
 
 from google.protobuf import message, text_format
 
-from parsers.errors import TraceContentError, TraceFormatError, quoted
+from parsers.errors import TraceContentError, TraceFormatError, one_line, quoted
 from parsers.labels import parse_op_type, parse_recv_label, split_input
 from parsers.limits import MAX_RECORDS, SCAN_BYTES, check_text_shape, check_wire_shape, check_wire_text
 from parsers.proto import tf_trace_pb2 as pb
@@ -67,7 +67,7 @@ def parse_step(data: bytes, source: str, *, check_shape: bool = False) -> StepFi
         md = _parse_binary(pb.RunMetadata, data, source, check_shape=check_shape)
         why = "it holds no step_stats with named devices"
     except TraceFormatError as exc:
-        md, why = pb.RunMetadata(), str(exc).removeprefix(f"{source}: ")
+        md, why = pb.RunMetadata(), str(exc).removeprefix(one_line(f"{source}: "))  # as the message escaped it
     if not _has_devices(md.step_stats):  # a bare StepStats misparses as RunMetadata: try it too
         md = pb.RunMetadata()
         with contextlib.suppress(TraceFormatError):

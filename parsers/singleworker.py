@@ -114,7 +114,7 @@ def write_single_worker(measured: SingleWorker, path: str | os.PathLike[str]) ->
 def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
     """Read and check a ``single-worker.json``; :class:`SingleWorkerError` names the file and the bad key."""
     source = os.fspath(path)
-    data = read_file(pathlib.Path(source), MAX_BYTES, SingleWorkerError)
+    data = read_file(source, MAX_BYTES, SingleWorkerError)
     doc: Any = load_json(data, source, parse_float=finite_float, error=SingleWorkerError)
     c = Checker(source, SingleWorkerError)
     c.header(doc, FORMAT, VERSION)

@@ -24,7 +24,7 @@ from typing import Any
 from google.protobuf import message
 
 from parsers.errors import TraceContentError, TraceFormatError, quoted
-from parsers.files import GZIP_MAGIC, gunzip, read_file
+from parsers.files import GZIP_MAGIC, gunzip, read_file, refuse_unreadable
 from parsers.limits import MAX_FILES, SCAN_BYTES, check_wire_shape, check_wire_text
 from parsers.proto import xplane_pb2 as pb
 from parsers.trace import MAX_DUR_NS, MAX_TIME_NS
@@ -85,7 +85,10 @@ def profile_files(directory: pathlib.Path) -> list[pathlib.Path]:
     runs = profile_runs(directory)
     if runs:
         directory = runs[-1]
-    found = [p for p in _limited(directory.iterdir(), str(directory)) if p.is_file()]
+    found = _limited(directory.iterdir(), str(directory))
+    for p in found:
+        if p.name.endswith(PROFILE_SUFFIXES):  # a host's profile left out would drop the host without a word
+            refuse_unreadable(p)
     for suffixes in (XPLANE_SUFFIXES, VIEWER_SUFFIXES[:1]):
         files = sorted(p for p in found if p.name.endswith(suffixes))
         if files:

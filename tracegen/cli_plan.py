@@ -79,7 +79,9 @@ def run_plan(args: argparse.Namespace) -> int:
     ps_shards = shard_counts(args)
     catalogue = read_catalogue(args.catalogue)
     profile, single = profile_beside(args.trace), single_worker_beside(args.trace)
-    with OutputDir(args.out, ["plan.csv", *(["report.html"] * args.html)], force=args.force, command="plan") as out:
+    read = (args.trace, args.catalogue, profile, single, args.placement)  # never replaced, even with --force
+    with OutputDir(args.out, ["plan.csv", *(["report.html"] * args.html)], force=args.force, command="plan",
+                   inputs=[p for p in read if p]) as out:
         trace = read_trace(args.trace)
         model = build_model(trace)
         if ps_shards:

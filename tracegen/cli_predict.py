@@ -202,7 +202,9 @@ def run_predict(args: argparse.Namespace) -> int:
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),
                *(["report.html"] * args.html)]
-    with OutputDir(args.out, planned, force=args.force, command="predict") as out:
+    read = (args.trace, profile_path, single_path, args.worker_classes, config.order_file, args.placement)
+    with OutputDir(args.out, planned, force=args.force, command="predict",  # never what it reads, even with --force
+                   inputs=[p for p in read if p]) as out:
         result = predict(args.trace, config, out, progress=lambda line: print(line, file=sys.stderr, flush=True))
         if args.html:
             result = dataclasses.replace(result, files=(*result.files, out.write("report.html", _html(

@@ -153,7 +153,7 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
         what = "not a regular file" if pathlib.Path(source).exists() else broken_link(source) or "no such file"
         raise ConfigError(f"'placement' must be round-robin, greedy or a placement file (got {path!r}: {what})")
     try:
-        text = read_file(pathlib.Path(source), MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8-sig")
+        text = read_file(source, MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
     reader = csv.reader(io.StringIO(text, newline=""))

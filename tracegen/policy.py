@@ -134,18 +134,18 @@ def read_order(path: str | os.PathLike[str], name: str = "policy") -> tuple[str,
 
 def _order_lines(path: str | os.PathLike[str], option: str = "policy") -> dict[str, int]:
     """Each tensor name of the order file ``path`` and its line number, in the file's order."""
-    p = pathlib.Path(path)
+    p = os.fspath(path)
     try:  # bounded: '--policy /dev/zero' or a huge file is refused, not read until memory runs out
-        text = read_file(p, MAX_ORDER_BYTES).decode("utf-8-sig")
+        text = read_file(path, MAX_ORDER_BYTES).decode("utf-8-sig")
     except TraceFormatError as exc:
-        raise ConfigError(f"'{option}': cannot read order file {str(p)!r}: {exc}") from None
+        raise ConfigError(f"'{option}': cannot read order file {p!r}: {exc}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"'{option}': order file {str(p)!r}: byte {exc.start}: not UTF-8 text") from None
+        raise ConfigError(f"'{option}': order file {p!r}: byte {exc.start}: not UTF-8 text") from None
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         name = line.split("#", 1)[0].strip()
         if name in seen:  # which place would it take? the file does not say
-            raise ConfigError(f"'{option}': order file {str(p)!r}: line {number}: {name!r} is already on line "
+            raise ConfigError(f"'{option}': order file {p!r}: line {number}: {name!r} is already on line "
                               f"{seen[name]}")
         if name:
             seen[name] = number

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from parsers import SchemaError, TraceError, TraceFormatError, read_trace
+from parsers.catalogue import CatalogueError, read_catalogue
 from parsers.chrome import write_trace
 from parsers.errors import MAX_MESSAGE_CHARS, one_line, quoted
 from parsers.files import MAX_GZIP_MEMBERS
@@ -32,6 +33,7 @@ from parsers.read import read_meta
 from parsers.singleworker import SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
 from parsers.tables import write_tables
 from parsers.trace import make_table
+from parsers.workerclasses import WorkerClassError, read_worker_classes
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
 REAL_PB = TRACES / "mlp" / "step_000.pb"
@@ -799,3 +801,45 @@ def test_a_link_profile_or_single_worker_file_that_is_a_broken_link_is_named_as_
         with pytest.raises(error, match=f"^{re.escape(str(dangling))}: cannot read: a symbolic link to "
                                         "'nowhere.json', which does not exist$"):
             read(dangling)
+
+
+@pytest.mark.parametrize(("make", "why"), [
+    (lambda p: p.symlink_to("/nonexistent/step.pb"), "a symbolic link to '/nonexistent/step.pb', which does not exist"),
+    (lambda p: p.symlink_to(p.name), "a symbolic link that loops"),
+    (os.mkfifo, "a FIFO (named pipe)"),
+    (lambda p: p.mkdir(), "a directory"),
+])
+@pytest.mark.parametrize("pattern", [False, True])
+def test_a_step_file_that_cannot_be_read_is_refused_not_left_out(tmp_path: pathlib.Path, make: Callable[..., Any],
+                                                                  why: str, pattern: bool) -> None:
+    """A directory of steps (or a pattern's matches) holding a step_003.pb that is a link to nothing, a FIFO or a
+    folder was read without it, without a word: the prediction then rested on one step fewer than the user had."""
+    for n in range(3):
+        (tmp_path / f"step_00{n}.pb").write_bytes((TRACES / "mlp" / f"step_00{n}.pb").read_bytes())
+    make(tmp_path / "step_003.pb")
+    with pytest.raises(TraceFormatError) as info:
+        read_trace(tmp_path / "*.pb" if pattern else tmp_path)
+    _check_message(str(info.value), tmp_path / "step_003.pb", f"{why}: named as one of the trace's files")
+
+
+def test_a_hosts_profile_that_cannot_be_read_is_refused_not_left_out(tmp_path: pathlib.Path) -> None:
+    """A TF2 profile run whose PS host's .xplane.pb was a link to nothing was read as the other hosts' alone."""
+    run = tmp_path / "plugins" / "profile" / "2026_12_01_12_50_54"
+    run.mkdir(parents=True)
+    for host in sorted((TRACES / "tf2_pss" / "plugins" / "profile").glob("*/*.xplane.pb"))[1:]:
+        (run / host.name).write_bytes(host.read_bytes())
+    (run / "127.0.0.1_1.xplane.pb").symlink_to("/nonexistent/host.xplane.pb")
+    with pytest.raises(TraceFormatError) as info:
+        read_trace(tmp_path)
+    _check_message(str(info.value), run / "127.0.0.1_1.xplane.pb", "which does not exist: named as one of the trace's")
+
+
+def test_an_empty_path_given_as_a_file_to_read_is_named_as_one(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: pathlib.Path) -> None:
+    """'--link-profile ""' (an unset shell variable) said '.: a directory, not a regular file: refused': pathlib
+    takes '' for the current directory. It is refused as an empty path, as a trace's is."""
+    monkeypatch.chdir(tmp_path)
+    for read, error in ((read_link_profile, ProfileError), (read_single_worker, SingleWorkerError),
+                        (read_catalogue, CatalogueError), (read_worker_classes, WorkerClassError)):
+        with pytest.raises(error, match=r"^'': an empty path names no file$"):
+            read("")

@@ -3,6 +3,7 @@ TensorFlow's own protobuf classes parsing the same bytes."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import shutil
 
@@ -10,7 +11,7 @@ import pytest
 from google.protobuf import text_format
 
 from parsers import read_trace
-from parsers.errors import TraceContentError
+from parsers.errors import TraceContentError, TraceFormatError
 from parsers.proto import tf_trace_pb2 as pb
 from parsers.trace import device_role
 
@@ -194,3 +195,16 @@ def test_one_step_read_twice_is_refused(tmp_path: pathlib.Path) -> None:
     with pytest.raises(TraceContentError, match=r"step_002\.pb\.gz: its step starts \d+ ns before the step of "
                                                 r".*step_001\.pb\.gz ends"):
         read_trace(tmp_path)
+
+
+def test_a_damaged_step_in_a_folder_named_in_other_bytes_than_utf8_is_named_once(tmp_path: pathlib.Path) -> None:
+    """Under a folder whose name is not UTF-8, the message named the file twice ('bad\\udcff/step.pb: not a
+    RunMetadata ...: bad\\udcff/step.pb: byte 0: ...'): the inner message's path, escaped, was not taken off."""
+    folder = pathlib.Path(os.fsdecode(os.fsencode(tmp_path) + b"/bad\xff"))
+    folder.mkdir()
+    (folder / "step.pb").write_bytes(b"garbage")
+    with pytest.raises(TraceFormatError) as info:
+        read_trace(folder / "step.pb")
+    assert str(info.value).endswith("step.pb: not a RunMetadata or StepStats protobuf: byte 0: field 12 has wire "
+                                    "type 7, which TensorFlow's traces do not use"), info.value
+    assert str(info.value).count("step.pb") == 1, info.value

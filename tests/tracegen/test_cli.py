@@ -822,3 +822,27 @@ def test_help_names_every_format_a_trace_may_be_in(command: str, capsys: pytest.
     text = " ".join(capsys.readouterr().out.split())
     for name in ("StepStats", ".pbtxt", ".json.gz", "xplane.pb", "trace-viewer", "tracegen convert"):
         assert name in text, name
+
+
+@pytest.mark.parametrize(("command", "option", "name", "content"), [
+    ("predict", "--placement", "shards.csv", "variable,shard\nfc1/kernel,0\nfc1/bias,1\nfc2/kernel,1\nfc2/bias,0\n"
+                                             "logits/kernel,0\nlogits/bias,1\n"),
+    ("predict", "--link-profile", "curve.csv", None),
+    ("plan", "--catalogue", "plan.csv", None),
+], ids=["placement", "link-profile", "catalogue"])
+def test_force_never_replaces_a_file_the_run_reads(command: str, option: str, name: str, content: str | None,
+                                                   tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'predict --ps-shards 2 --placement out/shards.csv --out out --force' read the user's placement file, then
+    replaced it with its shards table; plan did the same to a catalogue named plan.csv. --force replaces an
+    earlier run's outputs, never what the run reads (as validate and convert already held)."""
+    trace = ROOT / "data" / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    source = {"--link-profile": trace / "link-profile.json", "--catalogue": ROOT / "data" / "catalogue" / "example.csv"}
+    given = tmp_path / name
+    given.write_bytes(content.encode() if content is not None else source[option].read_bytes())
+    before = given.read_bytes()
+    extra = ["--ps-shards", "2"] if option == "--placement" else []
+    assert main([command, str(trace), "--workers", "1-2", option, str(given), *extra, "--out", str(tmp_path),
+                 "--force"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{given}: is an input of this run" in err, err
+    assert given.read_bytes() == before
