@@ -55,6 +55,7 @@ def _profile(args: argparse.Namespace) -> int:
 
 def _profile_tf2(args: argparse.Namespace, spec: Any) -> int:
     """``profile --api tf2``: a ParameterServerStrategy job profiled from its first step (validation.capture_tf2)."""
+    from validation.capture import MAX_TRACED_STEPS
     from validation.capture_tf2 import capture
 
     if args.warmup:
@@ -62,6 +63,8 @@ def _profile_tf2(args: argparse.Namespace, spec: Any) -> int:
                           f"graphs, which predict needs; --warmup must be 0 (got {args.warmup})")
     if args.netbench is not None:
         raise ConfigError("--netbench is not available with --api tf2 yet; run 'tracegen netbench run' beside it")
+    if not 1 <= args.steps <= MAX_TRACED_STEPS:
+        raise ConfigError(f"--steps must be from 1 to {MAX_TRACED_STEPS} (got {args.steps})")
     out = pathlib.Path(args.out)
     files = capture(out, steps=args.steps + 1, warmup=0, model=spec)
     print(f"profiled {args.steps} step(s) of {args.model} (batch {args.batch_size}) after the first call, "
@@ -180,10 +183,11 @@ def _model_names() -> tuple[str, ...]:
 
 
 def _widths(text: str) -> list[int]:
-    try:
-        return [int(w) for w in text.split(",") if w.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"widths must be comma-separated integers (got {text!r})") from exc
+    """``--widths 512,512``; an empty entry is refused (``,,`` traced the zoo's default widths without a word)."""
+    parts = [w.strip() for w in text.split(",")]
+    if not all(w.isascii() and w.isdigit() for w in parts):
+        raise argparse.ArgumentTypeError(f"widths must be comma-separated whole numbers, none empty (got {text!r})")
+    return [int(w) for w in parts]
 
 
 TESTBED_HELP = ("measure the real curve on an emulated cluster (root; needs the 'tf' extra, iproute2 and the "

@@ -100,6 +100,17 @@ class OutputDir:
         yield self._staged(name)
         self._record(name)
 
+    @contextlib.contextmanager
+    def staged_folder(self) -> Iterator[pathlib.Path]:
+        """The staging folder itself, for a process of its own that writes this run's files into it (``profile``'s
+        TensorFlow worker, its steps); each file in it when the block ends without an error is this run's."""
+        folder = self.root / STAGING_NAME
+        folder.mkdir(parents=True, exist_ok=True)
+        yield folder
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and not _OWN_TMP.fullmatch(path.name):
+                self._record(path.relative_to(folder).as_posix())
+
     def _record(self, name: str) -> None:
         if name not in self.written:
             self.written.append(name)

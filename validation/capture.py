@@ -28,11 +28,15 @@ from typing import Any
 
 from parsers.atomic import write_bytes_atomic
 from parsers.read import META_NAME
+from tracegen.outputs import OutputDir
 from validation.errors import ConfigError, JobError, MissingDependencyError
 from validation.ports import free_ports
-from validation.zoo import ModelSpec
+from validation.zoo import ModelSpec, check_sizes
 
 JOB_TIMEOUT_S = 600.0
+# '--steps 100000000' traced until stopped, 4.5 MB a second of mlp steps; the replay draws from every complete step
+MAX_TRACED_STEPS = 1000
+MAX_WARMUP_STEPS = 10_000  # the job has JOB_TIMEOUT_S in all
 
 
 def trace_step(sess: Any, fetches: Any, prefix: str | os.PathLike[str], feed_dict: Any = None) -> Any:
@@ -65,10 +69,12 @@ class ProfileConfig:
     learning_rate: float = 0.01
 
     def __post_init__(self) -> None:
-        if self.warmup_steps < 0:
-            raise ConfigError(f"'warmup_steps' must be >= 0 (got {self.warmup_steps})")
-        if self.traced_steps < 1:
-            raise ConfigError(f"'traced_steps' must be >= 1 (got {self.traced_steps})")
+        if not 0 <= self.warmup_steps <= MAX_WARMUP_STEPS:
+            raise ConfigError(f"'warmup_steps' (--warmup) must be from 0 to {MAX_WARMUP_STEPS} "
+                              f"(got {self.warmup_steps})")
+        if not 1 <= self.traced_steps <= MAX_TRACED_STEPS:
+            raise ConfigError(f"'traced_steps' (--steps) must be from 1 to {MAX_TRACED_STEPS} (got "
+                              f"{self.traced_steps}): the replay draws from the steps, and more only fill the disk")
 
 
 def tensorflow_version() -> str:
@@ -88,10 +94,32 @@ def profile(config: ProfileConfig, out_dir: pathlib.Path) -> list[pathlib.Path]:
     which must not already hold a trace. Returns the ``.pb`` paths.
     """
     tf_version = tensorflow_version()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    clash = sorted(p.name for p in out_dir.iterdir() if p.name.startswith("step_") or p.name == META_NAME)
+    clash = sorted(p.name for p in out_dir.iterdir() if p.name.startswith("step_") or p.name == META_NAME) \
+        if out_dir.is_dir() else []
     if clash:
         raise ConfigError(f"{out_dir}: already holds a trace ({clash[0]}, ...); choose an empty directory")
+    check_sizes(config.model)
+    with OutputDir(out_dir, [META_NAME], command="profile") as out:
+        with out.staged_folder() as staged:  # in place only once all of it is: a stopped run leaves nothing
+            _run_profile_job(config, staged)
+        meta = {
+            "tool": "tracegen profile",
+            "model": config.model.name,
+            "batch_size": config.model.batch_size,
+            "widths": list(config.model.resolved_widths()),
+            "learning_rate": config.learning_rate,
+            "warmup_steps": config.warmup_steps,
+            "traced_steps": config.traced_steps,
+            "cluster": "1 PS + 1 worker, separate processes on 127.0.0.1",
+            "tensorflow": tf_version,
+            "python": sys.version.split()[0],
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        out.write(META_NAME, json.dumps(meta, indent=2) + "\n")
+    return sorted(out_dir.glob("step_*.pb"))
+
+
+def _run_profile_job(config: ProfileConfig, trace_dir: pathlib.Path) -> None:
     ps_port, worker_port = free_ports(2)
     cluster = {"ps": [f"127.0.0.1:{ps_port}"], "worker": [f"127.0.0.1:{worker_port}"]}
     job = {
@@ -100,24 +128,9 @@ def profile(config: ProfileConfig, out_dir: pathlib.Path) -> list[pathlib.Path]:
         "learning_rate": config.learning_rate,
         "warmup_steps": config.warmup_steps,
         "traced_steps": config.traced_steps,
-        "trace_dir": str(out_dir),
+        "trace_dir": str(trace_dir),
     }
     run_job(job, n_workers=1, timeout_s=JOB_TIMEOUT_S)
-    meta = {
-        "tool": "tracegen profile",
-        "model": config.model.name,
-        "batch_size": config.model.batch_size,
-        "widths": list(config.model.resolved_widths()),
-        "learning_rate": config.learning_rate,
-        "warmup_steps": config.warmup_steps,
-        "traced_steps": config.traced_steps,
-        "cluster": "1 PS + 1 worker, separate processes on 127.0.0.1",
-        "tensorflow": tf_version,
-        "python": sys.version.split()[0],
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }
-    write_bytes_atomic(out_dir / META_NAME, (json.dumps(meta, indent=2) + "\n").encode())
-    return sorted(out_dir.glob("step_*.pb"))
 
 
 def run_job(job: dict[str, Any], n_workers: int, timeout_s: float) -> list[str]:

@@ -40,11 +40,11 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from parsers.atomic import write_bytes_atomic
-from validation.capture import reap, tensorflow_version
+from tracegen.outputs import OutputDir
+from validation.capture import MAX_TRACED_STEPS, MAX_WARMUP_STEPS, reap, tensorflow_version
 from validation.errors import ConfigError, JobError
 from validation.ports import free_ports
-from validation.zoo import ModelSpec, build_loss, variable_specs, variables_from
+from validation.zoo import ModelSpec, build_loss, check_sizes, variable_specs, variables_from
 
 JOB_TIMEOUT_S = 300.0
 # Inter-op threads of every process: with the default (the core count) a 2-core machine deadlocks (DOMAIN.md).
@@ -60,20 +60,32 @@ def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s
     """Run the job, profile ``steps`` scheduled steps after ``warmup`` unprofiled ones, write the TensorBoard
     logdir ``out_dir`` (which must not already hold a profile) and ``out_dir/meta.json``; return the
     ``.xplane.pb`` files written. ``model``: a zoo model (:mod:`validation.zoo`) instead of :data:`MODEL`."""
-    if steps < 1:
-        raise ConfigError(f"'steps' must be >= 1 (got {steps})")
-    if warmup < 0:
-        raise ConfigError(f"'warmup' must be >= 0 (got {warmup})")
+    if not 1 <= steps <= MAX_TRACED_STEPS + 1:  # the first call and --steps after it
+        raise ConfigError(f"'steps' must be from 1 to {MAX_TRACED_STEPS + 1} (got {steps})")
+    if not 0 <= warmup <= MAX_WARMUP_STEPS:
+        raise ConfigError(f"'warmup' must be from 0 to {MAX_WARMUP_STEPS} (got {warmup})")
     tf_version = tensorflow_version()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if (out_dir / "plugins").exists():
-        raise ConfigError(f"{out_dir}: already holds a profile (plugins/); choose an empty directory")
+    if (out_dir / "plugins").exists() or (out_dir / "meta.json").exists():
+        raise ConfigError(f"{out_dir}: already holds a profile (plugins/ or meta.json); choose an empty directory")
+    if model is not None:
+        check_sizes(model)
+    with OutputDir(out_dir, ["meta.json"], command="profile") as written:
+        with written.staged_folder() as logdir:  # in place only once all of it is: a stopped run leaves nothing
+            files, meta = _profile_job(logdir, steps, warmup, timeout_s, model)
+        written.write("meta.json", json.dumps({**meta, "hosts": [f.name for f in files], "tensorflow": tf_version,
+                                               "python": sys.version.split()[0]}, indent=2) + "\n")
+    return sorted(out_dir.glob("plugins/profile/*/*.xplane.pb"))
+
+
+def _profile_job(logdir: pathlib.Path, steps: int, warmup: int, timeout_s: float,
+                 model: ModelSpec | None) -> tuple[list[pathlib.Path], dict[str, Any]]:
+    """Run the job with its profiler writing into ``logdir``: the ``.xplane.pb`` files and meta.json's fields."""
     names = ("ps", "worker", "ps_prof", "worker_prof", "chief_prof")
     ports = dict(zip(names, free_ports(len(names)), strict=True))
     job = {
         "cluster": {"ps": [f"127.0.0.1:{ports['ps']}"], "worker": [f"127.0.0.1:{ports['worker']}"]},
         "profiler_ports": {"ps": ports["ps_prof"], "worker": ports["worker_prof"], "chief": ports["chief_prof"]},
-        "steps": steps, "warmup": warmup, "logdir": str(out_dir.resolve()),
+        "steps": steps, "warmup": warmup, "logdir": str(logdir.resolve()),
         "zoo": None if model is None else {"name": model.name, "batch_size": model.batch_size,
                                            "widths": list(model.resolved_widths())},
     }
@@ -94,9 +106,9 @@ def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s
         report = json.loads((out.strip().splitlines() or ["{}"])[-1])
     finally:
         reap(procs)
-    files = sorted(out_dir.glob("plugins/profile/*/*.xplane.pb"))
+    files = sorted(logdir.glob("plugins/profile/*/*.xplane.pb"))
     if not files:
-        raise JobError(f"{out_dir}: the profiler wrote no .xplane.pb file")
+        raise JobError(f"{logdir.parent}: the profiler wrote no .xplane.pb file")
     described = ({"model": {name: list(shape) for name, shape in MODEL}, "batch_size": BATCH} if model is None
                  else {"model": model.name, "widths": list(model.resolved_widths()), "batch_size": model.batch_size})
     meta = {
@@ -105,12 +117,10 @@ def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s
         "learning_rate": LEARNING_RATE, "warmup_steps": warmup, "profiled_steps": steps,
         "cluster": "coordinator, 1 PS task, 1 worker task: separate processes on 127.0.0.1",
         "profiler": "tf.profiler.experimental.server in every process, client.trace from the coordinator",
-        "inter_op_threads": INTER_OP_THREADS, "hosts": [f.name for f in files], **report,
-        "tensorflow": tf_version, "python": sys.version.split()[0],
+        "inter_op_threads": INTER_OP_THREADS, **report,
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-    write_bytes_atomic(out_dir / "meta.json", (json.dumps(meta, indent=2) + "\n").encode())
-    return files
+    return files, meta
 
 
 def _start(argv: Sequence[str], env: dict[str, str], *, quiet: bool) -> subprocess.Popen[str]:

@@ -17,10 +17,17 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from validation.errors import ConfigError
+from tracegen.units import format_bytes
+from validation.errors import ConfigError, JobError
 
 MODEL_NAMES = ("mlp", "cnn", "resnet", "embed", "deep", "wide")
 
@@ -108,6 +115,61 @@ def variable_specs(spec: ModelSpec) -> list[tuple[str, list[int], Any]]:
     with tf.Graph().as_default(), variables_from(record):
         build_loss(spec)
     return list(found.values())
+
+
+MAX_TENSOR_BYTES = 2**31 - 1  # TensorFlow's gRPC moves a tensor in one protobuf message, which 2 GiB bounds
+BYTES_PER_VALUE = 4  # the zoo's variables are float32
+READ_SPARSELY = {"embed": ("embedding",)}  # gathered on the PS: only the looked-up rows travel, never the table
+
+
+def check_sizes(spec: ModelSpec) -> None:
+    """ConfigError, before any process starts, when ``spec``'s model cannot run here: a variable the worker pulls
+    whole over 2 GiB (the worker failed at its first pull with 'Cannot parse tensor from proto', and the command
+    quoted the last line of its stderr, a row of '='), or variables that together exceed the memory this machine
+    has free (the PS holds them all). Builds the model in a throwaway graph (:func:`variable_shapes`): a few
+    seconds, TensorFlow's import."""
+    specs = variable_shapes(spec)
+    widths = f"{spec.name} with widths {','.join(map(str, spec.resolved_widths()))}"
+    pulled = [s for s in specs if s[0] not in READ_SPARSELY.get(spec.name, ())] or [("", [])]
+    name, shape = max(pulled, key=lambda s: math.prod(s[1]))
+    largest = BYTES_PER_VALUE * math.prod(shape)
+    if largest > MAX_TENSOR_BYTES:
+        raise ConfigError(f"{widths}: variable {name!r} of shape {shape} is {format_bytes(largest)}; TensorFlow "
+                          f"moves no tensor over 2 GiB between PS and worker: choose smaller widths")
+    total = BYTES_PER_VALUE * sum(math.prod(s[1]) for s in specs)
+    free = available_memory_bytes()
+    if free is not None and total > free:
+        raise ConfigError(f"{widths}: its variables take {format_bytes(total)}, more than the "
+                          f"{format_bytes(free)} of memory this machine has available: choose smaller widths")
+
+
+def variable_shapes(spec: ModelSpec) -> list[tuple[str, list[int]]]:
+    """(full name, shape) of every variable of ``spec``'s model (:func:`variable_specs`), found in a child process:
+    TensorFlow's import stays out of this one (its log lines on stderr, its threads, half a GB of memory)."""
+    code = ("import json, sys\n"
+            "from validation.zoo import ModelSpec, variable_specs\n"
+            "doc = json.loads(sys.argv[1])\n"
+            "spec = ModelSpec(name=doc['name'], batch_size=doc['batch_size'], widths=tuple(doc['widths']))\n"
+            "print(json.dumps([[n, list(s)] for n, s, _ in variable_specs(spec)]))\n")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+    argv = [sys.executable, "-c", code, json.dumps(dataclasses.asdict(spec))]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise JobError(f"building {spec.name} to size its variables took over {exc.timeout:g} s") from None
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise JobError(f"building {spec.name} to size its variables failed: {tail}")
+    return [(str(n), [int(d) for d in s]) for n, s in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+def available_memory_bytes() -> int | None:
+    """MemAvailable from ``/proc/meminfo`` (None where there is none)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in pathlib.Path("/proc/meminfo").read_text(encoding="ascii").splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return None
 
 
 def _get_variable(tf: Any, name: str, shape: list[int], initializer: Any) -> Any:

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import json
 import pathlib
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from parsers import read_trace
 from tracegen.cli import main
 from tracegen.model import TaskKind, build_model
+from tracegen.outputs import STAGING_NAME
 from tracegen.summary import gradient_tensors
 from tracegen.variables import variable_map
 from validation.ports import free_ports
@@ -25,7 +30,8 @@ def test_profile_then_inspect(tmp_path: pathlib.Path, capsys: pytest.CaptureFixt
     out = tmp_path / "cnn"
     assert main(["profile", "--model", "cnn", "--batch-size", "4", "--widths", "3,5,7", "--warmup", "1",
                  "--steps", "3", "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["meta.json", "step_000.json", "step_000.pb",
+    assert sorted(p.name for p in out.iterdir()) == [".tracegen-run.json", ".tracegen.lock",  # tracegen.outputs'
+                                                     "meta.json", "step_000.json", "step_000.pb",
                                                      "step_001.json", "step_001.pb", "step_002.json", "step_002.pb"]
     meta = json.loads((out / "meta.json").read_text())
     assert meta["model"] == "cnn" and meta["widths"] == [3, 5, 7] and meta["tensorflow"].startswith("2.")
@@ -195,3 +201,25 @@ def test_a_tf2_loop_tracegen_did_not_write_reads_with_its_variables(tmp_path: pa
         assert (moved["direction"] == "pull").sum() == truth["n"] + 1  # and the "updates applied" signal
     model = build_model(trace)
     assert variable_map(model).n_variables == truth["n"]
+
+
+def test_a_stopped_profile_leaves_nothing(tmp_path: pathlib.Path, default_signals: Callable[[], None],
+                                          process_tree: Any) -> None:
+    """A profile stopped half-way (SIGTERM; '--steps 100000000' had to be) left every step it had traced in --out
+    without its meta.json, which the next profile into it refused ('already holds a trace') and predict read as a
+    trace. Now the steps are staged and put in place only when all of them are there."""
+    out = tmp_path / "mlp"
+    staged = out / STAGING_NAME
+    exe = pathlib.Path(sys.executable).parent / "tracegen"
+    with process_tree.started([str(exe), "profile", "--warmup", "0", "--steps", "1000", "--out", str(out)],
+                              default_signals) as proc:
+        deadline = time.monotonic() + 180
+        while not list(staged.glob("step_*.pb")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert list(staged.glob("step_*.pb")), "no step was traced"
+        nodes = process_tree.children(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and err.strip().splitlines()[-1] == "tracegen profile: stopped by SIGTERM", err
+    assert not out.exists()  # the run made it: nothing of it is left, its lock included
+    assert process_tree.wait_gone(nodes) == []  # the PS and the worker too
