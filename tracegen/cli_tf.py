@@ -184,10 +184,13 @@ def _model_names() -> tuple[str, ...]:
 
 def _widths(text: str) -> list[int]:
     """``--widths 512,512``; an empty entry is refused (``,,`` traced the zoo's default widths without a word)."""
-    parts = [w.strip() for w in text.split(",")]
-    if not all(w.isascii() and w.isdigit() for w in parts):
-        raise argparse.ArgumentTypeError(f"widths must be comma-separated whole numbers, none empty (got {text!r})")
-    return [int(w) for w in parts]
+    widths = []
+    for i, entry in enumerate(text.split(","), start=1):
+        try:
+            widths.append(parse_count(entry))
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"width {i} of {text[:60]!r} {exc}") from None
+    return widths
 
 
 TESTBED_HELP = ("measure the real curve on an emulated cluster (root; needs the 'tf' extra, iproute2 and the "

@@ -94,8 +94,8 @@ def profile(config: ProfileConfig, out_dir: pathlib.Path) -> list[pathlib.Path]:
     which must not already hold a trace. Returns the ``.pb`` paths.
     """
     tf_version = tensorflow_version()
-    clash = sorted(p.name for p in out_dir.iterdir() if p.name.startswith("step_") or p.name == META_NAME) \
-        if out_dir.is_dir() else []
+    held = out_dir.iterdir() if out_dir.is_dir() else ()
+    clash = sorted(p.name for p in held if p.name.startswith("step_") or p.name == META_NAME)
     if clash:
         raise ConfigError(f"{out_dir}: already holds a trace ({clash[0]}, ...); choose an empty directory")
     check_sizes(config.model)

@@ -130,8 +130,8 @@ def check_sizes(spec: ModelSpec) -> None:
     seconds, TensorFlow's import."""
     specs = variable_shapes(spec)
     widths = f"{spec.name} with widths {','.join(map(str, spec.resolved_widths()))}"
-    pulled = [s for s in specs if s[0] not in READ_SPARSELY.get(spec.name, ())] or [("", [])]
-    name, shape = max(pulled, key=lambda s: math.prod(s[1]))
+    pulled = [s for s in specs if s[0] not in READ_SPARSELY.get(spec.name, ())]
+    name, shape = max(pulled, key=lambda s: math.prod(s[1]), default=("", []))
     largest = BYTES_PER_VALUE * math.prod(shape)
     if largest > MAX_TENSOR_BYTES:
         raise ConfigError(f"{widths}: variable {name!r} of shape {shape} is {format_bytes(largest)}; TensorFlow "

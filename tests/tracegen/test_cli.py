@@ -236,6 +236,19 @@ def test_version_names_the_package_and_its_engine() -> None:
                                                      "left on device\n"), argv
 
 
+@pytest.mark.parametrize(("widths", "said"), [(",,", "width 1 of ',,' must be a whole number"),
+                                              ("512,,512", "width 2 of '512,,512' must be a whole number"),
+                                              ("9" * 30, "must be less than 10^18")])
+def test_widths_with_an_empty_or_huge_entry_are_refused(widths: str, said: str, tmp_path: pathlib.Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """'--widths ,,' traced the zoo's default widths without a word (the empty entries were dropped)."""
+    with pytest.raises(SystemExit) as exited:
+        main(["profile", "--widths", widths, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and said in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_closed_pipe_ends_the_command_quietly() -> None:
     """``tracegen inspect X | head -1``: the reader goes away; no error message, the SIGPIPE exit code."""
     exe = pathlib.Path(sys.executable).parent / "tracegen"
