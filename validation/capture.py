@@ -31,6 +31,7 @@ from parsers.read import META_NAME
 from tracegen.outputs import OutputDir
 from validation.errors import ConfigError, JobError, MissingDependencyError
 from validation.ports import free_ports
+from validation.stderr import summarize_stderr
 from validation.zoo import ModelSpec, check_sizes
 
 JOB_TIMEOUT_S = 600.0
@@ -164,8 +165,7 @@ def run_job(job: dict[str, Any], n_workers: int, timeout_s: float) -> list[str]:
             except subprocess.TimeoutExpired as exc:
                 raise JobError(f"worker {i} did not finish within {timeout_s:.0f} s") from exc
             if proc.returncode != 0:
-                tail = (err.strip().splitlines() or ["(no output)"])[-1]
-                raise JobError(f"worker {i} exited with code {proc.returncode}: {tail}")
+                raise JobError(f"worker {i} exited with code {proc.returncode}: {summarize_stderr(err)}")
             lines.append((out.strip().splitlines() or [""])[-1])
         return lines
     finally:

@@ -44,6 +44,7 @@ from tracegen.outputs import OutputDir
 from validation.capture import MAX_TRACED_STEPS, MAX_WARMUP_STEPS, reap, tensorflow_version
 from validation.errors import ConfigError, JobError
 from validation.ports import free_ports
+from validation.stderr import summarize_stderr
 from validation.zoo import ModelSpec, build_loss, check_sizes, variable_specs, variables_from
 
 JOB_TIMEOUT_S = 300.0
@@ -101,8 +102,7 @@ def _profile_job(logdir: pathlib.Path, steps: int, warmup: int, timeout_s: float
         except subprocess.TimeoutExpired as exc:
             raise JobError(f"the coordinator did not finish within {timeout_s:.0f} s") from exc
         if coordinator.returncode != 0:
-            tail = (err.strip().splitlines() or ["(no output)"])[-1]
-            raise JobError(f"the coordinator exited with code {coordinator.returncode}: {tail}")
+            raise JobError(f"the coordinator exited with code {coordinator.returncode}: {summarize_stderr(err)}")
         report = json.loads((out.strip().splitlines() or ["{}"])[-1])
     finally:
         reap(procs)

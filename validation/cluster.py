@@ -71,6 +71,7 @@ from validation.cluster_host import (
 )
 from validation.errors import ClusterError, ConfigError, TerminatedError
 from validation.signals import ENDING_SIGNALS, Handler, held
+from validation.stderr import NO_OUTPUT, summarize_stderr
 from validation.windowcpu import process_cpu_s, process_switches
 
 
@@ -91,13 +92,11 @@ class NodeProcess:
         return process_switches(self.popen.pid)
 
     def stderr_tail(self) -> str:
-        """The last non-empty line the process wrote to stderr, or ``(no output)``."""
+        """What the process's stderr says, in one line (:func:`~validation.stderr.summarize_stderr`)."""
         try:
-            text = self.stderr_path.read_text(errors="replace")
+            return summarize_stderr(self.stderr_path.read_text(errors="replace"))
         except FileNotFoundError:
-            return "(no output)"
-        lines = [line for line in text.splitlines() if line.strip()]
-        return lines[-1].strip() if lines else "(no output)"
+            return NO_OUTPUT
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

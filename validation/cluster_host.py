@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from validation.cluster_config import ClusterConfig, parse_subnet
 from validation.errors import ClusterError, ConfigError
+from validation.stderr import summarize_stderr
 
 CGROUP_CPU_ROOT = pathlib.Path("/sys/fs/cgroup/cpu")
 NAMESPACE_PREFIX = "tg_"
@@ -147,8 +148,7 @@ def run_command(argv: Sequence[str], timeout_s: float = COMMAND_TIMEOUT_S, missi
         err = done.stderr.strip()
         if missing_ok and ("No such file" in err or "not found" in err.lower()):
             return ""
-        tail = (err.splitlines() or ["(no output)"])[-1]
-        raise ClusterError(f"'{' '.join(argv)}' failed with code {done.returncode}: {tail}")
+        raise ClusterError(f"'{' '.join(argv)}' failed with code {done.returncode}: {summarize_stderr(err)}")
     return done.stdout
 
 

@@ -55,6 +55,7 @@ from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
 from validation.ports import free_ports
 from validation.signals import held, terminating, wait_readable
+from validation.stderr import NO_OUTPUT, summarize_stderr
 from validation.testbed_window import node_env
 
 MAX_LINE_BYTES = 64 * 1024
@@ -164,10 +165,9 @@ class _Child:
 
     def stderr_tail(self) -> str:
         try:
-            lines = [x for x in self.stderr_path.read_text(errors="replace").splitlines() if x.strip()]
+            return summarize_stderr(self.stderr_path.read_text(errors="replace"))
         except OSError:
-            return "(no output)"
-        return lines[-1].strip()[:300] if lines else "(no output)"
+            return NO_OUTPUT
 
     def close(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -28,6 +28,7 @@ from typing import Any
 
 from tracegen.units import format_bytes
 from validation.errors import ConfigError, JobError
+from validation.stderr import summarize_stderr
 
 MODEL_NAMES = ("mlp", "cnn", "resnet", "embed", "deep", "wide")
 
@@ -158,8 +159,7 @@ def variable_shapes(spec: ModelSpec) -> list[tuple[str, list[int]]]:
     except subprocess.TimeoutExpired as exc:
         raise JobError(f"building {spec.name} to size its variables took over {exc.timeout:g} s") from None
     if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise JobError(f"building {spec.name} to size its variables failed: {tail}")
+        raise JobError(f"building {spec.name} to size its variables failed: {summarize_stderr(done.stderr)}")
     return [(str(n), [int(d) for d in s]) for n, s in json.loads(done.stdout.strip().splitlines()[-1])]
 
 

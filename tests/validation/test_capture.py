@@ -223,3 +223,20 @@ def test_a_stopped_profile_leaves_nothing(tmp_path: pathlib.Path, default_signal
     assert proc.returncode == 143 and err.strip().splitlines()[-1] == "tracegen profile: stopped by SIGTERM", err
     assert not out.exists()  # the run made it: nothing of it is left, its lock included
     assert process_tree.wait_gone(nodes) == []  # the PS and the worker too
+
+
+def test_a_worker_that_fails_is_reported_by_its_reason(tmp_path: pathlib.Path) -> None:
+    """A real worker whose first pull fails (one tensor over gRPC's 2 GiB, which ``check_sizes`` refuses before a
+    job starts, so it is bypassed here). Its stderr ends in the node TensorFlow ran (``[[{{node ...}}]]``), which
+    the error used to quote; it must quote TensorFlow's exception and its cause."""
+    from validation.capture import ProfileConfig, _run_profile_job
+    from validation.errors import JobError
+    from validation.zoo import ModelSpec
+
+    config = ProfileConfig(model=ModelSpec(name="mlp", batch_size=4, widths=(700_000,)), warmup_steps=1,
+                           traced_steps=1, learning_rate=0.01)  # fc1's kernel: 784 x 700,000 x 4 B = 2.2 GB
+    with pytest.raises(JobError) as caught:
+        _run_profile_job(config, tmp_path)
+    message = str(caught.value)
+    assert message.startswith("worker 0 exited with code 1: InternalError: Graph execution error: "), message
+    assert "2GB" in message and "[[" not in message and "\n" not in message, message
