@@ -251,6 +251,11 @@ def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, t
     the runs' ``placement`` says (:mod:`tracegen.placement`, from the trace's creation order), or, from a trace
     of the same K-PS job, as traced; None for one PS."""
     traced = max(model.traced_ps_task, default=0) + 1
+    if "placement" in runs.columns:  # a value no placement has is a mistake, on one PS task too (where it is moot)
+        for line, how in zip(runs.index, runs["placement"], strict=True):
+            if how not in PLACEMENTS:
+                raise ConfigError(f"{measured}:{line}: 'placement' must be one of {', '.join(PLACEMENTS)} "
+                                  f"(got {how!r})")
     if "ps_tasks" not in runs.columns:
         if traced > 1:
             raise ConfigError(f"{measured}: the trace has {traced} PS tasks but the runs do not say how many they "
@@ -268,8 +273,6 @@ def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, t
                           "one setting at a time")
     if counts[0] == 1:
         return None
-    if hows[0] not in PLACEMENTS:
-        raise ConfigError(f"{measured}: placement must be one of {', '.join(PLACEMENTS)} (got {hows[0]!r})")
     return place(model, counts[0], hows[0], creation_order(trace))
 
 

@@ -190,6 +190,23 @@ def test_runs_on_several_ps_are_predicted_on_as_many_shards(tmp_path: pathlib.Pa
         assert tables[2][name].iloc[-1] > 1.2 * tables[1][name].iloc[-1]
 
 
+@pytest.mark.parametrize("ps_tasks", [1, 2])
+def test_a_placement_no_placement_has_is_refused_by_its_line(ps_tasks: int, tmp_path: pathlib.Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """On runs of one PS task a misspelt placement ('greedy ', 'grredy') was taken without a word (one PS has
+    nothing to place); on several, the refusal named no line."""
+    folder = TESTBED / "mlp_200mbit"
+    measured = _with_ps_tasks(folder / "measured.csv", tmp_path / "m.csv", ps_tasks, "greedy")
+    lines = measured.read_text().splitlines()
+    lines[3] = lines[3].replace("greedy", "grredy")
+    measured.write_text("\n".join(lines) + "\n")
+    assert main(["validate", "--measured", str(measured), "--trace", str(folder / "trace"), "--steps", "3",
+                 "--seeds", "1", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{measured}:4: 'placement' must be one of round-robin, greedy (got 'grredy')" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
 def test_runs_that_differ_in_ps_tasks_are_refused(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = TESTBED / "mlp_200mbit"
     runs = pd.read_csv(folder / "measured.csv")
