@@ -237,7 +237,8 @@ def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
                                    "together")
     # Small inputs are parsed blindly; once the steps together are large, each is walked before parsing.
     check_shape = total > SCAN_BYTES
-    steps: list[StepFile] = [parse_step(data, str(p), check_shape=check_shape) for p, data in contents]
+    steps: list[StepFile] = [parse_step(data, str(p), check_shape=check_shape, among_steps=True)
+                             for p, data in contents]
     formats = {"runmetadata-text" if is_text_format(data) else "runmetadata" for _, data in contents}
     del contents
     trace = read_steps(steps, source, "+".join(sorted(formats)))

@@ -66,3 +66,17 @@ def test_a_tf2_run_directory_with_tensorflows_other_tools_reads(tmp_path: pathli
         trace = read_trace(path)
         assert trace.skipped["other files beside the TF2 profile, not read"] == 5
         assert trace.ops.equals(expected.ops)
+
+
+@pytest.mark.parametrize(("name", "text"), [("notes.txt", "Run 3: link 500Mbit, queue 100\n"),
+                                            ("README.txt", "# README\n\nThese are the MLP's steps.\n")])
+def test_a_note_among_the_steps_is_named_with_what_to_do(tmp_path: pathlib.Path, name: str, text: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A notes.txt beside the steps ended in 'not a RunMetadata or StepStats protobuf: byte 0: field 10 has length
+    117, more than the 38 bytes left in its message'. Not ignored either: a truncated step would vanish with it."""
+    folder = tmp_path / "trace"
+    shutil.copytree(STEPS, folder)
+    (folder / name).write_text(text)
+    assert main(["inspect", str(folder)]) == 2
+    _one_line(capsys.readouterr().err, f"{folder / name}: not a text-format RunMetadata or StepStats step: its first "
+              "line", "move it away: among steps, every *.txt file is read as one")
