@@ -105,10 +105,7 @@ def read_worker_classes(path: str | os.PathLike[str]) -> WorkerClasses:
                 raise c.fail(1, "'*' (all the remaining workers) may only be the last row's count")
             count = None
         else:
-            value = c.number(1, low=1, high=MAX_COUNT, low_open=False)
-            if value != int(value):
-                raise c.fail(1, "must be a whole number of workers or '*'")
-            count = int(value)
+            count = c.whole(1, low=1, high=MAX_COUNT, unit="workers or '*'")
         link = 0
         if len(c.columns) > 3 and c.text(3) != "-":
             try:

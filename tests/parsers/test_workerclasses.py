@@ -31,6 +31,10 @@ def test_workers_take_their_class_in_file_order(tmp_path: pathlib.Path) -> None:
     (("slow,2,0",), "line 3, column 3 (speed): must be a number >= 0.001 and <= 1000 (got '0')"),
     (("slow,two,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000 (got 'two')"),
     (("slow,1.5,0.5",), "line 3, column 2 (count): must be a whole number of workers or '*' (got '1.5')"),
+    # read as 2 workers at speed 0.5 (full-width digits), as a measured CSV would not have it
+    (("slow,\uff12,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000, written with the digits"),
+    (("slow,2,\uff10.5",), "line 3, column 3 (speed): must be a number >= 0.001 and <= 1000, written with the digits"),
+    (("slow,+2,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000 (got '+2')"),
     (("rest,*,1", "slow,1,0.5"), "line 3, column 2 (count): '*' (all the remaining workers) may only be the last"),
     (("a,1,1", "a,1,2"), "line 4, column 1 (name): names another row's class again (got 'a')"),
     (("bad name,1,1",), "line 3, column 1 (name): must be 1 to 64 characters"),
