@@ -67,6 +67,23 @@ def test_version_2_gives_workers_links_of_their_own(tmp_path: pathlib.Path) -> N
             read_worker_classes(path)
 
 
+def test_a_link_rate_that_is_not_a_whole_number_is_refused_on_both_sides_of_the_minimum(
+        tmp_path: pathlib.Path) -> None:
+    """1000.4 bits/s was rounded to 1000 while 999.6 was refused: a catalogue refuses both, as fractions of a bit."""
+    path = tmp_path / "classes.csv"
+    head = "# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\n"
+    where = f"{path}: line 3, column 4 (link_bits_per_s)"
+    for bits, why in (("999.6", "must be bits per second from 1e3 to 1e13 (a plain number: 1e8 for 100 Mbit/s), or "
+                                "'-' for no link of its own"),
+                      ("1000.4", "must be a whole number of bits per second")):
+        path.write_text(f"{head}far,1,1,{bits}\n", encoding="utf-8")
+        with pytest.raises(WorkerClassError) as info:
+            read_worker_classes(path)
+        assert str(info.value) == f"{where}: {why} (got {bits!r})"
+    path.write_text(f"{head}far,1,1,2.5e9\n", encoding="utf-8")
+    assert read_worker_classes(path).links(1) == (2_500_000_000,)  # a whole number, with an exponent
+
+
 def test_wrong_version_and_not_a_file(tmp_path: pathlib.Path) -> None:
     with pytest.raises(WorkerClassError, match=r"line 1: version '3' is not supported \(this reader knows version "
                                                r"1 or 2\)"):
