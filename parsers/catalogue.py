@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from decimal import Decimal
 
 from parsers.csvfile import Cells, read_rows
 from parsers.errors import TraceError, TraceFormatError, quoted
@@ -128,9 +127,7 @@ def _instance(c: Cells, folder: pathlib.Path) -> Instance:
         raise c.fail(1, f"must be one of {', '.join(ROLES)}")
     usd, speed, cores = (c.number(2, low=0, high=10_000), c.number(3, low=0.001, high=1000, low_open=False),
                          c.number(4, low=0.01, high=4096, low_open=False))
-    link = c.number(5, low=1e3, high=1e13, low_open=False)
-    if Decimal(c.text(5)) % 1:
-        raise c.fail(5, "must be a whole number of bits per second")
+    link = c.whole(5, low=1e3, high=1e13, unit="bits per second")
     profile = None
     if c.text(6):
         if role not in ("ps", "both"):
@@ -154,5 +151,5 @@ def _instance(c: Cells, folder: pathlib.Path) -> Instance:
         if fastest_bits > link * (1 + PROFILE_RATE_SLACK):
             raise c.fail(5, f"its link profile {c.text(6)!r} measured {fastest_bits / 1e6:.3g} Mbit/s of payload one "
                             "way, more than this rate carries: one of the two is not this instance type's")
-    return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=cores, link_bits_per_s=int(link),
+    return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=cores, link_bits_per_s=link,
                     link_profile=profile, line=c.line)

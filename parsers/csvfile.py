@@ -1,9 +1,16 @@
-"""Small versioned CSV inputs (an instance catalogue, worker classes): the shared reading and checking.
+"""Small versioned CSV inputs (an instance catalogue, worker classes): the shared reading and checking; and the
+one rule for a number in a cell of any CSV tracegen reads (:func:`cell_float`, :func:`cell_int`).
 
 Such a file is UTF-8, its lines ended by ``\\n``, ``\\r\\n`` or ``\\r`` alone; its first line names the format
 and version (``# tracegen-catalogue version 1``), further lines starting with ``#`` are comments, blank lines are
 skipped, and a header row with exactly the format's columns comes first. Every problem is one line naming the
 file, the line and, for a cell, its column and value.
+
+A number in a cell is written with the ASCII digits 0-9, an optional ``-`` (a column's range then refuses it
+where it cannot be negative), a decimal point and an exponent (``2.5e9``) where the column takes them, with white
+space around it only, and at most :data:`MAX_NUMBER_CHARS` characters; its value is finite. Python's ``int`` and
+``float`` also take ``+5``, ``1_000``, ``\\uff11\\uff12`` (full-width 12), ``٣`` (Arabic-Indic), ``nan`` and ``inf``: no
+spreadsheet or tracegen writes them, and each reader took a different few of them.
 """
 
 from __future__ import annotations
@@ -11,13 +18,18 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import math
 import os
 import re
+from collections.abc import Callable
+from decimal import Decimal
 
 from parsers.errors import TraceFormatError, quoted
 from parsers.files import read_file
 
-_NUMBER = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$")
+NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")  # [0-9], not \d: full-width digits are \d
+INTEGER = re.compile(r"-?[0-9]+")
+MAX_NUMBER_CHARS = 400  # more is no column's value; int() refuses 4300 digits
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$")
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -47,13 +59,52 @@ class Cells:
                                  "digit)")
         return cell
 
-    def number(self, col: int, *, low: float, high: float, low_open: bool = True) -> float:
-        cell = self.text(col)
-        value = float(cell) if _NUMBER.match(cell) else None
-        ok = value is not None and (value > low if low_open else value >= low) and value <= high
-        if value is None or not ok:
-            raise self.fail(col, f"must be a number {'>' if low_open else '>='} {low:g} and <= {high:g}")
+    def number(self, col: int, *, low: float, high: float, low_open: bool = True, rule: str | None = None) -> float:
+        """A number from ``low`` (excluded when ``low_open``) to ``high`` (:func:`cell_float`); ``rule``: the words
+        of a refusal, by default the range."""
+        rule = rule or f"must be a number {'>' if low_open else '>='} {low:g} and <= {high:g}"
+        value = cell_float(self.text(col), rule, lambda why: self.fail(col, why))
+        if not ((value > low if low_open else value >= low) and value <= high):
+            raise self.fail(col, rule)
         return value
+
+    def whole(self, col: int, *, low: float, high: float, unit: str, rule: str | None = None) -> int:
+        """A whole number of ``unit`` from ``low`` to ``high``, plain or with an exponent (``2.5e9``); a fraction is
+        refused, not rounded (:func:`cell_int`)."""
+        self.number(col, low=low, high=high, low_open=False, rule=rule)
+        return cell_int(self.text(col), f"must be a whole number of {unit}", lambda why: self.fail(col, why),
+                        exponent=True)
+
+
+def _cell_decimal(cell: str, rule: str, fail: Callable[[str], Exception], pattern: re.Pattern[str]) -> Decimal:
+    text = cell.strip()
+    if len(text) > MAX_NUMBER_CHARS:
+        raise fail(f"has more than {MAX_NUMBER_CHARS} characters")
+    if not pattern.fullmatch(text):
+        raise fail(f"{rule}, written with the digits 0-9" if any(c.isdigit() and not c.isascii() for c in text)
+                   else rule)
+    return Decimal(text)
+
+
+def cell_float(cell: str, rule: str, fail: Callable[[str], Exception]) -> float:
+    """The number in CSV cell ``cell`` (module docstring: ASCII digits, maybe a ``-``, a decimal point and an
+    exponent), finite. A refusal is ``fail(why)``, ``why`` being ``rule`` (the column's words: "must be a number")
+    or what else was wrong; ``fail`` names the file, the line, the column and the cell."""
+    value = float(_cell_decimal(cell, rule, fail, NUMBER))
+    if not math.isfinite(value):  # 1e999
+        raise fail("is too large")
+    return value
+
+
+def cell_int(cell: str, rule: str, fail: Callable[[str], Exception], *, exponent: bool = False) -> int:
+    """The whole number in CSV cell ``cell``: ASCII digits, maybe a ``-``; with ``exponent`` also a decimal point
+    and an exponent if the value is whole (``2.5e9``, ``1e3``); :func:`cell_float`'s ``rule`` and ``fail``."""
+    value = _cell_decimal(cell, rule, fail, NUMBER if exponent else INTEGER)
+    if value.adjusted() >= MAX_NUMBER_CHARS:  # 1e999999999 is short, and its int() is not
+        raise fail("is too large")
+    if value % 1:
+        raise fail(rule)
+    return int(value)
 
 
 def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: tuple[str, ...],

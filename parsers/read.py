@@ -33,6 +33,7 @@ from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_v
 from parsers.xplane import read_xplane_files, read_xspaces
 from parsers.xspace import (
     XPLANE_SUFFIXES,
+    host_name,
     is_profile_dir,
     looks_like_xspace,
     profile_files,
@@ -163,18 +164,31 @@ def _read_one(data: bytes, text: str) -> Trace:
 
 def _read_profile(files: list[pathlib.Path], source: str, max_bytes: int,
                   around: list[pathlib.Path] | None = None) -> Trace:
-    """A TF2 profile's host files: XSpaces, or TensorBoard's trace-viewer JSON (:mod:`parsers.traceviewer`). The
-    other trace files ``around`` them (default: their directory's) are not read, and counted as skipped, so that
-    the summary says so."""
-    if files[0].name.endswith(XPLANE_SUFFIXES):
-        trace = read_xplane_files(files, source, max_bytes)
-    else:
-        trace = read_trace_viewer(read_profile_files(files, source, max_bytes), source)
+    """A TF2 profile's host files: XSpaces, or TensorBoard's trace-viewer JSON (:mod:`parsers.traceviewer`).
+
+    The other trace files ``around`` them (default: their directory's) are TensorFlow's own or someone else's.
+    Everything TensorFlow's profiler and TensorBoard write into a run directory is named after the host it
+    profiled: ``HOST.xplane.pb`` and, beside it, that host's other tools' files (``HOST.trace.json.gz``,
+    ``HOST.overview_page.pb``, ``HOST.memory_profile.json.gz``, ...). Those are not read, and counted as skipped,
+    so that the summary says so. A trace file named after no profiled host (``step_000.pb``: TF1 steps, as
+    ``tracegen profile`` writes them) is another trace in the same place: which of the two the user meant, nothing
+    tells, and the directory is refused before either is read, as :func:`read_trace` refuses a table directory
+    that holds trace files."""
     read = set(files)
     if around is None:
         around = _files(files[0].parent.iterdir(), source, lambda p: not p.name.startswith("."))
     others = [p for p in around
               if p not in read and p.name not in BESIDE and p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES)]
+    hosts = {host_name(str(p)) for p in files}
+    if foreign := [p for p in others if not any(p.name.startswith(f"{host}.") for host in hosts)]:
+        kind = ".xplane.pb" if files[0].name.endswith(XPLANE_SUFFIXES) else ".trace.json.gz"
+        raise TraceFormatError(f"{source}: holds a TF2 profile ({len(files)} {kind} file(s), e.g. {files[0].name}) "
+                               f"and {len(foreign)} trace file(s) of no profiled host (e.g. {foreign[0].name}); "
+                               "which is meant, nothing tells: move one or the other to a directory of its own")
+    if files[0].name.endswith(XPLANE_SUFFIXES):
+        trace = read_xplane_files(files, source, max_bytes)
+    else:
+        trace = read_trace_viewer(read_profile_files(files, source, max_bytes), source)
     if not others:
         return trace
     return dataclasses.replace(trace, skipped={**trace.skipped,
@@ -223,7 +237,8 @@ def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
                                    "together")
     # Small inputs are parsed blindly; once the steps together are large, each is walked before parsing.
     check_shape = total > SCAN_BYTES
-    steps: list[StepFile] = [parse_step(data, str(p), check_shape=check_shape) for p, data in contents]
+    steps: list[StepFile] = [parse_step(data, str(p), check_shape=check_shape, among_steps=True)
+                             for p, data in contents]
     formats = {"runmetadata-text" if is_text_format(data) else "runmetadata" for _, data in contents}
     del contents
     trace = read_steps(steps, source, "+".join(sorted(formats)))

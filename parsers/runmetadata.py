@@ -6,9 +6,11 @@ TensorFlow need not be installed. One RunMetadata is one traced step; several ar
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import dataclasses
 import itertools
+import pathlib
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -39,6 +41,7 @@ _DTYPE_NAMES = {
     "DT_UINT32": "uint32", "DT_UINT64": "uint64",
 }
 TEXT_FORMAT_STARTS = ("step_stats", "dev_stats", "partition_graphs", "cost_graph", "function_graphs", "#")
+_TEXT_HEAD_BYTES = 4096  # how much of a file is looked at to tell prose from a step
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,11 +58,39 @@ def is_text_format(data: bytes) -> bool:
     return any(head.startswith(s.encode()) for s in TEXT_FORMAT_STARTS)
 
 
-def parse_step(data: bytes, source: str, *, check_shape: bool = False) -> StepFile:
-    """Parse one RunMetadata or bare StepStats (binary or text) from ``data`` read from ``source``.
+def not_a_step(data: bytes) -> str | None:
+    """Why ``data`` is plainly no traced step, in words for a message: it is text (printable UTF-8, where a binary
+    protobuf has control bytes within its first few) whose first line that is not a ``#`` comment starts no field of
+    a text-format RunMetadata or StepStats (``notes.txt``, a README), or that holds comments only. None otherwise:
+    binary, or text that starts as a step does, which the parser judges, naming the line and column of a fault (a
+    truncated step is refused as truncated, not as prose)."""
+    head = codecs.getincrementaldecoder("utf-8")()
+    try:
+        text = head.decode(data[:_TEXT_HEAD_BYTES].removeprefix(b"\xef\xbb\xbf"), final=len(data) <= _TEXT_HEAD_BYTES)
+    except UnicodeDecodeError:
+        return None
+    if not all(c.isprintable() or c in "\t\n\r" for c in text):
+        return None
+    first = next((line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")),
+                 None)
+    if first is None:
+        return "it holds comments only"
+    if first.startswith(TEXT_FORMAT_STARTS[:-1]):
+        return None
+    return f"its first line {quoted(first, 40)} starts no field of one (step_stats, dev_stats, ...)"
+
+
+def parse_step(data: bytes, source: str, *, check_shape: bool = False, among_steps: bool = False) -> StepFile:
+    """Parse one RunMetadata or bare StepStats (binary or text) from ``data`` read from ``source``; text that is
+    plainly no step (:func:`not_a_step`) is refused as such, and, read ``among_steps`` of a directory or pattern,
+    with the hint to move it away.
 
     Binary input larger than ``SCAN_BYTES`` (or any, with ``check_shape``) is walked first, so that its size
     in memory is known bounded before the parser builds it (see :mod:`parsers.limits`)."""
+    if (why := not_a_step(data)) is not None:
+        suffix = pathlib.PurePath(source).suffix
+        hint = f"; move it away: among steps, every *{suffix} file is read as one" if among_steps else ""
+        raise TraceFormatError(f"{source}: not a text-format RunMetadata or StepStats step: {why}{hint}")
     if is_text_format(data):
         return StepFile(source=source, metadata=_parse_text(data, source))
     check_shape = check_shape or len(data) > SCAN_BYTES

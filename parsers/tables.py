@@ -12,11 +12,13 @@ import io
 import json
 import os
 import pathlib
+from collections.abc import Callable
 from typing import Any, Literal
 
 import pandas as pd
 
 from parsers.atomic import write_set_atomic
+from parsers.csvfile import INTEGER, MAX_NUMBER_CHARS, cell_int
 from parsers.errors import TraceFormatError, quoted
 from parsers.files import read_file
 from parsers.jsondoc import load_json
@@ -126,29 +128,32 @@ def _csv_table(name: str, data: bytes, path: pathlib.Path) -> pd.DataFrame:
             if column in nullable and column in frame.columns:
                 frame[column] = frame[column].mask(frame[column] == "")
             continue
-        cells = frame[column]
-        empty = cells == ""
-        digits = cells.str.fullmatch(r"[+-]?[0-9]+")  # read exactly; '1e3' through float, exact below 2**53
-        numbers = pd.to_numeric(cells.mask(empty | digits), errors="coerce")
-        huge = ~empty & ~digits & (numbers.abs() >= 2.0**53)  # past float's exact integers: '1e23'
-        if huge.any():
-            row = int(huge.to_numpy().argmax())
-            raise TraceFormatError(f"{path}: line {row + 2}: {column!r} must be a whole number written in digits "
-                                   f"when it is this large (got {quoted(cells.iloc[row])})")
-        bad = ~empty & ~digits & (numbers.isna() | (numbers % 1 != 0))
-        bad |= empty & (dtype != NULLABLE_INT)
-        if bad.any():
-            row = int(bad.to_numpy().argmax())
-            raise TraceFormatError(f"{path}: line {row + 2}: {column!r} must be a whole number"
-                                   f"{' or empty' if dtype == NULLABLE_INT else ''} (got {quoted(cells.iloc[row])})")
-        values = [None if e else int(v) if d else int(n)
-                  for e, d, v, n in zip(empty, digits, cells, numbers, strict=True)]
-        if any(v is not None and not -2**63 <= v < 2**63 for v in values):
-            row = next(i for i, v in enumerate(values) if v is not None and not -2**63 <= v < 2**63)
-            raise TraceFormatError(f"{path}: line {row + 2}: {column!r} must be a whole number within int64 "
-                                   f"(got {quoted(cells.iloc[row])})")
-        frame[column] = pd.Series(values, dtype=dtype, index=frame.index)
+        frame[column] = pd.Series(_whole_cells(frame[column], column, dtype, path), dtype=dtype, index=frame.index)
     return frame
+
+
+def _whole_cells(cells: pd.Series, column: str, dtype: str, path: pathlib.Path) -> list[int | None]:
+    """An integer column's cells, each by the rule of every CSV's numbers (:func:`parsers.csvfile.cell_int`: ASCII
+    digits, maybe an exponent: 1e3), within int64; blank (None) only where ``dtype`` is nullable. Plain digits,
+    nearly every cell as written, are taken at once; the others one by one, the first bad one named by its line
+    (header on line 1; one row per line, as written)."""
+    rule = f"must be a whole number{' or empty' if dtype == NULLABLE_INT else ''}"
+
+    def refusal(row: int) -> Callable[[str], TraceFormatError]:
+        return lambda why: TraceFormatError(f"{path}: line {row + 2}: {column!r} {why} (got {quoted(cells.iloc[row])})")
+
+    values: list[int | None] = []
+    for row, (cell, plain) in enumerate(zip(cells, cells.str.fullmatch(INTEGER.pattern), strict=True)):
+        if plain and len(cell) <= MAX_NUMBER_CHARS:
+            value: int | None = int(cell)
+        elif not cell.strip() and dtype == NULLABLE_INT:
+            value = None
+        else:
+            value = cell_int(cell, rule, refusal(row), exponent=True)
+        if value is not None and not -2**63 <= value < 2**63:
+            raise refusal(row)("must be a whole number within int64")
+        values.append(value)
+    return values
 
 
 def _manifest(path: pathlib.Path) -> dict[str, Any]:

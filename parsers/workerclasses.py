@@ -13,7 +13,8 @@ Format ``tracegen-worker-classes``, version 2 (UTF-8; the shared rules of :mod:`
     speed   how fast its CPU runs the traced ops, relative to the node the trace was taken on: 0.5 = every op
             takes twice as long (from 0.001 to 1000)
     link_bits_per_s  the rate of the worker's own network link, each way, bits per second as a provider quotes
-            it (1e3 to 1e13; predict takes the same payload fraction of it as of a ``--bandwidth``), or ``-``:
+            it: a whole number from 1e3 to 1e13, plain or with an exponent (2.5e9), as in an instance catalogue
+            (predict takes the same payload fraction of it as of a ``--bandwidth``), or ``-``:
             no link of its own that slows it (the usual case: the PS's link is the shared one). Each of the
             worker's transfers then moves at most that fast.
 
@@ -105,17 +106,12 @@ def read_worker_classes(path: str | os.PathLike[str]) -> WorkerClasses:
                 raise c.fail(1, "'*' (all the remaining workers) may only be the last row's count")
             count = None
         else:
-            value = c.number(1, low=1, high=MAX_COUNT, low_open=False)
-            if value != int(value):
-                raise c.fail(1, "must be a whole number of workers or '*'")
-            count = int(value)
+            count = c.whole(1, low=1, high=MAX_COUNT, unit="workers or '*'")
         link = 0
-        if len(c.columns) > 3 and c.text(3) != "-":
-            try:
-                link = round(c.number(3, low=MIN_LINK_BITS_PER_S, high=MAX_LINK_BITS_PER_S, low_open=False))
-            except WorkerClassError:
-                raise c.fail(3, "must be bits per second from 1e3 to 1e13 (a plain number: 1e8 for 100 Mbit/s), "
-                                "or '-' for no link of its own") from None
+        if len(c.columns) > 3 and c.text(3) != "-":  # a fraction is refused, as a catalogue's rate is
+            link = c.whole(3, low=MIN_LINK_BITS_PER_S, high=MAX_LINK_BITS_PER_S, unit="bits per second",
+                           rule="must be bits per second from 1e3 to 1e13 (a plain number: 1e8 for 100 Mbit/s), or "
+                                "'-' for no link of its own")
         classes.append(WorkerClass(name=name, count=count, speed=c.number(2, low=1e-3, high=1e3, low_open=False),
                                    link_bits_per_s=link))
     return WorkerClasses(classes=tuple(classes), source=source)

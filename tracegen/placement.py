@@ -28,6 +28,7 @@ import io
 import os
 import pathlib
 
+from parsers.csvfile import cell_int
 from parsers.errors import quoted
 from parsers.files import broken_link, read_file
 from parsers.trace import Trace, device_role
@@ -167,10 +168,17 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
     for line, row in rows[1:]:
         if not row:
             continue
-        shard = row[1].strip() if len(row) == 2 else ""
-        if not (shard.isascii() and shard.isdigit()) or int(shard) >= n_shards:  # '²' is a digit int() refuses
-            raise ConfigError(f"{source}: line {line}: expected variable,shard with a shard from 0 to {n_shards - 1}, "
-                              f"placing on {n_shards} shard(s) (got {','.join(row)!r})")
+        got = f"(got {','.join(row)!r})"
+        rule = f"expected variable,shard with a shard from 0 to {n_shards - 1}, placing on {n_shards} shard(s)"
+        if len(row) != 2:
+            raise ConfigError(f"{source}: line {line}: {rule} {got}")
+
+        def refused(why: str, line: int = line, got: str = got) -> ConfigError:
+            return ConfigError(f"{source}: line {line}: {why} {got}")
+
+        shard = cell_int(row[1], rule, refused)  # digits 0-9, by the rule of every CSV's numbers
+        if not 0 <= shard < n_shards:
+            raise ConfigError(f"{source}: line {line}: {rule} {got}")
         name = row[0].strip()
         if name not in variables.names and f"ps:{name}" in variables.names:  # the variable's name, as in the code
             name = f"ps:{name}"
@@ -182,7 +190,7 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
         if name in given:
             raise ConfigError(f"{source}: line {line}: {name!r} is placed twice (on shard {given[name]} above, "
                               f"now on shard {shard})")
-        given[name] = int(shard)
+        given[name] = shard
     missing = [n for n in variables.names if n not in given]
     if missing:
         raise ConfigError(f"{source}: no shard for {len(missing)} parameter(s), e.g. {missing[0]!r}")

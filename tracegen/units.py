@@ -22,7 +22,8 @@ from tracegen.errors import ConfigError
 
 _PREFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
            "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-_NUMBER = r"(?P<num>(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?)"  # an exponent of at most 3 digits: 1e999
+# digits 0-9, as in every CSV cell (parsers.csvfile): \d would take full-width and Arabic-Indic digits
+_NUMBER = r"(?P<num>(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?)"  # an exponent of at most 3 digits: 1e999
 _RATE = re.compile(r"^" + _NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|[kKMGT]?)"
                    r"(?P<unit>bit/s|bits/s|bps|b/s|B/s|Bps|bit|b|B|)$")
 _DURATION = re.compile(r"^" + _NUMBER + r"\s*(?P<unit>ns|us|µs|ms|s|)$")
@@ -131,7 +132,7 @@ def parse_count(text: str) -> int:
     return int(stripped)
 
 
-_WHOLE = re.compile(r"^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_WHOLE = re.compile(r"^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
 
 
 def parse_whole(text: str, *, high: int = 10**18) -> int:

@@ -30,11 +30,11 @@ import io
 import math
 import os
 import pathlib
-import re
 from typing import Any
 
 import pandas as pd
 
+from parsers.csvfile import NUMBER, cell_float, cell_int
 from parsers.errors import TraceError
 from parsers.files import GZIP_MAGIC, gunzip, read_file
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
@@ -69,9 +69,6 @@ MAX_MEASURED_ROWS = 100_000
 
 
 HEADER_LINE = "header_line"  # csv_cells' frame.attrs key: the header's line number
-_MAX_DIGITS = 400  # characters of a number: more is no column's value
-_INTEGER = re.compile(r"-?[0-9]+")
-_NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -174,7 +171,7 @@ def _setting(cell: str) -> str | float:
     """A setting's cell as it compares: a number as its value (0.30 is 0.3), other text stripped; a number beyond
     a float's range as its text (1e400 and 1e401 are both infinity as floats, and would be one setting)."""
     text = cell.strip()
-    if _NUMBER.fullmatch(text) and math.isfinite(value := float(text)):
+    if NUMBER.fullmatch(text) and math.isfinite(value := float(text)):
         return value
     return text
 
@@ -361,16 +358,14 @@ def _bandwidth(text: str, source: str, line: int) -> float:
 
 def cell_number(text: str, kind: type[int] | type[float], column: str, source: str, line: int, *,
                 positive: bool = True) -> Any:
-    """Cell ``text`` of ``column`` on ``line`` as ``kind``: finite, >= 0, and > 0 when ``positive``."""
-    stripped = text.strip()
-    if not (_INTEGER if kind is int else _NUMBER).fullmatch(stripped):  # not Python's 1_000, +5, nan or inf
-        raise ConfigError(f"{source}:{line}: {column!r} must be {'an integer' if kind is int else 'a number'} "
-                          f"(got {_short(text)!r})")
-    if len(stripped) > _MAX_DIGITS:  # int() refuses 4300 digits: it said 'must be an integer' of one
-        raise ConfigError(f"{source}:{line}: {column!r} has more than {_MAX_DIGITS} digits (got {_short(text)!r})")
-    value = kind(stripped)
-    if not math.isfinite(value):  # 1e999: it said 'must be > 0'
-        raise ConfigError(f"{source}:{line}: {column!r} is too large (got {_short(text)!r})")
+    """Cell ``text`` of ``column`` on ``line`` as ``kind``, by the rule of every CSV's numbers
+    (:func:`parsers.csvfile.cell_float`; an integer without a decimal point or exponent): >= 0, and > 0 when
+    ``positive``."""
+    def fail(why: str) -> ConfigError:
+        return ConfigError(f"{source}:{line}: {column!r} {why} (got {_short(text)!r})")
+
+    value: float = (cell_int(text, "must be an integer", fail) if kind is int
+                    else cell_float(text, "must be a number", fail))
     if value < 0 or (positive and value == 0):
         raise ConfigError(f"{source}:{line}: {column!r} must be {'> 0' if positive else '>= 0'} (got {_short(text)!r})")
     return value

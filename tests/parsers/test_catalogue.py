@@ -91,6 +91,11 @@ def test_a_link_profile_faster_than_the_rows_own_rate_is_refused(tmp_path: pathl
     ("ok,ps,cheap", 3, "must be a number"),
     ("ok,ps,nan", 3, "must be a number"),
     ("ok,ps,1_0", 3, "must be a number"),
+    # full-width 12 and Arabic-Indic 3 were read as 12 and 3, '+2' as 2: a measured CSV refused all three
+    ("ok,ps,\uff11\uff12", 3, "must be a number > 0 and <= 10000, written with the digits 0-9 (got '\uff11\uff12')"),
+    ("ok,ps,\u0663", 3, "must be a number > 0 and <= 10000, written with the digits 0-9"),
+    ("ok,ps,+2", 3, "must be a number > 0 and <= 10000 (got '+2')"),
+    ("ok,ps,1,1,4,\uff11e9", 6, "must be a number >= 1000 and <= 1e+13, written with the digits 0-9"),
     ("ok,ps,1,0", 4, "must be a number >= 0.001 and <= 1000"),
     ("ok,ps,1,1e-6", 4, "must be a number >= 0.001 and <= 1000"),
     ("ok,ps,1,inf", 4, "must be a number"),

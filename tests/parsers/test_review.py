@@ -100,14 +100,6 @@ def test_a_bare_number_as_the_tracegen_section_is_refused(tmp_path: pathlib.Path
     _one_line(capsys.readouterr().err, path, "'tracegen.tables' missing")
 
 
-def test_trace_files_beside_a_tf2_profile_are_counted_as_not_read(tmp_path: pathlib.Path) -> None:
-    run = tmp_path / "run"
-    shutil.copytree(next((DATA / "traces" / "tf2_pss" / "plugins" / "profile").iterdir()), run)
-    for k, step in enumerate(sorted((DATA / "traces" / "mlp").glob("step_*.pb"))):
-        shutil.copyfile(step, run / f"step_{k:03d}.pb")
-    assert read_trace(run).skipped["other files beside the TF2 profile, not read"] == 3
-
-
 def test_a_link_profile_beside_the_steps_is_not_taken_for_a_trace() -> None:
     folder = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
     assert (folder / "link-profile.json").is_file() and (folder / "single-worker.json").is_file()

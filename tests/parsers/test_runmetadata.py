@@ -202,9 +202,35 @@ def test_a_damaged_step_in_a_folder_named_in_other_bytes_than_utf8_is_named_once
     RunMetadata ...: bad\\udcff/step.pb: byte 0: ...'): the inner message's path, escaped, was not taken off."""
     folder = pathlib.Path(os.fsdecode(os.fsencode(tmp_path) + b"/bad\xff"))
     folder.mkdir()
-    (folder / "step.pb").write_bytes(b"garbage")
+    (folder / "step.pb").write_bytes(b"garbage\x00")  # binary: printable text alone is told to be no step
     with pytest.raises(TraceFormatError) as info:
         read_trace(folder / "step.pb")
     assert str(info.value).endswith("step.pb: not a RunMetadata or StepStats protobuf: byte 0: field 12 has wire "
                                     "type 7, which TensorFlow's traces do not use"), info.value
     assert str(info.value).count("step.pb") == 1, info.value
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("my notes\n", "its first line 'my notes' starts no field of one (step_stats, dev_stats, ...)"),
+    ("# README\n\nThese steps are the MLP's.\n", "its first line \"These steps are the MLP's.\" starts no field"),
+    ("node {\n  name: 'a'\n}\n", "its first line 'node {' starts no field of one"),  # a GraphDef, not a step
+    ("# only a comment\n", "it holds comments only"),
+])
+def test_text_that_is_no_step_says_so(tmp_path: pathlib.Path, text: str, why: str) -> None:
+    """'notes.txt' said 'not a RunMetadata or StepStats protobuf: byte 5: field 14 has wire type 4', a README
+    'README.txt:3:7: invalid text-format protobuf: ... Expected "{"': words about protobuf wire types and braces for
+    a file that was never a step. A step cut short is still not taken for prose: it is named by the line and
+    column where it ends."""
+    path = tmp_path / "notes.txt"
+    path.write_text(text)
+    with pytest.raises(TraceFormatError) as info:
+        read_trace(path)
+    assert str(info.value).startswith(f"{path}: not a text-format RunMetadata or StepStats step: {why}")
+    assert "move it away" not in str(info.value)  # a file named alone is no folder's step
+    md = pb.RunMetadata()
+    md.ParseFromString((pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "mlp" / "step_000.pb")
+                       .read_bytes())
+    step = text_format.MessageToString(md)
+    path.write_text(step[: len(step) // 2])
+    with pytest.raises(TraceFormatError, match=rf"^{path}:\d+:\d+: invalid text-format protobuf"):
+        read_trace(path)

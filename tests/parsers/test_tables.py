@@ -37,8 +37,10 @@ def test_broken_manifest_is_a_format_error(step_pb: pathlib.Path, tmp_path: path
 @pytest.mark.parametrize(("cell", "message"), [
     ("nan", "line 3: 'start_ns' must be a whole number (got 'nan')"),
     ("1883.5", "line 3: 'start_ns' must be a whole number (got '1883.5')"),
-    ("1e23", "line 3: 'start_ns' must be a whole number written in digits when it is this large (got '1e23')"),
+    ("1e23", "line 3: 'start_ns' must be a whole number within int64 (got '1e23')"),  # read exactly, not as a float
     ("", "line 3: 'start_ns' must be a whole number (got '')"),
+    ("+1883", "line 3: 'start_ns' must be a whole number (got '+1883')"),  # one rule for every CSV's numbers
+    ("\uff11\uff18\uff18\uff13", "line 3: 'start_ns' must be a whole number, written with the digits 0-9"),
 ])
 def test_a_bad_cell_in_a_csv_table_names_its_line(step_pb: pathlib.Path, tmp_path: pathlib.Path, cell: str,
                                                   message: str) -> None:

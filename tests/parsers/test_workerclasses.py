@@ -31,6 +31,10 @@ def test_workers_take_their_class_in_file_order(tmp_path: pathlib.Path) -> None:
     (("slow,2,0",), "line 3, column 3 (speed): must be a number >= 0.001 and <= 1000 (got '0')"),
     (("slow,two,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000 (got 'two')"),
     (("slow,1.5,0.5",), "line 3, column 2 (count): must be a whole number of workers or '*' (got '1.5')"),
+    # read as 2 workers at speed 0.5 (full-width digits), as a measured CSV would not have it
+    (("slow,\uff12,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000, written with the digits"),
+    (("slow,2,\uff10.5",), "line 3, column 3 (speed): must be a number >= 0.001 and <= 1000, written with the digits"),
+    (("slow,+2,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000 (got '+2')"),
     (("rest,*,1", "slow,1,0.5"), "line 3, column 2 (count): '*' (all the remaining workers) may only be the last"),
     (("a,1,1", "a,1,2"), "line 4, column 1 (name): names another row's class again (got 'a')"),
     (("bad name,1,1",), "line 3, column 1 (name): must be 1 to 64 characters"),
@@ -61,6 +65,23 @@ def test_version_2_gives_workers_links_of_their_own(tmp_path: pathlib.Path) -> N
         with pytest.raises(WorkerClassError, match=r"line 3, column 4 \(link_bits_per_s\): must be bits per second "
                                                    rf".* or '-' for no link of its own \(got '{re.escape(bad)}'\)"):
             read_worker_classes(path)
+
+
+def test_a_link_rate_that_is_not_a_whole_number_is_refused_on_both_sides_of_the_minimum(
+        tmp_path: pathlib.Path) -> None:
+    """1000.4 bits/s was rounded to 1000 while 999.6 was refused: a catalogue refuses both, as fractions of a bit."""
+    path = tmp_path / "classes.csv"
+    head = "# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\n"
+    where = f"{path}: line 3, column 4 (link_bits_per_s)"
+    for bits, why in (("999.6", "must be bits per second from 1e3 to 1e13 (a plain number: 1e8 for 100 Mbit/s), or "
+                                "'-' for no link of its own"),
+                      ("1000.4", "must be a whole number of bits per second")):
+        path.write_text(f"{head}far,1,1,{bits}\n", encoding="utf-8")
+        with pytest.raises(WorkerClassError) as info:
+            read_worker_classes(path)
+        assert str(info.value) == f"{where}: {why} (got {bits!r})"
+    path.write_text(f"{head}far,1,1,2.5e9\n", encoding="utf-8")
+    assert read_worker_classes(path).links(1) == (2_500_000_000,)  # a whole number, with an exponent
 
 
 def test_wrong_version_and_not_a_file(tmp_path: pathlib.Path) -> None:

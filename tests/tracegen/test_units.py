@@ -24,14 +24,15 @@ def test_parse_duration(text: str, ns: int) -> None:
 
 
 @pytest.mark.parametrize("text", ["", "fast", "10 parsecs", "-5Mbit/s", "1Gbit/h", "0", "0.01b/s", "10^9",
-                                  "1e999Gbit/s", "1e-999Gbit/s", "1e1000bit/s", "1e", "e9bit/s"])
+                                  "1e999Gbit/s", "1e-999Gbit/s", "1e1000bit/s", "1e", "e9bit/s",
+                                  "\uff15\uff10\uff10Mbit/s", "\u0665Mbit/s"])  # full-width 500, Arabic-Indic 5: read
 def test_bad_rates_quote_the_value(text: str) -> None:
     with pytest.raises(ConfigError, match="bandwidth") as info:
         parse_rate(text)
     assert repr(text) in str(info.value)
 
 
-@pytest.mark.parametrize("text", ["soon", "5 minutes", "-1ms", "2h", "7200s", "1e999s", "1e1000s"])
+@pytest.mark.parametrize("text", ["soon", "5 minutes", "-1ms", "2h", "7200s", "1e999s", "1e1000s", "\uff15ms"])
 def test_bad_durations_quote_the_value(text: str) -> None:
     with pytest.raises(ConfigError, match="latency") as info:
         parse_duration(text)

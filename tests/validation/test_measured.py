@@ -37,6 +37,12 @@ def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
     ("n_workers,steps_per_s,bandwidth,bandwidth_bits_per_s\n1,2,500Mbit/s,1e8\n", "both give the link's rate"),
     ("n_workers,steps_per_s\n1_000,2\n", "m.csv:2: 'n_workers' must be an integer (got '1_000')"),
     ("n_workers,steps_per_s\n+5,2\n", "m.csv:2: 'n_workers' must be an integer (got '+5')"),
+    # the same rule as a catalogue's, which read full-width digits (parsers.csvfile.cell_int), and says what is wrong
+    ("n_workers,steps_per_s\n\uff11\uff12,2\n", "m.csv:2: 'n_workers' must be an integer, written with the digits 0-9 "
+                                                "(got '\uff11\uff12')"),
+    # read as 500 Mbit/s: tracegen.units took any Unicode digit
+    ("n_workers,steps_per_s,bandwidth\n1,2,\uff15\uff10\uff10Mbit/s\n", "m.csv:2: 'bandwidth': cannot read "
+                                                                        "'\uff15\uff10\uff10Mbit/s' as a rate"),
     ("n_workers,steps_per_s\n1,2_5\n", "m.csv:2: 'steps_per_s' must be a number (got '2_5')"),
     ("n_workers,steps_per_s,bandwidth\n1,2,fast\n", "m.csv:2: 'bandwidth': cannot read 'fast' as a rate"),
     ('n_workers,steps_per_s\n1,"2\n', "not a readable CSV"),
@@ -191,7 +197,7 @@ def test_rows_that_look_like_one_run_twice_are_named(tmp_path: pathlib.Path, tex
     # was 'm.csv: 'n_workers' must be at most 100000 (got 100000000)': no line
     (b"n_workers,steps_per_s\n1,2\n100000000,2\n", "m.csv:3: 'n_workers' must be at most 100000 (got '100000000')"),
     # was ''n_workers' must be an integer', of an integer of 5000 digits (int() refuses more than 4300)
-    (b"n_workers,steps_per_s\n" + b"9" * 5000 + b",2\n", "m.csv:2: 'n_workers' has more than 400 digits (got '999"),
+    (b"n_workers,steps_per_s\n" + b"9" * 5000 + b",2\n", "m.csv:2: 'n_workers' has more than 400 characters (got '999"),
     # was ''steps_per_s' must be > 0 (got '1e999')': a number too large for a float is not below zero
     (b"n_workers,steps_per_s\n1,1e999\n", "m.csv:2: 'steps_per_s' is too large (got '1e999')"),
     (b"n_workers,steps_per_s\n1,2,7\n", "m.csv:2: 3 cells, the header has 2 (got '1,2,7')"),

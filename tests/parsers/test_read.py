@@ -1,0 +1,82 @@
+"""``read_trace``'s choice among the files of a directory or a pattern (:mod:`parsers.read`): a folder that holds
+two traces, or a file that only looks like one of them, is refused in one line naming the file and what to do."""
+
+from __future__ import annotations
+
+import gzip
+import pathlib
+import shutil
+
+import pytest
+
+from parsers import TraceError, read_trace
+from parsers.errors import MAX_MESSAGE_CHARS
+from tracegen.cli import main
+
+DATA = pathlib.Path(__file__).resolve().parents[2] / "data"
+STEPS = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"  # as tracegen profile wrote them
+RUN = next((DATA / "traces" / "tf2_pss" / "plugins" / "profile").iterdir())  # three hosts' .xplane.pb
+VIEWER_RUN = next((DATA / "traces" / "tf2_pss_viewer" / "plugins" / "profile").iterdir())  # the same, as TensorBoard
+
+
+def _one_line(err: str, *parts: str) -> None:
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert len(err.strip()) <= MAX_MESSAGE_CHARS + len("tracegen inspect: error: "), err
+    for part in parts:
+        assert part in err, (part, err)
+
+
+@pytest.mark.parametrize("stray", ["valid", "not an XSpace"])
+def test_steps_with_a_stray_xplane_file_are_refused(tmp_path: pathlib.Path, stray: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder of TF1 steps that also held one 'notes.xplane.pb' was read as that TF2 profile, its 12 steps
+    counted as 'other files beside the TF2 profile, not read'; a stray file that was no XSpace ended in 'not an
+    XSpace protobuf', as if the steps were the mistake."""
+    folder = tmp_path / "trace"
+    shutil.copytree(STEPS, folder)
+    host = sorted(RUN.glob("*.xplane.pb"))[0]
+    (folder / "notes.xplane.pb").write_bytes(host.read_bytes() if stray == "valid" else b"garbage")
+    for path in (folder, f"{folder}/*.pb*", f"{folder}/*"):  # the directory, and patterns of its files
+        assert main(["inspect", str(path)]) == 2
+        _one_line(capsys.readouterr().err, f"{path}: holds a TF2 profile (1 .xplane.pb file(s), e.g. notes.xplane.pb)",
+                  "and 12 trace file(s) of no profiled host (e.g. step_000.pb.gz)",
+                  "move one or the other to a directory of its own")
+
+
+def test_steps_beside_trace_viewer_files_are_refused(tmp_path: pathlib.Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(VIEWER_RUN, run)
+    shutil.copyfile(STEPS / "step_000.pb.gz", run / "step_000.pb.gz")
+    with pytest.raises(TraceError, match=r"3 \.trace\.json\.gz file\(s\).* 1 trace file\(s\) of no profiled host"):
+        read_trace(run)
+
+
+def test_a_tf2_run_directory_with_tensorflows_other_tools_reads(tmp_path: pathlib.Path) -> None:
+    """What TensorBoard's profiler keeps beside a host's .xplane.pb, each named after the host, is not read and
+    counted as skipped, as before: not taken for another trace."""
+    run = tmp_path / "logdir" / "plugins" / "profile" / RUN.name
+    shutil.copytree(RUN, run)
+    for viewer in VIEWER_RUN.glob("*.trace.json.gz"):  # the same hosts' trace-viewer files, as TensorBoard made them
+        shutil.copyfile(viewer, run / viewer.name)
+    host = sorted(RUN.glob("*.xplane.pb"))[0].name.removesuffix(".xplane.pb")
+    (run / f"{host}.overview_page.pb").write_bytes(b"\x0a\x00")
+    (run / f"{host}.memory_profile.json.gz").write_bytes(gzip.compress(b"{}"))
+    expected = read_trace(RUN)
+    for path in (run, run.parents[2], f"{run}/*"):
+        trace = read_trace(path)
+        assert trace.skipped["other files beside the TF2 profile, not read"] == 5
+        assert trace.ops.equals(expected.ops)
+
+
+@pytest.mark.parametrize(("name", "text"), [("notes.txt", "Run 3: link 500Mbit, queue 100\n"),
+                                            ("README.txt", "# README\n\nThese are the MLP's steps.\n")])
+def test_a_note_among_the_steps_is_named_with_what_to_do(tmp_path: pathlib.Path, name: str, text: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A notes.txt beside the steps ended in 'not a RunMetadata or StepStats protobuf: byte 0: field 10 has length
+    117, more than the 38 bytes left in its message'. Not ignored either: a truncated step would vanish with it."""
+    folder = tmp_path / "trace"
+    shutil.copytree(STEPS, folder)
+    (folder / name).write_text(text)
+    assert main(["inspect", str(folder)]) == 2
+    _one_line(capsys.readouterr().err, f"{folder / name}: not a text-format RunMetadata or StepStats step: its first "
+              "line", "move it away: among steps, every *.txt file is read as one")
