@@ -18,6 +18,7 @@ import math
 import re
 from decimal import Decimal, InvalidOperation
 
+from parsers.csvfile import NUMBER
 from tracegen.errors import ConfigError
 
 _PREFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
@@ -150,18 +151,15 @@ def parse_whole(text: str, *, high: int = 10**18) -> int:
 
 
 def parse_number(text: str) -> float:
-    """A finite decimal number written with ASCII characters (``float`` would also take ``nan``, ``inf`` and
+    """A finite decimal number written as a CSV cell's (:data:`parsers.csvfile.NUMBER`: digits 0-9, maybe a
+    ``-``, a decimal point and an exponent; ``float`` would also take ``nan``, ``inf``, ``1_000``, ``+1`` and
     ``٣``): for the command line's fractions and seconds."""
     import argparse
-    import math
 
     stripped = text.strip()
-    try:
-        if not stripped.isascii():
-            raise ValueError(stripped)
-        value = float(stripped)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+    if not NUMBER.fullmatch(stripped):
+        raise argparse.ArgumentTypeError(f"must be a number written with the digits 0-9 (got {text!r})")
+    value = float(stripped)
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number (got {text!r})")
     return value

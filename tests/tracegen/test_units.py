@@ -81,3 +81,16 @@ def test_percent_rounds_down_so_a_share_never_looks_past_the_busy_threshold() ->
     assert percent(0.7952) == "79%" and percent(BUSY_THRESHOLD) == "80%"
     assert [percent(x / 100) for x in range(101)] == [f"{x}%" for x in range(101)]  # 0.29 * 100 is 28.999...
     assert percent(0.99999) == "99%" and percent(0.0) == "0%"
+
+
+@pytest.mark.parametrize("text", ["1_000", "0_5", "+0.5", "nan", "inf", "1e999", "\u0665", "\uff10.5", "0x1", ""])
+def test_a_command_line_number_is_written_as_a_csv_cell_is(text: str) -> None:
+    """``--payload-fraction``, ``--target-rate``, a sweep's worker speeds: ``float`` read '1_000' as 1000 and '0_5'
+    as 5; the command line now takes the numbers a CSV cell takes (parsers.csvfile.NUMBER), nothing more."""
+    import argparse
+
+    from tracegen.units import parse_number
+
+    with pytest.raises(argparse.ArgumentTypeError, match=r"must be a (finite )?number"):
+        parse_number(text)
+    assert [parse_number(t) for t in ("0.5", ".5", "5.", "2e3", " 1 ", "-1")] == [0.5, 0.5, 5.0, 2000.0, 1.0, -1.0]
