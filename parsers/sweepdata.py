@@ -56,6 +56,7 @@ from parsers.trace import printable
 # pyarrow ships no type information: imported by name, it is plainly Any (as in parsers.tables).
 _ARROW: Any = importlib.import_module("pyarrow")
 _PARQUET: Any = importlib.import_module("pyarrow.parquet")
+_COMPUTE: Any = importlib.import_module("pyarrow.compute")
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("point_id", "string"), ("trace_sha256", "string"), ("n_workers", "int64"), ("link", "string"),
@@ -69,6 +70,10 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("sim_end_ns", "int64"),
 )
 SCHEMA: Any = _ARROW.schema([(name, getattr(_ARROW, kind)()) for name, kind in COLUMNS])
+# one value in a dataset: a rerun at another would put two answers to one question beside each other
+SETTING_COLUMNS = ("trace_sha256", "steps", "warmup_steps", "link_model", "batch_size")
+# with those, what tells a point from another in the rows (the rest follows from the link or the shards)
+KEY_COLUMNS = ("n_workers", "link", "ps_shards", "placement", "policy", "worker_speed", "seed")
 SORT_COLUMNS = ("trace_sha256", "link", "ps_shards", "placement", "policy", "worker_speed", "n_workers", "seed",
                 "point_id")
 PART_RE = re.compile(r"^part-(\d{6,})\.parquet$")
@@ -143,6 +148,25 @@ def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:
                                   "one row of a dataset: remove the copy")
             where[point] = path
     return set(where)
+
+
+def other_row(directory: str | os.PathLike[str], settings: dict[str, Any],
+              points: Sequence[dict[str, Any]]) -> tuple[pathlib.Path, dict[str, Any]] | None:
+    """The first row of the dataset in ``directory`` that the points of another sweep wrote, with its part: one
+    whose :data:`SETTING_COLUMNS` differ from ``settings``, or whose :data:`KEY_COLUMNS` equal those of one of
+    ``points`` (the points this run computes, which the dataset does not hold by id: a row with their parameters
+    was computed from other inputs). None when there is none."""
+    wanted = {tuple(printable(p[k]) for k in KEY_COLUMNS) for p in points}
+    for path in part_paths(directory):
+        table = _read(path, SETTING_COLUMNS + KEY_COLUMNS)  # a part at a time: at most a part's rows held
+        for name, value in settings.items():
+            other = table.filter(_COMPUTE.not_equal(table.column(name), _ARROW.scalar(value, SCHEMA.field(name).type)))
+            if other.num_rows:
+                return path, other.slice(0, 1).to_pylist()[0]
+        keys = zip(*(table.column(k).to_pylist() for k in KEY_COLUMNS), strict=True)
+        if (i := next((i for i, key in enumerate(keys) if key in wanted), None)) is not None:
+            return path, table.slice(i, 1).to_pylist()[0]
+    return None
 
 
 def read_rows(directory: str | os.PathLike[str]) -> pd.DataFrame:

@@ -17,7 +17,8 @@ a row's utilisations are the shards' mean, and ``busiest_shard`` says which shar
 Resume and stopping, the dataset always consistent:
 - before any work the directory is locked (one sweep writes into it at a time) and temporary files a killed
   run left are removed (:class:`tracegen.outputs.OutputDir`); the ids in the finished parts are read, and only
-  the other points are simulated;
+  the other points are simulated, once the dataset is found to be of this trace and settings, with no row of
+  those points' parameters from other inputs (:func:`refuse_mixing`);
 - the points to do are cut, in grid order, into parts of ``part_points``; a part is written atomically as soon as
   its points and those before it are finished, its rows in grid order, so an uninterrupted run writes the same
   bytes however many processes or Ray tasks ran it; on an error, Ctrl-C or SIGTERM the rows finished so far are
@@ -36,10 +37,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from parsers.catalogue import Catalogue
+from parsers.errors import quoted
 from parsers.linkprofile import read_link_profile
 from parsers.read import read_trace
 from parsers.singleworker import SingleWorker
-from parsers.sweepdata import COLUMNS, next_part_number, read_point_ids, write_part
+from parsers.sweepdata import COLUMNS, next_part_number, other_row, read_point_ids, write_part
 from parsers.trace import Trace
 from tracegen.curve import busiest_label
 from tracegen.errors import ConfigError, TracegenError
@@ -277,6 +279,41 @@ def pending_points(inputs: SweepInputs, finished: set[str]) -> Iterator[tuple[st
     return ((i, p) for p in inputs.grid.points() if (i := inputs.point_id(p)) not in finished)
 
 
+# a dataset's settings, by the option that sets them
+SETTING_OPTIONS = {"trace_sha256": "trace", "steps": "--steps", "warmup_steps": "--warmup-steps",
+                   "link_model": "--link", "batch_size": "--batch-size"}
+
+
+def refuse_mixing(inputs: SweepInputs, directory: pathlib.Path, todo: Sequence[SweepPoint]) -> None:
+    """ConfigError where the points ``todo`` would join the rows of another sweep in ``directory``: rows of
+    another trace or at other settings (:data:`SETTING_OPTIONS`), or a row with the parameters of a point of
+    ``todo`` (whose id is not in the dataset: the row was computed from inputs its columns do not show). Either
+    way a reader would get two answers to one question, or one grid's points mixed with another's."""
+    grid = inputs.grid
+    ours: dict[str, Any] = {"trace_sha256": inputs.trace_sha256, "steps": grid.steps,
+                            "warmup_steps": grid.warmup_steps, "link_model": grid.link_model,
+                            "batch_size": grid.batch_size}
+    keys = [{"n_workers": p.n_workers, "link": p.link, "ps_shards": p.ps_shards, "policy": p.policy,
+             "placement": grid.shard(p.ps_shards).placement, "worker_speed": float(p.worker_speed), "seed": p.seed}
+            for p in todo]
+    found = other_row(directory, ours, keys)
+    if found is None:
+        return
+    part, row = found
+    new = "sweep into a new directory"
+    for name, option in SETTING_OPTIONS.items():
+        if row[name] != ours[name] and name == "trace_sha256":
+            raise ConfigError(f"{part}: rows of another trace (its files or those beside it differ: sha256 "
+                              f"{row[name][:12]}..., this one's {ours[name][:12]}...); {new}")
+        if row[name] != ours[name]:
+            raise ConfigError(f"{part}: rows at {option} {row[name]}, not {ours[name]}; rerun with {option} "
+                              f"{row[name]}, or {new}")
+    point = " ".join(f"{k}={quoted(row[k], 60)}" for k in ("n_workers", "link", "ps_shards", "policy",
+                                                          "worker_speed", "seed"))
+    raise ConfigError(f"{part}: holds the point {point} from other inputs (a changed profile, order, placement or "
+                      f"catalogue file, --payload-fraction, or tracegen's simulator); {new}")
+
+
 def sweep(inputs: SweepInputs, out: str | os.PathLike[str] | OutputDir, runner: Runner, *,
           part_points: int = PART_POINTS, progress: Callable[[SweepProgress], None] | None = None) -> SweepSummary:
     """Simulate the grid's points that ``out`` does not hold yet and add their rows to it (module docstring).
@@ -297,6 +334,8 @@ def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: 
     finished = read_point_ids(target.root)
     pending = list(pending_points(inputs, finished))
     todo = [p for _, p in pending]
+    if finished and todo:
+        refuse_mixing(inputs, target.root, todo)
     resumed = inputs.grid.n_points - len(todo)
     number = next_part_number(target.root)
     position = {point_id: i for i, (point_id, _) in enumerate(pending)}

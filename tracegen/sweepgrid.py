@@ -10,7 +10,8 @@ A point's id (:meth:`SweepInputs.point_id`) is the sha256 of its parameters, of 
 (:func:`trace_sha256`: the traced steps and the files beside them that change a prediction). The same command
 on the same files gives the same ids, so a resumed sweep recognises the points it finished. The id covers the
 simulator too, by :data:`MODEL_VERSION`: a tracegen whose simulation gives other results for the same inputs
-computes a resumed sweep's points again rather than keep an older model's rows beside its own.
+does not take an older model's rows for its own (resuming into their dataset is refused:
+:func:`tracegen.sweep.refuse_mixing`).
 
 PS shards are an axis too (:class:`SweepShards`): by default the PS as traced (one task, or each parameter on
 the PS task it ran on); with ``--ps-shards`` each K places the parameters on K shards by the sweep's placement

@@ -613,3 +613,52 @@ def test_a_sweep_started_with_stderr_closed_runs(tmp_path: pathlib.Path) -> None
                           preexec_fn=_close_stderr, timeout=120)
     assert done.returncode == 0 and "computed 2 points" in done.stdout
     assert len(pd.read_parquet(out)) == 2
+
+
+OTHER_PROFILE = ROOT / "data/remeasured/deep_replay/deep_150mbit_q5_b128k_ps03/trace/link-profile.json"
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (["--steps", "5"], "rows at --steps 4, not 5; rerun with --steps 4, or sweep into a new directory"),
+    (["--link", "fifo"], "rows at --link conn, not fifo; rerun with --link conn"),
+    (["--batch-size", "7"], "rows at --batch-size 32, not 7"),
+    (["--trace", str(ROOT / "data/traces/mlp")], "rows of another trace (its files or those beside it differ"),
+    (["--payload-fraction", "0.5"], "holds the point n_workers=1 link='200Mbit/s' ps_shards=1 policy='tf' "
+                                    "worker_speed=1.0 seed=0 from other inputs (a changed profile, order"),
+    (["--profile", str(OTHER_PROFILE)], "holds the point n_workers=1 link="),
+])
+def test_a_rerun_of_another_trace_or_settings_is_refused_not_mixed_in(change: list[str], message: str,
+                                                                     tmp_path: pathlib.Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A rerun into a dataset with another trace, --steps, --link, --batch-size or --payload-fraction, or after the
+    link profile it names changed, added its rows beside the earlier ones (a hardening pass): with another
+    --payload-fraction or profile, two rows with the same parameter columns held two different rates, and the
+    README's own query read both. It is refused, naming what differs, and the dataset is left as it was; a rerun
+    that adds points to the grid (more worker counts, another link, another seed) still adds them."""
+    profile = tmp_path / "link.json"
+    shutil.copyfile(TRACE / "link-profile.json", profile)
+    out = tmp_path / "sweep"
+
+    def argv(*more: str, trace: pathlib.Path = TRACE) -> list[str]:
+        return ["sweep", str(trace), *SMALL, "--jobs", "1", "--out", str(out), *more]
+
+    assert main(argv("--workers", "1-2", "--bandwidth", "200Mbit/s", "--link-profile", str(profile))) == 0
+    before = read_rows(out)
+    capsys.readouterr()
+    if change[0] == "--profile":  # the same path, other bytes
+        shutil.copyfile(change[1], profile)
+        again = argv("--workers", "1-2", "--bandwidth", "200Mbit/s", "--link-profile", str(profile))
+    elif change[0] == "--trace":
+        again = argv("--workers", "1-2", "--bandwidth", "200Mbit/s", trace=pathlib.Path(change[1]))
+    else:
+        again = argv("--workers", "1-2", "--bandwidth", "200Mbit/s", "--link-profile", str(profile), *change)
+    assert main(again) == 2  # a repeated option's last value is the one taken
+    err = capsys.readouterr().err.splitlines()[-1]  # after the warnings the trace's single-worker.json gives
+    assert err.startswith(f"tracegen sweep: error: {out / 'part-000000.parquet'}: ") and message in err, err
+    pd.testing.assert_frame_equal(read_rows(out), before)
+    if change[0] == "--profile":
+        shutil.copyfile(TRACE / "link-profile.json", profile)
+    grown = argv("--workers", "1-3", "--bandwidth", "200Mbit/s,1Gbit/s", "--link-profile", str(profile),
+                 "--seeds", "2")
+    assert main(grown) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("14", "4")  # type: ignore[union-attr]
