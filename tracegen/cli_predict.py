@@ -15,10 +15,10 @@ from tracegen.curve import (
     SATURATED,
     STALL_GAIN,
     STALL_POINTS,
-    format_workers,
     knee_text,
     parse_workers,
     plateau_text,
+    unsimulated_text,
 )
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
@@ -237,8 +237,7 @@ def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | 
                  f"{result.model.n_traced_steps}",
         "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
                      f"seed(s) from {config.seed}; link model {config.link}, transfer order {config.policy}"
-                     + (f"; N={format_workers(result.curve.unsimulated_workers)} not simulated: the rate had "
-                        "stalled" if result.curve.unsimulated_workers else ""),
+                     + (f"; {unsimulated_text(result.curve)}" if result.curve.unsimulated_workers else ""),
         "batch size": config.batch_size})
     return prediction_html(result.curve, title=f"Predicted scaling: {trace}", inputs=inputs,
                            batch_size=config.batch_size, band=result.band)
@@ -266,12 +265,10 @@ def _print(result: Prediction, config: PredictConfig) -> None:
         print(f"{p.n_workers:>4} {fixed(p.steps_per_s, 2):>9} {ci:>7} "
               f"{fixed(p.steps_per_s * config.batch_size, 1):>10}{cells} {percent(p.pull_link_utilisation):>5} "
               f"{percent(p.push_link_utilisation):>5} {percent(p.ps_cpu_utilisation):>5}  {p.bottleneck}")
-    largest = curve.points[-1].n_workers
     if curve.unsimulated_workers:
-        print(f"N={format_workers(curve.unsimulated_workers)} not simulated: the rate stalled by N={largest} "
-              f"({STALL_POINTS} worker counts in a row each under {STALL_GAIN:.0%} above the best, with the PS's "
-              f"CPU or a link direction at least {SATURATED:.0%} busy, a direction of what it carries while the "
-              "other is busy too), so more workers do not raise it; --every-n simulates them")
+        print(f"{unsimulated_text(curve)} ({STALL_POINTS} worker counts in a row each under {STALL_GAIN:.0%} above "
+              f"the best, with the PS's CPU or a link direction at least {SATURATED:.0%} busy, a direction of what it "
+              "carries while the other is busy too), so more workers do not raise it; --every-n simulates them")
     print(f"plateau {plateau_text(curve)}; knee (95% of the plateau): {knee_text(curve)}; "
           f"link bound {fixed(curve.link_bound_steps_per_s, 2)} steps/s")
     measured = config.single_worker

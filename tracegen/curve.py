@@ -371,6 +371,12 @@ def plateau_text(curve: Curve) -> str:
     return f"at least {fixed(curve.plateau_steps_per_s, 2)} steps/s (still rising at N={curve.saturation_workers})"
 
 
+def unsimulated_text(curve: Curve) -> str:
+    """Which asked N a stalled curve did not simulate, in words (its ``unsimulated_workers`` must be some)."""
+    return (f"N={format_workers(curve.unsimulated_workers)} not simulated: the rate stalled by "
+            f"N={curve.points[-1].n_workers}")
+
+
 def knee_text(curve: Curve) -> str:
     """The knee in words: ``N=k``; ``N=k or later`` against a plateau that is a lower bound; or not reached."""
     if curve.knee_n_workers is None:

@@ -28,7 +28,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from tracegen.curve import Curve, knee_text, plateau_text
+from tracegen.curve import Curve, knee_text, plateau_text, unsimulated_text
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
 from tracegen.units import fixed, percent
@@ -85,6 +85,9 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
             f"link bound {_rate(curve.link_bound_steps_per_s)}, PS CPU bound {_rate(curve.ps_bound_steps_per_s)}; "
             f"bottleneck at N={ns[-1]}: {points[-1].bottleneck}.")
     parts = [paragraph(lead, "lead")]
+    if curve.unsimulated_workers:
+        parts.append(paragraph(f"{unsimulated_text(curve)} at a saturated resource, so more workers do not raise "
+                               "it ('tracegen predict --every-n' simulates them)."))
     if edges is not None:
         parts.append(paragraph("Only the link's bandwidth is known, so the plateau is not pinned: the orange band "
                                "runs from a half-duplex link (low) to a full-duplex one (high). A link profile "

@@ -15,16 +15,23 @@ uncertainty of the simulation's own estimate, which the lowest and highest of a 
 from __future__ import annotations
 
 import io
+import pathlib
 from typing import Any
 
 from parsers.trace import printable
-from tracegen.curve import Curve
+from tracegen.curve import Curve, format_workers
 from tracegen.units import fixed
 
 CSV_COLUMNS = ("n_workers", "steps_per_s", "samples_per_s", "steps_per_s_low", "steps_per_s_high", "band_low",
                "band_high", "pull_link_utilisation", "push_link_utilisation", "ps_cpu_utilisation", "bottleneck",
                "staleness_mean", "staleness_median", "staleness_p99", "steps_per_s_ci95")
 STALENESS_COLUMNS = ("n_workers", "staleness", "updates", "fraction")
+
+
+def plot_title(source: str) -> str:
+    """A plot's title for a trace read from ``source``: its last two path parts, as the last alone often says
+    nothing (``trace``, the folder of every configuration in ``data/``)."""
+    return "/".join(pathlib.PurePath(source).parts[-2:]) or source
 
 
 def new_figure() -> tuple[Any, Any]:
@@ -98,7 +105,15 @@ def staleness_png(curve: Curve, *, title: str) -> bytes:
 
 def curve_png(curve: Curve, *, title: str, band: tuple[Curve, Curve] | None = None) -> bytes:
     """Throughput against N: the prediction with its seed spread, the band when there is one, the knee and the
-    bounds."""
+    bounds, over every N asked (:func:`curve_axes`)."""
+    fig, ax = curve_axes(curve, band)
+    return finish_png(fig, ax, ylabel="steps per second (all workers)", title=title, legend="lower right")
+
+
+def curve_axes(curve: Curve, band: tuple[Curve, Curve] | None = None) -> tuple[Any, Any]:
+    """:func:`curve_png`'s figure and axes, before labels. The asked N past a stalled curve, not simulated
+    (``curve.unsimulated_workers``), are drawn as the plateau carried on to the largest of them, dotted: the
+    axis spans what was asked, and the line says which N it did not simulate."""
     fig, ax = new_figure()
     ns = [p.n_workers for p in curve.points]
     if band is not None:
@@ -110,6 +125,10 @@ def curve_png(curve: Curve, *, title: str, band: tuple[Curve, Curve] | None = No
     ax.fill_between(ns, [p.steps_per_s_low for p in curve.points], [p.steps_per_s_high for p in curve.points],
                     alpha=0.3, label="range over seeds")
     ax.plot(ns, [p.steps_per_s for p in curve.points], marker="o", label="predicted steps/s")
+    if curve.unsimulated_workers:
+        ax.plot([ns[-1], max(curve.unsimulated_workers)], [curve.points[-1].steps_per_s, curve.plateau_steps_per_s],
+                linestyle=":", linewidth=2.5, color="tab:blue", zorder=3,
+                label=f"N={format_workers(curve.unsimulated_workers)}: not simulated, stalled")
     if curve.knee_n_workers is not None:
         knee = next(p for p in curve.points if p.n_workers == curve.knee_n_workers)
         ax.axvline(knee.n_workers, color="grey", linestyle=":")
@@ -122,4 +141,4 @@ def curve_png(curve: Curve, *, title: str, band: tuple[Curve, Curve] | None = No
     if curve.link_bound_steps_per_s < 3 * top:
         ax.axhline(curve.link_bound_steps_per_s, color="red", linestyle="--",
                    label=f"link bound {curve.link_bound_steps_per_s:.3g} steps/s")
-    return finish_png(fig, ax, ylabel="steps per second (all workers)", title=title, legend="lower right")
+    return fig, ax

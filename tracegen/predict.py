@@ -59,7 +59,7 @@ from tracegen.link import LINK_MODELS, PULL, PUSH, LinkSpec
 from tracegen.linkspec import at_cap_plateau, from_bandwidth, from_profile, with_single_worker
 from tracegen.model import TIMINGS, TRANSFER_KINDS, StepModel, TaskKind, build_model
 from tracegen.outputs import OutputDir
-from tracegen.plots import curve_csv, curve_png, staleness_csv, staleness_png
+from tracegen.plots import curve_csv, curve_png, plot_title, staleness_csv, staleness_png
 from tracegen.policy import check_order
 from tracegen.processes import MAX_JOBS
 from tracegen.shards import ShardRow, placements, shard_table, shards_csv
@@ -420,7 +420,7 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
             report(f"simulating {len(placed)} numbers of PS shards ({config.placement} placement)")
             shards = shard_table(model, placed, config.sim_config(None), links["mid"], config.workers,
                                  seeds=config.seeds, processes=processes, stop_at_plateau=not config.every_n)
-    title = pathlib.Path(tr.source).name or tr.source
+    title = plot_title(tr.source)
     files = [out.write("curve.csv", curve_csv(curve, config.batch_size, band)),
              out.write("curve.png", curve_png(curve, title=title, band=band))]
     if any(p.staleness is not None for p in curve.points):
