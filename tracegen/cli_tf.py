@@ -37,8 +37,9 @@ def _profile(args: argparse.Namespace) -> int:
     config = ProfileConfig(model=spec, warmup_steps=5 if args.warmup is None else args.warmup,
                            traced_steps=args.steps)
     if args.netbench is not None:
-        from validation.netbench import NetbenchConfig
+        from validation.netbench import NetbenchConfig, split_address
 
+        split_address(args.netbench, "--netbench")  # NetbenchConfig would name its field, 'ps'
         netbench = NetbenchConfig(ps=args.netbench)  # checked before the job runs
         refuse_existing([out / PROFILE_NAME], False)
     paths = profile(config, out)
@@ -354,9 +355,10 @@ def _netbench_serve(args: argparse.Namespace) -> int:
 def _netbench_run(args: argparse.Namespace) -> int:
     from parsers.linkprofile import write_link_profile
     from tracegen.units import format_rate
-    from validation.netbench import NetbenchConfig, run_netbench
+    from validation.netbench import NetbenchConfig, run_netbench, split_address
 
     out = output_path(args.out, "the profile's file")  # '' was '.', 'a directory', a name the user never gave
+    split_address(args.ps, "--ps")  # NetbenchConfig would name its field, 'ps'
     if out.is_dir():  # else it is found out only when the profile is written, minutes of measuring later
         raise ConfigError(f"{out}: a directory; --out names the profile's file, e.g. {out / PROFILE_NAME}")
     # checked (missing folders made, as other commands' are) before minutes of measuring, not when it is written

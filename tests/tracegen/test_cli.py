@@ -454,6 +454,23 @@ def test_an_empty_out_is_refused_not_read_as_the_current_directory(argv: list[st
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize(("argv", "option"), [
+    (["profile", "--out", "trace", "--netbench"], "--netbench"), (["netbench", "run", "--ps"], "--ps"),
+])
+@pytest.mark.parametrize("bad", ["host", "host:", ":7070", "host:0"])
+def test_a_bad_ps_address_is_named_by_its_option(argv: list[str], option: str, bad: str, tmp_path: pathlib.Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The refusal named the config's field, 'ps', an option neither command has ('profile --netbench host' said
+    "'ps' must be HOST:PORT ...")."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, bad]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"tracegen {argv[0]}: error: '{option}' must be HOST:PORT with a port from 1 to 65535 "
+                   f"(got {bad!r})\n")
+    assert not list(tmp_path.iterdir())
+
+
 def _predict(out: pathlib.Path, trace: pathlib.Path, *more: str) -> int:
     return main(["predict", str(trace), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--jobs", "1",
                  "--out", str(out), *more])
