@@ -303,6 +303,14 @@ def check_writable(folder: pathlib.Path, what: str = "here") -> None:
     pathlib.Path(probe).unlink()
 
 
+def output_path(text: str, what: str = "a directory", option: str = "--out") -> pathlib.Path:
+    """``option``'s value as a path; ConfigError when it is empty (an unset shell variable): pathlib reads '' as
+    '.', and the run then wrote into the current directory, or blamed '.' for being one."""
+    if not text.strip():
+        raise ConfigError(f"'{option}' must name {what} (got an empty string)")
+    return pathlib.Path(text)
+
+
 def refuse_non_folder(path: pathlib.Path, purpose: str = "--out names the directory to write into") -> None:
     """ConfigError when ``path`` is there as something other than a folder: a file, or a symbolic link that loops
     or leads nowhere (which mkdir would call only 'File exists'), named for what it is."""

@@ -371,9 +371,28 @@ class _Control:
                                f"{connect_timeout_s:g} s") from exc
             except OSError as exc:
                 raise JobError(f"cannot reach 'tracegen netbench serve' at {address}: {exc.strerror or exc}") from exc
+        self.timeout_s = timeout_s
         self.sock.settimeout(timeout_s)
         self.stream = self.sock.makefile("rwb")
         self.address = address
+        self.connect_timeout_s = connect_timeout_s
+
+    def hello(self) -> dict[str, Any]:
+        """The server's ``hello`` reply, waited for as long as the connection was (not the measurement's 120 s), and
+        a JobError that asks whether a netbench serve is what listens: a server of another kind that accepts and
+        says nothing (one that waits for its own protocol's first bytes) was waited for 120 s, then 'timed out'."""
+        self.sock.settimeout(self.connect_timeout_s)
+        try:
+            return self.ask({"op": "hello"})
+        except JobError as exc:
+            if not isinstance(exc.__cause__, (OSError, ConfigError)):
+                raise
+            why = (f"no reply to 'hello' within {self.connect_timeout_s:g} s"
+                   if isinstance(exc.__cause__, TimeoutError) else str(exc.__cause__))
+            raise JobError(f"netbench serve at {self.address}: {why}; is 'tracegen netbench serve' what listens "
+                           "there, on that port?") from exc
+        finally:
+            self.sock.settimeout(self.timeout_s)
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -409,7 +428,7 @@ def run_netbench(config: NetbenchConfig, progress: Progress | None = None) -> Li
     report = progress or (lambda _line: None)
     control = _Control(config.ps, config.timeout_s, config.connect_timeout_s, report)
     try:
-        hello = control.ask({"op": "hello"})
+        hello = control.hello()
         client_ip = control.sock.getsockname()[0]
         slots = 2 * config.max_connections + 1  # the last slot is the probe's
         workers = [f"{client_ip}:{p}" for p in free_ports(slots)]

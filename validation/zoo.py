@@ -105,6 +105,12 @@ def variables_from(source: VariableSource) -> Iterator[None]:
 def variable_specs(spec: ModelSpec) -> list[tuple[str, list[int], Any]]:
     """(full name, shape, initializer) of every variable ``spec``'s model asks for, in creation order; the model is
     built in a throwaway graph, nothing runs."""
+    return _built(spec)[0]
+
+
+def _built(spec: ModelSpec) -> tuple[list[tuple[str, list[int], Any]], tuple[str, list[int], int]]:
+    """:func:`variable_specs`, and the largest tensor the model's graph computes (name, shape, bytes): the batch's
+    own, which no variable's size shows."""
     import tensorflow as tf
 
     found: dict[str, tuple[str, list[int], Any]] = {}
@@ -113,9 +119,13 @@ def variable_specs(spec: ModelSpec) -> list[tuple[str, list[int], Any]]:
         found.setdefault(name, (name, list(shape), initializer))
         return tf.zeros(shape)
 
-    with tf.Graph().as_default(), variables_from(record):
+    graph = tf.Graph()
+    with graph.as_default(), variables_from(record):
         build_loss(spec)
-    return list(found.values())
+    tensors = [(t.name, t.shape.as_list(), t.shape.num_elements() * t.dtype.size) for op in graph.get_operations()
+               if op.type != "Fill"  # record's stand-ins for the variables, sized as those are
+               for t in op.outputs if t.shape.is_fully_defined() and t.dtype.size]
+    return list(found.values()), max(tensors, key=lambda t: t[2], default=("", [], 0))
 
 
 MAX_TENSOR_BYTES = 2**31 - 1  # TensorFlow's gRPC moves a tensor in one protobuf message, which 2 GiB bounds
@@ -129,7 +139,7 @@ def check_sizes(spec: ModelSpec) -> None:
     quoted the last line of its stderr, a row of '='), or variables that together exceed the memory this machine
     has free (the PS holds them all). Builds the model in a throwaway graph (:func:`variable_shapes`): a few
     seconds, TensorFlow's import."""
-    specs = variable_shapes(spec)
+    specs, (tensor, tensor_shape, tensor_bytes) = _sizes(spec)
     widths = f"{spec.name} with widths {','.join(map(str, spec.resolved_widths()))}"
     pulled = [s for s in specs if s[0] not in READ_SPARSELY.get(spec.name, ())]
     name, shape = max(pulled, key=lambda s: math.prod(s[1]), default=("", []))
@@ -142,16 +152,26 @@ def check_sizes(spec: ModelSpec) -> None:
     if free is not None and total > free:
         raise ConfigError(f"{widths}: its variables take {format_bytes(total)}, more than the "
                           f"{format_bytes(free)} of memory this machine has available: choose smaller widths")
+    if free is not None and tensor_bytes > free:  # the job failed in TensorFlow, or was killed for memory
+        raise ConfigError(f"{widths} and batch size {spec.batch_size}: its tensor {tensor!r} of shape {tensor_shape} "
+                          f"is {format_bytes(tensor_bytes)}, more than the {format_bytes(free)} of memory this "
+                          "machine has available: choose a smaller --batch-size")
 
 
 def variable_shapes(spec: ModelSpec) -> list[tuple[str, list[int]]]:
     """(full name, shape) of every variable of ``spec``'s model (:func:`variable_specs`), found in a child process:
     TensorFlow's import stays out of this one (its log lines on stderr, its threads, half a GB of memory)."""
+    return _sizes(spec)[0]
+
+
+def _sizes(spec: ModelSpec) -> tuple[list[tuple[str, list[int]]], tuple[str, list[int], int]]:
+    """:func:`variable_shapes` and the largest tensor of the model's graph (:func:`_built`), from one child."""
     code = ("import json, sys\n"
-            "from validation.zoo import ModelSpec, variable_specs\n"
+            "from validation.zoo import ModelSpec, _built\n"
             "doc = json.loads(sys.argv[1])\n"
             "spec = ModelSpec(name=doc['name'], batch_size=doc['batch_size'], widths=tuple(doc['widths']))\n"
-            "print(json.dumps([[n, list(s)] for n, s, _ in variable_specs(spec)]))\n")
+            "found, largest = _built(spec)\n"
+            "print(json.dumps([[[n, list(s)] for n, s, _ in found], largest]))\n")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
     argv = [sys.executable, "-c", code, json.dumps(dataclasses.asdict(spec))]
     try:
@@ -160,7 +180,8 @@ def variable_shapes(spec: ModelSpec) -> list[tuple[str, list[int]]]:
         raise JobError(f"building {spec.name} to size its variables took over {exc.timeout:g} s") from None
     if done.returncode != 0:
         raise JobError(f"building {spec.name} to size its variables failed: {summarize_stderr(done.stderr)}")
-    return [(str(n), [int(d) for d in s]) for n, s in json.loads(done.stdout.strip().splitlines()[-1])]
+    found, (name, shape, size) = json.loads(done.stdout.strip().splitlines()[-1])
+    return [(str(n), [int(d) for d in s]) for n, s in found], (str(name), [int(d) for d in shape], int(size))
 
 
 def available_memory_bytes() -> int | None:

@@ -428,6 +428,49 @@ def test_profile_out_naming_a_file_says_so_before_any_job(api: str, tmp_path: pa
     assert err.count("\n") == 1 and f"{loop}: a symbolic link that loops; --out names the directory" in err, err
 
 
+@pytest.mark.parametrize(("argv", "what"), [
+    (["profile"], "a directory"), (["profile", "--api", "tf2", "--warmup", "0"], "a directory"),
+    (["netbench", "run", "--ps", "127.0.0.1:7070"], "the profile's file"),
+])
+def test_an_empty_out_is_refused_not_read_as_the_current_directory(argv: list[str], what: str,
+                                                                   tmp_path: pathlib.Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """'--out ""' (an unset shell variable) is no path, as predict and sweep already said: pathlib reads '' as '.',
+    so profile traced into the current directory, and netbench run blamed '.' ('a directory; --out names the
+    profile's file'), a name the user never gave."""
+    import validation.capture
+    import validation.capture_tf2
+
+    def no_tensorflow() -> str:
+        raise AssertionError("looked for TensorFlow with an --out that names nothing")
+
+    for module in (validation.capture, validation.capture_tf2):
+        monkeypatch.setattr(module, "tensorflow_version", no_tensorflow)
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--out", ""]) == 2
+    err = capsys.readouterr().err
+    assert err == f"tracegen {argv[0]}: error: '--out' must name {what} (got an empty string)\n"
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("argv", "option"), [
+    (["profile", "--out", "trace", "--netbench"], "--netbench"), (["netbench", "run", "--ps"], "--ps"),
+])
+@pytest.mark.parametrize("bad", ["host", "host:", ":7070", "host:0"])
+def test_a_bad_ps_address_is_named_by_its_option(argv: list[str], option: str, bad: str, tmp_path: pathlib.Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The refusal named the config's field, 'ps', an option neither command has ('profile --netbench host' said
+    "'ps' must be HOST:PORT ...")."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, bad]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"tracegen {argv[0]}: error: '{option}' must be HOST:PORT with a port from 1 to 65535 "
+                   f"(got {bad!r})\n")
+    assert not list(tmp_path.iterdir())
+
+
 def _predict(out: pathlib.Path, trace: pathlib.Path, *more: str) -> int:
     return main(["predict", str(trace), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--jobs", "1",
                  "--out", str(out), *more])

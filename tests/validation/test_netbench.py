@@ -76,6 +76,55 @@ def test_run_against_a_host_that_does_not_answer_names_the_wait(tmp_path: pathli
     assert "at 192.0.2.1:7070: no answer within 3 s" in capsys.readouterr().err
 
 
+def test_run_against_a_server_of_another_kind_says_so_within_its_connect_timeout(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real listener that accepts and says nothing (a server waiting for its own protocol's first bytes, given
+    by mistake for netbench serve's port): 'run' waited the measurement's 120 s for the reply to 'hello' and said
+    only 'timed out'. Now --connect-timeout bounds the wait, and the line asks what listens there. This one hangs
+    up after 10 s, which 'run' reported as the server having 'refused 'hello': connection closed'."""
+    done = threading.Event()
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+
+        def silent() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                done.wait(10)
+
+        thread = threading.Thread(target=silent, daemon=True)
+        thread.start()
+        out = tmp_path / "link-profile.json"
+        start = time.monotonic()
+        assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--connect-timeout", "1", "--out",
+                     str(out)]) == 2
+        assert time.monotonic() - start < 5
+        assert capsys.readouterr().err == (
+            f"tracegen netbench: error: netbench serve at 127.0.0.1:{port}: no reply to 'hello' within 1 s; is "
+            "'tracegen netbench serve' what listens there, on that port?\n")
+        assert not out.exists()
+        done.set()
+        thread.join()
+
+
+def test_run_against_an_http_server_says_what_it_heard_and_asks_what_listens(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Python's own http.server on the port: its error page is not a netbench reply."""
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        out = tmp_path / "link-profile.json"
+        assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--connect-timeout", "10", "--out",
+                     str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"netbench serve at 127.0.0.1:{port}: control line is not JSON: " in err
+        assert err.endswith("; is 'tracegen netbench serve' what listens there, on that port?\n"), err
+        assert not out.exists()
+    finally:
+        server.kill()
+        server.wait()
+
+
 @pytest.mark.parametrize(("args", "why"), [
     (["--port", "99999"], "'port' must be from 1 to 65535 (got 99999)"),  # was a traceback (OverflowError)
     (["--port", "0"], "'port' must be from 1 to 65535 (got 0)"),  # was a server on a port nobody is told

@@ -26,6 +26,23 @@ def test_a_variable_over_two_gib_is_refused_before_the_job(tmp_path: pathlib.Pat
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("api", ["tf1", "tf2"])
+def test_a_batch_over_the_free_memory_is_refused_before_the_job(api: str, tmp_path: pathlib.Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """'--batch-size 99999999999' started the job, whose worker failed in TensorFlow ('worker 0 exited with code 1:
+    ValueError: Incompatible shapes between op input and calculated input gradient ...'): no variable grows with the
+    batch, so check_sizes passed it. The model's largest tensor, sized from the graph TensorFlow builds, is now
+    checked against the free memory too."""
+    assert main(["profile", "--api", api, "--warmup", "0", "--batch-size", "99999999999", "--out",
+                 str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tracegen profile: error: mlp with widths 512,512 and batch size 99999999999: its "
+                          "tensor "), err
+    assert "of shape [99999999999, 784] is 314 TB, more than the " in err
+    assert err.endswith(" of memory this machine has available: choose a smaller --batch-size\n"), err
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_sizes_are_the_graphs_own() -> None:
     """The shapes come from the model TensorFlow builds: mlp 784 -> 512 -> 10 (the zoo's input and classes)."""
     assert zoo.variable_shapes(ModelSpec(name="mlp", widths=(512,))) == [
