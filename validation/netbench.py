@@ -400,9 +400,12 @@ class _Control:
             reply = _read_line(self.stream)
         except (OSError, ConfigError) as exc:
             raise JobError(f"netbench serve at {self.address}: {exc}") from exc
-        if reply is None or not reply.get("ok"):
+        if reply is None:  # no refusal: the server went away (stopped, or its host down)
+            raise JobError(f"netbench serve at {self.address} closed the connection during {message.get('op')!r} "
+                           "without a reply: was it stopped?")
+        if not reply.get("ok"):
             raise JobError(f"netbench serve at {self.address} refused {message.get('op')!r}: "
-                           f"{(reply or {}).get('error', 'connection closed')}")
+                           f"{reply.get('error', '(no reason given)')}")
         return reply
 
     def close(self) -> None:

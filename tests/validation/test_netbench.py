@@ -386,3 +386,25 @@ def test_inside_the_emulated_cluster_the_profile_sees_the_shaped_link(tmp_path: 
     assert stored.cpu_quota.host_cores > 0.5
     run_ids = [line.split("cluster ")[1].split()[0] for line in lines if "cluster " in line and " is up" in line]
     assert run_ids and not [x for x in leftovers() if any(f"_{r}_" in x for r in run_ids)]
+
+
+def test_a_server_that_goes_away_mid_run_is_not_said_to_refuse() -> None:
+    """A serve stopped while 'run' measured was reported as 'netbench serve at ... refused 'cpu': connection
+    closed', as if it had turned the request down."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        def serve_once() -> None:
+            conn, _ = server.accept()
+            with conn, conn.makefile("rb") as stream:
+                stream.readline()  # the request, never answered: the server stops here
+
+        helper = threading.Thread(target=serve_once, daemon=True)
+        helper.start()
+        control = netbench._Control(f"127.0.0.1:{server.getsockname()[1]}", 10.0, 5.0, lambda _line: None)
+        try:
+            with pytest.raises(JobError) as caught:
+                control.ask({"op": "cpu"})
+        finally:
+            control.close()
+        helper.join(timeout=10)
+    assert str(caught.value).endswith("closed the connection during 'cpu' without a reply: was it stopped?")
+    assert "refused" not in str(caught.value)
