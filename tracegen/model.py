@@ -374,6 +374,11 @@ def _complete(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step_star
 
 
 def _prepare(trace: Trace) -> tuple[_Graph, list[dict[int, tuple[int, int]]], list[list[int]], dict[int, int]]:
+    if trace.rendezvous.empty and trace.transfers.empty and not any(device_role(d) == "ps" for d in trace.devices):
+        devices = trace.devices
+        shown = ", ".join(devices[:2]) + (f" and {len(devices) - 2} more" if len(devices) > 2 else "")
+        raise ModelError(f"{trace.source}: no PS and no transfer in the trace (devices: {shown}); a step model needs "
+                         "a job whose variables live on a PS task")
     if not trace.has_graph or trace.rendezvous.empty:
         how = ("a TF2 profile has them only when it holds the step function's first call, whose registration "
                "lists its graphs: start profiling before the first step" if trace.source_format in TF2_FORMATS

@@ -19,8 +19,9 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
     plateau_n_workers                   where it was seen
     plateau_in_range                    yes / no: whether the plateau lies within the asked N
     band_low_samples_per_s, band_high_samples_per_s
-                                        the plateau on the half- and full-duplex ends of the PS type's rate;
-                                        empty when its link profile pins the link
+                                        the plateau on the half- and full-duplex ends of the PS type's rate
+                                        (when not reached: the rates at its N, lower bounds too); empty when its
+                                        link profile pins the link
     link_pinned                         yes when the PS type's link profile pinned the link
     best_of_pair                        yes on the pair's fewest-dollars-per-sample option
     chosen                              yes on the cheapest option reaching the target (or per sample)
@@ -101,20 +102,22 @@ def assumptions(plan: Plan) -> list[str]:
 
 PAIR_HEADER = ("workers", "ps", "best N", "samples/s", "$/h", "$/1k smp", "hours", "$ total", "knee", "plateau",
                "band", "bottleneck")
-PAIR_NOTE = ("best N: the pair's fewest dollars per sample; plateau +: still rising at the largest N asked (a lower "
-             "bound); band: the plateau on a half- and a full-duplex link of the same rate")
+PAIR_NOTE = ("best N: the pair's fewest dollars per sample; plateau +: not reached by the largest N asked (the "
+             "bounds say more workers add more), a lower bound, as a band with + beside it; band: the plateau on a "
+             "half- and a full-duplex link of the same rate")
 
 
 def pair_cells(pair: Pair, samples: float) -> list[str]:
     """One pair's row of the table (:data:`PAIR_HEADER`), formatted."""
     b = pair.best
+    more = "" if pair.plateau_reached else "+"  # the band was simulated where the plateau's lower bound was
     band = ("pinned" if pair.band_samples_per_s is None
-            else f"{fixed(pair.band_samples_per_s[0], 0)}-{fixed(pair.band_samples_per_s[1], 0)}")
+            else f"{fixed(pair.band_samples_per_s[0], 0)}-{fixed(pair.band_samples_per_s[1], 0)}{more}")
     ps = b.ps.name if pair.n_ps == 1 else f"{pair.n_ps} x {b.ps.name}"
     return [b.worker.name, ps, str(b.n_workers), fixed(b.samples_per_s, 0), fixed(b.usd_per_hour, 2),
             f"{b.usd_per_1000_samples:.3g}", brief(b.hours_for(samples), 2), brief(b.usd_for(samples), 2),
             "-" if pair.knee_n_workers is None else str(pair.knee_n_workers),
-            fixed(pair.plateau_samples_per_s, 0) + ("" if pair.plateau_reached else "+"), band, b.bottleneck]
+            fixed(pair.plateau_samples_per_s, 0) + more, band, b.bottleneck]
 
 
 def _option(o: Option, samples: float) -> str:

@@ -81,11 +81,12 @@ def format_duration(ns: float) -> str:
 
 
 def fixed(value: float, decimals: int) -> str:
-    """``value`` with ``decimals`` decimals, or its first three digits where those would be all zeros: a rate of
-    0.0007 steps/s is not none, one sample's hours are not 0.000000, a cluster of $0.00001/h instances not free.
-    The usual figures keep their fixed decimals, so that equal results give equal bytes."""
+    """``value`` with ``decimals`` decimals, or its first three digits where those would show one digit or none:
+    a rate of 0.0007 steps/s is not none, one sample's hours are not 0.000000, a cluster of $0.00001/h instances
+    not free, and 6.72e-05 steps/s is not 0.0001 (50 % off, beside its samples/s), nor a band of 0.72 to 1.16
+    samples/s '1-1'. The usual figures keep their fixed decimals, so that equal results give equal bytes."""
     text = f"{value:.{decimals}f}"
-    return f"{value:.3g}" if value and float(text) == 0 else text
+    return f"{value:.3g}" if value and abs(value) < 10.0 ** (1 - decimals) else text
 
 
 def percent(share: float) -> str:

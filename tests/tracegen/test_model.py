@@ -113,3 +113,26 @@ def test_a_step_with_none_of_the_workers_ops_is_not_complete(mlp_trace_dir: path
     ops.write_text(ops.read_text().splitlines()[0] + "\n")
     with pytest.raises(ModelError, match=r"none of the 3 traced steps is complete \(step 0: none of the worker's "):
         build_model(read_trace(tmp_path))
+
+
+def test_a_job_with_every_variable_on_the_worker_is_named_as_such(mlp_trace_dir: pathlib.Path) -> None:
+    """A model whose parameters all live on the worker (no PS, nothing crosses a link) was told its trace had 'no
+    partition graphs with _Send/_Recv pairs' and to trace 'with output_partition_graphs=True', which it had."""
+    trace = read_trace(mlp_trace_dir)
+    worker = "/job:worker/replica:0/task:0/device:CPU:0"
+    nodes, edges = trace.graph_nodes, trace.graph_edges
+    rendezvous = set(nodes[nodes["op_type"].isin(["_Send", "_Recv"])]["node_name"])
+    local = trace.__class__(**{
+        **{f: getattr(trace, f) for f in trace.__dataclass_fields__},
+        "ops": trace.ops[(trace.ops["device"] == worker) & ~trace.ops["node_name"].isin(rendezvous)],
+        "graph_nodes": nodes[(nodes["device"] == worker) & ~nodes["node_name"].isin(rendezvous)],
+        "graph_edges": edges[(edges["device"] == worker) & ~edges["src_node"].isin(rendezvous)
+                             & ~edges["dst_node"].isin(rendezvous)],
+        "transfers": trace.transfers.iloc[:0], "rendezvous": trace.rendezvous.iloc[:0],
+        "variables": trace.variables.assign(device=worker).astype({"device": "string"})})
+    assert local.has_graph  # partition graphs it has: the old message said it lacked them
+    with pytest.raises(ModelError) as info:
+        build_model(local)
+    message = str(info.value)
+    assert f"no PS and no transfer in the trace (devices: {worker})" in message, message
+    assert "output_partition_graphs" not in message and "\n" not in message and len(message) <= 300

@@ -391,3 +391,41 @@ def test_a_sharded_plan_counts_every_asked_n_in_its_estimate() -> None:
     assert _likely_events(deep, links, config) < every / 4  # one PS: the search stops early
     two = placements(deep, trace, (2,), "greedy")[0]
     assert _likely_events(deep, links, config, two.shard_of_task) == pytest.approx(every)
+
+
+def test_a_slow_clusters_figures_keep_their_digits(model: StepModel) -> None:
+    """Workers at a tenth of the traced node's speed and a PS on a 1 Mbit/s link (a catalogue's legal values): the
+    table showed samples/s '1', plateau '1+' and band '1-1' for 0.714, 0.962 and 0.721 to 1.16 (a band that looks
+    pinned), and plan.csv steps_per_s 0.0001 beside samples_per_s 0.0022 at a batch of 32."""
+    from tracegen.planreport import pair_cells
+
+    slow = Catalogue(instances=(_inst("slow", "worker", 0.17, 0.1), _inst("thin", "ps", 0.1, 1.0, 1_000_000)))
+    result = _plan(model, slow, dataclasses.replace(CONFIG, workers=(1, 2, 3)))
+    pair = result.pairs[0]
+    assert pair.band_samples_per_s is not None and pair.plateau_samples_per_s < 10  # what the test is about
+    shown = pair_cells(pair, result.config.samples)
+    low, high = (float(end) for end in shown[10].rstrip("+").split("-"))
+    assert math.isclose(float(shown[3]), pair.best.samples_per_s, rel_tol=0.01), shown
+    assert math.isclose(float(shown[9].rstrip("+")), pair.plateau_samples_per_s, rel_tol=0.01), shown
+    assert math.isclose(low, pair.band_samples_per_s[0], rel_tol=0.01), shown
+    assert math.isclose(high, pair.band_samples_per_s[1], rel_tol=0.01), shown
+    for row in plan_csv(result).splitlines()[1:]:
+        cells = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        ratio = float(cells["samples_per_s"]) / float(cells["steps_per_s"])
+        assert math.isclose(ratio, result.config.batch_size, rel_tol=0.01), row
+
+
+def test_a_band_beside_a_plateau_not_reached_is_marked_a_lower_bound_too(model: StepModel) -> None:
+    """On a 10 Gbit/s PS with N up to 7 the mlp's plateau is not reached: the table showed plateau '1956+' (a lower
+    bound) beside band '1956-1956', as if the plateau were pinned at the rate it only starts from. The band,
+    simulated at the same N, is marked '+' as the plateau is; a pair whose plateau is reached gets no '+'."""
+    from tracegen.planreport import pair_cells
+
+    wide = Catalogue(instances=(_inst("w", "worker", 0.2, 1.0), _inst("wide", "ps", 1.0, 1.0, 10_000_000_000),
+                                _inst("thin", "ps", 1.0, 1.0, 50_000_000)))
+    result = _plan(model, wide, dataclasses.replace(CONFIG, workers=(1, 2, 3, 4, 5, 6, 7)))
+    reached = {p.ps.name: p.plateau_reached for p in result.pairs}
+    assert reached == {"wide": False, "thin": True}  # what the test is about
+    for pair in result.pairs:
+        plateau, band = pair_cells(pair, result.config.samples)[9:11]
+        assert plateau.endswith("+") == band.endswith("+") == (not pair.plateau_reached), (plateau, band)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from tracegen.errors import ConfigError
@@ -71,6 +73,19 @@ def test_brief_keeps_fixed_decimals_below_its_limit_and_three_digits_above() -> 
     assert brief(0.0001234, 2) == fixed(0.0001234, 2)  # the small end is fixed's
     assert brief(BRIEF_LIMIT * 1.2345, 2) == "1.23e+07"
     assert brief(-BRIEF_LIMIT * 3, 0) == "-3e+07"
+
+
+def test_fixed_never_rounds_a_figure_to_one_digit() -> None:
+    """plan.csv wrote 6.72e-05 steps/s as 0.0001 (50 % off; its samples/s beside it said 0.0022 at a batch of 32),
+    and the table a band of 0.72 to 1.16 samples/s as '1-1', one that looks pinned: a figure its fixed decimals
+    would show with one digit gets its first three."""
+    assert fixed(6.72e-05, 4) == "6.72e-05" and fixed(0.000149, 4) == "0.000149"
+    assert fixed(0.72, 0) == "0.72" and fixed(1.16, 0) == "1.16" and fixed(9.6, 0) == "9.6"
+    assert fixed(0.0223, 2) == "0.0223" and fixed(0.7, 1) == "0.7"
+    for value, decimals in ((6.72e-05, 4), (0.000149, 4), (0.714, 0), (1.49, 0), (0.0286, 2), (0.0149, 1)):
+        assert math.isclose(float(fixed(value, decimals)), value, rel_tol=0.005), (value, decimals)
+    assert fixed(12.345, 0) == "12" and fixed(0.0123, 4) == "0.0123" and fixed(0.1234, 2) == "0.12"  # as before
+    assert fixed(0.0, 4) == "0.0000" and fixed(1e-9, 4) == "1e-09"
 
 
 def test_percent_rounds_down_so_a_share_never_looks_past_the_busy_threshold() -> None:
