@@ -11,7 +11,8 @@ lower bound). The *knee* is the smallest asked N whose mean reaches 95 % of the 
 the knee is ``None`` ("not reached by N=<largest>"), never the largest N of a curve that still climbs.
 
 A point's bottleneck is the resource busiest in its runs, its utilisation averaged over the seeds: ``link-pull`` /
-``link-push`` (a PS link direction carrying ≥ 80 % of its peak capacity), ``ps-cpu`` (the PS's cores busy ≥ 80 %),
+``link-push`` (a PS link direction carrying ≥ 80 % of what it carries while the other direction is busy too, as
+both are at a link-bound plateau: :func:`two_way_share`), ``ps-cpu`` (the PS's cores busy ≥ 80 %),
 of the busiest PS shard when there are several (the utilisation columns are the shards' mean); when none is that
 busy:
 ``workers`` below the knee (adding workers helps) and ``contention`` from it on (workers wait on each other's
@@ -133,7 +134,7 @@ def ci95_half_width(values: Sequence[float]) -> float | None:
 def bottleneck(result: SimResult) -> str:
     """Name of the busiest resource of a run, or ``workers`` when none is busy (module docstring); with several
     PS shards, of the busiest shard (their mean would hide one saturated shard among idle ones)."""
-    return busiest_label(busiest_shard(result))
+    return busiest_label(busiest_shard(result), result.link_spec)
 
 
 def runs_bottleneck(runs: Sequence[SimResult]) -> str:
@@ -143,12 +144,17 @@ def runs_bottleneck(runs: Sequence[SimResult]) -> str:
     uses = [busiest_shard(r) for r in runs]
     return busiest_label(ShardUse(shard=uses[0].shard, pull=statistics.fmean(u.pull for u in uses),
                                   push=statistics.fmean(u.push for u in uses),
-                                  cpu=statistics.fmean(u.cpu for u in uses)))
+                                  cpu=statistics.fmean(u.cpu for u in uses)), runs[0].link_spec)
 
 
-def busiest_label(busiest: ShardUse) -> str:
-    """:func:`bottleneck` from the run's busiest shard, when that is already at hand."""
-    name, value = busiest.busiest
+def busiest_label(busiest: ShardUse, link: LinkSpec) -> str:
+    """:func:`bottleneck` from the run's busiest shard, when that is already at hand. A link direction is weighed
+    against what it carries while the other direction is busy too (:func:`two_way_share`), as :func:`saturated`
+    weighs it: a link given by its bandwidth alone carries 3/4 of it each way then, so measured against its peak
+    it never reached 80 %, and its plateau, the link moving all it could, was labelled ``contention``."""
+    loads = (("link-pull", busiest.pull / two_way_share(link, PULL)),
+             ("link-push", busiest.push / two_way_share(link, PUSH)), ("ps-cpu", busiest.cpu))
+    name, value = max(loads, key=lambda kv: kv[1])
     return name if value >= BUSY_THRESHOLD else "workers"
 
 

@@ -124,7 +124,7 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
                         y_label="busy (% of capacity)", tips=tuple(tips), y_top=100.0, y_percent=True,
                         series=tuple(Series(name=name, values=tuple(100 * getattr(p, attr) for p in points),
                                             color=color) for name, attr, color in uses),
-                        rules=(Rule(label="busy (80 %): a bottleneck", y=80.0),))
+                        rules=(Rule(label="80 % busy", y=80.0),))
     header = ["N", "steps/s", "samples/s", "seeds low", "seeds high"]
     header += ["band low", "band high"] if edges is not None else []
     header += ["pull", "push", "PS CPU", "bottleneck"]
@@ -138,8 +138,9 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
         rows.append(cells)
     parts += [section("Throughput", render(throughput)),
               section("Utilisation and bottleneck", render(utilisation), paragraph(
-                  "A resource busy 80 % or more is the bottleneck; below that, 'workers' (adding workers helps) "
-                  "before the knee and 'contention' from it on.")),
+                  "A resource busy 80 % or more of what it can carry is the bottleneck (a link direction: of what it "
+                  "carries while the other direction is busy too, as both are at a link-bound plateau); below that, "
+                  "'workers' (adding workers helps) before the knee and 'contention' from it on.")),
               section("Per N", table(header, rows, table_id="points")),
               section("Inputs", definitions(inputs))]
     return page(title, parts)
