@@ -145,6 +145,13 @@ class ChromeWriter:
             self._emit(f'{{"ts": {format_us(ts_ns)}, {body[1:]}')
 
 
+def transfer_track(direction: str, lane: int, link: str = "") -> str:
+    """Name of a transfer track: ``pulls 0``, ``pushes 1``, ``others 0``; with ``link`` (e.g. ``ps1``) between, one
+    set per link: ``pulls ps1 0``."""
+    plural = "pushes" if direction == "push" else f"{direction}s"
+    return f"{plural} {link} {lane}" if link else f"{plural} {lane}"
+
+
 def assign_lanes(starts_ns: Sequence[int], ends_ns: Sequence[int]) -> list[int]:
     """Lane per interval so that intervals on one lane never overlap, using the fewest lanes (greedy)."""
     order = sorted(range(len(starts_ns)), key=lambda i: (starts_ns[i], ends_ns[i], i))
@@ -193,7 +200,7 @@ def write_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
                       start_ns=int(op["start_ns"]), dur_ns=int(op["dur_ns"]), cat="op",
                       args={k: _none_if_na(op[k]) for k in ("node_name", "op_type", "step", "lane")})
         for lane, xfer in zip(transfer_lanes, transfers.to_dict("records"), strict=True):
-            out.slice(process=str(xfer["dst_device"]), track=f"{xfer['direction']}s {lane}",
+            out.slice(process=str(xfer["dst_device"]), track=transfer_track(str(xfer["direction"]), lane),
                       name=str(_none_if_na(xfer["tensor_name"]) or "RecvTensor"),
                       start_ns=int(xfer["start_ns"]), dur_ns=int(xfer["dur_ns"]), cat="transfer",
                       args={k: _none_if_na(xfer[k]) for k in ("tensor_name", "src_device", "dst_device",

@@ -26,7 +26,7 @@ import os
 import pathlib
 from typing import Any
 
-from parsers.chrome import OWN_FORMAT_VERSION, ChromeWriter, assign_lanes
+from parsers.chrome import OWN_FORMAT_VERSION, ChromeWriter, assign_lanes, transfer_track
 from parsers.limits import MAX_BYTES, MAX_RECORDS
 from parsers.trace import SCHEMAS
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, TaskKind
@@ -137,7 +137,7 @@ def _transfers(out: ChromeWriter, model: StepModel, records: list[TaskRecord], w
         group = [r for r in records if model.kinds[r.task] == kind and shard[r.task] == k]
         lanes = assign_lanes([r.ready_ns for r in group], [r.end_ns for r in group])
         for lane, r in zip(lanes, group, strict=True):
-            process, track = worker_device(w), f"{direction}s ps{k} {lane}" if sharded else f"{direction}s {lane}"
+            process, track = worker_device(w), transfer_track(direction, lane, f"ps{k}" if sharded else "")
             src, dst = ((ps_device(k), worker_device(w)) if kind == TaskKind.PULL
                         else (worker_device(w), ps_device(k)))
             args: dict[str, Any] = {"tensor_name": model.names[r.task], "src_device": src, "dst_device": dst,

@@ -100,3 +100,16 @@ def test_assign_lanes_never_overlaps_and_uses_the_fewest_lanes(spans: list[tuple
     # The fewest lanes possible is the largest number of intervals in flight at one instant.
     depth = max((sum(1 for s, e in zip(starts, ends, strict=True) if s <= p < e) for p in starts), default=0)
     assert len(set(lanes)) == depth
+
+
+def test_own_chrome_output_names_transfer_tracks_by_direction(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """Transfer tracks read ``pulls L`` and ``pushes L`` (once ``pushs L``)."""
+    trace = read_trace(step_pb)
+    write_trace(trace, tmp_path / "t.json")
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    plural = {"pull": "pulls", "push": "pushes", "other": "others"}
+    transfers = [e for e in events if e.get("cat") == "transfer"]
+    assert {e["args"]["direction"] for e in transfers} >= {"pull", "push"}
+    for e in transfers:
+        assert names[(e["pid"], e["tid"])].split(" ")[0] == plural[e["args"]["direction"]]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 
 import pytest
 
@@ -86,3 +87,22 @@ def test_the_size_warning_speaks_exactly_when_tracegen_cannot_read_the_trace_bac
     assert "chrome://tracing" not in warning  # a few kB
     with pytest.raises(TraceError, match="more than the limit"):
         read_trace(path)
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_transfer_tracks_are_named_pulls_and_pushes(tmp_path: pathlib.Path, shards: int) -> None:
+    """Each worker's transfer tracks read ``pulls L``/``pushes L`` (``pulls psK L``/``pushes psK L`` per shard
+    link), as the module documents: a push track once read ``pushs 0``."""
+    model = synthetic_model(n_params=4, n_layers_ops=2, latency_ns=20_000)
+    placed = place(model, shards, "round-robin").shard_of_task if shards > 1 else ()
+    config = SimConfig(n_workers=2, steps=2, warmup_steps=0, seed=3, ps_shard_of_task=placed)
+    path = tmp_path / "n2.json"
+    write_synthetic_trace(model, config, path)
+    events = json.loads(path.read_bytes())["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    link = r"ps[01] " if shards > 1 else ""
+    expected = {"pull": re.compile(rf"pulls {link}\d+"), "push": re.compile(rf"pushes {link}\d+")}
+    transfers = [e for e in events if e.get("ph") == "X" and e["cat"] == "transfer"]
+    assert {e["args"]["direction"] for e in transfers} == {"pull", "push"}
+    for e in transfers:
+        assert expected[e["args"]["direction"]].fullmatch(names[(e["pid"], e["tid"])]), names[(e["pid"], e["tid"])]
