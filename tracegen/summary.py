@@ -111,11 +111,15 @@ def _tensor_bytes(transfers: pd.DataFrame) -> dict[str, int]:
 
 
 def _moved(trace: Trace, direction: str, only: set[str] | None = None) -> tuple[int, int | None]:
-    """(count, bytes) of one direction per step, from the graph when present, else recorded medians."""
+    """(count, bytes) of one direction per step, from the graph when present, else recorded medians: the bytes
+    only when every recorded transfer has its size (a synthetic trace's do; TF's timeline JSON's do not)."""
     recorded = trace.transfers[trace.transfers["direction"] == direction]
     if trace.rendezvous.empty:
         counts = recorded.groupby("step").size().reindex(trace.steps["step"], fill_value=0)
-        return int(statistics.median(counts)), None
+        if recorded["size_bytes"].isna().any():
+            return int(statistics.median(counts)), None
+        sums = recorded.groupby("step")["size_bytes"].sum().reindex(trace.steps["step"], fill_value=0)
+        return int(statistics.median(counts)), int(statistics.median(sums))
     tensors = set(trace.rendezvous.loc[trace.rendezvous["direction"] == direction, "tensor_name"])
     if only is not None:
         tensors &= only

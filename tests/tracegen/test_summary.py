@@ -36,3 +36,16 @@ def test_chrome_input_says_unknown_instead_of_guessing(model_dir: pathlib.Path) 
     assert s["pull_count"] == full["pull_count_recorded_per_step"][0]
     # The timeline keeps whole microseconds: the step time agrees to within their rounding.
     assert abs(s["step_time_ns"] - full["step_time_ns"]) <= 2000
+
+
+def test_a_synthetic_trace_says_the_bytes_its_transfers_carry(model_dir: pathlib.Path,
+                                                              tmp_path: pathlib.Path) -> None:
+    """A synthetic trace has no graph, but every transfer in it carries its size: inspect said its pulls' and
+    pushes' bytes were unknown. They are each step's sum, the traced step's own."""
+    from tracegen.cli import main
+
+    assert main(["predict", str(model_dir), "--workers", "2", "--steps", "3", "--seeds", "1", "--jobs", "1",
+                 "--emit-traces", "2", "--out", str(tmp_path)]) == 0
+    s = summarize(read_trace(tmp_path / "traces" / "n2.json"))
+    full = summarize(read_trace(model_dir))
+    assert (s["pull_bytes"], s["push_bytes"]) == (full["pull_bytes"], full["push_bytes"])
