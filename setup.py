@@ -1,10 +1,11 @@
 """Compiles tracegen's event engine with mypyc when it can; everything else is in ``pyproject.toml``.
 
 The engine's modules (:data:`tracegen.native.MODULES`) are ordinary typed Python. With a C compiler at install
-time mypyc turns them into C extensions that run the same code about twice as fast (README, "The compiled
-engine"); without one, or if mypyc fails, they install and run as the pure Python they are. Beside the compiled
-files goes ``tracegen/_native.json``, the sha256 of each source compiled: at import, :mod:`tracegen.native` loads a
-module from its ``.py`` when that no longer matches (edited since the build), so a stale build never runs.
+time mypyc turns them into C extensions that run the same code many times as fast (README, quick start;
+docs/model.md, "The compiled engine"); without one, or if mypyc fails, they install and run as the pure Python they
+are. Beside the compiled files goes ``tracegen/_native.json``, the sha256 of each source compiled: at import,
+:mod:`tracegen.native` loads a module from its ``.py`` when that no longer matches (edited since the build), so a
+stale build never runs.
 """
 
 from __future__ import annotations

@@ -228,8 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_plan_arguments(p)
     p.set_defaults(handler=run_plan)
 
-    p = sub.add_parser("sweep", help="simulate a grid (N x links x policies x worker speeds x seeds) into a "
-                                     "Parquet dataset that a rerun resumes; local processes or a Ray cluster")
+    p = sub.add_parser("sweep", help="simulate a grid (N x links x PS shards x policies x worker speeds x seeds) "
+                                     "into a Parquet dataset that a rerun resumes; local processes or a Ray cluster")
     add_sweep_arguments(p)
     p.set_defaults(handler=run_sweep)
     add_tf_commands(sub)

@@ -89,9 +89,9 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="steps each simulated worker runs before the measurement window opens (default 3)")
     parser.add_argument("--every-n", action="store_true",
                         help="simulate every asked N; by default the N after the rate stalls (3 in a row each under "
-                             "1%% above the best so far, with a link direction or the PS's CPU at least 90%% busy) "
-                             "are not simulated: in the model more workers do not raise it, and they take most of "
-                             "a long curve's time")
+                             "1%% above the best so far, with the PS's CPU or a link direction at least 90%% busy, "
+                             "a direction of what it carries while the other is busy too) are not simulated: in the "
+                             "model more workers do not raise it, and they take most of a long curve's time")
     parser.add_argument("--seeds", type=parse_count, default=3, metavar="S",
                         help="simulations per worker count, seeds 0..S-1; the ±95%% column is the half-width of "
                              "the 95%% confidence interval of their mean (default 3)")

@@ -854,6 +854,34 @@ def test_the_readme_quick_start_runs_as_written(tmp_path: pathlib.Path, monkeypa
     assert "plateau" in printed and "knee" in printed
 
 
+def test_the_readme_python_example_runs_as_written(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's "In Python": its first block runs as written from the repository root and prints the plateau,
+    the knee and one rate per N; the second (local processes) gives the same curve, as the text says (run over
+    N = 1..8 rather than its 1..64, to stay fast). Nothing ran these blocks: they could break unseen."""
+    import re
+
+    text = (ROOT / "README.md").read_text().split("\n## In Python\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 2, blocks
+    monkeypatch.chdir(ROOT)
+    names: dict[str, Any] = {}
+    exec(blocks[0], names)  # noqa: S102 -- the README's own example, run as a user would
+    serial = names["curve"]
+    assert [p.n_workers for p in serial.points] == list(range(1, 9))
+    assert capsys.readouterr().out == (f"{serial.plateau_steps_per_s} {serial.knee_n_workers} "
+                                       f"{[round(p.steps_per_s, 1) for p in serial.points]}\n")
+    parallel = blocks[1].replace("range(1, 65)", "range(1, 9)")
+    assert parallel != blocks[1], "the second block no longer simulates range(1, 65): update this test"
+    exec(parallel, names)  # noqa: S102
+    assert names["curve"] == serial
+    from tracegen.predict import PredictConfig
+    from tracegen.simulate import SimConfig
+    # what the text says of it: SimConfig's defaults, not predict's
+    assert (SimConfig().steps, SimConfig().warmup_steps) == (10, 2) and "(10 steps after 2 warm-up" in text
+    assert (PredictConfig().steps, PredictConfig().warmup_steps) == (30, 3) and "30 steps after 3" in text
+
+
 def test_convert_never_replaces_a_file_of_the_trace_it_reads(tmp_path: pathlib.Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """``convert DIR DIR/meta.json --to chrome --force`` replaced the trace's own meta.json with a Chrome trace (and
