@@ -59,10 +59,11 @@ from tracegen.link import LINK_MODELS, PULL, PUSH, LinkSpec
 from tracegen.linkspec import at_cap_plateau, from_bandwidth, from_profile, with_single_worker
 from tracegen.model import TIMINGS, TRANSFER_KINDS, StepModel, TaskKind, build_model
 from tracegen.outputs import OutputDir
+from tracegen.placement import Placement
 from tracegen.plots import curve_csv, curve_png, plot_title, staleness_csv, staleness_png
 from tracegen.policy import check_order
 from tracegen.processes import MAX_JOBS
-from tracegen.shards import ShardRow, placements, shard_table, shards_csv
+from tracegen.shards import ShardRow, holding, placements, shard_table, shards_csv
 from tracegen.simulate import SimConfig, resolve_link
 from tracegen.synth import size_warning, write_synthetic_trace
 from tracegen.units import format_bytes
@@ -375,6 +376,17 @@ def band_curves(prep: Prepared, config: PredictConfig, workers: tuple[int, ...],
     return anchored((low, high), single_worker_factor(prep.traced_model, config, prep.traced_links["mid"]))
 
 
+def _placed(model: StepModel, trace: Trace, config: PredictConfig, report: Callable[[str], None]) -> list[Placement]:
+    """The placements of ``--ps-shards``, as plan and sweep take them: a PS that would hold no variable is left
+    out, and a note says so (it changes no rate, and only costs)."""
+    if not config.ps_shards:
+        return []
+    kept, left_out = holding(model, trace, config.ps_shards)
+    if left_out is not None:
+        report(f"note: {left_out}")
+    return placements(model, trace, kept, config.placement)
+
+
 def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: OutputDir,
             progress: Callable[[str], None] | None = None) -> Prediction:
     """Run the pipeline of the module docstring and write its files into ``out``."""
@@ -391,7 +403,7 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     for note in prep.notes:
         report(f"warning: {note}")
     model, links = prep.model, prep.links
-    placed = placements(model, tr, config.ps_shards, config.placement) if config.ps_shards else []
+    placed = _placed(model, tr, config, report)
     curves = len(links) + len(placed)
     likely = likely_workers(model, config, links["mid"])
     # a curve that does not stall in the asked range goes on to its plateau past it (tracegen.curve.plateau_search)

@@ -286,12 +286,13 @@ def test_every_parameter_of_a_k_ps_trace_is_placeable(name: str) -> None:
     assert sorted(n.removeprefix("ps:") for n in names) == summarize(trace)["parameters"]
 
 
-def test_more_ps_than_variables_are_left_out_of_plan_and_sweep(mlp_trace_dir: pathlib.Path,
-                                                               tmp_path: pathlib.Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_more_ps_than_variables_are_left_out_of_plan_sweep_and_predict(mlp_trace_dir: pathlib.Path,
+                                                                      tmp_path: pathlib.Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """mlp's PS holds 7 variables (6 parameters and the global step): an eighth PS would serve nothing, so plan
-    used to price it (the same rate as 7, one PS dearer) and sweep to simulate it. Both now leave it out with a
-    note, and refuse when nothing is left."""
+    used to price it (the same rate as 7, one PS dearer), and sweep and predict to simulate it (predict's
+    shards.csv had a row of empty shards, without a word). All now leave it out with a note, and refuse when
+    nothing is left."""
     from tracegen.cli import main
     from tracegen.shards import holding
 
@@ -316,6 +317,13 @@ def test_more_ps_than_variables_are_left_out_of_plan_and_sweep(mlp_trace_dir: pa
                  "--ps-shards", "6-8", "--out", str(tmp_path / "sweep")]) == 0
     captured = capsys.readouterr()
     assert "2 PS shard counts" in captured.out and "warning: 8 PS shards left out" in captured.err
+    assert main(["predict", str(mlp_trace_dir), "--workers", "1", "--steps", "3", "--seeds", "1", "--jobs", "1",
+                 "--ps-shards", "6-8", "--out", str(tmp_path / "predict")]) == 0
+    assert "note: 8 PS shards left out" in capsys.readouterr().err  # with predict's other progress lines
+    rows = (tmp_path / "predict/shards.csv").read_text().splitlines()[1:]
+    assert [row.split(",")[0] for row in rows] == ["6", "7"]
+    assert main(["predict", str(mlp_trace_dir), "--ps-shards", "8", "--out", str(tmp_path / "none")]) == 2
+    assert "'ps_shards' 8: the trace's PS holds 7 variables" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["predict", "plan", "sweep"])
