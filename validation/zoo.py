@@ -136,10 +136,10 @@ READ_SPARSELY = {"embed": ("embedding",)}  # gathered on the PS: only the looked
 def check_sizes(spec: ModelSpec) -> None:
     """ConfigError, before any process starts, when ``spec``'s model cannot run here: a variable the worker pulls
     whole over 2 GiB (the worker failed at its first pull with 'Cannot parse tensor from proto', and the command
-    quoted the last line of its stderr, a row of '='), or variables that together exceed the memory this machine
-    has free (the PS holds them all). Builds the model in a throwaway graph (:func:`variable_shapes`): a few
-    seconds, TensorFlow's import."""
-    specs, (tensor, tensor_shape, tensor_bytes) = _sizes(spec)
+    quoted the last line of its stderr, a row of '='), variables that together exceed the memory this machine
+    has free (the PS holds them all), or a tensor of the batch's larger than that memory. Builds the model in a
+    throwaway graph (:func:`model_sizes`): a few seconds, TensorFlow's import."""
+    specs, (tensor, tensor_shape, tensor_bytes) = model_sizes(spec)
     widths = f"{spec.name} with widths {','.join(map(str, spec.resolved_widths()))}"
     pulled = [s for s in specs if s[0] not in READ_SPARSELY.get(spec.name, ())]
     name, shape = max(pulled, key=lambda s: math.prod(s[1]), default=("", []))
@@ -158,14 +158,10 @@ def check_sizes(spec: ModelSpec) -> None:
                           "machine has available: choose a smaller --batch-size")
 
 
-def variable_shapes(spec: ModelSpec) -> list[tuple[str, list[int]]]:
-    """(full name, shape) of every variable of ``spec``'s model (:func:`variable_specs`), found in a child process:
-    TensorFlow's import stays out of this one (its log lines on stderr, its threads, half a GB of memory)."""
-    return _sizes(spec)[0]
-
-
-def _sizes(spec: ModelSpec) -> tuple[list[tuple[str, list[int]]], tuple[str, list[int], int]]:
-    """:func:`variable_shapes` and the largest tensor of the model's graph (:func:`_built`), from one child."""
+def model_sizes(spec: ModelSpec) -> tuple[list[tuple[str, list[int]]], tuple[str, list[int], int]]:
+    """(full name, shape) of every variable of ``spec``'s model (:func:`variable_specs`), and the largest tensor of
+    its graph (name, shape, bytes; :func:`_built`), found in a child process: TensorFlow's import stays out of this
+    one (its log lines on stderr, its threads, half a GB of memory)."""
     code = ("import json, sys\n"
             "from validation.zoo import ModelSpec, _built\n"
             "doc = json.loads(sys.argv[1])\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pathlib
 
 import pytest
@@ -45,8 +46,10 @@ def test_a_batch_over_the_free_memory_is_refused_before_the_job(api: str, tmp_pa
 
 def test_the_sizes_are_the_graphs_own() -> None:
     """The shapes come from the model TensorFlow builds: mlp 784 -> 512 -> 10 (the zoo's input and classes)."""
-    assert zoo.variable_shapes(ModelSpec(name="mlp", widths=(512,))) == [
+    variables, (_, shape, size) = zoo.model_sizes(ModelSpec(name="mlp", batch_size=32, widths=(512,)))
+    assert variables == [
         ("fc1/kernel", [784, 512]), ("fc1/bias", [512]), ("logits/kernel", [512, 10]), ("logits/bias", [10])]
+    assert size == 4 * math.prod(shape) and size >= 4 * 32 * 784  # at least the batch's input, float32
 
 
 def test_an_embedding_table_read_sparsely_counts_only_against_memory(monkeypatch: pytest.MonkeyPatch) -> None:
