@@ -622,6 +622,7 @@ def test_a_directory_holding_other_files_is_refused_before_any_part(other: str, 
     if "/" in other:
         (out / other).parent.rmdir()
     (out / "_notes.txt").write_text("skipped by every reader\n")
+    (out / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")  # what macOS's Finder leaves in a folder it showed
     assert main(argv) == 0
     assert len(pd.read_parquet(out)) == 1
 
