@@ -39,12 +39,13 @@ Columns (units in the names; utilisations are fractions 0..1 over the steady win
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import io
 import os
 import pathlib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import pandas as pd
@@ -76,6 +77,7 @@ SETTING_COLUMNS = ("trace_sha256", "steps", "warmup_steps", "link_model", "batch
 KEY_COLUMNS = ("n_workers", "link", "ps_shards", "placement", "policy", "worker_speed", "seed")
 SORT_COLUMNS = ("trace_sha256", "link", "ps_shards", "placement", "policy", "worker_speed", "n_workers", "seed",
                 "point_id")
+_TEXT = frozenset(name for name, kind in COLUMNS if kind == "string")
 PART_RE = re.compile(r"^part-(\d{6,})\.parquet$")
 
 
@@ -97,12 +99,11 @@ def next_part_number(directory: str | os.PathLike[str]) -> int:
 def _read(path: pathlib.Path, columns: Sequence[str] | None = None) -> Any:
     try:  # opened here, not by Arrow, whose paths must be UTF-8 (a folder named in another encoding is not)
         with path.open("rb") as fh:
-            schema = _PARQUET.read_schema(fh)
-            if not schema.equals(SCHEMA):
-                raise SchemaError(f"{path}: columns {schema.names} differ from the sweep schema of this version "
-                                  "(parsers/sweepdata.py); sweep into a new directory")
-            fh.seek(0)
-            return _PARQUET.read_table(fh, columns=list(columns) if columns is not None else None)
+            part = _PARQUET.ParquetFile(fh)  # its footer parsed once: the schema checked, then the columns read
+            if not part.schema_arrow.equals(SCHEMA):
+                raise SchemaError(f"{path}: columns {part.schema_arrow.names} differ from the sweep schema of this "
+                                  "version (parsers/sweepdata.py); sweep into a new directory")
+            return part.read(columns=list(columns) if columns is not None else None)
     except OSError as exc:
         if exc.errno is not None:  # the system's refusal (permissions, gone): the file may be whole
             raise TraceFormatError(f"{path}: cannot be read: {exc.strerror}") from exc
@@ -134,39 +135,63 @@ def refuse_other_files(directory: str | os.PathLike[str]) -> None:
                           "directory that holds only a sweep's parts")
 
 
-def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:
-    """The ``point_id`` of every row in the dataset in ``directory`` (each part's schema checked first; anything
-    else a reader of the directory would take for a part refused: a Parquet file that is not one, which every
-    reader would mix into the dataset, and any other file or folder not starting with ``.`` or ``_``, on which
-    pandas' and pyarrow's dataset readers fail)."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Contents:
+    """What a rerun needs of the dataset in a directory (:func:`read_contents`, each part read once):
+    ``point_ids``, the id of every row; ``parts``, each part's path with its :data:`SETTING_COLUMNS` and
+    :data:`KEY_COLUMNS` (an Arrow table, the strings as dictionaries: a few bytes a row), for :meth:`other_row`."""
+
+    point_ids: Collection[str]
+    parts: tuple[tuple[pathlib.Path, Any], ...]
+
+    def other_row(self, settings: dict[str, Any],
+                  points: Sequence[dict[str, Any]]) -> tuple[pathlib.Path, dict[str, Any]] | None:
+        """The first row that the points of another sweep wrote, with its part: one whose
+        :data:`SETTING_COLUMNS` differ from ``settings``, or whose :data:`KEY_COLUMNS` equal those of one of
+        ``points`` (the points this run computes, which the dataset does not hold by id: a row with their
+        parameters was computed from other inputs). None when there is none."""
+        wanted = {tuple(printable(p[k]) for k in KEY_COLUMNS) for p in points}
+        for path, table in self.parts:
+            for name, value in settings.items():
+                other = table.filter(_COMPUTE.not_equal(table.column(name),
+                                                        _ARROW.scalar(value, SCHEMA.field(name).type)))
+                if other.num_rows:
+                    return path, other.slice(0, 1).to_pylist()[0]
+            keys = zip(*(table.column(k).to_pylist() for k in KEY_COLUMNS), strict=True)
+            if (i := next((i for i, key in enumerate(keys) if key in wanted), None)) is not None:
+                return path, table.slice(i, 1).to_pylist()[0]
+        return None
+
+
+def read_contents(directory: str | os.PathLike[str]) -> Contents:
+    """The :class:`Contents` of the dataset in ``directory``, each part read once (its schema checked first; a
+    point in two rows refused, naming both parts; anything else a reader of the directory would take for a part
+    refused: a Parquet file that is not one, which every reader would mix into the dataset, and any other file or
+    folder not starting with ``.`` or ``_``, on which pandas' and pyarrow's dataset readers fail)."""
     refuse_other_files(directory)
     where: dict[str, pathlib.Path] = {}
+    parts = []
     for path in part_paths(directory):
-        for point in _read(path, ["point_id"]).column("point_id").to_pylist():
+        table = _read(path, ("point_id", *SETTING_COLUMNS, *KEY_COLUMNS))
+        for point in table.column("point_id").to_pylist():
             if point in where:  # a part copied in again: every reader would count its rows twice
                 raise SchemaError(f"{path}: point {str(point)[:12] + '...'!r} is in {where[point]} too; a point is "
                                   "one row of a dataset: remove the copy")
             where[point] = path
-    return set(where)
+        parts.append((path, _compact(table.drop_columns(["point_id"]))))
+    return Contents(point_ids=where.keys(), parts=tuple(parts))
 
 
-def other_row(directory: str | os.PathLike[str], settings: dict[str, Any],
-              points: Sequence[dict[str, Any]]) -> tuple[pathlib.Path, dict[str, Any]] | None:
-    """The first row of the dataset in ``directory`` that the points of another sweep wrote, with its part: one
-    whose :data:`SETTING_COLUMNS` differ from ``settings``, or whose :data:`KEY_COLUMNS` equal those of one of
-    ``points`` (the points this run computes, which the dataset does not hold by id: a row with their parameters
-    was computed from other inputs). None when there is none."""
-    wanted = {tuple(printable(p[k]) for k in KEY_COLUMNS) for p in points}
-    for path in part_paths(directory):
-        table = _read(path, SETTING_COLUMNS + KEY_COLUMNS)  # a part at a time: at most a part's rows held
-        for name, value in settings.items():
-            other = table.filter(_COMPUTE.not_equal(table.column(name), _ARROW.scalar(value, SCHEMA.field(name).type)))
-            if other.num_rows:
-                return path, other.slice(0, 1).to_pylist()[0]
-        keys = zip(*(table.column(k).to_pylist() for k in KEY_COLUMNS), strict=True)
-        if (i := next((i for i, key in enumerate(keys) if key in wanted), None)) is not None:
-            return path, table.slice(i, 1).to_pylist()[0]
-    return None
+def _compact(table: Any) -> Any:
+    """``table`` with its string columns as dictionaries: a resumed dataset's few labels held once, not per row."""
+    return _ARROW.table({name: table.column(name).dictionary_encode() if name in _TEXT else table.column(name)
+                         for name in table.column_names})
+
+
+def read_point_ids(directory: str | os.PathLike[str]) -> set[str]:
+    """The ``point_id`` of every row in the dataset in ``directory``, checked as :func:`read_contents` checks
+    them."""
+    return set(read_contents(directory).point_ids)
 
 
 def read_rows(directory: str | os.PathLike[str]) -> pd.DataFrame:

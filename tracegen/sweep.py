@@ -33,7 +33,7 @@ import hashlib
 import math
 import os
 import pathlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from parsers.catalogue import Catalogue
@@ -41,7 +41,7 @@ from parsers.errors import quoted
 from parsers.linkprofile import read_link_profile
 from parsers.read import read_trace
 from parsers.singleworker import SingleWorker
-from parsers.sweepdata import COLUMNS, next_part_number, other_row, read_point_ids, write_part
+from parsers.sweepdata import COLUMNS, Contents, next_part_number, read_contents, write_part
 from parsers.trace import Trace
 from tracegen.curve import busiest_label
 from tracegen.errors import ConfigError, TracegenError
@@ -275,7 +275,7 @@ def chunks_of(points: Sequence[SweepPoint], slots: int) -> list[tuple[SweepPoint
     return [tuple(points[i:i + size]) for i in range(0, len(points), size)]
 
 
-def pending_points(inputs: SweepInputs, finished: set[str]) -> Iterator[tuple[str, SweepPoint]]:
+def pending_points(inputs: SweepInputs, finished: Collection[str]) -> Iterator[tuple[str, SweepPoint]]:
     """The grid's points whose id is not in ``finished``, with their ids."""
     return ((i, p) for p in inputs.grid.points() if (i := inputs.point_id(p)) not in finished)
 
@@ -285,8 +285,8 @@ SETTING_OPTIONS = {"trace_sha256": "trace", "steps": "--steps", "warmup_steps": 
                    "link_model": "--link", "batch_size": "--batch-size"}
 
 
-def refuse_mixing(inputs: SweepInputs, directory: pathlib.Path, todo: Sequence[SweepPoint]) -> None:
-    """ConfigError where the points ``todo`` would join the rows of another sweep in ``directory``: rows of
+def refuse_mixing(inputs: SweepInputs, dataset: Contents, todo: Sequence[SweepPoint]) -> None:
+    """ConfigError where the points ``todo`` would join the rows of another sweep in ``dataset``: rows of
     another trace or at other settings (:data:`SETTING_OPTIONS`), or a row with the parameters of a point of
     ``todo`` (whose id is not in the dataset: the row was computed from inputs its columns do not show). Either
     way a reader would get two answers to one question, or one grid's points mixed with another's."""
@@ -297,7 +297,7 @@ def refuse_mixing(inputs: SweepInputs, directory: pathlib.Path, todo: Sequence[S
     keys = [{"n_workers": p.n_workers, "link": p.link, "ps_shards": p.ps_shards, "policy": p.policy,
              "placement": grid.shard(p.ps_shards).placement, "worker_speed": float(p.worker_speed), "seed": p.seed}
             for p in todo]
-    found = other_row(directory, ours, keys)
+    found = dataset.other_row(ours, keys)
     if found is None:
         return
     part, row = found
@@ -313,6 +313,17 @@ def refuse_mixing(inputs: SweepInputs, directory: pathlib.Path, todo: Sequence[S
                                                           "worker_speed", "seed"))
     raise ConfigError(f"{part}: holds the point {point} from other inputs (a changed profile, order, placement or "
                       f"catalogue file, --payload-fraction, or tracegen's simulator); {new}")
+
+
+def points_left(inputs: SweepInputs, directory: pathlib.Path) -> list[tuple[str, SweepPoint]]:
+    """The grid's points not in the dataset in ``directory`` yet, with their ids, in grid order, once they are
+    found not to mix with another sweep's rows (:func:`refuse_mixing`). Each part is read once; what was read of
+    them is let go on return, before any point runs."""
+    dataset = read_contents(directory)
+    pending = list(pending_points(inputs, dataset.point_ids))
+    if dataset.point_ids and pending:
+        refuse_mixing(inputs, dataset, [p for _, p in pending])
+    return pending
 
 
 def sweep(inputs: SweepInputs, out: str | os.PathLike[str] | OutputDir, runner: Runner, *,
@@ -332,11 +343,8 @@ def sweep(inputs: SweepInputs, out: str | os.PathLike[str] | OutputDir, runner: 
 def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: int,
            progress: Callable[[SweepProgress], None] | None) -> SweepSummary:
     report = progress or (lambda _p: None)
-    finished = read_point_ids(target.root)
-    pending = list(pending_points(inputs, finished))
+    pending = points_left(inputs, target.root)
     todo = [p for _, p in pending]
-    if finished and todo:
-        refuse_mixing(inputs, target.root, todo)
     resumed = inputs.grid.n_points - len(todo)
     number = next_part_number(target.root)
     position = {point_id: i for i, (point_id, _) in enumerate(pending)}

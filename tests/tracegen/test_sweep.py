@@ -577,6 +577,33 @@ def test_a_damaged_part_is_named_with_what_to_do_and_deleting_it_recomputes_its_
     pd.testing.assert_frame_equal(read_rows(out), before)
 
 
+def test_a_resume_reads_each_part_once(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resume read every part twice: once for the ids in it, then again for the rows of another sweep it might
+    hold (refuse_mixing), doubling the time a large dataset took before the first point ran. One read now gives
+    both; the rows and the parts written are those of the old two reads."""
+    out = tmp_path / "sweep"
+    args = ["sweep", str(TRACE), "--workers", "1-6", *SMALL, "--jobs", "1", "--part-points", "2", "--out", str(out)]
+    assert main(args) == 0
+    whole = read_rows(out)
+    (out / "part-000001.parquet").unlink()
+    opened: list[str] = []
+    real_open = pathlib.Path.open
+
+    def counting_open(self: pathlib.Path, *args: Any, **kwargs: Any) -> Any:
+        opened.append(self.name)
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "open", counting_open)
+    capsys.readouterr()
+    assert main(args) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("2", "4")  # type: ignore[union-attr]
+    assert sorted(name for name in opened if name.endswith(".parquet")) == ["part-000000.parquet",
+                                                                            "part-000002.parquet"]
+    monkeypatch.undo()
+    pd.testing.assert_frame_equal(read_rows(out), whole)
+
+
 @pytest.mark.parametrize("other", ["curve.csv", "notes.txt", "traces/n1.json"])
 def test_a_directory_holding_other_files_is_refused_before_any_part(other: str, tmp_path: pathlib.Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
@@ -595,6 +622,7 @@ def test_a_directory_holding_other_files_is_refused_before_any_part(other: str, 
     if "/" in other:
         (out / other).parent.rmdir()
     (out / "_notes.txt").write_text("skipped by every reader\n")
+    (out / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")  # what macOS's Finder leaves in a folder it showed
     assert main(argv) == 0
     assert len(pd.read_parquet(out)) == 1
 
