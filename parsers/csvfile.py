@@ -29,6 +29,7 @@ from parsers.files import read_file
 
 NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")  # [0-9], not \d: full-width digits are \d
 INTEGER = re.compile(r"-?[0-9]+")
+_COMMA_NUMBER = re.compile(r"-?[0-9]+(?:,[0-9]+)+(?:\.[0-9]*)?")
 MAX_NUMBER_CHARS = 400  # more is no column's value; int() refuses 4300 digits
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$")
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -81,8 +82,11 @@ def _cell_decimal(cell: str, rule: str, fail: Callable[[str], Exception], patter
     if len(text) > MAX_NUMBER_CHARS:
         raise fail(f"has more than {MAX_NUMBER_CHARS} characters")
     if not pattern.fullmatch(text):
-        raise fail(f"{rule}, written with the digits 0-9" if any(c.isdigit() and not c.isascii() for c in text)
-                   else rule)
+        if any(c.isdigit() and not c.isascii() for c in text):
+            raise fail(f"{rule}, written with the digits 0-9")
+        if _COMMA_NUMBER.fullmatch(text):  # '1,234.5' or '2,5', as a spreadsheet formats them for people
+            raise fail(f"{rule}, written without a comma: no thousands separators, and a decimal point (2.5)")
+        raise fail(rule)
     return Decimal(text)
 
 
