@@ -112,9 +112,10 @@ def cell_int(cell: str, rule: str, fail: Callable[[str], Exception], *, exponent
 
 
 def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: tuple[str, ...],
-              error: type[TraceFormatError], max_bytes: int, max_rows: int,
+              error: type[TraceFormatError], max_bytes: int, max_rows: int, what: str,
               older: dict[int, tuple[str, ...]] | None = None) -> list[Cells]:
-    """The data rows of a versioned CSV file (module docstring), after checking its first line and header.
+    """The data rows of a versioned CSV file (module docstring), after checking its first line and header; at
+    least one, else the file is refused naming the header's line and ``what`` the rows are ("worker classes").
     ``older``: earlier versions still read, with their columns (the rows' ``columns`` tell which one a file is)."""
     source = os.fspath(path)
     data = read_file(source, max_bytes, error)
@@ -141,6 +142,8 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
     rows = _rows(text, source, columns, error)
     if not rows:  # line 1 is the version line, which is there: it is the header that is not
         raise error(f"{source}: no header after line 1: it must be {','.join(columns)}")
+    if len(rows) == 1:
+        raise error(f"{source}: line {rows[0][0]}: the header and no {what} after it")
     if len(rows) - 1 > max_rows:
         raise error(f"{source}: more than {max_rows} rows")
     return [Cells(source, line, row, columns, error) for line, row in rows[1:]]

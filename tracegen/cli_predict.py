@@ -185,6 +185,11 @@ def run_predict(args: argparse.Namespace) -> int:
         speeds = classes.speeds(most)
         links = classes.links(most)
         print(f"note: workers from {args.worker_classes}: {classes.describe()}")
+        if unreached := classes.unreached(asked := max((*workers, *emitted))):  # a cluster larger than asked?
+            more = len(unreached) - 1
+            print(f"note: {args.worker_classes}:{unreached[0].line}: class {unreached[0].name!r}"
+                  f"{f' and {more} more' if more else ''} listed past the {asked} worker{'s' * (asked > 1)} asked: "
+                  f"no N asked has a worker of {'them' if more else 'it'}")
     if args.payload_fraction != PAYLOAD_FRACTION and args.bandwidth is None and not links:  # else unused
         raise ConfigError(f"'--payload-fraction' {args.payload_fraction:g} is the share of a --bandwidth (or of a "
                           "worker class's own link) that carries tensor bytes, and neither was given: a link profile "

@@ -537,6 +537,20 @@ def test_a_worker_so_slow_the_others_would_run_for_hours_is_refused_at_once(mlp_
     assert not (tmp_path / "out").exists()
 
 
+def test_worker_classes_no_n_asked_reaches_are_named(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A file of 6 workers in 3 classes with --workers 1-2: the two later classes were read and went unused, the
+    curve that of 2 slow workers, with no word but the classes' list (a new user's file)."""
+    classes = tmp_path / "classes.csv"
+    classes.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nslow,2,0.5,-\n"
+                       "mid,2,0.8,-\nfast,2,1.5,-\n")
+    argv = [str(mlp_trace_dir), "--worker-classes", str(classes), "--workers", "1-2", "--steps", "3", "--seeds",
+            "1", "--bandwidth", "10Gbit/s", "--jobs", "1", "--out", str(tmp_path / "out")]
+    assert run_predict(parse(argv)) == 0
+    assert (f"note: {classes}:4: class 'mid' and 1 more listed past the 2 workers asked: no N asked has a worker of "
+            "them") in capsys.readouterr().out.splitlines()
+
+
 def test_a_profile_and_a_bandwidth_together_are_refused(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
     """The profile won and the rate went unused, with no word, while report.html listed it (a hardening pass)."""
     profile = tmp_path / PROFILE_NAME
