@@ -8,6 +8,7 @@ import pathlib
 import sys
 
 from parsers.files import broken_link
+from parsers.read import meta_path, read_meta
 from parsers.singleworker import SingleWorker
 from parsers.workerclasses import read_worker_classes
 from tracegen.curve import (
@@ -204,6 +205,9 @@ def run_predict(args: argparse.Namespace) -> int:
         worker_speed=speeds, worker_link_bits_per_s=links,
         ps_shards=ps_shards, placement=args.placement,
         jobs=args.jobs, every_n=args.every_n)
+    if args.batch_size is None and "batch_size" not in (read_meta(args.trace) or {}):  # a converted trace, say
+        print(f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {meta_path(args.trace)} "
+              f"{'gives no batch_size' if meta_path(args.trace).exists() else 'is not there'}")
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),
                *(["report.html"] * args.html)]
