@@ -98,9 +98,7 @@ def read_catalogue(path: str | os.PathLike[str]) -> Catalogue:
     """Read and check an instance catalogue, and the link profiles it names (module docstring)."""
     source = os.fspath(path)
     rows = read_rows(source, fmt=FORMAT, version=VERSION, columns=COLUMNS, error=CatalogueError,
-                     max_bytes=MAX_CATALOGUE_BYTES, max_rows=MAX_INSTANCES)
-    if not rows:
-        raise CatalogueError(f"{source}: no instance types after the header")
+                     max_bytes=MAX_CATALOGUE_BYTES, max_rows=MAX_INSTANCES, what="instance types")
     folder = pathlib.Path(source).parent
     instances: list[Instance] = []
     seen: dict[str, int] = {}

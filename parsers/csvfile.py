@@ -29,6 +29,7 @@ from parsers.files import read_file
 
 NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")  # [0-9], not \d: full-width digits are \d
 INTEGER = re.compile(r"-?[0-9]+")
+_COMMA_NUMBER = re.compile(r"-?[0-9]+(?:,[0-9]+)+(?:\.[0-9]*)?")
 MAX_NUMBER_CHARS = 400  # more is no column's value; int() refuses 4300 digits
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$")
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -81,8 +82,11 @@ def _cell_decimal(cell: str, rule: str, fail: Callable[[str], Exception], patter
     if len(text) > MAX_NUMBER_CHARS:
         raise fail(f"has more than {MAX_NUMBER_CHARS} characters")
     if not pattern.fullmatch(text):
-        raise fail(f"{rule}, written with the digits 0-9" if any(c.isdigit() and not c.isascii() for c in text)
-                   else rule)
+        if any(c.isdigit() and not c.isascii() for c in text):
+            raise fail(f"{rule}, written with the digits 0-9")
+        if _COMMA_NUMBER.fullmatch(text):  # '1,234.5' or '2,5', as a spreadsheet formats them for people
+            raise fail(f"{rule}, written without a comma: no thousands separators, and a decimal point (2.5)")
+        raise fail(rule)
     return Decimal(text)
 
 
@@ -108,9 +112,10 @@ def cell_int(cell: str, rule: str, fail: Callable[[str], Exception], *, exponent
 
 
 def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: tuple[str, ...],
-              error: type[TraceFormatError], max_bytes: int, max_rows: int,
+              error: type[TraceFormatError], max_bytes: int, max_rows: int, what: str,
               older: dict[int, tuple[str, ...]] | None = None) -> list[Cells]:
-    """The data rows of a versioned CSV file (module docstring), after checking its first line and header.
+    """The data rows of a versioned CSV file (module docstring), after checking its first line and header; at
+    least one, else the file is refused naming the header's line and ``what`` the rows are ("worker classes").
     ``older``: earlier versions still read, with their columns (the rows' ``columns`` tell which one a file is)."""
     source = os.fspath(path)
     data = read_file(source, max_bytes, error)
@@ -137,6 +142,8 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
     rows = _rows(text, source, columns, error)
     if not rows:  # line 1 is the version line, which is there: it is the header that is not
         raise error(f"{source}: no header after line 1: it must be {','.join(columns)}")
+    if len(rows) == 1:
+        raise error(f"{source}: line {rows[0][0]}: the header and no {what} after it")
     if len(rows) - 1 > max_rows:
         raise error(f"{source}: more than {max_rows} rows")
     return [Cells(source, line, row, columns, error) for line, row in rows[1:]]

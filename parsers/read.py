@@ -89,7 +89,20 @@ def read_bytes(path: pathlib.Path, max_bytes: int = MAX_BYTES) -> bytes:
             raise TraceFormatError(f"{path}: gzip content is empty")
         if data.startswith(GZIP_MAGIC):
             raise TraceFormatError(f"{path}: gzip inside gzip; gunzip it once and read what that gives")
+    for magic, what in _NOT_A_TRACE:  # else parsed as a protobuf's fields: 'byte 10: field 662 has wire type 3'
+        if data.startswith(magic):
+            raise TraceFormatError(f"{path}: {what}, not a trace (it begins with {data[:len(magic)]!r})"
+                                   + ("; decompress it: a trace is read plain or gzipped" if "compressed" in what
+                                      else ""))
     return data
+
+
+# what a file given as a trace often is instead, by its first bytes; no TensorFlow trace begins so (a binary
+# RunMetadata or XSpace begins with a field of number 1 to 5, a text-format one with a field's name)
+_NOT_A_TRACE = ((b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"),
+                (b"%PDF-", "a PDF document"), (b"PK\x03\x04", "a zip archive"), (b"\x7fELF", "an executable (ELF)"),
+                (b"BZh", "bzip2-compressed data"), (b"\xfd7zXZ\x00", "xz-compressed data"),
+                (b"\x28\xb5\x2f\xfd", "zstd-compressed data"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"))
 
 
 def looks_like_json(data: bytes) -> bool:

@@ -48,12 +48,13 @@ class WorkerClassError(TraceFormatError):
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerClass:
-    """One row: ``count`` None for ``*``; ``link_bits_per_s`` 0 for ``-``."""
+    """One row: ``count`` None for ``*``; ``link_bits_per_s`` 0 for ``-``; ``line``: the file's line of it."""
 
     name: str
     count: int | None
     speed: float
     link_bits_per_s: int = 0
+    line: int = 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +81,11 @@ class WorkerClasses:
             return ()
         return tuple(0 if c is None else c.link_bits_per_s for c in self.of_workers(n_workers))
 
+    def unreached(self, n_workers: int) -> tuple[WorkerClass, ...]:
+        """The classes listed past workers 0 .. n_workers-1: no run of at most ``n_workers`` workers has one."""
+        reached = self.of_workers(n_workers)
+        return tuple(c for c in self.classes if c not in reached)
+
     def describe(self) -> str:
         """One line: the classes in order."""
         return ", then ".join(f"{'the rest' if c.count is None else c.count} x {c.name} (speed {c.speed:g}"
@@ -90,10 +96,8 @@ class WorkerClasses:
 def read_worker_classes(path: str | os.PathLike[str]) -> WorkerClasses:
     """Read and check a worker-classes file (module docstring)."""
     rows = read_rows(path, fmt=FORMAT, version=VERSION, columns=COLUMNS, error=WorkerClassError,
-                     max_bytes=MAX_BYTES, max_rows=MAX_CLASSES, older={1: COLUMNS_V1})
+                     max_bytes=MAX_BYTES, max_rows=MAX_CLASSES, what="worker classes", older={1: COLUMNS_V1})
     source = os.fspath(path)
-    if not rows:
-        raise WorkerClassError(f"{source}: no worker classes after the header")
     classes: list[WorkerClass] = []
     seen: set[str] = set()
     for i, c in enumerate(rows):
@@ -113,5 +117,5 @@ def read_worker_classes(path: str | os.PathLike[str]) -> WorkerClasses:
                            rule="must be bits per second from 1e3 to 1e13 (a plain number: 1e8 for 100 Mbit/s), or "
                                 "'-' for no link of its own")
         classes.append(WorkerClass(name=name, count=count, speed=c.number(2, low=1e-3, high=1e3, low_open=False),
-                                   link_bits_per_s=link))
+                                   link_bits_per_s=link, line=c.line))
     return WorkerClasses(classes=tuple(classes), source=source)

@@ -8,6 +8,7 @@ import pathlib
 import sys
 
 from parsers.files import broken_link
+from parsers.read import meta_path, read_meta
 from parsers.singleworker import SingleWorker
 from parsers.workerclasses import read_worker_classes
 from tracegen.curve import (
@@ -185,6 +186,11 @@ def run_predict(args: argparse.Namespace) -> int:
         speeds = classes.speeds(most)
         links = classes.links(most)
         print(f"note: workers from {args.worker_classes}: {classes.describe()}")
+        if unreached := classes.unreached(asked := max((*workers, *emitted))):  # a cluster larger than asked?
+            more = len(unreached) - 1
+            print(f"note: {args.worker_classes}:{unreached[0].line}: class {unreached[0].name!r}"
+                  f"{f' and {more} more' if more else ''} listed past the {asked} worker{'s' * (asked > 1)} asked: "
+                  f"no N asked has a worker of {'them' if more else 'it'}")
     if args.payload_fraction != PAYLOAD_FRACTION and args.bandwidth is None and not links:  # else unused
         raise ConfigError(f"'--payload-fraction' {args.payload_fraction:g} is the share of a --bandwidth (or of a "
                           "worker class's own link) that carries tensor bytes, and neither was given: a link profile "
@@ -199,6 +205,9 @@ def run_predict(args: argparse.Namespace) -> int:
         worker_speed=speeds, worker_link_bits_per_s=links,
         ps_shards=ps_shards, placement=args.placement,
         jobs=args.jobs, every_n=args.every_n)
+    if args.batch_size is None and "batch_size" not in (read_meta(args.trace) or {}):  # a converted trace, say
+        print(f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {meta_path(args.trace)} "
+              f"{'gives no batch_size' if meta_path(args.trace).exists() else 'is not there'}")
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),
                *(["report.html"] * args.html)]

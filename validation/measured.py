@@ -91,7 +91,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     if missing:
         raise ConfigError(f"{header}: missing column {missing[0]!r} (columns: "
                           f"{_short(', '.join(map(str, frame.columns)) or 'none')}; required: "
-                          f"{', '.join(REQUIRED_COLUMNS)}){_separator_hint(frame)}")
+                          f"{', '.join(REQUIRED_COLUMNS)}){_separator_hint(list(map(str, frame.columns)))}")
     if frame.empty:
         raise ConfigError(f"{header}: the header and no measurement rows after it")
     _refuse_a_run_twice(frame, source)
@@ -104,11 +104,12 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     return out
 
 
-def _separator_hint(frame: pd.DataFrame) -> str:
-    """With a header of one column holding ';' or a tab: what else the file's columns are separated by."""
-    if len(frame.columns) != 1:
+def _separator_hint(header: list[str]) -> str:
+    """With a header of one column holding ';' or a tab: what else the file's columns are separated by (a
+    spreadsheet that writes decimal commas separates by ';', and its rows then split on the commas)."""
+    if len(header) != 1:
         return ""
-    name = str(frame.columns[0])
+    name = header[0]
     found = next((what for sep, what in ((";", "';'"), ("\t", "tabs")) if sep in name), None)
     return "" if found is None else f"; its columns are separated by {found}: a CSV's are by commas"
 
@@ -262,7 +263,7 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
                                       "header")
             elif len(cells) != len(header):
                 raise ConfigError(f"{source}:{reader.line_num}: {len(cells)} cells, the header has {len(header)} "
-                                  f"(got {_short(','.join(cells))!r})")
+                                  f"(got {_short(','.join(cells))!r}){_separator_hint(header)}")
             elif len(rows) == MAX_MEASURED_ROWS:
                 raise ConfigError(f"{source}: more than {MAX_MEASURED_ROWS} rows")
             else:

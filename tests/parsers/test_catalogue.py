@@ -139,7 +139,7 @@ def test_every_bad_value_is_one_line_naming_file_line_and_column(tmp_path: pathl
     ({"rows": ['small,worker,"0.17,1.0,4,1250000000,']}, "not CSV"),
     ({"rows": GOOD[:1]}, "no instance type may be a ps"),
     # a header and no rows said 'no instance type may be a worker (a role of worker or both is needed)'
-    ({"rows": []}, "cat.csv: no instance types after the header"),
+    ({"rows": []}, "cat.csv: line 3: the header and no instance types after it"),
     ({"rows": GOOD[2:]}, "no instance type may be a worker"),
 ])
 def test_bad_files_are_one_line_naming_the_file_and_line(tmp_path: pathlib.Path, change: dict[str, object],

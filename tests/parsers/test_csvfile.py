@@ -22,6 +22,11 @@ def _fail(why: str) -> ValueError:
     ("inf", "must be a number"), ("-Infinity", "must be a number"), ("1 000", "must be a number"),
     ("0x10", "must be a number"), ("", "must be a number"), ("1e", "must be a number"),
     ("1e999", "is too large"), ("9" * (MAX_NUMBER_CHARS + 1), f"has more than {MAX_NUMBER_CHARS} characters"),
+    # a spreadsheet's way for people: it said only 'must be a number (got '1,234.5')', as of a word
+    ("1,234.5", "must be a number, written without a comma: no thousands separators, and a decimal point \\(2.5\\)"),
+    ("2,5", "must be a number, written without a comma: no thousands separators, and a decimal point \\(2.5\\)"),
+    ("-1,000,000", "must be a number, written without a comma: no thousands separators, and a decimal point "
+                   "\\(2.5\\)"),
 ])
 def test_what_python_takes_besides_is_refused(cell: str, why: str) -> None:
     with pytest.raises(ValueError, match=f"^{why}$"):

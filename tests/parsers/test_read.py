@@ -80,3 +80,24 @@ def test_a_note_among_the_steps_is_named_with_what_to_do(tmp_path: pathlib.Path,
     assert main(["inspect", str(folder)]) == 2
     _one_line(capsys.readouterr().err, f"{folder / name}: not a text-format RunMetadata or StepStats step: its first "
               "line", "move it away: among steps, every *.txt file is read as one")
+
+
+@pytest.mark.parametrize(("head", "what"), [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "a PNG image, not a trace"),  # 'byte 10: field number 0'
+    (b"PK\x03\x04\x14\x00\x00\x00", "a zip archive, not a trace"),  # 'byte 2: field number 0'
+    (b"\x7fELF\x02\x01\x01\x00", "an executable (ELF), not a trace"),  # 'field 15 has wire type 7'
+    (b"%PDF-1.4\n", "a PDF document, not a trace"),  # 'its first line '%PDF-1.4' starts no field of one'
+    (b"BZh91AY&SY", "bzip2-compressed data, not a trace (it begins with b'BZh'); decompress it"),
+])
+def test_a_file_of_another_kind_is_named_as_such(tmp_path: pathlib.Path, head: bytes, what: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A file that is no trace was parsed as a protobuf's fields, and the error told of wire types; a user who
+    gave an image or an archive by mistake is now told which, alone or among the steps of a directory."""
+    alone = tmp_path / "trace.pb"
+    alone.write_bytes(head + bytes(range(256)))
+    folder = tmp_path / "steps"
+    shutil.copytree(STEPS, folder)
+    (folder / "step_001.pb").write_bytes(alone.read_bytes())
+    for path, named in ((alone, alone), (folder, folder / "step_001.pb")):
+        assert main(["inspect", str(path)]) == 2
+        _one_line(capsys.readouterr().err, f"{named}: {what}")

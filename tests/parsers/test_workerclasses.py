@@ -27,6 +27,13 @@ def test_workers_take_their_class_in_file_order(tmp_path: pathlib.Path) -> None:
     assert fixed.speeds(4) == (2.0, 0.25, 1.0, 1.0)  # beyond the counts: like the traced node
 
 
+def test_classes_listed_past_the_workers_asked_are_named_with_their_line(tmp_path: pathlib.Path) -> None:
+    classes = read_worker_classes(_write(tmp_path, "slow,2,0.5", "# a comment", "mid,2,0.8", "fast,*,1.5"))
+    assert [(c.name, c.line) for c in classes.unreached(2)] == [("mid", 5), ("fast", 6)]
+    assert [c.name for c in classes.unreached(3)] == ["fast"]
+    assert classes.unreached(5) == ()
+
+
 @pytest.mark.parametrize(("rows", "why"), [
     (("slow,2,0",), "line 3, column 3 (speed): must be a number >= 0.001 and <= 1000 (got '0')"),
     (("slow,two,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000 (got 'two')"),
@@ -39,7 +46,7 @@ def test_workers_take_their_class_in_file_order(tmp_path: pathlib.Path) -> None:
     (("a,1,1", "a,1,2"), "line 4, column 1 (name): names another row's class again (got 'a')"),
     (("bad name,1,1",), "line 3, column 1 (name): must be 1 to 64 characters"),
     (("slow,1",), "line 3: 2 cells, expected 3: column 3 (speed) is missing"),
-    ((), "no worker classes after the header"),
+    ((), "line 2: the header and no worker classes after it"),  # it named no line
 ])
 def test_bad_rows_are_named(tmp_path: pathlib.Path, rows: tuple[str, ...], why: str) -> None:
     path = _write(tmp_path, *rows)

@@ -537,6 +537,38 @@ def test_a_worker_so_slow_the_others_would_run_for_hours_is_refused_at_once(mlp_
     assert not (tmp_path / "out").exists()
 
 
+def test_worker_classes_no_n_asked_reaches_are_named(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A file of 6 workers in 3 classes with --workers 1-2: the two later classes were read and went unused, the
+    curve that of 2 slow workers, with no word but the classes' list (a new user's file)."""
+    classes = tmp_path / "classes.csv"
+    classes.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nslow,2,0.5,-\n"
+                       "mid,2,0.8,-\nfast,2,1.5,-\n")
+    argv = [str(mlp_trace_dir), "--worker-classes", str(classes), "--workers", "1-2", "--steps", "3", "--seeds",
+            "1", "--bandwidth", "10Gbit/s", "--jobs", "1", "--out", str(tmp_path / "out")]
+    assert run_predict(parse(argv)) == 0
+    assert (f"note: {classes}:4: class 'mid' and 1 more listed past the 2 workers asked: no N asked has a worker of "
+            "them") in capsys.readouterr().out.splitlines()
+
+
+def test_a_batch_size_from_nowhere_is_said(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The mlp trace converted to tables (its meta.json not carried) predicted 10.4 samples/s at N = 1 where the
+    trace itself gives 332.8 (batch 32), with no word: samples/s were steps/s."""
+    tables = tmp_path / "tables"
+    assert main(["convert", str(mlp_trace_dir), "--to", "csv", str(tables)]) == 0
+    argv = ["--workers", "1", "--steps", "3", "--seeds", "1", "--bandwidth", "10Gbit/s", "--jobs", "1"]
+    capsys.readouterr()
+    assert run_predict(parse([str(tables), *argv, "--out", str(tmp_path / "tables_out")])) == 0
+    assert (f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {tables / 'meta.json'} is not there"
+            in capsys.readouterr().out.splitlines())
+    assert run_predict(parse([str(tables), *argv, "--batch-size", "32", "--out", str(tmp_path / "given")])) == 0
+    assert "samples/s are steps/s" not in capsys.readouterr().out
+    shutil.copy(mlp_trace_dir / "meta.json", tables)  # beside the tables, read as beside any trace
+    assert run_predict(parse([str(tables), *argv, "--out", str(tmp_path / "beside")])) == 0
+    assert "samples/s are steps/s" not in capsys.readouterr().out
+
+
 def test_a_profile_and_a_bandwidth_together_are_refused(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
     """The profile won and the rate went unused, with no word, while report.html listed it (a hardening pass)."""
     profile = tmp_path / PROFILE_NAME

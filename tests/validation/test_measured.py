@@ -201,6 +201,12 @@ def test_rows_that_look_like_one_run_twice_are_named(tmp_path: pathlib.Path, tex
     # was ''steps_per_s' must be > 0 (got '1e999')': a number too large for a float is not below zero
     (b"n_workers,steps_per_s\n1,1e999\n", "m.csv:2: 'steps_per_s' is too large (got '1e999')"),
     (b"n_workers,steps_per_s\n1,2,7\n", "m.csv:2: 3 cells, the header has 2 (got '1,2,7')"),
+    # a spreadsheet in a locale of decimal commas separates by ';': its rows split on the commas, and it said only
+    # 'm.csv:2: 2 cells, the header has 1 (got '1;5,1')'
+    (b"n_workers;steps_per_s\r\n1;5,1\r\n", "m.csv:2: 2 cells, the header has 1 (got '1;5,1'); its columns are "
+                                            "separated by ';': a CSV's are by commas"),
+    (b'n_workers,steps_per_s\n1,"1,234.5"\n', "m.csv:2: 'steps_per_s' must be a number, written without a comma: no "
+                                           "thousands separators, and a decimal point (2.5) (got '1,234.5')"),
 ])
 def test_files_that_are_no_csv_of_measurements_are_named_with_their_line_column_and_bytes(
         tmp_path: pathlib.Path, data: bytes, message: str) -> None:
