@@ -784,6 +784,39 @@ def test_an_empty_emit_traces_list_is_refused_not_taken_as_none(tmp_path: pathli
     assert not (tmp_path / "o" / "curve.csv").exists()
 
 
+@pytest.mark.parametrize(("argv", "said"), [
+    (["predict", "data/traces/mlp", "--workers", "1,1,2", "--bandwidth", "1Gbit/s"],
+     "tracegen predict: error: '--workers': '1,1,2' lists N=1 twice; give each N once"),
+    (["predict", "data/traces/mlp", "--emit-traces", "1-4,3"],
+     "tracegen predict: error: '--emit-traces': '1-4,3' lists N=3 twice ('1-4' and '3'); give each N once"),
+    (["predict", "data/traces/mlp", "--ps-shards", "2,2"],
+     "tracegen predict: error: '--ps-shards': '2,2' lists N=2 twice; give each N once"),
+    (["plan", "data/traces/mlp", "--catalogue", "data/catalogue/example.csv", "--workers", "1-4,3", "--step-budget",
+      "4", "--jobs", "1"],
+     "tracegen plan: error: '--workers': '1-4,3' lists N=3 twice ('1-4' and '3'); give each N once"),
+    (["sweep", "data/traces/mlp", "--bandwidth", "1Gbit/s", "--workers", "2,4,2"],
+     "tracegen sweep: error: '--workers': '2,4,2' lists N=2 twice; give each N once"),
+    (["testbed", "--bandwidth", "100Mbit/s", "--workers", "1,1"],
+     "tracegen testbed: error: '--workers': '1,1' lists N=1 twice; give each N once"),
+])
+def test_every_list_of_counts_refuses_a_repeat_before_any_work(argv: list[str], said: str, tmp_path: pathlib.Path,
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``predict --workers 1,1,2`` ran N = 1 and 2 and said nothing of the repeat; every command that takes a
+    list of counts now refuses it in one line, before it reads a trace or makes its --out (the testbed, were it
+    to get that far, stops before it builds a cluster)."""
+    from validation import testbed
+
+    def no_cluster(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("the testbed ran")
+
+    monkeypatch.setattr(testbed, "run_testbed", no_cluster)
+    monkeypatch.chdir(ROOT)
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == said + "\n"
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
 def test_a_netbench_server_stopped_by_a_signal_says_so_with_the_shells_exit_code(sig: str, code: int) -> None:
     """``netbench serve`` (and the testbed) turn SIGTERM and SIGHUP into their own exception to remove what they
