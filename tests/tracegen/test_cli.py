@@ -542,15 +542,19 @@ def test_a_forced_run_removes_only_what_the_previous_run_wrote(tmp_path: pathlib
 
 def test_a_forced_run_of_another_command_leaves_the_first_ones_files(tmp_path: pathlib.Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """plan --force into a predict's folder removed curve.csv, the plots and the traces (a hardening pass)."""
+    """plan --force into a predict's folder removed curve.csv, the plots and the traces (a hardening pass); with
+    --html, plan's page replaced predict's report.html (both were named so), and predict's curve then sat beside a
+    report of a plan. plan's page is plan.html now: both pages stay, each beside its own run's files."""
     out = tmp_path / "out"
-    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1") == 0
+    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1", "--html") == 0
     predicted = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
+    page = (out / "report.html").read_bytes()
     assert main(["plan", str(ROOT / "data/traces/mlp"), "--catalogue", str(ROOT / "data/catalogue/example.csv"),
-                 "--workers", "1-2", "--step-budget", "4", "--jobs", "1", "--force", "--out", str(out)]) == 0
-    capsys.readouterr()
+                 "--workers", "1-2", "--step-budget", "4", "--jobs", "1", "--html", "--force", "--out", str(out)]) == 0
+    assert f"wrote {out / 'plan.csv'}, {out / 'plan.html'}\n" in capsys.readouterr().out
     kept = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
-    assert kept == sorted([*predicted, pathlib.Path("plan.csv")])
+    assert kept == sorted([*predicted, pathlib.Path("plan.csv"), pathlib.Path("plan.html")])
+    assert (out / "report.html").read_bytes() == page and b"Which cluster to rent" in (out / "plan.html").read_bytes()
     assert _predict(out, ROOT / "data/traces/mlp", "--force") == 0  # its own older traces still go
     assert not (out / "traces/n1.json").exists() and (out / "plan.csv").is_file()
 
