@@ -60,12 +60,14 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{PAYLOAD_FRACTION:.4f}: TCP/IPv4 with timestamps at MTU 1500)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for plan.csv")
     parser.add_argument("--html", action="store_true",
-                        help="also write DIR/report.html: the answer, the options, the assumptions and the inputs in "
-                             "one page that opens offline")
+                        help="also write DIR/plan.html: the answer, the options, the assumptions and the inputs in "
+                             "one page that opens offline (named for plan, as plan.csv is: predict's report.html "
+                             "beside it stays)")
     parser.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
                         help="local processes to simulate the pairs of instance types in, side by side; the plan "
                              "is the same whatever J (default: the CPUs this process may use)")
-    parser.add_argument("--force", action="store_true", help="replace an earlier run's plan.csv in DIR")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an earlier plan's plan.csv and plan.html in DIR (never another command's files)")
 
 
 def run_plan(args: argparse.Namespace) -> int:
@@ -80,7 +82,7 @@ def run_plan(args: argparse.Namespace) -> int:
     catalogue = read_catalogue(args.catalogue)
     profile, single = profile_beside(args.trace), single_worker_beside(args.trace)
     read = (args.trace, args.catalogue, profile, single, args.placement)  # never replaced, even with --force
-    with OutputDir(args.out, ["plan.csv", *(["report.html"] * args.html)], force=args.force, command="plan",
+    with OutputDir(args.out, ["plan.csv", *(["plan.html"] * args.html)], force=args.force, command="plan",
                    inputs=[p for p in read if p]) as out:
         trace = read_trace(args.trace)
         model = build_model(trace)
@@ -97,7 +99,7 @@ def run_plan(args: argparse.Namespace) -> int:
             inputs = report_inputs({"trace": args.trace, "catalogue": args.catalogue, "link profile": profile,
                                     "single worker": single, "samples": f"{args.samples:g}",
                                     "target": None if args.target_rate is None else f"{args.target_rate:g} samples/s"})
-            written.append(out.write("report.html", plan_html(result, inputs)))
+            written.append(out.write("plan.html", plan_html(result, inputs)))
     _print(result, [str(p) for p in (profile, single) if p is not None])
     print(f"wrote {', '.join(str(w) for w in written)}")
     return 0

@@ -118,7 +118,8 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                         help="local processes to run the simulations in when the curve takes more than a few "
                              "seconds; the files are the same whatever J (default: the CPUs this process may use)")
     parser.add_argument("--force", action="store_true",
-                        help="replace an earlier run's files in DIR (all of them, not only those written again)")
+                        help="replace an earlier prediction's files in DIR (all of them, not only those written "
+                             "again; never another command's)")
 
 
 def _int_option(value: int, name: str, low: int, high: int) -> int:

@@ -304,7 +304,8 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--html", action="store_true",
                    help="also write DIR/report.html: measured points over every predictor, the errors and the "
                         "inputs in one page that opens offline (hover the chart for the values)")
-    p.add_argument("--force", action="store_true", help="replace an earlier report in DIR")
+    p.add_argument("--force", action="store_true",
+                   help="replace an earlier report in DIR (never another command's files)")
     p.set_defaults(handler=_validate)
 
 

@@ -87,9 +87,10 @@ class Curve:
 
 
 def parse_workers(text: str, name: str = "workers") -> tuple[int, ...]:
-    """``1-16`` → 1..16, ``1,2,4,8`` → those, ``1-4,8,16`` → both kinds; sorted, unique, each ≥ 1. ``name``: the
-    option the list came from, for the error message."""
-    out: set[int] = set()
+    """``1-16`` → 1..16, ``1,2,4,8`` → those, ``1-4,8,16`` → both kinds; sorted, each ≥ 1. An N given twice
+    (``1,1,2``, ``1-4,3``) is refused: a list typed with a repeat holds a slip, and dropping the repeat would
+    answer a question that was not asked. ``name``: the option the list came from, for the error message."""
+    out: dict[int, str] = {}  # N → the piece that gave it
     for part in text.split(","):
         piece = part.strip()
         lo_s, sep, hi_s = piece.partition("-")
@@ -100,7 +101,11 @@ def parse_workers(text: str, name: str = "workers") -> tuple[int, ...]:
         if lo < 1 or hi < lo or hi > MAX_WORKERS:
             raise ConfigError(f"'{name}': {piece!r} must be N or LO-HI with 1 <= LO <= HI <= {MAX_WORKERS} "
                               f"(got {text!r})")
-        out.update(range(lo, hi + 1))
+        again = next((n for n in range(lo, hi + 1) if n in out), None)
+        if again is not None:
+            pieces = "" if out[again] == piece else f" ({out[again]!r} and {piece!r})"
+            raise ConfigError(f"'{name}': {text!r} lists N={again} twice{pieces}; give each N once")
+        out.update(dict.fromkeys(range(lo, hi + 1), piece))
     return tuple(sorted(out))
 
 

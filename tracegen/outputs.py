@@ -13,8 +13,10 @@
   interrupted leaves the previous outputs as they were (and its staged files are removed).
 - With ``force``, the files the previous run of the same command wrote (listed in ``DIR/.tracegen-run.json``)
   that this run did not write are removed once it has succeeded, so no file of an older run (a
-  ``traces/n4.json`` the new run does not write) is left beside the new ones; another command's files (predict's
-  beside a plan) are left, only the files this run writes replaced.
+  ``traces/n4.json`` the new run does not write) is left beside the new ones. Another command's files (predict's
+  beside a plan) are left, and one this run would write is refused before any work, even with ``force``: it is
+  no earlier run's of this command, and replacing it would leave the rest of that command's run beside a file
+  that is not of it.
 - What a killed run left is removed when the next run takes the lock: the staging directory and tracegen's own
   temporary files (``.NAME.<16 hex digits>.tmp``, :mod:`parsers.atomic`) in the folders it writes into, nothing
   else.
@@ -170,6 +172,7 @@ class OutputDir:
         for name in self.planned:
             self._check_folders(name)
             self._check_not_input(self.root / name)
+        self._check_not_others()
         existing = [n for n in self.planned if os.path.lexists(self.root / n)]  # a dangling or looping link too
         if existing and not self.force:
             raise ConfigError(f"{self.root / existing[0]}: already exists; pass --force to replace the previous run")
@@ -184,6 +187,17 @@ class OutputDir:
             path = self.root / folder
             if path.exists() and not path.is_dir():
                 raise ConfigError(f"{path}: is a file, not a directory; this run writes {name} inside it")
+
+    def _check_not_others(self) -> None:
+        """ConfigError when a file this run writes is there as another command's output (the manifest says so):
+        ``--force`` replaces this command's earlier files, and another's would be lost from beside the rest of
+        that run's (validate's ``staleness.csv`` among predict's files)."""
+        owners = {n: c for c, files in self._manifest().items() if c != self.command for n in files}
+        theirs = next((n for n in self.planned if n in owners and os.path.lexists(self.root / n)), None)
+        if theirs is not None:
+            raise ConfigError(f"{self.root / theirs}: written by tracegen {owners[theirs]}, not {self.command}; "
+                              f"--force replaces only {self.command}'s own earlier files: write into another "
+                              "directory (--out), or move it away first")
 
     def _check_not_input(self, target: pathlib.Path) -> None:
         """ConfigError when ``target`` is one of the files this run reads (:attr:`inputs`)."""

@@ -1,5 +1,5 @@
 """A plan as text: ``plan.csv`` (fixed decimals, so equal plans give equal bytes; a figure too small for them,
-its first three digits), its assumptions, the table of pairs and the answer as the terminal and ``report.html``
+its first three digits), its assumptions, the table of pairs and the answer as the terminal and ``plan.html``
 show them (:func:`plan_html`).
 
 ``plan.csv``: one row per option (a worker type, a PS type, N workers), pair by pair in catalogue order, N

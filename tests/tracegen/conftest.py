@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Callable
 
 import pytest
 
@@ -28,3 +29,19 @@ def mlp_trace_dir() -> pathlib.Path:
 def real_model(real_trace_dir: pathlib.Path) -> StepModel:
     """The step model of each real trace."""
     return build_model(read_trace(real_trace_dir))
+
+
+
+@pytest.fixture
+def readme_command() -> Callable[[str], list[str]]:
+    """The one ``tracegen`` command in the README's code block under a heading, as its words after ``tracegen``
+    (run from the repository root: its paths are relative to it)."""
+    import shlex
+
+    def command(heading: str) -> list[str]:
+        text = (TRACES.parents[1] / "README.md").read_text().split(heading, 1)[1].split("\n#", 1)[0]
+        blocks = [block.strip() for block in text.split("```")[1::2]]
+        assert len(blocks) == 1 and blocks[0].startswith("tracegen "), blocks
+        return shlex.split(blocks[0])[1:]
+
+    return command

@@ -542,15 +542,19 @@ def test_a_forced_run_removes_only_what_the_previous_run_wrote(tmp_path: pathlib
 
 def test_a_forced_run_of_another_command_leaves_the_first_ones_files(tmp_path: pathlib.Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """plan --force into a predict's folder removed curve.csv, the plots and the traces (a hardening pass)."""
+    """plan --force into a predict's folder removed curve.csv, the plots and the traces (a hardening pass); with
+    --html, plan's page replaced predict's report.html (both were named so), and predict's curve then sat beside a
+    report of a plan. plan's page is plan.html now: both pages stay, each beside its own run's files."""
     out = tmp_path / "out"
-    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1") == 0
+    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1", "--html") == 0
     predicted = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
+    page = (out / "report.html").read_bytes()
     assert main(["plan", str(ROOT / "data/traces/mlp"), "--catalogue", str(ROOT / "data/catalogue/example.csv"),
-                 "--workers", "1-2", "--step-budget", "4", "--jobs", "1", "--force", "--out", str(out)]) == 0
-    capsys.readouterr()
+                 "--workers", "1-2", "--step-budget", "4", "--jobs", "1", "--html", "--force", "--out", str(out)]) == 0
+    assert f"wrote {out / 'plan.csv'}, {out / 'plan.html'}\n" in capsys.readouterr().out
     kept = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
-    assert kept == sorted([*predicted, pathlib.Path("plan.csv")])
+    assert kept == sorted([*predicted, pathlib.Path("plan.csv"), pathlib.Path("plan.html")])
+    assert (out / "report.html").read_bytes() == page and b"Which cluster to rent" in (out / "plan.html").read_bytes()
     assert _predict(out, ROOT / "data/traces/mlp", "--force") == 0  # its own older traces still go
     assert not (out / "traces/n1.json").exists() and (out / "plan.csv").is_file()
 
@@ -782,6 +786,39 @@ def test_an_empty_emit_traces_list_is_refused_not_taken_as_none(tmp_path: pathli
     err = capsys.readouterr().err
     assert "'--emit-traces': cannot read ''" in err and err.count("\n") == 1
     assert not (tmp_path / "o" / "curve.csv").exists()
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["predict", "data/traces/mlp", "--workers", "1,1,2", "--bandwidth", "1Gbit/s"],
+     "tracegen predict: error: '--workers': '1,1,2' lists N=1 twice; give each N once"),
+    (["predict", "data/traces/mlp", "--emit-traces", "1-4,3"],
+     "tracegen predict: error: '--emit-traces': '1-4,3' lists N=3 twice ('1-4' and '3'); give each N once"),
+    (["predict", "data/traces/mlp", "--ps-shards", "2,2"],
+     "tracegen predict: error: '--ps-shards': '2,2' lists N=2 twice; give each N once"),
+    (["plan", "data/traces/mlp", "--catalogue", "data/catalogue/example.csv", "--workers", "1-4,3", "--step-budget",
+      "4", "--jobs", "1"],
+     "tracegen plan: error: '--workers': '1-4,3' lists N=3 twice ('1-4' and '3'); give each N once"),
+    (["sweep", "data/traces/mlp", "--bandwidth", "1Gbit/s", "--workers", "2,4,2"],
+     "tracegen sweep: error: '--workers': '2,4,2' lists N=2 twice; give each N once"),
+    (["testbed", "--bandwidth", "100Mbit/s", "--workers", "1,1"],
+     "tracegen testbed: error: '--workers': '1,1' lists N=1 twice; give each N once"),
+])
+def test_every_list_of_counts_refuses_a_repeat_before_any_work(argv: list[str], said: str, tmp_path: pathlib.Path,
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``predict --workers 1,1,2`` ran N = 1 and 2 and said nothing of the repeat; every command that takes a
+    list of counts now refuses it in one line, before it reads a trace or makes its --out (the testbed, were it
+    to get that far, stops before it builds a cluster)."""
+    from validation import testbed
+
+    def no_cluster(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("the testbed ran")
+
+    monkeypatch.setattr(testbed, "run_testbed", no_cluster)
+    monkeypatch.chdir(ROOT)
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == said + "\n"
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
+
 from parsers import read_trace
-from tracegen.curve import BUSY_THRESHOLD, scaling_curve
+from tracegen.curve import BUSY_THRESHOLD, format_workers, parse_workers, scaling_curve
+from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
 from tracegen.model import build_model
 from tracegen.simulate import SimConfig
@@ -47,3 +50,31 @@ def test_a_link_that_carries_less_both_ways_is_the_bottleneck_at_what_it_carries
     busiest = max(last.pull_link_utilisation, last.push_link_utilisation)
     assert 0.75 * BUSY_THRESHOLD <= busiest < BUSY_THRESHOLD  # under 80 % of the peak, over 80 % of 3/4 of it
     assert last.bottleneck in ("link-pull", "link-push")
+
+
+def test_parse_workers() -> None:
+    assert parse_workers("1-4") == (1, 2, 3, 4)
+    assert parse_workers("1,2,4,8") == (1, 2, 4, 8)
+    assert parse_workers("8,1-2") == (1, 2, 8)
+    assert format_workers(parse_workers("8,1-3,5,6")) == "1-3,5-6,8"
+    for bad in ("0", "a", "3-1", "", "+3", "\u0663", "1-100001"):
+        with pytest.raises(ConfigError, match="'workers'"):
+            parse_workers(bad)
+    with pytest.raises(ConfigError, match="'emit_traces': cannot read 'x'"):  # the option the list came from
+        parse_workers("x", "emit_traces")
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("1,1,2", "'--workers': '1,1,2' lists N=1 twice; give each N once"),
+    (" 2, 2", "'--workers': ' 2, 2' lists N=2 twice; give each N once"),
+    ("1-4,3", "'--workers': '1-4,3' lists N=3 twice ('1-4' and '3'); give each N once"),
+    ("5,1-8", "'--workers': '5,1-8' lists N=5 twice ('5' and '1-8'); give each N once"),
+    ("1-4,4-6", "'--workers': '1-4,4-6' lists N=4 twice ('1-4' and '4-6'); give each N once"),
+    ("1-3,1-3", "'--workers': '1-3,1-3' lists N=1 twice; give each N once"),
+])
+def test_a_worker_count_given_twice_is_refused_not_dropped(text: str, said: str) -> None:
+    """``--workers 1,1,2`` simulated N = 1 and 2 and said nothing of the repeat, a slip of the keyboard: the list
+    was not the one meant. A repeat is refused, naming the option, the list and the N, as the other errors are."""
+    with pytest.raises(ConfigError) as refused:
+        parse_workers(text, "--workers")
+    assert str(refused.value) == said

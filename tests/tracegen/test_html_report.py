@@ -205,7 +205,7 @@ def test_plan_report_holds_the_answer_and_every_pair_and_renders(tmp_path: pathl
     out = tmp_path / "plan"
     assert main(["plan", str(CONFIG / "trace"), "--catalogue", str(ROOT / "data" / "catalogue" / "example.csv"),
                  "--workers", "1-6", "--target-rate", "1000", "--html", "--out", str(out)]) == 0
-    page = (out / "report.html").read_text(encoding="utf-8")
+    page = (out / "plan.html").read_text(encoding="utf-8")
     plan = pd.read_csv(out / "plan.csv", dtype=str)
     best = plan[plan["best_of_pair"] == "yes"]
     cells = _cells(page, "pairs")
@@ -214,7 +214,7 @@ def test_plan_report_holds_the_answer_and_every_pair_and_renders(tmp_path: pathl
     chosen = plan[plan["chosen"] == "yes"]
     assert len(chosen) == 1 and f"{chosen['n_workers'].iloc[0]} x {chosen['worker_type'].iloc[0]}" in page
     assert "http://" not in page and "https://" not in page
-    dom, console = render_in_chromium(out / "report.html", tmp_path / "report-plan.png")
+    dom, console = render_in_chromium(out / "plan.html", tmp_path / "report-plan.png")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(tmp_path / "report-plan.png", ARTIFACTS / "report-plan.png")
     assert console == [] and 'data-ready="1"' in dom

@@ -145,3 +145,30 @@ def test_a_folder_where_the_run_manifest_goes_is_refused_before_the_work(tmp_pat
     with pytest.raises(ConfigError, match=r"\.tracegen-run\.json: is not a file; tracegen lists the files"):
         OutputDir(tmp_path, ["curve.csv"]).__enter__()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".tracegen-run.json"]
+
+
+def test_force_never_replaces_another_commands_output(tmp_path: pathlib.Path) -> None:
+    """predict and validate both write staleness.csv (and, with --html, report.html): validate --force into a
+    predict's folder replaced predict's file with its own and left predict's curve.csv beside it, though --force
+    is said to replace an earlier run's files, none of another command's. Refused before any work, naming whose
+    the file is; the same command's earlier file is replaced as before, and a file no run wrote is the user's to
+    replace with --force."""
+    with OutputDir(tmp_path, ["curve.csv", "staleness.csv"], command="predict") as out:
+        out.write("curve.csv", "predict's")
+        out.write("staleness.csv", "predict's")
+    (tmp_path / "notes.txt").write_text("mine")
+    for force in (False, True):
+        with pytest.raises(ConfigError) as refused:
+            OutputDir(tmp_path, ["report.md", "staleness.csv"], force=force, command="validate").__enter__()
+        assert str(refused.value) == (f"{tmp_path / 'staleness.csv'}: written by tracegen predict, not validate; "
+                                      "--force replaces only validate's own earlier files: write into another "
+                                      "directory (--out), or move it away first")
+    assert (tmp_path / "staleness.csv").read_text() == "predict's" and not (tmp_path / "report.md").exists()
+    with OutputDir(tmp_path, ["staleness.csv", "notes.txt"], force=True, command="predict") as out:
+        out.write("staleness.csv", "predict's again")
+        out.write("notes.txt", "predict's")
+    assert (tmp_path / "staleness.csv").read_text() == "predict's again"
+    (tmp_path / "staleness.csv").unlink()  # moved away: nothing of predict's is in the way
+    with OutputDir(tmp_path, ["staleness.csv"], command="validate") as out:
+        out.write("staleness.csv", "validate's")
+    assert (tmp_path / "staleness.csv").read_text() == "validate's"

@@ -6,6 +6,7 @@ import dataclasses
 import itertools
 import math
 import pathlib
+from collections.abc import Callable
 
 import pytest
 
@@ -429,3 +430,17 @@ def test_a_band_beside_a_plateau_not_reached_is_marked_a_lower_bound_too(model: 
     for pair in result.pairs:
         plateau, band = pair_cells(pair, result.config.samples)[9:11]
         assert plateau.endswith("+") == band.endswith("+") == (not pair.plateau_reached), (plateau, band)
+
+
+def test_the_readme_plan_runs_without_a_warning(
+        readme_command: Callable[[str], list[str]], tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's plan, as written but for --out and its worker counts cut to 1-4: it answers, and nothing in
+    it draws a warning (its sweep's example did)."""
+    argv = readme_command("### Which cluster to rent: `tracegen plan`")
+    assert argv[0] == "plan" and argv[argv.index("--out") + 1] == "out/plan"
+    argv[argv.index("--out") + 1] = str(tmp_path / "plan")
+    monkeypatch.chdir(ROOT)
+    assert main([*argv, "--workers", "1-4", "--jobs", "1"]) == 0
+    output = capsys.readouterr()
+    assert "warning" not in output.err + output.out and "5000 samples/s" in output.out, output

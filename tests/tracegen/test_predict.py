@@ -20,7 +20,7 @@ from parsers.perfetto import check_perfetto
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
 from tracegen.cli import main
 from tracegen.cli_predict import add_predict_arguments, run_predict
-from tracegen.curve import CurvePoint, format_workers, knee, parse_workers, saturation_workers
+from tracegen.curve import CurvePoint, knee, saturation_workers
 from tracegen.errors import ConfigError
 from tracegen.model import TaskKind, build_model
 from tracegen.plots import CSV_COLUMNS
@@ -211,18 +211,6 @@ def test_an_emitted_trace_too_large_to_read_back_is_named_on_a_warning_line(
     warning = [line for line in (output.out + output.err).splitlines() if line.startswith("warning: n2.json is ")]
     assert len(warning) == 1 and "tracegen inspect and convert" in warning[0], output
     assert (tmp_path / "o" / "traces" / "n2.json").is_file()
-
-
-def test_parse_workers() -> None:
-    assert parse_workers("1-4") == (1, 2, 3, 4)
-    assert parse_workers("1,2,4,8") == (1, 2, 4, 8)
-    assert parse_workers("8,1-2") == (1, 2, 8)
-    assert format_workers(parse_workers("8,1-3,5,6")) == "1-3,5-6,8"
-    for bad in ("0", "a", "3-1", "", "+3", "\u0663", "1-100001"):
-        with pytest.raises(ConfigError, match="'workers'"):
-            parse_workers(bad)
-    with pytest.raises(ConfigError, match="'emit_traces': cannot read 'x'"):  # the option the list came from
-        parse_workers("x", "emit_traces")
 
 
 def point(n: int, rate: float) -> CurvePoint:
