@@ -228,6 +228,12 @@ def _points(model: StepModel, config: SimConfig, ns: Sequence[int], seeds: int,
         processes.stream(sorted(work, key=lambda kj: -kj[1][1].n_workers), done)  # the longest first
 
 
+def batch_workers(jobs: int, seeds: int) -> int:
+    """How many N :func:`scaling_curve` simulates at a time while it looks for the rate to stall: enough runs to
+    keep ``jobs`` processes busy (twice as many), each N ``seeds`` runs."""
+    return max(1, math.ceil(2 * jobs / seeds))
+
+
 def stalled_after(rates: Sequence[float], saturated: Sequence[bool] | None = None) -> int | None:
     """The index of the rate after which a curve has stalled: :data:`STALL_POINTS` rates in a row, each not
     :data:`STALL_GAIN` above the best before it (so the last of them rose less than that over all of them); None
@@ -292,7 +298,7 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
     if not stop_at_plateau:
         _points(model, config, ns, seeds, processes, keep)
     else:  # a batch of N at a time (enough to keep the processes busy), in order, until the rate stalls
-        batch = 1 if processes is None else max(1, math.ceil(2 * processes.jobs / seeds))
+        batch = 1 if processes is None else batch_workers(processes.jobs, seeds)
         for start in range(0, len(asked), batch):
             _points(model, config, asked[start:start + batch], seeds, processes, keep)
             done = [by_n[n] for n in asked[:start + batch] if n in by_n]

@@ -34,6 +34,7 @@ import dataclasses
 import math
 import os
 import pathlib
+import time
 from collections.abc import Callable, Sequence
 
 from parsers.errors import quoted
@@ -44,11 +45,13 @@ from parsers.trace import Trace
 from tracegen import native
 from tracegen.band import anchored
 from tracegen.baselines import link_rates, roofline_saturates, step_costs
+from tracegen.cost import SECONDS_PER_TASK, busy_tasks, run_s, seconds_left, wall_s
 from tracegen.curve import (
     MAX_SATURATION_WORKERS,
     STALL_POINTS,
     Curve,
     Simulations,
+    batch_workers,
     format_workers,
     plateau_probes,
     scaling_curve,
@@ -76,12 +79,6 @@ MIN_STEPS = 3
 MAX_BATCH_SIZE = 10**9  # samples per step: more is a typo (a batch of a billion)
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
-# what one core simulates per second, by engine, for the time a run will take: compiled, 1.9 million on
-# benchmarks/bench_simulate.py's every N = 1..64 (2.8 million since the vec heap of 2026-12-05) and 2.0-2.6
-# million on the development traces' curves (which make about three events per task, as estimated_events
-# counts), 2026-12-04 evening; pure, 2026-12-04 morning,
-# less what the engine's hand-written heap costs it since 2026-12-05 (the resnet trace, N = 8 and 16: 184,000)
-EVENTS_PER_S = {"compiled (mypyc)": 2_000_000, "pure Python": 180_000}
 SLOW_EVENTS = 3_000_000  # about two seconds: above it, say what the run will cost and show progress
 # about 15 seconds on one core: below it, starting processes costs about what they save (about a second to start
 # each, and each batch of N waits for its slowest; with 2 CPUs, predict on the dev resnet_100 trace, about 2.3e7
@@ -93,6 +90,10 @@ MAX_EVENTS = 1e10  # about nine hours: refused, it is a typo or a job for a swee
 # estimate of what a run simulates (on the twelve validation traces, N = 1..64 with their profiles, the stall came at
 # 2.0-8.5x that N; four times it, plus the three points, covered ten)
 STALL_MARGIN = 4
+# the plateau probes a curve that climbs through the asked N likely simulates: the first, where the roofline has
+# saturated, and the next, which finds the rate no higher and ends the search (tracegen.curve.plateau_search; the
+# estimate counted all three, and the resnet trace's 1-8 simulated 26 and 52, not 108 too)
+LIKELY_PROBES = 2
 TRACE_BYTES_PER_EVENT = 150  # a synthetic trace's bytes per estimated event (133-140 on the bundled traces)
 
 
@@ -125,8 +126,38 @@ def check_uneven(model: StepModel, config: PredictConfig, events: float) -> None
 
 
 def seconds_on_one_core(events: float) -> float:
-    """About how long ``events`` take on one core with the engine this process runs (:func:`tracegen.native.engine`)."""
-    return events / EVENTS_PER_S[native.engine()]
+    """About how long ``events`` (:func:`task_events`) take on one core with the engine this process runs
+    (:func:`tracegen.native.engine`), every task taken to take time (:mod:`tracegen.cost`)."""
+    return events / EVENTS_PER_TASK * SECONDS_PER_TASK[native.engine()]
+
+
+def _run_s(model: StepModel, config: PredictConfig, n_workers: int) -> float:
+    """One core's seconds for one run of ``n_workers`` workers (:func:`tracegen.cost.run_s`)."""
+    return run_s(busy_tasks(model), n_workers, config.steps + config.warmup_steps, native.engine())
+
+
+def planned_runs(model: StepModel, config: PredictConfig, workers: Sequence[int], probes: Sequence[int],
+                 jobs: int) -> list[list[float]]:
+    """One curve's runs, each its one-core seconds (:func:`tracegen.cost.run_s`), in the batches
+    :func:`tracegen.curve.scaling_curve` runs them in: the asked N ``workers`` :func:`tracegen.curve.batch_workers`
+    at a time, then each plateau probe of ``probes`` alone; each N once per seed."""
+    asked = sorted(set(workers))
+    per = batch_workers(jobs, config.seeds)
+    groups = [asked[i:i + per] for i in range(0, len(asked), per)] + [[n] for n in probes]
+    return [[_run_s(model, config, n) for n in group for _ in range(config.seeds)] for group in groups]
+
+
+def _progress(report: Callable[[str], None], model: StepModel, config: PredictConfig, planned_s: float,
+              jobs: int) -> Callable[[int], None]:
+    """What to say as each N of the curve is done: that it is, and how long the rest will likely take at the pace
+    of what is done (:func:`tracegen.cost.seconds_left`), from now on."""
+    started, done = time.monotonic(), [0.0]
+
+    def done_n(n: int) -> None:
+        done[0] += config.seeds * _run_s(model, config, n)
+        left = seconds_left(time.monotonic() - started, done[0], planned_s, jobs)
+        report(f"  N={n} done" + ("" if left is None else f"; about {left:.0f} s left"))
+    return done_n
 
 
 def likely_workers(model: StepModel, config: PredictConfig, spec: LinkSpec | None) -> tuple[int, ...]:
@@ -405,20 +436,7 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     model, links = prep.model, prep.links
     placed = _placed(model, tr, config, report)
     curves = len(links) + len(placed)
-    likely = likely_workers(model, config, links["mid"])
-    # a curve that does not stall in the asked range goes on to its plateau past it (tracegen.curve.plateau_search)
-    probes = plateau_probes(max(config.workers), likely_plateau_start(model, config, links["mid"]))
-    simulated = (*likely, *probes) if likely[-1] == max(config.workers) else likely
-    curve_events = curves * estimated_events(model, config, links["mid"], workers=simulated)
-    every_events = curves * estimated_events(model, config, links["mid"], workers=(*config.workers, *probes))
-    events = every_events + estimated_trace_events(model, config)
-    for line in budget(model, config, out, curve_events, every_events=every_events,
-                       stalls_by=likely[-1]):
-        report(line)
-    jobs = config.jobs if curve_events >= PARALLEL_EVENTS else 1
-    report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
-           + (f" in {jobs} processes" if jobs > 1 else ""))
-    progress_n = (lambda n: report(f"  N={n} done")) if events > SLOW_EVENTS else None
+    jobs, progress_n = _planned(model, config, links["mid"], curves, out, report)
     with simulations(jobs) as processes:
         curve = scaling_curve(model, config.sim_config(links["mid"]), config.workers, seeds=config.seeds,
                               progress=progress_n, processes=processes, stop_at_plateau=not config.every_n)
@@ -452,12 +470,45 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
                       shards=tuple(shards), ps_at_cap_steps_per_s=at_cap)
 
 
+def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: int, out: OutputDir,
+             report: Callable[[str], None]) -> tuple[int, Callable[[int], None] | None]:
+    """What ``curves`` curves on the link ``spec`` will cost, said (:func:`budget`), and refused when too much:
+    the processes to run them in and what to say as each N of the first is done (None for a short run)."""
+    likely = likely_workers(model, config, spec)
+    # a curve that does not stall in the asked range goes on to its plateau past it (tracegen.curve.plateau_search)
+    probes = plateau_probes(max(config.workers), likely_plateau_start(model, config, spec))
+    likely_probes = probes[:LIKELY_PROBES] if likely[-1] == max(config.workers) else ()
+    curve_events = curves * estimated_events(model, config, spec, workers=(*likely, *likely_probes))
+    every_events = curves * estimated_events(model, config, spec, workers=(*config.workers, *probes))
+    # processes as before this estimate counted two probes, not three (the threshold is in those events)
+    climbing = (*likely, *probes) if likely_probes else likely
+    jobs = config.jobs if curves * estimated_events(model, config, spec, workers=climbing) >= PARALLEL_EVENTS else 1
+    traces_s = sum(_run_s(model, config, n) for n in set(config.emit_traces))  # in this process, one seed each
+    planned_s = wall_s(curves * planned_runs(model, config, likely, likely_probes, jobs), jobs) + traces_s
+    every_s = wall_s(curves * planned_runs(model, config, config.workers, probes, jobs), jobs) + traces_s
+    uneven = bool(config.worker_speed or config.worker_link_bits_per_s)  # runs as long as the slowest worker's
+    for line in budget(model, config, out, curve_events, every_events=every_events, stalls_by=likely[-1],
+                       seconds=None if uneven else (planned_s, every_s), jobs=jobs):
+        report(line)
+    report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
+           + (f" in {jobs} processes" if jobs > 1 else ""))
+    if every_events + estimated_trace_events(model, config) <= SLOW_EVENTS:
+        return jobs, None
+    if uneven:
+        return jobs, lambda n: report(f"  N={n} done")
+    return jobs, _progress(report, model, config, planned_s, jobs)
+
+
 def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events: float, *,
-           every_events: float | None = None, stalls_by: int | None = None) -> list[str]:
+           every_events: float | None = None, stalls_by: int | None = None,
+           seconds: tuple[float, float] | None = None, jobs: int = 1) -> list[str]:
     """What the run will cost, in lines to print; refused when it is too much: more events than
     :data:`MAX_EVENTS`, workers so uneven the others would train for hours, synthetic traces larger than the
     free space where they are to be written. ``curve_events``: the curves' events if their rate stalls by N =
-    ``stalls_by`` (:func:`likely_workers`); ``every_events``: if it climbs to the largest N asked."""
+    ``stalls_by`` (:func:`likely_workers`); ``every_events``: if it climbs to the largest N asked. ``seconds``:
+    how long each of the two takes in ``jobs`` processes (:func:`planned_runs`, :func:`tracegen.cost.wall_s`);
+    else the events on one core (:func:`seconds_on_one_core`), as for workers that differ, whose runs last as
+    long as the slowest worker's steps."""
     trace_events = estimated_trace_events(model, config)
     events = curve_events + trace_events
     check_uneven(model, config, curve_events)
@@ -470,12 +521,14 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
                           "counts, traces, steps or seeds")
     lines = [trace_space(config, out, TRACE_BYTES_PER_EVENT * trace_events)] if trace_events else []
     every = events if every_events is None else every_events + trace_events
+    likely_s, every_s = (seconds_on_one_core(events), seconds_on_one_core(every)) if seconds is None else seconds
+    where = f"in {jobs} processes" if seconds is not None and jobs > 1 else "on one core"
     if every > 2 * events and every > SLOW_EVENTS:
-        lines.append(f"about {events:.2g} simulated events: roughly {seconds_on_one_core(events):.0f} s on one core if "
-                     f"the rate stalls by N={stalls_by}, as it likely does; {every:.2g} and "
-                     f"{seconds_on_one_core(every):.0f} s if it climbs to N={max(config.workers)}")
+        lines.append(f"about {events:.2g} simulated events: roughly {likely_s:.0f} s {where} if the rate stalls by "
+                     f"N={stalls_by}, as it likely does; {every:.2g} and {every_s:.0f} s if it climbs to "
+                     f"N={max(config.workers)}")
     elif every > SLOW_EVENTS:
-        lines.append(f"about {every:.2g} simulated events: roughly {seconds_on_one_core(every):.0f} s on one core")
+        lines.append(f"about {events:.2g} simulated events: roughly {likely_s:.0f} s {where}")
     return lines
 
 

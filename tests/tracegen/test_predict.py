@@ -646,3 +646,26 @@ def test_a_slow_link_s_rates_are_not_written_as_zero(mlp_trace_dir: pathlib.Path
             assert float(r[column]) > 0, (column, r)
     page = (tmp_path / "report.html").read_text()
     assert "Plateau 0.00 steps/s" not in page and " 0.0 samples/s" not in page and "<td>0.00</td>" not in page
+
+
+@pytest.mark.parametrize("bandwidth", [125_000_000, 1_250_000_000])
+def test_the_estimate_counts_the_plateau_probes_the_search_simulates(mlp_trace_dir: pathlib.Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     bandwidth: int) -> None:
+    """A curve still climbing at its largest asked N: the search's first probe is where the roofline has
+    saturated and the next finds the rate no higher, so it stops there (or the first already). The estimate
+    counted a third, twice the second's workers: on the resnet trace, 1-8, half what it said was that probe (108
+    workers, never run)."""
+    from tracegen import curve
+    from tracegen.predict import LIKELY_PROBES, PredictConfig, likely_plateau_start, resolve_links
+
+    model = build_model(read_trace(mlp_trace_dir))
+    config = PredictConfig(workers=(1, 2), bandwidth_bytes_per_s=bandwidth, steps=3, warmup_steps=1, seeds=1)
+    spec = resolve_links(model, config)["mid"]
+    simulated: list[int] = []
+    run = curve.simulate_job
+    monkeypatch.setattr(curve, "simulate_job", lambda job: simulated.append(job[1].n_workers) or run(job))
+    curve.scaling_curve(model, config.sim_config(spec), config.workers, seeds=1, stop_at_plateau=True)
+    probes = curve.plateau_probes(2, likely_plateau_start(model, config, spec))
+    past = [n for n in simulated if n > 2]
+    assert 1 <= len(past) <= LIKELY_PROBES < len(probes), (past, probes)  # one when the first is no higher

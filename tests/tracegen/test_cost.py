@@ -1,0 +1,54 @@
+"""The estimate of how long a prediction's simulations take (tracegen.cost), on given inputs: no clocks."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from parsers import read_trace
+from tracegen.cost import PROCESS_START_S, SECONDS_PER_TASK, busy_tasks, run_s, seconds_left, wall_s
+from tracegen.model import TRANSFER_KINDS, build_model
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_a_run_costs_each_busy_task_instance_the_same() -> None:
+    """Linear in the workers and their steps: the engine's events per worker step do not grow with N enough to
+    count (the heap's extra level is lost in the spread between models)."""
+    for engine, per_task in SECONDS_PER_TASK.items():
+        assert run_s(10, 4, 5, engine) == pytest.approx(per_task * 10 * 4 * 5)
+        assert run_s(10, 8, 5, engine) == pytest.approx(2 * run_s(10, 4, 5, engine))
+    assert SECONDS_PER_TASK["pure Python"] > 10 * SECONDS_PER_TASK["compiled (mypyc)"]
+
+
+def test_ops_of_no_duration_are_not_counted_as_work() -> None:
+    """The TF2 trace's 30 ops that never ran (no duration in any traced step) finish inside their predecessor's
+    event: counted, its runs were estimated at 71/41 of what they cost."""
+    model = build_model(read_trace(ROOT / "data/traces/tf2_pss"))
+    idle = [t for t in range(model.n_tasks) if model.kinds[t] not in TRANSFER_KINDS
+            and not any(timing.dur_ns[t] for timing in model.timings)]
+    assert idle and busy_tasks(model) == model.n_tasks - len(idle)
+    assert busy_tasks(build_model(read_trace(ROOT / "data/traces/mlp"))) == 61  # every task of it takes time
+
+
+def test_batches_run_one_after_the_other_their_runs_side_by_side() -> None:
+    assert wall_s([[3.0, 3.0, 3.0]], 1) == 9.0  # one process: the sum
+    # three runs of one N in two processes (a plateau probe with three seeds): two after each other on one
+    assert wall_s([[3.0, 3.0, 3.0]], 2) == PROCESS_START_S + 6.0
+    # the longest first, then each onto the process free soonest: 4 | 1+1+1+1
+    assert wall_s([[1.0, 1.0, 4.0, 1.0, 1.0]], 2) == PROCESS_START_S + 4.0
+    # a batch waits for its slowest before the next starts; the processes start once
+    assert wall_s([[2.0, 1.0], [1.0]], 2) == PROCESS_START_S + 2.0 + 1.0
+    assert wall_s([[2.0, 1.0], [1.0]], 3) == PROCESS_START_S + 2.0 + 1.0  # more processes than runs: no faster
+
+
+def test_what_is_left_goes_at_the_pace_measured_so_far() -> None:
+    # one process: a quarter of 20 s done in 10 s, twice as slow as estimated: 30 s left, not 15
+    assert seconds_left(10.0, 5.0, 20.0, 1) == pytest.approx(30.0)
+    assert seconds_left(2.5, 5.0, 20.0, 1) == pytest.approx(7.5)  # twice as fast: half the estimate's 15
+    # two processes: what is done is the processes' start and half the one-core seconds done
+    done = PROCESS_START_S + 3.0
+    assert seconds_left(8.0, 6.0, 12.0, 2) == pytest.approx((12.0 - done) * 8.0 / done)
+    assert seconds_left(8.0, 30.0, 12.0, 2) is None  # past the plan (the curve climbed on): no figure made up
+    assert seconds_left(0.0, 0.0, 0.0, 1) is None

@@ -1,0 +1,64 @@
+"""How long a prediction's simulations take: before they run, from what is known then (the model's tasks, each
+run's N and steps, the runs, the processes), and as they go, from how long those done so far took.
+
+One simulation costs the engine about the same for each task instance it runs (one task of one worker's step)
+that takes time: a transfer, or an op that lasts; an op of no duration finishes inside its predecessor's event and
+costs next to nothing (:mod:`tracegen.simulate`). Measured with ``time.process_time`` on the eleven bundled
+traces (``data/traces/*``, ``data/validation/dev/*/trace``), N = 1..64, 2026-12-06: compiled 0.4-1.1 µs a task
+instance (0.75 the middle; the PS's handling of each request, given by a single-worker measurement, is the
+upper half), pure Python 6-18 µs (13 the middle). No growth with N worth a constant: the heap's extra level per
+doubling is lost in the spread between models.
+
+Runs in several processes go in batches (:func:`tracegen.curve.scaling_curve`): each batch's runs the longest
+first onto whichever process is free, the next batch once its last run is in, and the processes are started
+once, each importing numpy and tracegen (about a second, side by side).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tracegen.model import TRANSFER_KINDS, StepModel
+
+SECONDS_PER_TASK = {"compiled (mypyc)": 0.75e-6, "pure Python": 13e-6}  # one core, a task instance that takes time
+PROCESS_START_S = 1.0  # starting the simulations' processes (spawned: each imports numpy and tracegen)
+
+
+def busy_tasks(model: StepModel) -> int:
+    """The tasks of a step that cost the engine an event of their own: transfers, and ops that last in some
+    traced step (an op of no duration in all of them finishes the instant it is ready)."""
+    return sum(1 for t, kind in enumerate(model.kinds)
+               if kind in TRANSFER_KINDS or any(timing.dur_ns[t] for timing in model.timings))
+
+
+def run_s(tasks: int, n_workers: int, steps: int, engine: str) -> float:
+    """One core's seconds for one simulation of ``n_workers`` workers running ``steps`` steps each (warm-up
+    included) of a step of ``tasks`` busy tasks (:func:`busy_tasks`), with ``engine``
+    (:func:`tracegen.native.engine`)."""
+    return SECONDS_PER_TASK[engine] * tasks * n_workers * steps
+
+
+def wall_s(batches: Sequence[Sequence[float]], jobs: int) -> float:
+    """Seconds ``batches`` of runs (each run's one-core seconds) take, one batch after the other, each batch's runs
+    in ``jobs`` processes, the longest first onto the process free soonest; with more than one process, starting
+    them (:data:`PROCESS_START_S`) too."""
+    if jobs <= 1:
+        return sum(sum(batch) for batch in batches)
+    total = PROCESS_START_S
+    for batch in batches:
+        free = [0.0] * jobs
+        for run in sorted(batch, reverse=True):
+            free[free.index(min(free))] += run
+        total += max(free)
+    return total
+
+
+def seconds_left(elapsed_s: float, done_s: float, planned_s: float, jobs: int) -> float | None:
+    """What is left of work planned to take ``planned_s`` seconds in ``jobs`` processes (:func:`wall_s`), when
+    runs estimated at ``done_s`` one-core seconds are done after ``elapsed_s``: the rest of the plan at the pace
+    measured so far (this machine's and this model's, not the estimate's). None once the plan is used up (a
+    curve that goes on climbing past the N it likely stalls at)."""
+    done = (PROCESS_START_S if jobs > 1 else 0.0) + done_s / jobs
+    if done <= 0 or done >= planned_s:
+        return None
+    return (planned_s - done) * elapsed_s / done
