@@ -4,7 +4,7 @@ run's N and steps, the runs, the processes), and as they go, from how long those
 One simulation costs the engine about the same for each task instance it runs (one task of one worker's step)
 that takes time: a transfer, or an op that lasts; an op of no duration finishes inside its predecessor's event and
 costs next to nothing (:mod:`tracegen.simulate`). Measured with ``time.process_time`` on the eleven bundled
-traces (``data/traces/*``, ``data/validation/dev/*/trace``), N = 1..64, 2026-12-06: compiled 0.4-1.1 µs a task
+traces (``data/traces/*``, ``data/validation/dev/*/trace``), N = 1..64, 2026-12-05: compiled 0.4-1.1 µs a task
 instance (0.75 the middle; the PS's handling of each request, given by a single-worker measurement, is the
 upper half), pure Python 6-18 µs (13 the middle). No growth with N worth a constant: the heap's extra level per
 doubling is lost in the spread between models.
