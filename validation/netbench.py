@@ -384,8 +384,9 @@ class _Control:
                 break
             except ConnectionRefusedError as exc:
                 if time.monotonic() + 0.5 > deadline:
+                    ipv6 = " and listening on IPv6 (serve --bind ::)" if ":" in host else ""  # 0.0.0.0 is IPv4 alone
                     raise JobError(f"cannot reach 'tracegen netbench serve' at {address}: {exc.strerror} for "
-                                   f"{connect_timeout_s:g} s; is it running there, on that port?") from exc
+                                   f"{connect_timeout_s:g} s; is it running there, on that port{ipv6}?") from exc
                 if not said:
                     report(f"netbench: nothing listens at {address} yet; trying again for up to "
                            f"{connect_timeout_s:g} s")

@@ -58,7 +58,9 @@ def test_run_against_a_closed_port_fails_within_its_connect_timeout(host: str, t
     captured = capsys.readouterr()
     assert f"nothing listens at {ps} yet; trying again for up to 1 s" in captured.out
     assert captured.err.count("\n") == 1, captured.err
-    assert f"cannot reach 'tracegen netbench serve' at {ps}: Connection refused for 1 s" in captured.err
+    ipv6 = " and listening on IPv6 (serve --bind ::)" if ":" in host else ""  # its default, 0.0.0.0, is IPv4 alone
+    assert captured.err.endswith(f"cannot reach 'tracegen netbench serve' at {ps}: Connection refused for 1 s; is it "
+                                 f"running there, on that port{ipv6}?\n")
     assert not out.exists()
 
 
