@@ -7,6 +7,7 @@ import importlib.util
 import os
 import pathlib
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -46,6 +47,16 @@ def _default_signals() -> None:
     KeyboardInterrupt; the tests that interrupt a run must not depend on how the suite was started."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@pytest.fixture
+def ipv6_loopback() -> None:
+    """Skips the test, saying why, on a machine where nothing can listen on IPv6's loopback address, ``::1``."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+            sock.bind(("::1", 0))
+    except OSError as exc:
+        pytest.skip(f"needs IPv6 loopback (::1): {exc}")
 
 
 @pytest.fixture

@@ -332,7 +332,8 @@ def add_tf_commands(sub: Any) -> None:
                         "draws from the rest)")
     p.add_argument("--netbench", metavar="HOST:PORT",
                    help="after tracing, measure the link to a 'tracegen netbench serve' on the PS host you will use "
-                        "and write OUT/link-profile.json beside the trace")
+                        "and write OUT/link-profile.json beside the trace (an IPv6 address in brackets: "
+                        "[2001:db8::5]:7070)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for step_NNN.pb, step_NNN.json and meta.json")
     p.set_defaults(handler=_profile)
 
@@ -380,7 +381,8 @@ def _add_netbench(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="netbench_command", required=True, metavar="serve|run")
     s = sub.add_parser("serve", help="on the PS host: wait for 'netbench run' and serve it a real TensorFlow PS task")
     s.add_argument("--bind", default="0.0.0.0", metavar="ADDR",  # noqa: S104 - a server for another host
-                   help="address to listen on for the control connection (default 0.0.0.0: every interface)")
+                   help="address to listen on for the control connection (default 0.0.0.0: every IPv4 address; "
+                        "'::' every IPv6 and IPv4 address; an IPv6 address, e.g. 2001:db8::5, listens on IPv6)")
     s.add_argument("--port", type=parse_count, default=7070, metavar="PORT", help="control port (default 7070)")
     s.add_argument("--tf-port", type=parse_count, default=2222, metavar="PORT",
                    help="port of the TensorFlow PS task (default 2222)")
@@ -391,7 +393,9 @@ def _add_netbench(p: argparse.ArgumentParser) -> None:
     s.set_defaults(handler=_netbench_serve)
     r = sub.add_parser("run", help="on a second host: measure pull, push and two-way rates for 1, 2, 4, ... "
                                    "connections and write a link profile")
-    r.add_argument("--ps", required=True, metavar="HOST:PORT", help="where 'netbench serve' listens")
+    r.add_argument("--ps", required=True, metavar="HOST:PORT",
+                   help="where 'netbench serve' listens: ps-host:7070, 10.0.0.5:7070, or an IPv6 address in "
+                        "brackets, [2001:db8::5]:7070")
     r.add_argument("--out", default="link-profile.json", metavar="FILE",
                    help="the link profile to write (default link-profile.json)")
     r.add_argument("--max-connections", type=parse_count, default=8, metavar="K",

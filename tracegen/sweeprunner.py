@@ -22,6 +22,7 @@ import socket
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tracegen.address import split_address
 from tracegen.errors import ConfigError, TracegenError
 from tracegen.processes import IN_FLIGHT_PER_JOB, WAIT_S, Processes
 from tracegen.sweep import Row, run_chunk
@@ -122,12 +123,13 @@ class RayRunner:
 
 
 def _check_reachable(address: str) -> None:
-    """ConfigError at once when nothing listens at a HOST:PORT address (Ray itself retries for minutes)."""
-    host, sep, port = address.rpartition(":")
-    if not sep or "/" in address or not port.isdigit():
+    """ConfigError at once when nothing listens at a HOST:PORT address (Ray itself retries for minutes); an IPv6
+    address in brackets, as Ray reads it too (the host was looked up as the name '[::1]')."""
+    if ":" not in address or "/" in address:
         return  # local, auto, or a ray:// client address: Ray's own checks
+    host, port = split_address(address, "--ray")
     try:
-        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
     except OSError as exc:
         raise ConfigError(f"--ray {address!r}: no Ray head answers there ({exc.strerror or exc})") from None
 

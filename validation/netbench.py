@@ -47,7 +47,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from parsers.linkprofile import LinkProfile, ProfilePoint
-from tracegen import own_version
+from tracegen import address, own_version
+from tracegen.address import join_address, unmapped
+from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.metrics import fraction_in_window
 from validation import Progress
 from validation.cpucap import cpu_allowance, cpu_quota
@@ -67,7 +69,7 @@ _LEAD_S = 1.0  # clients start moving this long before the window opens, so flow
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class NetbenchConfig:
-    """What ``netbench run`` measures. ``ps``: the ``serve`` control address, ``HOST:PORT``."""
+    """What ``netbench run`` measures. ``ps``: the ``serve`` control address, ``HOST:PORT`` (``[IPV6]:PORT``)."""
 
     ps: str
     max_connections: int = 8
@@ -101,11 +103,12 @@ class NetbenchConfig:
 
 
 def split_address(text: str, what: str) -> tuple[str, int]:
-    """``HOST:PORT`` → (host, port); ConfigError quoting ``text``."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65_535:
-        raise ConfigError(f"'{what}' must be HOST:PORT with a port from 1 to 65535 (got {text!r})")
-    return host.strip("[]"), int(port)
+    """``HOST:PORT`` or ``[IPV6]:PORT`` → (host, port) (:func:`tracegen.address.split_address`); this package's
+    ConfigError."""
+    try:
+        return address.split_address(text, what)
+    except TracegenConfigError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def tensorflow_version() -> str:
@@ -238,9 +241,12 @@ def _check_workers(workers: Any) -> list[str]:
 
 def serve(*, bind: str = "0.0.0.0", port: int = 7070, tf_port: int = 2222, once: bool = False,  # noqa: S104
           timeout_s: float = 120.0, cores: float | None = None, progress: Progress | None = None) -> None:
-    """Serve netbench sessions on ``bind:port`` until interrupted (one session with ``once``). ``cores`` is what
-    the profile records as the PS host's CPU (default: this process's affinity and cgroup quota)."""
+    """Serve netbench sessions on ``bind:port`` until interrupted (one session with ``once``). ``bind`` may be an
+    IPv6 address (``::`` for every address, IPv4 ones too), bracketed or not. ``cores`` is what the profile records
+    as the PS host's CPU (default: this process's affinity and cgroup quota)."""
     report = progress or (lambda _line: None)
+    if bind.startswith("[") and bind.endswith("]"):  # as in [::1]:7070
+        bind = bind[1:-1]
     for what, value in (("port", port), ("tf_port", tf_port)):  # 0 would be a port nobody is told
         if not 1 <= value <= 65_535:
             raise ConfigError(f"'{what}' must be from 1 to 65535 (got {value})")
@@ -250,22 +256,22 @@ def serve(*, bind: str = "0.0.0.0", port: int = 7070, tf_port: int = 2222, once:
         raise ConfigError(f"'cores' must be > 0 and at most {MAX_CORES} (got {cores:g})")
     with contextlib.ExitStack() as stack:
         try:
-            listener = stack.enter_context(socket.create_server((bind, port), reuse_port=False))
+            listener = stack.enter_context(_listen(bind, port))
         except OSError as exc:  # an address not of this host, a port in use, a name that does not resolve
-            why = (exc.strerror or str(exc)).split(" (while attempting", 1)[0]  # create_server's own words: the same
-            raise JobError(f"netbench serve cannot listen on {bind}:{port}: {why}") from None
+            raise JobError(f"netbench serve cannot listen on {join_address(bind, port)}: {_why(exc)}") from None
         _check_tf_port(bind, tf_port)
         stack.enter_context(terminating())
-        report(f"netbench serve: listening on {bind}:{port}; the PS task will use port {tf_port}")
+        report(f"netbench serve: listening on {join_address(bind, port)}; the PS task will use port {tf_port}")
         while True:
             wait_readable(listener)  # not accept() alone: a SIGTERM could go unhandled there
             conn, peer = listener.accept()
             with conn:
-                report(f"session from {peer[0]}")
+                client = unmapped(peer[0])
+                report(f"session from {client}")
                 try:
                     _serve_session(conn, tf_port, timeout_s, cores or cpu_allowance(), report)
                 except (ConfigError, JobError, OSError) as exc:
-                    report(f"session from {peer[0]} ended: {exc}")
+                    report(f"session from {client} ended: {exc}")
             if once:
                 return
 
@@ -274,11 +280,30 @@ def _check_tf_port(bind: str, tf_port: int) -> None:
     """JobError when the PS task could not listen on ``tf_port`` now (another server has it): it was found out
     only when a client came, by the client, as 'connection closed'."""
     try:
-        with socket.create_server((bind, tf_port)):
+        with _listen(bind, tf_port):
             pass
     except OSError as exc:
-        why = (exc.strerror or str(exc)).split(" (while attempting", 1)[0]
-        raise JobError(f"netbench serve: the PS task cannot listen on {bind}:{tf_port} (--tf-port): {why}") from None
+        raise JobError(f"netbench serve: the PS task cannot listen on {join_address(bind, tf_port)} "
+                       f"(--tf-port): {_why(exc)}") from None
+
+
+def _listen(bind: str, port: int) -> socket.socket:
+    """A socket listening on ``bind:port``: an IPv6 one where ``bind`` is an IPv6 address or a name with IPv6
+    addresses only (create_server makes an IPv4 one unless told, and said 'Address family for hostname not
+    supported' for ``::1``). ``::`` takes IPv4 connections too, as ``0.0.0.0`` is every IPv4 address and as the PS
+    task's gRPC server listens (create_server's IPv6 sockets take IPv6 alone unless told)."""
+    try:
+        infos = socket.getaddrinfo(bind or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError):
+        infos = []  # a name that does not resolve: create_server says so, in its own words
+    if infos and all(info[0] == socket.AF_INET6 for info in infos):
+        return socket.create_server((bind, port), family=socket.AF_INET6, dualstack_ipv6=socket.has_dualstack_ipv6())
+    return socket.create_server((bind, port))
+
+
+def _why(exc: OSError) -> str:
+    """create_server's reason, without the address it repeats."""
+    return (exc.strerror or str(exc)).split(" (while attempting", 1)[0]
 
 
 class _SessionIO(io.RawIOBase):
@@ -310,7 +335,7 @@ def _serve_session(conn: socket.socket, tf_port: int, timeout_s: float, cores: f
     raw = _SessionIO(conn)
     stream = io.BufferedRWPair(raw, raw)
     try:
-        _serve_requests(stream, conn.getsockname()[0], tf_port, timeout_s, cores, report)
+        _serve_requests(stream, unmapped(conn.getsockname()[0]), tf_port, timeout_s, cores, report)
     except (ConfigError, JobError) as exc:
         with contextlib.suppress(OSError):
             _send_line(stream, {"ok": False, "error": str(exc)[:MAX_ERROR_CHARS]})
@@ -330,7 +355,7 @@ def _serve_requests(stream: io.BufferedIOBase, local_ip: str, tf_port: int, time
                                     "cpu_quota": cpu_quota(), "tensorflow": tensorflow_version()})
             elif op == "start" and not children:
                 workers = _check_workers(message.get("workers"))
-                ps_address = f"{local_ip}:{tf_port}"
+                ps_address = join_address(local_ip, tf_port)  # [::1]:2222: gRPC's form of IPv6
                 job = {"role": "ps", "cluster": {"ps": [ps_address], "worker": workers}}
                 children.append(_Child(job, log_dir, "ps"))
                 children[0].receive("ready", time.monotonic() + timeout_s)
@@ -359,8 +384,9 @@ class _Control:
                 break
             except ConnectionRefusedError as exc:
                 if time.monotonic() + 0.5 > deadline:
+                    ipv6 = " and listening on IPv6 (serve --bind ::)" if ":" in host else ""  # 0.0.0.0 is IPv4 alone
                     raise JobError(f"cannot reach 'tracegen netbench serve' at {address}: {exc.strerror} for "
-                                   f"{connect_timeout_s:g} s; is it running there, on that port?") from exc
+                                   f"{connect_timeout_s:g} s; is it running there, on that port{ipv6}?") from exc
                 if not said:
                     report(f"netbench: nothing listens at {address} yet; trying again for up to "
                            f"{connect_timeout_s:g} s")
@@ -432,9 +458,9 @@ def run_netbench(config: NetbenchConfig, progress: Progress | None = None) -> Li
     control = _Control(config.ps, config.timeout_s, config.connect_timeout_s, report)
     try:
         hello = control.hello()
-        client_ip = control.sock.getsockname()[0]
+        client_ip = unmapped(control.sock.getsockname()[0])
         slots = 2 * config.max_connections + 1  # the last slot is the probe's
-        workers = [f"{client_ip}:{p}" for p in free_ports(slots)]
+        workers = [join_address(client_ip, p) for p in free_ports(slots)]
         ps_address = control.ask({"op": "start", "workers": workers})["ps"]
         report(f"netbench: PS task at {ps_address} ({hello['cores']:g} cores, TensorFlow {hello['tensorflow']}); "
                f"clients on {client_ip}")

@@ -457,7 +457,7 @@ def test_an_empty_out_is_refused_not_read_as_the_current_directory(argv: list[st
 @pytest.mark.parametrize(("argv", "option"), [
     (["profile", "--out", "trace", "--netbench"], "--netbench"), (["netbench", "run", "--ps"], "--ps"),
 ])
-@pytest.mark.parametrize("bad", ["host", "host:", ":7070", "host:0"])
+@pytest.mark.parametrize("bad", ["host", "host:", ":7070", "host:0", "[::1]:0", "[::1]:70700"])
 def test_a_bad_ps_address_is_named_by_its_option(argv: list[str], option: str, bad: str, tmp_path: pathlib.Path,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
@@ -466,8 +466,8 @@ def test_a_bad_ps_address_is_named_by_its_option(argv: list[str], option: str, b
     monkeypatch.chdir(tmp_path)
     assert main([*argv, bad]) == 2
     err = capsys.readouterr().err
-    assert err == (f"tracegen {argv[0]}: error: '{option}' must be HOST:PORT with a port from 1 to 65535 "
-                   f"(got {bad!r})\n")
+    assert err == (f"tracegen {argv[0]}: error: '{option}' must be HOST:PORT (an IPv6 address in brackets: "
+                   f"[::1]:PORT) with a port from 1 to 65535 (got {bad!r})\n")
     assert not list(tmp_path.iterdir())
 
 

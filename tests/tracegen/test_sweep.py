@@ -250,6 +250,9 @@ def _group_alive(pgid: int) -> bool:
     (["--workers", "1-100000", "--steps", "1000000"], "years on one core (more than the 1e+14 allowed)"),
     (["--bandwidth", "1Gbit/s,"], "'--bandwidth': '1Gbit/s,' has an empty entry"),
     (["--ray", "127.0.0.1:1"], "--ray '127.0.0.1:1': no Ray head answers there"),
+    # Ray reads only the bracketed form; this one was tried at ::1 port 1, and Ray would then refuse it
+    (["--ray", "::1:6379"], "'--ray': an IPv6 address goes in brackets before its port: write [::1]:6379"),
+    (["--ray", "ray-head:x"], "'--ray' must be HOST:PORT"),  # was left to Ray: 'Malformed address port x'
     (["--link", "conn", "--link-profile", "missing.json"], "missing.json"),
     (["--bandwidth", "1Gbit/s,200Mbit/s", "--bandwidth", "1Gbit/s"], "'--bandwidth': '1Gbit/s' is given twice"),
     # the share of a --bandwidth or of a catalogue's rates: without either it went unused (a hardening pass)
@@ -264,6 +267,18 @@ def test_a_bad_grid_is_one_line_and_no_part(argv: list[str], message: str, tmp_p
     assert err.startswith("tracegen sweep: error: ") and message in err and err.count("\n") == 1
     assert printed.out == ""  # no grid line before the refusal
     assert part_paths(out) == []
+
+
+@pytest.mark.usefixtures("ipv6_loopback")
+def test_a_ray_head_at_an_ipv6_address_is_asked_for_there(tmp_path: pathlib.Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """--ray [::1]:PORT, the form Ray reads: the check looked '[::1]' up as a host name and said 'Name or service
+    not known', as if the address were wrong."""
+    with socket.create_server(("::1", 0), family=socket.AF_INET6) as closed:
+        port = closed.getsockname()[1]
+    assert main(["sweep", str(TRACE), "--ray", f"[::1]:{port}", "--out", str(tmp_path / "sweep")]) == 2
+    assert capsys.readouterr().err == (f"tracegen sweep: error: --ray '[::1]:{port}': no Ray head answers there "
+                                       "(Connection refused)\n")
 
 
 @pytest.mark.parametrize("where", ["file", "under a file", "manifest a folder"])

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from parsers.linkprofile import read_link_profile
+from tracegen.address import join_address
 from tracegen.cli import main
 from validation import netbench
 from validation.cluster_config import ClusterConfig, LinkShape
@@ -41,39 +42,61 @@ def test_addresses_are_checked(bad: str) -> None:
         NetbenchConfig(ps=bad)
 
 
-def test_run_against_a_closed_port_fails_within_its_connect_timeout(tmp_path: pathlib.Path,
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_run_against_a_closed_port_fails_within_its_connect_timeout(host: str, tmp_path: pathlib.Path,
+                                                                    request: pytest.FixtureRequest,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """Nothing listens: 'run' says so at once, asks again until --connect-timeout and ends in one line (it waited
-    120 s in silence, as if it hung)."""
-    port = free_port()
+    120 s in silence, as if it hung). On IPv6 alike, the address quoted as the user wrote it, in brackets."""
+    if ":" in host:
+        request.getfixturevalue("ipv6_loopback")
+    ps = join_address(host, free_port())
     out = tmp_path / "link-profile.json"
     start = time.monotonic()
-    assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--connect-timeout", "1", "--out", str(out)]) == 2
+    assert main(["netbench", "run", "--ps", ps, "--connect-timeout", "1", "--out", str(out)]) == 2
     assert time.monotonic() - start < 5
     captured = capsys.readouterr()
-    assert f"nothing listens at 127.0.0.1:{port} yet; trying again for up to 1 s" in captured.out
+    assert f"nothing listens at {ps} yet; trying again for up to 1 s" in captured.out
     assert captured.err.count("\n") == 1, captured.err
-    assert f"cannot reach 'tracegen netbench serve' at 127.0.0.1:{port}: Connection refused for 1 s" in captured.err
+    ipv6 = " and listening on IPv6 (serve --bind ::)" if ":" in host else ""  # its default, 0.0.0.0, is IPv4 alone
+    assert captured.err.endswith(f"cannot reach 'tracegen netbench serve' at {ps}: Connection refused for 1 s; is it "
+                                 f"running there, on that port{ipv6}?\n")
     assert not out.exists()
 
 
-def test_run_against_a_host_that_does_not_answer_names_the_wait(tmp_path: pathlib.Path,
+@pytest.mark.parametrize(("ps", "host"), [("192.0.2.1:7070", "192.0.2.1"), ("[2001:db8::1]:7070", "2001:db8::1")])
+def test_run_against_a_host_that_does_not_answer_names_the_wait(ps: str, host: str, tmp_path: pathlib.Path,
                                                                 monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """A host that drops the connection's packets (down, or a firewall): the connect attempt itself is bounded by
-    --connect-timeout, not by the 120 s the measurement's replies may take."""
+    --connect-timeout, not by the 120 s the measurement's replies may take. An IPv6 host is asked for without
+    its brackets."""
     waits: list[float | None] = []
 
     def no_answer(address: tuple[str, int], timeout: float | None = None) -> socket.socket:
-        assert address == ("192.0.2.1", 7070)
+        assert address == (host, 7070)
         waits.append(timeout)
         raise TimeoutError("timed out")
 
     monkeypatch.setattr(socket, "create_connection", no_answer)
-    assert main(["netbench", "run", "--ps", "192.0.2.1:7070", "--connect-timeout", "3", "--out",
-                 str(tmp_path / "p.json")]) == 2
+    assert main(["netbench", "run", "--ps", ps, "--connect-timeout", "3", "--out", str(tmp_path / "p.json")]) == 2
     assert waits and all(w is not None and w <= 3 for w in waits)
-    assert "at 192.0.2.1:7070: no answer within 3 s" in capsys.readouterr().err
+    assert f"at {ps}: no answer within 3 s" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["netbench", "run", "--ps", "::1:2222", "--out", "{out}/link-profile.json"],
+    ["profile", "--model", "mlp", "--netbench", "::1:2222", "--out", "{out}"],
+])
+def test_a_bare_ipv6_address_is_refused_with_what_to_write(argv: list[str], tmp_path: pathlib.Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """'::1:2222' is itself an IPv6 address, without a port; it was read as [::1]:2222 and so handed to
+    TensorFlow, which waits for good on a task written that way."""
+    assert main([a.format(out=tmp_path) for a in argv]) == 2
+    flag = argv[argv.index("::1:2222") - 1]
+    assert capsys.readouterr().err.endswith(f": error: '{flag}': an IPv6 address goes in brackets before its port: "
+                                            "write [::1]:2222 (got '::1:2222')\n")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_run_against_a_server_of_another_kind_says_so_within_its_connect_timeout(
@@ -145,11 +168,17 @@ def test_serve_refuses_bad_settings_before_it_listens(args: list[str], why: str,
     assert err.count("\n") == 1 and why in err, err
 
 
-def test_serve_on_an_address_not_of_this_host_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    """It said 'cannot write its output', the words for an output file, and create_server's address twice."""
-    assert main(["netbench", "serve", "--once", "--bind", "192.0.2.1"]) == 2
+@pytest.mark.parametrize(("bind", "where"), [("192.0.2.1", "192.0.2.1:7070"), ("2001:db8::1", "[2001:db8::1]:7070"),
+                                             ("[2001:db8::1]", "[2001:db8::1]:7070")])
+def test_serve_on_an_address_not_of_this_host_says_so(bind: str, where: str, request: pytest.FixtureRequest,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """It said 'cannot write its output', the words for an output file, and create_server's address twice; for an
+    IPv6 address, 'Address family for hostname not supported': it listened on IPv4 alone."""
+    if ":" in bind:
+        request.getfixturevalue("ipv6_loopback")
+    assert main(["netbench", "serve", "--once", "--bind", bind]) == 2
     err = capsys.readouterr().err
-    assert err == ("tracegen netbench: error: netbench serve cannot listen on 192.0.2.1:7070: Cannot assign "
+    assert err == (f"tracegen netbench: error: netbench serve cannot listen on {where}: Cannot assign "
                    "requested address\n"), err
 
 
@@ -291,26 +320,27 @@ def test_a_second_ctrl_c_while_the_children_are_killed_kills_them_all() -> None:
 
 
 @contextlib.contextmanager
-def _session() -> Iterator[tuple[io.BufferedRWPair, list[str]]]:
-    """One session with ``netbench serve --once`` run in a thread: the connection's stream, and what the server
-    says on its terminal (complete once the block has ended, and the server with it)."""
+def _session(bind: str = "127.0.0.1", host: str = "127.0.0.1") -> Iterator[tuple[io.BufferedRWPair, list[str]]]:
+    """One session with ``netbench serve --once --bind BIND`` run in a thread, reached at ``host``: the
+    connection's stream, and what the server says on its terminal (complete once the block has ended, and the
+    server with it)."""
     port = free_port()
     said: list[str] = []
-    thread = threading.Thread(target=serve, kwargs={"bind": "127.0.0.1", "port": port, "once": True,
+    thread = threading.Thread(target=serve, kwargs={"bind": bind, "port": port, "once": True,
                                                     "progress": said.append}, daemon=True)
     thread.start()
-    with _connect(port) as conn, conn.makefile("rwb") as stream:
+    with _connect(port, host) as conn, conn.makefile("rwb") as stream:
         yield stream, said
     thread.join(timeout=30)
     assert not thread.is_alive()
 
 
-def _connect(port: int, within_s: float = 30.0) -> socket.socket:
+def _connect(port: int, host: str = "127.0.0.1", within_s: float = 30.0) -> socket.socket:
     """A connection to the server starting in a thread: it may not listen yet on a busy machine."""
     deadline = time.monotonic() + within_s
     while True:
         try:
-            return socket.create_connection(("127.0.0.1", port), timeout=30)
+            return socket.create_connection((host, port), timeout=30)
         except ConnectionRefusedError:
             if time.monotonic() > deadline:
                 raise
@@ -331,16 +361,46 @@ def test_serve_ends_a_session_on_a_bad_request_and_says_why() -> None:
     assert any("must be HOST:PORT" in line and "'no-port'" in line for line in said)
 
 
-@pytest.mark.slow
-def test_a_real_run_on_this_machine_writes_a_profile(tmp_path: pathlib.Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+_READY_THEN_WAIT = "import json, time; print(json.dumps({'event': 'ready'}), flush=True); time.sleep(300)"
+
+
+@pytest.mark.usefixtures("ipv6_loopback")
+@pytest.mark.parametrize(("host", "bracketed"), [("::1", "[::1]"), ("127.0.0.1", "127.0.0.1")])
+def test_serve_on_every_address_hands_out_the_ps_task_where_the_client_came(host: str, bracketed: str,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``serve --bind ::``, every IPv6 and IPv4 address: it could not listen there ('Address family for hostname
+    not supported'). The PS task's address it hands out, and gives TensorFlow, is the one the client came to, an
+    IPv6 one in brackets as gRPC reads it (TensorFlow waited for good on '::1:2222'); an IPv4 client is not
+    handed '::ffff:127.0.0.1', which an IPv4-only host cannot reach."""
+    jobs: list[dict[str, object]] = []
+
+    def ps_task(job: dict[str, object]) -> list[str]:  # the PS task's own run: the real run below
+        jobs.append(job)
+        return [sys.executable, "-c", _READY_THEN_WAIT]
+
+    monkeypatch.setattr(netbench, "_node_argv", ps_task)
+    worker = f"{bracketed}:1"
+    with _session(bind="::", host=host) as (stream, said):
+        stream.write(json.dumps({"op": "start", "workers": [worker]}).encode() + b"\n")
+        stream.flush()
+        reply = json.loads(stream.readline())
+        assert reply["ok"] and reply["ps"].startswith(f"{bracketed}:"), reply
+        assert split_address(reply["ps"], "ps")[0] == host
+    assert jobs == [{"role": "ps", "cluster": {"ps": [reply["ps"]], "worker": [worker]}}]
+    assert said[0].startswith("netbench serve: listening on [::]:"), said
+    assert f"session from {host}" in said
+
+
+def _real_run(tmp_path: pathlib.Path, bind: str, host: str, *options: str) -> pathlib.Path:
+    """``netbench serve --once --bind BIND`` as a user starts it, and ``netbench run --ps HOST:PORT`` against it:
+    the profile written."""
     port, tf_port = free_ports(2)
-    server = subprocess.Popen([sys.executable, "-m", "tracegen", "netbench", "serve", "--bind", "127.0.0.1",
+    server = subprocess.Popen([sys.executable, "-m", "tracegen", "netbench", "serve", "--bind", bind,
                                "--port", str(port), "--tf-port", str(tf_port), "--once"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         out = tmp_path / "new" / "link-profile.json"  # its folder made, as other commands' --out are
-        assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--max-connections", "1", "--window", "1",
+        assert main(["netbench", "run", "--ps", join_address(host, port), "--max-connections", "1", *options,
                      "--out", str(out)]) == 0
         assert server.wait(timeout=60) == 0
     finally:
@@ -353,6 +413,26 @@ def test_a_real_run_on_this_machine_writes_a_profile(tmp_path: pathlib.Path,
                 server.wait()
         assert server.stderr is not None
         server.stderr.close()
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("ipv6_loopback")
+def test_a_real_run_over_ipv6_writes_a_profile(tmp_path: pathlib.Path) -> None:
+    """Serve on ::1, run --ps [::1]:PORT: serve could not listen on an IPv6 address, and TensorFlow's tasks must
+    be written [::1]:PORT in the cluster. Small steps and short windows: the addresses are under test (about 35 s
+    here, most of it TensorFlow starting its processes)."""
+    out = _real_run(tmp_path, "::1", "::1", "--window", "0.2", "--tensors", "1", "--tensor-bytes", "4096")
+    profile = read_link_profile(out)
+    assert profile.ps["address"].startswith("[::1]:") and profile.client["address"] == "::1"
+    assert {p.mode for p in profile.points} == {"pull", "push", "both", "cycle", "rpc_pull", "rpc_push"}
+    assert all(p.pull_bytes_per_s + p.push_bytes_per_s > 0 for p in profile.points)
+
+
+@pytest.mark.slow
+def test_a_real_run_on_this_machine_writes_a_profile(tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = _real_run(tmp_path, "127.0.0.1", "127.0.0.1", "--window", "1")
     assert "wrote" in capsys.readouterr().out
     profile = read_link_profile(out)
     assert {p.mode for p in profile.points} == {"pull", "push", "both", "cycle", "rpc_pull", "rpc_push"}
@@ -360,7 +440,7 @@ def test_a_real_run_on_this_machine_writes_a_profile(tmp_path: pathlib.Path,
     pull = profile.of_mode("pull")[0]
     assert pull.pull_bytes_per_s > 1e6 and pull.push_bytes_per_s == 0  # loopback moves far more than 1 MB/s
     assert profile.idle_rtt_ns is not None and profile.idle_rtt_ns > 0
-    assert main(["netbench", "run", "--ps", f"127.0.0.1:{port}", "--out", str(out)]) == 2  # exists: refused
+    assert main(["netbench", "run", "--ps", f"127.0.0.1:{free_port()}", "--out", str(out)]) == 2  # exists: refused
 
 
 @pytest.mark.slow
