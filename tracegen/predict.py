@@ -156,7 +156,7 @@ def _progress(report: Callable[[str], None], model: StepModel, config: PredictCo
     def done_n(n: int) -> None:
         done[0] += config.seeds * _run_s(model, config, n)
         left = seconds_left(time.monotonic() - started, done[0], planned_s, jobs)
-        report(f"  N={n} done" + ("" if left is None else f"; about {left:.0f} s left"))
+        report(f"  N={n} done" + ("" if left is None or left < 1 else f"; about {left:.0f} s left"))
     return done_n
 
 
@@ -528,7 +528,7 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
                      f"N={stalls_by}, as it likely does; {every:.2g} and {every_s:.0f} s if it climbs to "
                      f"N={max(config.workers)}")
     elif every > SLOW_EVENTS:
-        lines.append(f"about {events:.2g} simulated events: roughly {likely_s:.0f} s {where}")
+        lines.append(f"about {every:.2g} simulated events: roughly {max(every_s, 1):.0f} s {where}")
     return lines
 
 
