@@ -19,6 +19,9 @@ the PS process's CPU time). The file sits beside the trace, as ``link-profile.js
     ps_cpu_quota       (optional, null when none) {"host_cores": 2.0, "period_us": 10000} when ps_cores is a CFS
                        quota below the cores the PS may run on (as ps.cpu_quota in link-profile.json)
     window_s           how long it was measured, seconds
+    link_bits_per_s    (optional, null when unknown) the line rate of the link the worker trained over, bits per
+                       second (a shaped link's rate): where tracing's cost is worked out when the prediction is
+                       for another link (:func:`tracegen.predict.prepared`)
     ps_at_cap          (optional, null when not measured) the same worker against the PS capped tighter, so that
                        it keeps the PS at its cap: {"ps_cores": 0.05, "steps_per_s": 5.1, "ps_cpu_s_per_step":
                        0.0098, "window_s": 30.0, "ps_cpu_quota": null or as above}; its CPU per step times its rate
@@ -58,7 +61,7 @@ MAX_BYTES = 1 << 16
 CPU_SLACK = 1.1
 HELD_SHARE = 0.9  # ps_at_cap: the PS used at least this share of its cores (the rest: the window edges)
 KEYS = ("format", "version", "tool", "date", "steps_per_s", "ps_cpu_s_per_step", "ps_cores", "ps_cpu_quota",
-        "window_s", "ps_at_cap", "notes")
+        "window_s", "link_bits_per_s", "ps_at_cap", "notes")
 REQUIRED_KEYS = ("tool", "date", "steps_per_s", "window_s")
 AT_CAP_KEYS = ("ps_cores", "steps_per_s", "ps_cpu_s_per_step", "window_s", "ps_cpu_quota")
 
@@ -88,6 +91,7 @@ class SingleWorker:
     ps_cores: float | None = None
     ps_cpu_quota: CpuQuota | None = None
     ps_at_cap: AtCap | None = None
+    link_bits_per_s: float | None = None
     tool: str = "tracegen"
     date: str = ""
     notes: tuple[str, ...] = ()
@@ -101,6 +105,8 @@ def single_worker_json(measured: SingleWorker) -> bytes:
            "ps_cores": measured.ps_cores, "window_s": measured.window_s, "notes": list(measured.notes)}
     if measured.ps_cpu_quota is not None:
         doc["ps_cpu_quota"] = dataclasses.asdict(measured.ps_cpu_quota)
+    if measured.link_bits_per_s is not None:
+        doc["link_bits_per_s"] = measured.link_bits_per_s
     if measured.ps_at_cap is not None:
         doc["ps_at_cap"] = dataclasses.asdict(measured.ps_at_cap)
     return (json.dumps(doc, indent=2) + "\n").encode()
@@ -130,9 +136,11 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
     if steps_per_s * window_s < 1:  # a rate no window could measure: a unit slip, not a measurement
         raise SingleWorkerError(f"{source}: steps_per_s {steps_per_s:g} over window_s {window_s:g} is "
                                 f"{steps_per_s * window_s:.3g} steps; a measurement counts at least one")
+    link = doc.get("link_bits_per_s")
     return SingleWorker(
         steps_per_s=steps_per_s,
         window_s=window_s,
+        link_bits_per_s=None if link is None else c.number(link, "link_bits_per_s", positive=True, high=1e13),
         ps_cpu_s_per_step=ps_cpu, ps_cores=ps_cores,
         ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota", ps_cores, "ps_cores"),
         ps_at_cap=None if doc.get("ps_at_cap") is None else _at_cap(c, doc["ps_at_cap"]),

@@ -5,11 +5,13 @@ duplex). That band covers the link's unknowns only: at N = 1, where the link's t
 a few per cent wide, yet the replayed step itself can be off by much more — tracing slows every op and transfer
 (a traced ``deep`` step takes 105 ms, the same step untraced 79 ms), and the PS's request handling is spread
 over the transfers by estimate. When a single-worker measurement (``single-worker.json``) gives the untraced
-rate, the simulation's own error at N = 1 is known: ``factor`` = measured rate / simulated rate. Nothing says
+rate, the simulation's own error at N = 1 is known: ``factor`` = measured rate / simulated rate, both on the link
+the measurement was taken on (:func:`tracegen.predict.fit_link`; a prediction for a slower link would otherwise
+blame the link's own slowness on the replay). Nothing says
 whether that error stays the same at larger N (a compute-bound error fades once the link saturates), so the
 band is widened to hold both the simulation as it is and the simulation scaled by ``factor``, at every N; the
 scaled high end never exceeds the link's full-duplex bound (each direction at its payload rate: bytes cannot move
-faster). At N = 1 the band then holds the measured rate by construction, since it is an input.
+faster). On that link, at N = 1 the band then holds the measured rate by construction, since it is an input.
 """
 
 from __future__ import annotations

@@ -375,22 +375,39 @@ class Prepared:
     links: dict[str, LinkSpec]
     traced_model: StepModel
     traced_links: dict[str, LinkSpec]
+    traced_fit: LinkSpec | None = None  # the link tracing's cost was worked out on (:func:`fit_link`)
     speed: float = 1.0
     notes: tuple[str, ...] = ()  # what the user should know about the inputs (a measurement the replay misses)
 
 
 def prepared(model: StepModel, config: PredictConfig) -> Prepared:
     """:func:`resolve_links`, then, with a single-worker measurement that the replay of one worker falls short
-    of, tracing's cost undone (:mod:`tracegen.untraced`; one factor, found on the ``mid`` link, for every link)."""
+    of, tracing's cost undone (:mod:`tracegen.untraced`; one factor, found on the link the measurement was taken
+    on, :func:`fit_link`, for every link)."""
     links = resolve_links(model, config)
     if config.single_worker is None:
         return Prepared(model=model, links=links, traced_model=model, traced_links=links)
-    one_ps, measured = config.one_ps(links["mid"]), config.single_worker.steps_per_s
+    fit = fit_link(model, config, links)
+    one_ps, measured = config.one_ps(fit), config.single_worker.steps_per_s
     speed, replayed = fit_untraced(model, one_ps, measured, seeds=config.seeds)
     note = mismatch_note(replayed, measured, speed)
-    return Prepared(model=untraced_model(model, speed), traced_model=model, traced_links=links, speed=speed,
+    return Prepared(model=untraced_model(model, speed), traced_model=model, traced_links=links, traced_fit=fit,
+                    speed=speed,
                     links={name: untraced_link(spec, speed) for name, spec in links.items()},
                     notes=(f"{config.single_worker.source or 'single-worker measurement'}: {note}",) if note else ())
+
+
+def fit_link(model: StepModel, config: PredictConfig, links: dict[str, LinkSpec]) -> LinkSpec:
+    """The link the single-worker measurement was taken on, where one worker's replay is set beside it to work out
+    what tracing cost: the link profile when there is one (measured between the same two hosts); else the link
+    the measurement names (its ``link_bits_per_s``, simulated as a bandwidth alone is); else the link predicted
+    for, ``links["mid"]``. Tracing slows the hosts' CPUs, not the link, so the factor found there holds on any
+    link; found on a slower link than the measurement's, one worker could never reach the measured rate, and the
+    factor would run to its bound (``--bandwidth 200Mbit/s`` for a worker measured at 500: 4x)."""
+    measured_on = None if config.single_worker is None else config.single_worker.link_bits_per_s
+    if config.link_profile is not None or measured_on is None:
+        return links["mid"]
+    return resolve_links(model, dataclasses.replace(config, bandwidth_bytes_per_s=round(measured_on / 8)))["mid"]
 
 
 def band_curves(prep: Prepared, config: PredictConfig, workers: tuple[int, ...], *, find_plateau: bool = True,
@@ -404,7 +421,8 @@ def band_curves(prep: Prepared, config: PredictConfig, workers: tuple[int, ...],
                  for end in ("low", "high"))
     if config.single_worker is None:
         return low, high
-    return anchored((low, high), single_worker_factor(prep.traced_model, config, prep.traced_links["mid"]))
+    fit = prep.traced_links["mid"] if prep.traced_fit is None else prep.traced_fit
+    return anchored((low, high), single_worker_factor(prep.traced_model, config, fit))
 
 
 def _placed(model: StepModel, trace: Trace, config: PredictConfig, report: Callable[[str], None]) -> list[Placement]:

@@ -127,4 +127,5 @@ def mismatch_note(replayed_steps_per_s: float, measured_steps_per_s: float, spee
     return (f"one worker replays at {replayed_steps_per_s:.2f} steps/s, {-off:.0%} slower than the untraced "
             f"single-worker measurement ({measured_steps_per_s:.2f}) even with tracing's cost undone "
             f"{speed:.2f}x: the link or the PS's CPU does not let one worker go that fast; the measurement, the "
-            "trace and the link disagree, and N = 1 is not pinned to the measurement")
+            "trace and the link disagree, and N = 1 is not pinned to the measurement (measured on a faster link than "
+            "this? its rate as 'link_bits_per_s' in the measurement's file works tracing's cost out there)")

@@ -39,6 +39,7 @@ def write_single_worker_json(trace_dir: pathlib.Path, config: TestbedConfig, run
     record = SingleWorker(steps_per_s=statistics.median(rates), window_s=sum(m.window_s for m in runs),
                           ps_cpu_s_per_step=statistics.median(cpus) if cpus else None,
                           ps_cores=config.cpu_cap_ps, ps_cpu_quota=quota, ps_at_cap=at_cap,
+                          link_bits_per_s=config.bandwidth_bits_per_s,
                           tool=f"tracegen testbed {own_version()}", date=utc_now(), notes=tuple(notes))
     write_single_worker(record, trace_dir / SINGLE_WORKER_NAME)
 

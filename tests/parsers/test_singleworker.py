@@ -14,7 +14,7 @@ from parsers.linkprofile import CpuQuota
 from parsers.singleworker import AtCap, SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
 
 RECORD = SingleWorker(steps_per_s=5.5, window_s=40.0, ps_cpu_s_per_step=0.045, ps_cores=0.5,
-                      ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=10_000),
+                      ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=10_000), link_bits_per_s=500e6,
                       tool="tracegen testbed 0.1.0", date="2026-12-01T10:00:00Z", notes=("one worker",))
 
 
@@ -36,12 +36,22 @@ def test_unknown_ps_cpu_is_allowed(tmp_path: pathlib.Path) -> None:
     assert b"ps_cpu_quota" not in path.read_bytes() and read_single_worker(path).ps_cpu_quota is None
 
 
+def test_the_link_it_was_measured_on_may_be_unknown(tmp_path: pathlib.Path) -> None:
+    """Files written before ``link_bits_per_s`` existed, and a user's own measurement, need not name it."""
+    path = tmp_path / "s.json"
+    write_single_worker(dataclasses.replace(RECORD, link_bits_per_s=None), path)
+    assert b"link_bits_per_s" not in path.read_bytes() and read_single_worker(path).link_bits_per_s is None
+
+
 @pytest.mark.parametrize(("old", "new", "why"), [
     (b'"steps_per_s": 5.5', b'"steps_per_s": 0', "steps_per_s must be a number > 0"),
     (b'"steps_per_s": 5.5', b'"steps_per_s": "fast"', "steps_per_s must be a number > 0"),
     (b'"ps_cpu_s_per_step": 0.045', b'"ps_cpu_s_per_step": -1', "ps_cpu_s_per_step must be a number >= 0"),
     (b'"ps_cores": 0.5', b'"ps_cores": 1e9', "ps_cores must be a number > 0 and <= 4096"),
     (b'"version": 1', b'"version": 2', "'version' 2 is not supported"),
+    (b'"link_bits_per_s": 500000000.0', b'"link_bits_per_s": 0', "link_bits_per_s must be a number > 0"),
+    (b'"link_bits_per_s": 500000000.0', b'"link_bits_per_s": "500Mbit/s"', "link_bits_per_s must be a number > 0"),
+    (b'"link_bits_per_s": 500000000.0', b'"link_bits_per_s": 1e14', "link_bits_per_s must be a number > 0"),
     (b'"version": 1', b'"version": 1.0', "'version' 1.0 is not supported"),  # 1.0 == True == 1 in Python
     (b'"version": 1', b'"version": true', "'version' true is not supported"),
     (b'"period_us": 10000', b'"period_us": 5', "ps_cpu_quota.period_us must be"),

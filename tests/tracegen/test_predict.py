@@ -433,6 +433,39 @@ def test_a_single_worker_measurement_the_replay_cannot_reach_is_warned_of(
     assert f"warning: {trace / SINGLE_WORKER_NAME}: one worker replays at" in err and "not pinned" in err
 
 
+def test_tracings_cost_is_worked_out_on_the_link_the_single_worker_was_measured_on() -> None:
+    """The dev mlp trace's worker was measured untraced at 10.82 steps/s over 500 Mbit/s. Asked for 200 Mbit/s,
+    the speed-up was fitted there, where one worker can never reach 10.82: it ran to its 4x bound (ops a quarter of
+    their traced time) with a warning, and the band's N = 1 was scaled up to the link's bound. With the
+    measurement's own link named in its file, the factor is the one found at 500 Mbit/s, whatever link is asked."""
+    from parsers.singleworker import read_single_worker
+    from tracegen.curve import scaling_curve
+    from tracegen.predict import PredictConfig, band_curves, prepared
+    from tracegen.untraced import MAX_SPEED
+
+    trace = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    model = build_model(read_trace(trace))
+    unnamed = read_single_worker(trace / SINGLE_WORKER_NAME)
+    assert unnamed.link_bits_per_s is None  # measured before the testbed wrote it down
+    named = dataclasses.replace(unnamed, link_bits_per_s=500e6)
+
+    def prep(single: SingleWorker, mbit: int) -> tuple[float, float]:
+        config = PredictConfig(workers=(1,), single_worker=single, bandwidth_bytes_per_s=mbit * 125_000, steps=4,
+                               seeds=1)
+        prepared_ = prepared(model, config)
+        high = band_curves(prepared_, config, (1,), find_plateau=False)[1].points[0]
+        mid = scaling_curve(prepared_.model, config.sim_config(prepared_.links["mid"]), (1,), seeds=1,
+                            find_plateau=False).points[0]
+        return prepared_.speed, high.steps_per_s / mid.steps_per_s
+
+    at_500 = prep(named, 500)
+    assert prep(unnamed, 500) == at_500  # where it was measured, naming it changes nothing
+    assert prep(unnamed, 200)[0] == MAX_SPEED  # the old fit, on the asked link
+    speed, band_over_point = prep(named, 200)
+    assert speed == at_500[0] < MAX_SPEED
+    assert band_over_point < 1.05 < prep(unnamed, 200)[1]
+
+
 def test_a_ps_bound_plateau_says_what_the_profiles_points_at_the_ps_cap_allow(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A real trace whose PS ran at its cap (data/remeasured, the PS at 0.1 cores), its profile beside it: the

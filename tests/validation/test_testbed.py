@@ -186,6 +186,7 @@ def test_the_single_worker_record_is_the_median_of_every_run_of_one_worker(tmp_p
     assert single.ps_cpu_s_per_step == pytest.approx((0.1307 / 10.99 + 0.144 / 9.45) / 2)  # of the runs that had it
     assert single.window_s == pytest.approx(30.0)
     assert any("median of 3 runs" in note and "9.450" in note for note in single.notes)
+    assert single.link_bits_per_s == _config(tmp_path).bandwidth_bits_per_s  # where it was measured
     write_single_worker_json(tmp_path, _config(tmp_path), runs[:1])  # one run: itself
     assert read_single_worker(tmp_path / "single-worker.json").steps_per_s == pytest.approx(10.99)
 
