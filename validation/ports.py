@@ -4,12 +4,14 @@ A port found by binding port 0 comes from the kernel's ephemeral range, where ev
 takes its source port. Between that check and the TensorFlow server's own bind, seconds later, one task's
 connection to another can take the port, and the server then dies with "Could not start gRPC server" (CI saw
 it once: a netbench client). Ports outside the ephemeral range are never handed out to outgoing connections, so
-they are chosen there, at random, each one checked by binding it on every address as TensorFlow's server does.
+they are chosen there, at random, each one checked by binding it on every address as TensorFlow's server does
+(IPv4 and IPv6: a port held on IPv6 alone, once passed as free, would stop the server just the same).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import pathlib
 import random
 import socket
@@ -47,17 +49,36 @@ def free_ports(count: int, rng: random.Random | None = None, *, lowest: int = LO
         for port in candidates[:MAX_TRIES]:
             if len(held) == count:
                 break
-            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
-            try:
-                sock.bind(("", port))
-            except OSError:
-                continue
-            held.append(port)
+            if _bind_everywhere(stack, port):
+                held.append(port)
         while len(held) < count:
             sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
             sock.bind(("", 0))
             held.append(int(sock.getsockname()[1]))
         return held
+
+
+def _bind_everywhere(stack: contextlib.ExitStack, port: int) -> bool:
+    """Whether ``port`` binds on every IPv4 address and, where the host has IPv6, every IPv6 one (gRPC's server
+    listens on both: a port another program holds on IPv6 alone would make it fail); the sockets stay in
+    ``stack``, so that the ports asked for next are other ones."""
+    v4 = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+    try:
+        v4.bind(("", port))
+    except OSError:
+        return False
+    if not socket.has_ipv6:
+        return True
+    try:
+        v6 = stack.enter_context(socket.socket(socket.AF_INET6, socket.SOCK_STREAM))
+    except OSError:  # the kernel has IPv6 turned off
+        return True
+    v6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # beside the IPv4 socket, not over it
+    try:
+        v6.bind(("::", port))
+    except OSError as exc:
+        return exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT)  # no IPv6 address to bind: IPv4 only
+    return True
 
 
 def free_port(*, lowest: int = LOWEST_PORT) -> int:

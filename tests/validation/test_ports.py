@@ -6,6 +6,8 @@ import pathlib
 import random
 import socket
 
+import pytest
+
 from validation.ports import DEFAULT_EPHEMERAL, candidate_ports, ephemeral_range, free_ports
 
 
@@ -42,5 +44,23 @@ def test_a_port_in_use_is_passed_over() -> None:
     random.Random(7).shuffle(first)  # noqa: S311 - the seeded order free_ports draws, not a secret
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", first[0]))
+        taken.listen()
+        assert free_ports(1, random.Random(7)) == [first[1]]  # noqa: S311 - as above
+
+
+def test_a_port_held_on_ipv6_alone_is_passed_over() -> None:
+    """gRPC's server listens on IPv6 too: a port another program holds there only was once given out as free."""
+    try:
+        taken = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    except OSError:
+        pytest.skip("this kernel has IPv6 turned off")
+    first = candidate_ports(ephemeral_range())
+    random.Random(7).shuffle(first)  # noqa: S311 - the seeded order free_ports draws, not a secret
+    with taken:
+        taken.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        try:
+            taken.bind(("::1", first[0]))
+        except OSError:
+            pytest.skip("no IPv6 loopback here")
         taken.listen()
         assert free_ports(1, random.Random(7)) == [first[1]]  # noqa: S311 - as above
