@@ -91,7 +91,8 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     if missing:
         raise ConfigError(f"{header}: missing column {missing[0]!r} (columns: "
                           f"{_short(', '.join(map(str, frame.columns)) or 'none')}; required: "
-                          f"{', '.join(REQUIRED_COLUMNS)}){_separator_hint(list(map(str, frame.columns)))}")
+                          f"{', '.join(REQUIRED_COLUMNS)}){_case_hint(missing[0], frame)}"
+                          f"{_separator_hint(list(map(str, frame.columns)))}")
     if frame.empty:
         raise ConfigError(f"{header}: the header and no measurement rows after it")
     _refuse_a_run_twice(frame, source)
@@ -102,6 +103,13 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     }, index=frame.index)  # each run's line: a value judged later (a cap against the trace's) is named by it
     _read_optional(frame, out, source)
     return out
+
+
+def _case_hint(name: str, frame: pd.DataFrame) -> str:
+    """With a column that is ``name`` in other letter case (``N_workers``, from a spreadsheet): that names are
+    read as written, lower case."""
+    other = next((str(c) for c in frame.columns if str(c).strip().lower() == name), None)
+    return "" if other is None else f"; the header's {other!r} would be it: column names are lower case"
 
 
 def _separator_hint(header: list[str]) -> str:

@@ -23,6 +23,9 @@ def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("n_workers,throughput\n1,2\n", "missing column 'steps_per_s'"),
+    # a spreadsheet's capitals: the column list showed it, but not that case was all that was wrong
+    ("N_workers,steps_per_s\n1,2\n", "missing column 'n_workers' (columns: N_workers, steps_per_s; required: "
+     "n_workers, steps_per_s); the header's 'N_workers' would be it: column names are lower case"),
     ("n_workers,steps_per_s\n", "no measurement rows"),
     ("n_workers,steps_per_s\n1,2\n2,fast\n", "m.csv:3: 'steps_per_s' must be a number (got 'fast')"),
     ("n_workers,steps_per_s\n0,2\n", "m.csv:2: 'n_workers' must be > 0 (got '0')"),
