@@ -168,8 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object (keys in tracegen.summary)")
     p.set_defaults(handler=_inspect)
 
-    p = sub.add_parser("convert", help="write the normalised trace as Chrome JSON or as tables, and the files "
-                                       "beside it (meta.json, link-profile.json, single-worker.json) beside it")
+    p = sub.add_parser("convert", help="write the normalised trace as Chrome JSON or as tables, with the files "
+                                       "predict reads beside it")
     add_convert_arguments(p)
     p.set_defaults(handler=run_convert)
 
