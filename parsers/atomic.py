@@ -59,6 +59,15 @@ def write_set_atomic(files: Sequence[tuple[pathlib.Path, bytes]]) -> None:
     """Write several files as one set: every one into a synced temporary file beside it first, then each renamed
     into place; a failure before the renames (a full disk, an interrupt) leaves every old file as it was and
     removes the temporary ones. Only a failing rename, which moves no data, can leave the set half replaced."""
+    with staged_set(files):
+        pass
+
+
+@contextlib.contextmanager
+def staged_set(files: Sequence[tuple[pathlib.Path, bytes]]) -> Iterator[None]:
+    """Write ``files`` as :func:`write_set_atomic` does, but rename them into place only once the block has ended
+    cleanly: what the block writes atomically itself (a Chrome trace streamed to its file) joins the set, and a
+    failure in it leaves every file of the set as it was."""
     created: list[pathlib.Path] = []
     try:
         for target, data in files:
@@ -66,6 +75,7 @@ def write_set_atomic(files: Sequence[tuple[pathlib.Path, bytes]]) -> None:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
+        yield
         for tmp, (target, _) in zip(created, files, strict=True):
             _replace(tmp, target)
     finally:

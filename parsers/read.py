@@ -60,6 +60,13 @@ def beside_dir(trace: str | os.PathLike[str]) -> pathlib.Path:
     return folder
 
 
+def side_files(trace: str | os.PathLike[str]) -> list[pathlib.Path]:
+    """The files of :data:`BESIDE` that are there beside ``trace`` (:func:`beside_dir`), in that order: what the
+    commands that read the trace read with it (its batch size, its measured link, its untraced worker's rate)."""
+    folder = beside_dir(trace)
+    return [folder / name for name in BESIDE if (folder / name).exists()]
+
+
 def meta_path(trace: str | os.PathLike[str]) -> pathlib.Path:
     """Where the capture settings of ``trace`` are: ``meta.json`` beside it (:func:`beside_dir`)."""
     return beside_dir(trace) / META_NAME

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import pathlib
 import re
 import signal
 import sys
@@ -20,16 +19,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from parsers import TraceError, read_trace
-from parsers.chrome import write_trace
-from parsers.read import meta_path, trace_files_in
-from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, write_tables
+from tracegen.cli_convert import add_convert_arguments, run_convert
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import TRACE_HELP, add_predict_arguments, run_predict
 from tracegen.cli_sweep import add_sweep_arguments, run_sweep
 from tracegen.cli_tf import add_tf_commands
 from tracegen.console import StdoutError, discard_stdout, standard_streams
 from tracegen.errors import TracegenError
-from tracegen.outputs import folders_made, output_file, refuse_existing, refuse_input
 from tracegen.summary import summarize
 from tracegen.units import format_bytes
 
@@ -102,43 +98,6 @@ def format_summary(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _convert(args: argparse.Namespace) -> int:
-    if not args.out.strip():  # pathlib reads '' as '.': the tables went into the current directory
-        raise CliError(f"'out' must name {'a file' if args.to == 'chrome' else 'a directory'} (got an empty string)")
-    if args.out == "-":  # the usual 'standard output' would have been a file named '-', and this line beside it
-        raise CliError(f"'out' '-': convert writes {'a file' if args.to == 'chrome' else 'a directory'}, not to "
-                       "standard output; name it (a file called '-' is './-')")
-    trace = read_trace(args.trace)
-    out = pathlib.Path(args.out)
-    if args.to == "chrome" and out.is_dir():  # else the rename onto it fails, naming only a temporary file
-        raise CliError(f"{out}: a directory; --to chrome writes one file: name it, e.g. {out / 'trace.json'}")
-    if args.to != "chrome" and out.exists() and not out.is_dir():
-        raise CliError(f"{out}: not a directory; --to {args.to} writes one file per table into a directory")
-    if args.to != "chrome" and out.is_dir() and (steps := trace_files_in(out)):
-        raise CliError(f"{out}: holds trace files (e.g. {steps[0].name}); tables written there would be read "
-                       "instead of them from then on: write them into another directory")
-    if args.to == "chrome" and is_table_dir(out.parent):  # read_trace refuses tables with trace files beside them
-        raise CliError(f"{out.parent}: holds converted tables ({MANIFEST}); a trace written there would be read "
-                       "with them, and they could not be read again: write it elsewhere")
-    if args.to == "chrome":  # --force replaces an earlier output, never the trace's own files
-        refuse_input(out, [*trace.steps["source"], args.trace, meta_path(args.trace)], "write it elsewhere")
-        with output_file(out, force=args.force, what="the trace there"):  # missing folders made, as tables' are
-            write_trace(trace, out)
-        written = [out]
-    else:
-        refuse_existing(table_paths(out, args.to), args.force)
-        stale = earlier_tables(out, args.to) if out.is_dir() else []  # with --force: refused above without it
-        with folders_made(out, "the tables there"):  # a link that loops or dangles on the way named as such
-            written = write_tables(trace, out, args.to)
-        for path in stale:  # the replaced conversion's, of the old trace: removed once the new ones are written
-            path.unlink(missing_ok=True)
-        if stale:
-            print(f"removed {len(stale)} file(s) of the earlier conversion in {stale[0].suffix[1:]}: "
-                  f"{', '.join(p.name for p in stale)}")
-    print(f"wrote {len(written)} file(s): {', '.join(str(p) for p in written)}")
-    return 0
-
-
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, like every other error of the command (the usage is
     what ``--help`` prints); its subcommands' parsers are of this class too. Each records itself as the namespace's
@@ -209,15 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object (keys in tracegen.summary)")
     p.set_defaults(handler=_inspect)
 
-    p = sub.add_parser("convert", help="write the normalised trace as Chrome JSON or as tables")
-    p.add_argument("trace", help="any trace tracegen reads (see inspect)")
-    p.add_argument("--to", choices=("chrome", "parquet", "csv"), required=True,
-                   help="chrome: one JSON file for Perfetto/chrome://tracing; parquet/csv: one file per table "
-                        "(columns documented in parsers.trace) plus trace.json, into directory OUT")
-    p.add_argument("out", help="output file (chrome) or directory (parquet, csv)")
-    p.add_argument("--force", action="store_true", help="overwrite existing output files")
-    p.set_defaults(handler=_convert)
-
+    p = sub.add_parser("convert", help="write the normalised trace as Chrome JSON or as tables, with the files "
+                                       "predict reads beside it")
+    add_convert_arguments(p)
+    p.set_defaults(handler=run_convert)
 
     p = sub.add_parser("predict", help="predict throughput for N workers from one worker's trace")
     add_predict_arguments(p)

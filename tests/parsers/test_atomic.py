@@ -113,3 +113,24 @@ def test_a_set_is_replaced_whole_or_not_at_all(tmp_path: pathlib.Path, monkeypat
     monkeypatch.undo()
     atomic.write_set_atomic(files)
     assert {p: p.read_bytes() for p in tmp_path.iterdir()} == dict(files)
+
+
+def test_a_staged_set_joins_what_its_block_writes(tmp_path: pathlib.Path) -> None:
+    """``convert`` writes a Chrome trace and the files beside it (meta.json, ...) as one set: a trace that fails
+    half way leaves neither the new side files nor a temporary file; a block that ends cleanly places them."""
+    meta, trace = tmp_path / "meta.json", tmp_path / "t.json"
+    meta.write_bytes(b"old")
+
+    def trace_fails_half_way() -> None:
+        with atomic.staged_set([(meta, b"new")]):
+            assert meta.read_bytes() == b"old"  # not in place before the block has ended
+            with atomic.open_atomic(trace) as fh:
+                fh.write(b"partial")
+                raise ValueError("half way")
+
+    with pytest.raises(ValueError, match="half way"):
+        trace_fails_half_way()
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"meta.json": b"old"}
+    with atomic.staged_set([(meta, b"new")]):
+        atomic.write_bytes_atomic(trace, b"{}")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"meta.json": b"new", "t.json": b"{}"}

@@ -11,6 +11,7 @@ import pytest
 
 from parsers import TraceError, read_trace
 from parsers.errors import MAX_MESSAGE_CHARS
+from parsers.read import side_files
 from tracegen.cli import main
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "data"
@@ -101,3 +102,12 @@ def test_a_file_of_another_kind_is_named_as_such(tmp_path: pathlib.Path, head: b
     for path, named in ((alone, alone), (folder, folder / "step_001.pb")):
         assert main(["inspect", str(path)]) == 2
         _one_line(capsys.readouterr().err, f"{named}: {what}")
+
+
+def test_the_files_beside_a_trace_are_found_where_its_readers_look() -> None:
+    """``convert`` carries them to its output: beside a directory of steps, a step file or a glob of them, and a TF2
+    profile's run directory (in its logdir, beside plugins/); a name not there is left out."""
+    assert [p.name for p in side_files(STEPS)] == ["meta.json", "link-profile.json", "single-worker.json"]
+    assert side_files(STEPS / "step_000.pb.gz") == side_files(STEPS) == side_files(STEPS / "step_*.pb.gz")
+    assert side_files(RUN) == [DATA / "traces" / "tf2_pss" / "meta.json"]
+    assert side_files(VIEWER_RUN) == []

@@ -137,7 +137,7 @@ def test_convert_refuses_standard_output(fmt: str, tmp_path: pathlib.Path, monke
     assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
     if fmt == "chrome":
         assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", fmt, "./-"]) == 0
-        assert [p.name for p in tmp_path.iterdir()] == ["-"]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["-", "meta.json"]  # and the trace's meta.json
 
 
 def test_convert_writes_no_chrome_trace_into_a_directory_of_tables(tmp_path: pathlib.Path,
@@ -188,7 +188,8 @@ def test_convert_force_in_another_format_removes_the_earlier_conversions_tables(
     assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "csv", str(tables), "--force"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("removed 7 file(s) of the earlier conversion in parquet: ops.parquet, "), out
-    assert sorted(p.name for p in tables.iterdir()) == sorted([".notes", "trace.json", *(f"{n}.csv" for n in SCHEMAS)])
+    assert sorted(p.name for p in tables.iterdir()) == sorted([".notes", "trace.json", "meta.json",  # cnn's
+                                                               *(f"{n}.csv" for n in SCHEMAS)])
     assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "csv", str(tables), "--force"]) == 0
     assert "removed" not in capsys.readouterr().out
     assert main(["inspect", "--json", str(tables)]) == 0

@@ -1,0 +1,104 @@
+"""``tracegen convert`` carries the files the readers take from beside a trace (:mod:`tracegen.cli_convert`): a
+converted trace predicts what the trace predicts, and no other trace's files at the output are read with it."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+
+import pytest
+
+from parsers.read import BESIDE
+from tracegen.cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DEV = ROOT / "data" / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"  # beside it: all three
+MLP = ROOT / "data" / "traces" / "mlp"  # beside it: meta.json only
+CNN = ROOT / "data" / "traces" / "cnn"
+SMALL = ["--workers", "1-2", "--seeds", "1", "--steps", "5", "--warmup-steps", "1", "--jobs", "1"]
+
+
+def _out(tmp_path: pathlib.Path, to: str) -> pathlib.Path:
+    return tmp_path / "conv" / ("mlp.json" if to == "chrome" else "tables")
+
+
+@pytest.mark.parametrize("to", ["chrome", "parquet", "csv"])
+def test_predict_on_the_converted_trace_gives_the_same_curve(to: str, tmp_path: pathlib.Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The side files were left behind: predict on the conversion used the trace's own link estimate (not the
+    netbench profile) and a batch of 1 (samples/s were steps/s), and its curve.csv differed from the trace's."""
+    out = _out(tmp_path, to)
+    assert main(["convert", str(DEV), "--to", to, str(out)]) == 0
+    said = capsys.readouterr().out
+    assert main(["predict", str(DEV), *SMALL, "--out", str(tmp_path / "orig")]) == 0
+    assert main(["predict", str(out), *SMALL, "--out", str(tmp_path / "conv_pred")]) == 0
+    original = (tmp_path / "orig" / "curve.csv").read_bytes()
+    assert (tmp_path / "conv_pred" / "curve.csv").read_bytes() == original
+    header, first = original.decode().splitlines()[:2]
+    row = dict(zip(header.split(","), first.split(","), strict=True))
+    assert float(row["samples_per_s"]) > float(row["steps_per_s"])  # meta.json's batch size was read
+    assert f"carried {', '.join(BESIDE)} from {DEV} into {out.parent if to == 'chrome' else out}" in said, said
+    for name in BESIDE:
+        assert (out.parent if to == "chrome" else out).joinpath(name).read_bytes() == (DEV / name).read_bytes()
+
+
+@pytest.mark.parametrize("to", ["chrome", "csv"])
+def test_another_traces_side_file_at_the_output_is_replaced_only_with_force(
+        to: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second trace converted into the same folder would be read with the first one's meta.json."""
+    assert main(["convert", str(MLP), "--to", to, str(_out(tmp_path, to))]) == 0
+    target = _out(tmp_path, to).with_name("cnn.json") if to == "chrome" else _out(tmp_path, to)
+    meta = (target.parent if to == "chrome" else target) / "meta.json"
+    capsys.readouterr()
+    assert main(["convert", str(CNN), "--to", to, str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"tracegen convert: error: {meta}: already exists and differs from the trace's {CNN / 'meta.json'}; "
+                   "it would be read with the converted trace: write into a folder of its own, or pass --force to "
+                   "replace it\n")
+    assert meta.read_bytes() == (MLP / "meta.json").read_bytes()
+    assert to != "chrome" or not target.exists()
+    assert main(["convert", str(CNN), "--to", to, str(target), "--force"]) == 0
+    assert meta.read_bytes() == (CNN / "meta.json").read_bytes()
+
+
+def test_a_side_file_the_trace_lacks_is_removed_only_with_force(tmp_path: pathlib.Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Converting a trace without a link profile over a conversion of one with it left the old link-profile.json
+    beside the new tables, and predict read it as the new trace's link."""
+    tables = tmp_path / "tables"
+    assert main(["convert", str(DEV), "--to", "csv", str(tables)]) == 0
+    shutil.copyfile(MLP / "meta.json", tables / "meta.json")  # the same: only the two that MLP lacks are in the way
+    assert main(["convert", str(MLP), "--to", "csv", str(tables)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tracegen convert: error: {tables / 'link-profile.json'}: would be read with the "
+                          "converted trace, which has no link-profile.json beside it") and "--force" in err, err
+    assert main(["convert", str(MLP), "--to", "csv", str(tables), "--force"]) == 0
+    said = capsys.readouterr().out
+    assert sorted(p.name for p in tables.iterdir() if p.name in BESIDE) == ["meta.json"]
+    assert f"removed {tables / 'link-profile.json'}, {tables / 'single-worker.json'}: " in said, said
+
+
+def test_a_chrome_file_beside_its_trace_or_an_identical_side_file_needs_no_force(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The trace's own meta.json is where a Chrome file beside it looks; one with the same bytes is the same."""
+    trace = tmp_path / "mlp"
+    shutil.copytree(MLP, trace)
+    assert main(["convert", str(trace), "--to", "chrome", str(trace / "all.json")]) == 0
+    assert "carried" not in capsys.readouterr().out
+    assert main(["convert", str(trace), "--to", "chrome", str(tmp_path / "out" / "a.json")]) == 0
+    assert main(["convert", str(trace), "--to", "chrome", str(tmp_path / "out" / "b.json")]) == 0
+    assert "carried meta.json from" in capsys.readouterr().out
+
+
+def test_a_side_files_name_or_a_folder_in_its_place_is_refused(tmp_path: pathlib.Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A Chrome trace named meta.json would be read as the capture settings of the folder's traces (and the trace's
+    meta.json copied over it); a folder where a side file goes would fail the rename after the trace was written."""
+    assert main(["convert", str(MLP), "--to", "chrome", str(tmp_path / "meta.json"), "--force"]) == 2
+    assert "meta.json is read beside a trace" in capsys.readouterr().err
+    (tmp_path / "meta.json").mkdir()
+    assert main(["convert", str(MLP), "--to", "chrome", str(tmp_path / "t.json"), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"tracegen convert: error: {tmp_path / 'meta.json'}: a directory where convert puts the trace's "
+                   "meta.json; move it away\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["meta.json"]
