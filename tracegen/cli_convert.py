@@ -148,7 +148,7 @@ def run_convert(args: argparse.Namespace) -> int:
 def _check_out(out: pathlib.Path, to: str, inputs: list[str | pathlib.Path]) -> None:
     """ConfigError when ``out`` is no place for a conversion ``to`` that format; ``inputs``: the files it reads."""
     if to == "chrome" and out.is_dir():  # else the rename onto it fails, naming only a temporary file
-        raise ConfigError(f"{out}: a directory; --to chrome writes one file: name it, e.g. {out / 'trace.json'}")
+        raise ConfigError(f"{out}: a directory; --to chrome writes one file: name it, e.g. {out / 'chrome.json'}")
     if to != "chrome" and out.exists() and not out.is_dir():
         raise ConfigError(f"{out}: not a directory; --to {to} writes one file per table into a directory")
     if to != "chrome" and out.is_dir() and (steps := trace_files_in(out)):
@@ -161,4 +161,4 @@ def _check_out(out: pathlib.Path, to: str, inputs: list[str | pathlib.Path]) -> 
         refuse_input(out, inputs, "write it elsewhere")
         if out.name in BESIDE:  # the trace would be written there, then the side file over it
             raise ConfigError(f"{out}: {out.name} is read beside a trace, as a trace's {out.name}; name the trace "
-                              f"otherwise, e.g. {out.with_name('trace.json')}")
+                              f"otherwise, e.g. {out.with_name('chrome.json')}")
