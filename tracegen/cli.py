@@ -36,10 +36,6 @@ EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a tool killed by a closed pipe returns
 
 
-class CliError(Exception):
-    """A problem with the command line itself (an output that exists, a missing option)."""
-
-
 def _inspect(args: argparse.Namespace) -> int:
     summary = summarize(read_trace(args.trace))
     if args.json:
@@ -229,7 +225,7 @@ def _main(argv: Sequence[str] | None) -> int:
         name = str(exc) if isinstance(exc, Terminated) else signal.Signals(exc.signum).name
         print(f"tracegen {args.command}: stopped by {name}{_when(exc)}", file=sys.stderr)
         return 128 + signal.Signals[name].value  # 143 for SIGTERM, 129 for SIGHUP, as the shell reports them
-    except (TraceError, TracegenError, CliError, ValidationError) as exc:
+    except (TraceError, TracegenError, ValidationError) as exc:
         print(f"tracegen {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as other Unix tools do
