@@ -35,9 +35,7 @@ from collections.abc import Iterator
 
 from parsers.catalogue import Instance
 from parsers.limits import MAX_FILES
-from parsers.linkprofile import PROFILE_NAME
-from parsers.read import beside_dir
-from parsers.singleworker import SINGLE_WORKER_NAME
+from parsers.read import BESIDE, beside_dir
 from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
 from tracegen.model import StepModel
@@ -52,7 +50,6 @@ MODEL_VERSION = 3
 MAX_POINTS = 10_000_000
 MIN_WORKER_SPEED = 0.001  # as a worker class's speed (parsers.workerclasses): 1e-300 overflowed a duration
 MAX_WORKER_SPEED = 1000.0
-BESIDE_NAMES = (PROFILE_NAME, SINGLE_WORKER_NAME, "meta.json")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -269,7 +266,7 @@ def trace_files(trace_path: str | os.PathLike[str]) -> list[pathlib.Path]:
     else:
         named = [pathlib.Path(p) for p in glob.glob(os.fspath(trace_path))] if not path.exists() else [path]  # noqa: PTH207
     folders = {beside_dir(p) for p in named}
-    beside = {f / name for f in folders for name in BESIDE_NAMES if (f / name).is_file()}
+    beside = {f / name for f in folders for name in BESIDE if (f / name).is_file()}
     return sorted({*named, *beside})
 
 
