@@ -9,6 +9,7 @@ blocks forever.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import pathlib
 import stat
@@ -17,7 +18,7 @@ import zlib
 from parsers.errors import TraceFormatError, quoted
 
 GZIP_MAGIC = b"\x1f\x8b"
-_READ_CHUNK = 1 << 20
+_OUT_CHUNK = 1 << 20  # gzip output taken at a time
 _FEED_CHUNK = 1 << 16
 MAX_GZIP_MEMBERS = 10_000
 _KINDS = {stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
@@ -83,7 +84,9 @@ def read_file(source: str | os.PathLike[str], max_bytes: int, error: type[Except
             chunks: list[bytes] = []
             total = 0
             while total <= max_bytes:
-                chunk = os.read(fd, min(_READ_CHUNK, max_bytes + 1 - total))
+                # all that is allowed at once: a regular file comes in one read, into one buffer that shrinks to
+                # fit, which the join returns as it is (1 MiB reads held every byte twice while they were joined)
+                chunk = os.read(fd, max_bytes + 1 - total)
                 if not chunk:
                     break
                 chunks.append(chunk)
@@ -103,14 +106,14 @@ def gunzip(data: bytes, source: str, max_bytes: int) -> bytes:
     """Expand every member of gzip ``data``, stopping as soon as the output passes ``max_bytes``; refuses
     corrupt or truncated members, more than ``MAX_GZIP_MEMBERS`` of them, and bytes after the last member that
     do not start another one."""
-    out: list[bytes] = []
+    out = io.BytesIO()  # grows in place and gives its buffer back uncopied: a list joined held the output twice
     total = 0
     start = 0
     for _ in range(MAX_GZIP_MEMBERS):
         end, produced = _gunzip_member(data, start, source, (max_bytes - total, max_bytes), out)
         total += produced
         if end == len(data):
-            return b"".join(out)
+            return out.getvalue()
         if not data.startswith(GZIP_MAGIC, end):
             raise TraceFormatError(f"{source}: byte {end}: {len(data) - end} bytes of trailing data after the "
                                    "last gzip member")
@@ -119,11 +122,13 @@ def gunzip(data: bytes, source: str, max_bytes: int) -> bytes:
 
 
 def _gunzip_member(data: bytes, start: int, source: str, limits: tuple[int, int],
-                   out: list[bytes]) -> tuple[int, int]:
+                   out: io.BytesIO) -> tuple[int, int]:
     """Expand the gzip member at byte ``start`` into ``out``, giving at most ``limits[0]`` bytes of the whole
     content's ``limits[1]``: (where the member ends, bytes it gave).
 
-    Input is fed in small pieces so that what zlib copies aside (its unused and unconsumed input) stays small."""
+    Input is fed in small pieces so that what zlib copies aside (its unused and unconsumed input) stays small, and
+    output is taken ``_OUT_CHUNK`` at a time, so that a piece of input that expands a thousandfold is not held
+    whole beside ``out``."""
     budget, max_bytes = limits
     view = memoryview(data)
     decomp = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
@@ -135,9 +140,9 @@ def _gunzip_member(data: bytes, start: int, source: str, limits: tuple[int, int]
             if not pending:
                 pending = view[fed : fed + _FEED_CHUNK]
                 fed += len(pending)
-            chunk = decomp.decompress(pending, budget + 1 - produced)
+            chunk = decomp.decompress(pending, min(_OUT_CHUNK, budget + 1 - produced))
             produced += len(chunk)
-            out.append(chunk)
+            out.write(chunk)
             if produced > budget:
                 raise TraceFormatError(f"{source}: gzip content expands beyond the limit of {max_bytes} bytes")
             pending = decomp.unconsumed_tail

@@ -16,6 +16,7 @@ import glob
 import itertools
 import os
 import pathlib
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -47,6 +48,8 @@ UTF8_BOM = b"\xef\xbb\xbf"
 META_NAME = "meta.json"  # the capture settings ``tracegen profile`` writes beside the steps: not a trace
 BESIDE = (META_NAME, PROFILE_NAME, SINGLE_WORKER_NAME)  # what sits beside a trace and is not one
 MAX_META_BYTES = 1 << 20  # a few hundred bytes as written
+# what holds nothing; matched, not stripped, since strip() copies a file that ends in a newline whole
+_BLANK = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\n\r\x0b\x0c]*")
 
 
 def beside_dir(trace: str | os.PathLike[str]) -> pathlib.Path:
@@ -88,11 +91,11 @@ def read_bytes(path: pathlib.Path, max_bytes: int = MAX_BYTES) -> bytes:
     """The file's content, gunzipped when it is gzip; refuses empty, unreadable, non-regular or oversized
     input (at most ``max_bytes`` read, and at most ``max_bytes`` expanded)."""
     data = read_file(path, max_bytes)
-    if not data.removeprefix(UTF8_BOM).strip():  # white space, or a byte-order mark and white space, holds nothing
+    if _BLANK.fullmatch(data):  # white space, or a byte-order mark and white space, holds nothing
         raise TraceFormatError(f"{path}: file is empty")
     if data.startswith(GZIP_MAGIC):
         data = gunzip(data, str(path), max_bytes)
-        if not data.strip():
+        if not data or data.isspace():
             raise TraceFormatError(f"{path}: gzip content is empty")
         if data.startswith(GZIP_MAGIC):
             raise TraceFormatError(f"{path}: gzip inside gzip; gunzip it once and read what that gives")

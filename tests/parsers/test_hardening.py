@@ -24,7 +24,7 @@ from parsers import SchemaError, TraceError, TraceFormatError, read_trace
 from parsers.catalogue import CatalogueError, read_catalogue
 from parsers.chrome import write_trace
 from parsers.errors import MAX_MESSAGE_CHARS, one_line, quoted
-from parsers.files import MAX_GZIP_MEMBERS
+from parsers.files import _OUT_CHUNK, MAX_GZIP_MEMBERS, gunzip
 from parsers.labels import split_input
 from parsers.limits import MAX_BYTES, MAX_RECORDS, check_wire_shape
 from parsers.linkprofile import LinkProfile, ProfileError, ProfilePoint, read_link_profile, write_link_profile
@@ -557,6 +557,20 @@ def test_truncated_second_member(tmp_path: pathlib.Path) -> None:
     first = gzip.compress(REAL_JSON.read_bytes()[:100])
     _fails(tmp_path, "cut.json.gz", first + gzip.compress(REAL_JSON.read_bytes()[100:])[:50],
            f"gzip member at byte {len(first)} is truncated")
+
+
+def test_members_that_expand_past_an_output_piece_read_whole_and_truncation_is_still_seen() -> None:
+    """Output is taken a piece at a time (``_OUT_CHUNK``); members whose one input piece expands to several
+    output pieces come out whole and in order, and a member cut off where its output was pending is refused."""
+    first = bytes(range(256)) * (_OUT_CHUNK // 100)  # 2.5 pieces, a few kB packed
+    second = b"{" * (3 * _OUT_CHUNK + 7)
+    packed = gzip.compress(first) + gzip.compress(second)
+    assert gunzip(packed, "x.gz", MAX_BYTES) == first + second
+    cut = gzip.compress(first)
+    with pytest.raises(TraceFormatError, match=r"^x\.gz: gzip member at byte 0 is truncated"):
+        gunzip(cut[: len(cut) // 2], "x.gz", MAX_BYTES)
+    with pytest.raises(TraceFormatError, match=f"expands beyond the limit of {2 * _OUT_CHUNK} bytes"):
+        gunzip(packed, "x.gz", 2 * _OUT_CHUNK)
 
 
 def test_too_many_members(tmp_path: pathlib.Path) -> None:
