@@ -542,8 +542,8 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
     likely_s, every_s = (seconds_on_one_core(events), seconds_on_one_core(every)) if seconds is None else seconds
     where = f"in {jobs} processes" if seconds is not None and jobs > 1 else "on one core"
     if every > 2 * events and every > SLOW_EVENTS:
-        lines.append(f"about {events:.2g} simulated events: roughly {likely_s:.0f} s {where} if the rate stalls by "
-                     f"N={stalls_by}, as it likely does; {every:.2g} and {every_s:.0f} s if it climbs to "
+        lines.append(f"about {events:.2g} simulated events: roughly {max(likely_s, 1):.0f} s {where} if the rate "
+                     f"stalls by N={stalls_by}, as it likely does; {every:.2g} and {every_s:.0f} s if it climbs to "
                      f"N={max(config.workers)}")
     elif every > SLOW_EVENTS:
         lines.append(f"about {every:.2g} simulated events: roughly {max(every_s, 1):.0f} s {where}")
