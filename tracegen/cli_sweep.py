@@ -88,7 +88,8 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                         help="local worker processes, or the CPUs of a --ray local instance (default: the CPUs "
                              "this process may use)")
     parser.add_argument("--ray", metavar="ADDRESS",
-                        help="run the points as tasks on the Ray cluster at ADDRESS (HOST:6379, or auto); "
+                        help="run the points as tasks on the Ray cluster at ADDRESS (HOST:6379, an IPv6 address in "
+                             "brackets, [2001:db8::5]:6379, or auto); "
                              "'local' starts a Ray instance of --jobs CPUs for this sweep (needs the sweep extra)")
 
 
