@@ -33,7 +33,7 @@ from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import format_duration, parse_count, parse_number, parse_rate
 
 PROGRESS_EVERY_S = 2.0  # when stderr is not a terminal: one line at most this often
-MAX_SWEEP_EVENTS = 1e14  # about a year and a half on one core: more is a typo, not a sweep
+MAX_SWEEP_EVENTS = 1e14  # about ten months on one core compiled (tracegen.cost): more is a typo, not a sweep
 LARGE_GRID_POINTS = 100_000  # finding which points are left takes about 10 s a million here (each id a hash):
 # a grid this large is said to be under way, where the progress line came only after that silence
 
@@ -88,7 +88,8 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
                         help="local worker processes, or the CPUs of a --ray local instance (default: the CPUs "
                              "this process may use)")
     parser.add_argument("--ray", metavar="ADDRESS",
-                        help="run the points as tasks on the Ray cluster at ADDRESS (HOST:6379, or auto); "
+                        help="run the points as tasks on the Ray cluster at ADDRESS (HOST:6379, an IPv6 address in "
+                             "brackets, [2001:db8::5]:6379, or auto); "
                              "'local' starts a Ray instance of --jobs CPUs for this sweep (needs the sweep extra)")
 
 

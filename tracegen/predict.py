@@ -79,13 +79,13 @@ MIN_STEPS = 3
 MAX_BATCH_SIZE = 10**9  # samples per step: more is a typo (a batch of a billion)
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
-SLOW_EVENTS = 3_000_000  # about two seconds: above it, say what the run will cost and show progress
-# about 15 seconds on one core: below it, starting processes costs about what they save (about a second to start
-# each, and each batch of N waits for its slowest; with 2 CPUs, predict on the dev resnet_100 trace, about 2.3e7
-# events: 6.3 s in one process, 6.5-8.3 s in two)
+SLOW_EVENTS = 3_000_000  # about a second compiled, 13 s pure (tracegen.cost): above it, say what the run costs
+# about 8 seconds on one core compiled (tracegen.cost): below it, starting processes costs about what they save
+# (about a second to start each, and each batch of N waits for its slowest; with 2 CPUs, predict on the dev
+# resnet_100 trace, about 2.3e7 events: 6.3 s in one process, 6.5-8.3 s in two)
 PARALLEL_EVENTS = 30_000_000
-MAX_UNEVEN_EVENTS = 3e8  # about 20 minutes: more, when workers differ, is a worker far slower than the rest
-MAX_EVENTS = 1e10  # about nine hours: refused, it is a typo or a job for a sweep
+MAX_UNEVEN_EVENTS = 3e8  # a minute compiled, 20 minutes pure: more, with uneven workers, is one far too slow
+MAX_EVENTS = 1e10  # about 40 minutes compiled, 12 hours pure: refused, it is a typo or a job for a sweep
 # how far past the N at which the roofline saturates a curve's rate may still climb before it stalls, for the
 # estimate of what a run simulates (on the twelve validation traces, N = 1..64 with their profiles, the stall came at
 # 2.0-8.5x that N; four times it, plus the three points, covered ten)
@@ -542,8 +542,8 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
     likely_s, every_s = (seconds_on_one_core(events), seconds_on_one_core(every)) if seconds is None else seconds
     where = f"in {jobs} processes" if seconds is not None and jobs > 1 else "on one core"
     if every > 2 * events and every > SLOW_EVENTS:
-        lines.append(f"about {events:.2g} simulated events: roughly {likely_s:.0f} s {where} if the rate stalls by "
-                     f"N={stalls_by}, as it likely does; {every:.2g} and {every_s:.0f} s if it climbs to "
+        lines.append(f"about {events:.2g} simulated events: roughly {max(likely_s, 1):.0f} s {where} if the rate "
+                     f"stalls by N={stalls_by}, as it likely does; {every:.2g} and {every_s:.0f} s if it climbs to "
                      f"N={max(config.workers)}")
     elif every > SLOW_EVENTS:
         lines.append(f"about {every:.2g} simulated events: roughly {max(every_s, 1):.0f} s {where}")

@@ -14,7 +14,9 @@ window, and the PS's context switches per second, empty when unknown) are read w
 rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s to 1000
 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places parameters
 on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's own link.
-Blank lines are skipped; column names are unique and every row has as many cells as the header.
+Blank lines are skipped; column names are unique, lower case as above, and every row has as many cells as the
+header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a decimal point and
+no thousands separators (``1234.5``, not ``1,234.5`` or ``1234,5``).
 
 The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
 (:data:`SETTING_COLUMNS`: the model, its widths, the caps, the link's queue, ...), every row holds the same value

@@ -704,3 +704,22 @@ def test_the_estimate_counts_the_plateau_probes_the_search_simulates(mlp_trace_d
     probes = curve.plateau_probes(2, likely_plateau_start(model, config, spec))
     past = [n for n in simulated if n > 2]
     assert 1 <= len(past) <= LIKELY_PROBES < len(probes), (past, probes)  # one when the first is no higher
+
+
+def test_a_likely_run_under_a_second_is_not_said_to_take_0_s(mlp_trace_dir: pathlib.Path,
+                                                             tmp_path: pathlib.Path) -> None:
+    """``--workers 1-3000`` on the dev mlp trace, compiled: 'about 1.2e+06 simulated events: roughly 0 s on one core
+    if the rate stalls by N=11, ...' (the line for a run that may climb said 0 s; the line for one that may not
+    already said at least 1 s)."""
+    from tracegen.outputs import OutputDir
+    from tracegen.predict import PredictConfig, budget, estimated_events, likely_workers, resolve_links
+
+    model = build_model(read_trace(mlp_trace_dir))
+    config = PredictConfig(workers=tuple(range(1, 3001)), bandwidth_bytes_per_s=125_000_000)
+    spec = resolve_links(model, config)["mid"]
+    likely = likely_workers(model, config, spec)
+    with OutputDir(tmp_path / "out", ["curve.csv"]) as out:
+        [line] = budget(model, config, out, estimated_events(model, config, spec, workers=likely),
+                        every_events=estimated_events(model, config, spec), stalls_by=likely[-1],
+                        seconds=(0.3, 20_000.0))
+    assert "roughly 1 s on one core if the rate stalls by" in line and "20000 s if it climbs to N=3000" in line
