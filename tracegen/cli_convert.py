@@ -159,6 +159,10 @@ def _check_out(out: pathlib.Path, to: str, inputs: list[str | pathlib.Path]) -> 
                           "read with them, and they could not be read again: write it elsewhere")
     if to == "chrome":  # --force replaces an earlier output, never the trace's own files
         refuse_input(out, inputs, "write it elsewhere")
+        if out.name == MANIFEST:  # the folder would then read as converted tables, and no longer as this trace
+            raise ConfigError(f"{out}: {MANIFEST} is the name of converted tables' manifest: a folder holding it "
+                              f"reads as tables, not as this trace; name it otherwise, e.g. "
+                              f"{out.with_name('chrome.json')}")
         if out.name in BESIDE:  # the trace would be written there, then the side file over it
             raise ConfigError(f"{out}: {out.name} is read beside a trace, as a trace's {out.name}; name the trace "
                               f"otherwise, e.g. {out.with_name('chrome.json')}")

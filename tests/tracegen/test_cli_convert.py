@@ -102,3 +102,14 @@ def test_a_side_files_name_or_a_folder_in_its_place_is_refused(tmp_path: pathlib
     assert err == (f"tracegen convert: error: {tmp_path / 'meta.json'}: a directory where convert puts the trace's "
                    "meta.json; move it away\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["meta.json"]
+
+
+def test_a_chrome_file_named_as_the_tables_manifest_is_refused(tmp_path: pathlib.Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A Chrome trace written as DIR/trace.json made DIR read as converted tables: inspect DIR failed on
+    "'table_format' must be csv or parquet", and the next conversion into DIR was refused."""
+    assert main(["convert", str(MLP), "--to", "chrome", str(tmp_path / "trace.json")]) == 2
+    assert "trace.json is the name of converted tables' manifest" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+    assert main(["convert", str(MLP), "--to", "chrome", str(tmp_path / "chrome.json")]) == 0
+    assert main(["inspect", str(tmp_path)]) == 0
