@@ -89,7 +89,7 @@ def test_a_single_output_files_missing_folders_are_made_as_an_output_directorys_
     from parsers import read_trace
     from validation.ports import free_port
 
-    trace = tmp_path / "a" / "new" / "dir" / "trace.json"
+    trace = tmp_path / "a" / "new" / "dir" / "chrome.json"
     assert main(["convert", str(MLP), "--to", "chrome", str(trace)]) == 0, capsys.readouterr().err
     assert len(read_trace(trace).ops) == len(read_trace(MLP).ops)
     port = free_port()  # nothing listens there: the run fails after its checks, and takes its folders away
@@ -102,7 +102,7 @@ def test_a_single_output_files_missing_folders_are_made_as_an_output_directorys_
 
 
 @pytest.mark.parametrize("args", [["predict", str(MLP), "--workers", "1", "--out", "{}/x"],
-                                  ["convert", str(MLP), "--to", "chrome", "{}/x/trace.json"],
+                                  ["convert", str(MLP), "--to", "chrome", "{}/x/chrome.json"],
                                   ["convert", str(MLP), "--to", "csv", "{}/x"]],
                          ids=["predict", "convert-chrome", "convert-csv"])
 def test_an_out_through_a_link_that_loops_or_dangles_names_the_link(
@@ -123,7 +123,7 @@ def test_an_out_through_a_link_that_loops_or_dangles_names_the_link(
 @pytest.mark.parametrize("args", [["predict", str(MLP), "--workers", "1", "--out", "{}/x"],
                                   ["plan", str(MLP), "--catalogue", str(MLP.parents[1] / "catalogue/example.csv"),
                                    "--workers", "1", "--out", "{}/x"],
-                                  ["convert", str(MLP), "--to", "chrome", "{}/trace.json"],
+                                  ["convert", str(MLP), "--to", "chrome", "{}/chrome.json"],
                                   ["convert", str(MLP), "--to", "csv", "{}/x"]],
                          ids=["predict", "plan", "convert-chrome", "convert-csv"])
 def test_an_out_under_a_file_names_the_file(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
