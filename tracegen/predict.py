@@ -131,30 +131,32 @@ def seconds_on_one_core(events: float) -> float:
     return events / EVENTS_PER_TASK * SECONDS_PER_TASK[native.engine()]
 
 
-def _run_s(model: StepModel, config: PredictConfig, n_workers: int) -> float:
-    """One core's seconds for one run of ``n_workers`` workers (:func:`tracegen.cost.run_s`)."""
-    return run_s(busy_tasks(model), n_workers, config.steps + config.warmup_steps, native.engine())
+def run_seconds(model: StepModel, config: PredictConfig) -> Callable[[int], float]:
+    """N → one core's seconds for one run of N workers (:func:`tracegen.cost.run_s`), the model's busy tasks
+    counted once (a pass over every task of every traced step)."""
+    tasks, steps, engine = busy_tasks(model), config.steps + config.warmup_steps, native.engine()
+    return lambda n_workers: run_s(tasks, n_workers, steps, engine)
 
 
-def planned_runs(model: StepModel, config: PredictConfig, workers: Sequence[int], probes: Sequence[int],
-                 jobs: int) -> list[list[float]]:
+def planned_runs(run_s_of: Callable[[int], float], config: PredictConfig, workers: Sequence[int],
+                 probes: Sequence[int], jobs: int) -> list[list[float]]:
     """One curve's runs, each its one-core seconds (:func:`tracegen.cost.run_s`), in the batches
     :func:`tracegen.curve.scaling_curve` runs them in: the asked N ``workers`` :func:`tracegen.curve.batch_workers`
     at a time, then each plateau probe of ``probes`` alone; each N once per seed."""
     asked = sorted(set(workers))
     per = batch_workers(jobs, config.seeds)
     groups = [asked[i:i + per] for i in range(0, len(asked), per)] + [[n] for n in probes]
-    return [[_run_s(model, config, n) for n in group for _ in range(config.seeds)] for group in groups]
+    return [[run_s_of(n) for n in group for _ in range(config.seeds)] for group in groups]
 
 
-def _progress(report: Callable[[str], None], model: StepModel, config: PredictConfig, planned_s: float,
-              jobs: int) -> Callable[[int], None]:
+def _progress(report: Callable[[str], None], run_s_of: Callable[[int], float], config: PredictConfig,
+              planned_s: float, jobs: int) -> Callable[[int], None]:
     """What to say as each N of the curve is done: that it is, and how long the rest will likely take at the pace
     of what is done (:func:`tracegen.cost.seconds_left`), from now on."""
     started, done = time.monotonic(), [0.0]
 
     def done_n(n: int) -> None:
-        done[0] += config.seeds * _run_s(model, config, n)
+        done[0] += config.seeds * run_s_of(n)
         left = seconds_left(time.monotonic() - started, done[0], planned_s, jobs)
         report(f"  N={n} done" + ("" if left is None or left < 1 else f"; about {left:.0f} s left"))
     return done_n
@@ -501,9 +503,10 @@ def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: in
     # processes as before this estimate counted two probes, not three (the threshold is in those events)
     climbing = (*likely, *probes) if likely_probes else likely
     jobs = config.jobs if curves * estimated_events(model, config, spec, workers=climbing) >= PARALLEL_EVENTS else 1
-    traces_s = sum(_run_s(model, config, n) for n in set(config.emit_traces))  # in this process, one seed each
-    planned_s = wall_s(curves * planned_runs(model, config, likely, likely_probes, jobs), jobs) + traces_s
-    every_s = wall_s(curves * planned_runs(model, config, config.workers, probes, jobs), jobs) + traces_s
+    run_s_of = run_seconds(model, config)
+    traces_s = sum(run_s_of(n) for n in set(config.emit_traces))  # in this process, one seed each
+    planned_s = wall_s(curves * planned_runs(run_s_of, config, likely, likely_probes, jobs), jobs) + traces_s
+    every_s = wall_s(curves * planned_runs(run_s_of, config, config.workers, probes, jobs), jobs) + traces_s
     uneven = bool(config.worker_speed or config.worker_link_bits_per_s)  # runs as long as the slowest worker's
     for line in budget(model, config, out, curve_events, every_events=every_events, stalls_by=likely[-1],
                        seconds=None if uneven else (planned_s, every_s), jobs=jobs):
@@ -514,7 +517,7 @@ def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: in
         return jobs, None
     if uneven:
         return jobs, lambda n: report(f"  N={n} done")
-    return jobs, _progress(report, model, config, planned_s, jobs)
+    return jobs, _progress(report, run_s_of, config, planned_s, jobs)
 
 
 def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events: float, *,
