@@ -377,7 +377,6 @@ class Prepared:
     links: dict[str, LinkSpec]
     traced_model: StepModel
     traced_links: dict[str, LinkSpec]
-    traced_fit: LinkSpec | None = None  # the link tracing's cost was worked out on (:func:`fit_link`)
     speed: float = 1.0
     notes: tuple[str, ...] = ()  # what the user should know about the inputs (a measurement the replay misses)
 
@@ -393,8 +392,7 @@ def prepared(model: StepModel, config: PredictConfig) -> Prepared:
     one_ps, measured = config.one_ps(fit), config.single_worker.steps_per_s
     speed, replayed = fit_untraced(model, one_ps, measured, seeds=config.seeds)
     note = mismatch_note(replayed, measured, speed)
-    return Prepared(model=untraced_model(model, speed), traced_model=model, traced_links=links, traced_fit=fit,
-                    speed=speed,
+    return Prepared(model=untraced_model(model, speed), traced_model=model, traced_links=links, speed=speed,
                     links={name: untraced_link(spec, speed) for name, spec in links.items()},
                     notes=(f"{config.single_worker.source or 'single-worker measurement'}: {note}",) if note else ())
 
@@ -423,7 +421,7 @@ def band_curves(prep: Prepared, config: PredictConfig, workers: tuple[int, ...],
                  for end in ("low", "high"))
     if config.single_worker is None:
         return low, high
-    fit = prep.traced_links["mid"] if prep.traced_fit is None else prep.traced_fit
+    fit = fit_link(prep.traced_model, config, prep.traced_links)  # where the measurement was taken
     return anchored((low, high), single_worker_factor(prep.traced_model, config, fit))
 
 
