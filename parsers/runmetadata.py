@@ -71,8 +71,7 @@ def not_a_step(data: bytes) -> str | None:
         return None
     if not all(c.isprintable() or c in "\t\n\r" for c in text):
         return None
-    first = next((line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")),
-                 None)
+    first = _first_line(text)
     if first is None:
         return "it holds comments only"
     if first.startswith(TEXT_FORMAT_STARTS[:-1]):
@@ -130,15 +129,24 @@ def _has_devices(stats: Any) -> bool:
     return len(stats.dev_stats) > 0 and all(d.device.startswith("/") for d in stats.dev_stats)
 
 
+# a line's characters: any run of them between the line boundaries str.splitlines knows
+_LINE = re.compile("[^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]+")
+
+
+def _first_line(text: str) -> str | None:
+    """The first line that is neither blank nor a ``#`` comment, stripped; None when there is none. Found lazily:
+    ``splitlines`` made a list of every line of the text, twice per file, to read its first."""
+    return next((line for m in _LINE.finditer(text) if (line := m.group().strip()) and not line.startswith("#")),
+                None)
+
+
 def _parse_text(data: bytes, source: str) -> Any:
     check_text_shape(data, source)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TraceFormatError(f"{source}: byte {exc.start}: text-format protobuf is not UTF-8") from None
-    first = next((line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")),
-                 "")
-    starts_with_stats = first.startswith("dev_stats")  # a bare StepStats, maybe under comment lines
+    starts_with_stats = (_first_line(text) or "").startswith("dev_stats")  # a bare StepStats, maybe under comment lines
     msg = pb.StepStats() if starts_with_stats else pb.RunMetadata()
     try:
         text_format.Parse(text, msg, allow_unknown_field=True)

@@ -9,6 +9,8 @@ import shutil
 
 import pytest
 from google.protobuf import text_format
+from hypothesis import given
+from hypothesis import strategies as st
 
 from parsers import read_trace
 from parsers.errors import TraceContentError, TraceFormatError
@@ -234,3 +236,14 @@ def test_text_that_is_no_step_says_so(tmp_path: pathlib.Path, text: str, why: st
     path.write_text(step[: len(step) // 2])
     with pytest.raises(TraceFormatError, match=rf"^{path}:\d+:\d+: invalid text-format protobuf"):
         read_trace(path)
+
+
+@given(st.text(alphabet=["a", "d", "#", " ", "\t", "\n", "\r", "\v", "\f", "\x1c", "\x85", "\u2028"], max_size=30))
+def test_the_first_line_is_found_as_splitlines_finds_it(text: str) -> None:
+    """Which text-format message a file holds is told by its first line that is not blank or a comment; it was
+    found by splitting the whole text into a list of lines (twice per file), now lazily: the same line
+    for any mix of the boundaries ``str.splitlines`` knows."""
+    from parsers.runmetadata import _first_line
+
+    lines = [line.strip() for line in text.splitlines()]
+    assert _first_line(text) == next((line for line in lines if line and not line.startswith("#")), None)
