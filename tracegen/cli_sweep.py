@@ -30,7 +30,7 @@ from tracegen.simulate import MAX_STEPS
 from tracegen.sweep import MAX_PART_POINTS, MIN_PART_POINTS, PART_POINTS, Runner, SweepProgress, build_inputs, sweep
 from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED, SweepInputs, file_sha256, refuse_out_in_trace
 from tracegen.sweeprunner import LocalRunner, RayRunner
-from tracegen.units import format_duration, parse_count, parse_number, parse_rate
+from tracegen.units import format_wait, parse_count, parse_number, parse_rate
 
 PROGRESS_EVERY_S = 2.0  # when stderr is not a terminal: one line at most this often
 MAX_SWEEP_EVENTS = 1e14  # about ten months on one core compiled (tracegen.cost): more is a typo, not a sweep
@@ -182,7 +182,7 @@ class ProgressLine:
             return
         self.last = now
         rate = p.done / (now - self.start) if now > self.start else 0.0
-        left = f"{(p.todo - p.done) / rate:.0f} s left" if rate > 0 else "time left unknown"
+        left = f"{format_wait((p.todo - p.done) / rate)} left" if rate > 0 else "time left unknown"
         line = (f"sweep: {p.done}/{p.todo} points ({p.resumed} already done), {rate:.1f} points/s, {left}, "
                 f"{p.parts_written} parts written")
         end = "\n" if final or not self.tty else ""
@@ -241,14 +241,14 @@ def run_sweep(args: argparse.Namespace) -> int:
         events = grid_events(inputs)
         if events > MAX_SWEEP_EVENTS:  # a typo (--steps 1000000), not a job: refused before any point runs
             raise ConfigError(f"this grid would simulate about {events:.2g} events, "
-                              f"{seconds_on_one_core(events) / 86400 / 365:.0f} years on one core (more than the "
+                              f"{format_wait(seconds_on_one_core(events))} on one core (more than the "
                               f"{MAX_SWEEP_EVENTS:.0e} allowed); ask for fewer or smaller --workers, fewer --steps or "
                               "split the grid")
         print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
               f"counts x {len(grid.policies)} policies x "
               f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
               f"{grid.steps} steps each; on {where}; about {events:.2g} events, roughly "
-              f"{format_duration(seconds_on_one_core(events) * 1e9)} on one core for the whole grid")
+              f"{format_wait(seconds_on_one_core(events))} on one core for the whole grid")
         if grid.n_points >= LARGE_GRID_POINTS:
             sys.stdout.flush()  # the grid line first, where both go to one terminal or file
             print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and "

@@ -71,6 +71,7 @@ from tracegen.predict import (
 )
 from tracegen.processes import MAX_JOBS, Processes
 from tracegen.simulate import SimConfig, SimResult, simulate
+from tracegen.units import format_wait
 
 STEP_BUDGET = 16
 WARMUP_STEPS = 1
@@ -311,7 +312,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                           f"{MAX_EVENTS:.0e} allowed); ask for fewer or smaller --workers, fewer --seeds or a smaller "
                           "--step-budget")
     if events > SLOW_EVENTS:
-        report(f"about {events:.2g} simulated events: roughly {seconds_on_one_core(events):.0f} s on one core")
+        report(f"about {events:.2g} simulated events: roughly {format_wait(seconds_on_one_core(events))} on one core")
     sweeps: dict[tuple[object, ...], _Sweep] = {}
     if jobs > 1 and len(keys) > 1:
         report(f"simulating {len(keys)} pairs in {min(jobs, len(keys))} processes")

@@ -69,7 +69,7 @@ from tracegen.processes import MAX_JOBS
 from tracegen.shards import ShardRow, holding, placements, shard_table, shards_csv
 from tracegen.simulate import SimConfig, resolve_link
 from tracegen.synth import size_warning, write_synthetic_trace
-from tracegen.units import format_bytes
+from tracegen.units import format_bytes, format_wait
 from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untraced_model
 
 # the fewest measured steps a curve may be simulated with: the steady window's edges cut steps into the part of
@@ -158,7 +158,7 @@ def _progress(report: Callable[[str], None], run_s_of: Callable[[int], float], c
     def done_n(n: int) -> None:
         done[0] += config.seeds * run_s_of(n)
         left = seconds_left(time.monotonic() - started, done[0], planned_s, jobs)
-        report(f"  N={n} done" + ("" if left is None or left < 1 else f"; about {left:.0f} s left"))
+        report(f"  N={n} done" + ("" if left is None or left < 1 else f"; about {format_wait(left)} left"))
     return done_n
 
 
@@ -534,20 +534,19 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
     if events > MAX_EVENTS:
         traces = (f", {trace_events:.2g} of them for 'emit_traces' {format_workers(config.emit_traces)}"
                   if trace_events else "")
-        hours = seconds_on_one_core(events) / 3600
-        raise ConfigError(f"this prediction would simulate about {events:.2g} events, {hours:.0f} "
-                          f"hours on one core (more than the {MAX_EVENTS:.0e} allowed){traces}; ask for fewer worker "
-                          "counts, traces, steps or seeds")
+        raise ConfigError(f"this prediction would simulate about {events:.2g} events, "
+                          f"{format_wait(seconds_on_one_core(events))} on one core (more than the {MAX_EVENTS:.0e} "
+                          f"allowed){traces}; ask for fewer worker counts, traces, steps or seeds")
     lines = [trace_space(config, out, TRACE_BYTES_PER_EVENT * trace_events)] if trace_events else []
     every = events if every_events is None else every_events + trace_events
     likely_s, every_s = (seconds_on_one_core(events), seconds_on_one_core(every)) if seconds is None else seconds
     where = f"in {jobs} processes" if seconds is not None and jobs > 1 else "on one core"
     if every > 2 * events and every > SLOW_EVENTS:
-        lines.append(f"about {events:.2g} simulated events: roughly {max(likely_s, 1):.0f} s {where} if the rate "
-                     f"stalls by N={stalls_by}, as it likely does; {every:.2g} and {every_s:.0f} s if it climbs to "
-                     f"N={max(config.workers)}")
+        lines.append(f"about {events:.2g} simulated events: roughly {format_wait(max(likely_s, 1))} {where} if the "
+                     f"rate stalls by N={stalls_by}, as it likely does; {every:.2g} and {format_wait(every_s)} if it "
+                     f"climbs to N={max(config.workers)}")
     elif every > SLOW_EVENTS:
-        lines.append(f"about {every:.2g} simulated events: roughly {max(every_s, 1):.0f} s {where}")
+        lines.append(f"about {every:.2g} simulated events: roughly {format_wait(max(every_s, 1))} {where}")
     return lines
 
 

@@ -80,6 +80,28 @@ def format_duration(ns: float) -> str:
     return f"{_num(ns)} ns"
 
 
+def format_wait(seconds: float) -> str:
+    """A wait as a person reads it, rounded to its unit: ``42 s``, ``12 min``, ``3.5 h``, ``9 days``, ``1 year``,
+    ``2.3e+04 years`` (what is left of a run, or what a refused one would have taken)."""
+    for unit, scale, limit in (("s", 1, 90), ("min", 60, 90 * 60), ("h", 3600, 48 * 3600), ("day", 86400, 730 * 86400)):
+        if seconds < limit:
+            return _counted(seconds / scale, unit)
+    return _counted(seconds / (365 * 86400), "year")
+
+
+def _counted(value: float, unit: str) -> str:
+    """``value`` of ``unit``: whole below 100 except hours (one decimal below 10), three digits past 10^6, and the
+    unit's plural where the figure is not 1 (``s``, ``min`` and ``h`` have none)."""
+    if value >= 1e6:
+        text = f"{value:.2g}"
+    elif unit == "h" and value < 9.95:
+        text = f"{value:.1f}"
+    else:
+        text = f"{value:.0f}"
+    plural = unit in ("day", "year") and text != "1"
+    return f"{text} {unit}{'s' if plural else ''}"
+
+
 def fixed(value: float, decimals: int) -> str:
     """``value`` with ``decimals`` decimals, or its first three digits where those would show one digit or none:
     a rate of 0.0007 steps/s is not none, one sample's hours are not 0.000000, a cluster of $0.00001/h instances

@@ -722,4 +722,4 @@ def test_a_likely_run_under_a_second_is_not_said_to_take_0_s(mlp_trace_dir: path
         [line] = budget(model, config, out, estimated_events(model, config, spec, workers=likely),
                         every_events=estimated_events(model, config, spec), stalls_by=likely[-1],
                         seconds=(0.3, 20_000.0))
-    assert "roughly 1 s on one core if the rate stalls by" in line and "20000 s if it climbs to N=3000" in line
+    assert "roughly 1 s on one core if the rate stalls by" in line and "5.6 h if it climbs to N=3000" in line

@@ -5,7 +5,17 @@ import math
 import pytest
 
 from tracegen.errors import ConfigError
-from tracegen.units import BRIEF_LIMIT, brief, fixed, format_duration, format_rate, parse_duration, parse_rate, percent
+from tracegen.units import (
+    BRIEF_LIMIT,
+    brief,
+    fixed,
+    format_duration,
+    format_rate,
+    format_wait,
+    parse_duration,
+    parse_rate,
+    percent,
+)
 
 
 @pytest.mark.parametrize(("text", "bytes_per_s"), [
@@ -47,6 +57,21 @@ def test_formats_echo_units() -> None:
     assert format_duration(50_000) == "50 us"
     assert format_duration(2_000_000) == "2 ms"
     assert format_duration(12) == "12 ns"
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (42.4, "42 s"), (89.4, "89 s"), (90, "2 min"), (5399, "90 min"), (5400, "1.5 h"), (9.96 * 3600, "10 h"),
+    (47 * 3600, "47 h"), (86400 * 2, "2 days"), (86400 * 400, "400 days"), (365 * 86400, "365 days"),
+    (730 * 86400, "2 years"), (1.4 * 365 * 86400 * 2, "3 years"), (3e7 * 365 * 86400, "3e+07 years")])
+def test_a_wait_is_said_in_the_unit_a_person_reads(seconds: float, text: str) -> None:
+    # a refused sweep said "about 1e+14 events, 1 years on one core", a long predict "about 7262 s left"
+    assert format_wait(seconds) == text
+
+
+def test_one_of_a_unit_is_singular() -> None:
+    assert format_wait(1) == "1 s"
+    assert format_wait(365 * 86400 * 2.6) == "3 years"
+    assert format_wait(729.6 * 86400) == "730 days"  # under two years: days, and never "1 years"
 
 
 def test_a_count_too_large_says_so_not_that_it_is_no_number() -> None:
