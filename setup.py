@@ -14,7 +14,7 @@ import json
 import pathlib
 import sys
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -37,6 +37,16 @@ def _extensions() -> list:  # type: ignore[type-arg]
     return extensions
 
 
+def _core() -> Extension:
+    """The C core (``tracegen/_core.c``, :mod:`tracegen.fastcore`), optional like the rest: built with its own
+    digest, so that a build older than the file beside it is not used, and without fused multiply-adds, whose
+    rounding is not Python's."""
+    source = pathlib.Path(PACKAGE) / "_core.c"
+    return Extension(f"{PACKAGE}._core", [str(source)], optional=True,
+                     define_macros=[("CORE_SOURCE_DIGEST", f'"{source_digest(source)}"')],
+                     extra_compile_args=["-O2", "-ffp-contract=off", "-fno-strict-aliasing"])
+
+
 class BuildExt(build_ext):
     """setuptools' build_ext, then the manifest of what it compiled (only when every module was)."""
 
@@ -50,4 +60,4 @@ class BuildExt(build_ext):
             (built[0].parent / MANIFEST).write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExt})
+setup(ext_modules=[*_extensions(), _core()], cmdclass={"build_ext": BuildExt})

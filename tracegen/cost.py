@@ -7,7 +7,10 @@ costs next to nothing (:mod:`tracegen.simulate`). Measured with ``time.process_t
 traces (``data/traces/*``, ``data/validation/dev/*/trace``), N = 1..64, 2026-12-05: compiled 0.4-1.1 µs a task
 instance (0.75 the middle; the PS's handling of each request, given by a single-worker measurement, is the
 upper half), pure Python 6-18 µs (13 the middle). No growth with N worth a constant: the heap's extra level per
-doubling is lost in the spread between models.
+doubling is lost in the spread between models. The C core (:mod:`tracegen.fastcore`), measured the same way on
+2026-12-06 on nine of those traces at N = 1, 8, 32 and 64: 0.15-0.50 µs (0.19 the middle; the most at N = 1, where
+a run's set-up weighs), against 0.51-1.09 (0.69) compiled on the same runs. A run the C core does not take
+(:func:`tracegen.fastcore.takes`) costs what the compiled engine costs: estimates for those read low.
 
 Runs in several processes go in batches (:func:`tracegen.curve.scaling_curve`): each batch's runs the longest
 first onto whichever process is free, the next batch once its last run is in, and the processes are started
@@ -20,7 +23,8 @@ from collections.abc import Sequence
 
 from tracegen.model import TRANSFER_KINDS, StepModel
 
-SECONDS_PER_TASK = {"compiled (mypyc)": 0.75e-6, "pure Python": 13e-6}  # one core, a task instance that takes time
+# one core, a task instance that takes time
+SECONDS_PER_TASK = {"C core": 0.19e-6, "compiled (mypyc)": 0.75e-6, "pure Python": 13e-6}
 PROCESS_START_S = 1.0  # starting the simulations' processes (spawned: each imports numpy and tracegen)
 
 

@@ -82,8 +82,18 @@ def guard(package: str, package_dir: pathlib.Path, names: Sequence[str] = MODULE
 
 
 def engine() -> str:
-    """What simulations run on in this process: ``compiled (mypyc)`` or ``pure Python``."""
+    """What simulations run on in this process: ``C core`` (the runs :mod:`tracegen.fastcore` takes, which are
+    the ones curves, validations, plans and sweeps are made of; the rest run compiled or pure, as below),
+    ``compiled (mypyc)`` or ``pure Python``."""
+    import tracegen.fastcore
+
+    if tracegen.fastcore.why_off() is None:
+        return "C core"
+    return "pure Python" if mypyc_off() else "compiled (mypyc)"
+
+
+def mypyc_off() -> bool:
+    """Whether the reference engine (:data:`MODULES`) runs as the pure Python it is, not compiled by mypyc."""
     import tracegen.simulate
 
-    compiled = not str(tracegen.simulate.__file__).endswith(".py")
-    return "compiled (mypyc)" if compiled else "pure Python"
+    return str(tracegen.simulate.__file__).endswith(".py")

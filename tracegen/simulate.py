@@ -56,6 +56,7 @@ import numpy as np
 from librt.vecs import vec
 from mypy_extensions import i64, mypyc_attr
 
+from tracegen import fastcore
 from tracegen.engine import ARRIVE, START, Client, CpuPool, Engine, Handler
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, FlowLink, LinkSpec, link_model, uniform_link
@@ -256,7 +257,8 @@ class _Run(Handler, Client):
     task) << 3 | what`` (a step's start: ``worker << 3``)."""
 
     def __init__(self, model: StepModel, config: SimConfig,  # noqa: PLR0915 - the run's state, declared in one place
-                 on_task: Callable[[TaskRecord], None] | None) -> None:  # (where mypyc and a reader look for it)
+                 on_task: Callable[[TaskRecord], None] | None, core: bool = True) -> None:  # (where mypyc and
+        # a reader look for it)
         n_tasks = model.n_tasks
         if config.n_workers * config.total_steps * n_tasks > MAX_TASK_INSTANCES:
             raise ConfigError(f"{config.n_workers} workers x {config.total_steps} steps x {n_tasks} tasks is more "
@@ -342,6 +344,7 @@ class _Run(Handler, Client):
         self.warmup_steps, self.total_steps, self.uneven = config.warmup_steps, config.total_steps, config.uneven
         self.gap_ns = config.step_gap_ns + model.step_gap_ns
         self.n_variants = len(model.timings)
+        self.core = core
 
     def run(self) -> SimResult:
         config = self.config
@@ -349,6 +352,12 @@ class _Run(Handler, Client):
         if spread is None:
             spread = critical_path_ns(self.model, self.link_spec)
         offsets = [0] + [int(x) for x in self.rng.integers(0, max(1, spread), size=config.n_workers - 1)]
+        if self.core and fastcore.takes(self):  # the same run in C (tracegen/fastcore.py)
+            starts, ends, end_ns, n_events, snapshots, staleness = fastcore.run(self, offsets)
+            return SimResult(config=config, link_spec=self.link_spec, ps_threads=self.ps_threads,
+                             ps_cores=self.ps_cores, worker_threads=self.worker_threads, step_start_ns=starts,
+                             step_end_ns=ends, end_ns=end_ns, n_events=n_events, snapshots=snapshots,
+                             staleness=staleness)
         for w, offset in enumerate(offsets):
             self.engine.at(offset, START, self, w << _KIND_BITS | _STEP)
         self.engine.run()
@@ -557,17 +566,20 @@ class _Run(Handler, Client):
             self.engine.at(now + self.gap_ns + done, START, self, wk.index << _KIND_BITS | _STEP)
 
 
-def simulate(model: StepModel, config: SimConfig, *, on_task: Callable[[TaskRecord], None] | None = None) -> SimResult:
+def simulate(model: StepModel, config: SimConfig, *, on_task: Callable[[TaskRecord], None] | None = None,
+             core: bool = True) -> SimResult:
     """Simulate ``config.n_workers`` workers running ``config.total_steps`` steps each (module docstring).
 
     ``on_task``, when given, is called with every finished task (in completion order) so that callers can
     stream them; ``config.record_tasks`` keeps them in the result instead. The cycle collector is off while the
     run lasts (a run makes no reference cycles, ``tests/tracegen/test_native.py``), ``on_task`` included.
+    The runs it can take go to the C core (:mod:`tracegen.fastcore`), with the same result; ``core=False`` keeps
+    every run on this module's own event loop, the reference.
     """
     collecting = gc.isenabled()
     gc.disable()  # a run allocates millions of short-lived tuples and makes no garbage cycles worth collecting
     try:
-        return _Run(model, config, on_task).run()
+        return _Run(model, config, on_task, core).run()
     finally:
         if collecting:
             gc.enable()

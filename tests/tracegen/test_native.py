@@ -87,7 +87,7 @@ def test_the_engine_is_compiled_where_the_install_had_a_compiler() -> None:
     if compiler() is None:
         pytest.skip("no C compiler here: the install keeps the engine pure Python, as it should")
     stale = native.from_source(ROOT / "tracegen", native.MODULES, pure=False)
-    assert native.engine() == "compiled (mypyc)", (
+    assert not native.mypyc_off(), (
         f"the engine runs as pure Python although {compiler()} is here; modules edited since the build: "
         f"{stale or 'none'} (pip install -e . rebuilds it; its output says why mypyc failed)")
 
@@ -97,7 +97,7 @@ def test_compiled_and_pure_engines_give_the_same_bytes(tmp_path: pathlib.Path) -
         pytest.skip("the engine is not compiled in this install: nothing to compare")
     pure, compiled = runs_in(tmp_path, pure=True), runs_in(tmp_path, pure=False)
     assert pure["engine"] == "pure Python"
-    assert compiled["engine"] == "compiled (mypyc)"
+    assert compiled["engine"] in ("C core", "compiled (mypyc)")  # the C core takes the runs it can (test_core.py)
     assert compiled["digests"] == pure["digests"]
     assert len(set(pure["digests"])) == len(pure["digests"])  # the runs differ: the comparison can tell
 
