@@ -109,7 +109,9 @@ enum { P_DONE = 0, P_ARRIVE = 1, P_START = 2, P_LAUNCH = 3 };
 enum { H_RUN = 0, H_LINK = 1, H_PS = 2, H_POOL = 3 }; /* H_POOL + w: worker w's CPU pool */
 static const i64 MAX_TIME_NS = (((i64)1) << 61) - 1;
 
-typedef struct { i64 key, seq, handler, arg; } Ev;
+/* an event: its order (time << 2 | priority, then seq: one 128-bit number compared without a branch), then what
+ * it calls */
+typedef struct { u128 order; i64 handler, arg; } Ev;
 
 typedef struct {
     Ev *h;
@@ -121,26 +123,26 @@ static void fail(Sim *s, int code);
 
 static void engine_at(Sim *s, Engine *e, i64 time_ns, i64 priority, i64 handler, i64 arg);
 
-static inline int ev_before(const Ev *a, const Ev *b) {
-    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
-}
+static inline int ev_before(const Ev *a, const Ev *b) { return a->order < b->order; }
 
 static Ev engine_pop(Engine *e) {
     Ev first = e->h[0];
     i64 n = --e->n;
-    if (n) {
+    if (n) { /* a 4-ary heap: half the levels of a binary one, its children in one or two cache lines */
         Ev last = e->h[n];
         i64 i = 0, c = 1;
         while (c < n) {
-            if (c + 1 < n && ev_before(&e->h[c + 1], &e->h[c])) c++;
-            if (ev_before(&last, &e->h[c])) break;
-            e->h[i] = e->h[c];
-            i = c;
-            c = 2 * i + 1;
+            i64 best = c, end = c + 4 < n ? c + 4 : n;
+            for (i64 k = c + 1; k < end; k++)
+                if (e->h[k].order < e->h[best].order) best = k;
+            if (last.order < e->h[best].order) break;
+            e->h[i] = e->h[best];
+            i = best;
+            c = 4 * i + 1;
         }
         e->h[i] = last;
     }
-    e->now = first.key >> 2;
+    e->now = (i64)(first.order >> 66);
     return first;
 }
 
@@ -402,11 +404,11 @@ static void engine_at(Sim *s, Engine *e, i64 time_ns, i64 priority, i64 handler,
         fail(s, 1);
         return;
     }
-    Ev v = {time_ns << 2 | priority, e->seq++, handler, arg};
+    Ev v = {((u128)(uint64_t)(time_ns << 2 | priority) << 64) | (uint64_t)e->seq++, handler, arg};
     i64 i = e->n++;
     while (i > 0) {
-        i64 p = (i - 1) >> 1;
-        if (e->h[p].key <= v.key) break; /* every earlier event has a lower seq */
+        i64 p = (i - 1) >> 2;
+        if (e->h[p].order < v.order) break; /* (every earlier event has a lower seq) */
         e->h[i] = e->h[p];
         i = p;
     }
