@@ -308,7 +308,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
     events = sum(_likely_events(*todo[k][1]) for k in keys)
     if events > MAX_EVENTS:  # as predict: a typo or a job for a sweep, found before any work
         raise ConfigError(f"this plan would simulate about {events:.2g} events, "
-                          f"{seconds_on_one_core(events) / 3600:.0f} hours on one core (more than the "
+                          f"{format_wait(seconds_on_one_core(events))} on one core (more than the "
                           f"{MAX_EVENTS:.0e} allowed); ask for fewer or smaller --workers, fewer --seeds or a smaller "
                           "--step-budget")
     if events > SLOW_EVENTS:

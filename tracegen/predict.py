@@ -80,10 +80,11 @@ MAX_BATCH_SIZE = 10**9  # samples per step: more is a typo (a batch of a billion
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
 SLOW_EVENTS = 3_000_000  # about a second compiled, 13 s pure (tracegen.cost): above it, say what the run costs
-# about 8 seconds on one core compiled (tracegen.cost): below it, starting processes costs about what they save
-# (about a second to start each, and each batch of N waits for its slowest; with 2 CPUs, predict on the dev
-# resnet_100 trace, about 2.3e7 events: 6.3 s in one process, 6.5-8.3 s in two)
-PARALLEL_EVENTS = 30_000_000
+# seconds on one core (tracegen.cost): below it, starting processes costs about what they save (about a second to
+# start each, and each batch of N waits for its slowest; with 2 CPUs and the compiled engine, predict on the dev
+# resnet_100 trace, about 2.3e7 events: 6.3 s in one process, 6.5-8.3 s in two). In seconds, not events: the C
+# core runs the same events four times as fast, and the processes still take a second to start
+PARALLEL_S = 7.5
 MAX_UNEVEN_EVENTS = 3e8  # a minute compiled, 20 minutes pure: more, with uneven workers, is one far too slow
 MAX_EVENTS = 1e10  # about 40 minutes compiled, 12 hours pure: refused, it is a typo or a job for a sweep
 # how far past the N at which the roofline saturates a curve's rate may still climb before it stalls, for the
@@ -500,7 +501,8 @@ def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: in
     every_events = curves * estimated_events(model, config, spec, workers=(*config.workers, *probes))
     # processes as before this estimate counted two probes, not three (the threshold is in those events)
     climbing = (*likely, *probes) if likely_probes else likely
-    jobs = config.jobs if curves * estimated_events(model, config, spec, workers=climbing) >= PARALLEL_EVENTS else 1
+    climbing_s = seconds_on_one_core(curves * estimated_events(model, config, spec, workers=climbing))
+    jobs = config.jobs if climbing_s >= PARALLEL_S else 1
     run_s_of = run_seconds(model, config)
     traces_s = sum(run_s_of(n) for n in set(config.emit_traces))  # in this process, one seed each
     planned_s = wall_s(curves * planned_runs(run_s_of, config, likely, likely_probes, jobs), jobs) + traces_s

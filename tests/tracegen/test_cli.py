@@ -274,13 +274,18 @@ def test_sigterm_removes_temporary_files_and_exits_143(sig: str, code: int, tmp_
     import signal
 
     exe = pathlib.Path(sys.executable).parent / "tracegen"
-    proc = subprocess.Popen([str(exe), "predict", str(ROOT / "data/traces/cnn"), "--workers", "1-40", "--jobs", "2",
-                             "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    # long enough, with any engine, to run in two processes and still be running when the signal comes
+    proc = subprocess.Popen([str(exe), "predict", str(ROOT / "data/traces/cnn"), "--workers", "1-40", "--every-n",
+                             "--steps", "300", "--jobs", "2", "--out", str(tmp_path / "out")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True, preexec_fn=_default_stop_signals)  # noqa: PLW1509 - a SIGTERM or SIGHUP ignored by whoever started pytest must not be inherited; only the signal dispositions are touched
     assert proc.stderr is not None
+    said = []
     for line in proc.stderr:  # progress lines: the simulation is under way
+        said.append(line)
         if "N=1 done" in line:
             break
+    assert any("in 2 processes" in line for line in said), said
     os.killpg(proc.pid, getattr(signal, sig))  # the whole group, as a closed terminal does
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code and err.strip().splitlines()[-1] == f"tracegen predict: stopped by {sig}"

@@ -92,11 +92,11 @@ def test_predict_writes_the_same_bytes_with_two_processes(mlp_trace_dir: pathlib
                                                           capsys: pytest.CaptureFixture[str],
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """predict's defaults on a bundled trace, in one process and in two. A curve this short (about 1.5 million
-    events) runs in one by default, where starting processes costs what they save (PARALLEL_EVENTS): the
+    events) runs in one by default, where starting processes costs what they save (PARALLEL_S): the
     threshold is lowered here so that --jobs 2 is used, and the files must be the same bytes."""
     import tracegen.predict
 
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_EVENTS", 0)
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)
     for jobs in ("1", "2"):
         assert main(["predict", str(mlp_trace_dir), "--bandwidth", "1Gbit/s", "--jobs", jobs,
                      "--out", str(tmp_path / jobs)]) == 0
@@ -118,8 +118,9 @@ def test_a_signal_stops_predict_and_its_processes(sig: signal.Signals, code: int
     out = tmp_path / "out"
     trace = ROOT / "data/validation/dev/resnet_100mbit_q20_b128k_ps05/trace"
     workers: list[int] = []
-    with process_tree.started([str(EXE), "predict", str(trace), "--workers", "1-24", "--jobs", "2",
-                               "--out", str(out)], default_signals) as proc:
+    # long enough, with any engine, to run in processes and still be running when the signal comes
+    with process_tree.started([str(EXE), "predict", str(trace), "--workers", "1-64", "--every-n", "--steps", "100",
+                               "--jobs", "2", "--out", str(out)], default_signals) as proc:
         deadline = time.monotonic() + 120
         while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
