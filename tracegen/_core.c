@@ -1265,19 +1265,28 @@ static PyObject *core_simulate(PyObject *self, PyObject *args) {
     }
     for (i64 w = 0; w < n_workers; w++) engine_at(s, &s->engine, offsets[w], P_START, H_RUN, w << 3 | K_STEP);
     free(offsets);
-    Py_BEGIN_ALLOW_THREADS
-    while (s->engine.n && !s->error) {
-        Ev e = engine_pop(&s->engine);
-        s->engine.n_events++;
-        switch (e.handler) {
-        case H_RUN: run_fire(s, e.arg); break;
-        case H_LINK: link_fire(s, e.arg); break;
-        case H_PS: ps_fire(s, e.arg); break;
-        default: pool_fire(s, e.handler - H_POOL, e.arg); break;
+    int interrupted = 0;
+    while (s->engine.n && !s->error) { /* a million events at a time, then Python's signal handlers (Ctrl-C) */
+        Py_BEGIN_ALLOW_THREADS
+        for (i64 left = 1 << 20; left && s->engine.n && !s->error; left--) {
+            Ev e = engine_pop(&s->engine);
+            s->engine.n_events++;
+            switch (e.handler) {
+            case H_RUN: run_fire(s, e.arg); break;
+            case H_LINK: link_fire(s, e.arg); break;
+            case H_PS: ps_fire(s, e.arg); break;
+            default: pool_fire(s, e.handler - H_POOL, e.arg); break;
+            }
+        }
+        Py_END_ALLOW_THREADS
+        if (PyErr_CheckSignals() < 0) {
+            interrupted = 1;
+            break;
         }
     }
-    Py_END_ALLOW_THREADS
-    if (s->error == 1) {
+    if (interrupted) {
+        /* the handler's exception (KeyboardInterrupt, or what tracegen's handlers raise) is set */
+    } else if (s->error == 1) {
         PyErr_NoMemory();
     } else if (s->error == 2) {
         PyErr_Format(PyExc_OverflowError, "an event at %lld ns is past the engine's last instant (%lld ns)",

@@ -39,6 +39,7 @@ MIRRORS = {
     "simulate.py": "7a1388740c059f51198db1746e003e2bac9b65788b5186c59614ac41a03f6883",
 }
 CORE_SOURCE = "_core.c"
+MAX_WORKER_TASKS = 1 << 26  # workers x tasks: the C core's per-worker tables then take up to 1 GiB
 _DIR = pathlib.Path(__file__).resolve().parent
 _MASK64 = (1 << 64) - 1
 
@@ -96,7 +97,8 @@ def takes(run: Any) -> bool:
     config = run.config
     return (why_off() is None and not run.record and run.n_shards == 1 and not config.uneven
             and config.link in ("conn", "fifo") and (run.fixed_prio is not None or run.policy.name == "tf")
-            and isinstance(run.rng.bit_generator, np.random.PCG64) and run.n_variants < 2**32)
+            and isinstance(run.rng.bit_generator, np.random.PCG64) and run.n_variants < 2**32
+            and config.n_workers * run.n_tasks <= MAX_WORKER_TASKS)
 
 
 def run(run: Any, offsets: list[int]) -> tuple[Any, ...]:

@@ -160,3 +160,32 @@ def test_its_draws_are_numpys_from_any_state() -> None:
             first, perm = _core.stream(*fastcore.pcg_state(rng), below, n)
             assert first == int(rng.integers(below))
             assert list(perm) == rng.permutation(n).tolist()
+
+
+@core_on
+def test_ctrl_c_stops_a_long_run_in_the_core(tmp_path: pathlib.Path) -> None:
+    """The C core runs without Python's eval loop, where Ctrl-C is noticed: it lets Python's signal handlers run
+    every million events, so a run of minutes stops within about a second, as the reference's does."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "long.py"
+    script.write_text(
+        "from tracegen.synthetic import synthetic_model\n"
+        "from tracegen.simulate import SimConfig, simulate\n"
+        "model = synthetic_model(n_params=161, n_layers_ops=3, param_bytes=160_000, op_dur_ns=100_000,\n"
+        "                        bandwidth_bytes_per_s=1_250_000_000, latency_ns=50_000)\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        "    simulate(model, SimConfig(n_workers=64, steps=15000))  # minutes, in the C core\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509 - only the disposition pytest's own start may have left ignored
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
+    time.sleep(1.0)  # into the run
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)  # the run itself would take minutes
+    assert out.strip() == "interrupted" and proc.returncode == 0
