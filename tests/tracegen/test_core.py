@@ -112,6 +112,17 @@ def test_a_large_synthetic_step_with_many_workers() -> None:
 
 
 @core_on
+@pytest.mark.parametrize("param_bytes", [0, 1, 7])
+def test_transfers_of_no_bytes_or_a_few(param_bytes: int) -> None:
+    """A transfer of no bytes is done the moment it starts (no queue, no event); one of a byte or a few finishes
+    within the rounding allowance of its rate: paths the bundled traces may not take."""
+    model = synthetic_model(n_params=5, n_layers_ops=2, param_bytes=param_bytes, op_dur_ns=1000,
+                            bandwidth_bytes_per_s=10**6, latency_ns=10)
+    for link in ("conn", "fifo"):
+        same_either_way(model, SimConfig(n_workers=3, steps=4, link=link))
+
+
+@core_on
 def test_a_run_past_the_engines_last_instant_fails_the_same_way() -> None:
     model = synthetic_model(n_params=1, n_layers_ops=1)
     config = SimConfig(n_workers=2, steps=3000, warmup_steps=0, step_gap_ns=10**15)
