@@ -61,8 +61,9 @@ def main() -> None:
             side = scaling_curve(model, config, range(1, 65), seeds=defaults.seeds,
                                  stop_at_plateau=not defaults.every_n, processes=processes)
         par = time.perf_counter() - t0
-        print(f"the same, {jobs} processes (predict's default --jobs here): {par:.1f} s, {wall / par:.2f}x one core, "
-              f"the same curve: {side == curve}", flush=True)
+        print(f"the same, {jobs} processes (predict's default --jobs here, used for a curve estimated to take "
+              f"PARALLEL_S or more on one core): {par:.1f} s, {wall / par:.2f}x one core, the same curve: "
+              f"{side == curve}", flush=True)
     t0 = time.perf_counter()
     every = scaling_curve(model, config, range(1, 65), seeds=defaults.seeds, find_plateau=False)
     wall = time.perf_counter() - t0
