@@ -44,7 +44,7 @@ def _core() -> Extension:
     source = pathlib.Path(PACKAGE) / "_core.c"
     return Extension(f"{PACKAGE}._core", [str(source)], optional=True,
                      define_macros=[("CORE_SOURCE_DIGEST", f'"{source_digest(source)}"')],
-                     extra_compile_args=["-O2", "-ffp-contract=off", "-fno-strict-aliasing"])
+                     extra_compile_args=["-O3", "-ffp-contract=off", "-fno-strict-aliasing"])
 
 
 class BuildExt(build_ext):

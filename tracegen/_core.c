@@ -558,23 +558,20 @@ static void ps_admit(Sim *s) {
 
 static inline int ps_idle(Ps *c) { return c->free_threads.n && !c->waiting.n; }
 
-static void ps_request(Sim *s, i64 dur_ns, i64 token) {
-    Item item = {dur_ns, token, 0, -1, 0, 0.0, 1};
-    if (ring_push(&s->ps.waiting, item)) {
+/* an op (request: the run is told when it ends) or a request's handling (handle: the run is told when it
+ * starts) joins its line */
+static void ps_enqueue(Sim *s, Ring *line, i64 work_ns, i64 token, int op) {
+    Item item = {work_ns, token, 0, -1, 0, 0.0, op};
+    if (ring_push(line, item)) {
         fail(s, 1);
         return;
     }
     ps_admit(s);
 }
 
-static void ps_handle(Sim *s, i64 work_ns, i64 token) {
-    Item item = {work_ns, token, 0, -1, 0, 0.0, 0};
-    if (ring_push(&s->ps.handles, item)) {
-        fail(s, 1);
-        return;
-    }
-    ps_admit(s);
-}
+static void ps_request(Sim *s, i64 dur_ns, i64 token) { ps_enqueue(s, &s->ps.waiting, dur_ns, token, 1); }
+
+static void ps_handle(Sim *s, i64 work_ns, i64 token) { ps_enqueue(s, &s->ps.handles, work_ns, token, 0); }
 
 static void ps_fire(Sim *s, i64 version) {
     Ps *c = &s->ps;
