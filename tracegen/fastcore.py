@@ -1,11 +1,15 @@
 """The runs the C core (``tracegen/_core.c``) takes, and what it is handed.
 
-:func:`tracegen.simulate.simulate` builds its run's state (``_Run``: the task graph's tables, the resources'
-settings, the seeded generator) and, when :func:`takes` says so, hands the run to the C core instead of its own
-event loop. The C core is a second form of the reference (``engine.py``, ``pscpu.py``, ``link.py``,
-``simulate.py``): the same operations on the same values in the same order, so the result is the same to the
-last bit, only sooner (``tests/tracegen/test_core.py`` holds the two to that on every bundled trace;
-``benchmarks/bench_simulate.py`` says how much sooner).
+:func:`tracegen.simulate.simulate` hands the runs the C core takes (:func:`takes`) to :func:`simulate` here
+instead of its own event loop. What a run of a model with given settings needs beyond its workers' count, steps,
+seed and start spread (the task graph's tables, the resources' settings: :class:`Settings`) is worked out once by
+the reference's own ``_Run`` and kept for the next runs of that model and settings (a curve's every N and seed:
+up to a fifth of a small model's curve went to working them out again).
+
+The C core is a second form of the reference (``engine.py``, ``pscpu.py``, ``link.py``, ``simulate.py``): the
+same operations on the same values in the same order, so the result is the same to the last bit, only sooner
+(``tests/tracegen/test_core.py`` holds the two to that on every bundled trace; ``benchmarks/bench_simulate.py``
+says how much sooner).
 
 It takes the runs a curve, a validation, a plan or a sweep is made of: one PS shard, workers alike (no speeds
 or links of their own), the ``conn`` or ``fifo`` link, the ``tf`` policy or a fixed order, nothing recorded per
@@ -21,6 +25,8 @@ was built, so the two cannot drift apart unnoticed.
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import functools
 import math
 import os
@@ -36,7 +42,7 @@ MIRRORS = {
     "engine.py": "4aa76f7a0144aa91b268ab1d23587af0f127f3a868c8fdeaa6d53b0544b196a7",
     "pscpu.py": "558799bd0f0e151735b805455ea48c2b905702a123bc97d6cb6641f66d080211",
     "link.py": "b9799b87212fd463901e1b41dde2ed08ac4b6bdcd0faf9b55cab641a4280fb83",
-    "simulate.py": "7a1388740c059f51198db1746e003e2bac9b65788b5186c59614ac41a03f6883",
+    "simulate.py": "8a5bf929702c63e4ec1fad373e8e2af2cf107bb39d22a23db5621e52a6270762",
 }
 CORE_SOURCE = "_core.c"
 MAX_WORKER_TASKS = 1 << 26  # workers x tasks: the C core's per-worker tables then take up to 1 GiB
@@ -94,34 +100,90 @@ def _draws_like_numpy(core: Any) -> bool:
 
 def takes(run: Any) -> bool:
     """Whether the C core takes ``run`` (a ``tracegen.simulate._Run``): module docstring."""
+    return _takes_settings(run) and run.config.n_workers * run.n_tasks <= MAX_WORKER_TASKS
+
+
+def _takes_settings(run: Any) -> bool:
+    """:func:`takes` but for the run's size: whether the C core takes runs of these settings."""
     config = run.config
     return (why_off() is None and not run.record and run.n_shards == 1 and not config.uneven
             and config.link in ("conn", "fifo") and (run.fixed_prio is not None or run.policy.name == "tf")
-            and isinstance(run.rng.bit_generator, np.random.PCG64) and run.n_variants < 2**32
-            and config.n_workers * run.n_tasks <= MAX_WORKER_TASKS)
+            and isinstance(run.rng.bit_generator, np.random.PCG64) and run.n_variants < 2**32)
 
 
-def run(run: Any, offsets: list[int]) -> tuple[Any, ...]:
-    """Run ``run`` on the C core from the workers' start ``offsets`` (drawn, as the reference draws them, from
-    the run's generator): ``(step_start_ns, step_end_ns, end_ns, n_events, snapshots, staleness)``, each as
-    :class:`~tracegen.simulate.SimResult` holds it."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Settings:
+    """What every run of one model with one set of settings (all but the workers' count, steps, seed and start
+    spread) hands the C core, worked out once from the reference's ``_Run``: the task graph's tables, the
+    resources' settings, and what the result names besides its times."""
+
+    n_tasks: int
+    n_variables: int
+    link_spec: Any
+    ps_threads: int
+    ps_cores: float
+    worker_threads: int
+    critical_path_ns: int  # one uncontended step: the default start spread (tracegen.simulate.critical_path_ns)
+    scalars: tuple[Any, ...]  # after the run's own counts and gap, before its generator's state
+    arrays: tuple[list[int], ...]
+    tables: tuple[Any, ...]
+
+
+def _settings(run: Any, critical_path_ns: int) -> Settings:
+    """:class:`Settings` of ``run`` (a ``tracegen.simulate._Run`` the C core takes)."""
     config, spec = run.config, run.link_spec
-    quota = spec.ps_quota
-    cores = run.ps_cores
+    quota, cores = spec.ps_quota, run.ps_cores
     limited = quota is not None and quota.applies(cores)  # pscpu.PsCpu's settings, worked out as it does
     speed = quota.host_cores if limited else cores
-    period_ns = quota.period_ns if limited else 0
-    quota_ns = cores * quota.period_ns if limited else math.inf
-    free_handlers = max(1, math.ceil(speed - 1e-9))
     timings = run.workers[0].timings
-    scalars = (config.n_workers, run.n_tasks, len(run.version), run.warmup_steps, run.total_steps, run.gap_ns,
-               run.worker_threads, run.ps_threads, run.rpc_cpu_ns[0], run.rpc_cpu_ns[1],
+    scalars = (run.worker_threads, run.ps_threads, run.rpc_cpu_ns[0], run.rpc_cpu_ns[1],
                int(run.fixed_prio is None), int(config.link == "fifo"), spec.latency_ns,
                float(spec.connection_bytes_per_s[0]), float(spec.connection_bytes_per_s[1]), float(cores),
-               float(speed), float(quota_ns), period_ns, free_handlers, *pcg_state(run.rng))
-    arrays = (offsets, list(run.indeg), list(run.succ), list(run.succ_at), list(run.roots), list(run.where),
-              list(run.rank), list(run.size_bytes), list(run.var_of), list(run.apply_var), list(run.transfer_of),
+               float(speed), float(cores * quota.period_ns if limited else math.inf),
+               quota.period_ns if limited else 0, max(1, math.ceil(speed - 1e-9)))
+    arrays = (list(run.indeg), list(run.succ), list(run.succ_at), list(run.roots), list(run.where), list(run.rank),
+              list(run.size_bytes), list(run.var_of), list(run.apply_var), list(run.transfer_of),
               run.transfers.tolist(), [] if run.fixed_prio is None else list(run.fixed_prio),
               [d for dur, _ in timings for d in dur], [d for _, delay in timings for d in delay])
-    tables = (*spec.alone, *spec.both, *spec.queue_delay_ns)
-    return _module().simulate(scalars, arrays, tables)  # type: ignore[no-any-return]
+    return Settings(n_tasks=run.n_tasks, n_variables=len(run.version), link_spec=spec, ps_threads=run.ps_threads,
+                    ps_cores=run.ps_cores, worker_threads=run.worker_threads, critical_path_ns=critical_path_ns,
+                    scalars=scalars, arrays=arrays, tables=(*spec.alone, *spec.both, *spec.queue_delay_ns))
+
+
+# the settings of the last few (model, settings) simulated: a curve's every N and seed share one. Each entry keeps
+# its model, so that the model's id cannot name another model while the entry lasts
+_KNOWN: collections.OrderedDict[tuple[int, Any], tuple[Any, Settings | None]] = collections.OrderedDict()
+_KNOWN_MOST = 8
+
+
+def simulate(model: Any, config: Any) -> tuple[Settings, tuple[Any, ...]] | None:
+    """``tracegen.simulate.simulate(model, config)`` in the C core, or None when it does not take the run
+    (:func:`takes`; the caller runs the reference then). The reference's ``_Run`` of the settings, made once per
+    model and settings, checks them and gives the tables. Returns the settings and
+    ``(step_start_ns, step_end_ns, end_ns, n_events, snapshots, staleness)``, each as
+    :class:`~tracegen.simulate.SimResult` holds it."""
+    from tracegen import simulate as reference  # (at the call: it imports this module)
+
+    if why_off() is not None or config.record_tasks or config.uneven or config.link not in ("conn", "fifo"):
+        return None
+    key = (id(model), dataclasses.replace(config, n_workers=1, steps=1, warmup_steps=0, seed=0, start_spread_ns=None))
+    known = _KNOWN.get(key)
+    if known is None or known[0] is not model:
+        run = reference._Run(model, config, None)  # checks the settings against the model, as the reference does
+        settings = _settings(run, reference.critical_path_ns(model, run.link_spec)) if _takes_settings(run) else None
+        _KNOWN[key] = (model, settings)
+        while len(_KNOWN) > _KNOWN_MOST:
+            _KNOWN.popitem(last=False)
+    else:
+        _KNOWN.move_to_end(key)
+        settings = known[1]
+    n = config.n_workers
+    if (settings is None or n * settings.n_tasks > MAX_WORKER_TASKS
+            or n * config.total_steps * settings.n_tasks > reference.MAX_TASK_INSTANCES):
+        return None  # (the reference says why a run is too large)
+    rng = np.random.default_rng(config.seed)  # as the reference's run draws: the start offsets, then the steps'
+    spread = settings.critical_path_ns if config.start_spread_ns is None else config.start_spread_ns
+    offsets = [0] + [int(x) for x in rng.integers(0, max(1, spread), size=n - 1)]
+    scalars = (n, settings.n_tasks, settings.n_variables, config.warmup_steps, config.total_steps,
+               config.step_gap_ns + model.step_gap_ns, *settings.scalars, *pcg_state(rng))
+    return settings, _module().simulate(scalars, (offsets, *settings.arrays), settings.tables)

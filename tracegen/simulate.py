@@ -257,8 +257,7 @@ class _Run(Handler, Client):
     task) << 3 | what`` (a step's start: ``worker << 3``)."""
 
     def __init__(self, model: StepModel, config: SimConfig,  # noqa: PLR0915 - the run's state, declared in one place
-                 on_task: Callable[[TaskRecord], None] | None, core: bool = True) -> None:  # (where mypyc and
-        # a reader look for it)
+                 on_task: Callable[[TaskRecord], None] | None) -> None:  # (where mypyc and a reader look for it)
         n_tasks = model.n_tasks
         if config.n_workers * config.total_steps * n_tasks > MAX_TASK_INSTANCES:
             raise ConfigError(f"{config.n_workers} workers x {config.total_steps} steps x {n_tasks} tasks is more "
@@ -344,7 +343,6 @@ class _Run(Handler, Client):
         self.warmup_steps, self.total_steps, self.uneven = config.warmup_steps, config.total_steps, config.uneven
         self.gap_ns = config.step_gap_ns + model.step_gap_ns
         self.n_variants = len(model.timings)
-        self.core = core
 
     def run(self) -> SimResult:
         config = self.config
@@ -352,12 +350,6 @@ class _Run(Handler, Client):
         if spread is None:
             spread = critical_path_ns(self.model, self.link_spec)
         offsets = [0] + [int(x) for x in self.rng.integers(0, max(1, spread), size=config.n_workers - 1)]
-        if self.core and fastcore.takes(self):  # the same run in C (tracegen/fastcore.py)
-            starts, ends, end_ns, n_events, snapshots, staleness = fastcore.run(self, offsets)
-            return SimResult(config=config, link_spec=self.link_spec, ps_threads=self.ps_threads,
-                             ps_cores=self.ps_cores, worker_threads=self.worker_threads, step_start_ns=starts,
-                             step_end_ns=ends, end_ns=end_ns, n_events=n_events, snapshots=snapshots,
-                             staleness=staleness)
         for w, offset in enumerate(offsets):
             self.engine.at(offset, START, self, w << _KIND_BITS | _STEP)
         self.engine.run()
@@ -579,7 +571,15 @@ def simulate(model: StepModel, config: SimConfig, *, on_task: Callable[[TaskReco
     collecting = gc.isenabled()
     gc.disable()  # a run allocates millions of short-lived tuples and makes no garbage cycles worth collecting
     try:
-        return _Run(model, config, on_task, core).run()
+        if core and on_task is None:
+            fast = fastcore.simulate(model, config)
+            if fast is not None:  # the same run in C
+                settings, (starts, ends, end_ns, n_events, snapshots, staleness) = fast
+                return SimResult(config=config, link_spec=settings.link_spec, ps_threads=settings.ps_threads,
+                                 ps_cores=settings.ps_cores, worker_threads=settings.worker_threads,
+                                 step_start_ns=starts, step_end_ns=ends, end_ns=end_ns, n_events=n_events,
+                                 snapshots=snapshots, staleness=staleness)
+        return _Run(model, config, on_task).run()
     finally:
         if collecting:
             gc.enable()
