@@ -166,10 +166,11 @@ def simulate(model: Any, config: Any) -> tuple[Settings, tuple[Any, ...]] | None
 
     if why_off() is not None or config.record_tasks or config.uneven or config.link not in ("conn", "fifo"):
         return None
-    key = (id(model), dataclasses.replace(config, n_workers=1, steps=1, warmup_steps=0, seed=0, start_spread_ns=None))
+    same = dataclasses.replace(config, n_workers=1, steps=1, warmup_steps=0, seed=0, start_spread_ns=None)
+    key = (id(model), same)
     known = _KNOWN.get(key)
     if known is None or known[0] is not model:
-        run = reference._Run(model, config, None)  # checks the settings against the model, as the reference does
+        run = reference._Run(model, same, None)  # checks the settings against the model, as the reference does
         settings = _settings(run, reference.critical_path_ns(model, run.link_spec)) if _takes_settings(run) else None
         _KNOWN[key] = (model, settings)
         while len(_KNOWN) > _KNOWN_MOST:

@@ -200,3 +200,14 @@ def test_ctrl_c_stops_a_long_run_in_the_core(tmp_path: pathlib.Path) -> None:
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)  # the run itself would take minutes
     assert out.strip() == "interrupted" and proc.returncode == 0
+
+
+def test_a_run_too_large_is_refused_as_the_reference_refuses_it() -> None:
+    """The C core works out a model's tables once, on a run of one worker and one step: a run of these settings
+    too large to simulate still gets the reference's refusal, before any work."""
+    from tracegen.errors import ConfigError
+
+    model, config = _mlp()
+    simulate(model, dataclasses.replace(config, n_workers=2, steps=3))  # its settings known
+    with pytest.raises(ConfigError, match="task instances one simulation may run"):
+        simulate(model, dataclasses.replace(config, n_workers=100_000, steps=1_000_000))
