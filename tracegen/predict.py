@@ -135,8 +135,18 @@ def seconds_on_one_core(events: float) -> float:
 def run_seconds(model: StepModel, config: PredictConfig) -> Callable[[int], float]:
     """N → one core's seconds for one run of N workers (:func:`tracegen.cost.run_s`), the model's busy tasks
     counted once (a pass over every task of every traced step)."""
-    tasks, steps, engine = busy_tasks(model), config.steps + config.warmup_steps, native.engine()
+    tasks, steps, engine = busy_tasks(model), config.steps + config.warmup_steps, engine_of(config)
     return lambda n_workers: run_s(tasks, n_workers, steps, engine)
+
+
+def engine_of(config: PredictConfig) -> str:
+    """The engine ``config``'s runs go to (:func:`tracegen.native.engine`): the C core only for the runs it takes
+    (:mod:`tracegen.fastcore`), so not for workers that differ, several PS shards or the ``fair`` link."""
+    engine = native.engine()
+    if engine == "C core" and (config.worker_speed or config.worker_link_bits_per_s or config.link == "fair"
+                               or len(set(config.ps_shard_of_task)) > 1):
+        return "pure Python" if native.mypyc_off() else "compiled (mypyc)"
+    return engine
 
 
 def planned_runs(run_s_of: Callable[[int], float], config: PredictConfig, workers: Sequence[int],

@@ -53,3 +53,19 @@ def test_what_is_left_goes_at_the_pace_measured_so_far() -> None:
     assert seconds_left(8.0, 6.0, 12.0, 2) == pytest.approx((12.0 - done) * 8.0 / done)
     assert seconds_left(8.0, 30.0, 12.0, 2) is None  # past the plan (the curve climbed on): no figure made up
     assert seconds_left(0.0, 0.0, 0.0, 1) is None
+
+
+def test_runs_the_c_core_does_not_take_are_priced_at_the_engine_that_runs_them() -> None:
+    """With the C core on, a run of workers that differ, of several PS shards or on the ``fair`` link still goes
+    to the compiled (or pure) engine, three to four times slower: its estimate priced it at the C core's rate."""
+    from tracegen import native
+    from tracegen.predict import PredictConfig, engine_of
+
+    plain = PredictConfig()
+    assert engine_of(plain) == native.engine()
+    others = [PredictConfig(worker_speed=(0.5,)), PredictConfig(worker_link_bits_per_s=(10**8,)),
+              PredictConfig(link="fair"), PredictConfig(ps_shard_of_task=(0, 1))]
+    reference = "pure Python" if native.mypyc_off() else "compiled (mypyc)"
+    for config in others:
+        assert engine_of(config) == reference, config
+    assert engine_of(PredictConfig(ps_shard_of_task=(0, 0))) == native.engine()  # one shard: the core takes it
