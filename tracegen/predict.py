@@ -122,14 +122,16 @@ def check_uneven(model: StepModel, config: PredictConfig, events: float) -> None
     slow = times.index(max(times))
     raise ConfigError(f"worker {slow + 1} of the worker classes takes about {times[slow]:.3g} s a step alone, and the "
                       f"others train until it has run its steps: about {events:.2g} events, "
-                      f"{seconds_on_one_core(events) / 60:.0f} min on one core (more than the {MAX_UNEVEN_EVENTS:.0e} "
-                      "allowed when workers differ); give it a faster speed or link, or ask for fewer --steps")
+                      f"{format_wait(seconds_on_one_core(events, engine_of(config)))} on one core (more than the "
+                      f"{MAX_UNEVEN_EVENTS:.0e} allowed when workers differ); give it a faster speed or link, or ask "
+                      "for fewer --steps")
 
 
-def seconds_on_one_core(events: float) -> float:
-    """About how long ``events`` (:func:`task_events`) take on one core with the engine this process runs
-    (:func:`tracegen.native.engine`), every task taken to take time (:mod:`tracegen.cost`)."""
-    return events / EVENTS_PER_TASK * SECONDS_PER_TASK[native.engine()]
+def seconds_on_one_core(events: float, engine: str | None = None) -> float:
+    """About how long ``events`` (:func:`task_events`) take on one core with ``engine`` (default: the one this
+    process runs, :func:`tracegen.native.engine`; a prediction's, :func:`engine_of`), every task taken to take
+    time (:mod:`tracegen.cost`)."""
+    return events / EVENTS_PER_TASK * SECONDS_PER_TASK[engine or native.engine()]
 
 
 def run_seconds(model: StepModel, config: PredictConfig) -> Callable[[int], float]:
@@ -511,7 +513,8 @@ def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: in
     every_events = curves * estimated_events(model, config, spec, workers=(*config.workers, *probes))
     # processes as before this estimate counted two probes, not three (the threshold is in those events)
     climbing = (*likely, *probes) if likely_probes else likely
-    climbing_s = seconds_on_one_core(curves * estimated_events(model, config, spec, workers=climbing))
+    climbing_s = seconds_on_one_core(curves * estimated_events(model, config, spec, workers=climbing),
+                                     engine_of(config))
     jobs = config.jobs if climbing_s >= PARALLEL_S else 1
     run_s_of = run_seconds(model, config)
     traces_s = sum(run_s_of(n) for n in set(config.emit_traces))  # in this process, one seed each
@@ -547,11 +550,14 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
         traces = (f", {trace_events:.2g} of them for 'emit_traces' {format_workers(config.emit_traces)}"
                   if trace_events else "")
         raise ConfigError(f"this prediction would simulate about {events:.2g} events, "
-                          f"{format_wait(seconds_on_one_core(events))} on one core (more than the {MAX_EVENTS:.0e} "
+                          f"{format_wait(seconds_on_one_core(events, engine_of(config)))} on one core (more than "
+                          f"the {MAX_EVENTS:.0e} "
                           f"allowed){traces}; ask for fewer worker counts, traces, steps or seeds")
     lines = [trace_space(config, out, TRACE_BYTES_PER_EVENT * trace_events)] if trace_events else []
     every = events if every_events is None else every_events + trace_events
-    likely_s, every_s = (seconds_on_one_core(events), seconds_on_one_core(every)) if seconds is None else seconds
+    engine = engine_of(config)
+    likely_s, every_s = ((seconds_on_one_core(events, engine), seconds_on_one_core(every, engine)) if seconds is None
+                         else seconds)
     where = f"in {jobs} processes" if seconds is not None and jobs > 1 else "on one core"
     if every > 2 * events and every > SLOW_EVENTS:
         lines.append(f"about {events:.2g} simulated events: roughly {format_wait(max(likely_s, 1))} {where} if the "
