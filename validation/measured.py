@@ -97,6 +97,26 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
                           f"{_separator_hint(list(map(str, frame.columns)))}")
     if frame.empty:
         raise ConfigError(f"{header}: the header and no measurement rows after it")
+    # the rows are checked a column at a time: of several bad lines, the first in the file is the one named (the
+    # rows before a bad one are checked again, until none before it is bad), as a reader fixes them top down
+    rows, error = frame, None
+    while True:
+        try:
+            out = _rows(rows, source)
+        except ConfigError as exc:
+            line = _line_of(exc, source)
+            if line is None:
+                raise
+            error, rows = exc, rows[rows.index < line]
+            if not rows.empty:
+                continue
+        if error is not None:
+            raise error
+        return out
+
+
+def _rows(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The measurement rows of ``frame`` (its header checked), checked column by column."""
     _refuse_a_run_twice(frame, source)
     _refuse_two_settings(frame, source)
     out = pd.DataFrame({
@@ -105,6 +125,13 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
     }, index=frame.index)  # each run's line: a value judged later (a cap against the trace's) is named by it
     _read_optional(frame, out, source)
     return out
+
+
+def _line_of(error: ConfigError, source: str) -> int | None:
+    """The line a row's error names (``SOURCE:LINE: ...``), or None."""
+    rest = str(error).removeprefix(f"{source}:")
+    line, colon, _ = rest.partition(":")
+    return int(line) if colon and rest != str(error) and line.isdigit() else None
 
 
 def _case_hint(name: str, frame: pd.DataFrame) -> str:

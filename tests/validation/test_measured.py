@@ -73,6 +73,20 @@ def test_a_bandwidth_outside_1_kbit_to_1000_terabytes_per_second_is_refused(tmp_
         "bandwidth_bytes_per_s"].tolist() == [125.0]
 
 
+@pytest.mark.parametrize(("text", "line", "what"), [
+    # a column at a time, the later line of the first column checked was named: n_workers is checked first
+    ("n_workers,steps_per_s\n1,2\n2,x\n3,4\n0,5\n", 3, "'steps_per_s' must be a number (got 'x')"),
+    ("n_workers,steps_per_s,repeat\n1,2,0\n1,2,0\n2,x,0\n", 3, "the run of line 2 again"),
+    ("n_workers,steps_per_s,batch_size\n1,2,0\nx,3,32\n", 2, "'batch_size'"),
+    ("n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,7\n2,x,8e8\n", 2, "'bandwidth_bits_per_s'"),
+])
+def test_of_several_bad_lines_the_first_in_the_file_is_named(tmp_path: pathlib.Path, text: str, line: int,
+                                                              what: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        read_measured(_csv(tmp_path, text))
+    assert f"m.csv:{line}: " in str(info.value) and what in str(info.value), str(info.value)
+
+
 def test_blank_lines_do_not_shift_the_line_numbers(tmp_path: pathlib.Path) -> None:
     with pytest.raises(ConfigError, match=r"m\.csv:5: 'steps_per_s' must be a number \(got 'x'\)"):
         read_measured(_csv(tmp_path, "n_workers,steps_per_s\n\n1,2\n\n2,x\n"))
