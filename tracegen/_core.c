@@ -226,13 +226,13 @@ typedef struct {
     IntHeap free;
     WaitHeap queue;
     i64 seq;
-    i64 *start_ns, *token; /* per thread */
+    i64 *token; /* per thread: what it runs (the reference also keeps when it began, for recorded tasks) */
 } Pool;
 
 /* ------------------------------------------------------------------ the PS's CPU (pscpu.py's PsCpu) */
 
 typedef struct {
-    i64 work, token, seq, slot, start_ns;
+    i64 work, token, seq, slot;
     double v_end;
     int op; /* an op (its client is the run); else a request's handling (the run is told when it starts) */
 } Item;
@@ -267,7 +267,7 @@ static Item ring_pop(Ring *r) {
 }
 
 typedef struct {
-    double cores, speed, quota_ns, budget, v, rate, busy;
+    double speed, quota_ns, budget, v, rate, busy;
     i64 period_ns; /* 0: no quota (the reference's None) */
     i64 period_end, t, seq, version, free_handlers;
     IntHeap free_threads;
@@ -277,7 +277,7 @@ typedef struct {
 
 /* ------------------------------------------------------------------ the link (link.py's FlowLink, one group) */
 
-typedef struct { i64 requested_ns, priority, seq, size, token, key, start_ns; double v_end; } Tr;
+typedef struct { i64 requested_ns, priority, seq, size, token, key; double v_end; } Tr;
 static inline int queued_before(const Tr *a, const Tr *b) {
     if (a->requested_ns != b->requested_ns) return a->requested_ns < b->requested_ns;
     if (a->priority != b->priority) return a->priority < b->priority;
@@ -334,7 +334,6 @@ typedef struct {
     Queue *queues; /* by key: the worker (conn), or 0 (fifo) */
     i64 *pending;
     i64 n_pending, cap_pending;
-    int has_group; /* the reference makes a direction's group at its first transfer */
     double limit, v, rate;
     Front heads;
     double moved;
@@ -377,10 +376,10 @@ struct Sim {
     i64 worker_threads, ps_threads;
     i64 rpc_cpu_ns[2];
     int random_policy;
-    const i64 *indeg, *succ, *succ_at, *roots, *where, *rank, *size_bytes, *var_of, *apply_var, *transfer_of;
-    const i64 *transfers, *fixed_prio, *durs, *delays; /* durs/delays: n_variants x n_tasks */
+    i64 *indeg, *succ, *succ_at, *roots, *where, *rank, *size_bytes, *var_of, *apply_var, *transfer_of;
+    i64 *transfers, *fixed_prio, *durs, *delays; /* durs/delays: n_variants x n_tasks */
     i64 n_roots;
-    i64 *version, *push_start, *perm, *step_prio; /* step_prio: per worker, its step's transfer order */
+    i64 *version, *perm, *step_prio; /* step_prio: per worker, its step's transfer order */
     i64 *work; /* finish()'s work list */
     i64 n_work, cap_work;
     i64 *snap_t; double *snap_v; /* per step end: time, pull bytes, push bytes, PS busy core-ns */
@@ -415,7 +414,7 @@ static void engine_at(Sim *s, Engine *e, i64 time_ns, i64 priority, i64 handler,
     e->h[i] = v;
 }
 
-static void run_done(Sim *s, i64 token, i64 start_ns, i64 slot);
+static void run_done(Sim *s, i64 token);
 static void run_fire(Sim *s, i64 argument);
 
 /* --- CpuPool */
@@ -423,7 +422,6 @@ static void run_fire(Sim *s, i64 argument);
 static void pool_run(Sim *s, i64 w, i64 dur_ns, i64 token) {
     Pool *p = &s->pools[w];
     i64 thread = intheap_pop(&p->free);
-    p->start_ns[thread] = s->engine.now;
     p->token[thread] = token;
     engine_at(s, &s->engine, s->engine.now + dur_ns, P_DONE, H_POOL + w, thread);
 }
@@ -459,7 +457,7 @@ static void pool_fire(Sim *s, i64 w, i64 thread) {
         fail(s, 1);
         return;
     }
-    run_done(s, p->token[thread], p->start_ns[thread], thread);
+    run_done(s, p->token[thread]);
     if (p->queue.n) pool_dispatch(s, w);
 }
 
@@ -503,7 +501,6 @@ static void ps_start(Sim *s, Item item, i64 slot) {
     item.v_end = c->v + (double)item.work;
     item.seq = c->seq;
     item.slot = slot;
-    item.start_ns = s->engine.now;
     if (ItemHeap_push(&c->items, item)) fail(s, 1);
 }
 
@@ -561,7 +558,7 @@ static inline int ps_idle(Ps *c) { return c->free_threads.n && !c->waiting.n; }
 /* an op (request: the run is told when it ends) or a request's handling (handle: the run is told when it
  * starts) joins its line */
 static void ps_enqueue(Sim *s, Ring *line, i64 work_ns, i64 token, int op) {
-    Item item = {work_ns, token, 0, -1, 0, 0.0, op};
+    Item item = {work_ns, token, 0, -1, 0.0, op};
     if (ring_push(line, item)) {
         fail(s, 1);
         return;
@@ -598,7 +595,7 @@ static void ps_fire(Sim *s, i64 version) {
     }
     ps_take(s);
     ps_reschedule(s);
-    for (i64 i = 0; i < n_done && !s->error; i++) run_done(s, done[i].token, done[i].start_ns, done[i].slot);
+    for (i64 i = 0; i < n_done && !s->error; i++) run_done(s, done[i].token);
     free(done);
 }
 
@@ -633,9 +630,9 @@ static double link_moved_bytes(Sim *s, int direction) {
     Link *l = &s->link;
     Dir *d = &l->dirs[direction];
     i64 dt = s->engine.now - l->t;
-    double extra = 0.0; /* sum() over the groups: none, or the one */
-    if (d->has_group) extra = d->rate * (double)front_len(&d->heads) * (double)dt / 1e9;
-    return d->moved + extra;
+    /* the one group's heads at its rate since the last change (none: nothing, as the reference's empty sum) */
+    i64 n = front_len(&d->heads);
+    return n ? d->moved + d->rate * (double)n * (double)dt / 1e9 : d->moved;
 }
 
 static void link_advance(Sim *s) {
@@ -644,7 +641,7 @@ static void link_advance(Sim *s) {
     if (dt) {
         for (int direction = 0; direction < 2; direction++) {
             Dir *d = &l->dirs[direction];
-            if (front_len(&d->heads) && d->has_group) {
+            if (front_len(&d->heads)) {
                 d->v += d->rate * (double)dt / 1e9;
                 d->moved += d->rate * (double)front_len(&d->heads) * (double)dt / 1e9;
             }
@@ -683,13 +680,13 @@ static void link_start(Sim *s, int direction, i64 worker, i64 size_bytes, i64 pr
     l->seq++;
     i64 now = s->engine.now;
     if (size_bytes <= 0) {
-        run_done(s, token, now, -1);
+        run_done(s, token);
         return;
     }
     Dir *d = &l->dirs[direction];
     i64 key = l->fifo ? 0 : worker;
     Queue *q = &d->queues[key];
-    Tr tr = {now, priority, l->seq, size_bytes, token, key, 0, 0.0};
+    Tr tr = {now, priority, l->seq, size_bytes, token, key, 0.0};
     if (!q->exists) {
         q->exists = 1;
         if (queue_add(q, tr)) {
@@ -708,13 +705,7 @@ static void link_start(Sim *s, int direction, i64 worker, i64 size_bytes, i64 pr
 }
 
 static void link_begin(Sim *s, Dir *d, Tr tr) {
-    if (!d->has_group) {
-        d->has_group = 1;
-        d->v = 0.0;
-        d->rate = 0.0;
-    }
     tr.v_end = d->v + (double)tr.size;
-    tr.start_ns = s->engine.now;
     if (heads_add(&d->heads, tr)) fail(s, 1);
 }
 
@@ -735,24 +726,22 @@ static void link_wake(Sim *s, int direction, i64 version) {
     int was_busy = front_len(&d->heads) > 0;
     Tr *finished = NULL;
     i64 n_finished = 0, cap_finished = 0;
-    if (d->has_group) {
-        while (front_len(&d->heads) && front_first(&d->heads)->v_end <= d->v + 1e-3) {
-            Tr head = front_take(&d->heads);
-            Queue *q = &d->queues[head.key];
-            if (front_len(q)) {
-                link_begin(s, d, front_take(q));
-            } else {
-                q->exists = 0;
-            }
-            if (GROW(finished, cap_finished, n_finished + 1)) {
-                fail(s, 1);
-                break;
-            }
-            finished[n_finished++] = head;
+    while (front_len(&d->heads) && front_first(&d->heads)->v_end <= d->v + 1e-3) {
+        Tr head = front_take(&d->heads);
+        Queue *q = &d->queues[head.key];
+        if (front_len(q)) {
+            link_begin(s, d, front_take(q));
+        } else {
+            q->exists = 0;
         }
+        if (GROW(finished, cap_finished, n_finished + 1)) {
+            fail(s, 1);
+            break;
+        }
+        finished[n_finished++] = head;
     }
     link_reshare(s, direction, was_busy);
-    for (i64 i = 0; i < n_finished && !s->error; i++) run_done(s, finished[i].token, finished[i].start_ns, -1);
+    for (i64 i = 0; i < n_finished && !s->error; i++) run_done(s, finished[i].token);
     free(finished);
 }
 
@@ -774,7 +763,7 @@ static inline i64 token_of(Sim *s, i64 w, i64 t, i64 what) {
     return ((w << 32) | t) << 3 | what;
 }
 
-static void run_finish(Sim *s, i64 w, i64 t, i64 start, i64 slot);
+static void run_finish(Sim *s, i64 w, i64 t);
 static void run_dispatch(Sim *s, i64 w, i64 t);
 
 static int run_instant(Sim *s, i64 w, i64 t) {
@@ -789,7 +778,7 @@ static void run_ready(Sim *s, i64 w, i64 t, i64 at) {
     if (at > now) {
         engine_at(s, &s->engine, at, P_ARRIVE, H_RUN, token_of(s, w, t, K_READY));
     } else if (run_instant(s, w, t)) {
-        run_finish(s, w, t, now, -1);
+        run_finish(s, w, t);
     } else {
         run_dispatch(s, w, t);
     }
@@ -856,13 +845,12 @@ static void run_push_requested(Sim *s, i64 w, i64 t) {
     link_start(s, PUSH, w, s->size_bytes[t], s->workers[w].prio[s->transfer_of[t]], token_of(s, w, t, K_PUSHED));
 }
 
-static void run_pushed(Sim *s, i64 w, i64 t, i64 start) {
+static void run_pushed(Sim *s, i64 w, i64 t) {
     if (s->rpc_cpu_ns[PUSH]) {
         i64 token = token_of(s, w, t, K_PUSH_HANDLED);
-        s->push_start[w * s->n_tasks + t] = start;
         ps_handle(s, s->rpc_cpu_ns[PUSH], token);
     } else {
-        run_finish(s, w, t, start, -1);
+        run_finish(s, w, t);
     }
 }
 
@@ -901,9 +889,7 @@ static void run_end_step(Sim *s, i64 w) {
     }
 }
 
-static void run_finish(Sim *s, i64 w, i64 t, i64 start, i64 slot) {
-    (void)start;
-    (void)slot;
+static void run_finish(Sim *s, i64 w, i64 t) {
     Wk *wk = &s->workers[w];
     i64 now = s->engine.now;
     i64 *rem = wk->remaining;
@@ -939,12 +925,12 @@ static void run_finish(Sim *s, i64 w, i64 t, i64 start, i64 slot) {
     if (wk->done_count == s->n_tasks) run_end_step(s, w);
 }
 
-static void run_done(Sim *s, i64 token, i64 start_ns, i64 slot) {
+static void run_done(Sim *s, i64 token) {
     i64 w = token >> 35, t = (token >> 3) & 0xffffffffLL;
     if ((token & 7) == K_PUSHED) {
-        run_pushed(s, w, t, start_ns);
+        run_pushed(s, w, t);
     } else {
-        run_finish(s, w, t, start_ns, slot);
+        run_finish(s, w, t);
     }
 }
 
@@ -960,7 +946,7 @@ static void run_fire(Sim *s, i64 argument) {
     case K_PULL_REQUESTED: run_pull_requested(s, w, t); break;
     case K_PUSH_REQUESTED: run_push_requested(s, w, t); break;
     case K_PULL_HANDLED: run_send_pull(s, w, t); break;
-    default: run_finish(s, w, t, s->push_start[w * s->n_tasks + t], -1); break;
+    default: run_finish(s, w, t); break;
     }
 }
 
@@ -1038,7 +1024,6 @@ static void sim_free(Sim *s) {
         for (i64 w = 0; w < s->n_workers; w++) {
             free(s->pools[w].free.a);
             free(s->pools[w].queue.a);
-            free(s->pools[w].start_ns);
             free(s->pools[w].token);
         }
         free(s->pools);
@@ -1071,11 +1056,10 @@ static void sim_free(Sim *s) {
         }
         free(s->workers);
     }
-    free((void *)s->indeg); free((void *)s->succ); free((void *)s->succ_at); free((void *)s->roots);
-    free((void *)s->where); free((void *)s->rank); free((void *)s->size_bytes); free((void *)s->var_of);
-    free((void *)s->apply_var); free((void *)s->transfer_of); free((void *)s->transfers);
-    free((void *)s->fixed_prio); free((void *)s->durs); free((void *)s->delays);
-    free(s->version); free(s->push_start); free(s->perm); free(s->step_prio); free(s->work);
+    free(s->indeg); free(s->succ); free(s->succ_at); free(s->roots); free(s->where); free(s->rank);
+    free(s->size_bytes); free(s->var_of); free(s->apply_var); free(s->transfer_of); free(s->transfers);
+    free(s->fixed_prio); free(s->durs); free(s->delays);
+    free(s->version); free(s->perm); free(s->step_prio); free(s->work);
     free(s->snap_t); free(s->snap_v); free(s->stale);
 }
 
@@ -1132,19 +1116,17 @@ static int sim_alloc(Sim *s) {
     s->pools = calloc((size_t)W, sizeof(Pool));
     s->workers = calloc((size_t)W, sizeof(Wk));
     s->version = calloc((size_t)(s->n_variables ? s->n_variables : 1), sizeof(i64));
-    s->push_start = calloc((size_t)(W * N), sizeof(i64));
     s->perm = malloc((size_t)(N ? N : 1) * sizeof(i64));
     s->step_prio = s->random_policy ? malloc((size_t)(W * (s->n_transfers ? s->n_transfers : 1)) * sizeof(i64)) : NULL;
     s->snap_t = malloc((size_t)(W * S) * sizeof(i64));
     s->snap_v = malloc((size_t)(3 * W * S) * sizeof(double));
-    if (!s->pools || !s->workers || !s->version || !s->push_start || !s->perm || !s->snap_t || !s->snap_v
+    if (!s->pools || !s->workers || !s->version || !s->perm || !s->snap_t || !s->snap_v
         || (s->random_policy && !s->step_prio))
         return -1;
     for (i64 w = 0; w < W; w++) {
         Pool *p = &s->pools[w];
-        p->start_ns = calloc((size_t)s->worker_threads, sizeof(i64));
         p->token = calloc((size_t)s->worker_threads, sizeof(i64));
-        if (!p->start_ns || !p->token) return -1;
+        if (!p->token) return -1;
         for (i64 i = 0; i < s->worker_threads; i++)
             if (intheap_push(&p->free, i)) return -1;
         Wk *wk = &s->workers[w];
@@ -1185,10 +1167,10 @@ static PyObject *core_simulate(PyObject *self, PyObject *args) {
         fifo, latency, period, free_handlers;
     unsigned long long st_hi, st_lo, inc_hi, inc_lo, uinteger;
     int has_uint32;
-    double conn_pull, conn_push, cores, speed, quota;
-    if (!PyArg_ParseTuple(scalars, "LLLLLLLLLLLLLdddddLLKKKKpK", &n_workers, &n_tasks, &n_variables, &warmup, &total,
+    double conn_pull, conn_push, speed, quota;
+    if (!PyArg_ParseTuple(scalars, "LLLLLLLLLLLLLddddLLKKKKpK", &n_workers, &n_tasks, &n_variables, &warmup, &total,
                           &gap, &wthreads, &pthreads, &rpc_pull, &rpc_push, &random_policy, &fifo, &latency,
-                          &conn_pull, &conn_push, &cores, &speed, &quota, &period, &free_handlers, &st_hi,
+                          &conn_pull, &conn_push, &speed, &quota, &period, &free_handlers, &st_hi,
                           &st_lo, &inc_hi, &inc_lo, &has_uint32, &uinteger))
         goto done;
     s->n_workers = n_workers; s->n_tasks = n_tasks; s->n_variables = n_variables; s->warmup_steps = warmup;
@@ -1196,7 +1178,7 @@ static PyObject *core_simulate(PyObject *self, PyObject *args) {
     s->rpc_cpu_ns[PULL] = rpc_pull; s->rpc_cpu_ns[PUSH] = rpc_push; s->random_policy = (int)random_policy;
     s->link.fifo = (int)fifo; s->link.latency_ns = latency;
     s->link.connection[PULL] = conn_pull; s->link.connection[PUSH] = conn_push;
-    s->ps.cores = cores; s->ps.speed = speed; s->ps.quota_ns = quota; s->ps.budget = quota;
+    s->ps.speed = speed; s->ps.quota_ns = quota; s->ps.budget = quota;
     s->ps.period_ns = period; s->ps.period_end = period; s->ps.free_handlers = free_handlers;
     s->ps.rate = 1.0; s->ps.v = 0.0;
     s->pcg.state = ((u128)st_hi << 64) | st_lo;
@@ -1212,32 +1194,27 @@ static PyObject *core_simulate(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(arrays, "OOOOOOOOOOOOOOO", &offsets_obj, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6],
                           &a[7], &a[8], &a[9], &a[10], &a[11], &a[12], &a[13]))
         goto done;
-    i64 n = n_tasks, any = -1, n_offsets = n_workers;
+    i64 n_offsets = n_workers;
     i64 *offsets = ints_of(offsets_obj, &n_offsets, "offsets");
     if (!offsets) goto done;
-    i64 n_succ_at = n_tasks + 1, n_succ = -1, n_roots = -1, n_transfers = -1, n_fixed = -1, n_durs = -1, n_delays = -1;
-    i64 nn[5] = {n, n, n, n, n};
-    s->indeg = ints_of(a[0], &nn[0], "indeg");
-    s->succ = s->indeg ? ints_of(a[1], &n_succ, "succ") : NULL;
-    s->succ_at = s->succ ? ints_of(a[2], &n_succ_at, "succ_at") : NULL;
-    s->roots = s->succ_at ? ints_of(a[3], &n_roots, "roots") : NULL;
-    s->where = s->roots ? ints_of(a[4], &nn[1], "where") : NULL;
-    s->rank = s->where ? ints_of(a[5], &nn[2], "rank") : NULL;
-    s->size_bytes = s->rank ? ints_of(a[6], &nn[3], "size_bytes") : NULL;
-    i64 n_var_of = n, n_apply = n, n_transfer_of = n;
-    s->var_of = s->size_bytes ? ints_of(a[7], &n_var_of, "var_of") : NULL;
-    s->apply_var = s->var_of ? ints_of(a[8], &n_apply, "apply_var") : NULL;
-    s->transfer_of = s->apply_var ? ints_of(a[9], &n_transfer_of, "transfer_of") : NULL;
-    s->transfers = s->transfer_of ? ints_of(a[10], &n_transfers, "transfers") : NULL;
-    s->fixed_prio = s->transfers ? ints_of(a[11], &n_fixed, "fixed_prio") : NULL;
-    s->durs = s->fixed_prio ? ints_of(a[12], &n_durs, "durs") : NULL;
-    s->delays = s->durs ? ints_of(a[13], &n_delays, "delays") : NULL;
-    (void)any;
-    (void)nn[4];
-    if (!s->delays) {
-        free(offsets);
-        goto done;
+    /* the task graph's tables, in fastcore.Settings' order: each of the length given (-1: any) */
+    struct { const char *name; i64 **into; i64 length; } tables_of_tasks[14] = {
+        {"indeg", &s->indeg, n_tasks}, {"succ", &s->succ, -1}, {"succ_at", &s->succ_at, n_tasks + 1},
+        {"roots", &s->roots, -1}, {"where", &s->where, n_tasks}, {"rank", &s->rank, n_tasks},
+        {"size_bytes", &s->size_bytes, n_tasks}, {"var_of", &s->var_of, n_tasks},
+        {"apply_var", &s->apply_var, n_tasks}, {"transfer_of", &s->transfer_of, n_tasks},
+        {"transfers", &s->transfers, -1}, {"fixed_prio", &s->fixed_prio, -1}, {"durs", &s->durs, -1},
+        {"delays", &s->delays, -1}};
+    i64 found[14];
+    for (int i = 0; i < 14; i++) {
+        found[i] = tables_of_tasks[i].length;
+        *tables_of_tasks[i].into = ints_of(a[i], &found[i], tables_of_tasks[i].name);
+        if (!*tables_of_tasks[i].into) {
+            free(offsets);
+            goto done;
+        }
     }
+    i64 n_roots = found[3], n_transfers = found[10], n_fixed = found[11], n_durs = found[12], n_delays = found[13];
     s->n_roots = n_roots;
     s->n_transfers = n_transfers;
     s->n_variants = n_durs / n_tasks;
