@@ -45,7 +45,7 @@ MIRRORS = {
     "simulate.py": "8a5bf929702c63e4ec1fad373e8e2af2cf107bb39d22a23db5621e52a6270762",
 }
 CORE_SOURCE = "_core.c"
-MAX_WORKER_TASKS = 1 << 26  # workers x tasks: the C core's per-worker tables then take up to 1 GiB
+MAX_WORKER_TASKS = 1 << 26  # workers x tasks: the C core's per-worker counts of what each task waits for, 512 MiB
 _DIR = pathlib.Path(__file__).resolve().parent
 _MASK64 = (1 << 64) - 1
 
@@ -103,11 +103,17 @@ def takes(run: Any) -> bool:
     return _takes_settings(run) and run.config.n_workers * run.n_tasks <= MAX_WORKER_TASKS
 
 
+def takes_config(config: Any) -> bool:
+    """What of :func:`takes` a ``SimConfig`` says alone: the core is on, nothing is recorded, the workers are alike,
+    the link is ``conn`` or ``fifo``, the tasks are on one PS shard."""
+    return (why_off() is None and not config.record_tasks and not config.uneven and config.link in ("conn", "fifo")
+            and len(set(config.ps_shard_of_task)) <= 1)
+
+
 def _takes_settings(run: Any) -> bool:
     """:func:`takes` but for the run's size: whether the C core takes runs of these settings."""
-    config = run.config
-    return (why_off() is None and not run.record and run.n_shards == 1 and not config.uneven
-            and config.link in ("conn", "fifo") and (run.fixed_prio is not None or run.policy.name == "tf")
+    return (takes_config(run.config) and not run.record and run.n_shards == 1
+            and (run.fixed_prio is not None or run.policy.name == "tf")
             and isinstance(run.rng.bit_generator, np.random.PCG64) and run.n_variants < 2**32)
 
 
@@ -138,9 +144,9 @@ def _settings(run: Any, critical_path_ns: int) -> Settings:
     timings = run.workers[0].timings
     scalars = (run.worker_threads, run.ps_threads, run.rpc_cpu_ns[0], run.rpc_cpu_ns[1],
                int(run.fixed_prio is None), int(config.link == "fifo"), spec.latency_ns,
-               float(spec.connection_bytes_per_s[0]), float(spec.connection_bytes_per_s[1]), float(cores),
-               float(speed), float(cores * quota.period_ns if limited else math.inf),
-               quota.period_ns if limited else 0, max(1, math.ceil(speed - 1e-9)))
+               float(spec.connection_bytes_per_s[0]), float(spec.connection_bytes_per_s[1]), float(speed),
+               float(cores * quota.period_ns if limited else math.inf), quota.period_ns if limited else 0,
+               max(1, math.ceil(speed - 1e-9)))
     arrays = (list(run.indeg), list(run.succ), list(run.succ_at), list(run.roots), list(run.where), list(run.rank),
               list(run.size_bytes), list(run.var_of), list(run.apply_var), list(run.transfer_of),
               run.transfers.tolist(), [] if run.fixed_prio is None else list(run.fixed_prio),
@@ -164,7 +170,7 @@ def simulate(model: Any, config: Any) -> tuple[Settings, tuple[Any, ...]] | None
     :class:`~tracegen.simulate.SimResult` holds it."""
     from tracegen import simulate as reference  # (at the call: it imports this module)
 
-    if why_off() is not None or config.record_tasks or config.uneven or config.link not in ("conn", "fifo"):
+    if not takes_config(config):
         return None
     same = dataclasses.replace(config, n_workers=1, steps=1, warmup_steps=0, seed=0, start_spread_ns=None)
     key = (id(model), same)

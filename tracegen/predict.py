@@ -42,7 +42,7 @@ from parsers.linkprofile import PROFILE_NAME, LinkProfile, read_link_profile
 from parsers.read import beside_dir, meta_path, read_meta, read_trace
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
-from tracegen import native
+from tracegen import fastcore, native
 from tracegen.band import anchored
 from tracegen.baselines import link_rates, roofline_saturates, step_costs
 from tracegen.cost import SECONDS_PER_TASK, busy_tasks, run_s, seconds_left, wall_s
@@ -143,10 +143,10 @@ def run_seconds(model: StepModel, config: PredictConfig) -> Callable[[int], floa
 
 def engine_of(config: PredictConfig) -> str:
     """The engine ``config``'s runs go to (:func:`tracegen.native.engine`): the C core only for the runs it takes
-    (:mod:`tracegen.fastcore`), so not for workers that differ, several PS shards or the ``fair`` link."""
+    (:func:`tracegen.fastcore.takes_config`), so not for workers that differ, several PS shards or the ``fair``
+    link."""
     engine = native.engine()
-    if engine == "C core" and (config.worker_speed or config.worker_link_bits_per_s or config.link == "fair"
-                               or len(set(config.ps_shard_of_task)) > 1):
+    if engine == "C core" and not fastcore.takes_config(config.sim_config(None)):
         return "pure Python" if native.mypyc_off() else "compiled (mypyc)"
     return engine
 
