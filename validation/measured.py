@@ -97,22 +97,22 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
                           f"{_separator_hint(list(map(str, frame.columns)))}")
     if frame.empty:
         raise ConfigError(f"{header}: the header and no measurement rows after it")
-    # the rows are checked a column at a time: of several bad lines, the first in the file is the one named (the
-    # rows before a bad one are checked again, until none before it is bad), as a reader fixes them top down
-    rows, error = frame, None
-    while True:
+    try:
+        return _rows(frame, source)
+    except ConfigError as exc:
+        error = exc
+    # the rows are checked a column at a time: of several bad lines, the first in the file is the one to name, as a
+    # reader fixes them top down. The shortest head of the rows with a bad one ends at it (a head with a bad row
+    # stays bad as rows are added), found by halving
+    good, bad = 0, len(frame)
+    while bad - good > 1:
+        mid = (good + bad) // 2
         try:
-            out = _rows(rows, source)
+            _rows(frame.iloc[:mid], source)
+            good = mid
         except ConfigError as exc:
-            line = _line_of(exc, source)
-            if line is None:
-                raise
-            error, rows = exc, rows[rows.index < line]
-            if not rows.empty:
-                continue
-        if error is not None:
-            raise error
-        return out
+            bad, error = mid, exc
+    raise error
 
 
 def _rows(frame: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -125,13 +125,6 @@ def _rows(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     }, index=frame.index)  # each run's line: a value judged later (a cap against the trace's) is named by it
     _read_optional(frame, out, source)
     return out
-
-
-def _line_of(error: ConfigError, source: str) -> int | None:
-    """The line a row's error names (``SOURCE:LINE: ...``), or None."""
-    rest = str(error).removeprefix(f"{source}:")
-    line, colon, _ = rest.partition(":")
-    return int(line) if colon and rest != str(error) and line.isdigit() else None
 
 
 def _case_hint(name: str, frame: pd.DataFrame) -> str:
