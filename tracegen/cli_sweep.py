@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -22,6 +23,7 @@ from tracegen.predict import (
     MIN_STEPS,
     PAYLOAD_FRACTION,
     batch_size_of,
+    run_engine,
     seconds_on_one_core,
     task_events,
 )
@@ -162,6 +164,15 @@ def grid_events(inputs: SweepInputs) -> float:
     return task_events(inputs.model, (grid.steps + grid.warmup_steps) * per_n * sum(grid.workers))
 
 
+def grid_seconds(inputs: SweepInputs) -> float:
+    """About how long the whole grid takes on one core: :func:`grid_events`, each PS arrangement's share priced at
+    the engine its points go to (:func:`tracegen.predict.run_engine`: not the C core on several shards)."""
+    grid = inputs.grid
+    share, first = grid_events(inputs) / len(grid.shards), next(grid.points())
+    engines = [run_engine(grid.sim_config(dataclasses.replace(first, ps_shards=s.n_shards))) for s in grid.shards]
+    return sum(seconds_on_one_core(share, engine) for engine in engines)
+
+
 class ProgressLine:
     """Points done / to do, points per second and time left, on stderr: rewritten in place on a terminal, one
     line every :data:`PROGRESS_EVERY_S` seconds otherwise, none where there is no stderr (``sys.stderr`` is None
@@ -241,14 +252,14 @@ def run_sweep(args: argparse.Namespace) -> int:
         events = grid_events(inputs)
         if events > MAX_SWEEP_EVENTS:  # a typo (--steps 1000000), not a job: refused before any point runs
             raise ConfigError(f"this grid would simulate about {events:.2g} events, "
-                              f"{format_wait(seconds_on_one_core(events))} on one core (more than the "
+                              f"{format_wait(grid_seconds(inputs))} on one core (more than the "
                               f"{MAX_SWEEP_EVENTS:.0e} allowed); ask for fewer or smaller --workers, fewer --steps or "
                               "split the grid")
         print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
               f"counts x {len(grid.policies)} policies x "
               f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
               f"{grid.steps} steps each; on {where}; about {events:.2g} events, roughly "
-              f"{format_wait(seconds_on_one_core(events))} on one core for the whole grid")
+              f"{format_wait(grid_seconds(inputs))} on one core for the whole grid")
         if grid.n_points >= LARGE_GRID_POINTS:
             sys.stdout.flush()  # the grid line first, where both go to one terminal or file
             print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and "

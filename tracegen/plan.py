@@ -66,6 +66,7 @@ from tracegen.predict import (
     PredictConfig,
     likely_workers,
     prepared,
+    run_engine,
     seconds_on_one_core,
     task_events,
 )
@@ -305,14 +306,16 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                                  (scaled[speeds], links, config, of_task))
                 pair_keys.append((worker, ps, k, key, links["mid"]))
     keys = list(todo)
-    events = sum(_likely_events(*todo[k][1]) for k in keys)
+    per_pair = [(_likely_events(*todo[k][1]), _engine(*todo[k][1])) for k in keys]
+    events = sum(e for e, _ in per_pair)
+    seconds = sum(seconds_on_one_core(e, engine) for e, engine in per_pair)
     if events > MAX_EVENTS:  # as predict: a typo or a job for a sweep, found before any work
         raise ConfigError(f"this plan would simulate about {events:.2g} events, "
-                          f"{format_wait(seconds_on_one_core(events))} on one core (more than the "
+                          f"{format_wait(seconds)} on one core (more than the "
                           f"{MAX_EVENTS:.0e} allowed); ask for fewer or smaller --workers, fewer --seeds or a smaller "
                           "--step-budget")
     if events > SLOW_EVENTS:
-        report(f"about {events:.2g} simulated events: roughly {format_wait(seconds_on_one_core(events))} on one core")
+        report(f"about {events:.2g} simulated events: roughly {format_wait(seconds)} on one core")
     sweeps: dict[tuple[object, ...], _Sweep] = {}
     if jobs > 1 and len(keys) > 1:
         report(f"simulating {len(keys)} pairs in {min(jobs, len(keys))} processes")
@@ -345,6 +348,14 @@ def _likely_events(model: StepModel, links: dict[str, LinkSpec], config: PlanCon
     ns = likely_workers(model, PredictConfig(workers=config.workers, ps_shard_of_task=sharded), links["mid"])
     runs = [*ns, *([ns[-1]] * 2 * ("low" in links))]
     return task_events(model, config.seeds * sum(n * (config.sim_config(n, None).steps + WARMUP_STEPS) for n in runs))
+
+
+def _engine(_model: StepModel, _links: dict[str, LinkSpec], config: PlanConfig,
+            shard_of_task: tuple[int, ...] = ()) -> str:
+    """The engine one pair's runs go to (:func:`tracegen.predict.run_engine`): not the C core on several PS
+    shards."""
+    sharded = shard_of_task if len(set(shard_of_task)) > 1 else ()
+    return run_engine(config.sim_config(1, None, ps_shard_of_task=sharded))
 
 
 def n_ps(model: StepModel) -> int:

@@ -142,11 +142,16 @@ def run_seconds(model: StepModel, config: PredictConfig) -> Callable[[int], floa
 
 
 def engine_of(config: PredictConfig) -> str:
-    """The engine ``config``'s runs go to (:func:`tracegen.native.engine`): the C core only for the runs it takes
-    (:func:`tracegen.fastcore.takes_config`), so not for workers that differ, several PS shards or the ``fair``
-    link."""
+    """The engine ``config``'s runs go to (:func:`run_engine`)."""
+    return run_engine(config.sim_config(None))
+
+
+def run_engine(config: SimConfig) -> str:
+    """The engine a run of ``config`` goes to (:func:`tracegen.native.engine`): the C core only for the runs it
+    takes (:func:`tracegen.fastcore.takes_config`), so not for workers that differ, several PS shards or the
+    ``fair`` link."""
     engine = native.engine()
-    if engine == "C core" and not fastcore.takes_config(config.sim_config(None)):
+    if engine == "C core" and not fastcore.takes_config(config):
         return "pure Python" if native.mypyc_off() else "compiled (mypyc)"
     return engine
 

@@ -69,3 +69,26 @@ def test_runs_the_c_core_does_not_take_are_priced_at_the_engine_that_runs_them()
     for config in others:
         assert engine_of(config) == reference, config
     assert engine_of(PredictConfig(ps_shard_of_task=(0, 0))) == native.engine()  # one shard: the core takes it
+
+
+def test_a_sweep_and_a_plan_price_their_sharded_runs_at_the_engine_that_runs_them() -> None:
+    """``sweep``'s and ``plan``'s "roughly ... on one core" priced every run at the C core's rate, several PS
+    shards too, which the compiled (or pure) engine runs three to four times slower."""
+    from tracegen import native
+    from tracegen.cli_sweep import grid_events, grid_seconds
+    from tracegen.plan import PlanConfig, _engine
+    from tracegen.predict import run_engine, seconds_on_one_core
+    from tracegen.sweep import build_inputs
+
+    trace = ROOT / "data/traces/mlp"
+    one = build_inputs(trace, workers=range(1, 5), ps_shards=(1,))
+    two = build_inputs(trace, workers=range(1, 5), ps_shards=(1, 2))
+    assert grid_seconds(one) == pytest.approx(seconds_on_one_core(grid_events(one), native.engine()))
+    sharded = run_engine(two.grid.sim_config(next(p for p in two.grid.points() if p.ps_shards == 2)))
+    assert grid_seconds(two) == pytest.approx(seconds_on_one_core(grid_events(two) / 2, native.engine())
+                                              + seconds_on_one_core(grid_events(two) / 2, sharded))
+    reference = "pure Python" if native.mypyc_off() else "compiled (mypyc)"
+    assert sharded == reference
+    model = build_model(read_trace(trace))
+    assert _engine(model, {}, PlanConfig(), (0, 1) * (model.n_tasks // 2 + 1)) == reference
+    assert _engine(model, {}, PlanConfig(), (0,) * model.n_tasks) == native.engine()
