@@ -10,18 +10,22 @@ Prints what issue 10 asks for, measured in one run on one core:
   on one core — about half a minute on this machine with the C core (30.9 s on 2026-12-06, 123 s compiled the day
   before; target 5 s), what a user who asks for every N waits for;
 - one 1000-worker point (3 steps per worker): time and peak memory (targets: 5 s, 1 GiB);
-- the time to stream a 16-worker synthetic trace.
+- the time to stream a 16-worker synthetic trace;
+- last, in the same run, ``benchmarks/bench_yardstick.py``'s table: tracegen beside its SimPy yardstick on the
+  bundled traces (every N from 1 to 16, predict's defaults, the ``fifo`` link; a plain SimPy model of the
+  ResNet-50-sized step's 64-N curve would take hours). ``--no-yardstick`` leaves it out (about 5 minutes).
 
-``benchmarks/bench_predict.py`` times ``predict`` on every bundled campaign trace, and
-``benchmarks/bench_yardstick.py`` sets tracegen beside its SimPy yardstick.
+``benchmarks/bench_predict.py`` times ``predict`` on every bundled campaign trace.
 
-Run: ``python benchmarks/bench_simulate.py``.
+Run: ``python benchmarks/bench_simulate.py [--no-yardstick]``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import resource
+import sys
 import tempfile
 import time
 
@@ -35,8 +39,10 @@ from tracegen.simulate import SimConfig, simulate
 from tracegen.synth import write_synthetic_trace
 from tracegen.synthetic import synthetic_model
 
+HERE = pathlib.Path(__file__).resolve().parent
 
-def main() -> None:
+
+def main(argv: list[str]) -> None:
     """Run the benchmark and print its figures."""
     model = synthetic_model(n_params=161, n_layers_ops=3, param_bytes=160_000, op_dur_ns=100_000,
                             bandwidth_bytes_per_s=1_250_000_000, latency_ns=50_000)
@@ -83,7 +89,19 @@ def main() -> None:
         write_synthetic_trace(model, SimConfig(n_workers=16, steps=3), path)
         wall = time.perf_counter() - t0
         print(f"synthetic trace, 16 workers x 3 steps: {wall:.2f} s, {path.stat().st_size / 2**20:.1f} MiB")
+    if "--no-yardstick" not in argv:
+        print("SimPy yardstick (bench_yardstick.py):", flush=True)
+        yardstick()
+
+
+def yardstick() -> None:
+    """Run ``bench_yardstick.py`` beside this file (benchmarks is not a package)."""
+    spec = importlib.util.spec_from_file_location("bench_yardstick", HERE / "bench_yardstick.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main()
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
