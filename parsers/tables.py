@@ -121,6 +121,10 @@ def _csv_table(name: str, data: bytes, path: pathlib.Path) -> pd.DataFrame:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise TraceFormatError(f"{path}: byte {exc.start}: not UTF-8 text") from None
+    if text and not text.endswith("\n"):  # every row written ends with one: the last row was cut (40 read as 4)
+        last = text.count("\n") + 1
+        raise TraceFormatError(f"{path}: line {last}: ends without a line break: the file was cut short (tracegen "
+                               "ends every row with one)")
     frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     nullable = set(NULLABLE_TEXT.get(name, ()))
     for column, dtype in SCHEMAS[name].items():
