@@ -664,6 +664,25 @@ def test_an_error_line_holds_at_most_300_characters_after_its_prefix() -> None:
     assert len(line) == 300 and "\n" not in line and line.endswith("...")
 
 
+@pytest.mark.parametrize("argv", [
+    ["predict", "data/traces/mlp", "--workers", "1", "--out", "{long}"],
+    ["predict", "{long}", "--out", "{tmp}/out"],
+    ["convert", "data/traces/mlp", "{long}/x.json", "--to", "chrome"],
+    ["plan", "data/traces/mlp", "--catalogue", "{long}", "--out", "{tmp}/out"],
+])
+def test_a_path_too_long_for_the_system_is_one_short_line(argv: list[str], tmp_path: pathlib.Path,
+                                                           capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path longer than the system takes (ENAMETOOLONG) was printed whole: one line of 5000 characters (a
+    hardening pass); it is shortened in the middle, as the trace reader's messages are, keeping what was wrong."""
+    monkeypatch.chdir(ROOT)
+    long = str(tmp_path / "/".join(["d" * 200] * 25))
+    assert main([a.format(long=long, tmp=tmp_path) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) <= 400 and " ... " in err, err
+    assert err.startswith(f"tracegen {argv[0]}: error: ") and err.endswith("File name too long\n"), err
+
+
 def _run(argv: list[str], *, unbuffered: bool = False, **how: Any) -> subprocess.CompletedProcess[str]:
     """The command in a process of its own (this checkout's), PYTHONUNBUFFERED as asked (pytest's may have it
     set, users mostly do not)."""
