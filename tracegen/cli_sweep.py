@@ -19,6 +19,7 @@ from tracegen.outputs import OutputDir, output_path, refuse_non_folder
 from tracegen.policy import parse_policy
 from tracegen.predict import (
     MAX_BATCH_SIZE,
+    MIN_PAYLOAD_FRACTION,
     MIN_STEPS,
     PAYLOAD_FRACTION,
     batch_size_of,
@@ -203,8 +204,9 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ConfigError(f"'--jobs' must be from 1 to {MAX_JOBS} (got {args.jobs})")
     if args.batch_size is not None and not 1 <= args.batch_size <= MAX_BATCH_SIZE:
         raise ConfigError(f"'--batch-size' must be from 1 to 10^9 (got {args.batch_size})")
-    if not 0 < args.payload_fraction <= 1:
-        raise ConfigError(f"'--payload-fraction' must be in (0, 1] (got {args.payload_fraction:g})")
+    if not MIN_PAYLOAD_FRACTION <= args.payload_fraction <= 1:
+        raise ConfigError(f"'--payload-fraction' must be from {MIN_PAYLOAD_FRACTION} to 1 "
+                          f"(got {args.payload_fraction:g})")
     if args.ray is not None and not args.ray.strip():
         raise ConfigError(f"'--ray' must be a cluster address such as HOST:6379, auto or local (got {args.ray!r})")
     refuse_non_folder(output_path(args.out))

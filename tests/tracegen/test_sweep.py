@@ -229,7 +229,7 @@ def _group_alive(pgid: int) -> bool:
     (["--policy", "tf,no-such-order.txt"], "'--policy': cannot read order file 'no-such-order.txt'"),
     (["--policy", "tf,tictac,tf"], "'--policy': 'tf' is given twice in 'tf,tictac,tf'; give each once"),
     (["--worker-speed", "1,2,1.0"], "'--worker-speed': '1.0' in '1,2,1.0' is a speed given before; give each once"),
-    (["--payload-fraction", "2", "--bandwidth", "1Gbit/s"], "'--payload-fraction' must be in (0, 1] (got 2)"),
+    (["--payload-fraction", "2", "--bandwidth", "1Gbit/s"], "'--payload-fraction' must be from 0.01 to 1 (got 2)"),
     (["--ray", ""], "'--ray' must be a cluster address such as HOST:6379, auto or local (got '')"),
     (["--link-profile", str(TRACE / "link-profile.json"), "--link-profile", str(TRACE / "link-profile.json")],
      f"'--link-profile': {str(TRACE / 'link-profile.json')!r} and {str(TRACE / 'link-profile.json')!r} are the "
