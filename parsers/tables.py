@@ -1,7 +1,8 @@
 """The Trace as plain tables: one CSV or Parquet file per table plus ``trace.json`` (source, lost, skipped).
 
 Columns are exactly the schemas of :mod:`parsers.trace`. A directory written here reads back (``read_tables``,
-or ``read_trace`` on the directory) into an equal Trace.
+or ``read_trace`` on the directory) into an equal Trace. Every row of a CSV table ends with a line break: a file
+whose last row has none was cut short, and is refused.
 """
 
 from __future__ import annotations
