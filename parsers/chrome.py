@@ -87,6 +87,7 @@ class ChromeWriter:
         self._extra = extra
         self._pids: dict[str, int] = {}
         self._tids: dict[tuple[str, str], int] = {}
+        self._tracks: dict[str, int] = {}  # tracks per process so far: the next one's tid (counting was quadratic)
         self._fh: IO[str] | None = None
         self._cm: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
         self._first = True
@@ -122,7 +123,7 @@ class ChromeWriter:
                                    "args": {"sort_index": pid}}))
         tid = self._tids.get((process, track))
         if tid is None:
-            tid = self._tids[(process, track)] = 1 + sum(1 for p, _ in self._tids if p == process)
+            tid = self._tids[(process, track)] = self._tracks[process] = self._tracks.get(process, 0) + 1
             self._emit(json.dumps({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                                    "args": {"name": track}}))
             self._emit(json.dumps({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
