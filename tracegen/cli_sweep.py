@@ -29,7 +29,14 @@ from tracegen.predict import (
 from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.simulate import MAX_STEPS
 from tracegen.sweep import MAX_PART_POINTS, MIN_PART_POINTS, PART_POINTS, Runner, SweepProgress, build_inputs, sweep
-from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED, SweepInputs, file_sha256, refuse_out_in_trace
+from tracegen.sweepgrid import (
+    MAX_POINTS,
+    MAX_WORKER_SPEED,
+    MIN_WORKER_SPEED,
+    SweepInputs,
+    file_sha256,
+    refuse_out_in_trace,
+)
 from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import format_wait, parse_count, parse_number, parse_rate
 
@@ -200,6 +207,8 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ConfigError(f"'--part-points' must be from {MIN_PART_POINTS} to 10^7 (got {args.part_points})")
     if args.seeds < 1:  # else a grid of no seeds, said as "the grid needs at least one value (got none)"
         raise ConfigError(f"'--seeds' must be at least 1 (got {args.seeds})")
+    if args.seeds > MAX_POINTS:  # else made into a tuple first: a billion seeds took 24 GB, until the kernel killed it
+        raise ConfigError(f"'--seeds' must be at most {MAX_POINTS}, the most points a grid may have (got {args.seeds})")
     if not 1 <= args.jobs <= MAX_JOBS:
         raise ConfigError(f"'--jobs' must be from 1 to {MAX_JOBS} (got {args.jobs})")
     if args.batch_size is not None and not 1 <= args.batch_size <= MAX_BATCH_SIZE:

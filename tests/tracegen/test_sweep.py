@@ -239,6 +239,8 @@ def _group_alive(pgid: int) -> bool:
     (["--worker-speed", "1e-300"], "'--worker-speed': '1e-300' in '1e-300' must be from 0.001 to 1000"),
     (["--worker-speed", "1,fast"], "'--worker-speed': cannot read 'fast' in '1,fast'"),
     (["--seeds", "0"], "'--seeds' must be at least 1 (got 0)"),
+    # a seed per point: a billion of them were made into a tuple, 24 GB, until the kernel killed the command
+    (["--seeds", "1000000000"], "'--seeds' must be at most 10000000, the most points a grid may have (got 1000000000)"),
     (["--steps", "0"], "'--steps' must be from 3"),
     # predict's fewest: a window of 1 step read the mlp trace at 146 steps/s, its link's bound 96
     (["--steps", "2"], "'--steps' must be from 3 to 1000000 (got 2), as for predict"),
