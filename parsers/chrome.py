@@ -17,7 +17,9 @@ exact decimal microseconds (three decimals) in the file.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import heapq
+import io
 import json
 import os
 import pathlib
@@ -76,7 +78,8 @@ def format_us(ns: int) -> str:
 
 
 class ChromeWriter:
-    """Stream Chrome trace events to ``path``; the file appears atomically when the block ends cleanly.
+    """Stream Chrome trace events to ``path``; the file appears atomically when the block ends cleanly, gzipped
+    when its name ends in ``.gz`` (the same bytes for the same events: no time in the gzip header).
 
     Processes and tracks are named; their ``pid``/``tid`` are given in order of first use, with
     ``process_name``/``thread_name`` metadata and sort indexes so viewers keep that order.
@@ -89,12 +92,17 @@ class ChromeWriter:
         self._tids: dict[tuple[str, str], int] = {}
         self._tracks: dict[str, int] = {}  # tracks per process so far: the next one's tid (counting was quadratic)
         self._fh: IO[str] | None = None
-        self._cm: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        self._cm = contextlib.ExitStack()
         self._first = True
 
     def __enter__(self) -> ChromeWriter:
-        self._cm = open_atomic(self._path, "w")
-        fh: IO[str] = self._cm.__enter__()
+        fh: IO[str]
+        if self._path.name.endswith(".gz"):  # named gzip, read back as gzip: plain JSON there was refused by gunzip
+            raw = self._cm.enter_context(open_atomic(self._path, "wb"))
+            fh = self._cm.enter_context(io.TextIOWrapper(gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0),
+                                                         encoding="utf-8"))
+        else:
+            fh = self._cm.enter_context(open_atomic(self._path, "w"))
         fh.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
         self._fh = fh
         return self
