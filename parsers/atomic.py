@@ -45,7 +45,7 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
     created: list[pathlib.Path] = []
     try:
         fd = _create_beside(target, created)
-        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
+        with _writing(target), os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
@@ -71,7 +71,7 @@ def staged_set(files: Sequence[tuple[pathlib.Path, bytes]]) -> Iterator[None]:
     created: list[pathlib.Path] = []
     try:
         for target, data in files:
-            with os.fdopen(_create_beside(target, created), "wb") as fh:
+            with _writing(target), os.fdopen(_create_beside(target, created), "wb") as fh:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -81,6 +81,19 @@ def staged_set(files: Sequence[tuple[pathlib.Path, bytes]]) -> Iterator[None]:
     finally:
         for tmp in created:
             tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _writing(target: pathlib.Path) -> Iterator[None]:
+    """An error that names no file while ``target``'s temporary file is written (a full disk, a quota, a size
+    limit: ``write`` and ``fsync`` name none) is raised naming ``target``: the command line said only 'cannot
+    write its output'."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise _about(exc, target) from None
 
 
 def _about(exc: OSError, target: pathlib.Path) -> OSError:

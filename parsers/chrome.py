@@ -17,7 +17,9 @@ exact decimal microseconds (three decimals) in the file.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import heapq
+import io
 import json
 import os
 import pathlib
@@ -76,7 +78,8 @@ def format_us(ns: int) -> str:
 
 
 class ChromeWriter:
-    """Stream Chrome trace events to ``path``; the file appears atomically when the block ends cleanly.
+    """Stream Chrome trace events to ``path``; the file appears atomically when the block ends cleanly, gzipped
+    when its name ends in ``.gz`` (the same bytes for the same events: no time in the gzip header).
 
     Processes and tracks are named; their ``pid``/``tid`` are given in order of first use, with
     ``process_name``/``thread_name`` metadata and sort indexes so viewers keep that order.
@@ -87,13 +90,19 @@ class ChromeWriter:
         self._extra = extra
         self._pids: dict[str, int] = {}
         self._tids: dict[tuple[str, str], int] = {}
+        self._tracks: dict[str, int] = {}  # tracks per process so far: the next one's tid (counting was quadratic)
         self._fh: IO[str] | None = None
-        self._cm: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        self._cm = contextlib.ExitStack()
         self._first = True
 
     def __enter__(self) -> ChromeWriter:
-        self._cm = open_atomic(self._path, "w")
-        fh: IO[str] = self._cm.__enter__()
+        fh: IO[str]
+        if self._path.name.endswith(".gz"):  # named gzip, read back as gzip: plain JSON there was refused by gunzip
+            raw = self._cm.enter_context(open_atomic(self._path, "wb"))
+            fh = self._cm.enter_context(io.TextIOWrapper(gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0),
+                                                         encoding="utf-8"))
+        else:
+            fh = self._cm.enter_context(open_atomic(self._path, "w"))
         fh.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
         self._fh = fh
         return self
@@ -122,7 +131,7 @@ class ChromeWriter:
                                    "args": {"sort_index": pid}}))
         tid = self._tids.get((process, track))
         if tid is None:
-            tid = self._tids[(process, track)] = 1 + sum(1 for p, _ in self._tids if p == process)
+            tid = self._tids[(process, track)] = self._tracks[process] = self._tracks.get(process, 0) + 1
             self._emit(json.dumps({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                                    "args": {"name": track}}))
             self._emit(json.dumps({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,

@@ -1,7 +1,8 @@
 """The Trace as plain tables: one CSV or Parquet file per table plus ``trace.json`` (source, lost, skipped).
 
 Columns are exactly the schemas of :mod:`parsers.trace`. A directory written here reads back (``read_tables``,
-or ``read_trace`` on the directory) into an equal Trace.
+or ``read_trace`` on the directory) into an equal Trace. Every row of a CSV table ends with a line break: a file
+whose last row has none was cut short, and is refused.
 """
 
 from __future__ import annotations
@@ -121,6 +122,10 @@ def _csv_table(name: str, data: bytes, path: pathlib.Path) -> pd.DataFrame:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise TraceFormatError(f"{path}: byte {exc.start}: not UTF-8 text") from None
+    if text and not text.endswith("\n"):  # every row written ends with one: the last row was cut (40 read as 4)
+        last = text.count("\n") + 1
+        raise TraceFormatError(f"{path}: line {last}: ends without a line break: the file was cut short (tracegen "
+                               "ends every row with one)")
     frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     nullable = set(NULLABLE_TEXT.get(name, ()))
     for column, dtype in SCHEMAS[name].items():

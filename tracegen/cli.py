@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from parsers import TraceError, read_trace
+from parsers.errors import one_line
 from tracegen.cli_convert import add_convert_arguments, run_convert
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import TRACE_HELP, add_predict_arguments, run_predict
@@ -236,7 +237,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if isinstance(exc, StdoutError):  # a full disk under '> file' (Python's own error names no file)
             discard_stdout()  # what is still buffered: the interpreter's last flush would fail on it (exit 120)
             where = "cannot write to standard output"
-        print(f"tracegen {args.command}: error: {where}: {exc.strerror or exc}", file=sys.stderr)
+        # a path may be longer than the system takes (File name too long): shortened in the middle, as a reader's
+        print(f"tracegen {args.command}: error: {one_line(f'{where}: {exc.strerror or exc}')}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt as exc:
         print(f"tracegen {args.command}: interrupted{_when(exc)}", file=sys.stderr)

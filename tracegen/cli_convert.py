@@ -34,7 +34,8 @@ def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``tracegen convert``."""
     parser.add_argument("trace", help="any trace tracegen reads (see inspect)")
     parser.add_argument("--to", choices=("chrome", "parquet", "csv"), required=True,
-                        help="chrome: one JSON file for Perfetto/chrome://tracing; parquet/csv: one file per table "
+                        help="chrome: one JSON file for Perfetto/chrome://tracing, gzipped if OUT ends in .gz; "
+                             "parquet/csv: one file per table "
                              "(columns documented in parsers.trace) plus trace.json, into directory OUT. The files "
                              f"beside the trace ({', '.join(BESIDE)}) are copied beside the output: into OUT for "
                              "tables, into OUT's folder for chrome")

@@ -20,6 +20,7 @@ from tracegen.outputs import OutputDir, output_path, refuse_non_folder
 from tracegen.policy import parse_policy
 from tracegen.predict import (
     MAX_BATCH_SIZE,
+    MIN_PAYLOAD_FRACTION,
     MIN_STEPS,
     PAYLOAD_FRACTION,
     batch_size_of,
@@ -30,7 +31,14 @@ from tracegen.predict import (
 from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.simulate import MAX_STEPS
 from tracegen.sweep import MAX_PART_POINTS, MIN_PART_POINTS, PART_POINTS, Runner, SweepProgress, build_inputs, sweep
-from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED, SweepInputs, file_sha256, refuse_out_in_trace
+from tracegen.sweepgrid import (
+    MAX_POINTS,
+    MAX_WORKER_SPEED,
+    MIN_WORKER_SPEED,
+    SweepInputs,
+    file_sha256,
+    refuse_out_in_trace,
+)
 from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import format_wait, parse_count, parse_number, parse_rate
 
@@ -210,12 +218,15 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ConfigError(f"'--part-points' must be from {MIN_PART_POINTS} to 10^7 (got {args.part_points})")
     if args.seeds < 1:  # else a grid of no seeds, said as "the grid needs at least one value (got none)"
         raise ConfigError(f"'--seeds' must be at least 1 (got {args.seeds})")
+    if args.seeds > MAX_POINTS:  # else made into a tuple first: a billion seeds took 24 GB, until the kernel killed it
+        raise ConfigError(f"'--seeds' must be at most {MAX_POINTS}, the most points a grid may have (got {args.seeds})")
     if not 1 <= args.jobs <= MAX_JOBS:
         raise ConfigError(f"'--jobs' must be from 1 to {MAX_JOBS} (got {args.jobs})")
     if args.batch_size is not None and not 1 <= args.batch_size <= MAX_BATCH_SIZE:
         raise ConfigError(f"'--batch-size' must be from 1 to 10^9 (got {args.batch_size})")
-    if not 0 < args.payload_fraction <= 1:
-        raise ConfigError(f"'--payload-fraction' must be in (0, 1] (got {args.payload_fraction:g})")
+    if not MIN_PAYLOAD_FRACTION <= args.payload_fraction <= 1:
+        raise ConfigError(f"'--payload-fraction' must be from {MIN_PAYLOAD_FRACTION} to 1 "
+                          f"(got {args.payload_fraction:g})")
     if args.ray is not None and not args.ray.strip():
         raise ConfigError(f"'--ray' must be a cluster address such as HOST:6379, auto or local (got {args.ray!r})")
     refuse_non_folder(output_path(args.out))

@@ -266,7 +266,8 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                         "the CPU it used, which the worker then holds at its cap: the PS's CPU per step without "
                         "spare CPU in it, recorded as ps_at_cap in single-worker.json (predict shows the PS bound "
                         "it implies beside the curve)")
-    p.add_argument("--out", metavar="DIR", help="directory for measured.csv and trace/")
+    p.add_argument("--out", metavar="DIR", help="directory for measured.csv and trace/ (refused if an earlier run's "
+                                                "are there: nothing is overwritten)")
     p.add_argument("--clean", metavar="RUN_ID",
                    help="instead of measuring, remove what a crashed run left (its node processes, network "
                         "namespaces and cgroups): the 6 hex digits it printed ('cluster 3fa9c1 is up'), or all")
@@ -334,7 +335,8 @@ def add_tf_commands(sub: Any) -> None:
                    help="after tracing, measure the link to a 'tracegen netbench serve' on the PS host you will use "
                         "and write OUT/link-profile.json beside the trace (an IPv6 address in brackets: "
                         "[2001:db8::5]:7070)")
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for step_NNN.pb, step_NNN.json and meta.json")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for step_NNN.pb, step_NNN.json and meta.json "
+                                                               "(refused if it holds a trace: nothing is overwritten)")
     p.set_defaults(handler=_profile)
 
     _add_testbed(sub.add_parser("testbed", help=TESTBED_HELP))

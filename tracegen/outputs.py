@@ -92,15 +92,28 @@ class OutputDir:
         surrogate) as its escape, ``\\udcfe``: a report about such a folder is still written."""
         if isinstance(data, str):
             data = data.encode("utf-8", "backslashreplace")
-        write_bytes_atomic(self._staged(name), data)
+        with self._named(name):
+            write_bytes_atomic(self._staged(name), data)
         self._record(name)
         return self.path(name)
 
     @contextlib.contextmanager
     def open(self, name: str) -> Iterator[pathlib.Path]:
         """A path to write ``name`` to (staged); recorded as this run's when the block ends."""
-        yield self._staged(name)
+        with self._named(name):
+            yield self._staged(name)
         self._record(name)
+
+    @contextlib.contextmanager
+    def _named(self, name: str) -> Iterator[None]:
+        """An error writing ``name``'s staged file (a full disk) names the path it was to have: the staging
+        folder's was one the user never gave, and a write's own error names no file."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.filename not in (None, os.fspath(self.root / STAGING_NAME / name)) or not exc.errno:
+                raise
+            raise OSError(exc.errno, exc.strerror, os.fspath(self.path(name))) from None
 
     @contextlib.contextmanager
     def staged_folder(self) -> Iterator[pathlib.Path]:

@@ -60,6 +60,7 @@ from tracegen.placement import Placement
 from tracegen.predict import (
     MAX_BATCH_SIZE,
     MAX_EVENTS,
+    MIN_PAYLOAD_FRACTION,
     MIN_STEPS,
     PAYLOAD_FRACTION,
     SLOW_EVENTS,
@@ -108,8 +109,9 @@ class PlanConfig:
             raise ConfigError(f"'step_budget' must be from 1 to 100000 (got {self.step_budget})")
         if not 1 <= self.seeds <= 100:
             raise ConfigError(f"'seeds' must be from 1 to 100 (got {self.seeds})")
-        if not 0 < self.payload_fraction <= 1:
-            raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {self.payload_fraction})")
+        if not MIN_PAYLOAD_FRACTION <= self.payload_fraction <= 1:
+            raise ConfigError(f"'payload_fraction' must be from {MIN_PAYLOAD_FRACTION} to 1 "
+                              f"(got {self.payload_fraction})")
         self.sim_config(1, None)  # checks the seed, the link model and the policy
 
     def sim_config(self, n_workers: int, spec: LinkSpec | None, seed_offset: int = 0,

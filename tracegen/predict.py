@@ -78,6 +78,9 @@ from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untrac
 MIN_STEPS = 3
 MAX_BATCH_SIZE = 10**9  # samples per step: more is a typo (a batch of a billion)
 PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4, TCP with timestamps
+# less is no protocol's overhead but a slip (TCP/IPv4 at IPv4's least MTU, 68 bytes, still carries 15 %); and at
+# the least line rate (1 kbit/s) it still leaves a byte per second, to which a payload rate is rounded up at least
+MIN_PAYLOAD_FRACTION = 0.01
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
 SLOW_EVENTS = 3_000_000  # about a second compiled, 13 s pure (tracegen.cost): above it, say what the run costs
 # seconds on one core (tracegen.cost): below it, starting processes costs about what they save (about a second to
@@ -301,8 +304,9 @@ class PredictConfig:
             raise ConfigError(f"'workers' must be worker counts >= 1 (got {self.workers!r})")
         if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
             raise ConfigError(f"'batch_size' must be from 1 to 10^9 (got {self.batch_size})")
-        if not 0 < self.payload_fraction <= 1:
-            raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {self.payload_fraction})")
+        if not MIN_PAYLOAD_FRACTION <= self.payload_fraction <= 1:
+            raise ConfigError(f"'payload_fraction' must be from {MIN_PAYLOAD_FRACTION} to 1 "
+                              f"(got {self.payload_fraction})")
         if not 1 <= self.seeds <= 1000:
             raise ConfigError(f"'seeds' must be from 1 to 1000 (got {self.seeds})")
         if self.emit_traces and min(self.emit_traces) < 1:

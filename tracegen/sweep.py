@@ -52,6 +52,7 @@ from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS
 from tracegen.policy import check_order, parse_policy
 from tracegen.predict import (
+    MIN_PAYLOAD_FRACTION,
     PAYLOAD_FRACTION,
     PredictConfig,
     load_profile,
@@ -126,8 +127,8 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     ``policies``: ``tf``, ``tictac`` or order files. ``ps_shards``: numbers of PS shards, placed by ``placement``
     (``round-robin``, ``greedy`` or a placement file); none: the PS as traced. ``catalogue``: instead of links,
     every worker type x PS type pair of it, as ``plan`` has them (:func:`catalogue_links`)."""
-    if not 0 < payload_fraction <= 1:
-        raise ConfigError(f"'payload_fraction' must be in (0, 1] (got {payload_fraction})")
+    if not MIN_PAYLOAD_FRACTION <= payload_fraction <= 1:
+        raise ConfigError(f"'payload_fraction' must be from {MIN_PAYLOAD_FRACTION} to 1 (got {payload_fraction})")
     if catalogue is not None and (bandwidths or link_profiles):
         raise ConfigError("a catalogue gives each pair's PS link: leave out --bandwidth and --link-profile")
     if placement != "round-robin" and not ps_shards:

@@ -44,12 +44,11 @@ def parse_rate(text: str, *, what: str = "bandwidth") -> int:
     bits = unit in ("bit/s", "bits/s", "bps", "b/s", "bit", "b") or (unit == "" and prefix != "")
     value = Decimal(m["num"]) * _PREFIX[prefix]
     exact = value / 8 if bits else value
-    # compared before it is made an int: 1e999 would be a thousand-digit one
-    rate = int(exact.to_integral_value()) if exact <= MAX_RATE_BYTES_PER_S else MAX_RATE_BYTES_PER_S + 1
-    if not MIN_RATE_BYTES_PER_S <= rate <= MAX_RATE_BYTES_PER_S:
+    # compared as written, before it is made an int: 1e999 would be a thousand-digit one, and 0.999 kbit/s 125 B/s
+    if not MIN_RATE_BYTES_PER_S <= exact <= MAX_RATE_BYTES_PER_S:
         bare = " = that many bytes/s: write a unit, e.g. 100Mbit/s" if unit == "" and prefix == "" else ""
         raise ConfigError(f"{what!r} must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got {text!r}{bare})")
-    return rate
+    return int(exact.to_integral_value())
 
 
 def parse_duration(text: str, *, what: str = "latency") -> int:

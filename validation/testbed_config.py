@@ -7,6 +7,7 @@ import dataclasses
 import pathlib
 
 from tracegen.placement import PLACEMENTS
+from validation.capture import MAX_TRACED_STEPS, MAX_WARMUP_STEPS
 from validation.cluster_config import MIN_RATE_BITS_PER_S, ClusterConfig, LinkShape
 from validation.errors import ConfigError
 from validation.zoo import ModelSpec
@@ -81,6 +82,9 @@ class TestbedConfig:
         for name, low in (("repeats", 1), ("window_steps", 0), ("warmup_steps", 1), ("traced_steps", 1)):
             if getattr(self, name) < low:
                 raise ConfigError(f"{name!r} must be >= {low} (got {getattr(self, name)})")
+        for name, high in (("warmup_steps", MAX_WARMUP_STEPS), ("traced_steps", MAX_TRACED_STEPS)):  # as profile's
+            if getattr(self, name) > high:  # else the cluster started, then ran into timeout_s or filled the disk
+                raise ConfigError(f"{name!r} must be at most {high} (got {getattr(self, name)})")
         self._check_quantities()
         self.cluster_config(max(self.workers))  # checks the link, the caps and the subnet
 

@@ -134,3 +134,39 @@ def test_a_staged_set_joins_what_its_block_writes(tmp_path: pathlib.Path) -> Non
     with atomic.staged_set([(meta, b"new")]):
         atomic.write_bytes_atomic(trace, b"{}")
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"meta.json": b"new", "t.json": b"{}"}
+
+
+_WRITE_PAST_A_SIZE_LIMIT = """
+import json, pathlib, resource, signal, sys
+from parsers import atomic
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the kernel then fails the write with EFBIG, as a full disk does
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+folder = pathlib.Path(sys.argv[1])
+big = b"x" * 100_000
+named = []
+for write in (lambda: atomic.write_bytes_atomic(folder / "one.bin", big),
+              lambda: atomic.write_set_atomic([(folder / "a.bin", b"small"), (folder / "b.bin", big)])):
+    try:
+        write()
+    except OSError as exc:
+        named.append([exc.filename, exc.strerror])
+print(json.dumps(named))
+"""
+
+
+def test_a_write_that_runs_out_of_room_names_the_file(tmp_path: pathlib.Path) -> None:
+    """A full disk (here a real EFBIG from a file size limit) failed a write with an error that names no file: the
+    command line said 'cannot write its output: File too large', naming none of convert's or predict's files (a
+    hardening pass). The old files stay, and no temporary file is left."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "one.bin").write_bytes(b"old")
+    root = pathlib.Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", _WRITE_PAST_A_SIZE_LIMIT, str(tmp_path)], capture_output=True,
+                          text=True, check=False, timeout=60, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[str(tmp_path / "one.bin"), "File too large"],
+                                       [str(tmp_path / "b.bin"), "File too large"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.bin"] and (tmp_path / "one.bin").read_bytes() == b"old"

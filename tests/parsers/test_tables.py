@@ -90,3 +90,18 @@ def test_tables_beside_trace_files_are_refused_not_read_over_them(step_pb: pathl
     with pytest.raises(TraceFormatError, match=rf"{re.escape(str(tmp_path))}: holds converted tables \(trace\.json\) "
                                                r"and trace files too \(e\.g\. step_000\.pb\)"):
         read_trace(tmp_path)
+
+
+@pytest.mark.parametrize("table", ["ops", "transfers", "variables"])
+@pytest.mark.parametrize("cut_bytes", [1, 2, 30])
+def test_a_csv_table_cut_short_is_refused_naming_its_last_line(step_pb: pathlib.Path, tmp_path: pathlib.Path,
+                                                               table: str, cut_bytes: int) -> None:
+    """A table cut inside its last row read silently: ``dur_ns`` 1760000 became 176000, a variable's 40 bytes 4
+    (a hardening pass). Every row tracegen writes ends with a line break, so a last row without one is cut."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    path = tmp_path / f"{table}.csv"
+    data = path.read_bytes()
+    path.write_bytes(data[:-cut_bytes])
+    last_line = data[:-cut_bytes].count(b"\n") + 1
+    with pytest.raises(TraceFormatError, match=re.escape(f"{path}: line {last_line}: ends without a line break")):
+        read_tables(tmp_path)

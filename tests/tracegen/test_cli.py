@@ -307,6 +307,25 @@ def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message
     assert not (tmp_path / "o" / "curve.csv").exists()
 
 
+@pytest.mark.parametrize("command", [
+    ["predict", "--bandwidth", "1Gbit/s"],
+    ["plan", "--catalogue", str(ROOT / "data/catalogue/example.csv")],
+    ["sweep", "--bandwidth", "1Gbit/s"],
+])
+@pytest.mark.parametrize("fraction", ["1e-300", "0.001"])
+def test_a_payload_fraction_no_link_has_is_refused_not_rounded_up(command: list[str], fraction: str,
+                                                                  tmp_path: pathlib.Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """1 Gbit/s at a payload fraction of 1e-300 is 1e-292 bytes/s; predict and plan simulated 1 byte/s (the payload
+    rate is rounded to at least one byte) and printed a curve for it (a hardening pass)."""
+    argv = [command[0], str(ROOT / "data/traces/mlp"), *command[1:], "--payload-fraction", fraction, "--workers",
+            "1", "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"must be from 0.01 to 1 (got {fraction})" in err, err
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["predict", "t", "--steps"], "tracegen predict: error: argument --steps: expected one argument"),
     (["predict", "t", "--bandwidth", "-5Mbit/s", "--out", "o"],
@@ -662,6 +681,25 @@ def test_an_error_line_holds_at_most_300_characters_after_its_prefix() -> None:
 
     line = _one_line("a.json (from " * 40 + "x): bad\nvalue")
     assert len(line) == 300 and "\n" not in line and line.endswith("...")
+
+
+@pytest.mark.parametrize("argv", [
+    ["predict", "data/traces/mlp", "--workers", "1", "--out", "{long}"],
+    ["predict", "{long}", "--out", "{tmp}/out"],
+    ["convert", "data/traces/mlp", "{long}/x.json", "--to", "chrome"],
+    ["plan", "data/traces/mlp", "--catalogue", "{long}", "--out", "{tmp}/out"],
+])
+def test_a_path_too_long_for_the_system_is_one_short_line(argv: list[str], tmp_path: pathlib.Path,
+                                                           capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path longer than the system takes (ENAMETOOLONG) was printed whole: one line of 5000 characters (a
+    hardening pass); it is shortened in the middle, as the trace reader's messages are, keeping what was wrong."""
+    monkeypatch.chdir(ROOT)
+    long = str(tmp_path / "/".join(["d" * 200] * 25))
+    assert main([a.format(long=long, tmp=tmp_path) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) <= 400 and " ... " in err, err
+    assert err.startswith(f"tracegen {argv[0]}: error: ") and err.endswith("File name too long\n"), err
 
 
 def _run(argv: list[str], *, unbuffered: bool = False, **how: Any) -> subprocess.CompletedProcess[str]:

@@ -172,3 +172,40 @@ def test_force_never_replaces_another_commands_output(tmp_path: pathlib.Path) ->
     with OutputDir(tmp_path, ["staleness.csv"], command="validate") as out:
         out.write("staleness.csv", "validate's")
     assert (tmp_path / "staleness.csv").read_text() == "validate's"
+
+
+_STAGE_PAST_A_SIZE_LIMIT = """
+import json, pathlib, resource, signal, sys
+from tracegen.outputs import OutputDir
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the kernel then fails the write with EFBIG, as a full disk does
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+named = []
+for name in ("curve.csv", "traces/n4.json"):
+    try:
+        with OutputDir(pathlib.Path(sys.argv[1]), [name]) as out:
+            if name == "curve.csv":
+                out.write(name, b"x" * 100_000)
+            else:
+                with out.open(name) as path:
+                    with path.open("wb") as fh:
+                        fh.write(b"x" * 100_000)
+    except OSError as exc:
+        named.append(exc.filename)
+print(json.dumps(named))
+"""
+
+
+def test_a_staged_file_that_cannot_be_written_is_named_where_it_was_to_go(tmp_path: pathlib.Path) -> None:
+    """A full disk (here a real EFBIG from a file size limit) was said of the staging folder's file,
+    'out/.tracegen-staging/curve.png: File too large', a path the user never gave (a hardening pass)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _STAGE_PAST_A_SIZE_LIMIT, str(tmp_path / "out")],
+                          capture_output=True, text=True, check=False, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(MLP.parents[2])})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [str(tmp_path / "out" / "curve.csv"), str(tmp_path / "out" / "traces/n4.json")]
+    assert not (tmp_path / "out").exists()

@@ -229,7 +229,7 @@ def _group_alive(pgid: int) -> bool:
     (["--policy", "tf,no-such-order.txt"], "'--policy': cannot read order file 'no-such-order.txt'"),
     (["--policy", "tf,tictac,tf"], "'--policy': 'tf' is given twice in 'tf,tictac,tf'; give each once"),
     (["--worker-speed", "1,2,1.0"], "'--worker-speed': '1.0' in '1,2,1.0' is a speed given before; give each once"),
-    (["--payload-fraction", "2", "--bandwidth", "1Gbit/s"], "'--payload-fraction' must be in (0, 1] (got 2)"),
+    (["--payload-fraction", "2", "--bandwidth", "1Gbit/s"], "'--payload-fraction' must be from 0.01 to 1 (got 2)"),
     (["--ray", ""], "'--ray' must be a cluster address such as HOST:6379, auto or local (got '')"),
     (["--link-profile", str(TRACE / "link-profile.json"), "--link-profile", str(TRACE / "link-profile.json")],
      f"'--link-profile': {str(TRACE / 'link-profile.json')!r} and {str(TRACE / 'link-profile.json')!r} are the "
@@ -239,6 +239,8 @@ def _group_alive(pgid: int) -> bool:
     (["--worker-speed", "1e-300"], "'--worker-speed': '1e-300' in '1e-300' must be from 0.001 to 1000"),
     (["--worker-speed", "1,fast"], "'--worker-speed': cannot read 'fast' in '1,fast'"),
     (["--seeds", "0"], "'--seeds' must be at least 1 (got 0)"),
+    # a seed per point: a billion of them were made into a tuple, 24 GB, until the kernel killed the command
+    (["--seeds", "1000000000"], "'--seeds' must be at most 10000000, the most points a grid may have (got 1000000000)"),
     (["--steps", "0"], "'--steps' must be from 3"),
     # predict's fewest: a window of 1 step read the mlp trace at 146 steps/s, its link's bound 96
     (["--steps", "2"], "'--steps' must be from 3 to 1000000 (got 2), as for predict"),

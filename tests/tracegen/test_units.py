@@ -91,6 +91,10 @@ def test_a_rate_slower_than_any_link_is_refused_and_a_bare_number_is_said_to_be_
     with pytest.raises(ConfigError, match="between 1 kbit/s") as info:
         parse_rate("900bit/s")
     assert "write a unit" not in str(info.value)
+    # checked as written, not once rounded to whole bytes: 124.875 B/s became 125 and was taken (a hardening pass)
+    for under in ("0.999kbit/s", "999bit/s", "124.6B/s"):
+        with pytest.raises(ConfigError, match="between 1 kbit/s"):
+            parse_rate(under)
 
 
 def test_brief_keeps_fixed_decimals_below_its_limit_and_three_digits_above() -> None:

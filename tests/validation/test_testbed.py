@@ -94,6 +94,9 @@ def _assert_nothing_left(run_ids: list[str]) -> None:
         ({"timeout_s": 1e300}, "'timeout_s' must be at most 86400 s (a day) (got 1e+300)"),
         ({"warmup_steps": 0}, "'warmup_steps' must be >= 1 (got 0)"),
         ({"traced_steps": 0}, "'traced_steps' must be >= 1 (got 0)"),
+        # accepted, they started the cluster, then ran into --timeout or filled the disk; profile refused them
+        ({"warmup_steps": 10**11}, "'warmup_steps' must be at most 10000 (got 100000000000)"),
+        ({"traced_steps": 10**8}, "'traced_steps' must be at most 1000 (got 100000000)"),
         ({"model": "vgg"}, "unknown model 'vgg'"),
         # found by the TF process, after the link profile's minutes of measuring, until ModelSpec checked it
         ({"model": "cnn", "widths": (16, 32)}, "cnn takes 3 widths (conv1, conv2, dense) (got [16, 32])"),
