@@ -553,7 +553,8 @@ def test_a_worker_so_slow_the_others_would_run_for_hours_is_refused_at_once(mlp_
     classes.write_text("# tracegen-worker-classes version 2\nname,count,speed,link_bits_per_s\nfar,2,1.0,1e3\n")
     argv = [str(mlp_trace_dir), "--worker-classes", str(classes), "--workers", "1-2", "--steps", "3", "--seeds",
             "1", "--jobs", "1", "--out", str(tmp_path / "out")]
-    with pytest.raises(ConfigError, match=r"worker 1 of the worker classes takes about .* s a step alone.* min on one"):
+    # how long it would take depends on the engine (minutes compiled, hours in pure Python): only that it is said
+    with pytest.raises(ConfigError, match=r"worker 1 of the worker classes takes about .* s a step alone.* on one "):
         run_predict(parse(argv))
     assert not (tmp_path / "out").exists()
 
