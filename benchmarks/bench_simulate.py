@@ -30,6 +30,7 @@ import tempfile
 import time
 
 from tracegen import native
+from tracegen.cost import TRACE_WRITE_BYTES_PER_S
 from tracegen.curve import format_workers, scaling_curve, simulate_job
 from tracegen.metrics import steps_per_s
 from tracegen.model import TaskKind
@@ -88,7 +89,9 @@ def main(argv: list[str]) -> None:
         t0 = time.perf_counter()
         write_synthetic_trace(model, SimConfig(n_workers=16, steps=3), path)
         wall = time.perf_counter() - t0
-        print(f"synthetic trace, 16 workers x 3 steps: {wall:.2f} s, {path.stat().st_size / 2**20:.1f} MiB")
+        size = path.stat().st_size
+        print(f"synthetic trace, 16 workers x 3 steps: {wall:.2f} s, {size / 2**20:.1f} MiB, "
+              f"{size / wall / 1e6:.1f} MB/s (predict prices {TRACE_WRITE_BYTES_PER_S / 1e6:.0f} MB/s)")
     if "--no-yardstick" not in argv:
         print("SimPy yardstick (bench_yardstick.py):", flush=True)
         yardstick()

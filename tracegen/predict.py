@@ -45,7 +45,7 @@ from parsers.trace import Trace
 from tracegen import fastcore, native
 from tracegen.band import anchored
 from tracegen.baselines import link_rates, roofline_saturates, step_costs
-from tracegen.cost import SECONDS_PER_TASK, busy_tasks, run_s, seconds_left, wall_s
+from tracegen.cost import SECONDS_PER_TASK, TRACE_WRITE_BYTES_PER_S, busy_tasks, run_s, seconds_left, wall_s
 from tracegen.curve import (
     MAX_SATURATION_WORKERS,
     STALL_POINTS,
@@ -258,6 +258,15 @@ def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | N
         run_s = steps * max(times)
         total += max(n * steps, min(sum(run_s / t for t in times), bound * run_s))
     return task_events(model, config.seeds * total)
+
+
+def trace_seconds(model: StepModel, config: PredictConfig, n_workers: int) -> float:
+    """One core's seconds for the synthetic trace of ``n_workers``: its run, one seed, recorded (so not on the C
+    core), and the writing of its about :data:`TRACE_BYTES_PER_EVENT` bytes an event (:mod:`tracegen.cost`)."""
+    steps = config.steps + config.warmup_steps
+    recording = "pure Python" if native.mypyc_off() else "compiled (mypyc)"
+    written_bytes = task_events(model, steps * n_workers) * TRACE_BYTES_PER_EVENT
+    return run_s(busy_tasks(model), n_workers, steps, recording) + written_bytes / TRACE_WRITE_BYTES_PER_S
 
 
 def estimated_trace_events(model: StepModel, config: PredictConfig) -> float:
@@ -526,7 +535,7 @@ def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: in
                                      engine_of(config))
     jobs = config.jobs if climbing_s >= PARALLEL_S else 1
     run_s_of = run_seconds(model, config)
-    traces_s = sum(run_s_of(n) for n in set(config.emit_traces))  # in this process, one seed each
+    traces_s = sum(trace_seconds(model, config, n) for n in set(config.emit_traces))  # in this process
     planned_s = wall_s(curves * planned_runs(run_s_of, config, likely, likely_probes, jobs), jobs) + traces_s
     every_s = wall_s(curves * planned_runs(run_s_of, config, config.workers, probes, jobs), jobs) + traces_s
     uneven = bool(config.worker_speed or config.worker_link_bits_per_s)  # runs as long as the slowest worker's
@@ -562,7 +571,8 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
                           f"{format_wait(seconds_on_one_core(events, engine_of(config)))} on one core (more than "
                           f"the {MAX_EVENTS:.0e} "
                           f"allowed){traces}; ask for fewer worker counts, traces, steps or seeds")
-    lines = [trace_space(config, out, TRACE_BYTES_PER_EVENT * trace_events)] if trace_events else []
+    traces_s = sum(trace_seconds(model, config, n) for n in set(config.emit_traces))
+    lines = [trace_space(config, out, TRACE_BYTES_PER_EVENT * trace_events, traces_s)] if trace_events else []
     every = events if every_events is None else every_events + trace_events
     engine = engine_of(config)
     likely_s, every_s = ((seconds_on_one_core(events, engine), seconds_on_one_core(every, engine)) if seconds is None
@@ -577,15 +587,17 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
     return lines
 
 
-def trace_space(config: PredictConfig, out: OutputDir, trace_bytes: float) -> str:
-    """What the synthetic traces will take, in a line; refused when they would not fit where they are to be
-    written: found out before any work, not by a full disk hours later (``--emit-traces 100000`` was 100 GB)."""
+def trace_space(config: PredictConfig, out: OutputDir, trace_bytes: float, seconds: float) -> str:
+    """What the synthetic traces will take, space and about ``seconds`` (:func:`trace_seconds`), in a line; refused
+    when they would not fit where they are to be written: found out before any work, not by a full disk hours
+    later (``--emit-traces 100000`` was 100 GB)."""
     free = out.free_bytes()
     if trace_bytes > free:
         raise ConfigError(f"'emit_traces' {format_workers(config.emit_traces)}: the synthetic traces would take about "
                           f"{format_bytes(trace_bytes)}, more than the {format_bytes(free)} free in "
                           f"{str(out.root)!r}; ask for fewer worker counts or steps, or write them elsewhere")
-    return f"synthetic traces {format_workers(config.emit_traces)}: about {format_bytes(trace_bytes)}"
+    took = f", roughly {format_wait(seconds)} to simulate and write" if seconds >= 1 else ""
+    return f"synthetic traces {format_workers(config.emit_traces)}: about {format_bytes(trace_bytes)}{took}"
 
 
 def single_worker_factor(model: StepModel, config: PredictConfig, spec: LinkSpec) -> float:

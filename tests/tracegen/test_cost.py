@@ -92,3 +92,19 @@ def test_a_sweep_and_a_plan_price_their_sharded_runs_at_the_engine_that_runs_the
     model = build_model(read_trace(trace))
     assert _engine(model, {}, PlanConfig(), (0, 1) * (model.n_tasks // 2 + 1)) == reference
     assert _engine(model, {}, PlanConfig(), (0,) * model.n_tasks) == native.engine()
+
+
+def test_a_synthetic_trace_is_priced_at_writing_its_bytes_not_at_the_c_core() -> None:
+    """``--emit-traces`` runs are recorded (never on the C core) and their JSON is written at tens of MB/s: priced
+    as a curve's run on the C core, a 250 MB trace that took 10 s was said to take a tenth of a second."""
+    from tracegen.cost import TRACE_WRITE_BYTES_PER_S
+    from tracegen.predict import TRACE_BYTES_PER_EVENT, PredictConfig, task_events, trace_seconds
+
+    model = build_model(read_trace(ROOT / "data/traces/resnet"))
+    config = PredictConfig(emit_traces=(32,))
+    steps = config.steps + config.warmup_steps
+    written_s = task_events(model, steps * 32) * TRACE_BYTES_PER_EVENT / TRACE_WRITE_BYTES_PER_S
+    recorded_s = run_s(busy_tasks(model), 32, steps, "compiled (mypyc)")
+    assert trace_seconds(model, config, 32) >= written_s + recorded_s > 10 * run_s(busy_tasks(model), 32, steps,
+                                                                                 "C core")
+    assert trace_seconds(model, config, 64) == pytest.approx(2 * trace_seconds(model, config, 32))
