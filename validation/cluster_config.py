@@ -13,6 +13,9 @@ from validation.errors import ConfigError
 
 MIN_BURST_BYTES = 1514  # one full Ethernet frame: tbf drops every packet larger than its bucket
 MIN_RATE_BITS_PER_S = 8_000  # tc tbf's lowest rate: 1000 bytes/s
+# tbf keeps its burst and its queue limit in 32 bits, and tc wraps a larger queue without a word (10 Gbit/s with a
+# queue latency of 4 s showed "lat 564ms"; measured 2026-12-06, iproute2 6.1)
+MAX_TBF_BYTES = 2**32 - 1
 PS_HOST_INDEX = 10  # the PS gets the subnet's 10th address, PS task J the (10 - J)th, worker I the (11 + I)th
 COORDINATOR_INDEX = 2  # a TF2 job's coordinator, below every PS task (MAX_PS of them)
 MAX_PS = 8
@@ -41,6 +44,10 @@ class LinkShape:
             )
         if not 0.0 < self.latency_ms <= 10_000.0:
             raise ConfigError(f"'latency_ms' must be > 0 and <= 10000 (got {self.latency_ms})")
+        if self.queue_limit_bytes() > MAX_TBF_BYTES:
+            raise ConfigError(f"a queue latency of {self.latency_ms:g} ms at {self.rate_bits_per_s} bit/s with a burst "
+                              f"of {self.burst_bytes} bytes makes a queue of {self.queue_limit_bytes()} bytes, more "
+                              f"than tc tbf holds ({MAX_TBF_BYTES}); ask for a shorter latency or a smaller burst")
 
     def queue_limit_bytes(self) -> int:
         """The queue limit tbf derives from the latency: ``rate * latency + burst``."""

@@ -49,6 +49,13 @@ def _gone(run_id: str) -> list[str]:
         ({"rate_bits_per_s": 0}, "'rate_bits_per_s' must be >= 8000 (got 0)"),
         ({"burst_bytes": 1000}, "'burst_bytes' must be >= 1514 (one full Ethernet frame) (got 1000)"),
         ({"latency_ms": 0.0}, "'latency_ms' must be > 0 and <= 10000 (got 0.0)"),
+        # tc wraps a queue past 32 bits: 10 Gbit/s at 4 s would have queued 564 ms, and said nothing
+        ({"rate_bits_per_s": 10**10, "latency_ms": 4000.0},
+         "a queue latency of 4000 ms at 10000000000 bit/s with a burst of 16384 bytes makes a queue of 5000016384 "
+         "bytes, more than tc tbf holds (4294967295); ask for a shorter latency or a smaller burst"),
+        ({"burst_bytes": 2**32}, "a queue latency of 5 ms at 100000000 bit/s with a burst of 4294967296 bytes makes a "
+         "queue of 4295029796 bytes, more than tc tbf holds (4294967295); ask for a shorter latency or a smaller "
+         "burst"),
     ],
 )
 def test_link_shape_refuses_bad_values(changes: dict[str, object], message: str) -> None:
