@@ -270,7 +270,7 @@ def run_sweep(args: argparse.Namespace) -> int:
               f"counts x {len(grid.policies)} policies x "
               f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
               f"{grid.steps} steps each; on {where}; about {events:.2g} events, roughly "
-              f"{format_wait(grid_seconds(inputs))} on one core for the whole grid")
+              f"{format_wait(max(grid_seconds(inputs), 1))} on one core for the whole grid")
         if grid.n_points >= LARGE_GRID_POINTS:
             sys.stdout.flush()  # the grid line first, where both go to one terminal or file
             print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and "

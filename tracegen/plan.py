@@ -317,7 +317,7 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                           f"{MAX_EVENTS:.0e} allowed); ask for fewer or smaller --workers, fewer --seeds or a smaller "
                           "--step-budget")
     if events > SLOW_EVENTS:
-        report(f"about {events:.2g} simulated events: roughly {format_wait(seconds)} on one core")
+        report(f"about {events:.2g} simulated events: roughly {format_wait(max(seconds, 1))} on one core")
     sweeps: dict[tuple[object, ...], _Sweep] = {}
     if jobs > 1 and len(keys) > 1:
         report(f"simulating {len(keys)} pairs in {min(jobs, len(keys))} processes")
