@@ -26,7 +26,14 @@ import os
 import pathlib
 from typing import Any
 
-from parsers.chrome import OWN_FORMAT_VERSION, ChromeWriter, assign_lanes, transfer_track
+from parsers.chrome import (
+    OWN_FORMAT_VERSION,
+    ChromeWriter,
+    assign_lanes,
+    json_members,
+    json_text,
+    transfer_track,
+)
 from parsers.limits import MAX_BYTES, MAX_RECORDS
 from parsers.trace import SCHEMAS
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, TaskKind
@@ -51,10 +58,7 @@ def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.Pa
     stride = MAX_STEPS if config.uneven else config.total_steps  # uneven workers run more steps than asked
     pending: dict[tuple[int, int], list[TaskRecord]] = {}
     steps_rows: list[list[Any]] = []
-    flow_id = 0
-    cross = [[p for p in model.preds(t) if _track_kind(model, p) != _track_kind(model, t)] for t in range(n)]
-    shard = config.ps_shard_of_task or (0,) * n
-
+    file_name = pathlib.PurePath(path).name
     extra: dict[str, Any] = {
         "format_version": OWN_FORMAT_VERSION, "source": f"tracegen synthetic: {model.source}",
         "source_format": "tracegen-synthetic", "lost": ["graph tables (synthetic trace of a simulation)"],
@@ -62,35 +66,7 @@ def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.Pa
                                   for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps")},
     }
     with ChromeWriter(path, extra=extra) as out:
-        def emit_step(w: int, records: list[TaskRecord]) -> None:
-            nonlocal flow_id
-            step_id = w * stride + records[0].step
-            where: dict[int, tuple[str, str, int, int]] = {}
-            _transfers(out, model, records, w, step_id, shard, where)
-            for r in records:
-                kind = model.kinds[r.task]
-                if kind in TRANSFER_KINDS or r.end_ns == r.start_ns:
-                    continue
-                ps = kind in PS_KINDS
-                process = ps_device(shard[r.task]) if ps else worker_device(w)
-                track = f"thread {r.slot}" if ps else f"compute {r.slot}"
-                args = {"node_name": model.names[r.task], "op_type": kind.name, "step": step_id, "lane": r.slot,
-                        "worker": w}
-                if r.staleness >= 0:
-                    args["staleness"] = r.staleness
-                out.slice(process=process, track=track, name=model.names[r.task], start_ns=r.start_ns,
-                          dur_ns=r.end_ns - r.start_ns, cat="op", args=args)
-                where[r.task] = (process, track, r.start_ns, r.end_ns)
-            for t, (process, track, start, _end) in sorted(where.items()):
-                for p in cross[t]:
-                    if p not in where:
-                        continue
-                    p_process, p_track, p_start, p_end = where[p]
-                    flow_id += 1
-                    out.flow(flow_id=flow_id, name=model.names[p], src=(p_process, p_track, max(p_start, p_end - 1)),
-                             dst=(process, track, start))
-            steps_rows.append([step_id, pathlib.PurePath(path).name, min(r.ready_ns for r in records),
-                               max(r.end_ns for r in records)])
+        steps = _Steps(out, model, config.ps_shard_of_task or (0,) * n)
 
         def on_task(record: TaskRecord) -> None:
             key = (record.worker, record.step)
@@ -98,7 +74,10 @@ def write_synthetic_trace(model: StepModel, config: SimConfig, path: str | os.Pa
             bucket.append(record)
             if len(bucket) == n:
                 del pending[key]
-                emit_step(record.worker, bucket)
+                step_id = record.worker * stride + bucket[0].step
+                steps.write(record.worker, step_id, bucket)
+                steps_rows.append([step_id, file_name, min(r.ready_ns for r in bucket),
+                                   max(r.end_ns for r in bucket)])
 
         result = simulate(model, config, on_task=on_task)
         extra["tables"]["steps"]["rows"] = sorted(steps_rows)
@@ -127,26 +106,116 @@ def size_warning(path: str | os.PathLike[str]) -> str | None:
             "fewer steps or workers")
 
 
-def _transfers(out: ChromeWriter, model: StepModel, records: list[TaskRecord], w: int, step_id: int,
-               shard: tuple[int, ...], where: dict[int, tuple[str, str, int, int]]) -> None:
-    """Worker ``w``'s transfers of one step, on its transfer tracks (one set per shard link when sharded); each
-    one's place into ``where``."""
-    sharded = max(shard) > 0
-    for (direction, kind), k in itertools.product((("pull", TaskKind.PULL), ("push", TaskKind.PUSH)),
-                                                 range(max(shard) + 1)):
-        group = [r for r in records if model.kinds[r.task] == kind and shard[r.task] == k]
-        lanes = assign_lanes([r.ready_ns for r in group], [r.end_ns for r in group])
-        for lane, r in zip(lanes, group, strict=True):
-            process, track = worker_device(w), transfer_track(direction, lane, f"ps{k}" if sharded else "")
-            src, dst = ((ps_device(k), worker_device(w)) if kind == TaskKind.PULL
-                        else (worker_device(w), ps_device(k)))
-            args: dict[str, Any] = {"tensor_name": model.names[r.task], "src_device": src, "dst_device": dst,
-                                    "direction": direction, "size_bytes": model.size_bytes[r.task], "step": step_id}
-            if sharded:
-                args["shard"] = k
-            out.slice(process=process, track=track, name=model.names[r.task], start_ns=r.ready_ns,
-                      dur_ns=r.end_ns - r.ready_ns, cat="transfer", args=args)
-            where[r.task] = (process, track, r.ready_ns, r.end_ns)
+class _Steps:
+    """Writes one worker step after another to ``out``. What every step repeats (a task's name and args, a
+    track's ids) is encoded once, on first use, and handed to the writer as JSON text: a ``json.dumps`` per event
+    was most of the time a trace took."""
+
+    def __init__(self, out: ChromeWriter, model: StepModel, shard: tuple[int, ...]) -> None:
+        n = model.n_tasks
+        self.out, self.model, self.shard = out, model, shard
+        self.sharded = max(shard) > 0
+        self.names = [json_text(name) for name in model.names]
+        kinds = model.kinds
+        self.is_op = [kinds[t] not in TRANSFER_KINDS for t in range(n)]
+        self.is_ps = [kinds[t] in PS_KINDS for t in range(n)]
+        self.op_args = [json_members({"node_name": model.names[t], "op_type": kinds[t].name}) if self.is_op[t]
+                        else "" for t in range(n)]
+        # the transfer groups in the order they are written: pulls then pushes, each by shard link
+        directions = (("pull", TaskKind.PULL), ("push", TaskKind.PUSH))
+        self.groups = list(itertools.product(directions, range(max(shard) + 1)))
+        group_of = {(kind, k): g for g, ((_direction, kind), k) in enumerate(self.groups)}
+        self.group = [group_of.get((kinds[t], shard[t]), -1) for t in range(n)]
+        self.cross = [[p for p in model.preds(t) if _track_kind(model, p) != _track_kind(model, t)]
+                      for t in range(n)]
+        self.flow_id = 0
+        self.ids: dict[tuple[int, ...], str] = {}  # a track's key → its encoded ids (_track_ids)
+        self.transfer_args: dict[tuple[int, int], str] = {}  # (task, worker) → args before the step
+        self.staleness: dict[int, str] = {}
+        self.shard_args = [json_members({"shard": k}) for k in range(max(shard) + 1)]
+
+    def write(self, w: int, step_id: int, records: list[TaskRecord]) -> None:
+        """Worker ``w``'s step ``step_id`` (its ``records``): transfers, ops, then the flows between them."""
+        where: dict[int, tuple[str, int, int]] = {}  # task → (its track's ids, start_ns, end_ns)
+        self._transfers(w, step_id, records, where)
+        self._ops(w, step_id, records, where)
+        out, names = self.out, self.names
+        for t, (ids, start, _end) in sorted(where.items()):
+            for p in self.cross[t]:
+                placed = where.get(p)
+                if placed is None:
+                    continue
+                p_ids, p_start, p_end = placed
+                self.flow_id += 1
+                out.encoded_flow(self.flow_id, names[p], (p_ids, max(p_start, p_end - 1)), (ids, start))
+
+    def _track_ids(self, key: tuple[int, ...]) -> str:
+        """The ids of the track ``key``: (worker, slot) for compute, (-1 - shard, slot) for a PS thread,
+        (worker, transfer group, lane) for transfers."""
+        if len(key) == 2:
+            process = ps_device(-1 - key[0]) if key[0] < 0 else worker_device(key[0])
+            track = f"thread {key[1]}" if key[0] < 0 else f"compute {key[1]}"
+        else:
+            (direction, _kind), k = self.groups[key[1]]
+            process, track = worker_device(key[0]), transfer_track(direction, key[2], f"ps{k}" if self.sharded else "")
+        ids = self.ids[key] = self.out.track_ids(process, track)
+        return ids
+
+    def _transfers(self, w: int, step_id: int, records: list[TaskRecord],
+                   where: dict[int, tuple[str, int, int]]) -> None:
+        """Worker ``w``'s transfers of one step, on its transfer tracks (one set per shard link when sharded)."""
+        groups: list[list[TaskRecord]] = [[] for _ in self.groups]
+        group = self.group
+        for r in records:
+            g = group[r.task]
+            if g >= 0:
+                groups[g].append(r)
+        step_args = json_members({"step": step_id})
+        out, names, ids_of, shard_args = self.out, self.names, self.ids, self.shard_args
+        for g, rs in enumerate(groups):
+            tail = (step_args, shard_args[self.groups[g][1]]) if self.sharded else (step_args,)
+            lanes = assign_lanes([r.ready_ns for r in rs], [r.end_ns for r in rs])
+            for lane, r in zip(lanes, rs, strict=True):
+                t, start, end = r.task, r.ready_ns, r.end_ns
+                key = (w, g, lane)
+                ids = ids_of.get(key) or self._track_ids(key)
+                head = self.transfer_args.get((t, w)) or self._transfer_args(t, w)
+                out.encoded_slice(ids, names[t], start, end - start, '"transfer"', (head, *tail))
+                where[t] = (ids, start, end)
+
+    def _transfer_args(self, t: int, w: int) -> str:
+        """Transfer ``t`` of worker ``w``'s args up to its step: its tensor, devices, direction and size."""
+        (direction, kind), k = self.groups[self.group[t]]
+        src, dst = (ps_device(k), worker_device(w)) if kind == TaskKind.PULL else (worker_device(w), ps_device(k))
+        head = self.transfer_args[(t, w)] = json_members({
+            "tensor_name": self.model.names[t], "src_device": src, "dst_device": dst, "direction": direction,
+            "size_bytes": self.model.size_bytes[t]})
+        return head
+
+    def _ops(self, w: int, step_id: int, records: list[TaskRecord], where: dict[int, tuple[str, int, int]]) -> None:
+        """Worker ``w``'s ops of one step and the PS ops it caused, each on its CPU thread's track; a parameter's
+        apply with its gradient's staleness."""
+        out, names, ids_of, is_op, is_ps, shard = self.out, self.names, self.ids, self.is_op, self.is_ps, self.shard
+        op_args, staleness = self.op_args, self.staleness
+        tails: dict[int, str] = {}  # lane → args after the op's names
+        for r in records:
+            t, start, end = r.task, r.start_ns, r.end_ns
+            if not is_op[t] or end == start:
+                continue
+            slot = r.slot
+            key = (-1 - shard[t], slot) if is_ps[t] else (w, slot)
+            ids = ids_of.get(key) or self._track_ids(key)
+            tail = tails.get(slot)
+            if tail is None:
+                tail = tails[slot] = json_members({"step": step_id, "lane": slot, "worker": w})
+            if r.staleness >= 0:
+                stale = staleness.get(r.staleness)
+                if stale is None:
+                    stale = staleness[r.staleness] = json_members({"staleness": r.staleness})
+                out.encoded_slice(ids, names[t], start, end - start, '"op"', (op_args[t], tail, stale))
+            else:
+                out.encoded_slice(ids, names[t], start, end - start, '"op"', (op_args[t], tail))
+            where[t] = (ids, start, end)
 
 
 def _track_kind(model: StepModel, t: int) -> str:

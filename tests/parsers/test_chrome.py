@@ -7,6 +7,7 @@ import gzip
 import itertools
 import json
 import pathlib
+import tempfile
 from collections import defaultdict
 from decimal import Decimal
 
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from parsers import read_trace
-from parsers.chrome import assign_lanes, format_us, write_trace
+from parsers.chrome import ChromeWriter, assign_lanes, format_us, json_members, json_text, write_trace
 from parsers.perfetto import check_perfetto
 
 
@@ -145,3 +146,71 @@ def test_own_chrome_output_named_gz_is_gzip_and_reads_back_equal(step_pb: pathli
     write_trace(trace, tmp_path / "out.json")
     assert gzip.decompress(first) == (tmp_path / "out.json").read_bytes()
     assert read_trace(out).equals(trace)
+
+
+# text that JSON must escape: quotes, backslashes, controls, non-ASCII, a lone surrogate (json.dumps writes \ud800)
+ODD_TEXT = st.text(st.one_of(st.characters(), st.sampled_from(['"', "\\", "\x00", "\t", "\u2028", "é", "✓", "\ud800"])),
+                   max_size=10)
+ARGS = st.dictionaries(ODD_TEXT, st.one_of(st.integers(-(2**70), 2**70), ODD_TEXT, st.none(), st.booleans()),
+                       max_size=4)
+
+
+def _events(path: pathlib.Path) -> list[str]:
+    """The event lines of a file :class:`ChromeWriter` wrote (one per line, between a first and a last line)."""
+    lines = path.read_text().split("\n")
+    return [line.removesuffix(",") for line in lines[1:-2]]
+
+
+@given(process=ODD_TEXT, track=ODD_TEXT, name=ODD_TEXT, cat=ODD_TEXT, args=ARGS,
+       start_ns=st.integers(-(10**15), 10**15), dur_ns=st.integers(-(10**6), 10**15), flow_id=st.integers(0, 2**62))
+def test_every_event_is_spelled_as_json_dumps_spells_it(process: str, track: str, name: str, cat: str,
+                                                        args: dict[str, object], start_ns: int, dur_ns: int,
+                                                        flow_id: int) -> None:
+    """Events are written from pre-encoded fragments, not one json.dumps each (a synthetic trace's time went there);
+    the bytes must stay what json.dumps of the event wrote: its escapes, separators, key order and integers."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "t.json"
+        with ChromeWriter(path) as out:
+            out.slice(process=process, track=track, name=name, start_ns=start_ns, dur_ns=dur_ns, cat=cat, args=args)
+            out.flow(flow_id=flow_id, name=name, src=(process, track, start_ns), dst=(process, track + "'", dur_ns))
+        got = _events(path)
+    ids = {"pid": 1, "tid": 1}
+    expected = [json.dumps({"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": process}}),
+                json.dumps({"ph": "M", "name": "process_sort_index", "pid": 1, "tid": 0, "args": {"sort_index": 1}}),
+                json.dumps({"ph": "M", "name": "thread_name", **ids, "args": {"name": track}}),
+                json.dumps({"ph": "M", "name": "thread_sort_index", **ids, "args": {"sort_index": 1}}),
+                f'{{"ts": {format_us(start_ns)}, "dur": {format_us(dur_ns)}, '
+                + json.dumps({"ph": "X", "cat": cat, "name": name, **ids, "args": args})[1:],
+                # a flow numbers both its tracks before writing either end
+                json.dumps({"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": track + "'"}}),
+                json.dumps({"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": 2, "args": {"sort_index": 2}}),
+                f'{{"ts": {format_us(start_ns)}, '
+                + json.dumps({"ph": "s", "cat": "flow", "name": name, "id": flow_id, **ids})[1:],
+                f'{{"ts": {format_us(dur_ns)}, '
+                + json.dumps({"ph": "f", "cat": "flow", "name": name, "id": flow_id, "pid": 1, "tid": 2,
+                              "bp": "e"})[1:]]
+    assert got == expected
+
+
+def test_pre_encoded_events_are_the_same_bytes_as_plain_ones(tmp_path: pathlib.Path) -> None:
+    """The route a synthetic trace takes (names and args encoded once, args in parts) writes what slice() and flow()
+    write; more events than the writer holds before a write, so the joins between held batches are covered."""
+    names = ["a", 'q"uote', "back\\slash", "é✓", "\u2028", ""]
+    plain, encoded = tmp_path / "plain.json", tmp_path / "encoded.json"
+    with ChromeWriter(plain, extra={"x": 1}) as out:
+        for i in range(10_000):
+            name, track = names[i % len(names)], f"t{i % 7}"
+            args = {"node_name": name, "step": i, "lane": i % 3} if i % 5 else {}
+            out.slice(process=f"p{i % 3}", track=track, name=name, start_ns=i * 1001, dur_ns=i % 1000, args=args)
+            if i % 4 == 0:
+                out.flow(flow_id=i, name=name, src=(f"p{i % 3}", track, i), dst=("p0", "t0", i + 1))
+    with ChromeWriter(encoded, extra={"x": 1}) as out:
+        for i in range(10_000):
+            name, track = names[i % len(names)], f"t{i % 7}"
+            parts = (json_members({"node_name": name}), json_members({"step": i, "lane": i % 3})) if i % 5 else ()
+            ids = out.track_ids(f"p{i % 3}", track)
+            out.encoded_slice(ids, json_text(name), i * 1001, i % 1000, json_text("op"), parts)
+            if i % 4 == 0:
+                out.encoded_flow(i, json_text(name), (ids, i), (out.track_ids("p0", "t0"), i + 1))
+    assert encoded.read_bytes() == plain.read_bytes()
+    assert len(_events(plain)) > 10_000

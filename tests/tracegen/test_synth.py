@@ -1,20 +1,27 @@
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import pathlib
 import re
+from decimal import Decimal
 
 import pytest
 
 import parsers.chrome
 import tracegen.synth
 from parsers import TraceError, read_trace
+from parsers.chrome import format_us
 from parsers.perfetto import check_perfetto
-from tracegen.model import TaskKind
+from tracegen.model import TaskKind, build_model
 from tracegen.placement import place
 from tracegen.simulate import SimConfig
 from tracegen.synth import size_warning, write_synthetic_trace
 from tracegen.synthetic import synthetic_model
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden"
 
 
 def test_synthetic_trace_reads_back_and_is_perfetto_clean(tmp_path: pathlib.Path) -> None:
@@ -106,3 +113,46 @@ def test_transfer_tracks_are_named_pulls_and_pushes(tmp_path: pathlib.Path, shar
     assert {e["args"]["direction"] for e in transfers} == {"pull", "push"}
     for e in transfers:
         assert expected[e["args"]["direction"]].fullmatch(names[(e["pid"], e["tid"])]), names[(e["pid"], e["tid"])]
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_the_synthetic_trace_of_a_bundled_trace_matches_golden(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                                                shards: int) -> None:
+    """Byte for byte what the writer wrote when each event was a json.dumps of its own dict (the golden files were
+    written then; UPDATE_GOLDEN=1 writes them anew, for a change of layout or simulation made on purpose)."""
+    monkeypatch.chdir(ROOT)  # the trace names its source: keep it relative and stable
+    model = build_model(read_trace("data/traces/mlp"))
+    placed = place(model, shards, "round-robin").shard_of_task if shards > 1 else ()
+    name = f"synth_mlp_n2_ps{shards}.json"
+    write_synthetic_trace(model, SimConfig(n_workers=2, steps=1, warmup_steps=0, ps_shard_of_task=placed),
+                          tmp_path / name)
+    if os.environ.get("UPDATE_GOLDEN"):
+        (GOLDEN / name).write_bytes((tmp_path / name).read_bytes())
+    assert (tmp_path / name).read_text().splitlines() == (GOLDEN / name).read_text().splitlines()
+    trace = read_trace(tmp_path / name)
+    assert {"pull", "push"} == set(trace.transfers["direction"]) and len(trace.ops) > 0
+
+
+def _json_dumps_spelling(line: str) -> str:
+    """An event line as json.dumps of the parsed event spells it, with ``ts`` and ``dur`` first as exact µs."""
+    event = json.loads(line, parse_float=Decimal)
+    times = [f'"{key}": {format_us(int(event.pop(key) * 1000))}' for key in ("ts", "dur") if key in event]
+    body = json.dumps(event)
+    return "{" + ", ".join(times) + ", " + body[1:] if times else body
+
+
+@pytest.mark.parametrize("odd", ['"q\\b/é✓\u0001\t', '"q\\b/é✓\u0001\t\ud800'])
+def test_names_in_a_synthetic_trace_are_escaped_as_json_dumps_escapes_them(tmp_path: pathlib.Path, odd: str) -> None:
+    """Every event line of a trace whose names hold quotes, backslashes, controls, non-ASCII (and a lone surrogate,
+    which the reader refuses but JSON can write) is what json.dumps writes for it; without the surrogate the
+    names read back as they were."""
+    model = synthetic_model(n_params=3, n_layers_ops=2, latency_ns=20_000)
+    model = dataclasses.replace(model, names=tuple(f"{n}{odd}" if t % 2 else n for t, n in enumerate(model.names)))
+    path = tmp_path / "n2.json"
+    write_synthetic_trace(model, SimConfig(n_workers=2, steps=2, warmup_steps=0, seed=1), path)
+    lines = path.read_text().split("\n")[1:-2]
+    assert lines and all(line.removesuffix(",") == _json_dumps_spelling(line.removesuffix(",")) for line in lines)
+    if "\ud800" not in odd:
+        trace = read_trace(path)
+        written = set(trace.ops["node_name"]) | set(trace.transfers["tensor_name"])
+        assert written <= set(model.names) and sum(odd in n for n in written) > len(written) // 3
