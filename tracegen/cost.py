@@ -14,9 +14,10 @@ a run's set-up weighs), against 0.51-1.09 (0.69) compiled on the same runs. A ru
 (:func:`tracegen.predict.engine_of`).
 
 A synthetic trace (``--emit-traces``) costs what its recorded run costs (recorded runs go to the compiled or pure
-engine, never the C core) and the writing of its JSON: 23-26 MB/s, measured on 2026-12-06 with
-``write_synthetic_trace`` on mlp at N = 4, cnn at 16, resnet at 8 and 32 (3 to 250 MB; ``bench_simulate.py``
-prints the rate of a 16-worker trace), whatever the engine.
+engine, never the C core) and the rest, the run's records handed over and its JSON written: 60-84 MB/s of JSON,
+measured on 2026-12-06 (after the writer's encoding was cached) with ``write_synthetic_trace`` on mlp at N = 4 and
+32, cnn at 16, resnet at 8 and 32 (3 to 250 MB; the whole at 57-73 MB/s; ``bench_simulate.py`` prints the rate of
+a 16-worker trace).
 
 Runs in several processes go in batches (:func:`tracegen.curve.scaling_curve`): each batch's runs the longest
 first onto whichever process is free, the next batch once its last run is in, and the processes are started
@@ -31,7 +32,7 @@ from tracegen.model import TRANSFER_KINDS, StepModel
 
 # one core, a task instance that takes time
 SECONDS_PER_TASK = {"C core": 0.19e-6, "compiled (mypyc)": 0.75e-6, "pure Python": 13e-6}
-TRACE_WRITE_BYTES_PER_S = 24e6  # a synthetic trace's JSON written, its run's simulation aside (module docstring)
+TRACE_WRITE_BYTES_PER_S = 65e6  # a synthetic trace's records and JSON, its run's simulation aside (module docstring)
 PROCESS_START_S = 1.0  # starting the simulations' processes (spawned: each imports numpy and tracegen)
 
 
