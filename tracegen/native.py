@@ -89,6 +89,11 @@ def engine() -> str:
 
     if tracegen.fastcore.why_off() is None:
         return "C core"
+    return reference_engine()
+
+
+def reference_engine() -> str:
+    """What the runs the C core does not take run on: ``compiled (mypyc)`` or ``pure Python``."""
     return "pure Python" if mypyc_off() else "compiled (mypyc)"
 
 

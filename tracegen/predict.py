@@ -155,7 +155,7 @@ def run_engine(config: SimConfig) -> str:
     ``fair`` link."""
     engine = native.engine()
     if engine == "C core" and not fastcore.takes_config(config):
-        return "pure Python" if native.mypyc_off() else "compiled (mypyc)"
+        return native.reference_engine()
     return engine
 
 
@@ -264,9 +264,9 @@ def trace_seconds(model: StepModel, config: PredictConfig, n_workers: int) -> fl
     """One core's seconds for the synthetic trace of ``n_workers``: its run, one seed, recorded (so not on the C
     core), and the writing of its about :data:`TRACE_BYTES_PER_EVENT` bytes an event (:mod:`tracegen.cost`)."""
     steps = config.steps + config.warmup_steps
-    recording = "pure Python" if native.mypyc_off() else "compiled (mypyc)"
     written_bytes = task_events(model, steps * n_workers) * TRACE_BYTES_PER_EVENT
-    return run_s(busy_tasks(model), n_workers, steps, recording) + written_bytes / TRACE_WRITE_BYTES_PER_S
+    recorded_s = run_s(busy_tasks(model), n_workers, steps, native.reference_engine())
+    return recorded_s + written_bytes / TRACE_WRITE_BYTES_PER_S
 
 
 def estimated_trace_events(model: StepModel, config: PredictConfig) -> float:
