@@ -123,8 +123,6 @@ static void fail(Sim *s, int code);
 
 static void engine_at(Sim *s, Engine *e, i64 time_ns, i64 priority, i64 handler, i64 arg);
 
-static inline int ev_before(const Ev *a, const Ev *b) { return a->order < b->order; }
-
 static Ev engine_pop(Engine *e) {
     Ev first = e->h[0];
     i64 n = --e->n;
