@@ -10,7 +10,7 @@ upper half), pure Python 6-18 µs (13 the middle). No growth with N worth a cons
 doubling is lost in the spread between models. The C core (:mod:`tracegen.fastcore`), measured the same way on
 2026-12-06 on nine of those traces at N = 1, 8, 32 and 64: 0.15-0.50 µs (0.19 the middle; the most at N = 1, where
 a run's set-up weighs), against 0.51-1.09 (0.69) compiled on the same runs. A run the C core does not take
-(:func:`tracegen.fastcore.takes`) costs what the compiled engine costs, and ``predict`` prices it so
+(:func:`tracegen.fastcore.takes_config`) costs what the compiled engine costs, and ``predict`` prices it so
 (:func:`tracegen.predict.engine_of`).
 
 A synthetic trace (``--emit-traces``) costs what its recorded run costs (recorded runs go to the compiled or pure

@@ -1,10 +1,11 @@
 """The runs the C core (``tracegen/_core.c``) takes, and what it is handed.
 
-:func:`tracegen.simulate.simulate` hands the runs the C core takes (:func:`takes`) to :func:`simulate` here
-instead of its own event loop. What a run of a model with given settings needs beyond its workers' count, steps,
-seed and start spread (the task graph's tables, the resources' settings: :class:`Settings`) is worked out once by
-the reference's own ``_Run`` and kept for the next runs of that model and settings (a curve's every N and seed:
-up to a fifth of a small model's curve went to working them out again).
+:func:`tracegen.simulate.simulate` hands its runs to :func:`simulate` here first, which runs those the C core
+takes (below) instead of the reference's event loop, and declines the rest. What a run of a model with given
+settings needs beyond its workers' count, steps, seed and start spread (the task graph's tables, the resources'
+settings: :class:`Settings`) is worked out once by the reference's own ``_Run`` and kept for the next runs of that
+model and settings (a curve's every N and seed: up to a fifth of a small model's curve went to working them out
+again).
 
 The C core is a second form of the reference (``engine.py``, ``pscpu.py``, ``link.py``, ``simulate.py``): the
 same operations on the same values in the same order, so the result is the same to the last bit, only sooner
@@ -42,7 +43,7 @@ MIRRORS = {
     "engine.py": "4aa76f7a0144aa91b268ab1d23587af0f127f3a868c8fdeaa6d53b0544b196a7",
     "pscpu.py": "558799bd0f0e151735b805455ea48c2b905702a123bc97d6cb6641f66d080211",
     "link.py": "b9799b87212fd463901e1b41dde2ed08ac4b6bdcd0faf9b55cab641a4280fb83",
-    "simulate.py": "8a5bf929702c63e4ec1fad373e8e2af2cf107bb39d22a23db5621e52a6270762",
+    "simulate.py": "43f1c16c6094a8ca429d38150c035c5d7b4f5af6153938b7af0a859807599e5e",
 }
 CORE_SOURCE = "_core.c"
 MAX_WORKER_TASKS = 1 << 26  # workers x tasks: the C core's per-worker counts of what each task waits for, 512 MiB
@@ -98,20 +99,15 @@ def _draws_like_numpy(core: Any) -> bool:
     return True
 
 
-def takes(run: Any) -> bool:
-    """Whether the C core takes ``run`` (a ``tracegen.simulate._Run``): module docstring."""
-    return _takes_settings(run) and run.config.n_workers * run.n_tasks <= MAX_WORKER_TASKS
-
-
 def takes_config(config: Any) -> bool:
-    """What of :func:`takes` a ``SimConfig`` says alone: the core is on, nothing is recorded, the workers are alike,
-    the link is ``conn`` or ``fifo``, the tasks are on one PS shard."""
+    """What a ``SimConfig`` says alone of whether the C core takes its run (module docstring): the core is on,
+    nothing is recorded, the workers are alike, the link is ``conn`` or ``fifo``, the tasks are on one PS shard."""
     return (why_off() is None and not config.record_tasks and not config.uneven and config.link in ("conn", "fifo")
             and len(set(config.ps_shard_of_task)) <= 1)
 
 
 def _takes_settings(run: Any) -> bool:
-    """:func:`takes` but for the run's size: whether the C core takes runs of these settings."""
+    """Whether the C core takes runs of ``run``'s settings (a ``tracegen.simulate._Run``), whatever their size."""
     return (takes_config(run.config) and not run.record and run.n_shards == 1
             and (run.fixed_prio is not None or run.policy.name == "tf")
             and isinstance(run.rng.bit_generator, np.random.PCG64) and run.n_variants < 2**32)
@@ -164,7 +160,7 @@ _KNOWN_MOST = 8
 
 def simulate(model: Any, config: Any) -> tuple[Settings, tuple[Any, ...]] | None:
     """``tracegen.simulate.simulate(model, config)`` in the C core, or None when it does not take the run
-    (:func:`takes`; the caller runs the reference then). The reference's ``_Run`` of the settings, made once per
+    (module docstring; the caller runs the reference then). The reference's ``_Run`` of the settings, made once per
     model and settings, checks them and gives the tables. Returns the settings and
     ``(step_start_ns, step_end_ns, end_ns, n_events, snapshots, staleness)``, each as
     :class:`~tracegen.simulate.SimResult` holds it."""
@@ -190,7 +186,7 @@ def simulate(model: Any, config: Any) -> tuple[Settings, tuple[Any, ...]] | None
         return None  # (the reference says why a run is too large)
     rng = np.random.default_rng(config.seed)  # as the reference's run draws: the start offsets, then the steps'
     spread = settings.critical_path_ns if config.start_spread_ns is None else config.start_spread_ns
-    offsets = [0] + [int(x) for x in rng.integers(0, max(1, spread), size=n - 1)]
+    offsets = reference.start_offsets(rng, n, spread)
     scalars = (n, settings.n_tasks, settings.n_variables, config.warmup_steps, config.total_steps,
                config.step_gap_ns + model.step_gap_ns, *settings.scalars, *pcg_state(rng))
     return settings, _module().simulate(scalars, (offsets, *settings.arrays), settings.tables)

@@ -184,6 +184,12 @@ def resolve_link(model: StepModel, config: SimConfig) -> LinkSpec:
     return uniform_link(rates, latency_ns=est.latency_ns, description=f"estimated from the trace ({est.method})")
 
 
+def start_offsets(rng: np.random.Generator, n_workers: int, spread_ns: int) -> list[int]:
+    """When each worker starts its first step: the first at 0, the others drawn from ``[0, spread_ns)``, the run's
+    first draws from its generator ``rng``."""
+    return [0] + [int(x) for x in rng.integers(0, max(1, spread_ns), size=n_workers - 1)]
+
+
 def critical_path_ns(model: StepModel, link: LinkSpec, variant: int = 0) -> int:
     """Length of one step of ``variant`` with no contention (every transfer alone on the link, free CPUs)."""
     timing = model.timings[variant]
@@ -349,8 +355,7 @@ class _Run(Handler, Client):
         spread = config.start_spread_ns
         if spread is None:
             spread = critical_path_ns(self.model, self.link_spec)
-        offsets = [0] + [int(x) for x in self.rng.integers(0, max(1, spread), size=config.n_workers - 1)]
-        for w, offset in enumerate(offsets):
+        for w, offset in enumerate(start_offsets(self.rng, config.n_workers, spread)):
             self.engine.at(offset, START, self, w << _KIND_BITS | _STEP)
         self.engine.run()
         return SimResult(

@@ -26,7 +26,7 @@ from tracegen.predict import (
     profile_beside,
     single_worker_beside,
 )
-from tracegen.simulate import SimConfig, _Run, simulate
+from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -50,8 +50,9 @@ def as_predict_prepares(trace: pathlib.Path) -> tuple[StepModel, SimConfig]:
 
 
 def same_either_way(model: StepModel, config: SimConfig) -> None:
-    """The run goes to the C core, and its result is the reference's, every field."""
-    assert fastcore.takes(_Run(model, config, None)), config
+    """The run goes to the C core (which declines the runs it does not take), and its result is the reference's,
+    every field."""
+    assert fastcore.simulate(model, config) is not None, config
     core, reference = simulate(model, config), simulate(model, config, core=False)
     for field in dataclasses.fields(reference):
         assert getattr(core, field.name) == getattr(reference, field.name), (field.name, config)
@@ -142,9 +143,21 @@ def test_the_runs_it_does_not_take_go_to_the_reference() -> None:
               dataclasses.replace(config, worker_link_bytes_per_s=(1e6,)),
               dataclasses.replace(config, ps_shard_of_task=tuple(t % 2 for t in range(model.n_tasks)))]
     for other in others:
-        assert not fastcore.takes(_Run(model, other, None)), other
-    assert not fastcore.takes(_Run(model, config, lambda _record: None))
-    assert fastcore.takes(_Run(model, config, None)) == (fastcore.why_off() is None)
+        assert fastcore.simulate(model, other) is None, other
+    assert (fastcore.simulate(model, config) is not None) == (fastcore.why_off() is None)
+
+
+def test_a_recorded_run_never_reaches_the_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose every task is handed to ``on_task`` (a synthetic trace's) is the reference's to run."""
+    model, config = _mlp()
+
+    def refuse(*_args: object) -> None:
+        raise AssertionError("a recorded run was handed to the C core")
+
+    monkeypatch.setattr(fastcore, "simulate", refuse)
+    records: list[object] = []
+    simulate(model, dataclasses.replace(config, n_workers=2, steps=2), on_task=records.append)
+    assert records
 
 
 def test_an_edit_to_a_source_it_mirrors_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
