@@ -260,13 +260,12 @@ def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | N
     return task_events(model, config.seeds * total)
 
 
-def trace_seconds(model: StepModel, config: PredictConfig, n_workers: int) -> float:
-    """One core's seconds for the synthetic trace of ``n_workers``: its run, one seed, recorded (so not on the C
-    core), and the writing of its about :data:`TRACE_BYTES_PER_EVENT` bytes an event (:mod:`tracegen.cost`)."""
-    steps = config.steps + config.warmup_steps
-    written_bytes = task_events(model, steps * n_workers) * TRACE_BYTES_PER_EVENT
-    recorded_s = run_s(busy_tasks(model), n_workers, steps, native.reference_engine())
-    return recorded_s + written_bytes / TRACE_WRITE_BYTES_PER_S
+def traces_seconds(model: StepModel, config: PredictConfig) -> float:
+    """One core's seconds for the synthetic traces of ``emit_traces``: their runs, one seed each, recorded (so not
+    on the C core), and the writing of about :data:`TRACE_BYTES_PER_EVENT` bytes an event (:mod:`tracegen.cost`)."""
+    steps, workers = config.steps + config.warmup_steps, sum(set(config.emit_traces))
+    recorded_s = run_s(busy_tasks(model), workers, steps, native.reference_engine())
+    return recorded_s + estimated_trace_events(model, config) * TRACE_BYTES_PER_EVENT / TRACE_WRITE_BYTES_PER_S
 
 
 def estimated_trace_events(model: StepModel, config: PredictConfig) -> float:
@@ -535,7 +534,7 @@ def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: in
                                      engine_of(config))
     jobs = config.jobs if climbing_s >= PARALLEL_S else 1
     run_s_of = run_seconds(model, config)
-    traces_s = sum(trace_seconds(model, config, n) for n in set(config.emit_traces))  # in this process
+    traces_s = traces_seconds(model, config)  # in this process
     planned_s = wall_s(curves * planned_runs(run_s_of, config, likely, likely_probes, jobs), jobs) + traces_s
     every_s = wall_s(curves * planned_runs(run_s_of, config, config.workers, probes, jobs), jobs) + traces_s
     uneven = bool(config.worker_speed or config.worker_link_bits_per_s)  # runs as long as the slowest worker's
@@ -571,8 +570,8 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
                           f"{format_wait(seconds_on_one_core(events, engine_of(config)))} on one core (more than "
                           f"the {MAX_EVENTS:.0e} "
                           f"allowed){traces}; ask for fewer worker counts, traces, steps or seeds")
-    traces_s = sum(trace_seconds(model, config, n) for n in set(config.emit_traces))
-    lines = [trace_space(config, out, TRACE_BYTES_PER_EVENT * trace_events, traces_s)] if trace_events else []
+    lines = ([trace_space(config, out, TRACE_BYTES_PER_EVENT * trace_events, traces_seconds(model, config))]
+             if trace_events else [])
     every = events if every_events is None else every_events + trace_events
     engine = engine_of(config)
     likely_s, every_s = ((seconds_on_one_core(events, engine), seconds_on_one_core(every, engine)) if seconds is None
@@ -588,7 +587,7 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
 
 
 def trace_space(config: PredictConfig, out: OutputDir, trace_bytes: float, seconds: float) -> str:
-    """What the synthetic traces will take, space and about ``seconds`` (:func:`trace_seconds`), in a line; refused
+    """What the synthetic traces will take, space and about ``seconds`` (:func:`traces_seconds`), in a line; refused
     when they would not fit where they are to be written: found out before any work, not by a full disk hours
     later (``--emit-traces 100000`` was 100 GB)."""
     free = out.free_bytes()
