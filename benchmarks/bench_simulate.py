@@ -10,7 +10,8 @@ Prints what issue 10 asks for, measured in one run on one core:
   on one core — about half a minute on this machine with the C core (30.9 s on 2026-12-06, 123 s compiled the day
   before; target 5 s), what a user who asks for every N waits for;
 - one 1000-worker point (3 steps per worker): time and peak memory (targets: 5 s, 1 GiB);
-- the time to stream a 16-worker synthetic trace;
+- the time to stream the synthetic trace ``predict --emit-traces 16`` writes with its defaults, beside
+  predict's estimate of it;
 - last, in the same run, ``benchmarks/bench_yardstick.py``'s table: tracegen beside its SimPy yardstick on the
   bundled traces (every N from 1 to 16, predict's defaults, the ``fifo`` link; a plain SimPy model of the
   ResNet-50-sized step's 64-N curve would take hours). ``--no-yardstick`` leaves it out (about 5 minutes).
@@ -22,6 +23,7 @@ Run: ``python benchmarks/bench_simulate.py [--no-yardstick]``.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import pathlib
 import resource
@@ -30,11 +32,10 @@ import tempfile
 import time
 
 from tracegen import native
-from tracegen.cost import TRACE_WRITE_BYTES_PER_S
 from tracegen.curve import format_workers, scaling_curve, simulate_job
 from tracegen.metrics import steps_per_s
 from tracegen.model import TaskKind
-from tracegen.predict import PredictConfig
+from tracegen.predict import PredictConfig, traces_seconds
 from tracegen.processes import Processes, available_cpus
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synth import write_synthetic_trace
@@ -84,14 +85,15 @@ def main(argv: list[str]) -> None:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # peak RSS of the process (KiB on Linux)
     print(f"1000 workers x 3 steps: {wall:.2f} s, {result.n_events} events ({result.n_events / wall:,.0f}/s), "
           f"peak RSS {rss_mb:.0f} MiB (targets 5 s, 1024 MiB), {steps_per_s(result):.1f} steps/s", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:  # what 'predict --emit-traces 16' writes with its defaults
         path = pathlib.Path(tmp) / "n16.json"
         t0 = time.perf_counter()
-        write_synthetic_trace(model, SimConfig(n_workers=16, steps=3), path)
+        write_synthetic_trace(model, dataclasses.replace(config, n_workers=16), path)
         wall = time.perf_counter() - t0
         size = path.stat().st_size
-        print(f"synthetic trace, 16 workers x 3 steps: {wall:.2f} s, {size / 2**20:.1f} MiB, "
-              f"{size / wall / 1e6:.1f} MB/s (predict prices {TRACE_WRITE_BYTES_PER_S / 1e6:.0f} MB/s)")
+        estimate = traces_seconds(model, dataclasses.replace(defaults, emit_traces=(16,)))
+        print(f"synthetic trace, 16 workers, predict's defaults: {wall:.2f} s, {size / 2**20:.0f} MiB, "
+              f"{size / wall / 1e6:.1f} MB/s; predict's estimate {estimate:.1f} s")
     if "--no-yardstick" not in argv:
         print("SimPy yardstick (bench_yardstick.py):", flush=True)
         yardstick()
