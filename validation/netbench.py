@@ -64,6 +64,9 @@ MAX_LINE_BYTES = 64 * 1024
 MAX_ERROR_CHARS = 500  # of an error sent to the client
 MAX_WORKERS = 256
 MAX_CORES = 4096  # the most CPU a link profile records for the PS host (parsers.linkprofile)
+# what serve says when it starts: the PS task is a TensorFlow server, which any host that reaches it may drive
+TRUST_NOTE = ("netbench serve: the PS task a session starts is a TensorFlow server, which takes no authentication "
+              "and runs what any client sends it: serve only on a network you trust (TensorFlow's SECURITY.md)")
 _LEAD_S = 1.0  # clients start moving this long before the window opens, so flows are up to speed
 
 
@@ -262,6 +265,7 @@ def serve(*, bind: str = "0.0.0.0", port: int = 7070, tf_port: int = 2222, once:
         _check_tf_port(bind, tf_port)
         stack.enter_context(terminating())
         report(f"netbench serve: listening on {join_address(bind, port)}; the PS task will use port {tf_port}")
+        report(TRUST_NOTE)
         while True:
             wait_readable(listener)  # not accept() alone: a SIGTERM could go unhandled there
             conn, peer = listener.accept()

@@ -388,6 +388,7 @@ def test_serve_on_every_address_hands_out_the_ps_task_where_the_client_came(host
         assert split_address(reply["ps"], "ps")[0] == host
     assert jobs == [{"role": "ps", "cluster": {"ps": [reply["ps"]], "worker": [worker]}}]
     assert said[0].startswith("netbench serve: listening on [::]:"), said
+    assert said[1] == netbench.TRUST_NOTE and "no authentication" in said[1]  # said before any session
     assert f"session from {host}" in said
 
 
