@@ -112,9 +112,13 @@ static const i64 MAX_TIME_NS = (((i64)1) << 61) - 1;
 /* an event: its order (time << 2 | priority, then seq: one 128-bit number compared without a branch), then what
  * it calls */
 typedef struct { u128 order; i64 handler, arg; } Ev;
+typedef struct { i64 handler, arg; } Call;
 
+/* the heap in two arrays side by side: the orders it compares (a node's four children in 64 bytes, half what they
+ * took with their calls beside them) and what each calls, moved with its order but never read while sifting */
 typedef struct {
-    Ev *h;
+    u128 *key;
+    Call *call;
     i64 n, cap, seq, now, n_events;
 } Engine;
 
@@ -124,21 +128,30 @@ static void fail(Sim *s, int code);
 static void engine_at(Sim *s, Engine *e, i64 time_ns, i64 priority, i64 handler, i64 arg);
 
 static Ev engine_pop(Engine *e) {
-    Ev first = e->h[0];
+    u128 *key = e->key;
+    Call *call = e->call;
+    Ev first = {key[0], call[0].handler, call[0].arg};
     i64 n = --e->n;
-    if (n) { /* a 4-ary heap: half the levels of a binary one, its children in one or two cache lines */
-        Ev last = e->h[n];
+    if (n) { /* a 4-ary heap: half the levels of a binary one */
+        u128 last = key[n];
+        Call last_call = call[n];
         i64 i = 0, c = 1;
         while (c < n) {
             i64 best = c, end = c + 4 < n ? c + 4 : n;
+            u128 low = key[c];
             for (i64 k = c + 1; k < end; k++)
-                if (e->h[k].order < e->h[best].order) best = k;
-            if (last.order < e->h[best].order) break;
-            e->h[i] = e->h[best];
+                if (key[k] < low) {
+                    best = k;
+                    low = key[k];
+                }
+            if (last < low) break;
+            key[i] = low;
+            call[i] = call[best];
             i = best;
             c = 4 * i + 1;
         }
-        e->h[i] = last;
+        key[i] = last;
+        call[i] = last_call;
     }
     e->now = (i64)(first.order >> 66);
     return first;
@@ -397,19 +410,24 @@ static void engine_at(Sim *s, Engine *e, i64 time_ns, i64 priority, i64 handler,
         fail(s, 2);
         return;
     }
-    if (GROW(e->h, e->cap, e->n + 1)) {
-        fail(s, 1);
-        return;
+    if (e->n + 1 > e->cap) { /* the two arrays grow alike; cap is the calls' */
+        i64 key_cap = e->cap;
+        if (GROW(e->key, key_cap, e->n + 1) || GROW(e->call, e->cap, e->n + 1)) {
+            fail(s, 1);
+            return;
+        }
     }
-    Ev v = {((u128)(uint64_t)(time_ns << 2 | priority) << 64) | (uint64_t)e->seq++, handler, arg};
+    u128 v = ((u128)(uint64_t)(time_ns << 2 | priority) << 64) | (uint64_t)e->seq++;
     i64 i = e->n++;
     while (i > 0) {
         i64 p = (i - 1) >> 2;
-        if (e->h[p].order < v.order) break; /* (every earlier event has a lower seq) */
-        e->h[i] = e->h[p];
+        if (e->key[p] < v) break; /* (every earlier event has a lower seq) */
+        e->key[i] = e->key[p];
+        e->call[i] = e->call[p];
         i = p;
     }
-    e->h[i] = v;
+    e->key[i] = v;
+    e->call[i] = (Call){handler, arg};
 }
 
 static void run_done(Sim *s, i64 token);
@@ -1017,7 +1035,8 @@ static void table_free(Table *t) {
 }
 
 static void sim_free(Sim *s) {
-    free(s->engine.h);
+    free(s->engine.key);
+    free(s->engine.call);
     if (s->pools) {
         for (i64 w = 0; w < s->n_workers; w++) {
             free(s->pools[w].free.a);
