@@ -38,7 +38,7 @@ import pandas as pd
 
 from parsers.csvfile import NUMBER, cell_float, cell_int
 from parsers.errors import TraceError
-from parsers.files import GZIP_MAGIC, gunzip, read_file
+from parsers.files import expand, read_file
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
@@ -213,11 +213,10 @@ def read_csv_text(source: str, max_bytes: int) -> str:
     gzip expanded (to at most ``max_bytes`` too). Text that is not UTF-8 is refused naming its line, its column
     and the bytes; a spreadsheet, a UTF-16 export or an empty file is named as such."""
     data = read_file(pathlib.Path(source), max_bytes, ConfigError)
-    if data.startswith(GZIP_MAGIC):
-        try:
-            data = gunzip(data, source, max_bytes)
-        except TraceError as exc:
-            raise ConfigError(str(exc)) from None
+    try:
+        data = expand(data, source, max_bytes)
+    except TraceError as exc:
+        raise ConfigError(str(exc)) from None
     if not data.strip():
         raise ConfigError(f"{source}: {'empty file' if not data else 'only blank lines'}; a CSV needs a header line "
                           "naming its columns and a row per run")

@@ -578,6 +578,14 @@ def test_too_many_members(tmp_path: pathlib.Path) -> None:
            f"more than {MAX_GZIP_MEMBERS} gzip members")
 
 
+@pytest.mark.parametrize(("name", "data"), [("junk.json.gz", b"hello world"), ("step.pb.gz", REAL_PB.read_bytes()),
+                                            ("plain.json.gz", REAL_JSON.read_bytes())])
+def test_a_gz_name_that_is_not_gzip_says_so(tmp_path: pathlib.Path, name: str, data: bytes) -> None:
+    """A file named .gz but holding something else was read as whatever it held, and failed as a text-format
+    RunMetadata ('its first line ... starts no field'), never saying the name promised gzip; gunzip refuses it."""
+    _fails(tmp_path, name, data, "named .gz but is not gzip (gzip begins with bytes 1f 8b; this begins with")
+
+
 # ------------------------------------------------------------------------------------ bounded, one-line messages
 
 

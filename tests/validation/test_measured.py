@@ -244,6 +244,15 @@ def test_a_gzipped_measurements_file_is_read(tmp_path: pathlib.Path) -> None:
     assert read_measured(path).to_dict("records") == [{"n_workers": 1, "steps_per_s": 2.0}]
 
 
+def test_a_measurements_file_named_gz_that_is_not_gzip_says_so(tmp_path: pathlib.Path) -> None:
+    """Plain CSV under a .gz name was read without a word, where gunzip and a spreadsheet refuse it."""
+    path = tmp_path / "m.csv.gz"
+    path.write_bytes(b"n_workers,steps_per_s\n1,2\n")
+    with pytest.raises(ConfigError, match=r"m\.csv\.gz: named \.gz but is not gzip \(gzip begins with bytes 1f 8b; "
+                                          r"this begins with b'n_worker'\)"):
+        read_measured(path)
+
+
 @pytest.mark.parametrize("columns", [CURVE_COLUMNS, PLAN_COLUMNS])
 def test_a_csv_tracegen_predicted_is_refused_as_measurements(tmp_path: pathlib.Path, columns: tuple[str, ...]) -> None:
     """predict's curve.csv (or plan's plan.csv) given as --measured was read, its n_workers and steps_per_s taken
