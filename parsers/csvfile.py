@@ -25,7 +25,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from parsers.errors import TraceFormatError, quoted
-from parsers.files import expand, read_file
+from parsers.files import read_expanded
 
 NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")  # [0-9], not \d: full-width digits are \d
 INTEGER = re.compile(r"-?[0-9]+")
@@ -118,10 +118,7 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
     least one, else the file is refused naming the header's line and ``what`` the rows are ("worker classes").
     ``older``: earlier versions still read, with their columns (the rows' ``columns`` tell which one a file is)."""
     source = os.fspath(path)
-    try:
-        data = expand(read_file(source, max_bytes, error), source, max_bytes)  # gzipped, as a trace may be
-    except TraceFormatError as exc:
-        raise error(str(exc)) from None
+    data = read_expanded(source, max_bytes, error)  # gzipped, as a trace may be
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -114,6 +114,19 @@ def expand(data: bytes, source: str, max_bytes: int) -> bytes:
     return data
 
 
+def read_expanded(source: str | os.PathLike[str], max_bytes: int,
+                  error: type[Exception] = TraceFormatError) -> bytes:
+    """:func:`read_file` then :func:`expand`: a file a user names, read gzipped or plain as a trace is, every
+    problem raised as ``error``."""
+    data = read_file(source, max_bytes, error)
+    try:
+        return expand(data, os.fspath(source), max_bytes)
+    except TraceFormatError as exc:
+        if isinstance(exc, error):
+            raise
+        raise error(str(exc)) from None
+
+
 def gunzip(data: bytes, source: str, max_bytes: int) -> bytes:
     """Expand every member of gzip ``data``, stopping as soon as the output passes ``max_bytes``; refuses
     corrupt or truncated members, more than ``MAX_GZIP_MEMBERS`` of them, and bytes after the last member that

@@ -33,14 +33,12 @@ import difflib
 import io
 import math
 import os
-import pathlib
 from typing import Any
 
 import pandas as pd
 
 from parsers.csvfile import NUMBER, cell_float, cell_int
-from parsers.errors import TraceError
-from parsers.files import expand, read_file
+from parsers.files import read_expanded
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
@@ -230,11 +228,7 @@ def read_csv_text(source: str, max_bytes: int) -> str:
     is refused before it is opened for reading, and one swapped in after the check is caught on what was opened),
     gzip expanded (to at most ``max_bytes`` too). Text that is not UTF-8 is refused naming its line, its column
     and the bytes; a spreadsheet, a UTF-16 export or an empty file is named as such."""
-    data = read_file(pathlib.Path(source), max_bytes, ConfigError)
-    try:
-        data = expand(data, source, max_bytes)
-    except TraceError as exc:
-        raise ConfigError(str(exc)) from None
+    data = read_expanded(source, max_bytes, ConfigError)
     if not data.strip():
         raise ConfigError(f"{source}: {'empty file' if not data else 'only blank lines'}; a CSV needs a header line "
                           "naming its columns and a row per run")

@@ -865,3 +865,23 @@ def test_an_empty_path_given_as_a_file_to_read_is_named_as_one(monkeypatch: pyte
                         (read_catalogue, CatalogueError), (read_worker_classes, WorkerClassError)):
         with pytest.raises(error, match=r"^'': an empty path names no file$"):
             read("")
+
+
+# ------------------------------------------------------------- a link profile or single-worker file, gzipped
+DEV_TRACE = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+
+
+@pytest.mark.parametrize(("reader", "name", "error"), [(read_link_profile, "link-profile.json", ProfileError),
+                                                       (read_single_worker, "single-worker.json", SingleWorkerError)])
+def test_a_gzipped_side_file_reads_and_a_plain_one_named_gz_says_it_is_not_gzip(
+        tmp_path: pathlib.Path, reader: Callable[[pathlib.Path], Any], name: str, error: type[TraceError]) -> None:
+    """'--link-profile p.json.gz' was refused as 'byte 1: JSON is not valid UTF-8', and a plain one named .gz as
+    'invalid JSON' or read: neither said gzip, where a trace beside them is read gzipped."""
+    plain = DEV_TRACE / name
+    zipped = tmp_path / f"{name}.gz"
+    zipped.write_bytes(gzip.compress(plain.read_bytes()))
+    assert dataclasses.replace(reader(zipped), source=str(plain)) == reader(plain)  # read from its own path
+    zipped.write_bytes(plain.read_bytes())
+    with pytest.raises(error) as info:
+        reader(zipped)
+    _check_message(str(info.value), zipped, "named .gz but is not gzip (gzip begins with bytes 1f 8b; this begins with")
