@@ -380,3 +380,22 @@ def test_a_long_validation_says_what_it_will_cost_before_simulating(tmp_path: pa
     printed = capsys.readouterr().out
     cost = printed.find("simulated events: roughly ")
     assert 0 <= cost < printed.find("simulating"), printed
+
+
+@pytest.mark.parametrize(("option", "what"), [("--trace", "the trace"), ("--measured", "the measurements"),
+                                              ("--link-profile", "a link profile"),
+                                              ("--single-worker", "a single-worker file")])
+def test_an_empty_input_path_is_refused_not_read_as_the_current_directory(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], option: str,
+        what: str) -> None:
+    """'--trace "$TRACE"' with TRACE unset: pathlib read '' as '.', and validate read the trace files of the
+    current directory (or a testbed folder's measured.csv there) and reported on them."""
+    dev = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    (tmp_path / "step_000.pb.gz").write_bytes((dev / "trace/step_000.pb.gz").read_bytes())  # a trace here
+    monkeypatch.chdir(tmp_path)
+    given = {"--measured": str(dev / "measured.csv"), "--trace": str(dev / "trace"), option: ""}
+    args = [a for pair in given.items() for a in pair]
+    assert main(["validate", *args, "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (f"tracegen validate: error: '{option}' must name {what} (got an empty "
+                                       "string)\n")
+    assert not (tmp_path / "out").exists()
