@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import pathlib
+import shutil
 
 import pandas as pd
 import pytest
@@ -399,3 +400,22 @@ def test_an_empty_input_path_is_refused_not_read_as_the_current_directory(
     assert capsys.readouterr().err == (f"tracegen validate: error: '{option}' must name {what} (got an empty "
                                        "string)\n")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("rows", "why"), [("", "it has no rows"),
+                                           ("7,0,0,5\n", "its N (7) are none the prediction has")])
+def test_a_staleness_file_with_nothing_to_compare_is_said_not_an_empty_table(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], rows: str, why: str) -> None:
+    """A testbed staleness.csv holding only its header (a campaign that recorded no staleness), or only Ns that
+    were not predicted, gave an empty 'Staleness, measured against simulated' table and a staleness.csv of a
+    header, without saying why nothing was compared."""
+    folder = tmp_path / "run"
+    shutil.copytree(DATA / "staleness/mlp_500mbit_q100_b128k_ps03", folder, ignore=shutil.ignore_patterns("report"))
+    (folder / "staleness.csv").write_text("n_workers,repeat,staleness,steps\n" + rows)
+    assert main(["validate", "--measured", str(folder), "--out", str(tmp_path / "o"), "--seeds", "1", "--steps",
+                 "4", "--warmup-steps", "1", "--jobs", "1"]) == 0
+    said = f"{folder / 'staleness.csv'}: {why}: no staleness compared"
+    assert said in capsys.readouterr().out
+    report = (tmp_path / "o/report.md").read_text()
+    assert said in report and "Staleness, measured against simulated" not in report
+    assert not (tmp_path / "o/staleness.csv").exists()
