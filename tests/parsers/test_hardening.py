@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import re
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -440,6 +441,18 @@ def test_refused_json_values_name_their_position(data: bytes, where: str) -> Non
     with pytest.raises(TraceFormatError) as info:
         load_json(data, "doc.json")
     assert str(info.value).startswith(f"doc.json{where}unreadable JSON value: "), str(info.value)[:200]
+
+
+def test_an_integer_too_long_says_so_without_pythons_advice() -> None:
+    """Python's own words ended '; use sys.set_int_max_str_digits() to increase the limit', advice no user of
+    the command can take."""
+    from parsers.jsondoc import load_json
+
+    digits = sys.get_int_max_str_digits() + 1
+    with pytest.raises(TraceFormatError) as info:
+        load_json(b'{"version": ' + b"9" * digits + b"}", "doc.json")
+    assert str(info.value) == (f"doc.json:1:13: unreadable JSON value: Exceeds the limit ({digits - 1} digits) for "
+                               f"integer string conversion: value has {digits} digits")
 
 
 def test_own_dialect_still_reads_back_equal(tmp_path: pathlib.Path) -> None:
