@@ -1,10 +1,10 @@
 """Small versioned CSV inputs (an instance catalogue, worker classes): the shared reading and checking; and the
 one rule for a number in a cell of any CSV tracegen reads (:func:`cell_float`, :func:`cell_int`).
 
-Such a file is UTF-8, its lines ended by ``\\n``, ``\\r\\n`` or ``\\r`` alone; its first line names the format
-and version (``# tracegen-catalogue version 1``), further lines starting with ``#`` are comments, blank lines are
-skipped, and a header row with exactly the format's columns comes first. Every problem is one line naming the
-file, the line and, for a cell, its column and value.
+Such a file is UTF-8 (gzipped or not), its lines ended by ``\\n``, ``\\r\\n`` or ``\\r`` alone; its first line
+names the format and version (``# tracegen-catalogue version 1``), further lines starting with ``#`` are comments,
+blank lines are skipped, and a header row with exactly the format's columns comes first. Every problem is one line
+naming the file, the line and, for a cell, its column and value.
 
 A number in a cell is written with the ASCII digits 0-9, an optional ``-`` (a column's range then refuses it
 where it cannot be negative), a decimal point and an exponent (``2.5e9``) where the column takes them, with white
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from parsers.errors import TraceFormatError, quoted
-from parsers.files import read_file
+from parsers.files import read_expanded
 
 NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")  # [0-9], not \d: full-width digits are \d
 INTEGER = re.compile(r"-?[0-9]+")
@@ -118,7 +118,7 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
     least one, else the file is refused naming the header's line and ``what`` the rows are ("worker classes").
     ``older``: earlier versions still read, with their columns (the rows' ``columns`` tell which one a file is)."""
     source = os.fspath(path)
-    data = read_file(source, max_bytes, error)
+    data = read_expanded(source, max_bytes, error)  # gzipped, as a trace may be
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -102,6 +102,31 @@ def read_file(source: str | os.PathLike[str], max_bytes: int, error: type[Except
     return b"".join(chunks)
 
 
+def expand(data: bytes, source: str, max_bytes: int) -> bytes:
+    """``data`` gunzipped (:func:`gunzip`) when it is gzip, else as it is; a ``source`` named ``.gz`` that is not
+    gzip is refused saying so: read as what it held, it failed as that ('its first line ... starts no field') or
+    was taken without a word where gunzip and every other tool refuse it."""
+    if data.startswith(GZIP_MAGIC):
+        return gunzip(data, source, max_bytes)
+    if source.lower().endswith(".gz"):
+        raise TraceFormatError(f"{source}: named .gz but is not gzip (gzip begins with bytes 1f 8b; this begins "
+                               f"with {data[:8]!r}); gzip it, or drop .gz from its name if it is plain")
+    return data
+
+
+def read_expanded(source: str | os.PathLike[str], max_bytes: int,
+                  error: type[Exception] = TraceFormatError) -> bytes:
+    """:func:`read_file` then :func:`expand`: a file a user names, read gzipped or plain as a trace is, every
+    problem raised as ``error``."""
+    data = read_file(source, max_bytes, error)
+    try:
+        return expand(data, os.fspath(source), max_bytes)
+    except TraceFormatError as exc:
+        if isinstance(exc, error):
+            raise
+        raise error(str(exc)) from None
+
+
 def gunzip(data: bytes, source: str, max_bytes: int) -> bytes:
     """Expand every member of gzip ``data``, stopping as soon as the output passes ``max_bytes``; refuses
     corrupt or truncated members, more than ``MAX_GZIP_MEMBERS`` of them, and bytes after the last member that

@@ -78,7 +78,8 @@ def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = f
     except _TooLargeError as exc:
         raise error(f"{source}{_where_refused(text.removeprefix(_BOM), exc.literal)}: {exc}") from None
     except ValueError as exc:  # NaN/Infinity, or an integer literal with more digits than Python converts
-        raise error(f"{source}{_where_refused(text.removeprefix(_BOM))}: unreadable JSON value: {exc}") from None
+        why = str(exc).split("; use sys.set_int_max_str_digits()")[0]  # advice for a programmer, not a user
+        raise error(f"{source}{_where_refused(text.removeprefix(_BOM))}: unreadable JSON value: {why}") from None
     if twice:
         obj, key = twice[0]
         raise error(f"{source}: {_path_of(doc, obj) or 'the top-level object'}: key {quoted(key)} appears twice; "

@@ -47,7 +47,7 @@ from typing import Any
 
 from parsers.atomic import write_bytes_atomic
 from parsers.errors import TraceFormatError, quoted
-from parsers.files import read_file
+from parsers.files import read_expanded
 from parsers.jsondoc import finite_float, load_json
 
 FORMAT = "tracegen-link-profile"
@@ -140,9 +140,10 @@ def write_link_profile(profile: LinkProfile, path: str | os.PathLike[str]) -> No
 
 
 def read_link_profile(path: str | os.PathLike[str]) -> LinkProfile:
-    """Read and check a ``link-profile.json``; :class:`ProfileError` names the file and the bad key."""
+    """Read and check a ``link-profile.json`` (plain or gzipped); :class:`ProfileError` names the file and the bad
+    key."""
     source = os.fspath(path)
-    data = read_file(source, MAX_PROFILE_BYTES, ProfileError)
+    data = read_expanded(source, MAX_PROFILE_BYTES, ProfileError)
     return _profile_from(load_json(data, source, parse_float=finite_float, error=ProfileError), source)
 
 

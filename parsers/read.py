@@ -22,7 +22,7 @@ from typing import Any
 
 from parsers.chrome import chrome_from_events, load_events
 from parsers.errors import TraceContentError, TraceFormatError, quoted
-from parsers.files import GZIP_MAGIC, gunzip, read_file, refuse_unreadable
+from parsers.files import GZIP_MAGIC, expand, read_file, refuse_unreadable
 from parsers.jsondoc import finite_float, load_json
 from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.linkprofile import PROFILE_NAME
@@ -93,8 +93,9 @@ def read_bytes(path: pathlib.Path, max_bytes: int = MAX_BYTES) -> bytes:
     data = read_file(path, max_bytes)
     if _BLANK.fullmatch(data):  # white space, or a byte-order mark and white space, holds nothing
         raise TraceFormatError(f"{path}: file is empty")
-    if data.startswith(GZIP_MAGIC):
-        data = gunzip(data, str(path), max_bytes)
+    gzipped = data.startswith(GZIP_MAGIC)
+    data = expand(data, str(path), max_bytes)
+    if gzipped:
         if not data or data.isspace():
             raise TraceFormatError(f"{path}: gzip content is empty")
         if data.startswith(GZIP_MAGIC):

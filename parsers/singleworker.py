@@ -49,7 +49,7 @@ from typing import Any
 
 from parsers.atomic import write_bytes_atomic
 from parsers.errors import TraceFormatError
-from parsers.files import read_file
+from parsers.files import read_expanded
 from parsers.jsondoc import finite_float, load_json
 from parsers.linkprofile import Checker, CpuQuota
 
@@ -118,9 +118,10 @@ def write_single_worker(measured: SingleWorker, path: str | os.PathLike[str]) ->
 
 
 def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
-    """Read and check a ``single-worker.json``; :class:`SingleWorkerError` names the file and the bad key."""
+    """Read and check a ``single-worker.json`` (plain or gzipped); :class:`SingleWorkerError` names the file and
+    the bad key."""
     source = os.fspath(path)
-    data = read_file(source, MAX_BYTES, SingleWorkerError)
+    data = read_expanded(source, MAX_BYTES, SingleWorkerError)
     doc: Any = load_json(data, source, parse_float=finite_float, error=SingleWorkerError)
     c = Checker(source, SingleWorkerError)
     c.header(doc, FORMAT, VERSION)

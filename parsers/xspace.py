@@ -24,7 +24,7 @@ from typing import Any
 from google.protobuf import message
 
 from parsers.errors import TraceContentError, TraceFormatError, quoted
-from parsers.files import GZIP_MAGIC, gunzip, read_file, refuse_unreadable
+from parsers.files import expand, read_file, refuse_unreadable
 from parsers.limits import MAX_FILES, SCAN_BYTES, check_wire_shape, check_wire_text
 from parsers.proto import xplane_pb2 as pb
 from parsers.trace import MAX_DUR_NS, MAX_TIME_NS
@@ -111,8 +111,7 @@ def read_profile_files(files: Sequence[pathlib.Path], source: str, max_bytes: in
     total = 0
     for path in files:
         data = read_file(path, max_bytes)
-        if data.startswith(GZIP_MAGIC):
-            data = gunzip(data, str(path), max_bytes)
+        data = expand(data, str(path), max_bytes)
         total += len(data)
         if total > max_bytes:
             raise TraceFormatError(f"{source}: the profile's files hold more than the limit of {max_bytes} bytes "

@@ -127,11 +127,21 @@ def _links(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(why) from None
 
 
+# validate's input options: an empty one (an unset shell variable) was read by pathlib as '.', and the files of the
+# current directory were validated against, not refused
+_INPUTS = (("measured", "--measured", "the measurements"), ("trace", "--trace", "the trace"),
+           ("link_profile", "--link-profile", "a link profile"), ("single_worker", "--single-worker",
+                                                                  "a single-worker file"))
+
+
 def _validate(args: argparse.Namespace) -> int:
     from tracegen.outputs import OutputDir
     from validation.compare import averaged
     from validation.validate import OUTPUT_FILES, input_files, validate
 
+    for key, option, what in _INPUTS:
+        if getattr(args, key) is not None:
+            output_path(getattr(args, key), what, option)  # only its check: that it names something
     policy, order = parse_policy(args.policy)
     config = PredictConfig(
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth), link=args.link,

@@ -37,6 +37,7 @@ from typing import Any
 
 import pandas as pd
 
+from parsers.errors import quoted
 from parsers.trace import PULL, PUSH, Trace, device_role, task_index
 from tracegen.errors import ModelError
 from tracegen.wire import LinkEstimate, estimate_wire
@@ -151,6 +152,7 @@ class StepModel:
         """The figures beyond the tables' lengths: PS tasks, sizes, predecessors, threads, rates, no cycle."""
         if self.traced_ps_task and (len(self.traced_ps_task) != n or min(self.traced_ps_task) < 0):
             raise ModelError(f"StepModel.traced_ps_task must name a PS task >= 0 for each of the {n} tasks")
+        _check_names(self.names)
         bad_size = next((v for v in self.size_bytes if not 0 <= v <= MAX_TRANSFER_BYTES), None)
         if bad_size is not None:
             raise ModelError(f"StepModel.size_bytes must be from 0 to {MAX_TRANSFER_BYTES} (got {bad_size})")
@@ -211,6 +213,19 @@ class StepModel:
                 if indeg[s] == 0:
                     order.append(s)
         return order
+
+
+def _check_names(names: tuple[str, ...]) -> None:
+    """ModelError at the first task name holding a lone surrogate: JSON writes it as ``\\ud800``, which no
+    reader takes for text, so a trace emitted from the model could not be read back."""
+    for t, name in enumerate(names):
+        if name.isascii():
+            continue
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ModelError(f"task {t}'s name {quoted(name)} holds a lone UTF-16 surrogate "
+                             f"(U+{ord(name[exc.start]):04X} at character {exc.start}), which is not text") from None
 
 
 def _indegrees(model: StepModel) -> list[int]:

@@ -30,7 +30,7 @@ import pathlib
 
 from parsers.csvfile import cell_int
 from parsers.errors import quoted
-from parsers.files import broken_link, read_file
+from parsers.files import broken_link, read_expanded
 from parsers.trace import Trace, device_role
 from tracegen.errors import ConfigError
 from tracegen.model import PS_KINDS, StepModel, TaskKind
@@ -154,7 +154,7 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
         what = "not a regular file" if pathlib.Path(source).exists() else broken_link(source) or "no such file"
         raise ConfigError(f"'placement' must be round-robin, greedy or a placement file (got {path!r}: {what})")
     try:
-        text = read_file(source, MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8-sig")
+        text = read_expanded(source, MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
     reader = csv.reader(io.StringIO(text, newline=""))

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from parsers.errors import TraceFormatError
-from parsers.files import read_file
+from parsers.files import read_expanded
 from tracegen.errors import ConfigError
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, StepTiming, TaskKind
 
@@ -136,7 +136,7 @@ def _order_lines(path: str | os.PathLike[str], option: str = "policy") -> dict[s
     """Each tensor name of the order file ``path`` and its line number, in the file's order."""
     p = os.fspath(path)
     try:  # bounded: '--policy /dev/zero' or a huge file is refused, not read until memory runs out
-        text = read_file(path, MAX_ORDER_BYTES).decode("utf-8-sig")
+        text = read_expanded(path, MAX_ORDER_BYTES).decode("utf-8-sig")
     except TraceFormatError as exc:
         raise ConfigError(f"'{option}': cannot read order file {p!r}: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -1,7 +1,8 @@
 """The measurements CSV that ``tracegen validate`` compares predictions with: its columns, reading and checking.
 
 Measurements come from ``tracegen testbed`` (``measured.csv``, schema in :mod:`validation.testbed_files`) or from
-anywhere else as a CSV (UTF-8, maybe gzipped) with one row per run and at least these columns (others are ignored)::
+anywhere else as a CSV (UTF-8, maybe gzipped) with one row per run and at least these columns (others are ignored,
+but for a near miss of one that is read, such as ``ps_task`` or ``Batch_size``, which is refused)::
 
     n_workers             int    workers in the run (>= 1)
     steps_per_s           float  aggregate training steps per second of the run (from 1e-6 to 1e6)
@@ -28,17 +29,16 @@ from __future__ import annotations
 
 import collections
 import csv
+import difflib
 import io
 import math
 import os
-import pathlib
 from typing import Any
 
 import pandas as pd
 
 from parsers.csvfile import NUMBER, cell_float, cell_int
-from parsers.errors import TraceError
-from parsers.files import GZIP_MAGIC, gunzip, read_file
+from parsers.files import read_expanded
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
@@ -61,6 +61,10 @@ CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS
 # the link's rate, ps_tasks and placement are checked by validate, which reads them
 SETTING_COLUMNS = ("model", "widths", "learning_rate", "warmup_steps", "burst_bytes", "latency_ms", "cpu_cap_ps",
                    "cpu_cap_worker", "cpu_cap_coordinator", "api", "tensorflow_version")
+
+# every column read; another is ignored, unless it is a letter or two off one of these (_refuse_near_miss)
+READ_COLUMNS = (*REQUIRED_COLUMNS, "repeat", "batch_size", "ps_tasks", "placement", "worker_caps", "worker_links",
+                "bandwidth_bits_per_s", "bandwidth", *CPU_COLUMNS, *SETTING_COLUMNS)
 
 # what tracegen writes with n_workers and steps_per_s columns too: predictions, which would be read as measurements
 PREDICTED = {CURVE_COLUMNS: "a curve tracegen predicted (predict's or validate's curve.csv)",
@@ -95,6 +99,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
                           f"{_short(', '.join(map(str, frame.columns)) or 'none')}; required: "
                           f"{', '.join(REQUIRED_COLUMNS)}){_case_hint(missing[0], frame)}"
                           f"{_separator_hint(list(map(str, frame.columns)))}")
+    _refuse_near_miss([str(c) for c in frame.columns], header)
     if frame.empty:
         raise ConfigError(f"{header}: the header and no measurement rows after it")
     try:
@@ -132,6 +137,17 @@ def _case_hint(name: str, frame: pd.DataFrame) -> str:
     read as written, lower case."""
     other = next((str(c) for c in frame.columns if str(c).strip().lower() == name), None)
     return "" if other is None else f"; the header's {other!r} would be it: column names are lower case"
+
+
+def _refuse_near_miss(columns: list[str], header: str) -> None:
+    """ConfigError for a column that is not read but is close to one that is read and absent (``ps_task``,
+    ``Batch_size``): ignored, the prediction would be made without what it says, and look right."""
+    absent = [c for c in READ_COLUMNS if c not in columns]
+    for column in (c for c in columns if c not in READ_COLUMNS):
+        meant = difflib.get_close_matches(column.strip().lower(), absent, n=1, cutoff=0.8)
+        if meant:
+            raise ConfigError(f"{header}: column {_short(column)!r} is no column validate reads; is it {meant[0]!r}? "
+                              "(the columns it does not read are ignored, so a misspelt one would be)")
 
 
 def _separator_hint(header: list[str]) -> str:
@@ -212,12 +228,7 @@ def read_csv_text(source: str, max_bytes: int) -> str:
     is refused before it is opened for reading, and one swapped in after the check is caught on what was opened),
     gzip expanded (to at most ``max_bytes`` too). Text that is not UTF-8 is refused naming its line, its column
     and the bytes; a spreadsheet, a UTF-16 export or an empty file is named as such."""
-    data = read_file(pathlib.Path(source), max_bytes, ConfigError)
-    if data.startswith(GZIP_MAGIC):
-        try:
-            data = gunzip(data, source, max_bytes)
-        except TraceError as exc:
-            raise ConfigError(str(exc)) from None
+    data = read_expanded(source, max_bytes, ConfigError)
     if not data.strip():
         raise ConfigError(f"{source}: {'empty file' if not data else 'only blank lines'}; a CSV needs a header line "
                           "naming its columns and a row per run")

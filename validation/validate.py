@@ -398,14 +398,24 @@ def _prepared_within_budget(model: StepModel, config: PredictConfig, link_profil
 def _staleness_rows(path: pathlib.Path, curve: Curve | None, warnings: list[str],
                     report: Progress) -> list[StalenessRow] | None:
     """The testbed's measured staleness at ``path`` (beside the measurements) against the profile's ``curve``;
-    None without either, or when ``path`` is a staleness table tracegen wrote (a warning says so)."""
+    None without either, or when ``path`` is a staleness table tracegen wrote or shares no N with ``curve`` (a
+    warning says so)."""
     if curve is None or not path.is_file():
         return None
     if (what := written_by_tracegen(path)) is not None:
         warnings.append(f"{path}: {what}, not a testbed's measured staleness: none compared")
         report(f"warning: {warnings[-1]}")
         return None
-    return compare_staleness(read_measured_staleness(path), curve)
+    measured = read_measured_staleness(path)
+    rows = compare_staleness(measured, curve)
+    if not rows:  # a table of its header alone said nothing of why
+        ns = sorted(measured)
+        shown = ", ".join(map(str, ns[:5])) + (f" and {len(ns) - 5} more" if len(ns) > 5 else "")
+        why = f"its N ({shown}) are none the prediction has" if measured else "it has no rows"
+        warnings.append(f"{path}: {why}: no staleness compared")
+        report(f"warning: {warnings[-1]}")
+        return None
+    return rows
 
 
 def _warn(which: str, notes: Sequence[str], warnings: list[str], report: Progress) -> None:

@@ -207,3 +207,18 @@ def test_a_file_of_its_first_line_alone_says_the_header_is_missing(tmp_path: pat
     with pytest.raises(CatalogueError) as info:
         read_catalogue(path)
     assert str(info.value) == f"{path}: no header after line 1: it must be {HEADER}"
+
+
+def test_a_gzipped_catalogue_reads_and_a_plain_one_named_gz_is_refused(tmp_path: pathlib.Path) -> None:
+    """A gzipped catalogue was refused as "line 1: not UTF-8 text: b'\\x8b' at byte 1", naming no gzip, where a
+    gzipped trace or measurements file reads; a plain one named .gz was read, where gunzip refuses it."""
+    import gzip
+
+    plain = _write(tmp_path, GOOD)
+    zipped = tmp_path / "cat.csv.gz"
+    zipped.write_bytes(gzip.compress(plain.read_bytes()))
+    assert read_catalogue(zipped).instances == read_catalogue(plain).instances
+    zipped.write_bytes(plain.read_bytes())
+    with pytest.raises(CatalogueError, match=r"^\S+cat\.csv\.gz: named \.gz but is not gzip \(gzip begins with "
+                                             r"bytes 1f 8b; this begins with b'# traceg'\)"):
+        read_catalogue(zipped)

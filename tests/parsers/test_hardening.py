@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import re
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -442,6 +443,18 @@ def test_refused_json_values_name_their_position(data: bytes, where: str) -> Non
     assert str(info.value).startswith(f"doc.json{where}unreadable JSON value: "), str(info.value)[:200]
 
 
+def test_an_integer_too_long_says_so_without_pythons_advice() -> None:
+    """Python's own words ended '; use sys.set_int_max_str_digits() to increase the limit', advice no user of
+    the command can take."""
+    from parsers.jsondoc import load_json
+
+    digits = sys.get_int_max_str_digits() + 1
+    with pytest.raises(TraceFormatError) as info:
+        load_json(b'{"version": ' + b"9" * digits + b"}", "doc.json")
+    assert str(info.value) == (f"doc.json:1:13: unreadable JSON value: Exceeds the limit ({digits - 1} digits) for "
+                               f"integer string conversion: value has {digits} digits")
+
+
 def test_own_dialect_still_reads_back_equal(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "own.json"
     path.write_bytes(_own_json())
@@ -576,6 +589,14 @@ def test_members_that_expand_past_an_output_piece_read_whole_and_truncation_is_s
 def test_too_many_members(tmp_path: pathlib.Path) -> None:
     _fails(tmp_path, "members.gz", gzip.compress(b"", mtime=0) * (MAX_GZIP_MEMBERS + 1) + gzip.compress(b"x"),
            f"more than {MAX_GZIP_MEMBERS} gzip members")
+
+
+@pytest.mark.parametrize(("name", "data"), [("junk.json.gz", b"hello world"), ("step.pb.gz", REAL_PB.read_bytes()),
+                                            ("plain.json.gz", REAL_JSON.read_bytes())])
+def test_a_gz_name_that_is_not_gzip_says_so(tmp_path: pathlib.Path, name: str, data: bytes) -> None:
+    """A file named .gz but holding something else was read as whatever it held, and failed as a text-format
+    RunMetadata ('its first line ... starts no field'), never saying the name promised gzip; gunzip refuses it."""
+    _fails(tmp_path, name, data, "named .gz but is not gzip (gzip begins with bytes 1f 8b; this begins with")
 
 
 # ------------------------------------------------------------------------------------ bounded, one-line messages
@@ -857,3 +878,23 @@ def test_an_empty_path_given_as_a_file_to_read_is_named_as_one(monkeypatch: pyte
                         (read_catalogue, CatalogueError), (read_worker_classes, WorkerClassError)):
         with pytest.raises(error, match=r"^'': an empty path names no file$"):
             read("")
+
+
+# ------------------------------------------------------------- a link profile or single-worker file, gzipped
+DEV_TRACE = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+
+
+@pytest.mark.parametrize(("reader", "name", "error"), [(read_link_profile, "link-profile.json", ProfileError),
+                                                       (read_single_worker, "single-worker.json", SingleWorkerError)])
+def test_a_gzipped_side_file_reads_and_a_plain_one_named_gz_says_it_is_not_gzip(
+        tmp_path: pathlib.Path, reader: Callable[[pathlib.Path], Any], name: str, error: type[TraceError]) -> None:
+    """'--link-profile p.json.gz' was refused as 'byte 1: JSON is not valid UTF-8', and a plain one named .gz as
+    'invalid JSON' or read: neither said gzip, where a trace beside them is read gzipped."""
+    plain = DEV_TRACE / name
+    zipped = tmp_path / f"{name}.gz"
+    zipped.write_bytes(gzip.compress(plain.read_bytes()))
+    assert dataclasses.replace(reader(zipped), source=str(plain)) == reader(plain)  # read from its own path
+    zipped.write_bytes(plain.read_bytes())
+    with pytest.raises(error) as info:
+        reader(zipped)
+    _check_message(str(info.value), zipped, "named .gz but is not gzip (gzip begins with bytes 1f 8b; this begins with")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import statistics
 
@@ -136,3 +137,13 @@ def test_a_job_with_every_variable_on_the_worker_is_named_as_such(mlp_trace_dir:
     message = str(info.value)
     assert f"no PS and no transfer in the trace (devices: {worker})" in message, message
     assert "output_partition_graphs" not in message and "\n" not in message and len(message) <= 300
+
+
+@pytest.mark.parametrize("name", ["layer0/read\ud800", "\udcff", "a\ud83d"])
+def test_a_task_name_that_is_not_text_is_refused_when_the_model_is_built(name: str) -> None:
+    """A lone surrogate in a task's name was written into 'predict --emit-traces' traces as JSON's \\ud800, which
+    read_trace then refused ('holds a lone UTF-16 surrogate'): the written trace could not be read back."""
+    model = synthetic_model()
+    with pytest.raises(ModelError, match=r"^task 2's name .* holds a lone UTF-16 surrogate \(U\+D[89A-F][0-9A-F]{2} "
+                                         r"at character \d+\), which is not text"):
+        dataclasses.replace(model, names=(*model.names[:2], name, *model.names[3:]))

@@ -109,3 +109,15 @@ def test_a_policy_changes_a_real_traces_prediction() -> None:
 
     forward, backward = rate(names), rate(names[::-1])
     assert backward < 0.99 * forward  # the first layer's parameters last: the forward pass waits longer
+
+
+def test_an_order_file_named_gz_is_read_gzipped_or_refused_as_not_gzip(tmp_path: pathlib.Path) -> None:
+    """A gzipped order file was refused as 'byte 1: not UTF-8 text', naming no gzip."""
+    import gzip
+
+    path = tmp_path / "order.txt.gz"
+    path.write_bytes(gzip.compress(b"w1\n# a comment\nw0\n"))
+    assert read_order(path) == ("w1", "w0")
+    path.write_bytes(b"w1\nw0\n")
+    with pytest.raises(ConfigError, match=r"order file .*order\.txt\.gz.*: named \.gz but is not gzip"):
+        read_order(path)

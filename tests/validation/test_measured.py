@@ -244,6 +244,35 @@ def test_a_gzipped_measurements_file_is_read(tmp_path: pathlib.Path) -> None:
     assert read_measured(path).to_dict("records") == [{"n_workers": 1, "steps_per_s": 2.0}]
 
 
+@pytest.mark.parametrize(("column", "meant"), [("ps_task", "ps_tasks"), ("batch_sise", "batch_size"),
+                                               ("Bandwidth_bits_per_s", "bandwidth_bits_per_s"),
+                                               ("bandwidth_bit_per_s", "bandwidth_bits_per_s")])
+def test_a_misspelt_optional_column_is_refused_naming_the_one_meant(tmp_path: pathlib.Path, column: str,
+                                                                    meant: str) -> None:
+    """Columns validate does not read are ignored; one a letter off a column it reads was ignored too, and the
+    prediction made without it: 'ps_task,2' predicted one PS, 'Bandwidth_bits_per_s' dropped the bandwidth-only
+    predictors, without a word."""
+    path = _csv(tmp_path, f"n_workers,steps_per_s,{column}\n1,2,2000000\n")
+    with pytest.raises(ConfigError) as info:
+        read_measured(path)
+    assert str(info.value) == (f"{path}:1: column {column!r} is no column validate reads; is it {meant!r}? (the "
+                               "columns it does not read are ignored, so a misspelt one would be)")
+
+
+def test_columns_validate_does_not_read_are_still_ignored(tmp_path: pathlib.Path) -> None:
+    path = _csv(tmp_path, "n_workers,steps_per_s,operator,note\n1,2,ana,first run\n")
+    assert read_measured(path).to_dict("records") == [{"n_workers": 1, "steps_per_s": 2.0}]
+
+
+def test_a_measurements_file_named_gz_that_is_not_gzip_says_so(tmp_path: pathlib.Path) -> None:
+    """Plain CSV under a .gz name was read without a word, where gunzip and a spreadsheet refuse it."""
+    path = tmp_path / "m.csv.gz"
+    path.write_bytes(b"n_workers,steps_per_s\n1,2\n")
+    with pytest.raises(ConfigError, match=r"m\.csv\.gz: named \.gz but is not gzip \(gzip begins with bytes 1f 8b; "
+                                          r"this begins with b'n_worker'\)"):
+        read_measured(path)
+
+
 @pytest.mark.parametrize("columns", [CURVE_COLUMNS, PLAN_COLUMNS])
 def test_a_csv_tracegen_predicted_is_refused_as_measurements(tmp_path: pathlib.Path, columns: tuple[str, ...]) -> None:
     """predict's curve.csv (or plan's plan.csv) given as --measured was read, its n_workers and steps_per_s taken

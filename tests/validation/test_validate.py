@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import pathlib
+import shutil
 
 import pandas as pd
 import pytest
@@ -380,3 +381,41 @@ def test_a_long_validation_says_what_it_will_cost_before_simulating(tmp_path: pa
     printed = capsys.readouterr().out
     cost = printed.find("simulated events: roughly ")
     assert 0 <= cost < printed.find("simulating"), printed
+
+
+@pytest.mark.parametrize(("option", "what"), [("--trace", "the trace"), ("--measured", "the measurements"),
+                                              ("--link-profile", "a link profile"),
+                                              ("--single-worker", "a single-worker file")])
+def test_an_empty_input_path_is_refused_not_read_as_the_current_directory(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], option: str,
+        what: str) -> None:
+    """'--trace "$TRACE"' with TRACE unset: pathlib read '' as '.', and validate read the trace files of the
+    current directory (or a testbed folder's measured.csv there) and reported on them."""
+    dev = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    (tmp_path / "step_000.pb.gz").write_bytes((dev / "trace/step_000.pb.gz").read_bytes())  # a trace here
+    monkeypatch.chdir(tmp_path)
+    given = {"--measured": str(dev / "measured.csv"), "--trace": str(dev / "trace"), option: ""}
+    args = [a for pair in given.items() for a in pair]
+    assert main(["validate", *args, "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (f"tracegen validate: error: '{option}' must name {what} (got an empty "
+                                       "string)\n")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("rows", "why"), [("", "it has no rows"),
+                                           ("7,0,0,5\n", "its N (7) are none the prediction has")])
+def test_a_staleness_file_with_nothing_to_compare_is_said_not_an_empty_table(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], rows: str, why: str) -> None:
+    """A testbed staleness.csv holding only its header (a campaign that recorded no staleness), or only Ns that
+    were not predicted, gave an empty 'Staleness, measured against simulated' table and a staleness.csv of a
+    header, without saying why nothing was compared."""
+    folder = tmp_path / "run"
+    shutil.copytree(DATA / "staleness/mlp_500mbit_q100_b128k_ps03", folder, ignore=shutil.ignore_patterns("report"))
+    (folder / "staleness.csv").write_text("n_workers,repeat,staleness,steps\n" + rows)
+    assert main(["validate", "--measured", str(folder), "--out", str(tmp_path / "o"), "--seeds", "1", "--steps",
+                 "4", "--warmup-steps", "1", "--jobs", "1"]) == 0
+    said = f"{folder / 'staleness.csv'}: {why}: no staleness compared"
+    assert said in capsys.readouterr().out
+    report = (tmp_path / "o/report.md").read_text()
+    assert said in report and "Staleness, measured against simulated" not in report
+    assert not (tmp_path / "o/staleness.csv").exists()
