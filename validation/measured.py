@@ -8,15 +8,15 @@ but for a near miss of one that is read, such as ``ps_task`` or ``Batch_size``, 
     steps_per_s           float  aggregate training steps per second of the run (from 1e-6 to 1e6)
 
 and optionally ``repeat`` (int), ``batch_size`` (int, at most 10^9) and the PS link's rate per direction, either as
-``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``,
-``125MB/s``), not both. Several rows per N are repeats: a prediction is judged against their mean and shown against
-their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over each
-window, and the PS's context switches per second, empty when unknown) are read when present and shown beside the
-rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s to 1000
-TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places parameters
-on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's own link.
-Blank lines are skipped; column names are unique, lower case as above, and every row has as many cells as the
-header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a decimal point and
+``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``, ``125MB/s``;
+a bare number is refused), not both. Several rows per N are repeats: a prediction is judged against their mean and
+shown against their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's
+cores over each window, and the PS's context switches per second, empty when unknown) are read when present and shown
+beside the rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s
+to 1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places
+parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's
+own link. Blank lines are skipped; column names are unique, lower case as above, and every row has as many cells as
+the header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a decimal point and
 no thousands separators (``1234.5``, not ``1,234.5`` or ``1234,5``).
 
 The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
@@ -423,6 +423,12 @@ def _steps_per_s(text: str, source: str, line: int) -> float:
 
 
 def _rate(text: str, source: str, line: int) -> float:
+    """A ``bandwidth`` cell, in bytes per second. A bare number is refused: ``--bandwidth`` reads one as bytes per
+    second, so ``500000000`` meant as bits would be a link eight times as fast, and a number alone belongs in
+    ``bandwidth_bits_per_s``."""
+    if NUMBER.fullmatch(text.strip()):
+        raise ConfigError(f"{source}:{line}: 'bandwidth' needs a unit (got {_short(text.strip())!r}): write e.g. "
+                          "500Mbit/s or 62.5MB/s, or give the number in a column 'bandwidth_bits_per_s' instead")
     try:
         return float(parse_rate(text, what="bandwidth"))
     except TracegenConfigError as exc:
