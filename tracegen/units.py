@@ -3,8 +3,10 @@
 Rates (→ bytes per second, an int):
 - bits per second: ``500Mbit/s``, ``1Gbit/s``, ``10Gbps``, ``100kbit/s``, ``10G`` (a bare SI prefix means bits
   per second, as network links are quoted), ``800M``;
-- bytes per second: ``125MB/s``, ``1.5GB/s``, ``64KiB/s``, ``1000B/s``, ``1000`` (a bare number is bytes/s);
-from 1 kbit/s to 1000 TB/s. A number may carry an exponent: ``1e9bit/s``, ``1.25e8B/s``, ``1e8``.
+- bytes per second: ``125MB/s``, ``1.5GB/s``, ``64KiB/s``, ``1000B/s``;
+from 1 kbit/s to 1000 TB/s. A number may carry an exponent: ``1e9bit/s``, ``1.25e8B/s``. A bare number is refused:
+``800M`` is bits per second, as links are quoted, so ``800000000`` would be read by one user as bits and by another
+as bytes, a link eight times as fast.
 SI prefixes are powers of 1000 (k, M, G, T); ``Ki``/``Mi``/``Gi``/``Ti`` are powers of 1024. ``b``/``bit`` is a
 bit, ``B`` a byte. Bit rates that are not whole bytes per second are rounded to the nearest byte per second.
 
@@ -41,13 +43,15 @@ def parse_rate(text: str, *, what: str = "bandwidth") -> int:
         raise ConfigError(f"{what!r}: cannot read {text!r} as a rate; write e.g. 500Mbit/s, 1Gbit/s, 10G "
                           "(bits per second) or 125MB/s (bytes per second)")
     prefix, unit = m["prefix"], m["unit"]
+    if unit == "" and prefix == "":
+        raise ConfigError(f"{what!r}: {text!r} has no unit (bits or bytes per second?); write e.g. 500Mbit/s, 10G "
+                          "(bits per second) or 62.5MB/s (bytes per second)")
     bits = unit in ("bit/s", "bits/s", "bps", "b/s", "bit", "b") or (unit == "" and prefix != "")
     value = Decimal(m["num"]) * _PREFIX[prefix]
     exact = value / 8 if bits else value
     # compared as written, before it is made an int: 1e999 would be a thousand-digit one, and 0.999 kbit/s 125 B/s
     if not MIN_RATE_BYTES_PER_S <= exact <= MAX_RATE_BYTES_PER_S:
-        bare = " = that many bytes/s: write a unit, e.g. 100Mbit/s" if unit == "" and prefix == "" else ""
-        raise ConfigError(f"{what!r} must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got {text!r}{bare})")
+        raise ConfigError(f"{what!r} must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got {text!r})")
     return int(exact.to_integral_value())
 
 
