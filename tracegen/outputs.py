@@ -35,9 +35,7 @@ import os
 import pathlib
 import re
 import shutil
-import signal
 import tempfile
-import threading
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any
@@ -45,6 +43,7 @@ from typing import IO, Any
 from parsers.atomic import write_bytes_atomic
 from parsers.files import broken_link
 from tracegen.errors import ConfigError
+from tracegen.signals import held
 
 LOCK_NAME = ".tracegen.lock"
 MANIFEST_NAME = ".tracegen-run.json"
@@ -237,7 +236,7 @@ class OutputDir:
         try:
             if exc_type is None:
                 try:
-                    with _signals_held():  # a stop between two renames would leave old and new files mixed
+                    with held():  # a stop between two renames would leave old and new files mixed
                         self._commit()
                         committed = True
                 except BaseException as stop:  # a signal held during the commit, raised after it
@@ -297,26 +296,6 @@ class OutputDir:
         fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
         self._lock.close()
         self._lock = None
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP held back until the block ends, then delivered to the handlers as they were
-    (ignored where they were ignored). Handlers, not a signal mask: a signal sent to the process reaches
-    whichever of its threads does not block it, and a library's thread would take it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    previous = {sig: signal.signal(sig, lambda signum, _frame: caught.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
-        if caught:
-            signal.raise_signal(caught[0])
 
 
 def check_writable(folder: pathlib.Path, what: str = "here") -> None:

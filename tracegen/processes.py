@@ -7,7 +7,8 @@ what the caller builds from them does not depend on which process was quicker. A
 its ``initargs`` runs once in each process (a sweep ships its inputs that way, once per process, not per item).
 
 Workers ignore SIGINT (a Ctrl-C in the terminal reaches the whole process group: the caller alone decides), are
-terminated when the caller leaves early (an error, Ctrl-C, SIGTERM turned into an exception by the CLI), and die
+terminated when the caller leaves early (an error, Ctrl-C, SIGTERM turned into an exception by the CLI; a stop that
+lands while they are being stopped is held until they are gone, :func:`tracegen.signals.held`), and die
 with it when it is killed outright (Linux: ``PR_SET_PDEATHSIG``; a worker still starting when the caller died
 exits as soon as it can tell). An exception raised by ``fn`` is raised again in the caller, as itself; a worker
 that dies (a signal, the out-of-memory killer) is a :class:`~tracegen.errors.ProcessDiedError`, the others
@@ -30,6 +31,7 @@ from multiprocessing import resource_tracker
 from typing import Any, Generic, TypeVar
 
 from tracegen.errors import ConfigError, ProcessDiedError
+from tracegen.signals import held
 
 IN_FLIGHT_PER_JOB = 2
 WAIT_S = 0.5  # how long a wait for results may hold off a signal handler in the caller
@@ -103,7 +105,10 @@ class Processes(Generic[In, Out]):
         pool, self._pool = self._pool, None
         if pool is None:
             return
-        if not finished:
+        if finished:
+            pool.shutdown(wait=True, cancel_futures=True)
+            return
+        with held():  # a stop that lands now (its workers died of the same SIGTERM) is raised once they are gone
             processes = _workers(pool)
             for process in processes:
                 process.terminate()  # Python 3.14 has pool.terminate_workers(); 3.11 only this
@@ -118,7 +123,7 @@ class Processes(Generic[In, Out]):
             writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
             if writer is not None:
                 writer.close()
-        pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _died(self) -> ProcessDiedError:
         return ProcessDiedError(f"a worker process of {self.jobs} ended abruptly (killed by a signal or out of "

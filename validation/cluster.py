@@ -31,7 +31,7 @@ Each node's process is started with ``ip netns exec`` inside its namespace, alre
 does SIGHUP; the previous handlers are restored afterwards) — kills every process group it started and every
 process left in its cgroups and namespaces, then removes its cgroups and namespaces (which takes the veths, the
 bridge and the qdiscs with them). SIGINT, SIGTERM and SIGHUP are held back while it removes things and raised
-afterwards (:func:`validation.signals.held`): a terminal closed during a Ctrl-C's removal left namespaces and
+afterwards (:func:`tracegen.signals.held`): a terminal closed during a Ctrl-C's removal left namespaces and
 cgroups behind.
 
 What a cluster is made of is :mod:`validation.cluster_config`; checking the host, removing what a killed run left
@@ -55,6 +55,7 @@ from collections.abc import Mapping, Sequence
 from types import FrameType, TracebackType
 from typing import IO, Any
 
+from tracegen.signals import Handler, held
 from validation.cluster_config import COORDINATOR_INDEX, MIN_QUOTA_US, PS_HOST_INDEX, ClusterConfig, parse_subnet
 from validation.cluster_host import (
     CGROUP_CPU_ROOT,
@@ -70,7 +71,7 @@ from validation.cluster_host import (
     run_command,
 )
 from validation.errors import ClusterError, ConfigError, TerminatedError
-from validation.signals import ENDING_SIGNALS, Handler, held
+from validation.signals import ENDING_SIGNALS
 from validation.stderr import NO_OUTPUT, summarize_stderr
 from validation.windowcpu import process_cpu_s, process_switches
 

@@ -51,12 +51,13 @@ from tracegen import address, own_version
 from tracegen.address import join_address, unmapped
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.metrics import fraction_in_window
+from tracegen.signals import held
 from validation import Progress
 from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
 from validation.ports import free_ports
-from validation.signals import held, terminating, wait_readable
+from validation.signals import terminating, wait_readable
 from validation.stderr import NO_OUTPUT, summarize_stderr
 from validation.testbed_window import node_env
 

@@ -4,9 +4,10 @@
 Ctrl-C already raises ``KeyboardInterrupt``. A dropped terminal sends SIGHUP, ``kill`` and service managers
 SIGTERM; by default either would end the process at once and leave child processes, namespaces and cgroups
 behind. Outside the main thread (where handlers cannot be installed) the block changes nothing, and a signal
-the caller ignores (``nohup``'s SIGHUP) stays ignored. While what was started is removed, :func:`held` keeps
-those signals and Ctrl-C back, so that a second one (Ctrl-C pressed twice, a terminal closed after a Ctrl-C)
-cannot stop the removal half-way; they are raised again once it is done.
+the caller ignores (``nohup``'s SIGHUP) stays ignored. While what was started is removed,
+:func:`tracegen.signals.held` (the one the CLI's own removals use too) keeps those signals and Ctrl-C back, so that a
+second one (Ctrl-C pressed twice, a terminal closed after a Ctrl-C) cannot stop the removal half-way; they are
+raised again once it is done.
 """
 
 from __future__ import annotations
@@ -16,14 +17,12 @@ import select
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from types import FrameType
-from typing import Any
 
 from validation.errors import TerminatedError
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-HELD_SIGNALS = frozenset({signal.SIGINT, *ENDING_SIGNALS})
 
 
 def _raise(signum: int, _frame: FrameType | None) -> None:
@@ -59,36 +58,3 @@ def wait_readable(sock: socket.socket) -> None:
     Each slice returns to Python, which runs what is pending."""
     while not select.select([sock], [], [], POLL_S)[0]:
         pass
-
-
-Handler = Callable[[int, FrameType | None], Any] | int | None
-
-
-@contextlib.contextmanager
-def held(after: Mapping[int, Handler] | None = None) -> Iterator[None]:
-    """Within the block, SIGINT, SIGTERM and SIGHUP are recorded, not handled, and raised again when it ends, to
-    the handlers from before it, or to ``after``'s where it names one: for removing what a run started. Recorded by
-    a handler of its own, not blocked: a signal mask is the calling thread's, and with other threads running (a
-    run's pipe readers) the kernel handed the signal to one of them, and Python then ran its handler in the main
-    thread all the same, in the middle of the removal. A signal ignored stays ignored. Outside the main thread it
-    changes nothing (Python runs handlers there only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    arrived: list[int] = []
-
-    def record(signum: int, _frame: FrameType | None) -> None:
-        if signum not in arrived:
-            arrived.append(signum)
-
-    previous = {sig: signal.signal(sig, record) for sig in sorted(HELD_SIGNALS)
-                if signal.getsignal(sig) is not signal.SIG_IGN}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            restored = (after or {}).get(sig, handler)
-            signal.signal(sig, signal.SIG_DFL if restored is None else restored)
-        for signum in arrived:
-            if signum in previous:
-                signal.raise_signal(signum)  # its handler's exception, if any, is raised from here

@@ -65,6 +65,42 @@ def test_a_worker_that_dies_is_one_error_and_the_others_go(process_tree: Any) ->
     assert process_tree.wait_gone(process_tree.spawned(os.getpid()), timeout_s=10) == []
 
 
+class _StopError(Exception):
+    pass
+
+
+def test_a_signal_while_the_workers_are_stopped_is_raised_once_they_are_gone(process_tree: Any,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGTERM that lands while an error stops the workers (they died of the same SIGTERM sent to the process
+    group) raised its handler's exception in the middle of the stop: workers not joined, the pool not shut down,
+    and the interpreter's exit then waited on the pool's thread. It is held until the stop is done."""
+    import multiprocessing.process
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise _StopError
+
+    terminate = multiprocessing.process.BaseProcess.terminate
+    sent: list[int] = []
+
+    def terminate_and_signal(self: multiprocessing.process.BaseProcess) -> None:
+        if not sent:  # the stop lands just as the first worker is told to go (once: the pool's own thread may
+            sent.append(signal.SIGTERM)  # terminate workers too, with the handler put back)
+            signal.raise_signal(signal.SIGTERM)
+        terminate(self)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    pool = Processes(_refuse, 2)
+    try:
+        monkeypatch.setattr(multiprocessing.process.BaseProcess, "terminate", terminate_and_signal)
+        with pytest.raises(_StopError) as info:
+            pool.map(list(range(10)))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert isinstance(info.value.__context__, ConfigError)  # raised after the error's stop, not within it
+    assert pool._pool is None  # the stop ran to its end: the pool is shut down
+    assert process_tree.wait_gone(process_tree.spawned(os.getpid()), timeout_s=10) == []
+
+
 def test_a_worker_whose_caller_died_while_it_started_exits_at_once() -> None:
     """The death signal is asked for when a worker starts; a caller killed before that never sends it, and the
     worker would wait on the pool's queues forever (CI saw one hold a killed sweep's pipes). A real process told
