@@ -101,14 +101,17 @@ def read_catalogue(path: str | os.PathLike[str]) -> Catalogue:
                      max_bytes=MAX_CATALOGUE_BYTES, max_rows=MAX_INSTANCES, what="instance types")
     folder = pathlib.Path(source).parent
     instances: list[Instance] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[str, int]] = {}  # by the name in lower case: c5.xlarge and C5.XLARGE are one type typed twice
     for cells in rows:
         line = cells.line
         inst = _instance(cells, folder)
-        if inst.name in seen:
+        key = inst.name.casefold()
+        if key in seen:
+            name, first = seen[key]
+            again = "" if name == inst.name else f" as {name!r} (names are the same whatever their case)"
             raise CatalogueError(f"{source}: line {line}, column 1 (name): {inst.name!r} is already on line "
-                                 f"{seen[inst.name]}")
-        seen[inst.name] = line
+                                 f"{first}{again}")
+        seen[key] = (inst.name, line)
         instances.append(inst)
     catalogue = Catalogue(instances=tuple(instances), source=source)
     if not catalogue.workers or not catalogue.servers:

@@ -84,6 +84,8 @@ def test_a_link_profile_faster_than_the_rows_own_rate_is_refused(tmp_path: pathl
     ("bad name", 1, "must be 1 to 64 characters"),
     ("x" * 65, 1, "must be 1 to 64 characters"),
     ("small", 1, "is already on line 5"),
+    # one type typed twice, its case changed: plan priced it as two instance types
+    ("SMALL", 1, "'SMALL' is already on line 5 as 'small' (names are the same whatever their case)"),
     ("ok,driver", 2, "must be one of worker, ps, both"),
     ("ok,ps,0", 3, "must be a number > 0 and <= 10000"),
     ("ok,ps,-1", 3, "must be a number > 0"),
