@@ -345,7 +345,9 @@ def test_a_payload_fraction_no_link_has_is_refused_not_rounded_up(command: list[
      "tracegen validate: error: unrecognized arguments: --seed 3"),
     # a rate it cannot read was a traceback: the type function raised tracegen's ConfigError, which argparse passes
     (["testbed", "--worker-links", "1Gbit/s,zz"], "tracegen testbed: error: argument --worker-links: cannot read 'zz'"),
-    (["testbed", "--worker-links", "0"], "argument --worker-links: each rate must be between 1 kbit/s and 8000 Tbit/s"),
+    (["testbed", "--worker-links", "0Mbit/s"], "argument --worker-links: each rate must be between 1 kbit/s and "
+                                               "8000 Tbit/s"),
+    (["testbed", "--worker-links", "100"], "argument --worker-links: '100' has no unit (bits or bytes per second?)"),
 ])
 def test_a_usage_error_is_one_line_and_exit_code_2(argv: list[str], message: str,
                                                    capsys: pytest.CaptureFixture[str]) -> None:

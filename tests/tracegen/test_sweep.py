@@ -224,7 +224,7 @@ def _group_alive(pgid: int) -> bool:
 @pytest.mark.parametrize(("argv", "message"), [
     (["--workers", "0"], "'--workers': '0' must be N or LO-HI"),
     (["--bandwidth", "fast"], "'--bandwidth': cannot read 'fast' as a rate"),
-    (["--bandwidth", "0"], "'--bandwidth' must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got '0'"),
+    (["--bandwidth", "0Mbit/s"], "'--bandwidth' must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got '0Mbit/s'"),
     (["--bandwidth", "1G,1Gbit/s"], "'--bandwidth': '1G' and '1Gbit/s' are the same rate; give each link once"),
     (["--policy", "tf,no-such-order.txt"], "'--policy': cannot read order file 'no-such-order.txt'"),
     (["--policy", "tf,tictac,tf"], "'--policy': 'tf' is given twice in 'tf,tictac,tf'; give each once"),
