@@ -179,7 +179,7 @@ class Pair:
     @property
     def best(self) -> Option:
         """The option of this pair with the fewest dollars per sample (then fewer workers)."""
-        return min(self.options, key=lambda o: (o.usd_per_1000_samples, o.n_workers))
+        return min(self.options, key=lambda o: (_dollars(o.usd_per_1000_samples), o.n_workers))
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -341,13 +341,20 @@ def cheapest(options: Sequence[Option], target_samples_per_s: float | None) -> O
     """The option that processes samples for the fewest dollars among those reaching ``target_samples_per_s``
     (all of them without a target), its ties as the module docstring breaks them; None when none reaches it."""
     reaching = [o for o in options if target_samples_per_s is None or o.samples_per_s >= target_samples_per_s]
-    return min(reaching, key=lambda o: (o.usd_per_1000_samples, o.usd_per_hour, o.n_workers, o.worker.line,
-                                        o.ps.line, o.n_ps), default=None)
+    return min(reaching, key=lambda o: (_dollars(o.usd_per_1000_samples), _dollars(o.usd_per_hour), o.n_workers,
+                                        o.worker.line, o.ps.line, o.n_ps), default=None)
 
 
 def fastest(options: Sequence[Option]) -> Option:
     """The option with the most samples/s; on a tie the cheaper per hour, then fewer workers, then fewer PS."""
-    return max(options, key=lambda o: (o.samples_per_s, -o.usd_per_hour, -o.n_workers, -o.n_ps))
+    return max(options, key=lambda o: (o.samples_per_s, -_dollars(o.usd_per_hour), -o.n_workers, -o.n_ps))
+
+
+def _dollars(usd: float) -> float:
+    """``usd`` to 12 significant digits, for comparing: the same dollars added in another order (3 x $0.70 + $1,
+    $2.10 + $1) differ in the last bits of a float, and a tie the module docstring breaks by $/hour or workers must
+    not be broken by those bits instead."""
+    return float(f"{usd:.12g}")
 
 
 def _likely_events(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
