@@ -21,6 +21,16 @@ import dataclasses
 from tracegen.curve import Curve, CurvePoint
 
 
+def band_edges(curve: Curve, band: tuple[Curve, Curve]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per N of ``curve``, the band's low and high steps/s as every output shows them (``curve.csv``, its plot,
+    the HTML report, the terminal): the ends' own seeds widened to hold ``curve``'s, so that a band never leaves
+    out the point predicted beside it (the point has tracing's cost undone, the band not: :func:`anchored`)."""
+    low = tuple(min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in zip(band[0].points, curve.points, strict=True))
+    high = tuple(max(hi.steps_per_s_high, p.steps_per_s_high)
+                 for hi, p in zip(band[1].points, curve.points, strict=True))
+    return low, high
+
+
 def anchored(band: tuple[Curve, Curve], factor: float) -> tuple[Curve, Curve]:
     """``band`` (low curve, high curve) widened to hold itself scaled by ``factor`` (module docstring)."""
     if not factor > 0:

@@ -11,6 +11,7 @@ from parsers.files import broken_link
 from parsers.read import meta_path, read_meta
 from parsers.singleworker import SingleWorker
 from parsers.workerclasses import read_worker_classes
+from tracegen.band import band_edges
 from tracegen.curve import (
     MAX_SATURATION_WORKERS,
     SATURATED,
@@ -267,9 +268,9 @@ def _print(result: Prediction, config: PredictConfig) -> None:
     band = result.band
     print(f"{'N':>4} {'steps/s':>9} {'±95%':>7} {'samples/s':>10}"
           + (f" {'band_low':>9} {'band_high':>9}" if band else "") + f" {'pull':>5} {'push':>5} {'ps':>5}  bottleneck")
+    edges = None if band is None else band_edges(curve, band)
     for i, p in enumerate(curve.points):
-        low, high = (fixed(band[0].points[i].steps_per_s_low, 2), fixed(band[1].points[i].steps_per_s_high, 2)) \
-            if band else ("", "")
+        low, high = ("", "") if edges is None else (fixed(edges[0][i], 2), fixed(edges[1][i], 2))
         cells = f" {low:>9} {high:>9}" if band else ""
         ci = "-" if p.steps_per_s_ci95 is None else fixed(p.steps_per_s_ci95, 2)
         print(f"{p.n_workers:>4} {fixed(p.steps_per_s, 2):>9} {ci:>7} "

@@ -28,6 +28,7 @@ from typing import Protocol
 
 import pandas as pd
 
+from tracegen.band import band_edges
 from tracegen.curve import Curve, knee_text, plateau_text, unsimulated_text
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
@@ -65,14 +66,6 @@ class ComparisonLike(Protocol):
     def scores(self) -> Mapping[str, ScoreLike]: ...
     @property
     def measured_knee_n_workers(self) -> int: ...
-
-
-def band_edges(curve: Curve, band: tuple[Curve, Curve]) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """Per N, the band's low and high steps/s, widened to hold the seeds' spread (as ``curve.csv`` writes them)."""
-    low = tuple(min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in zip(band[0].points, curve.points, strict=True))
-    high = tuple(max(hi.steps_per_s_high, p.steps_per_s_high)
-                 for hi, p in zip(band[1].points, curve.points, strict=True))
-    return low, high
 
 
 def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str]], batch_size: int = 1,
@@ -203,5 +196,5 @@ def report_inputs(items: Mapping[str, object]) -> list[tuple[str, str]]:
     return [(k, "none" if v is None else str(v)) for k, v in items.items()]
 
 
-__all__ = ["ComparisonLike", "Html", "ScoreLike", "band_edges", "comparison_html", "prediction_html",
+__all__ = ["ComparisonLike", "Html", "ScoreLike", "comparison_html", "prediction_html",
            "report_inputs"]

@@ -179,7 +179,7 @@ class Pair:
     @property
     def best(self) -> Option:
         """The option of this pair with the fewest dollars per sample (then fewer workers)."""
-        return min(self.options, key=lambda o: (o.usd_per_1000_samples, o.n_workers))
+        return min(self.options, key=lambda o: (_dollars(o.usd_per_1000_samples), o.n_workers))
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -331,14 +331,30 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
             sweeps[key] = _sweep_job(todo[key][1])
     pairs = [_pair(worker, ps, sweeps[key], mid, config.batch_size, k) for worker, ps, k, key, mid in pair_keys]
     options = [o for p in pairs for o in p.options]
-    target = config.target_samples_per_s
-    reaching = [o for o in options if target is None or o.samples_per_s >= target]
-    chosen = min(reaching, key=lambda o: (o.usd_per_1000_samples, o.usd_per_hour, o.n_workers, o.worker.line,
-                                          o.ps.line, o.n_ps), default=None)
-    fastest = max(options, key=lambda o: (o.samples_per_s, -o.usd_per_hour, -o.n_workers, -o.n_ps))
-    return Plan(model=model, config=config, pairs=tuple(pairs), chosen=chosen, fastest=fastest, traced_link=traced,
+    return Plan(model=model, config=config, pairs=tuple(pairs), chosen=cheapest(options, config.target_samples_per_s),
+                fastest=fastest(options), traced_link=traced,
                 measured_rpc=measured_rpc, n_simulations=sum(s.n_simulations for s in sweeps.values()), notes=notes,
                 placement=placed[0].how if placed else "")
+
+
+def cheapest(options: Sequence[Option], target_samples_per_s: float | None) -> Option | None:
+    """The option that processes samples for the fewest dollars among those reaching ``target_samples_per_s``
+    (all of them without a target), its ties as the module docstring breaks them; None when none reaches it."""
+    reaching = [o for o in options if target_samples_per_s is None or o.samples_per_s >= target_samples_per_s]
+    return min(reaching, key=lambda o: (_dollars(o.usd_per_1000_samples), _dollars(o.usd_per_hour), o.n_workers,
+                                        o.worker.line, o.ps.line, o.n_ps), default=None)
+
+
+def fastest(options: Sequence[Option]) -> Option:
+    """The option with the most samples/s; on a tie the cheaper per hour, then fewer workers, then fewer PS."""
+    return max(options, key=lambda o: (o.samples_per_s, -_dollars(o.usd_per_hour), -o.n_workers, -o.n_ps))
+
+
+def _dollars(usd: float) -> float:
+    """``usd`` to 12 significant digits, for comparing: the same dollars added in another order (3 x $0.70 + $1,
+    $2.10 + $1) differ in the last bits of a float, and a tie the module docstring breaks by $/hour or workers must
+    not be broken by those bits instead."""
+    return float(f"{usd:.12g}")
 
 
 def _likely_events(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,

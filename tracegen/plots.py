@@ -19,6 +19,7 @@ import pathlib
 from typing import Any
 
 from parsers.trace import printable
+from tracegen.band import band_edges
 from tracegen.curve import Curve, format_workers
 from tracegen.units import fixed
 
@@ -62,11 +63,9 @@ def finish_png(fig: Any, ax: Any, *, ylabel: str, title: str, legend: str) -> by
 def curve_csv(curve: Curve, batch_size: int, band: tuple[Curve, Curve] | None = None) -> str:
     """The curve as CSV (module docstring)."""
     lines = [",".join(CSV_COLUMNS)]
+    edges = None if band is None else band_edges(curve, band)
     for i, p in enumerate(curve.points):
-        low = high = ""
-        if band is not None:
-            low = fixed(min(band[0].points[i].steps_per_s_low, p.steps_per_s_low), 4)
-            high = fixed(max(band[1].points[i].steps_per_s_high, p.steps_per_s_high), 4)
+        low, high = ("", "") if edges is None else (fixed(edges[0][i], 4), fixed(edges[1][i], 4))
         lines.append(",".join([
             str(p.n_workers), fixed(p.steps_per_s, 4), fixed(p.steps_per_s * batch_size, 4),
             fixed(p.steps_per_s_low, 4), fixed(p.steps_per_s_high, 4), low, high, f"{p.pull_link_utilisation:.4f}",
@@ -117,11 +116,8 @@ def curve_axes(curve: Curve, band: tuple[Curve, Curve] | None = None) -> tuple[A
     fig, ax = new_figure()
     ns = [p.n_workers for p in curve.points]
     if band is not None:
-        ax.fill_between(ns, [min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in zip(band[0].points,
-                                                                                        curve.points, strict=True)],
-                        [max(hi.steps_per_s_high, p.steps_per_s_high) for hi, p in zip(band[1].points, curve.points,
-                                                                                     strict=True)],
-                        color="tab:orange", alpha=0.2, label="band: link two-way loss unknown")
+        ax.fill_between(ns, *band_edges(curve, band), color="tab:orange", alpha=0.2,
+                        label="band: link two-way loss unknown")
     ax.fill_between(ns, [p.steps_per_s_low for p in curve.points], [p.steps_per_s_high for p in curve.points],
                     alpha=0.3, label="range over seeds")
     ax.plot(ns, [p.steps_per_s for p in curve.points], marker="o", label="predicted steps/s")

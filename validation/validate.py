@@ -51,6 +51,7 @@ from parsers.linkprofile import LinkProfile, read_link_profile
 from parsers.read import meta_path, read_meta, read_trace
 from parsers.singleworker import read_single_worker
 from parsers.trace import Trace
+from tracegen.band import band_edges
 from tracegen.baselines import (
     BASELINES,
     RateFn,
@@ -454,10 +455,7 @@ def _with_bandwidth(prep: Prepared, config: PredictConfig, costs: StepCosts, clu
     band = band_curves(prep, config, workers, find_plateau=False, processes=processes)
     out.write("prediction_bw/curve.csv", curve_csv(mid, config.batch_size, band))
     predictions["simulator_bw"] = [p.steps_per_s for p in mid.points]
-    bands["simulator_bw"] = ([min(lo.steps_per_s_low, p.steps_per_s_low) for lo, p in
-                              zip(band[0].points, mid.points, strict=True)],
-                             [max(hi.steps_per_s_high, p.steps_per_s_high) for hi, p in
-                              zip(band[1].points, mid.points, strict=True)])
+    bands["simulator_bw"] = band_edges(mid, band)
     rates = link_rates(prep.traced_links["high"])  # the given rate each way, whatever the other direction does
     for name in BASELINES:
         predictions[f"{name}_bw"] = baseline(name, costs, workers, rates, cluster)

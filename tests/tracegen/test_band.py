@@ -64,3 +64,27 @@ def test_predict_with_a_bandwidth_holds_the_measured_single_worker_rate(mlp_trac
     assert float(wide[0]["band_low"]) * (1 - 1e-4) <= slow <= float(wide[0]["band_high"])
     for a, b in zip(plain, wide, strict=True):
         assert float(b["band_low"]) <= float(a["band_low"]) and float(b["band_high"]) >= float(a["band_high"])
+
+
+def test_the_terminal_prints_the_band_curve_csv_writes(tmp_path: pathlib.Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The printed band_low/band_high are curve.csv's, widened to hold the point's own seeds (the mid curve has
+    tracing's cost undone, the band not: deep's N = 1 lies above the band's high end before it is widened), so
+    that the terminal never shows a band that leaves out the steps/s printed beside it."""
+    trace = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/deep_1000mbit_q100_b16k_ps05/trace"
+    parser = argparse.ArgumentParser()
+    add_predict_arguments(parser)
+    out = tmp_path / "out"
+    argv = [str(trace), "--workers", "1,2", "--bandwidth", "1Gbit/s", "--jobs", "1", "--out", str(out)]
+    assert run_predict(parser.parse_args(argv)) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    at = lines.index(next(cells for cells in lines if cells[:2] == ["N", "steps/s"]))
+    header, rows = lines[at], lines[at + 1:at + 3]
+    printed = {int(r[0]): (r[header.index("band_low")], r[header.index("band_high")]) for r in rows}
+    with (out / "curve.csv").open() as fh:
+        written = {int(r["n_workers"]): (f"{float(r['band_low']):.2f}", f"{float(r['band_high']):.2f}")
+                   for r in csv.DictReader(fh)}
+    assert printed == written
+    for r in rows:  # and the band holds the point printed beside it
+        low, high, point = (float(r[header.index(k)]) for k in ("band_low", "band_high", "steps/s"))
+        assert low <= point <= high

@@ -444,3 +444,25 @@ def test_the_readme_plan_runs_without_a_warning(
     assert main([*argv, "--workers", "1-4", "--jobs", "1"]) == 0
     output = capsys.readouterr()
     assert "warning" not in output.err + output.out and "5000 samples/s" in output.out, output
+
+
+def test_a_tie_in_dollars_goes_to_fewer_workers_whatever_order_the_dollars_were_added_in() -> None:
+    """3 workers at $0.70 and 1 at $2.10, each with a $1 PS and 30 samples/s: $3.10/h and the same dollars per
+    sample, a tie the docstring gives to fewer workers. In floats 3 x 0.7 + 1 is 3.0999999999999996 and 2.1 + 1
+    is 3.1; the last bit must not decide it. The same tie among the fastest: the fewer workers."""
+    from tracegen.plan import Option, cheapest, fastest
+
+    ps = _inst("ps", "ps", 1.0, 1.0)
+    slow = Option(worker=_inst("slow", "worker", 0.7, 1.0), ps=ps, n_workers=3, steps_per_s=30.0, samples_per_s=30.0,
+                  bottleneck="workers")
+    fast = Option(worker=_inst("fast", "worker", 2.1, 3.0), ps=ps, n_workers=1, steps_per_s=30.0, samples_per_s=30.0,
+                  bottleneck="workers")
+    assert f"{slow.usd_per_hour:.6f}" == f"{fast.usd_per_hour:.6f}" == "3.100000"
+    for options in ([slow, fast], [fast, slow]):
+        assert cheapest(options, None) is fast
+        assert cheapest(options, 30.0) is fast
+        assert cheapest(options, 30.5) is None
+        assert fastest(options) is fast
+    # a real difference still decides: a cent an hour less for the three
+    cheaper = dataclasses.replace(slow, worker=_inst("slow", "worker", 0.7 - 0.01 / 3, 1.0))
+    assert cheapest([cheaper, fast], None) is cheaper and fastest([cheaper, fast]) is cheaper
