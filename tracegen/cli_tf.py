@@ -391,8 +391,9 @@ def _netbench_run(args: argparse.Namespace) -> int:
 
 def _add_netbench(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="netbench_command", required=True, metavar="serve|run")
-    s = sub.add_parser("serve", help="on the PS host: wait for 'netbench run' and serve it a real TensorFlow PS task "
-                                     "(a TensorFlow server takes no authentication: only on a network you trust)")
+    serve_help = ("on the PS host: wait for 'netbench run' and serve it a real TensorFlow PS task (a TensorFlow "
+                  "server takes no authentication: only on a network you trust)")
+    s = sub.add_parser("serve", help=serve_help, description=serve_help)
     s.add_argument("--bind", default="0.0.0.0", metavar="ADDR",  # noqa: S104 - a server for another host
                    help="address to listen on for the control connection (default 0.0.0.0: every IPv4 address; "
                         "'::' every IPv6 and IPv4 address; an IPv6 address, e.g. 2001:db8::5, listens on IPv6)")
