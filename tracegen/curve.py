@@ -341,18 +341,22 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
 def _plateau_past(points: Sequence[CurvePoint], start: int, at: Callable[[int], float]) -> tuple[int, float, bool]:
     """:func:`plateau_search` past the asked ``points``; an asked N above what it found (the seeds' noise, a dip
     past it) is the plateau instead: never a plateau under a rate the curve shows."""
-    sat, plateau, reached = plateau_search(points[-1].n_workers, points[-1].steps_per_s, start, at)
+    before = [p.steps_per_s for p in points[:-1]]  # one point alone: nothing says it has stopped rising
+    rising = not before or points[-1].steps_per_s >= max(before) * (1 + STALL_GAIN)
+    sat, plateau, reached = plateau_search(points[-1].n_workers, points[-1].steps_per_s, start, at, rising=rising)
     best = max(points, key=lambda p: (p.steps_per_s, -p.n_workers))
     return (best.n_workers, best.steps_per_s, reached) if best.steps_per_s > plateau else (sat, plateau, reached)
 
 
-def plateau_search(largest: int, rate: float, start: int, at: Callable[[int], float]) -> tuple[int, float, bool]:
+def plateau_search(largest: int, rate: float, start: int, at: Callable[[int], float], *,
+                   rising: bool = False) -> tuple[int, float, bool]:
     """(N, rate, reached) of the plateau past the asked N, whose largest, ``largest``, ran at ``rate``: ``at(n)``
     (the rate simulated at ``n``) at ``start`` if that is more workers, then at twice as many while the rate still
     rises :data:`STALL_GAIN` over the last, at most :data:`PLATEAU_PROBES` times and up to
     :data:`MAX_SATURATION_WORKERS` (or ``largest`` if that is more). ``reached`` is False when the last N
-    simulated still rose that much."""
-    best_n, best, rose = largest, rate, False
+    simulated still rose that much: past the asked range, or, where the range already reaches the cap and nothing
+    is simulated past it, when the asked curve was still ``rising`` at its largest N."""
+    best_n, best, rose = largest, rate, rising
     n = start if start > largest else 2 * largest
     for _ in range(PLATEAU_PROBES):
         n = min(n, max(MAX_SATURATION_WORKERS, largest))

@@ -321,6 +321,28 @@ def test_the_plateau_search_doubles_n_while_the_rate_still_rises() -> None:
     assert plateau_search(200, 1.0, 200, at({256: 2.0})) == (256, 2.0, False) and asked == [256]
     asked.clear()  # nothing past a range that reaches the cap: its largest N's rate, as before
     assert plateau_search(300, 1.0, 300, at({})) == (300, 1.0, True) and asked == []
+    # ... but a range that reaches the cap still climbing (2 steps/s a worker up to N = 300) was called reached,
+    # and its knee put near its last N: a lower bound, as past the cap
+    assert plateau_search(300, 600.0, 300, at({}), rising=True) == (300, 600.0, False) and asked == []
+
+
+def test_a_curve_that_reaches_the_cap_still_rising_has_not_reached_its_plateau() -> None:
+    """_plateau_past tells plateau_search whether the asked curve still rose at its largest N."""
+    from tracegen.curve import STALL_GAIN, CurvePoint, _plateau_past
+
+    def point(n: int, rate: float) -> CurvePoint:
+        return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,
+                          pull_link_utilisation=0.1, push_link_utilisation=0.1, ps_cpu_utilisation=0.1,
+                          bottleneck="workers")
+
+    def never(n: int) -> float:
+        raise AssertionError(f"nothing is simulated past the cap (asked N={n})")
+
+    climbing = [point(n, 2.0 * n) for n in (1, 150, 300)]
+    assert _plateau_past(climbing, 0, never) == (300, 600.0, False)
+    flat = [*climbing[:2], point(300, 300.0 * (1 + STALL_GAIN / 2))]  # under 1 % above the best before it
+    assert _plateau_past(flat, 0, never) == (300, 300.0 * (1 + STALL_GAIN / 2), True)
+    assert _plateau_past([point(300, 600.0)], 0, never)[2] is False  # one point: not shown to have stopped
 
 
 @pytest.mark.parametrize("start", [0, 3, 20, 100, 256, 1000])
