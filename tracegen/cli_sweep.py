@@ -16,7 +16,7 @@ from tracegen.cli_predict import add_shard_arguments, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.outputs import OutputDir, output_path, refuse_non_folder
+from tracegen.outputs import OutputDir, option_path, refuse_non_folder
 from tracegen.policy import parse_policy
 from tracegen.predict import (
     MAX_BATCH_SIZE,
@@ -229,7 +229,7 @@ def _check_options(args: argparse.Namespace) -> None:
                           f"(got {args.payload_fraction:g})")
     if args.ray is not None and not args.ray.strip():
         raise ConfigError(f"'--ray' must be a cluster address such as HOST:6379, auto or local (got {args.ray!r})")
-    refuse_non_folder(output_path(args.out))
+    refuse_non_folder(option_path(args.out))
     refuse_out_in_trace(args.out, args.trace)
 
 

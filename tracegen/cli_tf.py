@@ -13,7 +13,7 @@ from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
-from tracegen.outputs import output_file, output_path, refuse_existing, refuse_non_folder
+from tracegen.outputs import option_path, output_file, refuse_existing, refuse_non_folder
 from tracegen.placement import PLACEMENTS
 from tracegen.policy import parse_policy
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
@@ -30,7 +30,7 @@ def _profile(args: argparse.Namespace) -> int:
     from validation.zoo import ModelSpec
 
     spec = ModelSpec(name=args.model, batch_size=args.batch_size, widths=tuple(args.widths or ()))
-    out = output_path(args.out)  # '' is no directory: the trace went into the current one
+    out = option_path(args.out)  # '' is no directory: the trace went into the current one
     refuse_non_folder(out, "--out names the directory the trace goes into")  # else mkdir's bare 'File exists'
     if args.api == "tf2":
         return _profile_tf2(args, spec)
@@ -65,7 +65,7 @@ def _profile_tf2(args: argparse.Namespace, spec: Any) -> int:
         raise ConfigError("--netbench is not available with --api tf2 yet; run 'tracegen netbench run' beside it")
     if not 1 <= args.steps <= MAX_TRACED_STEPS:
         raise ConfigError(f"--steps must be from 1 to {MAX_TRACED_STEPS} (got {args.steps})")
-    out = output_path(args.out)
+    out = option_path(args.out)
     files = capture(out, steps=args.steps + 1, warmup=0, model=spec)
     print(f"profiled {args.steps} step(s) of {args.model} (batch {args.batch_size}) after the first call, "
           f"{len(files)} hosts, into {out} (a TensorBoard logdir)")
@@ -86,7 +86,7 @@ def _testbed(args: argparse.Namespace) -> int:
         raise ConfigError("testbed needs --bandwidth and --out (or --clean RUN_ID)")
 
     config = TestbedConfig(
-        out_dir=output_path(args.out), model=args.model, workers=parse_workers(args.workers, "--workers"),
+        out_dir=option_path(args.out), model=args.model, workers=parse_workers(args.workers, "--workers"),
         bandwidth_bits_per_s=8 * parse_rate(args.bandwidth), batch_size=args.batch_size,
         widths=tuple(args.widths or ()), burst_bytes=args.burst, latency_ms=args.queue_latency,
         repeats=args.repeats, window_s=args.window, window_steps=args.window_steps, max_window_s=args.max_window,
@@ -141,7 +141,7 @@ def _validate(args: argparse.Namespace) -> int:
 
     for key, option, what in _INPUTS:
         if getattr(args, key) is not None:
-            output_path(getattr(args, key), what, option)  # only its check: that it names something
+            option_path(getattr(args, key), what, option)  # its check alone: that it names something
     policy, order = parse_policy(args.policy)
     config = PredictConfig(
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth), link=args.link,
@@ -371,7 +371,7 @@ def _netbench_run(args: argparse.Namespace) -> int:
     from tracegen.units import format_rate
     from validation.netbench import NetbenchConfig, run_netbench, split_address
 
-    out = output_path(args.out, "the profile's file")  # '' was '.', 'a directory', a name the user never gave
+    out = option_path(args.out, "the profile's file")  # '' was '.', 'a directory', a name the user never gave
     split_address(args.ps, "--ps")  # NetbenchConfig would name its field, 'ps'
     if out.is_dir():  # else it is found out only when the profile is written, minutes of measuring later
         raise ConfigError(f"{out}: a directory; --out names the profile's file, e.g. {out / PROFILE_NAME}")

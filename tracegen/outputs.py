@@ -309,9 +309,10 @@ def check_writable(folder: pathlib.Path, what: str = "here") -> None:
     pathlib.Path(probe).unlink()
 
 
-def output_path(text: str, what: str = "a directory", option: str = "--out") -> pathlib.Path:
-    """``option``'s value as a path; ConfigError when it is empty (an unset shell variable): pathlib reads '' as
-    '.', and the run then wrote into the current directory, or blamed '.' for being one."""
+def option_path(text: str, what: str = "a directory", option: str = "--out") -> pathlib.Path:
+    """``option``'s value as a path, an output's or an input's; ConfigError when it is empty (an unset shell
+    variable): pathlib reads '' as '.', and the run then wrote into the current directory, or read the files there
+    as its input, or blamed '.' for being one."""
     if not text.strip():
         raise ConfigError(f"'{option}' must name {what} (got an empty string)")
     return pathlib.Path(text)

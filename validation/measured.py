@@ -423,12 +423,8 @@ def _steps_per_s(text: str, source: str, line: int) -> float:
 
 
 def _rate(text: str, source: str, line: int) -> float:
-    """A ``bandwidth`` cell, in bytes per second. A bare number is refused: ``--bandwidth`` reads one as bytes per
-    second, so ``500000000`` meant as bits would be a link eight times as fast, and a number alone belongs in
-    ``bandwidth_bits_per_s``."""
-    if NUMBER.fullmatch(text.strip()):
-        raise ConfigError(f"{source}:{line}: 'bandwidth' needs a unit (got {_short(text.strip())!r}): write e.g. "
-                          "500Mbit/s or 62.5MB/s, or give the number in a column 'bandwidth_bits_per_s' instead")
+    """A ``bandwidth`` cell, in bytes per second, read as ``--bandwidth`` is (:func:`tracegen.units.parse_rate`: a
+    number alone is refused for want of a unit; one belongs in ``bandwidth_bits_per_s``)."""
     try:
         return float(parse_rate(text, what="bandwidth"))
     except TracegenConfigError as exc:
