@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from parsers.csvfile import NUMBER, cell_float, cell_int
+from parsers.csvfile import NUMBER, Records, cell_float, cell_int
 from parsers.files import read_expanded
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
@@ -284,34 +284,34 @@ def _line_cells(line: bytes) -> list[bytes]:
 def csv_cells(text: str, source: str) -> pd.DataFrame:
     """The CSV's cells as text, indexed by their line numbers; blank lines skipped; every row as wide as the
     header, whose names are unique. Also reads the testbed's ``staleness.csv`` (:mod:`validation.staleness`)."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = Records(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     header_line = 1
     rows: list[list[str]] = []
     lines: list[int] = []
     try:
-        for cells in reader:
+        for line, cells in reader:
             if not cells or (len(cells) == 1 and not cells[0].strip()):
                 continue
             if header is None:
-                header, header_line = [c.strip() for c in cells], reader.line_num  # 'n_workers, steps_per_s'
+                header, header_line = [c.strip() for c in cells], line  # 'n_workers, steps_per_s'
                 if header[0].startswith("#"):  # else the next line, the header, is blamed for its width
-                    raise ConfigError(f"{source}:{reader.line_num}: a comment where the header should be (got "
+                    raise ConfigError(f"{source}:{line}: a comment where the header should be (got "
                                       f"{_short(','.join(cells))!r}): this CSV has no comment lines; its first line "
                                       "names its columns")
                 if (twice := next((c for c, k in collections.Counter(header).items() if k > 1), None)) is not None:
-                    raise ConfigError(f"{source}:{reader.line_num}: column {_short(twice)!r} appears twice in the "
+                    raise ConfigError(f"{source}:{line}: column {_short(twice)!r} appears twice in the "
                                       "header")
             elif len(cells) != len(header):
-                raise ConfigError(f"{source}:{reader.line_num}: {len(cells)} cells, the header has {len(header)} "
+                raise ConfigError(f"{source}:{line}: {len(cells)} cells, the header has {len(header)} "
                                   f"(got {_short(','.join(cells))!r}){_separator_hint(header)}")
             elif len(rows) == MAX_MEASURED_ROWS:
                 raise ConfigError(f"{source}: more than {MAX_MEASURED_ROWS} rows")
             else:
                 rows.append(cells)
-                lines.append(reader.line_num)
+                lines.append(line)
     except csv.Error as exc:
-        raise ConfigError(f"{source}:{reader.line_num}: not a readable CSV: {_short(str(exc))}") from None
+        raise ConfigError(f"{source}:{reader.start}: not a readable CSV: {_short(str(exc))}") from None
     frame = pd.DataFrame(rows, columns=header or [], index=lines, dtype=str)
     frame.attrs[HEADER_LINE] = header_line
     return frame

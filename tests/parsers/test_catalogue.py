@@ -4,6 +4,7 @@ line and the column."""
 from __future__ import annotations
 
 import pathlib
+import re
 import shutil
 
 import pytest
@@ -224,3 +225,11 @@ def test_a_gzipped_catalogue_reads_and_a_plain_one_named_gz_is_refused(tmp_path:
     with pytest.raises(CatalogueError, match=r"^\S+cat\.csv\.gz: named \.gz but is not gzip \(gzip begins with "
                                              r"bytes 1f 8b; this begins with b'# traceg'\)"):
         read_catalogue(zipped)
+
+
+def test_an_unclosed_quote_is_named_on_the_line_it_opens(tmp_path: pathlib.Path) -> None:
+    """The quoted cell runs on through the rows below to the end of the file, and the refusal named the line
+    where the reader gave up (the last), not the row with the stray quote."""
+    path = _write(tmp_path, [GOOD[0], 'big,both,"0.34,1.5,8,2.5e9,', *GOOD[2:], "more,worker,0.1,1,2,1e9,"])
+    with pytest.raises(CatalogueError, match=rf"^{re.escape(str(path))}: line 6: not CSV: unexpected end of data"):
+        read_catalogue(path)
