@@ -122,7 +122,7 @@ def cell_int(cell: str, rule: str, fail: Callable[[str], Exception], *, exponent
     value = _cell_decimal(cell, rule, fail, NUMBER if exponent else INTEGER)
     if value.adjusted() >= MAX_NUMBER_CHARS:  # 1e999999999 is short, and its int() is not
         raise fail("is too large")
-    if value % 1:
+    if value != value.to_integral_value():  # not 'value % 1': past 28 digits, decimal's precision, that raises
         raise fail(rule)
     return int(value)
 

@@ -40,6 +40,7 @@ def test_broken_manifest_is_a_format_error(step_pb: pathlib.Path, tmp_path: path
     ("nan", "line 3: 'start_ns' must be a whole number (got 'nan')"),
     ("1883.5", "line 3: 'start_ns' must be a whole number (got '1883.5')"),
     ("1e23", "line 3: 'start_ns' must be a whole number within int64 (got '1e23')"),  # read exactly, not as a float
+    ("1e30", "line 3: 'start_ns' must be a whole number within int64 (got '1e30')"),  # was decimal's traceback
     ("", "line 3: 'start_ns' must be a whole number (got '')"),
     ("+1883", "line 3: 'start_ns' must be a whole number (got '+1883')"),  # one rule for every CSV's numbers
     ("\uff11\uff18\uff18\uff13", "line 3: 'start_ns' must be a whole number, written with the digits 0-9"),
