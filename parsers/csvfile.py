@@ -177,9 +177,14 @@ def _rows(text: str, source: str, columns: tuple[str, ...],
         for line, cells in reader:
             if not cells or (len(cells) == 1 and not cells[0].strip()):
                 continue
-            if not rows and tuple(c.strip() for c in cells) != columns:  # before any row is measured against it
-                raise error(f"{source}: line {line}: the header must be {','.join(columns)} "
-                            f"(got {quoted(','.join(c.strip() for c in cells))})")
+            if not rows and (got := tuple(c.strip() for c in cells)) != columns:  # before any row is measured
+                # the first column that differs, named: the header quoted whole was cut short in the middle
+                same = min(len(got), len(columns))
+                i = next((i for i, (g, c) in enumerate(zip(got, columns, strict=False)) if g != c), same)
+                where = (f"column {i + 1} is {quoted(got[i], 40)}, not {columns[i]!r}" if i < same
+                         else f"column {i + 1} ({columns[i]}) is missing" if i < len(columns)
+                         else f"column {i + 1} ({quoted(got[i], 40)}) is one more than its columns")
+                raise error(f"{source}: line {line}: the header must be {','.join(columns)}: {where}")
             if rows and len(cells) != len(columns):
                 where = (f"column {len(cells) + 1} ({columns[len(cells)]}) is missing" if len(cells) < len(columns)
                          else f"column {len(columns) + 1} is one more than the header's")
