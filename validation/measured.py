@@ -338,7 +338,8 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
     if "worker_caps" in frame.columns:  # testbed --worker-caps: each worker's CPU cap, ';'-joined
         out["worker_caps"] = [_caps(v, source, i) for i, v in _cells(frame, "worker_caps")]
     if "worker_links" in frame.columns:  # testbed --worker-links: each worker's own link, bits/s, ';'-joined
-        out["worker_links"] = [tuple(_worker_link(part, source, i) for part in str(v).split(";") if part.strip())
+        out["worker_links"] = [tuple(_worker_link(part, source, i) for part in _per_worker_parts(v, "worker_links",
+                                                                                                  source, i))
                                for i, v in _cells(frame, "worker_links")]
     _read_bandwidth(frame, out, source)
     for column in CPU_COLUMNS:  # testbed: where each window's CPU went (empty: unknown; older files lack them)
@@ -375,7 +376,20 @@ def _worker_link(text: str, source: str, line: int) -> int:
 
 def _caps(text: str, source: str, line: int) -> tuple[float, ...]:
     """A ``worker_caps`` cell: cores per worker, ';'-joined (empty: none given)."""
-    return tuple(cell_number(part, float, "worker_caps", source, line) for part in text.split(";") if part.strip())
+    return tuple(cell_number(part, float, "worker_caps", source, line)
+                 for part in _per_worker_parts(text, "worker_caps", source, line))
+
+
+def _per_worker_parts(text: str, column: str, source: str, line: int) -> list[str]:
+    """The ';'-joined parts of a per-worker cell, worker 1's first; none for an empty cell. An empty part is
+    refused: dropped, it would give each worker after it the next one's value."""
+    if not text.strip():
+        return []
+    parts = text.split(";")
+    if any(not part.strip() for part in parts):
+        raise ConfigError(f"{source}:{line}: {column!r} has an empty part in {_short(text.strip())!r}; give each "
+                          "worker's value, ';'-joined")
+    return parts
 
 
 def _read_bandwidth(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
