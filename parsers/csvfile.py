@@ -21,7 +21,7 @@ import io
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 
 from parsers.errors import TraceFormatError, quoted
@@ -33,6 +33,22 @@ _COMMA_NUMBER = re.compile(r"-?[0-9]+(?:,[0-9]+)+(?:\.[0-9]*)?")
 MAX_NUMBER_CHARS = 400  # more is no column's value; int() refuses 4300 digits
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$")
 _LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class Records:
+    """The records of CSV ``lines`` (:func:`csv.reader`'s), each with the line it starts on. A quoted cell may hold
+    line breaks, so the reader's ``line_num`` is a record's last line: a stray quote runs on through the rows below
+    to the end of the file, and a refusal there names the wrong line. ``start`` is the first line of the record
+    being read, also while its :class:`csv.Error` is raised."""
+
+    def __init__(self, lines: Iterable[str], *, strict: bool = False) -> None:
+        self._reader = csv.reader(lines, strict=strict)
+        self.start = 1
+
+    def __iter__(self) -> Iterator[tuple[int, list[str]]]:
+        for cells in self._reader:
+            yield self.start, cells
+            self.start = self._reader.line_num + 1
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -106,7 +122,7 @@ def cell_int(cell: str, rule: str, fail: Callable[[str], Exception], *, exponent
     value = _cell_decimal(cell, rule, fail, NUMBER if exponent else INTEGER)
     if value.adjusted() >= MAX_NUMBER_CHARS:  # 1e999999999 is short, and its int() is not
         raise fail("is too large")
-    if value % 1:
+    if value != value.to_integral_value():  # not 'value % 1': past 28 digits, decimal's precision, that raises
         raise fail(rule)
     return int(value)
 
@@ -155,21 +171,25 @@ def _rows(text: str, source: str, columns: tuple[str, ...],
     # a comment is a line, not a row: its text is never read as CSV, where a quote in it would open a cell that
     # runs on through the rows below; it is passed on as a blank line, so that line numbers stay the file's
     lines = ("\n" if line.lstrip().startswith("#") else line for line in io.StringIO(text, newline=""))
-    reader = csv.reader(lines, strict=True)
+    reader = Records(lines, strict=True)
     rows: list[tuple[int, tuple[str, ...]]] = []
     try:
-        for cells in reader:
-            line = reader.line_num
+        for line, cells in reader:
             if not cells or (len(cells) == 1 and not cells[0].strip()):
                 continue
-            if not rows and tuple(c.strip() for c in cells) != columns:  # before any row is measured against it
-                raise error(f"{source}: line {line}: the header must be {','.join(columns)} "
-                            f"(got {quoted(','.join(c.strip() for c in cells))})")
+            if not rows and (got := tuple(c.strip() for c in cells)) != columns:  # before any row is measured
+                # the first column that differs, named: the header quoted whole was cut short in the middle
+                same = min(len(got), len(columns))
+                i = next((i for i, (g, c) in enumerate(zip(got, columns, strict=False)) if g != c), same)
+                where = (f"column {i + 1} is {quoted(got[i], 40)}, not {columns[i]!r}" if i < same
+                         else f"column {i + 1} ({columns[i]}) is missing" if i < len(columns)
+                         else f"column {i + 1} ({quoted(got[i], 40)}) is one more than its columns")
+                raise error(f"{source}: line {line}: the header must be {','.join(columns)}: {where}")
             if rows and len(cells) != len(columns):
                 where = (f"column {len(cells) + 1} ({columns[len(cells)]}) is missing" if len(cells) < len(columns)
                          else f"column {len(columns) + 1} is one more than the header's")
                 raise error(f"{source}: line {line}: {len(cells)} cells, expected {len(columns)}: {where}")
             rows.append((line, tuple(c.strip() for c in cells)))
     except csv.Error as exc:
-        raise error(f"{source}: line {reader.line_num}: not CSV: {exc}") from None
+        raise error(f"{source}: line {reader.start}: not CSV: {exc}") from None
     return rows

@@ -107,8 +107,8 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
             raise TraceFormatError(f"{source}: the tables hold more than the limit of {max_bytes} bytes together")
         try:
             frame = _csv_table(name, data, path) if fmt == "csv" else pd.read_parquet(io.BytesIO(data))
-        except (ValueError, TypeError, OverflowError, _ARROW.ArrowException) as exc:
-            raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None
+        except (ValueError, TypeError, OverflowError, OSError, _ARROW.ArrowException) as exc:  # OSError: pyarrow's
+            raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None  # corrupt column data
         tables[name] = make_table(name, frame, where=str(path))
     return trace_from(str(source), source=source_of(str(source), manifest["source"]),
                       source_format=manifest["source_format"], lost=manifest["lost"], skipped=manifest["skipped"],

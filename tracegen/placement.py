@@ -28,7 +28,7 @@ import io
 import os
 import pathlib
 
-from parsers.csvfile import cell_int
+from parsers.csvfile import Records, cell_int
 from parsers.errors import quoted
 from parsers.files import broken_link, read_expanded
 from parsers.trace import Trace, device_role
@@ -157,11 +157,11 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
         text = read_expanded(source, MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = Records(io.StringIO(text, newline=""))
     try:
-        rows = [(reader.line_num, row) for row in reader]
+        rows = list(reader)
     except csv.Error as exc:
-        raise ConfigError(f"{source}: line {reader.line_num}: not CSV: {exc}") from None
+        raise ConfigError(f"{source}: line {reader.start}: not CSV: {exc}") from None
     if not rows or [c.strip() for c in rows[0][1]] != ["variable", "shard"]:
         raise ConfigError(f"{source}: line 1 must be the header variable,shard")
     given: dict[str, int] = {}

@@ -32,7 +32,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from parsers.errors import TraceFormatError
+from parsers.errors import TraceFormatError, quoted
 from parsers.files import read_expanded
 from tracegen.errors import ConfigError
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, StepTiming, TaskKind
@@ -173,7 +173,9 @@ def check_order(model: StepModel, order: Sequence[str], source: str = "") -> Non
             line = _order_lines(source).get(unknown[0]) if pathlib.Path(source).is_file() else None
             where = f"order file {source!r}" + ("" if line is None else f": line {line}")
         more = f" (and {len(unknown) - 1} more: {', '.join(repr(u) for u in unknown[1:5])})" if unknown[1:] else ""
-        raise ConfigError(f"'policy': {where}: {unknown[0]!r} is not a transfer of the model{more}")
+        first = next(model.names[t] for t in range(model.n_tasks) if model.kinds[t] in TRANSFER_KINDS)
+        raise ConfigError(f"'policy': {where}: {unknown[0]!r} is not a transfer of the model{more}; its tensor names "
+                          f"are in transfers.csv of 'tracegen convert --to csv', e.g. {quoted(first, 40)}")
 
 
 def step_start_pulls(model: StepModel) -> list[int]:

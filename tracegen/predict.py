@@ -70,7 +70,7 @@ from tracegen.shards import ShardRow, holding, placements, shard_table, shards_c
 from tracegen.simulate import SimConfig, resolve_link
 from tracegen.synth import size_warning, write_synthetic_trace
 from tracegen.units import format_bytes, format_wait
-from tracegen.untraced import fit_untraced, mismatch_note, untraced_link, untraced_model
+from tracegen.untraced import MAX_RUNS, fit_untraced, mismatch_note, untraced_link, untraced_model
 
 # the fewest measured steps a curve may be simulated with: the steady window's edges cut steps into the part of
 # their time inside it, while their pulls come first, so a short window reads fast (the mlp trace past its knee,
@@ -418,6 +418,13 @@ def prepared(model: StepModel, config: PredictConfig) -> Prepared:
     links = resolve_links(model, config)
     if config.single_worker is None:
         return Prepared(model=model, links=links, traced_model=model, traced_links=links)
+    # before the curves' budget (predict, validate): one worker up to MAX_RUNS times, at every seed and step asked
+    events = MAX_RUNS * task_events(model, (config.steps + config.warmup_steps) * config.seeds)
+    if events > MAX_EVENTS:
+        raise ConfigError(f"undoing tracing's cost ({config.single_worker.source or 'single-worker measurement'}) "
+                          f"would simulate one worker up to {MAX_RUNS} times, about {events:.2g} events, "
+                          f"{format_wait(seconds_on_one_core(events, engine_of(config)))} on one core (more than the "
+                          f"{MAX_EVENTS:.0e} allowed); ask for fewer steps or seeds")
     fit = fit_link(model, config, links)
     one_ps, measured = config.one_ps(fit), config.single_worker.steps_per_s
     speed, replayed = fit_untraced(model, one_ps, measured, seeds=config.seeds)

@@ -32,6 +32,7 @@ from tracegen.simulate import SimConfig
 MAX_SPEED = 4.0  # tracing that costs three quarters of a step is not tracing
 TOLERANCE = 0.005  # relative: the simulated N = 1 rate within 0.5 % of the measured one
 MAX_ITERATIONS = 24
+MAX_RUNS = MAX_ITERATIONS + 3  # most one-worker curves fit_untraced runs: as traced, MAX_SPEED, bisection, last
 MISMATCH = 0.05  # relative: a replay of one worker this far from the measurement after the speed-up is reported
 
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from parsers.csvfile import NUMBER, cell_float, cell_int
+from parsers.csvfile import NUMBER, Records, cell_float, cell_int
 from parsers.files import read_expanded
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
@@ -284,34 +284,34 @@ def _line_cells(line: bytes) -> list[bytes]:
 def csv_cells(text: str, source: str) -> pd.DataFrame:
     """The CSV's cells as text, indexed by their line numbers; blank lines skipped; every row as wide as the
     header, whose names are unique. Also reads the testbed's ``staleness.csv`` (:mod:`validation.staleness`)."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = Records(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     header_line = 1
     rows: list[list[str]] = []
     lines: list[int] = []
     try:
-        for cells in reader:
+        for line, cells in reader:
             if not cells or (len(cells) == 1 and not cells[0].strip()):
                 continue
             if header is None:
-                header, header_line = [c.strip() for c in cells], reader.line_num  # 'n_workers, steps_per_s'
+                header, header_line = [c.strip() for c in cells], line  # 'n_workers, steps_per_s'
                 if header[0].startswith("#"):  # else the next line, the header, is blamed for its width
-                    raise ConfigError(f"{source}:{reader.line_num}: a comment where the header should be (got "
+                    raise ConfigError(f"{source}:{line}: a comment where the header should be (got "
                                       f"{_short(','.join(cells))!r}): this CSV has no comment lines; its first line "
                                       "names its columns")
                 if (twice := next((c for c, k in collections.Counter(header).items() if k > 1), None)) is not None:
-                    raise ConfigError(f"{source}:{reader.line_num}: column {_short(twice)!r} appears twice in the "
+                    raise ConfigError(f"{source}:{line}: column {_short(twice)!r} appears twice in the "
                                       "header")
             elif len(cells) != len(header):
-                raise ConfigError(f"{source}:{reader.line_num}: {len(cells)} cells, the header has {len(header)} "
+                raise ConfigError(f"{source}:{line}: {len(cells)} cells, the header has {len(header)} "
                                   f"(got {_short(','.join(cells))!r}){_separator_hint(header)}")
             elif len(rows) == MAX_MEASURED_ROWS:
                 raise ConfigError(f"{source}: more than {MAX_MEASURED_ROWS} rows")
             else:
                 rows.append(cells)
-                lines.append(reader.line_num)
+                lines.append(line)
     except csv.Error as exc:
-        raise ConfigError(f"{source}:{reader.line_num}: not a readable CSV: {_short(str(exc))}") from None
+        raise ConfigError(f"{source}:{reader.start}: not a readable CSV: {_short(str(exc))}") from None
     frame = pd.DataFrame(rows, columns=header or [], index=lines, dtype=str)
     frame.attrs[HEADER_LINE] = header_line
     return frame
@@ -338,7 +338,8 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
     if "worker_caps" in frame.columns:  # testbed --worker-caps: each worker's CPU cap, ';'-joined
         out["worker_caps"] = [_caps(v, source, i) for i, v in _cells(frame, "worker_caps")]
     if "worker_links" in frame.columns:  # testbed --worker-links: each worker's own link, bits/s, ';'-joined
-        out["worker_links"] = [tuple(_worker_link(part, source, i) for part in str(v).split(";") if part.strip())
+        out["worker_links"] = [tuple(_worker_link(part, source, i) for part in _per_worker_parts(v, "worker_links",
+                                                                                                  source, i))
                                for i, v in _cells(frame, "worker_links")]
     _read_bandwidth(frame, out, source)
     for column in CPU_COLUMNS:  # testbed: where each window's CPU went (empty: unknown; older files lack them)
@@ -375,7 +376,20 @@ def _worker_link(text: str, source: str, line: int) -> int:
 
 def _caps(text: str, source: str, line: int) -> tuple[float, ...]:
     """A ``worker_caps`` cell: cores per worker, ';'-joined (empty: none given)."""
-    return tuple(cell_number(part, float, "worker_caps", source, line) for part in text.split(";") if part.strip())
+    return tuple(cell_number(part, float, "worker_caps", source, line)
+                 for part in _per_worker_parts(text, "worker_caps", source, line))
+
+
+def _per_worker_parts(text: str, column: str, source: str, line: int) -> list[str]:
+    """The ';'-joined parts of a per-worker cell, worker 1's first; none for an empty cell. An empty part is
+    refused: dropped, it would give each worker after it the next one's value."""
+    if not text.strip():
+        return []
+    parts = text.split(";")
+    if any(not part.strip() for part in parts):
+        raise ConfigError(f"{source}:{line}: {column!r} has an empty part in {_short(text.strip())!r}; give each "
+                          "worker's value, ';'-joined")
+    return parts
 
 
 def _read_bandwidth(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:

@@ -4,6 +4,7 @@ line and the column."""
 from __future__ import annotations
 
 import pathlib
+import re
 import shutil
 
 import pytest
@@ -224,3 +225,21 @@ def test_a_gzipped_catalogue_reads_and_a_plain_one_named_gz_is_refused(tmp_path:
     with pytest.raises(CatalogueError, match=r"^\S+cat\.csv\.gz: named \.gz but is not gzip \(gzip begins with "
                                              r"bytes 1f 8b; this begins with b'# traceg'\)"):
         read_catalogue(zipped)
+
+
+def test_an_unclosed_quote_is_named_on_the_line_it_opens(tmp_path: pathlib.Path) -> None:
+    """The quoted cell runs on through the rows below to the end of the file, and the refusal named the line
+    where the reader gave up (the last), not the row with the stray quote."""
+    path = _write(tmp_path, [GOOD[0], 'big,both,"0.34,1.5,8,2.5e9,', *GOOD[2:], "more,worker,0.1,1,2,1e9,"])
+    with pytest.raises(CatalogueError, match=rf"^{re.escape(str(path))}: line 6: not CSV: unexpected end of data"):
+        read_catalogue(path)
+
+
+def test_a_header_missing_a_column_names_that_column(tmp_path: pathlib.Path) -> None:
+    """The refusal quoted the header shortened in the middle ('name,role,usd_per_hour,comp...link_bits_per_s,
+    link_profile'), which hid the very column left out."""
+    header = HEADER.replace("cores,", "")
+    path = _write(tmp_path, [",".join(c for i, c in enumerate(r.split(",")) if i != 4) for r in GOOD], header=header)
+    with pytest.raises(CatalogueError, match=r"line 3: the header must be .*: column 5 is 'link_bits_per_s', "
+                                             r"not 'cores'"):
+        read_catalogue(path)

@@ -53,3 +53,9 @@ def test_whole_numbers_are_exact_and_a_fraction_is_refused_not_rounded() -> None
             cell_int(cell, "w", _fail)
     with pytest.raises(ValueError, match=r"^is too large$"):  # short, but its int() would have a billion digits
         cell_int("1e999999999", "w", _fail, exponent=True)
+    # 28 digits and up: 'value % 1' needed more than decimal's default precision and raised InvalidOperation
+    # (DivisionImpossible), a traceback for '1e30' in a converted CSV table
+    assert cell_int("1e30", "w", _fail, exponent=True) == 10**30
+    assert cell_int("12345678901234567890123456789.5e1", "w", _fail, exponent=True) == 123456789012345678901234567895
+    with pytest.raises(ValueError, match=r"^w$"):
+        cell_int("12345678901234567890123456789.5", "w", _fail, exponent=True)

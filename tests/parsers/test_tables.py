@@ -11,6 +11,8 @@ import pytest
 from parsers import SCHEMAS, TraceError, TraceFormatError, read_trace
 from parsers.tables import read_tables, write_tables
 
+TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
+
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_tables_round_trip(model_dir: pathlib.Path, tmp_path: pathlib.Path, fmt: str) -> None:
@@ -38,6 +40,7 @@ def test_broken_manifest_is_a_format_error(step_pb: pathlib.Path, tmp_path: path
     ("nan", "line 3: 'start_ns' must be a whole number (got 'nan')"),
     ("1883.5", "line 3: 'start_ns' must be a whole number (got '1883.5')"),
     ("1e23", "line 3: 'start_ns' must be a whole number within int64 (got '1e23')"),  # read exactly, not as a float
+    ("1e30", "line 3: 'start_ns' must be a whole number within int64 (got '1e30')"),  # was decimal's traceback
     ("", "line 3: 'start_ns' must be a whole number (got '')"),
     ("+1883", "line 3: 'start_ns' must be a whole number (got '+1883')"),  # one rule for every CSV's numbers
     ("\uff11\uff18\uff18\uff13", "line 3: 'start_ns' must be a whole number, written with the digits 0-9"),
@@ -105,3 +108,20 @@ def test_a_csv_table_cut_short_is_refused_naming_its_last_line(step_pb: pathlib.
     last_line = data[:-cut_bytes].count(b"\n") + 1
     with pytest.raises(TraceFormatError, match=re.escape(f"{path}: line {last_line}: ends without a line break")):
         read_tables(tmp_path)
+
+
+def test_corrupt_parquet_column_data_names_the_table_file(tmp_path: pathlib.Path) -> None:
+    """A Parquet file whose footer reads but whose compressed column data is corrupt: pyarrow raises OSError
+    for it ('Corrupt snappy compressed data'), which was not caught per table, so the one line named the
+    directory ('DIR: cannot read: ...'), not the file, nor which table."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    write_tables(read_trace(TRACES / "mlp" / "step_000.pb"), tmp_path, "parquet")
+    path = tmp_path / "transfers.parquet"
+    column = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    data = bytearray(path.read_bytes())
+    end = column.data_page_offset + column.total_compressed_size
+    for i in range(end - column.total_compressed_size // 2, end):  # the page's compressed bytes, not its header
+        data[i] ^= 0x55
+    path.write_bytes(bytes(data))
+    with pytest.raises(TraceFormatError, match=rf"^{re.escape(str(path))}: cannot read table 'transfers': "):
+        read_trace(tmp_path)

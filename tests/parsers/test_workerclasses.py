@@ -110,8 +110,8 @@ def test_a_header_of_another_version_is_named(tmp_path: pathlib.Path) -> None:
                     encoding="utf-8")
     with pytest.raises(WorkerClassError) as info:
         read_worker_classes(path)
-    assert str(info.value) == (f"{path}: line 2: the header must be name,count,speed "
-                               "(got 'name,count,speed,link_bits_per_s')")
+    assert str(info.value) == (f"{path}: line 2: the header must be name,count,speed: "
+                               "column 4 ('link_bits_per_s') is one more than its columns")
 
 
 @pytest.mark.parametrize("written", ["\N{SUPERSCRIPT TWO}", "1" * 5000])

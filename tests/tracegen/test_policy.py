@@ -121,3 +121,22 @@ def test_an_order_file_named_gz_is_read_gzipped_or_refused_as_not_gzip(tmp_path:
     path.write_bytes(b"w1\nw0\n")
     with pytest.raises(ConfigError, match=r"order file .*order\.txt\.gz.*: named \.gz but is not gzip"):
         read_order(path)
+
+
+def test_an_order_file_of_variable_names_is_told_where_tensor_names_are(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--policy asks for tensor names; a user who wrote the parameters 'inspect' lists ('fc1/kernel') was told
+    only that they are no transfer, with no command that shows the names it takes."""
+    from parsers import read_trace
+    from tracegen.cli import main
+    from tracegen.model import TRANSFER_KINDS, build_model
+
+    model = build_model(read_trace(mlp_trace_dir))
+    first = next(model.names[t] for t in range(model.n_tasks) if model.kinds[t] in TRANSFER_KINDS)
+    path = tmp_path / "order.txt"
+    path.write_text("fc1/kernel\n")
+    assert main(["predict", str(mlp_trace_dir), "--policy", str(path), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "'fc1/kernel' is not a transfer of the model; " in err, err
+    assert f"its tensor names are in transfers.csv of 'tracegen convert --to csv', e.g. {first!r}" in err, err
+    assert err.count("\n") == 1

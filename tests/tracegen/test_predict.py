@@ -746,3 +746,22 @@ def test_a_likely_run_under_a_second_is_not_said_to_take_0_s(mlp_trace_dir: path
                         every_events=estimated_events(model, config, spec), stalls_by=likely[-1],
                         seconds=(0.3, 20_000.0))
     assert "roughly 1 s on one core if the rate stalls by" in line and "5.6 h if it climbs to N=3000" in line
+
+
+@pytest.mark.parametrize("command", ["predict", "validate"])
+def test_undoing_tracings_cost_is_refused_before_it_simulates_past_the_budget(
+        command: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The fit to single-worker.json runs one worker up to 27 times at --steps and --seeds before the curves'
+    budget is said or refused: '--steps 1000000 --seeds 1000' sat silent for hours instead of one line."""
+    def simulated(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("simulated before the budget was checked")
+
+    monkeypatch.setattr("tracegen.predict.fit_untraced", simulated)
+    folder = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03"
+    where = ["predict", str(folder / "trace"), "--workers", "1-2"] if command == "predict" else [
+        "validate", "--measured", str(folder)]
+    assert main([*where, "--steps", "1000000", "--seeds", "1000", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "undoing tracing's cost" in err and "more than the 1e+10 allowed" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()

@@ -79,6 +79,18 @@ def test_a_placement_file_is_followed_and_checked(mlp_trace_dir: pathlib.Path, t
         place(model, 2, "nearest")
 
 
+def test_an_unclosed_quote_in_a_placement_file_is_named_on_its_line(mlp_trace_dir: pathlib.Path,
+                                                                    tmp_path: pathlib.Path) -> None:
+    """The quoted cell swallowed every row below it, and the refusal named the file's last line."""
+    model = build_model(read_trace(mlp_trace_dir))
+    names = place(model, 1, "round-robin").variables.names
+    path = tmp_path / "placement.csv"
+    rows = [f"{n},{i % 2}\n" for i, n in enumerate(names)]
+    path.write_text("variable,shard\n" + "".join([rows[0], '"' + rows[1], *rows[2:]]))
+    with pytest.raises(ConfigError, match=r"placement\.csv: line 3: expected variable,shard"):
+        place(model, 2, str(path))
+
+
 def test_a_placement_file_names_only_the_parameters_in_utf8(mlp_trace_dir: pathlib.Path,
                                                            tmp_path: pathlib.Path) -> None:
     """Both were ignored: a name no parameter has (a typo) and bytes that are not UTF-8 (read as U+FFFD)."""

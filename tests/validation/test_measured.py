@@ -293,3 +293,20 @@ def test_a_csv_tracegen_predicted_is_refused_as_measurements(tmp_path: pathlib.P
     with pytest.raises(ConfigError, match=r"m\.csv:1: a (curve tracegen predicted|plan tracegen made) .*, not "
                                           "measurements"):
         read_measured(path)
+
+
+def test_an_unclosed_quote_is_named_on_the_line_it_opens(tmp_path: pathlib.Path) -> None:
+    """The quoted cell runs on to the end of the file, and the refusal named the last line, not the quote's."""
+    path = _csv(tmp_path, 'n_workers,steps_per_s\n1,10\n"2,17\n3,18\n4,19\n')
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}:3: not a readable CSV: unexpected end of data"):
+        read_measured(path)
+
+
+@pytest.mark.parametrize(("column", "cell"), [("worker_caps", "0.25;;0.125"), ("worker_links", "100000000;;0")])
+def test_an_empty_part_of_a_per_worker_cell_is_refused(tmp_path: pathlib.Path, column: str, cell: str) -> None:
+    """The empty part was dropped, so the third worker's value became the second's: a silently shifted cluster."""
+    first = cell.split(";", maxsplit=1)[0]
+    path = _csv(tmp_path, f"n_workers,steps_per_s,{column}\n1,10,{first}\n3,18,{cell}\n")
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}:3: '{column}' has an empty part in "
+                                          rf"'{re.escape(cell)}'"):
+        read_measured(path)

@@ -233,6 +233,24 @@ def test_runs_that_differ_in_batch_size_are_refused(tmp_path: pathlib.Path,
     assert f"{tmp_path / 'mixed.csv'}:3: 'batch_size' is 64, not 32 as on line 2: runs of two settings" in err
 
 
+@pytest.mark.parametrize("bandwidth", [[], ["--bandwidth", "500Mbit/s"]])
+def test_runs_that_differ_in_link_rate_are_refused_by_their_line(bandwidth: list[str], tmp_path: pathlib.Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Two campaigns at two link rates in one file: with --bandwidth given they were averaged as repeats of each
+    N without a word (the rows' rates were checked only when no --bandwidth was); without it the refusal named
+    no line and showed the rates in bytes/s ([50000000.0, 62500000.0]), a unit the file does not use."""
+    folder = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    lines = (folder / "measured.csv").read_text().splitlines(keepends=True)  # bandwidth_bits_per_s 500000000
+    lines[3] = lines[3].replace(",500000000,", ",400000000,")
+    path = tmp_path / "m.csv"
+    path.write_text("".join(lines))
+    assert main(["validate", "--measured", str(path), "--trace", str(folder / "trace"), *bandwidth, "--steps", "3",
+                 "--seeds", "1", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:4: the link's rate is 400000000 bits/s, not 500000000 as on line 2: runs of two settings" in err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
 def test_repeats_averaged_are_said_and_one_run_twice_is_warned_of(tmp_path: pathlib.Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """Rows of one N are averaged as repeats (validation.measured), and the summary said nothing of it; two rows
