@@ -397,6 +397,10 @@ struct Sim {
     i64 n_snaps;
     i64 *stale; /* (read_ns, apply_ns, staleness) triples */
     i64 n_stale, cap_stale;
+    Item *done; /* ps_fire's ops done, kept between calls (handlers are never re-entered) */
+    i64 cap_done;
+    Tr *finished; /* link_wake's transfers finished, likewise */
+    i64 cap_finished;
 };
 
 static void fail(Sim *s, int code) {
@@ -592,8 +596,6 @@ static void ps_fire(Sim *s, i64 version) {
     ps_advance(s);
     /* the ops done, in the order they finish (handlings tell no one) */
     i64 n_done = 0;
-    Item *done = NULL;
-    i64 cap_done = 0;
     while (c->items.n && c->items.a[0].v_end <= c->v + 1e-6) {
         Item item = ItemHeap_pop(&c->items);
         if (item.slot >= 0) {
@@ -602,17 +604,16 @@ static void ps_fire(Sim *s, i64 version) {
             c->free_handlers++;
         }
         if (item.op) {
-            if (GROW(done, cap_done, n_done + 1)) {
+            if (GROW(s->done, s->cap_done, n_done + 1)) {
                 fail(s, 1);
                 break;
             }
-            done[n_done++] = item;
+            s->done[n_done++] = item;
         }
     }
     ps_take(s);
     ps_reschedule(s);
-    for (i64 i = 0; i < n_done && !s->error; i++) run_done(s, done[i].token);
-    free(done);
+    for (i64 i = 0; i < n_done && !s->error; i++) run_done(s, s->done[i].token);
 }
 
 static double ps_busy_ns(Sim *s) {
@@ -740,8 +741,7 @@ static void link_wake(Sim *s, int direction, i64 version) {
     if (version != d->version) return;
     link_advance(s);
     int was_busy = front_len(&d->heads) > 0;
-    Tr *finished = NULL;
-    i64 n_finished = 0, cap_finished = 0;
+    i64 n_finished = 0;
     while (front_len(&d->heads) && front_first(&d->heads)->v_end <= d->v + 1e-3) {
         Tr head = front_take(&d->heads);
         Queue *q = &d->queues[head.key];
@@ -750,15 +750,14 @@ static void link_wake(Sim *s, int direction, i64 version) {
         } else {
             q->exists = 0;
         }
-        if (GROW(finished, cap_finished, n_finished + 1)) {
+        if (GROW(s->finished, s->cap_finished, n_finished + 1)) {
             fail(s, 1);
             break;
         }
-        finished[n_finished++] = head;
+        s->finished[n_finished++] = head;
     }
     link_reshare(s, direction, was_busy);
-    for (i64 i = 0; i < n_finished && !s->error; i++) run_done(s, finished[i].token);
-    free(finished);
+    for (i64 i = 0; i < n_finished && !s->error; i++) run_done(s, s->finished[i].token);
 }
 
 static void link_fire(Sim *s, i64 argument) {
@@ -1077,7 +1076,7 @@ static void sim_free(Sim *s) {
     free(s->size_bytes); free(s->var_of); free(s->apply_var); free(s->transfer_of); free(s->transfers);
     free(s->fixed_prio); free(s->durs); free(s->delays);
     free(s->version); free(s->perm); free(s->step_prio); free(s->work);
-    free(s->snap_t); free(s->snap_v); free(s->stale);
+    free(s->snap_t); free(s->snap_v); free(s->stale); free(s->done); free(s->finished);
 }
 
 static PyObject *tuple_of_ints(const i64 *a, i64 n) {
@@ -1096,7 +1095,10 @@ static PyObject *tuple_of_ints(const i64 *a, i64 n) {
 
 static PyObject *results(Sim *s) {
     PyObject *starts = PyTuple_New((Py_ssize_t)s->n_workers), *ends = PyTuple_New((Py_ssize_t)s->n_workers);
-    PyObject *snaps = PyTuple_New((Py_ssize_t)s->n_snaps), *stale = PyTuple_New((Py_ssize_t)s->n_stale);
+    PyObject *snaps = PyTuple_New((Py_ssize_t)s->n_snaps);
+    /* the (read_ns, apply_ns, staleness) triples packed, as SimResult.staleness holds them: one copy, no objects */
+    PyObject *stale = PyBytes_FromStringAndSize(s->n_stale ? (const char *)s->stale : "",
+                                                (Py_ssize_t)(3 * s->n_stale * (i64)sizeof(i64)));
     PyObject *out = NULL;
     if (!starts || !ends || !snaps || !stale) goto done;
     for (i64 w = 0; w < s->n_workers; w++) {
@@ -1112,11 +1114,6 @@ static PyObject *results(Sim *s) {
                                       s->snap_v[3 * i + 2]);
         if (!row) goto done;
         PyTuple_SET_ITEM(snaps, (Py_ssize_t)i, row);
-    }
-    for (i64 i = 0; i < s->n_stale; i++) {
-        PyObject *row = tuple_of_ints(s->stale + 3 * i, 3);
-        if (!row) goto done;
-        PyTuple_SET_ITEM(stale, (Py_ssize_t)i, row);
     }
     out = Py_BuildValue("(OOLLOO)", starts, ends, (long long)s->engine.now, (long long)s->engine.n_events, snaps,
                         stale);

@@ -43,7 +43,7 @@ MIRRORS = {
     "engine.py": "4aa76f7a0144aa91b268ab1d23587af0f127f3a868c8fdeaa6d53b0544b196a7",
     "pscpu.py": "558799bd0f0e151735b805455ea48c2b905702a123bc97d6cb6641f66d080211",
     "link.py": "b9799b87212fd463901e1b41dde2ed08ac4b6bdcd0faf9b55cab641a4280fb83",
-    "simulate.py": "43f1c16c6094a8ca429d38150c035c5d7b4f5af6153938b7af0a859807599e5e",
+    "simulate.py": "2b1e652ca3bebe1ad9df71952e18c7684c98e12b0f1a5cd0f5958cd0626b69d2",
 }
 CORE_SOURCE = "_core.c"
 MAX_WORKER_TASKS = 1 << 26  # workers x tasks: the C core's per-worker counts of what each task waits for, 512 MiB

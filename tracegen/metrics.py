@@ -247,11 +247,12 @@ def staleness(results: Sequence[SimResult]) -> Staleness | None:
     """The updates of ``results`` read and applied inside each run's steady window (:func:`measurement_window`:
     outside it fewer workers are running, and a slow worker's last steps would look fresh), pooled; None when no
     run applied a parameter a worker reads."""
-    kept = []
+    kept = [np.empty(0, dtype=np.int64)]
     for r in results:
         t_a, t_b = measurement_window(r)
-        kept += [v for read_ns, apply_ns, v in r.staleness if t_a <= read_ns and apply_ns <= t_b]
-    values = np.array(kept, dtype=np.int64)
+        rows = r.staleness_updates()
+        kept.append(rows[(rows[:, 0] >= t_a) & (rows[:, 1] <= t_b), 2])
+    values = np.concatenate(kept)
     if not values.size:
         return None
     counts = np.bincount(values)

@@ -47,6 +47,7 @@ Metrics are functions of the result, in :mod:`tracegen.metrics`.
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import gc
 from collections.abc import Callable
@@ -158,11 +159,16 @@ class SimResult:
     # at every step end, in time order: (time_ns, pull bytes moved, push bytes moved, PS busy core-ns)
     snapshots: tuple[tuple[int, float, float, float], ...] = ()
     tasks: tuple[TaskRecord, ...] = ()
-    # every parameter update of a measured step, in apply order: (read_ns, apply_ns, staleness)
-    staleness: tuple[tuple[int, int, int], ...] = ()
+    # every parameter update of a measured step, in apply order: (read_ns, apply_ns, staleness) as native int64
+    # triples, packed (a 64-worker run has hundreds of thousands; :meth:`staleness_updates` reads them)
+    staleness: bytes = b""
     n_shards: int = 1
     # with several shards, at every step end (as snapshots): per shard (pull bytes, push bytes, PS busy core-ns)
     shard_snapshots: tuple[tuple[tuple[float, float, float], ...], ...] = ()
+
+    def staleness_updates(self) -> np.ndarray:
+        """``staleness`` as an int64 array, one row per update: read_ns, apply_ns, staleness."""
+        return np.frombuffer(self.staleness, dtype=np.int64).reshape(-1, 3)
 
 
 def resolve_policy(model: StepModel, config: SimConfig) -> Policy:
@@ -318,7 +324,7 @@ class _Run(Handler, Client):
                     scaled_timing(t, model.kinds, worker_speed=speed, ps_work=spec.ps_work_ns) for t in base))
             self.workers.append(_Worker(w, CpuPool(self.engine, self.worker_threads), tables[speed], n_tasks,
                                         variables.n_variables, self.record))
-        self.staleness: list[tuple[int, int, int]] = []
+        self.staleness = array.array("q")  # (read_ns, apply_ns, staleness) triples, as SimResult packs them
         self.n_finished = 0  # workers that have run all their steps
         self.n_tasks = n_tasks
         self.rank = vec[i64](model.rank)
@@ -364,7 +370,7 @@ class _Run(Handler, Client):
             step_start_ns=tuple(tuple(wk.starts) for wk in self.workers),
             step_end_ns=tuple(tuple(wk.ends) for wk in self.workers),
             end_ns=self.engine.now, n_events=self.engine.n_events, snapshots=tuple(self.snapshots),
-            tasks=tuple(self.records), staleness=tuple(self.staleness), n_shards=self.n_shards,
+            tasks=tuple(self.records), staleness=self.staleness.tobytes(), n_shards=self.n_shards,
             shard_snapshots=tuple(self.shard_snapshots))
 
     def fire(self, argument: int) -> None:
@@ -542,7 +548,7 @@ class _Run(Handler, Client):
         stale = self.version[v] - read if read >= 0 else -1
         self.version[v] += 1
         if stale >= 0 and wk.step >= self.warmup_steps:
-            self.staleness.append((wk.read_ns[v], self.engine.now, stale))
+            self.staleness.extend((wk.read_ns[v], self.engine.now, stale))
         return stale
 
     def end_step(self, wk: _Worker) -> None:

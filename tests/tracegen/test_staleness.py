@@ -58,7 +58,7 @@ def test_two_workers_that_read_together_apply_one_after_the_other() -> None:
     """Both read version 0; the PS applies one gradient, then the other: staleness 0, then 1."""
     config = SimConfig(n_workers=2, steps=1, warmup_steps=0, start_spread_ns=0, ps_threads=1, record_tasks=True)
     result = simulate(shared_variable_model(), config)
-    assert sorted(v for _, _, v in result.staleness) == [0, 1]
+    assert sorted(result.staleness_updates()[:, 2].tolist()) == [0, 1]
     applies = sorted((r.end_ns, r.staleness) for r in result.tasks if r.task == 5)
     assert [s for _, s in applies] == [0, 1]
     assert all(r.staleness == -1 for r in result.tasks if r.task != 5)
@@ -68,7 +68,7 @@ def test_one_worker_is_never_stale_and_more_workers_are_staler(mlp_trace_dir: pa
     model = build_model(read_trace(mlp_trace_dir))
     n_vars = variable_map(model).n_variables
     alone = simulate(model, SimConfig(n_workers=1, steps=6))
-    assert [v for _, _, v in alone.staleness] == [0] * (6 * n_vars)  # every measured update counted, none stale
+    assert alone.staleness_updates()[:, 2].tolist() == [0] * (6 * n_vars)  # every measured update counted, none stale
     means = [staleness([simulate(model, SimConfig(n_workers=n, steps=6, seed=s)) for s in range(2)]).mean
              for n in (2, 4, 8)]
     assert means[0] > 0 and means == sorted(means) and means[-1] > 2 * means[0]
