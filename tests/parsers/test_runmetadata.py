@@ -43,6 +43,8 @@ def test_records_match_tensorflows_own_parse(step_pb: pathlib.Path, tf_protos) -
 def test_transfers_are_named_directed_and_sized(step_pb: pathlib.Path) -> None:
     trace = read_trace(step_pb)
     xfers = trace.transfers
+    # every bundled step pulls parameters and pushes gradients: the checks below hold for something
+    assert set(xfers["direction"]) == {"pull", "push"}
     assert xfers["tensor_name"].notna().all()
     assert xfers["size_bytes"].notna().all()
     for row in xfers.itertuples():
