@@ -7,9 +7,10 @@ import pathlib
 import pytest
 
 from parsers import read_trace
-from tracegen.curve import BUSY_THRESHOLD, format_workers, parse_workers, scaling_curve
+from tracegen.curve import BUSY_THRESHOLD, busiest_label, format_workers, parse_workers, scaling_curve
 from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
+from tracegen.metrics import ShardUse
 from tracegen.model import build_model
 from tracegen.simulate import SimConfig
 
@@ -50,6 +51,22 @@ def test_a_link_that_carries_less_both_ways_is_the_bottleneck_at_what_it_carries
     busiest = max(last.pull_link_utilisation, last.push_link_utilisation)
     assert 0.75 * BUSY_THRESHOLD <= busiest < BUSY_THRESHOLD  # under 80 % of the peak, over 80 % of 3/4 of it
     assert last.bottleneck in ("link-pull", "link-push")
+
+
+def test_a_resource_at_the_threshold_is_the_bottleneck_by_hand() -> None:
+    """80 % or more names the busiest resource, below it none ('workers'); a link direction weighed against what
+    it carries while the other is busy (here half its peak: 0.4 of the peak is 80 % of that)."""
+    plain = uniform_link((1e6, 1e6))
+    half = uniform_link((1e6, 1e6), two_way_bytes_per_s=(5e5, 5e5))
+
+    def use(pull: float, push: float, cpu: float) -> ShardUse:
+        return ShardUse(shard=0, pull=pull, push=push, cpu=cpu)
+
+    assert busiest_label(use(BUSY_THRESHOLD, 0.5, 0.1), plain) == "link-pull"
+    assert busiest_label(use(0.5, 0.79, 0.1), plain) == "workers"
+    assert busiest_label(use(0.1, 0.2, BUSY_THRESHOLD), plain) == "ps-cpu"
+    assert busiest_label(use(0.3, 0.4, 0.79), half) == "link-push"  # 0.4 / 0.5: 80 %, above the CPU's 79 %
+    assert busiest_label(use(0.3, 0.39, 0.5), half) == "workers"
 
 
 def test_parse_workers() -> None:

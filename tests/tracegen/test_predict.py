@@ -221,6 +221,8 @@ def point(n: int, rate: float) -> CurvePoint:
 def test_knee_is_measured_against_the_plateau_not_the_range_asked() -> None:
     curve = [point(1, 1.0), point(2, 1.89), point(3, 1.96), point(4, 2.0), point(5, 1.7)]
     assert knee(curve, plateau=2.0) == 3
+    # 'reaches': a point at exactly 95 % of the plateau (0.95 x 2.0 is the float 1.9) is the knee
+    assert knee([point(1, 1.0), point(2, 1.9), point(3, 2.0)], plateau=2.0) == 2
     # a curve still climbing: its largest N is no knee
     assert knee([point(n, float(n)) for n in range(1, 9)], plateau=20.0) is None
 
