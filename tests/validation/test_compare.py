@@ -22,6 +22,10 @@ def test_scores_by_hand(tmp_path: pathlib.Path) -> None:
                                         "3,0,1.9\n3,1,2.1\n"))
     result = compare(runs, {"good": [1.1, 2.0, 2.0], "flat": [1.1, 1.1, 1.1]})
     assert list(result.table["measured_mean"]) == pytest.approx([1.1, 2.0, 2.0])
+    # the sample standard deviation (n - 1): two runs 0.2 apart are 0.2 / sqrt(2) from their mean's spread
+    assert list(result.table["measured_std"]) == pytest.approx([0.2 / 2**0.5, 0.0, 0.2 / 2**0.5])
+    assert list(result.table["measured_min"]) == [1.0, 2.0, 1.9]
+    assert list(result.table["measured_max"]) == [1.2, 2.0, 2.1]
     good, flat = result.scores["good"], result.scores["flat"]
     assert (good.mape, good.max_error, good.inside_range) == (0.0, 0.0, 3)
     assert flat.mape == pytest.approx((0 + 0.45 + 0.45) / 3)
