@@ -239,6 +239,11 @@ def test_a_curve_stalls_after_three_points_each_under_one_percent_above_the_best
     busy = [False, False, False, False, False, False, False, True, True]
     assert stalled_after(flat) == 4 and stalled_after(flat, busy) is None
     assert stalled_after([*flat, 21.2, 21.3, 21.1], [*busy, True, True, True]) == 11
+    # a point between saturated ones starts the count again (not merely left out of it)
+    assert stalled_after([1.0] * 5, [True, True, False, True, True]) is None
+    assert stalled_after([1.0] * 6, [True, True, False, True, True, True]) == 5
+    # exactly 1 % above the best (1.0 x 1.01 is the float 1.01) is not above it: a stalled point
+    assert stalled_after([1.0, 1.01, 1.01, 1.01]) == 3
 
 
 def test_a_curve_past_its_plateau_is_not_simulated_and_each_point_simulated_is_the_same(
