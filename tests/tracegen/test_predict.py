@@ -294,6 +294,12 @@ def test_a_link_given_by_its_bandwidth_saturates_at_what_it_carries_both_ways(
     assert saturated(busy, link) and not saturated(busy)
     under = SATURATED * 0.75 - 0.01
     assert not saturated(dataclasses.replace(busy, pull_link_utilisation=under, push_link_utilisation=under), link)
+    # each resource on its own: the push direction against its two-way ceiling too, the PS's CPU against 90 %
+    idle = dataclasses.replace(busy, pull_link_utilisation=0.1, push_link_utilisation=0.1)
+    assert saturated(dataclasses.replace(idle, push_link_utilisation=0.7), link)
+    assert not saturated(dataclasses.replace(idle, push_link_utilisation=0.7))
+    assert saturated(dataclasses.replace(idle, ps_cpu_utilisation=SATURATED), link)
+    assert not saturated(dataclasses.replace(idle, ps_cpu_utilisation=SATURATED - 0.01), link)
     argv = [str(mlp_trace_dir), "--bandwidth", "1Gbit/s", "--workers", "1-40", "--out", str(tmp_path / "out")]
     assert run_predict(parse(argv)) == 0
     out = capsys.readouterr().out
