@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pathlib
 import statistics
@@ -9,7 +10,7 @@ import statistics
 import pytest
 
 from parsers import read_trace
-from tracegen.curve import BUSY_THRESHOLD, busiest_label, format_workers, parse_workers, scaling_curve
+from tracegen.curve import BUSY_THRESHOLD, Curve, busiest_label, format_workers, parse_workers, scaling_curve
 from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
 from tracegen.metrics import ShardUse
@@ -130,3 +131,35 @@ def test_the_confidence_intervals_t_is_students() -> None:
         t = ci95_half_width(values) / (statistics.stdev(values) / math.sqrt(n))  # type: ignore[operator]
         exact = _t_quantile_975(n - 1)
         assert t == pytest.approx(exact, abs=0.0006 if n - 1 <= 30 else 0.003), (n - 1, t, exact)
+
+
+def test_below_the_knee_idle_resources_say_workers_and_from_it_contention() -> None:
+    """Workers that never meet (one op a step, no transfers): no resource is busy at any N; the points below the
+    knee say ``workers``, the knee itself and past it ``contention`` (module docstring). Without a plateau search
+    the plateau is the largest N's rate, 4 x one's, so only N = 4 reaches 95 % of it."""
+    from tracegen.model import StepModel, StepTiming, TaskKind
+    from tracegen.wire import LinkEstimate
+
+    model = StepModel(names=("c",), kinds=(TaskKind.COMPUTE,), size_bytes=(0,), data_preds=((),),
+                      control_preds=((),), rank=(0,), first_need_ns=(0,),
+                      timings=(StepTiming(dur_ns=(10_000_000,), delay_ns=(0,), step_ns=0),),
+                      link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9,
+                                        latency_ns=0, method="given"))
+    curve = scaling_curve(model, SimConfig(steps=3, warmup_steps=1), [1, 2, 4], seeds=1, find_plateau=False)
+    assert curve.knee_n_workers == 4
+    assert [p.bottleneck for p in curve.points] == ["workers", "workers", "contention"]
+
+
+def test_the_plateau_and_knee_in_words_say_a_lower_bound_is_one() -> None:
+    from tracegen.curve import CurvePoint, knee_text, plateau_text
+
+    points = tuple(CurvePoint(n_workers=n, steps_per_s=2.0 * n, steps_per_s_low=2.0 * n, steps_per_s_high=2.0 * n,
+                              pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
+                              bottleneck="workers") for n in (1, 2, 3))
+    reached = Curve(points=points, plateau_steps_per_s=6.2, saturation_workers=5, knee_n_workers=3,
+                    link_bound_steps_per_s=math.inf, ps_bound_steps_per_s=math.inf, link_description="x", n_events=0)
+    rising = dataclasses.replace(reached, plateau_reached=False)
+    assert (plateau_text(reached), knee_text(reached)) == ("6.20 steps/s (simulated at N=5)", "N=3")
+    assert (plateau_text(rising), knee_text(rising)) == ("at least 6.20 steps/s (still rising at N=5)",
+                                                         "N=3 or later")
+    assert knee_text(dataclasses.replace(rising, knee_n_workers=None)) == "not reached by N=3"
