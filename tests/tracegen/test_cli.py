@@ -41,10 +41,7 @@ def test_inspect_golden_figures_agree_with_the_raw_trace(model: str, tf_protos) 
     with TensorFlow's own protobuf classes, not tracegen's parser: the steps, the devices, the transfers per step
     (a RecvTensor from the PS to the worker is a pull, from the worker to the PS a push) and their bytes, the
     parameters (the PS's variables that a ReadVariableOp reads) with their elements and bytes from the graph's
-    shapes, and each step's time from its first op's start to its last op's end. And the timing figures (the
-    median over steps): the time transfers were in flight, the time worker ops ran (not counting the ops that
-    stand for a transfer), both at once, the PS's op time, and each direction's bytes over its time in flight,
-    with spans merged here by sorting, not by summary.py's interval tree."""
+    shapes, and each step's time from its first op's start to its last op's end."""
     from tensorflow.core.framework import types_pb2
 
     golden = json.loads((GOLDEN / f"inspect_{model}.json").read_text())
@@ -54,17 +51,12 @@ def test_inspect_golden_figures_agree_with_the_raw_trace(model: str, tf_protos) 
     step_ns: list[int] = []
     devices: set[str] = set()
     shapes: dict[str, tuple[int, ...]] = {}
-    flight: list[list[tuple[int, int]]] = []
-    running: list[list[tuple[int, int]]] = []
-    ps_ns: list[int] = []
-    rates: dict[str, list[float]] = {"pull": [], "push": []}
     for path in steps:
         md = tf_protos.RunMetadata()
         md.ParseFromString(path.read_bytes())
         pulls.append([])
         pushes.append([])
         starts, ends = [], []
-        spans: dict[str, list[tuple[int, int]]] = {"pull": [], "push": [], "worker": [], "ps": []}
         for dev in md.step_stats.dev_stats:
             devices.add(dev.device)
             for ns in dev.node_stats:
@@ -75,16 +67,7 @@ def test_inspect_golden_figures_agree_with_the_raw_trace(model: str, tf_protos) 
                     sender = ns.timeline_label.split(" from ", 1)[1].split(" to ", 1)[0]
                     size = ns.output[0].tensor_description.allocation_description.requested_bytes
                     (pulls if sender.startswith("/job:ps/") else pushes)[-1].append(size)
-                    spans["pull" if sender.startswith("/job:ps/") else "push"].append((starts[-1], ends[-1]))
-                elif ns.node_name and _op_type(ns.timeline_label) not in STANDS_FOR_A_TRANSFER:
-                    spans["worker" if dev.device.startswith("/job:worker/") else "ps"].append((starts[-1], ends[-1]))
         step_ns.append(max(ends) - min(starts))
-        flight.append(_merged(list(spans["pull"]) + list(spans["push"])))
-        running.append(_merged(spans["worker"]))
-        ps_ns.append(sum(e - s for s, e in spans["ps"]))
-        for direction in ("pull", "push"):
-            moved = sum((pulls if direction == "pull" else pushes)[-1])
-            rates[direction].append(moved * 1e9 / sum(e - s for s, e in _merged(spans[direction])))
         for graph in md.partition_graphs:
             handles = {n.name: n for n in graph.node if n.op == "VarHandleOp" and n.device.startswith("/job:ps/")}
             for n in graph.node:
@@ -102,6 +85,41 @@ def test_inspect_golden_figures_agree_with_the_raw_trace(model: str, tf_protos) 
     assert golden["param_elements"] == sum(math.prod(s) for s in shapes.values())
     assert golden["param_bytes"] == 4 * golden["param_elements"]
     assert golden["step_time_ns_per_step"] == step_ns
+
+
+@pytest.mark.parametrize("model", ["cnn", "mlp", "resnet"])
+def test_inspect_golden_timing_figures_agree_with_the_raw_trace(model: str, tf_protos) -> None:  # type: ignore[no-untyped-def]
+    """As the test above, for the golden timing figures (the median over steps): the time transfers were in
+    flight, the time worker ops ran (not counting the ops that stand for a transfer), both at once, the PS's op
+    time, and each direction's bytes over its time in flight; from the RunMetadata files with TensorFlow's own
+    protobuf classes, spans merged here by sorting, not by summary.py's interval tree."""
+    golden = json.loads((GOLDEN / f"inspect_{model}.json").read_text())
+    flight: list[list[tuple[int, int]]] = []
+    running: list[list[tuple[int, int]]] = []
+    ps_ns: list[int] = []
+    rates: dict[str, list[float]] = {"pull": [], "push": []}
+    for path in sorted((ROOT / "data/traces" / model).glob("step_*.pb")):
+        md = tf_protos.RunMetadata()
+        md.ParseFromString(path.read_bytes())
+        spans: dict[str, list[tuple[int, int]]] = {"pull": [], "push": [], "worker": [], "ps": []}
+        moved = {"pull": 0, "push": 0}
+        for dev in md.step_stats.dev_stats:
+            for ns in dev.node_stats:
+                start_ns = ns.all_start_nanos or ns.all_start_micros * 1000
+                span = (start_ns, start_ns + (ns.all_end_rel_nanos or ns.all_end_rel_micros * 1000))
+                if ns.node_name == "RecvTensor":
+                    sender = ns.timeline_label.split(" from ", 1)[1].split(" to ", 1)[0]
+                    direction = "pull" if sender.startswith("/job:ps/") else "push"
+                    spans[direction].append(span)
+                    moved[direction] += ns.output[0].tensor_description.allocation_description.requested_bytes
+                elif ns.node_name and _op_type(ns.timeline_label) not in STANDS_FOR_A_TRANSFER:
+                    spans["worker" if dev.device.startswith("/job:worker/") else "ps"].append(span)
+        flight.append(_merged(spans["pull"] + spans["push"]))
+        running.append(_merged(spans["worker"]))
+        ps_ns.append(sum(e - s for s, e in spans["ps"]))
+        for direction in ("pull", "push"):
+            rates[direction].append(moved[direction] * 1e9 / sum(e - s for s, e in _merged(spans[direction])))
+    assert len(flight) == 3
     both = [_overlap(a, b) for a, b in zip(flight, running, strict=True)]
     in_flight = [sum(e - s for s, e in spans) for spans in flight]
     assert golden["transfer_time_ns"] == statistics.median(in_flight)
