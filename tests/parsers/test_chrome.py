@@ -116,22 +116,41 @@ def test_own_chrome_output_names_transfer_tracks_by_direction(step_pb: pathlib.P
         assert names[(e["pid"], e["tid"])].split(" ")[0] == plural[e["args"]["direction"]]
 
 
-def test_a_writer_with_many_tracks_numbers_them_in_linear_time(tmp_path: pathlib.Path) -> None:
-    """Each new track counted the tracks before it: predict --emit-traces 5000 (a track per worker and link)
-    wrote its trace for three minutes, after an estimate of a second (a hardening pass); 20,000 tracks took 5 s,
-    60,000 would take 50. Tracks are still numbered 1, 2, ... in each process, in order of first use."""
-    import time
+def _python_calls_to_write(tmp_path: pathlib.Path, n_tracks: int) -> int:
+    """How many Python-level calls (generators resumed included) the writer makes to write one slice on each of
+    ``n_tracks`` tracks: a count of work, the same on every machine, where a timing is not."""
+    import sys
 
     from parsers.chrome import ChromeWriter
 
-    start = time.perf_counter()
-    with ChromeWriter(tmp_path / "t.json") as writer:
-        for i in range(60_000):
-            writer.slice(process=f"p{i % 2}", track=f"t{i}", name="x", start_ns=i, dur_ns=1)
-    assert time.perf_counter() - start < 15
-    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    calls = 0
+
+    def count(_frame: object, event: str, _arg: object) -> None:
+        nonlocal calls
+        calls += event == "call"
+
+    before = sys.getprofile()
+    with ChromeWriter(tmp_path / f"t{n_tracks}.json") as writer:
+        sys.setprofile(count)
+        try:
+            for i in range(n_tracks):
+                writer.slice(process=f"p{i % 2}", track=f"t{i}", name="x", start_ns=i, dur_ns=1)
+        finally:
+            sys.setprofile(before)
+    return calls
+
+
+def test_a_writer_with_many_tracks_numbers_them_in_linear_time(tmp_path: pathlib.Path) -> None:
+    """Each new track counted the tracks before it: predict --emit-traces 5000 (a track per worker and link)
+    wrote its trace for three minutes, after an estimate of a second (a hardening pass); 20,000 tracks took 5 s,
+    60,000 would take 50. The work is counted, not timed (a time limit passes a quadratic count on a fast machine
+    and fails a linear one on a loaded one): twice the tracks, twice the calls, where the count of the tracks so
+    far made it four times. Tracks are still numbered 1, 2, ... in each process, in order of first use."""
+    small, large = (_python_calls_to_write(tmp_path, n) for n in (2_000, 4_000))
+    assert large <= 2.05 * small, (small, large)
+    events = json.loads((tmp_path / "t4000.json").read_text())["traceEvents"]
     tids = [(e["pid"], e["tid"]) for e in events if e["ph"] == "X"]
-    assert tids[:4] == [(1, 1), (2, 1), (1, 2), (2, 2)] and tids[-1] == (2, 30_000)
+    assert tids[:4] == [(1, 1), (2, 1), (1, 2), (2, 2)] and tids[-1] == (2, 2_000)
 
 
 def test_own_chrome_output_named_gz_is_gzip_and_reads_back_equal(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:

@@ -43,6 +43,8 @@ def test_records_match_tensorflows_own_parse(step_pb: pathlib.Path, tf_protos) -
 def test_transfers_are_named_directed_and_sized(step_pb: pathlib.Path) -> None:
     trace = read_trace(step_pb)
     xfers = trace.transfers
+    # every bundled step pulls parameters and pushes gradients: the checks below hold for something
+    assert set(xfers["direction"]) == {"pull", "push"}
     assert xfers["tensor_name"].notna().all()
     assert xfers["size_bytes"].notna().all()
     for row in xfers.itertuples():
@@ -247,3 +249,23 @@ def test_the_first_line_is_found_as_splitlines_finds_it(text: str) -> None:
 
     lines = [line.strip() for line in text.splitlines()]
     assert _first_line(text) == next((line for line in lines if line and not line.startswith("#")), None)
+
+
+def test_a_transfer_without_its_allocation_takes_the_labels_exact_bytes(tmp_path: pathlib.Path) -> None:
+    """A RecvTensor whose output records no allocation (requested_bytes 0, or no output) is sized by its label
+    when the label gives whole bytes ('[2048B] ...'), and left unsized when it gives a rounded size ('[1.0MB]')."""
+    import pandas as pd
+
+    md = pb.RunMetadata()
+    path = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "mlp" / "step_000.pb"
+    md.ParseFromString(path.read_bytes())
+    recvs = [n for d in md.step_stats.dev_stats for n in d.node_stats if n.node_name == "RecvTensor"]
+    exact = next(n for n in recvs if n.timeline_label.startswith("[2048B] "))
+    rounded = next(n for n in recvs if n.timeline_label.startswith("[1.0MB] "))
+    exact.output[0].tensor_description.allocation_description.requested_bytes = 0
+    del rounded.output[:]
+    (tmp_path / "step.pb").write_bytes(md.SerializeToString())
+    moved = read_trace(tmp_path / "step.pb").transfers
+    sizes = dict(zip(moved["tensor_name"], moved["size_bytes"], strict=True))
+    assert sizes[exact.timeline_label.split()[2]] == 2048
+    assert pd.isna(sizes[rounded.timeline_label.split()[2]])

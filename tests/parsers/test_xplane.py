@@ -37,6 +37,8 @@ def test_bundled_capture_reads_variables_pulls_and_pushes_per_step() -> None:
     assert sorted(trace.variables["size_bytes"]) == VARIABLE_BYTES
     assert set(trace.variables["dtype"]) == {"float32"} and set(trace.variables["device"]) == {PS}
     assert sorted(trace.variables["shape"]) == ["10", "256x320", "320", "320x10"]
+    # transfers in each step read, and in no other: the checks per step below hold for every one
+    assert sorted(set(trace.transfers["step"])) == [1, 2, 3]
     for step, moved in trace.transfers.groupby("step"):
         pulls = moved[moved["direction"] == "pull"]
         pushes = moved[moved["direction"] == "push"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import pathlib
 import shutil
 
 import pytest
 
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
-from tracegen.band import anchored
+from tracegen.band import anchored, band_edges
 from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.curve import Curve, CurvePoint
 
@@ -88,3 +89,28 @@ def test_the_terminal_prints_the_band_curve_csv_writes(tmp_path: pathlib.Path,
     for r in rows:  # and the band holds the point printed beside it
         low, high, point = (float(r[header.index(k)]) for k in ("band_low", "band_high", "steps/s"))
         assert low <= point <= high
+    # and its seeds: the mean alone lay inside the band's own ends, so the lines above held without the widening
+    with (out / "curve.csv").open() as fh:
+        table = list(csv.DictReader(fh))
+    for r in table:
+        assert float(r["band_low"]) <= float(r["steps_per_s_low"]), r
+        assert float(r["band_high"]) >= float(r["steps_per_s_high"]), r
+    # the case the test is about: an end that is the point's seed, not the band curve's own
+    assert any(r["band_high"] == r["steps_per_s_high"] or r["band_low"] == r["steps_per_s_low"] for r in table)
+
+
+def _point(n: int, low: float, high: float) -> CurvePoint:
+    return CurvePoint(n_workers=n, steps_per_s=(low + high) / 2, steps_per_s_low=low, steps_per_s_high=high,
+                      pull_link_utilisation=0.5, push_link_utilisation=0.5, ps_cpu_utilisation=0.1,
+                      bottleneck="workers")
+
+
+def test_band_edges_widen_the_band_to_the_points_seeds_by_hand() -> None:
+    """Each end is the band curve's own seeds or the point's, whichever lies further out."""
+    def curve(*seeds: tuple[float, float]) -> Curve:
+        return dataclasses.replace(_curve([1.0] * len(seeds), 30.0),
+                                   points=tuple(_point(n, lo, hi) for n, (lo, hi) in enumerate(seeds, start=1)))
+
+    mid = curve((10.0, 13.0), (18.0, 20.0), (25.0, 27.0))
+    low, high = curve((8.0, 9.0), (19.0, 21.0), (20.0, 22.0)), curve((11.0, 12.0), (19.5, 22.0), (28.0, 29.0))
+    assert band_edges(mid, (low, high)) == ((8.0, 18.0, 20.0), (13.0, 22.0, 29.0))

@@ -114,3 +114,35 @@ def test_costs_from_a_real_trace(model_dir: pathlib.Path) -> None:
     costs = step_costs(model)
     assert costs.pull_bytes > 0 and costs.push_bytes >= costs.pull_bytes and costs.compute_ns > 0
     assert costs.step_ns == model.measured_step_ns
+
+
+def test_no_overlap_takes_each_direction_at_its_own_rate_by_hand() -> None:
+    # pulls at 100 MB/s (10 ms), pushes at 50 MB/s (20 ms), 10 ms compute: 40 ms a step; the push direction caps
+    # the link at 50 steps/s
+    assert no_overlap(COSTS, [1, 2, 4], lambda _n: (100e6, 50e6)) == pytest.approx([25.0, 50.0, 50.0])
+
+
+def test_the_busiest_shard_and_the_threads_of_a_step_by_hand() -> None:
+    """A shard serving 1/4 of the bytes carries 1/4 of them and of the PS's CPU per step, and so 4 x its CPU bound;
+    a PS op time is spread over the PS's op threads, a worker op time over the worker's."""
+    import dataclasses
+
+    from tracegen.baselines import on_busiest_shard
+    from tracegen.model import StepModel, StepTiming, TaskKind
+    from tracegen.wire import LinkEstimate
+
+    costs = dataclasses.replace(COSTS, ps_compute_ns=80e6, ps_bound_steps_per_s=12.5)
+    shard = on_busiest_shard(costs, 0.25)
+    assert (shard.pull_bytes, shard.push_bytes) == (250_000, 250_000)
+    assert (shard.ps_compute_ns, shard.ps_bound_steps_per_s) == (pytest.approx(20e6), pytest.approx(50.0))
+    model = StepModel(
+        names=("pull w", "matmul", "push grad", "apply w"),
+        kinds=(TaskKind.PULL, TaskKind.COMPUTE, TaskKind.PUSH, TaskKind.APPLY),
+        size_bytes=(1000, 0, 3000, 0), data_preds=((), (0,), (1,), (2,)), control_preds=((), (), (), ()),
+        rank=(0, 1, 2, 3), first_need_ns=(0, 0, 0, 0),
+        timings=(StepTiming(dur_ns=(0, 6_000_000, 0, 4_000_000), delay_ns=(0, 0, 0, 0), step_ns=0),),
+        link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9, latency_ns=0,
+                          method="given"), worker_threads=3, ps_threads=2)
+    got = step_costs(model)
+    assert (got.pull_bytes, got.push_bytes) == (1000, 3000)
+    assert (got.compute_ns, got.ps_compute_ns) == (pytest.approx(2e6), pytest.approx(2e6))

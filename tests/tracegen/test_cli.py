@@ -8,6 +8,7 @@ import math
 import os
 import pathlib
 import shutil
+import statistics
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -84,6 +85,76 @@ def test_inspect_golden_figures_agree_with_the_raw_trace(model: str, tf_protos) 
     assert golden["param_elements"] == sum(math.prod(s) for s in shapes.values())
     assert golden["param_bytes"] == 4 * golden["param_elements"]
     assert golden["step_time_ns_per_step"] == step_ns
+
+
+@pytest.mark.parametrize("model", ["cnn", "mlp", "resnet"])
+def test_inspect_golden_timing_figures_agree_with_the_raw_trace(model: str, tf_protos) -> None:  # type: ignore[no-untyped-def]
+    """As the test above, for the golden timing figures (the median over steps): the time transfers were in
+    flight, the time worker ops ran (not counting the ops that stand for a transfer), both at once, the PS's op
+    time, and each direction's bytes over its time in flight; from the RunMetadata files with TensorFlow's own
+    protobuf classes, spans merged here by sorting, not by summary.py's interval tree."""
+    golden = json.loads((GOLDEN / f"inspect_{model}.json").read_text())
+    flight: list[list[tuple[int, int]]] = []
+    running: list[list[tuple[int, int]]] = []
+    ps_ns: list[int] = []
+    rates: dict[str, list[float]] = {"pull": [], "push": []}
+    for path in sorted((ROOT / "data/traces" / model).glob("step_*.pb")):
+        md = tf_protos.RunMetadata()
+        md.ParseFromString(path.read_bytes())
+        spans: dict[str, list[tuple[int, int]]] = {"pull": [], "push": [], "worker": [], "ps": []}
+        moved = {"pull": 0, "push": 0}
+        for dev in md.step_stats.dev_stats:
+            for ns in dev.node_stats:
+                start_ns = ns.all_start_nanos or ns.all_start_micros * 1000
+                span = (start_ns, start_ns + (ns.all_end_rel_nanos or ns.all_end_rel_micros * 1000))
+                if ns.node_name == "RecvTensor":
+                    sender = ns.timeline_label.split(" from ", 1)[1].split(" to ", 1)[0]
+                    direction = "pull" if sender.startswith("/job:ps/") else "push"
+                    spans[direction].append(span)
+                    moved[direction] += ns.output[0].tensor_description.allocation_description.requested_bytes
+                elif ns.node_name and _op_type(ns.timeline_label) not in STANDS_FOR_A_TRANSFER:
+                    spans["worker" if dev.device.startswith("/job:worker/") else "ps"].append(span)
+        flight.append(_merged(spans["pull"] + spans["push"]))
+        running.append(_merged(spans["worker"]))
+        ps_ns.append(sum(e - s for s, e in spans["ps"]))
+        for direction in ("pull", "push"):
+            rates[direction].append(moved[direction] * 1e9 / sum(e - s for s, e in _merged(spans[direction])))
+    assert len(flight) == 3
+    both = [_overlap(a, b) for a, b in zip(flight, running, strict=True)]
+    in_flight = [sum(e - s for s, e in spans) for spans in flight]
+    assert golden["transfer_time_ns"] == statistics.median(in_flight)
+    assert golden["compute_time_ns"] == statistics.median(sum(e - s for s, e in spans) for spans in running)
+    assert golden["overlap_ns"] == statistics.median(both) > 0
+    assert golden["overlap_fraction"] == pytest.approx(statistics.median(
+        o / t for o, t in zip(both, in_flight, strict=True)), rel=1e-12)
+    assert golden["ps_compute_time_ns"] == statistics.median(ps_ns)
+    assert golden["pull_rate_bytes_per_s"] == pytest.approx(statistics.median(rates["pull"]), rel=1e-12)
+    assert golden["push_rate_bytes_per_s"] == pytest.approx(statistics.median(rates["push"]), rel=1e-12)
+
+
+# ops that stand for a transfer (their spans wait for the network) or for the function's frame: no compute
+STANDS_FOR_A_TRANSFER = {"_Recv", "_Send", "_HostRecv", "_HostSend", "_Retval", "_Arg"}
+
+
+def _op_type(label: str) -> str | None:
+    """``OpType`` of a RunMetadata timeline label ``name = OpType(inputs)``."""
+    return label.split(" = ", 1)[1].split("(", 1)[0] if " = " in label else None
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The union of ``spans`` (empty ones dropped) as disjoint spans, by sorting."""
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(sp for sp in spans if sp[1] > sp[0]):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def _overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
+    """How long two unions of disjoint sorted spans overlap."""
+    return sum(max(0, min(e1, e2) - max(s1, s2)) for s1, e1 in a for s2, e2 in b)
 
 
 def test_inspect_prints_a_human_summary(capsys: pytest.CaptureFixture[str]) -> None:

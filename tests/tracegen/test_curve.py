@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import pathlib
+import statistics
 
 import pytest
 
 from parsers import read_trace
-from tracegen.curve import BUSY_THRESHOLD, format_workers, parse_workers, scaling_curve
+from tracegen.curve import BUSY_THRESHOLD, Curve, busiest_label, format_workers, parse_workers, scaling_curve
 from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
+from tracegen.metrics import ShardUse
 from tracegen.model import build_model
 from tracegen.simulate import SimConfig
 
@@ -52,6 +56,22 @@ def test_a_link_that_carries_less_both_ways_is_the_bottleneck_at_what_it_carries
     assert last.bottleneck in ("link-pull", "link-push")
 
 
+def test_a_resource_at_the_threshold_is_the_bottleneck_by_hand() -> None:
+    """80 % or more names the busiest resource, below it none ('workers'); a link direction weighed against what
+    it carries while the other is busy (here half its peak: 0.4 of the peak is 80 % of that)."""
+    plain = uniform_link((1e6, 1e6))
+    half = uniform_link((1e6, 1e6), two_way_bytes_per_s=(5e5, 5e5))
+
+    def use(pull: float, push: float, cpu: float) -> ShardUse:
+        return ShardUse(shard=0, pull=pull, push=push, cpu=cpu)
+
+    assert busiest_label(use(BUSY_THRESHOLD, 0.5, 0.1), plain) == "link-pull"
+    assert busiest_label(use(0.5, 0.79, 0.1), plain) == "workers"
+    assert busiest_label(use(0.1, 0.2, BUSY_THRESHOLD), plain) == "ps-cpu"
+    assert busiest_label(use(0.3, 0.4, 0.79), half) == "link-push"  # 0.4 / 0.5: 80 %, above the CPU's 79 %
+    assert busiest_label(use(0.3, 0.39, 0.5), half) == "workers"
+
+
 def test_parse_workers() -> None:
     assert parse_workers("1-4") == (1, 2, 3, 4)
     assert parse_workers("1,2,4,8") == (1, 2, 4, 8)
@@ -78,3 +98,68 @@ def test_a_worker_count_given_twice_is_refused_not_dropped(text: str, said: str)
     with pytest.raises(ConfigError) as refused:
         parse_workers(text, "--workers")
     assert str(refused.value) == said
+
+
+def _t_quantile_975(df: int) -> float:
+    """Student's t at 97.5 % with ``df`` degrees of freedom, from its density (Simpson's rule, bisection): an
+    independent reckoning of the table the curve's confidence intervals use."""
+    scale = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+
+    def density(x: float) -> float:
+        return scale * (1 + x * x / df) ** (-(df + 1) / 2)
+
+    def mass(t: float, n: int = 400) -> float:  # from 0 to t
+        h = t / n
+        return h / 3 * (density(0) + density(t) + sum((4 if i % 2 else 2) * density(i * h) for i in range(1, n)))
+
+    low, high = 0.0, 20.0
+    for _ in range(45):
+        mid = (low + high) / 2
+        low, high = (mid, high) if mass(mid) < 0.475 else (low, mid)
+    return (low + high) / 2
+
+
+def test_the_confidence_intervals_t_is_students() -> None:
+    """The t of ci95_half_width (a table to 30 degrees of freedom, then 1.96 + 2.4 / df, said to be within 0.003)
+    against t worked out from its density; the reckoning itself checked where t has a closed form (df 1, 2)."""
+    from tracegen.curve import ci95_half_width
+
+    assert _t_quantile_975(1) == pytest.approx(math.tan(0.475 * math.pi), abs=1e-6)
+    assert _t_quantile_975(2) == pytest.approx(0.95 * math.sqrt(2 / (4 * 0.975 * 0.025)), abs=1e-6)
+    for n in [*range(2, 122), 201, 1001]:
+        values = [float(i % 3) for i in range(n)]  # any spread: t is the half-width over s / sqrt(n)
+        t = ci95_half_width(values) / (statistics.stdev(values) / math.sqrt(n))  # type: ignore[operator]
+        exact = _t_quantile_975(n - 1)
+        assert t == pytest.approx(exact, abs=0.0006 if n - 1 <= 30 else 0.003), (n - 1, t, exact)
+
+
+def test_below_the_knee_idle_resources_say_workers_and_from_it_contention() -> None:
+    """Workers that never meet (one op a step, no transfers): no resource is busy at any N; the points below the
+    knee say ``workers``, the knee itself and past it ``contention`` (module docstring). Without a plateau search
+    the plateau is the largest N's rate, 4 x one's, so only N = 4 reaches 95 % of it."""
+    from tracegen.model import StepModel, StepTiming, TaskKind
+    from tracegen.wire import LinkEstimate
+
+    model = StepModel(names=("c",), kinds=(TaskKind.COMPUTE,), size_bytes=(0,), data_preds=((),),
+                      control_preds=((),), rank=(0,), first_need_ns=(0,),
+                      timings=(StepTiming(dur_ns=(10_000_000,), delay_ns=(0,), step_ns=0),),
+                      link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9,
+                                        latency_ns=0, method="given"))
+    curve = scaling_curve(model, SimConfig(steps=3, warmup_steps=1), [1, 2, 4], seeds=1, find_plateau=False)
+    assert curve.knee_n_workers == 4
+    assert [p.bottleneck for p in curve.points] == ["workers", "workers", "contention"]
+
+
+def test_the_plateau_and_knee_in_words_say_a_lower_bound_is_one() -> None:
+    from tracegen.curve import CurvePoint, knee_text, plateau_text
+
+    points = tuple(CurvePoint(n_workers=n, steps_per_s=2.0 * n, steps_per_s_low=2.0 * n, steps_per_s_high=2.0 * n,
+                              pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
+                              bottleneck="workers") for n in (1, 2, 3))
+    reached = Curve(points=points, plateau_steps_per_s=6.2, saturation_workers=5, knee_n_workers=3,
+                    link_bound_steps_per_s=math.inf, ps_bound_steps_per_s=math.inf, link_description="x", n_events=0)
+    rising = dataclasses.replace(reached, plateau_reached=False)
+    assert (plateau_text(reached), knee_text(reached)) == ("6.20 steps/s (simulated at N=5)", "N=3")
+    assert (plateau_text(rising), knee_text(rising)) == ("at least 6.20 steps/s (still rising at N=5)",
+                                                         "N=3 or later")
+    assert knee_text(dataclasses.replace(rising, knee_n_workers=None)) == "not reached by N=3"

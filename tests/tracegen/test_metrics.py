@@ -98,3 +98,24 @@ def test_a_link_bound_rate_is_read_at_the_bound_not_above_it(steps: int) -> None
         assert steps_per_s(result) <= bound * 1.001, seed
         by_time.append(steps_per_s_from_times(result) / bound)
     assert max(by_time) > 1.005  # the time count does read high here
+
+
+@pytest.mark.parametrize(("cores", "threads", "bound"), [
+    (4.0, 1, 1e9 / 2e6),  # the ops' 2 ms on one op thread binds: 500 steps/s (all the work on 4 cores: 1333)
+    (2.0, 8, 2e9 / 3e6),  # all 3 ms of work on 2 cores binds: 667 steps/s (the ops on min(2, 8) cores: 1000)
+])
+def test_the_ps_bound_by_hand(cores: float, threads: int, bound: float) -> None:
+    """A PS op (the apply) traced at 1 ms in one step and 3 ms in the other, 2 ms a step on average, and 0.5 ms
+    of request handling per pull and per push: the ops run on at most min(cores, op threads) cores, all the work
+    on all the cores."""
+    model = StepModel(
+        names=("pull w", "matmul", "push grad", "apply w"),
+        kinds=(TaskKind.PULL, TaskKind.COMPUTE, TaskKind.PUSH, TaskKind.APPLY),
+        size_bytes=(1000, 0, 1000, 0), data_preds=((), (0,), (1,), (2,)), control_preds=((), (), (), ()),
+        rank=(0, 1, 2, 3), first_need_ns=(0, 0, 0, 0),
+        timings=tuple(StepTiming(dur_ns=(0, MS, 0, d), delay_ns=(0, 0, 0, 0), step_ns=0) for d in (MS, 3 * MS)),
+        link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9, latency_ns=0,
+                          method="given"))
+    spec = dataclasses.replace(uniform_link((1e9, 1e9)), ps_cores=cores, rpc_cpu_ns=(0.5e6, 0.5e6))
+    result = simulate(model, SimConfig(n_workers=1, steps=2, warmup_steps=1, ps_threads=threads, link_spec=spec))
+    assert ps_bound_steps_per_s(model, result) == pytest.approx(bound)

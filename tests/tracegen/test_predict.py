@@ -221,6 +221,8 @@ def point(n: int, rate: float) -> CurvePoint:
 def test_knee_is_measured_against_the_plateau_not_the_range_asked() -> None:
     curve = [point(1, 1.0), point(2, 1.89), point(3, 1.96), point(4, 2.0), point(5, 1.7)]
     assert knee(curve, plateau=2.0) == 3
+    # 'reaches': a point at exactly 95 % of the plateau (0.95 x 2.0 is the float 1.9) is the knee
+    assert knee([point(1, 1.0), point(2, 1.9), point(3, 2.0)], plateau=2.0) == 2
     # a curve still climbing: its largest N is no knee
     assert knee([point(n, float(n)) for n in range(1, 9)], plateau=20.0) is None
 
@@ -237,6 +239,11 @@ def test_a_curve_stalls_after_three_points_each_under_one_percent_above_the_best
     busy = [False, False, False, False, False, False, False, True, True]
     assert stalled_after(flat) == 4 and stalled_after(flat, busy) is None
     assert stalled_after([*flat, 21.2, 21.3, 21.1], [*busy, True, True, True]) == 11
+    # a point between saturated ones starts the count again (not merely left out of it)
+    assert stalled_after([1.0] * 5, [True, True, False, True, True]) is None
+    assert stalled_after([1.0] * 6, [True, True, False, True, True, True]) == 5
+    # exactly 1 % above the best (1.0 x 1.01 is the float 1.01) is not above it: a stalled point
+    assert stalled_after([1.0, 1.01, 1.01, 1.01]) == 3
 
 
 def test_a_curve_past_its_plateau_is_not_simulated_and_each_point_simulated_is_the_same(
@@ -287,6 +294,12 @@ def test_a_link_given_by_its_bandwidth_saturates_at_what_it_carries_both_ways(
     assert saturated(busy, link) and not saturated(busy)
     under = SATURATED * 0.75 - 0.01
     assert not saturated(dataclasses.replace(busy, pull_link_utilisation=under, push_link_utilisation=under), link)
+    # each resource on its own: the push direction against its two-way ceiling too, the PS's CPU against 90 %
+    idle = dataclasses.replace(busy, pull_link_utilisation=0.1, push_link_utilisation=0.1)
+    assert saturated(dataclasses.replace(idle, push_link_utilisation=0.7), link)
+    assert not saturated(dataclasses.replace(idle, push_link_utilisation=0.7))
+    assert saturated(dataclasses.replace(idle, ps_cpu_utilisation=SATURATED), link)
+    assert not saturated(dataclasses.replace(idle, ps_cpu_utilisation=SATURATED - 0.01), link)
     argv = [str(mlp_trace_dir), "--bandwidth", "1Gbit/s", "--workers", "1-40", "--out", str(tmp_path / "out")]
     assert run_predict(parse(argv)) == 0
     out = capsys.readouterr().out

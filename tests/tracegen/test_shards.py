@@ -261,7 +261,7 @@ def test_the_bottleneck_is_the_busiest_shards_not_the_mean(mlp_trace_dir: pathli
     """mlp on two round-robin shards: its kernels land on one shard, whose link saturates while the other's idles,
     and the shards' mean utilisation is under the busy threshold: the bottleneck said ``workers``."""
     from tracegen.curve import BUSY_THRESHOLD, bottleneck
-    from tracegen.metrics import busiest_shard, link_utilisation
+    from tracegen.metrics import busiest_shard, link_utilisation, ps_cpu_utilisation, shard_utilisations
 
     trace = read_trace(mlp_trace_dir)
     model = build_model(trace)
@@ -272,6 +272,13 @@ def test_the_bottleneck_is_the_busiest_shards_not_the_mean(mlp_trace_dir: pathli
     assert value >= BUSY_THRESHOLD and name.startswith("link-")
     assert max(link_utilisation(result, "pull"), link_utilisation(result, "push")) < BUSY_THRESHOLD
     assert bottleneck(result) == name
+    # the whole PS's figures (from the run's totals) are the shards' mean (from each shard's own counts): the
+    # shards have the same link and CPU, and the bytes and CPU time of the whole are the sum of theirs
+    shards = shard_utilisations(result)
+    assert len(shards) == 2 and min(u.cpu for u in shards) > 0
+    for direction in ("pull", "push"):
+        assert link_utilisation(result, direction) == pytest.approx(sum(getattr(u, direction) for u in shards) / 2)
+    assert ps_cpu_utilisation(result) == pytest.approx(sum(u.cpu for u in shards) / 2)
 
 
 def test_a_placement_fifo_is_named_for_what_it_is(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:

@@ -14,7 +14,7 @@ from tracegen.errors import ConfigError
 from tracegen.metrics import measurement_window, staleness
 from tracegen.model import PS_KINDS, StepModel, StepTiming, TaskKind, build_model
 from tracegen.predict import PAYLOAD_FRACTION
-from tracegen.simulate import SimConfig, simulate
+from tracegen.simulate import SimConfig, SimResult, simulate
 from tracegen.synth import write_synthetic_trace
 from tracegen.synthetic import synthetic_model
 from tracegen.variables import variable_map
@@ -164,3 +164,29 @@ def test_a_worker_behind_its_own_slow_link_is_held_to_that_link(mlp_trace_dir: p
     pull_bytes = sum(b for b, k in zip(model.size_bytes, model.kinds, strict=True) if k == TaskKind.PULL)
     assert one <= 1e6 / 8 * PAYLOAD_FRACTION / pull_bytes  # its own link bounds the lone far worker
     assert two > 2 * one  # the standard worker is not held back by the far one's link
+
+
+def test_the_staleness_figures_of_updates_inside_the_window_by_hand() -> None:
+    """staleness() pools the updates read and applied inside each run's steady window; its mean, median and p99
+    (an update's own staleness, the 99th percentile taken upwards, not one between two updates) worked out by hand
+    on updates given to a run (its recorded ones replaced, packed as SimResult packs them)."""
+    import dataclasses
+
+    import numpy as np
+
+    result = simulate(shared_variable_model(), SimConfig(n_workers=2, steps=3, warmup_steps=1))
+    t_a, t_b = measurement_window(result)
+
+    def given(*updates: tuple[int, int, int]) -> SimResult:
+        return dataclasses.replace(result, staleness=np.array(updates, dtype=np.int64).reshape(-1, 3).tobytes())
+
+    inside = [(t_a, t_b, v) for v in [0] * 98 + [1, 5]]
+    outside = [(t_a - 1, t_a + 1, 7), (t_a, t_b + 1, 9), (t_a - 5, t_a - 1, 8)]  # read before, applied after
+    figures = staleness([given(*inside, *outside), given(*inside, *outside)])
+    assert figures is not None
+    assert figures.histogram == ((0, 196), (1, 2), (5, 2)) and figures.n_updates == 200
+    assert figures.mean == pytest.approx(12 / 200) and figures.median == 0.0
+    assert figures.p99 == 5.0  # the 198th of 200 values, upwards: the 199th is a 5 (by interpolation, 1.04)
+    assert staleness([given(*outside)]) is None
+    two = staleness([given((t_a, t_b, 0), (t_a, t_b, 1))])
+    assert two is not None and (two.median, two.p99) == (0.5, 1.0)  # the median of an even count: halfway

@@ -22,6 +22,10 @@ def test_scores_by_hand(tmp_path: pathlib.Path) -> None:
                                         "3,0,1.9\n3,1,2.1\n"))
     result = compare(runs, {"good": [1.1, 2.0, 2.0], "flat": [1.1, 1.1, 1.1]})
     assert list(result.table["measured_mean"]) == pytest.approx([1.1, 2.0, 2.0])
+    # the sample standard deviation (n - 1): two runs 0.2 apart are 0.2 / sqrt(2) from their mean's spread
+    assert list(result.table["measured_std"]) == pytest.approx([0.2 / 2**0.5, 0.0, 0.2 / 2**0.5])
+    assert list(result.table["measured_min"]) == [1.0, 2.0, 1.9]
+    assert list(result.table["measured_max"]) == [1.2, 2.0, 2.1]
     good, flat = result.scores["good"], result.scores["flat"]
     assert (good.mape, good.max_error, good.inside_range) == (0.0, 0.0, 3)
     assert flat.mape == pytest.approx((0 + 0.45 + 0.45) / 3)
@@ -75,3 +79,20 @@ def test_the_ps_wakeups_and_preemptions_per_step(tmp_path: pathlib.Path) -> None
     assert "| 4 | 0.40 | 10.0 ms | 100.0 | 10.0 |" in text
     only = read_measured(_csv(tmp_path, "n_workers,steps_per_s,ps_wakeups_per_s\n1,10,3000\n"))
     assert "| 1 | 300.0 |" in cpu_markdown(only)  # an older file's cores missing, the switches alone still shown
+
+
+def test_a_band_is_scored_by_hand(tmp_path: pathlib.Path) -> None:
+    """The band's score (means inside it, ends included, and its median width over the mean) was checked only
+    against scores.csv, which the same code wrote: worked out here by hand."""
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,1.0\n2,2.0\n3,4.0\n4,5.0\n"))
+    # N=1: 1.0 on the low end (inside); N=2: 2.0 on the high end (inside); N=3: 4.0 above (out); N=4: inside
+    low, high = [1.0, 1.5, 3.0, 4.0], [1.35, 2.0, 3.6, 6.0]
+    result = compare(runs, {"b": [1.1, 1.8, 3.3, 5.0], "plain": [1.0, 2.0, 4.0, 5.0]}, {"b": (low, high)})
+    b, plain = result.scores["b"], result.scores["plain"]
+    assert b.in_band == 3
+    # widths over the mean: 0.35, 0.25, 0.15, 0.4 -> median (0.25 + 0.35) / 2 (their mean is 0.2875)
+    assert b.band_width == pytest.approx(0.3)
+    assert (plain.in_band, plain.band_width) == (None, None)
+    assert list(result.table["b_band_low"]) == low and list(result.table["b_band_high"]) == high
+    # errors 0.1, 0.1, 0.175, 0: MAPE 0.09375; the knee is the first N at 95 % of the highest (5.0): N = 4
+    assert "| b | 9.4% | 17.5% | 4 | - (one run per N) | 3 of 4 | 30% |" in report_markdown(result, {}, "t")
