@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import itertools
+import json
 import os
 import pathlib
 import re
@@ -122,6 +123,31 @@ def looks_like_json(data: bytes) -> bool:
     return head[:1] in (b"{", b"[")
 
 
+def _json_scalar(data: bytes) -> str | None:
+    """What the content is when the whole of it is one JSON value that is neither an object nor an array (``5``,
+    ``"text"``, ``null``, ``true``): 'a number (5)', "a string ('text')", 'null', ...; None when it is anything else.
+    Only looked at once the content has been refused as a step: no text-format step begins so."""
+    head = data[:8].removeprefix(UTF8_BOM).lstrip(b" \t\r\n")
+    if not head[:1] or head[:1] not in b'-0123456789"ntf':
+        return None
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+        value = json.loads(text, parse_float=str, parse_int=str, parse_constant=_not_json)  # numbers as written
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if not isinstance(value, str):
+        return None
+    if text.strip()[:1] == '"':
+        return f"a string ({quoted(value)})"
+    return f"a number ({value if len(value) <= 40 else value[:37] + '...'})"
+
+
+def _not_json(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
 def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Trace:
     """Read a trace file, a directory of traced steps or a glob pattern into one Trace."""
     text = os.fspath(path)
@@ -182,6 +208,9 @@ def _read_one(data: bytes, text: str) -> Trace:
     except TraceFormatError:
         if looks_like_xspace(data):
             return read_xspaces([(text, data)], text)
+        if (what := _json_scalar(data)) is not None:  # else 'its first line '5' starts no field of one'
+            raise TraceFormatError(f"{text}: JSON that is not a trace: {what}, not an object (a Chrome trace is an "
+                                   "object with a 'traceEvents' list)") from None
         raise
     return read_steps([step], text, "runmetadata-text" if is_text_format(data) else "runmetadata")
 

@@ -88,6 +88,7 @@ SLOW_EVENTS = 3_000_000  # about a second compiled, 13 s pure (tracegen.cost): a
 # resnet_100 trace, about 2.3e7 events: 6.3 s in one process, 6.5-8.3 s in two). In seconds, not events: the C
 # core runs the same events four times as fast, and the processes still take a second to start
 PARALLEL_S = 7.5
+UNTRACED_SAY_S = 1.0  # seconds on one core tracing's cost may take to undo (prepared) before it is said
 MAX_UNEVEN_EVENTS = 3e8  # a minute compiled, 20 minutes pure: more, with uneven workers, is one far too slow
 MAX_EVENTS = 1e10  # about 40 minutes compiled, 12 hours pure: refused, it is a typo or a job for a sweep
 # how far past the N at which the roofline saturates a curve's rate may still climb before it stalls, for the
@@ -411,20 +412,28 @@ class Prepared:
     notes: tuple[str, ...] = ()  # what the user should know about the inputs (a measurement the replay misses)
 
 
-def prepared(model: StepModel, config: PredictConfig) -> Prepared:
+def prepared(model: StepModel, config: PredictConfig, report: Callable[[str], None] | None = None) -> Prepared:
     """:func:`resolve_links`, then, with a single-worker measurement that the replay of one worker falls short
     of, tracing's cost undone (:mod:`tracegen.untraced`; one factor, found on the link the measurement was taken
-    on, :func:`fit_link`, for every link)."""
+    on, :func:`fit_link`, for every link). What that will cost is told to ``report`` first when it may take more
+    than :data:`UNTRACED_SAY_S` (predict, validate: else a long run of steps is a silent minute before the
+    curves' own estimate)."""
     links = resolve_links(model, config)
     if config.single_worker is None:
         return Prepared(model=model, links=links, traced_model=model, traced_links=links)
     # before the curves' budget (predict, validate): one worker up to MAX_RUNS times, at every seed and step asked
-    events = MAX_RUNS * task_events(model, (config.steps + config.warmup_steps) * config.seeds)
+    run_events = task_events(model, (config.steps + config.warmup_steps) * config.seeds)
+    events = MAX_RUNS * run_events
     if events > MAX_EVENTS:
         raise ConfigError(f"undoing tracing's cost ({config.single_worker.source or 'single-worker measurement'}) "
                           f"would simulate one worker up to {MAX_RUNS} times, about {events:.2g} events, "
                           f"{format_wait(seconds_on_one_core(events, engine_of(config)))} on one core (more than the "
                           f"{MAX_EVENTS:.0e} allowed); ask for fewer steps or seeds")
+    run_s = seconds_on_one_core(run_events, engine_of(config))
+    if report is not None and MAX_RUNS * run_s > UNTRACED_SAY_S:
+        each = f"roughly {format_wait(run_s)}" if run_s >= 1 else "under a second"
+        report(f"undoing tracing's cost: simulating one worker a few times (at most {MAX_RUNS}), about "
+               f"{run_events:.2g} events a time: {each} a time on one core, {format_wait(MAX_RUNS * run_s)} at most")
     fit = fit_link(model, config, links)
     one_ps, measured = config.one_ps(fit), config.single_worker.steps_per_s
     speed, replayed = fit_untraced(model, one_ps, measured, seeds=config.seeds)
@@ -485,7 +494,7 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     if traced.traced_ps_task:
         report(f"the trace has {max(traced.traced_ps_task) + 1} PS tasks: each keeps its traced parameters, "
                "each a PS with the link given")
-    prep = prepared(traced, config)
+    prep = prepared(traced, config, report)
     for note in prep.notes:
         report(f"warning: {note}")
     model, links = prep.model, prep.links

@@ -29,6 +29,8 @@ _PREFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
 _NUMBER = r"(?P<num>(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?)"  # an exponent of at most 3 digits: 1e999
 _RATE = re.compile(r"^" + _NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|[kKMGT]?)"
                    r"(?P<unit>bit/s|bits/s|bps|b/s|B/s|Bps|bit|b|B|)$")
+# a rate in bits spelled out ('bit', not 'b' or 'bps': 'gb/s' and 'GBPS' may mean bytes), a letter in the wrong case
+_BIT_RATE_ANY_CASE = re.compile(r"^" + _NUMBER + r"\s*(?P<prefix>[kmgt]i?|)(?P<unit>bits?(?:/s)?)$", re.IGNORECASE)
 _DURATION = re.compile(r"^" + _NUMBER + r"\s*(?P<unit>ns|us|µs|ms|s|)$")
 _DURATION_NS = {"": 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 MIN_RATE_BYTES_PER_S = 125  # 1 kbit/s: no network link is slower, and below it a slip of unit is likelier
@@ -39,6 +41,10 @@ MAX_DURATION_NS = 3600 * 10**9
 def parse_rate(text: str, *, what: str = "bandwidth") -> int:
     """``500Mbit/s`` → 62500000 (bytes per second). Raises ConfigError quoting ``text``."""
     m = _RATE.match(text.strip())
+    if m is None and (near := _BIT_RATE_ANY_CASE.match(text.strip())):  # '1gbit/s', '1MBIT/S': bits all the same
+        prefix = near["prefix"].capitalize() if near["prefix"].lower() != "k" else "k"
+        raise ConfigError(f"{what!r}: cannot read {text!r} as a rate; did you mean {near['num']}{prefix}bit/s? "
+                          "(case matters: Gbit/s is bits per second, GB/s bytes)")
     if m is None:
         raise ConfigError(f"{what!r}: cannot read {text!r} as a rate; write e.g. 500Mbit/s, 1Gbit/s, 10G "
                           "(bits per second) or 125MB/s (bytes per second)")

@@ -15,9 +15,10 @@ cores over each window, and the PS's context switches per second, empty when unk
 beside the rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s
 to 1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places
 parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's
-own link. Blank lines are skipped; column names are unique, lower case as above, and every row has as many cells as
-the header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a decimal point and
-no thousands separators (``1234.5``, not ``1,234.5`` or ``1234,5``).
+own link. Blank lines are skipped, as are columns after the last named one with no name and no cell (a
+spreadsheet's ``...,tensorflow_version,,``); column names are unique, lower case as above, and every row has as many
+cells as the header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a decimal
+point and no thousands separators (``1234.5``, not ``1,234.5`` or ``1234,5``).
 
 The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
 (:data:`SETTING_COLUMNS`: the model, its widths, the caps, the link's queue, ...), every row holds the same value
@@ -299,7 +300,9 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
                     raise ConfigError(f"{source}:{line}: a comment where the header should be (got "
                                       f"{_short(','.join(cells))!r}): this CSV has no comment lines; its first line "
                                       "names its columns")
-                if (twice := next((c for c, k in collections.Counter(header).items() if k > 1), None)) is not None:
+                named = len(header) - _trailing_blanks(header)  # a spreadsheet's empty columns: see below
+                if (twice := next((c for c, k in collections.Counter(header[:named]).items() if k > 1),
+                                  None)) is not None:
                     raise ConfigError(f"{source}:{line}: column {_short(twice)!r} appears twice in the "
                                       "header")
             elif len(cells) != len(header):
@@ -312,9 +315,27 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
                 lines.append(line)
     except csv.Error as exc:
         raise ConfigError(f"{source}:{reader.start}: not a readable CSV: {_short(str(exc))}") from None
+    if header and (blanks := _trailing_blanks(header)):
+        # columns a spreadsheet exports after the last one used ('...,tensorflow_version,,'): with no name and no
+        # cell on any row they hold nothing to read, and are dropped, as any column not read is ignored. One that
+        # holds a cell is data under no name: ignored as before when alone, refused where '' would be twice
+        named = len(header) - blanks
+        held = next(((line, k, row[k]) for line, row in zip(lines, rows, strict=True)
+                     for k in range(named, len(header)) if row[k].strip()), None)
+        if held is None:
+            header, rows = header[:named], [row[:named] for row in rows]
+        elif blanks > 1 or "" in header[:named]:  # column '' twice
+            raise ConfigError(f"{source}:{held[0]}: column {held[1] + 1} has no name in the header (line "
+                              f"{header_line}) but holds {_short(held[2])!r}; name it or remove it")
     frame = pd.DataFrame(rows, columns=header or [], index=lines, dtype=str)
     frame.attrs[HEADER_LINE] = header_line
     return frame
+
+
+def _trailing_blanks(header: list[str]) -> int:
+    """How many of the header's last names are empty (a spreadsheet's unused columns: ``...,tensorflow_version,,``);
+    the first is never counted: a header that names nothing keeps one, and is refused for the columns it lacks."""
+    return next((k for k in range(len(header) - 1) if header[-1 - k]), len(header) - 1)
 
 
 def _cells(frame: pd.DataFrame, column: str) -> list[tuple[int, str]]:

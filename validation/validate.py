@@ -386,10 +386,10 @@ def _prepared_within_budget(model: StepModel, config: PredictConfig, link_profil
     by_profile = by_bandwidth = None
     if link_profile is not None:
         with_profile = dataclasses.replace(config, link_profile=link_profile)
-        by_profile = (prepared(model, with_profile), with_profile)
+        by_profile = (prepared(model, with_profile, report), with_profile)
     if bandwidth_bytes_per_s is not None:
         with_bandwidth = dataclasses.replace(config, link_profile=None, bandwidth_bytes_per_s=bandwidth_bytes_per_s)
-        by_bandwidth = (prepared(model, with_bandwidth), with_bandwidth)
+        by_bandwidth = (prepared(model, with_bandwidth, report), with_bandwidth)
     # the bandwidth's curves are three: its point and the two ends of its band
     events = 0.0
     for curves, by in ((1, by_profile), (3, by_bandwidth)):

@@ -111,3 +111,28 @@ def test_the_files_beside_a_trace_are_found_where_its_readers_look() -> None:
     assert side_files(STEPS / "step_000.pb.gz") == side_files(STEPS) == side_files(STEPS / "step_*.pb.gz")
     assert side_files(RUN) == [DATA / "traces" / "tf2_pss" / "meta.json"]
     assert side_files(VIEWER_RUN) == []
+
+
+@pytest.mark.parametrize(("content", "what"), [
+    (b"5", "a number (5), not an object"), (b"-3.5e2\n", "a number (-3.5e2), not an object"),
+    (b'"text"', "a string ('text'), not an object"), (b"null", "null, not an object"),
+    (b"\xef\xbb\xbf true ", "true, not an object"),
+])
+def test_json_that_is_no_object_is_named_as_such(tmp_path: pathlib.Path, content: bytes, what: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """An x.json that held only '5' was told 'not a text-format RunMetadata or StepStats step: its first line '5'
+    starts no field of one': the JSON it is went unnamed."""
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    assert main(["inspect", str(path)]) == 2
+    _one_line(capsys.readouterr().err, f"{path}: JSON that is not a trace: {what}")
+
+
+@pytest.mark.parametrize("content", [b"5 6", b"NaN", b"-Infinity", b"step_stats"])
+def test_what_is_no_json_is_still_read_as_a_text_step(tmp_path: pathlib.Path, content: bytes,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "x.pbtxt"
+    path.write_bytes(content)
+    assert main(["inspect", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "JSON" not in err and "text-format" in err, err

@@ -778,3 +778,34 @@ def test_undoing_tracings_cost_is_refused_before_it_simulates_past_the_budget(
     err = capsys.readouterr().err
     assert "undoing tracing's cost" in err and "more than the 1e+10 allowed" in err, err
     assert err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+class _FittingError(Exception):
+    """Raised where tracing's cost would be worked out: what was said before it is what a user saw meanwhile."""
+
+
+@pytest.mark.parametrize(("steps", "said"), [("1000000", True), (None, False)])
+def test_undoing_tracings_cost_is_said_first_when_it_is_long(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str], steps: str | None,
+                                                              said: bool) -> None:
+    """'--steps 1000000 --seeds 1' on the dev mlp trace simulated one worker for about a minute to undo tracing's
+    cost, in silence, before the curves' own estimate was printed; the default steps take no time and say nothing."""
+    import tracegen.predict
+    from tracegen.untraced import MAX_RUNS
+
+    def fit(*_args: object, **_kwargs: object) -> None:
+        raise _FittingError
+
+    monkeypatch.setattr(tracegen.predict, "fit_untraced", fit)
+    trace = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    with pytest.raises(_FittingError):
+        run_predict(parse([str(trace), "--workers", "1", *(["--steps", steps] if steps else []), "--seeds", "1",
+                           "--out", str(tmp_path / "out")]))
+    captured = capsys.readouterr()
+    lines = [line for line in (captured.out + captured.err).splitlines() if "tracing's cost" in line]
+    if not said:
+        assert lines == []
+        return
+    assert len(lines) == 1, lines
+    assert re.fullmatch(rf"undoing tracing's cost: simulating one worker a few times \(at most {MAX_RUNS}\), about "
+                        r"\S+ events a time: roughly [^,]+ a time on one core, [^,]+ at most", lines[0]), lines[0]

@@ -140,3 +140,24 @@ def test_a_command_line_number_is_written_as_a_csv_cell_is(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match=r"must be a (finite )?number"):
         parse_number(text)
     assert [parse_number(t) for t in ("0.5", ".5", "5.", "2e3", " 1 ", "-1")] == [0.5, 0.5, 5.0, 2000.0, 1.0, -1.0]
+
+
+@pytest.mark.parametrize(("text", "meant"), [
+    ("1gbit/s", "1Gbit/s"), ("1MBIT/S", "1Mbit/s"), ("500 mbit/s", "500Mbit/s"), ("2.5Gbit/S", "2.5Gbit/s"),
+    ("1KBITS/S", "1kbit/s"), ("10gbit", "10Gbit/s"), ("1gibit/s", "1Gibit/s"), ("1KIBIT/S", "1Kibit/s"),
+    ("1e3mBits", "1e3Mbit/s"),
+])
+def test_a_bit_rate_with_a_letter_in_the_wrong_case_names_the_spelling_taken(text: str, meant: str) -> None:
+    """'1gbit/s' was told only 'cannot read ... as a rate; write e.g. 500Mbit/s, 1Gbit/s, ...': which letter was
+    wrong, the user had to find. 'bit' spelled out is bits in any case, so the hint names the rate it means."""
+    with pytest.raises(ConfigError, match="case matters") as info:
+        parse_rate(text)
+    assert f"{text!r} as a rate; did you mean {meant}?" in str(info.value)
+    assert parse_rate(meant) > 0  # what it suggests is taken
+
+
+@pytest.mark.parametrize("text", ["1gb/s", "1gbps", "1GBPS", "1mB/s"])  # b, bps: bits or bytes? nothing tells
+def test_a_rate_whose_case_leaves_bits_or_bytes_open_gets_no_guess(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"write e\.g\. 500Mbit/s") as info:
+        parse_rate(text)
+    assert "did you mean" not in str(info.value)

@@ -115,6 +115,26 @@ def test_rows_as_wide_as_the_header_and_unique_column_names(tmp_path: pathlib.Pa
         read_measured(_csv(tmp_path, text))
 
 
+DEV_MEASURED = pathlib.Path(__file__).resolve().parents[2] / "data" / "validation" / "dev" / \
+    "mlp_500mbit_q100_b128k_ps03" / "measured.csv"  # as the testbed wrote it
+
+
+def test_a_spreadsheets_trailing_empty_columns_are_ignored(tmp_path: pathlib.Path) -> None:
+    """The testbed's measured.csv saved by a spreadsheet, its header '...,tensorflow_version,,' and every row
+    ending ',,', was refused with "column '' appears twice in the header": columns with no name and no cell hold
+    nothing to read, and are ignored as any column not read is."""
+    lines = DEV_MEASURED.read_text().splitlines()
+    exported = _csv(tmp_path, "".join(f"{line},,\r\n" for line in lines))
+    assert exported.read_text().splitlines()[0].endswith(",tensorflow_version,,")
+    assert read_measured(exported).equals(read_measured(DEV_MEASURED))
+    held = "".join(f"{line},,{'9' if k == 3 else ''}\n" for k, line in enumerate(lines))
+    with pytest.raises(ConfigError, match=r"m\.csv:4: column 21 has no name in the header \(line 1\) but holds "
+                                          r"'9'; name it or remove it$"):
+        read_measured(_csv(tmp_path, held))
+    with pytest.raises(ConfigError, match=r"m\.csv:1: column 'n_workers' appears twice"):  # named: still refused
+        read_measured(_csv(tmp_path, "n_workers,steps_per_s,n_workers,,\n1,2,1,,\n"))
+
+
 def test_numbers_in_the_usual_notations_are_read(tmp_path: pathlib.Path) -> None:
     frame = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,2.\n2,.5\n3,1e1\n4,2.5E-1\n"))
     assert frame["steps_per_s"].tolist() == [2.0, 0.5, 10.0, 0.25]

@@ -437,3 +437,25 @@ def test_a_staleness_file_with_nothing_to_compare_is_said_not_an_empty_table(
     report = (tmp_path / "o/report.md").read_text()
     assert said in report and "Staleness, measured against simulated" not in report
     assert not (tmp_path / "o/staleness.csv").exists()
+
+
+class _FittingError(Exception):
+    """Raised where tracing's cost would be worked out: what was said before it is what a user saw meanwhile."""
+
+
+def test_undoing_tracings_cost_is_said_first_when_it_is_long(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """validate --steps 1000000 --seeds 1 on the dev mlp runs: a minute of one worker's runs, in silence, before the
+    curves' own estimate; now a line says what it does and about how long, as predict does."""
+    import tracegen.predict
+
+    def fit(*_args: object, **_kwargs: object) -> None:
+        raise _FittingError
+
+    monkeypatch.setattr(tracegen.predict, "fit_untraced", fit)
+    folder = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03"
+    with pytest.raises(_FittingError):
+        main(["validate", "--measured", str(folder), "--steps", "1000000", "--seeds", "1", "--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    said = [line for line in (captured.out + captured.err).splitlines() if "tracing's cost" in line]
+    assert len(said) == 1 and said[0].startswith("undoing tracing's cost: simulating one worker a few times"), said
