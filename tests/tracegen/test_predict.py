@@ -746,7 +746,7 @@ def test_a_likely_run_under_a_second_is_not_said_to_take_0_s(mlp_trace_dir: path
                                                              tmp_path: pathlib.Path) -> None:
     """``--workers 1-3000`` on the dev mlp trace, compiled: 'about 1.2e+06 simulated events: roughly 0 s on one core
     if the rate stalls by N=11, ...' (the line for a run that may climb said 0 s; the line for one that may not
-    already said at least 1 s)."""
+    already said at least 1 s; and the part for a run that climbs, under a second too on the C core, said 0 s)."""
     from tracegen.outputs import OutputDir
     from tracegen.predict import PredictConfig, budget, estimated_events, likely_workers, resolve_links
 
@@ -759,6 +759,11 @@ def test_a_likely_run_under_a_second_is_not_said_to_take_0_s(mlp_trace_dir: path
                         every_events=estimated_events(model, config, spec), stalls_by=likely[-1],
                         seconds=(0.3, 20_000.0))
     assert "roughly 1 s on one core if the rate stalls by" in line and "5.6 h if it climbs to N=3000" in line
+    with OutputDir(tmp_path / "fast", ["curve.csv"]) as out:  # the C core: both parts under a second
+        [line] = budget(model, config, out, estimated_events(model, config, spec, workers=likely),
+                        every_events=estimated_events(model, config, spec), stalls_by=likely[-1],
+                        seconds=(0.05, 0.3))
+    assert "roughly 1 s on one core if the rate stalls by" in line and " and 1 s if it climbs to N=3000" in line
 
 
 @pytest.mark.parametrize("command", ["predict", "validate"])
