@@ -155,20 +155,6 @@ def test_the_bottleneck_is_the_busiest_shards_not_the_mean(mlp_trace_dir: pathli
     assert ps_cpu_utilisation(result) == pytest.approx(sum(u.cpu for u in shards) / 2)
 
 
-@pytest.mark.parametrize("name", ["test/mlp_200mbit_k2_greedy", "test/mlp_200mbit_k3_greedy",
-                                  "test/wide_1000mbit_k3_rr", "dev/wide_1000mbit_k2_greedy"])
-def test_every_parameter_of_a_k_ps_trace_is_placeable(name: str) -> None:
-    """On a PS task other than the first, the PS's 'update done' control edge to the worker looked like a read of
-    the apply's inputs, the learning rate among them, so the apply had two read inputs and its variable was no
-    parameter: greedy placement lost the biggest kernel (mlp k2: 5 of 6; a hardening pass)."""
-    from tracegen.summary import summarize
-    from tracegen.variables import variable_map
-
-    trace = read_trace(pathlib.Path(__file__).resolve().parents[2] / "data/shards" / name / "trace")
-    names = variable_map(build_model(trace)).names
-    assert sorted(n.removeprefix("ps:") for n in names) == summarize(trace)["parameters"]
-
-
 def test_more_ps_than_variables_are_left_out_of_plan_sweep_and_predict(mlp_trace_dir: pathlib.Path,
                                                                       tmp_path: pathlib.Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
