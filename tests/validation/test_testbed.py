@@ -19,12 +19,12 @@ import pytest
 from parsers import read_trace
 from parsers.singleworker import read_single_worker
 from tracegen.model import build_model
-from validation import testbed, testbed_files
+from validation import testbed
 from validation.cluster_host import leftovers
 from validation.errors import ConfigError
 from validation.testbed import run_testbed, window_for
 from validation.testbed_config import TestbedConfig
-from validation.testbed_files import MEASURED_COLUMNS, MEASURED_SCHEMA
+from validation.testbed_files import MEASURED_COLUMNS
 from validation.testbed_single import AT_CAP_SHARE, measure_at_cap, write_single_worker_json
 from validation.testbed_window import Measurement
 
@@ -125,13 +125,6 @@ def test_both_two_host_measurements_are_refused_before_either_runs(tmp_path: pat
     (tmp_path / "trace" / "single-worker.json").write_text("{}\n")
     with pytest.raises(ConfigError, match=r"trace/single-worker\.json: already exists; move it away"):
         run_testbed(_config(tmp_path, only_link_profile=True, only_single_worker=True))
-
-
-def test_schema_is_documented_in_order() -> None:
-    doc = testbed_files.__doc__ or ""
-    documented = [m.group(1) for m in re.finditer(r"^    (\w+) +(int|float|str) ", doc, flags=re.MULTILINE)]
-    assert documented == list(MEASURED_COLUMNS)
-    assert [t for _, t in MEASURED_SCHEMA] == re.findall(r"^    \w+ +(int|float|str) ", doc, flags=re.MULTILINE)
 
 
 def test_the_single_worker_record_is_the_median_of_every_run_of_one_worker(tmp_path: pathlib.Path) -> None:
