@@ -24,7 +24,6 @@ from parsers.catalogue import CatalogueError, read_catalogue
 from parsers.chrome import write_trace
 from parsers.errors import MAX_MESSAGE_CHARS, one_line, quoted
 from parsers.files import _OUT_CHUNK, MAX_GZIP_MEMBERS, gunzip
-from parsers.labels import split_input
 from parsers.limits import MAX_BYTES, MAX_RECORDS, check_wire_shape
 from parsers.linkprofile import LinkProfile, ProfileError, ProfilePoint, read_link_profile, write_link_profile
 from parsers.proto import tf_trace_pb2 as pb
@@ -233,16 +232,6 @@ def test_process_name_with_a_list_pid(tmp_path: pathlib.Path) -> None:
 
 
 # ---------------------------------------------------------------- a non-ASCII digit as input slot (23 found)
-
-
-@pytest.mark.parametrize("text", ["a:\u00b2", "a:\u0663", "^a:1", "a:9999999999", "", "^", ":1", "a::1"])
-def test_malformed_inputs_are_refused(text: str) -> None:
-    assert split_input(text) is None
-
-
-@pytest.mark.parametrize(("text", "parsed"), [("a", ("a", 0)), ("a/b:2", ("a/b", 2)), ("^a/b", ("a/b", -1))])
-def test_well_formed_inputs(text: str, parsed: tuple[str, int]) -> None:
-    assert split_input(text) == parsed
 
 
 def test_superscript_slot_in_chrome_json(tmp_path: pathlib.Path) -> None:
