@@ -23,7 +23,6 @@ from parsers import TraceError, TraceFormatError, read_trace
 from parsers.catalogue import CatalogueError, read_catalogue
 from parsers.chrome import write_trace
 from parsers.errors import MAX_MESSAGE_CHARS, one_line, quoted
-from parsers.files import _OUT_CHUNK, MAX_GZIP_MEMBERS, gunzip
 from parsers.limits import MAX_BYTES, MAX_RECORDS, check_wire_shape
 from parsers.linkprofile import LinkProfile, ProfileError, ProfilePoint, read_link_profile, write_link_profile
 from parsers.proto import tf_trace_pb2 as pb
@@ -497,32 +496,6 @@ def test_wire_walk_counts_messages_before_parsing(monkeypatch: pytest.MonkeyPatc
 # ---------------------------------------------------------- size limits count bytes read: devices, pipes, /proc
 
 
-def test_dev_zero_is_refused_unread() -> None:
-    with pytest.raises(TraceFormatError) as info:
-        read_trace("/dev/zero")
-    _check_message(str(info.value), "/dev/zero", "a character device, not a regular file: refused")
-
-
-def test_symlink_to_a_device_is_refused(tmp_path: pathlib.Path) -> None:
-    (tmp_path / "zero.pb").symlink_to("/dev/zero")
-    with pytest.raises(TraceFormatError, match="character device"):
-        read_trace(tmp_path / "zero.pb")
-
-
-def test_fifo_without_a_writer_does_not_block(child_runner: Any, tmp_path: pathlib.Path) -> None:
-    fifo = tmp_path / "pipe.pb"
-    os.mkfifo(fifo)
-    read = child_runner.read_file(fifo)["read"]
-    assert read["outcome"] == "error", read
-    assert "a FIFO (named pipe), not a regular file: refused" in read["detail"], read
-
-
-def test_limit_counts_bytes_read_not_the_reported_size() -> None:
-    assert pathlib.Path("/proc/self/status").stat().st_size == 0
-    with pytest.raises(TraceFormatError, match="/proc/self/status: file is more than the limit of 10 bytes"):
-        read_trace("/proc/self/status", max_bytes=10)
-
-
 @pytest.mark.parametrize(("path", "why"), [("", "an empty path names no trace"),
                                            ("a\0b.pb", "a path cannot hold a NUL character")])
 def test_paths_that_name_no_file(path: str, why: str) -> None:
@@ -539,52 +512,6 @@ def test_directory_total_is_bounded(tmp_path: pathlib.Path) -> None:
 
 
 # ------------------------------------------------------------------------------------- gzip, member by member
-
-
-def test_multi_member_gzip_reads_whole(tmp_path: pathlib.Path) -> None:
-    data = REAL_PB.read_bytes()
-    path = tmp_path / "multi.pb.gz"
-    path.write_bytes(gzip.compress(data[:1000]) + gzip.compress(b"") + gzip.compress(data[1000:]))
-    assert read_trace(path).equals(read_trace(REAL_PB))
-
-
-@pytest.mark.parametrize("tail", [b"garbage", b"\0" * 8, b"\x1f"])
-def test_trailing_data_after_the_last_member(tmp_path: pathlib.Path, tail: bytes) -> None:
-    whole = gzip.compress(REAL_JSON.read_bytes())
-    _fails(tmp_path, "tail.json.gz", whole + tail, f"byte {len(whole)}: {len(tail)} bytes of trailing data")
-
-
-def test_truncated_second_member(tmp_path: pathlib.Path) -> None:
-    first = gzip.compress(REAL_JSON.read_bytes()[:100])
-    _fails(tmp_path, "cut.json.gz", first + gzip.compress(REAL_JSON.read_bytes()[100:])[:50],
-           f"gzip member at byte {len(first)} is truncated")
-
-
-def test_members_that_expand_past_an_output_piece_read_whole_and_truncation_is_still_seen() -> None:
-    """Output is taken a piece at a time (``_OUT_CHUNK``); members whose one input piece expands to several
-    output pieces come out whole and in order, and a member cut off where its output was pending is refused."""
-    first = bytes(range(256)) * (_OUT_CHUNK // 100)  # 2.5 pieces, a few kB packed
-    second = b"{" * (3 * _OUT_CHUNK + 7)
-    packed = gzip.compress(first) + gzip.compress(second)
-    assert gunzip(packed, "x.gz", MAX_BYTES) == first + second
-    cut = gzip.compress(first)
-    with pytest.raises(TraceFormatError, match=r"^x\.gz: gzip member at byte 0 is truncated"):
-        gunzip(cut[: len(cut) // 2], "x.gz", MAX_BYTES)
-    with pytest.raises(TraceFormatError, match=f"expands beyond the limit of {2 * _OUT_CHUNK} bytes"):
-        gunzip(packed, "x.gz", 2 * _OUT_CHUNK)
-
-
-def test_too_many_members(tmp_path: pathlib.Path) -> None:
-    _fails(tmp_path, "members.gz", gzip.compress(b"", mtime=0) * (MAX_GZIP_MEMBERS + 1) + gzip.compress(b"x"),
-           f"more than {MAX_GZIP_MEMBERS} gzip members")
-
-
-@pytest.mark.parametrize(("name", "data"), [("junk.json.gz", b"hello world"), ("step.pb.gz", REAL_PB.read_bytes()),
-                                            ("plain.json.gz", REAL_JSON.read_bytes())])
-def test_a_gz_name_that_is_not_gzip_says_so(tmp_path: pathlib.Path, name: str, data: bytes) -> None:
-    """A file named .gz but holding something else was read as whatever it held, and failed as a text-format
-    RunMetadata ('its first line ... starts no field'), never saying the name promised gzip; gunzip refuses it."""
-    _fails(tmp_path, name, data, "named .gz but is not gzip (gzip begins with bytes 1f 8b; this begins with")
 
 
 # ------------------------------------------------------------------------------------ bounded, one-line messages
