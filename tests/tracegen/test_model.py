@@ -13,8 +13,6 @@ from tracegen.model import StepModel, TaskKind, build_model, complete_steps
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "data"
-
 
 def test_real_model_has_every_transfer_and_its_bytes(real_trace_dir: pathlib.Path, real_model: StepModel) -> None:
     trace = read_trace(real_trace_dir)
