@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from parsers import TraceContentError, TraceError, TraceFormatError, read_trace
+from parsers import TraceContentError, TraceFormatError, read_trace
 from parsers.proto import xplane_pb2 as pb
 from tracegen.cli import main
 
@@ -193,12 +193,6 @@ def test_no_step_events_and_no_worker_are_refused(tmp_path: pathlib.Path) -> Non
     path.write_bytes(_space(send_key=f"{PS};1;/job:chief/replica:0/task:0/device:CPU:0;e;0:0").SerializeToString())
     with pytest.raises(TraceContentError, match="no device of job 'worker'"):
         read_trace(path)
-
-
-def test_a_logdir_without_profiles_is_refused(tmp_path: pathlib.Path) -> None:
-    (tmp_path / "plugins" / "profile" / "2026_01_01_00_00_00").mkdir(parents=True)
-    with pytest.raises(TraceError, match=r"no profile run holds a \.xplane\.pb or \.trace\.json\.gz file"):
-        read_trace(tmp_path)
 
 
 def test_older_runs_of_a_logdir_are_counted_as_not_read(tmp_path: pathlib.Path) -> None:

@@ -10,11 +10,8 @@ from parsers import read_trace
 from tracegen.errors import ModelError
 from tracegen.metrics import step_time_ns
 from tracegen.model import StepModel, TaskKind, build_model, complete_steps
-from tracegen.replay import leave_one_out
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
-
-DATA = pathlib.Path(__file__).resolve().parents[2] / "data"
 
 
 def test_real_model_has_every_transfer_and_its_bytes(real_trace_dir: pathlib.Path, real_model: StepModel) -> None:
@@ -44,23 +41,6 @@ def test_one_worker_replays_every_complete_traced_step(real_trace_dir: pathlib.P
     assert len(real_model.timings) == len(complete_steps(read_trace(real_trace_dir))[0])
 
 
-def test_leave_one_step_out_predicts_steps_it_has_not_seen(real_trace_dir: pathlib.Path) -> None:
-    """A model built from the other traced steps predicts the mean of held-out steps (the figure is printed by
-    benchmarks/leave_one_out.py for every trace in data/); each held-out step is predicted from steps that do
-    not include it."""
-    result = leave_one_out(read_trace(real_trace_dir), steps=20)
-    assert {h.step for h in result.held_out} == set(complete_steps(read_trace(real_trace_dir))[0])
-    assert abs(result.error_of_mean) <= 0.10
-
-
-def test_leave_one_step_out_keeps_a_multi_ps_trace_on_its_ps_tasks() -> None:
-    """A job traced with two PS tasks (real TF, data/shards/): each held-out step is replayed with every parameter
-    on its traced PS and its own link, as predict does; on one link its bytes took twice the time (+61 %)."""
-    trace = read_trace(DATA / "shards" / "test" / "mlp_200mbit_k2_greedy" / "trace")
-    assert build_model(trace).traced_ps_task
-    assert abs(leave_one_out(trace, steps=20).error_of_mean) <= 0.05
-
-
 def test_a_step_with_missing_records_is_never_replayed() -> None:
     """cnn at 300 Mbit/s: the PS lost all 9 push records of traced step 1; the model keeps steps 0 and 2 only."""
     trace = read_trace(pathlib.Path(__file__).resolve().parents[2] / "data" / "testbed" / "cnn_300mbit" / "trace")
@@ -81,14 +61,6 @@ def test_chrome_timeline_cannot_be_modelled(mlp_trace_dir: pathlib.Path) -> None
         pytest.skip("no TF timeline JSON beside the trace")
     with pytest.raises(ModelError, match="partition graphs"):
         build_model(read_trace(json_steps[0]))
-
-
-def test_synthetic_model_shape() -> None:
-    model = synthetic_model(n_params=3, n_layers_ops=2)
-    assert model.count(TaskKind.PULL) == model.count(TaskKind.PUSH) == 3
-    assert model.count(TaskKind.COMPUTE) == 12
-    with pytest.raises(ModelError, match="n_params >= 1"):
-        synthetic_model(n_params=0)
 
 
 def test_median_timing_is_the_per_task_statistic(real_trace_dir: pathlib.Path, real_model: StepModel) -> None:

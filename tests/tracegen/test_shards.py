@@ -17,98 +17,10 @@ from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
 from tracegen.metrics import link_bound_steps_per_s, shard_utilisations, steps_per_s
 from tracegen.model import TaskKind, build_model
-from tracegen.placement import creation_order, place, traced_placement, variable_bytes
+from tracegen.placement import creation_order, place
 from tracegen.predict import PredictConfig, prepared
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
-
-
-def test_round_robin_follows_creation_order_with_the_global_step_first(mlp_trace_dir: pathlib.Path) -> None:
-    trace = read_trace(mlp_trace_dir)
-    model = build_model(trace)
-    created = creation_order(trace)
-    assert created[0] == "ps:global_step" and len(created) == 7
-    rr = place(model, 2, "round-robin", created)
-    by_name = dict(zip(rr.variables.names, rr.shard_of_variable, strict=True))
-    for i, name in enumerate(created[1:], start=1):  # TF's replica_device_setter: i-th variable on shard i % k
-        assert by_name[name] == i % 2
-    # every task of a parameter is on its shard; what belongs to none (the global step) on shard 0
-    for t in range(model.n_tasks):
-        v = rr.variables.of_task[t]
-        if v >= 0:
-            assert rr.shard_of_task[t] == rr.shard_of_variable[v]
-    assert rr.shard_of_task[model.names.index("ps:global_step")] == 0
-    assert sum(rr.bytes_per_shard(model)) == model.bytes_of(TaskKind.PULL)
-
-
-def test_greedy_balances_bytes_better_than_round_robin_here(mlp_trace_dir: pathlib.Path) -> None:
-    trace = read_trace(mlp_trace_dir)
-    model = build_model(trace)
-    greedy = place(model, 2, "greedy", creation_order(trace))
-    rr = place(model, 2, "round-robin", creation_order(trace))
-    assert max(greedy.bytes_per_shard(model)) < max(rr.bytes_per_shard(model))
-    assert max(greedy.bytes_per_shard(model)) >= max(variable_bytes(model, greedy.variables))
-
-
-def test_a_placement_file_is_followed_and_checked(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
-    model = build_model(read_trace(mlp_trace_dir))
-    names = place(model, 1, "round-robin").variables.names
-    path = tmp_path / "placement.csv"
-    path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
-    plain = "".join(f"{n.removeprefix('ps:')},{i % 3}\n" for i, n in enumerate(names))  # as inspect names them
-    path.write_text("variable,shard\n" + plain)
-    assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
-    path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
-    assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
-    path.write_text("\ufeffvariable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))  # a BOM
-    assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
-    path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
-    wanted = r"line 4: expected variable,shard with a shard from 0 to 1, placing on 2 shard\(s\) \(got '.*,2'\)"
-    with pytest.raises(ConfigError, match=wanted):
-        place(model, 2, str(path))
-    path.write_text("variable,shard\n" + f"{names[0]},\u00b2\n")  # a digit to str.isdigit, not to int()
-    with pytest.raises(ConfigError, match=r"line 2: expected variable,shard with a shard from 0 to 1"):
-        place(model, 2, str(path))
-    path.write_text("variable,shard\n" + "".join(f"{n},0\n" for n in names) + f"{names[0]},1\n")
-    with pytest.raises(ConfigError, match=rf"line {len(names) + 2}: '{names[0]}' is placed twice"):
-        place(model, 2, str(path))
-    path.write_text("variable,shard\n" + f"{names[0]},0\n")
-    with pytest.raises(ConfigError, match=r"no shard for \d+ parameter\(s\)"):
-        place(model, 2, str(path))
-    with pytest.raises(ConfigError, match="round-robin, greedy or a placement file"):
-        place(model, 2, "nearest")
-
-
-def test_an_unclosed_quote_in_a_placement_file_is_named_on_its_line(mlp_trace_dir: pathlib.Path,
-                                                                    tmp_path: pathlib.Path) -> None:
-    """The quoted cell swallowed every row below it, and the refusal named the file's last line."""
-    model = build_model(read_trace(mlp_trace_dir))
-    names = place(model, 1, "round-robin").variables.names
-    path = tmp_path / "placement.csv"
-    rows = [f"{n},{i % 2}\n" for i, n in enumerate(names)]
-    path.write_text("variable,shard\n" + "".join([rows[0], '"' + rows[1], *rows[2:]]))
-    with pytest.raises(ConfigError, match=r"placement\.csv: line 3: expected variable,shard"):
-        place(model, 2, str(path))
-
-
-def test_a_placement_file_names_only_the_parameters_in_utf8(mlp_trace_dir: pathlib.Path,
-                                                           tmp_path: pathlib.Path) -> None:
-    """Both were ignored: a name no parameter has (a typo) and bytes that are not UTF-8 (read as U+FFFD)."""
-    trace = read_trace(mlp_trace_dir)
-    model = build_model(trace)
-    names = place(model, 1, "round-robin").variables.names
-    path = tmp_path / "placement.csv"
-    every = b"variable,shard\n" + b"".join(f"{n},{i % 2}\n".encode() for i, n in enumerate(names))
-    path.write_bytes(every + b"ps:fc1/kernal,1\n")
-    with pytest.raises(ConfigError, match=rf"placement\.csv: line {len(names) + 2}: 'ps:fc1/kernal' is not a "
-                                          r"parameter the trace has \(parameters: ps:"):
-        place(model, 2, str(path), creation_order(trace))
-    path.write_bytes(every + b"ps:global_step,1\n")
-    with pytest.raises(ConfigError, match=r"'ps:global_step' is a variable but not a parameter"):
-        place(model, 2, str(path), creation_order(trace))
-    path.write_bytes(every.replace(b"variable,shard\n", b"variable,shard\nps:caf\xe9,0\n"))
-    with pytest.raises(ConfigError, match=r"placement\.csv: byte 21: not UTF-8 text"):
-        place(model, 2, str(path), creation_order(trace))
 
 
 def test_two_shards_of_a_balanced_link_bound_step_double_the_plateau() -> None:
@@ -209,44 +121,6 @@ def test_a_shard_that_holds_almost_nothing_costs_almost_nothing() -> None:
 SHARDS = pathlib.Path(__file__).resolve().parents[2] / "data" / "shards"
 
 
-@pytest.mark.parametrize("name", ["mlp_200mbit_k2_rr", "mlp_200mbit_k2_greedy", "mlp_200mbit_k3_greedy",
-                                  "wide_1000mbit_k2_greedy", "wide_1000mbit_k3_rr"])
-def test_placement_from_a_one_ps_trace_is_what_tensorflow_did(name: str) -> None:
-    """Placed from the one-PS base run's trace, every PS task serves the bytes TensorFlow put on it in the real
-    K-PS run (``ps_bytes``, measured by the testbed from the workers' own graph)."""
-    with (SHARDS / "campaign.csv").open() as fh:
-        campaign = {row["name"]: row for row in csv.DictReader(fh)}
-    row, base = campaign[name], campaign[campaign[name]["base"]]
-    trace = read_trace(SHARDS / base["set"] / base["name"] / "trace")
-    model = build_model(trace)
-    placed = place(model, int(row["ps_tasks"]), row["placement"], creation_order(trace))
-    with (SHARDS / row["set"] / name / "measured.csv").open() as fh:
-        measured = {r["ps_bytes"] for r in csv.DictReader(fh)}
-    assert measured == {";".join(str(b) for b in placed.bytes_per_shard(model))}
-
-
-@pytest.mark.parametrize("name", ["mlp_200mbit_k2_rr", "mlp_200mbit_k3_greedy", "wide_1000mbit_k3_rr"])
-def test_a_trace_of_a_k_ps_job_keeps_its_placement(name: str) -> None:
-    """Read from the trace of the K-PS job itself, each PS task serves the bytes TensorFlow put on it there, and
-    the one-PS base trace has no traced placement."""
-    with (SHARDS / "campaign.csv").open() as fh:
-        campaign = {row["name"]: row for row in csv.DictReader(fh)}
-    row, base = campaign[name], campaign[campaign[name]["base"]]
-    model = build_model(read_trace(SHARDS / row["set"] / name / "trace"))
-    traced = traced_placement(model)
-    assert traced.n_shards == int(row["ps_tasks"])
-    with (SHARDS / row["set"] / name / "measured.csv").open() as fh:
-        measured = {r["ps_bytes"] for r in csv.DictReader(fh)}
-    assert measured == {";".join(str(b) for b in traced.bytes_per_shard(model))}
-    config = PredictConfig().on_traced_ps_tasks(model)
-    assert config.ps_shard_of_task == config.traced_ps_task == model.traced_ps_task
-    assert config.one_ps(None).ps_shard_of_task == model.traced_ps_task  # the traced job: its K PS tasks
-    one_ps = build_model(read_trace(SHARDS / base["set"] / base["name"] / "trace"))
-    assert one_ps.traced_ps_task == () and PredictConfig().on_traced_ps_tasks(one_ps) == PredictConfig()
-    with pytest.raises(ConfigError, match="one PS task"):
-        traced_placement(one_ps)
-
-
 def test_a_placement_without_shards_is_refused(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """It was silently ignored: the user asked for a placement and got a one-PS curve without a word."""
@@ -279,30 +153,6 @@ def test_the_bottleneck_is_the_busiest_shards_not_the_mean(mlp_trace_dir: pathli
     for direction in ("pull", "push"):
         assert link_utilisation(result, direction) == pytest.approx(sum(getattr(u, direction) for u in shards) / 2)
     assert ps_cpu_utilisation(result) == pytest.approx(sum(u.cpu for u in shards) / 2)
-
-
-def test_a_placement_fifo_is_named_for_what_it_is(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
-    import os
-
-    fifo = tmp_path / "placement.csv"
-    os.mkfifo(fifo)
-    model = build_model(read_trace(mlp_trace_dir))
-    with pytest.raises(ConfigError, match=r"placement\.csv': not a regular file"):
-        place(model, 2, str(fifo))
-
-
-@pytest.mark.parametrize("name", ["test/mlp_200mbit_k2_greedy", "test/mlp_200mbit_k3_greedy",
-                                  "test/wide_1000mbit_k3_rr", "dev/wide_1000mbit_k2_greedy"])
-def test_every_parameter_of_a_k_ps_trace_is_placeable(name: str) -> None:
-    """On a PS task other than the first, the PS's 'update done' control edge to the worker looked like a read of
-    the apply's inputs, the learning rate among them, so the apply had two read inputs and its variable was no
-    parameter: greedy placement lost the biggest kernel (mlp k2: 5 of 6; a hardening pass)."""
-    from tracegen.summary import summarize
-    from tracegen.variables import variable_map
-
-    trace = read_trace(pathlib.Path(__file__).resolve().parents[2] / "data/shards" / name / "trace")
-    names = variable_map(build_model(trace)).names
-    assert sorted(n.removeprefix("ps:") for n in names) == summarize(trace)["parameters"]
 
 
 def test_more_ps_than_variables_are_left_out_of_plan_sweep_and_predict(mlp_trace_dir: pathlib.Path,

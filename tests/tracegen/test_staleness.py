@@ -12,7 +12,7 @@ from parsers import read_trace
 from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.errors import ConfigError
 from tracegen.metrics import measurement_window, staleness
-from tracegen.model import PS_KINDS, StepModel, StepTiming, TaskKind, build_model
+from tracegen.model import StepModel, StepTiming, TaskKind, build_model
 from tracegen.predict import PAYLOAD_FRACTION
 from tracegen.simulate import SimConfig, SimResult, simulate
 from tracegen.synth import write_synthetic_trace
@@ -35,23 +35,6 @@ def shared_variable_model() -> StepModel:
         timings=(StepTiming(dur_ns=(0, 0, 0, MS, 0, MS // 10, 0, 0), delay_ns=(0,) * 8, step_ns=0),),
         link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9, latency_ns=0,
                           method="given"))
-
-
-def test_the_variable_is_what_a_pull_reads_and_an_apply_updates() -> None:
-    variables = variable_map(shared_variable_model())
-    assert variables.names == ("ps:w",)
-    assert variables.of_task == (-1, -1, 0, -1, -1, 0, -1, -1)  # the global step is read by no pull: not one
-
-
-def test_every_parameter_of_a_real_trace_is_found(mlp_trace_dir: pathlib.Path) -> None:
-    model = build_model(read_trace(mlp_trace_dir))
-    variables = variable_map(model)
-    pulls = [t for t in range(model.n_tasks) if model.kinds[t] == TaskKind.PULL]
-    applies = [t for t in range(model.n_tasks) if model.kinds[t] == TaskKind.APPLY]
-    assert all(variables.of_task[t] >= 0 for t in pulls)
-    mapped = [t for t in applies if variables.of_task[t] >= 0]
-    assert len(mapped) == variables.n_variables == len(applies) - 1  # all but the global step's increment
-    assert all(model.kinds[model.names.index(n)] in PS_KINDS for n in variables.names)
 
 
 def test_two_workers_that_read_together_apply_one_after_the_other() -> None:

@@ -26,7 +26,6 @@ from parsers import read_trace
 from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
 from parsers.sweepdata import COLUMNS, part_paths, read_point_ids, read_rows
-from tracegen import sweepgrid
 from tracegen.cli import main
 from tracegen.instance import on_instances
 from tracegen.metrics import link_utilisation, ps_cpu_utilisation, steps_per_s
@@ -389,17 +388,6 @@ def test_a_single_worker_measurement_the_replay_cannot_reach_is_warned_of(tmp_pa
     assert "not pinned" in err
 
 
-def test_a_tf2_logdir_is_hashed_down_to_its_profiles(tmp_path: pathlib.Path) -> None:
-    from tracegen.sweepgrid import trace_sha256
-
-    logdir = tmp_path / "trace"
-    shutil.copytree(ROOT / "data/tf2/dev/mlp_500mbit_q100_b128k_ps03/trace", logdir)
-    before = trace_sha256(logdir)
-    profile = next(logdir.rglob("*.xplane.pb"))  # under plugins/profile/RUN/: a resumed sweep must see it change
-    profile.write_bytes(profile.read_bytes() + b"\0")
-    assert trace_sha256(logdir) != before
-
-
 @pytest.mark.parametrize("what", ["trace", "link-profile"])
 def test_a_fifo_is_refused_not_waited_on(what: str, tmp_path: pathlib.Path) -> None:
     fifo = tmp_path / "fifo"
@@ -408,16 +396,6 @@ def test_a_fifo_is_refused_not_waited_on(what: str, tmp_path: pathlib.Path) -> N
             *(["--link-profile", str(fifo)] if what == "link-profile" else []), "--out", str(tmp_path / "out")]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and str(fifo) in done.stderr and "Traceback" not in done.stderr
-
-
-def test_a_point_id_changes_with_the_simulators_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A sweep resumed after an upgrade that changed results kept the older model's rows: the id covered the
-    inputs only."""
-    inputs = build_inputs(TRACE, workers=range(1, 3), policies=("tf",), seeds=(0,), steps=4, warmup_steps=1)
-    before = [inputs.point_id(p) for p in inputs.grid.points()]
-    monkeypatch.setattr(sweepgrid, "MODEL_VERSION", sweepgrid.MODEL_VERSION + 1)
-    after = [inputs.point_id(p) for p in inputs.grid.points()]
-    assert not set(before) & set(after)
 
 
 def test_an_uninterrupted_sweep_writes_the_same_bytes_whatever_its_processes(tmp_path: pathlib.Path) -> None:

@@ -1,0 +1,134 @@
+"""The plan's report (``tracegen/planreport.py``): the answer line, the table's cells and plan.csv keep the digits
+a figure needs, tiny or huge, and mark what is a lower bound."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import pathlib
+
+import pytest
+
+from parsers import read_trace
+from parsers.catalogue import Catalogue, Instance
+from parsers.linkprofile import read_link_profile
+from parsers.singleworker import read_single_worker
+from tracegen.model import StepModel, build_model
+from tracegen.plan import Plan, PlanConfig, plan
+from tracegen.planreport import CSV_COLUMNS, plan_csv
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TRACE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+PROFILE = read_link_profile(TRACE / "link-profile.json")
+SINGLE = read_single_worker(TRACE / "single-worker.json")
+CONFIG = PlanConfig(workers=(1, 2, 3, 4, 6), batch_size=32, step_budget=8)
+
+
+@pytest.fixture(scope="module")
+def model() -> StepModel:
+    return build_model(read_trace(TRACE))
+
+
+def _inst(name: str, role: str, usd: float, speed: float, bits: int = 1_000_000_000, **kw: object) -> Instance:
+    return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=4.0, link_bits_per_s=bits,
+                    **kw)  # type: ignore[arg-type]
+
+
+CATALOGUE = Catalogue(instances=(_inst("w1", "worker", 0.2, 1.0), _inst("w2", "both", 0.5, 2.0),
+                                 _inst("ps", "ps", 1.0, 1.0, 200_000_000)))
+
+
+def _plan(model: StepModel, catalogue: Catalogue = CATALOGUE, config: PlanConfig = CONFIG) -> Plan:
+    return plan(model, catalogue, config, link_profile=PROFILE, single_worker=SINGLE)
+
+
+def test_a_small_number_of_samples_is_not_priced_at_nothing(model: StepModel) -> None:
+    """'--samples 1' printed '0.00 h and $0.00 for 1 samples', and plan.csv 0.000000 hours and 0.0000 dollars: a
+    figure too small for its decimals is written with its first digits (a hardening pass)."""
+    from tracegen.planreport import answer
+
+    result = _plan(model, config=dataclasses.replace(CONFIG, samples=1))
+    line = answer(result)
+    assert " 0.00 h" not in line and "$0.00 for" not in line, line
+    for row in plan_csv(result).splitlines()[1:]:
+        cells = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        assert float(cells["hours_for_samples"]) > 0 and float(cells["usd_for_samples"]) > 0, row
+    big = plan_csv(_plan(model))  # the usual figures keep their fixed decimals
+    assert all(len(c.split(",")[9].split(".")[1]) == 6 for c in big.splitlines()[1:])
+
+
+def test_a_cheap_slow_cluster_is_not_written_as_free_or_idle(model: StepModel) -> None:
+    """The previous fix wrote tiny hours and dollars with their digits, but not the cluster's $/h nor the rates:
+    instances at $0.00001/h on a 1 kbit/s link printed '0 samples/s, $0.00/h' and plan.csv steps_per_s,
+    cluster_usd_per_hour, plateau and band 0.0000, a plan of a free cluster that does nothing."""
+    from tracegen.planreport import answer, pair_cells
+
+    tiny = Catalogue(instances=(_inst("tiny", "both", 0.00001, 0.001, 1000),))
+    result = _plan(model, tiny, dataclasses.replace(CONFIG, workers=(1, 2)))
+    line = answer(result)
+    assert "$0.00/h" not in line and ": 0 samples/s" not in line, line
+    for row in plan_csv(result).splitlines()[1:]:
+        cells = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        for column in ("steps_per_s", "samples_per_s", "cluster_usd_per_hour", "plateau_samples_per_s",
+                       "band_low_samples_per_s", "band_high_samples_per_s"):
+            assert float(cells[column]) > 0, (column, row)
+    shown = pair_cells(result.pairs[0], result.config.samples)
+    samples_per_s, usd_per_hour, plateau, band = shown[3], shown[4], shown[9], shown[10]
+    assert "0" not in (samples_per_s, plateau.rstrip("+")) and usd_per_hour != "0.00" and band != "0-0", shown
+
+
+def test_a_slow_clusters_years_are_written_for_people(model: StepModel) -> None:
+    """A slow cluster and many samples printed '387593000040.54 h and $387593000040.54' (12 digits to count, 20
+    and more at the catalogue's extremes); the table and the answer now give three digits and the exponent, and
+    plan.csv keeps every digit."""
+    from tracegen.planreport import answer, pair_cells
+
+    slow = Catalogue(instances=(_inst("slow", "both", 0.5, 0.001, 1000),))
+    result = _plan(model, slow, dataclasses.replace(CONFIG, workers=(1, 2), samples=1e12))
+    best = result.pairs[0].best
+    hours = best.hours_for(result.config.samples)
+    assert hours > 1e7  # what the test is about: the figure is that large
+    shown = pair_cells(result.pairs[0], result.config.samples)
+    assert "e+" in shown[6] and math.isclose(float(shown[6]), hours, rel_tol=0.01), shown
+    assert math.isclose(float(shown[7]), best.usd_for(result.config.samples), rel_tol=0.01), shown
+    assert f"{float(shown[6]):.3g} h" in answer(result)
+    row = dict(zip(CSV_COLUMNS, plan_csv(result).splitlines()[1].split(","), strict=True))
+    assert "e" not in row["hours_for_samples"]
+
+
+def test_a_slow_clusters_figures_keep_their_digits(model: StepModel) -> None:
+    """Workers at a tenth of the traced node's speed and a PS on a 1 Mbit/s link (a catalogue's legal values): the
+    table showed samples/s '1', plateau '1+' and band '1-1' for 0.714, 0.962 and 0.721 to 1.16 (a band that looks
+    pinned), and plan.csv steps_per_s 0.0001 beside samples_per_s 0.0022 at a batch of 32."""
+    from tracegen.planreport import pair_cells
+
+    slow = Catalogue(instances=(_inst("slow", "worker", 0.17, 0.1), _inst("thin", "ps", 0.1, 1.0, 1_000_000)))
+    result = _plan(model, slow, dataclasses.replace(CONFIG, workers=(1, 2, 3)))
+    pair = result.pairs[0]
+    assert pair.band_samples_per_s is not None and pair.plateau_samples_per_s < 10  # what the test is about
+    shown = pair_cells(pair, result.config.samples)
+    low, high = (float(end) for end in shown[10].rstrip("+").split("-"))
+    assert math.isclose(float(shown[3]), pair.best.samples_per_s, rel_tol=0.01), shown
+    assert math.isclose(float(shown[9].rstrip("+")), pair.plateau_samples_per_s, rel_tol=0.01), shown
+    assert math.isclose(low, pair.band_samples_per_s[0], rel_tol=0.01), shown
+    assert math.isclose(high, pair.band_samples_per_s[1], rel_tol=0.01), shown
+    for row in plan_csv(result).splitlines()[1:]:
+        cells = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        ratio = float(cells["samples_per_s"]) / float(cells["steps_per_s"])
+        assert math.isclose(ratio, result.config.batch_size, rel_tol=0.01), row
+
+
+def test_a_band_beside_a_plateau_not_reached_is_marked_a_lower_bound_too(model: StepModel) -> None:
+    """On a 10 Gbit/s PS with N up to 7 the mlp's plateau is not reached: the table showed plateau '1956+' (a lower
+    bound) beside band '1956-1956', as if the plateau were pinned at the rate it only starts from. The band,
+    simulated at the same N, is marked '+' as the plateau is; a pair whose plateau is reached gets no '+'."""
+    from tracegen.planreport import pair_cells
+
+    wide = Catalogue(instances=(_inst("w", "worker", 0.2, 1.0), _inst("wide", "ps", 1.0, 1.0, 10_000_000_000),
+                                _inst("thin", "ps", 1.0, 1.0, 50_000_000)))
+    result = _plan(model, wide, dataclasses.replace(CONFIG, workers=(1, 2, 3, 4, 5, 6, 7)))
+    reached = {p.ps.name: p.plateau_reached for p in result.pairs}
+    assert reached == {"wide": False, "thin": True}  # what the test is about
+    for pair in result.pairs:
+        plateau, band = pair_cells(pair, result.config.samples)[9:11]
+        assert plateau.endswith("+") == band.endswith("+") == (not pair.plateau_reached), (plateau, band)

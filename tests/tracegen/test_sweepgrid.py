@@ -1,0 +1,106 @@
+"""The sweep's grid and point ids (``tracegen/sweepgrid.py``): the points a grid holds and their order, what a
+point id covers, and the files a trace is hashed from."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import shutil
+
+import pytest
+
+from tracegen import sweepgrid
+from tracegen.errors import ConfigError
+from tracegen.sweep import build_inputs
+from tracegen.sweepgrid import SweepPolicy, file_sha256, refuse_out_in_trace, trace_files, trace_sha256
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TRACE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+
+
+def test_a_tf2_logdir_is_hashed_down_to_its_profiles(tmp_path: pathlib.Path) -> None:
+    from tracegen.sweepgrid import trace_sha256
+
+    logdir = tmp_path / "trace"
+    shutil.copytree(ROOT / "data/tf2/dev/mlp_500mbit_q100_b128k_ps03/trace", logdir)
+    before = trace_sha256(logdir)
+    profile = next(logdir.rglob("*.xplane.pb"))  # under plugins/profile/RUN/: a resumed sweep must see it change
+    profile.write_bytes(profile.read_bytes() + b"\0")
+    assert trace_sha256(logdir) != before
+
+
+def test_a_point_id_changes_with_the_simulators_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep resumed after an upgrade that changed results kept the older model's rows: the id covered the
+    inputs only."""
+    inputs = build_inputs(TRACE, workers=range(1, 3), policies=("tf",), seeds=(0,), steps=4, warmup_steps=1)
+    before = [inputs.point_id(p) for p in inputs.grid.points()]
+    monkeypatch.setattr(sweepgrid, "MODEL_VERSION", sweepgrid.MODEL_VERSION + 1)
+    after = [inputs.point_id(p) for p in inputs.grid.points()]
+    assert not set(before) & set(after)
+
+
+def test_a_grid_has_every_combination_of_its_axes_n_outermost() -> None:
+    grid = build_inputs(TRACE, workers=(3, 1), policies=("tf", "tictac"), seeds=(0, 5), steps=4,
+                        warmup_steps=1).grid
+    points = list(grid.points())
+    assert grid.n_points == len(points) == 2 * 2 * 2
+    assert [(p.n_workers, p.policy, p.seed) for p in points] == [
+        (3, "tf", 0), (3, "tf", 5), (3, "tictac", 0), (3, "tictac", 5),
+        (1, "tf", 0), (1, "tf", 5), (1, "tictac", 0), (1, "tictac", 5)]
+    config = grid.sim_config(points[3])
+    assert (config.n_workers, config.seed, config.policy, config.steps) == (3, 5, "tictac", 4)
+    for axis, values in (("workers", (1, 1)), ("seeds", (0, 0)), ("worker_speeds", (1.0, 1.0))):
+        with pytest.raises(ConfigError, match=f"'{axis}': each value must be given once"):
+            dataclasses.replace(grid, **{axis: values})
+    with pytest.raises(ConfigError, match="'workers': the grid needs at least one value"):
+        dataclasses.replace(grid, workers=())
+
+
+def test_a_policys_key_is_its_name_or_its_orders_digest() -> None:
+    assert SweepPolicy(label="tf", policy="tf").key == "tf"
+    ab = SweepPolicy(label="a.txt", policy="fixed", order=("a", "b")).key
+    assert ab.startswith("fixed:") and len(ab) == len("fixed:") + 64
+    assert SweepPolicy(label="b.txt", policy="fixed", order=("a", "b")).key == ab  # the label is no part of it
+    assert SweepPolicy(label="a.txt", policy="fixed", order=("b", "a")).key != ab
+
+
+def test_file_sha256_hashes_regular_files_only(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "abc"
+    path.write_bytes(b"abc")  # FIPS 180-2's first SHA-256 example
+    assert file_sha256(path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    with pytest.raises(ConfigError, match="not a regular file"):
+        file_sha256(tmp_path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        file_sha256(tmp_path / "absent")
+
+
+def test_trace_files_are_the_files_under_a_folder_and_the_ones_beside_a_file(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "sub").mkdir()
+    for name in ("step_000.pb", "sub/step_001.pb", ".hidden", "link-profile.json"):
+        (tmp_path / name).write_bytes(b"x")
+    assert trace_files(tmp_path) == [tmp_path / "link-profile.json", tmp_path / "step_000.pb",
+                                     tmp_path / "sub" / "step_001.pb"]
+    assert trace_files(tmp_path / "step_000.pb") == [tmp_path / "link-profile.json", tmp_path / "step_000.pb"]
+    assert trace_files(tmp_path / "sub" / "*.pb") == [tmp_path / "sub" / "step_001.pb"]
+    assert trace_files(tmp_path / "absent.pb") == []
+    with pytest.raises(ConfigError, match="no such file, directory or matching files"):
+        trace_sha256(tmp_path / "absent.pb")
+
+
+def test_trace_sha256_covers_names_as_well_as_bytes(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "a.pb").write_bytes(b"x")
+    before = trace_sha256(tmp_path)
+    (tmp_path / "a.pb").rename(tmp_path / "b.pb")
+    assert trace_sha256(tmp_path) != before
+
+
+def test_an_out_under_a_trace_directory_is_refused(tmp_path: pathlib.Path) -> None:
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    (trace / "step.pb").write_bytes(b"x")
+    for out in (trace, trace / "sweep", trace / "a" / "b"):
+        with pytest.raises(ConfigError, match="is inside the trace directory"):
+            refuse_out_in_trace(out, trace)
+    refuse_out_in_trace(tmp_path / "sweep", trace)
+    refuse_out_in_trace(tmp_path / "trace-sweep", trace)
+    refuse_out_in_trace(tmp_path / "sweep", trace / "step.pb")  # a file is no directory to write under
