@@ -595,8 +595,8 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
     where = f"in {jobs} processes" if seconds is not None and jobs > 1 else "on one core"
     if every > 2 * events and every > SLOW_EVENTS:
         lines.append(f"about {events:.2g} simulated events: roughly {format_wait(max(likely_s, 1))} {where} if the "
-                     f"rate stalls by N={stalls_by}, as it likely does; {every:.2g} and {format_wait(max(every_s, 1))} if it "
-                     f"climbs to N={max(config.workers)}")
+                     f"rate stalls by N={stalls_by}, as it likely does; {every:.2g} and "
+                     f"{format_wait(max(every_s, 1))} if it climbs to N={max(config.workers)}")
     elif every > SLOW_EVENTS:
         lines.append(f"about {every:.2g} simulated events: roughly {format_wait(max(every_s, 1))} {where}")
     return lines

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from parsers import TraceError, TraceFormatError, read_trace
-from parsers.errors import MAX_MESSAGE_CHARS
+from parsers import TraceFormatError, read_trace
 from parsers.files import (
     _OUT_CHUNK,
     MAX_GZIP_MEMBERS,
@@ -25,31 +24,13 @@ from parsers.files import (
 )
 from parsers.limits import MAX_BYTES
 
-TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
-REAL_PB = TRACES / "mlp" / "step_000.pb"
-REAL_JSON = TRACES / "mlp" / "step_000.json"
-
-
-def _check_message(text: str, path: pathlib.Path | str, why: str) -> None:
-    assert "\n" not in text and len(text.splitlines()) == 1, text
-    assert len(text) <= MAX_MESSAGE_CHARS, text
-    assert str(path) in text and why in text, text
-
-
-def _fails(tmp_path: pathlib.Path, name: str, data: bytes, why: str, **kwargs: Any) -> str:
-    """Write ``data`` to ``name``, read it: a package error, one bounded line naming the file and ``why``."""
-    path = tmp_path / name
-    path.write_bytes(data)
-    with pytest.raises(TraceError) as info:
-        read_trace(path, **kwargs)
-    _check_message(str(info.value), path, why)
-    return str(info.value)
+from parsers_support import REAL_JSON, REAL_PB, check_message, fails
 
 
 def test_dev_zero_is_refused_unread() -> None:
     with pytest.raises(TraceFormatError) as info:
         read_trace("/dev/zero")
-    _check_message(str(info.value), "/dev/zero", "a character device, not a regular file: refused")
+    check_message(str(info.value), "/dev/zero", "a character device, not a regular file: refused")
 
 
 def test_symlink_to_a_device_is_refused(tmp_path: pathlib.Path) -> None:
@@ -82,13 +63,13 @@ def test_multi_member_gzip_reads_whole(tmp_path: pathlib.Path) -> None:
 @pytest.mark.parametrize("tail", [b"garbage", b"\0" * 8, b"\x1f"])
 def test_trailing_data_after_the_last_member(tmp_path: pathlib.Path, tail: bytes) -> None:
     whole = gzip.compress(REAL_JSON.read_bytes())
-    _fails(tmp_path, "tail.json.gz", whole + tail, f"byte {len(whole)}: {len(tail)} bytes of trailing data")
+    fails(tmp_path, "tail.json.gz", whole + tail, f"byte {len(whole)}: {len(tail)} bytes of trailing data")
 
 
 def test_truncated_second_member(tmp_path: pathlib.Path) -> None:
     first = gzip.compress(REAL_JSON.read_bytes()[:100])
-    _fails(tmp_path, "cut.json.gz", first + gzip.compress(REAL_JSON.read_bytes()[100:])[:50],
-           f"gzip member at byte {len(first)} is truncated")
+    fails(tmp_path, "cut.json.gz", first + gzip.compress(REAL_JSON.read_bytes()[100:])[:50],
+          f"gzip member at byte {len(first)} is truncated")
 
 
 def test_members_that_expand_past_an_output_piece_read_whole_and_truncation_is_still_seen() -> None:
@@ -106,8 +87,8 @@ def test_members_that_expand_past_an_output_piece_read_whole_and_truncation_is_s
 
 
 def test_too_many_members(tmp_path: pathlib.Path) -> None:
-    _fails(tmp_path, "members.gz", gzip.compress(b"", mtime=0) * (MAX_GZIP_MEMBERS + 1) + gzip.compress(b"x"),
-           f"more than {MAX_GZIP_MEMBERS} gzip members")
+    fails(tmp_path, "members.gz", gzip.compress(b"", mtime=0) * (MAX_GZIP_MEMBERS + 1) + gzip.compress(b"x"),
+          f"more than {MAX_GZIP_MEMBERS} gzip members")
 
 
 @pytest.mark.parametrize(("name", "data"), [("junk.json.gz", b"hello world"), ("step.pb.gz", REAL_PB.read_bytes()),
@@ -115,7 +96,7 @@ def test_too_many_members(tmp_path: pathlib.Path) -> None:
 def test_a_gz_name_that_is_not_gzip_says_so(tmp_path: pathlib.Path, name: str, data: bytes) -> None:
     """A file named .gz but holding something else was read as whatever it held, and failed as a text-format
     RunMetadata ('its first line ... starts no field'), never saying the name promised gzip; gunzip refuses it."""
-    _fails(tmp_path, name, data, "named .gz but is not gzip (gzip begins with bytes 1f 8b; this begins with")
+    fails(tmp_path, name, data, "named .gz but is not gzip (gzip begins with bytes 1f 8b; this begins with")
 
 
 class _OwnError(Exception):

@@ -24,32 +24,14 @@ from parsers.catalogue import CatalogueError, read_catalogue
 from parsers.chrome import write_trace
 from parsers.errors import MAX_MESSAGE_CHARS, one_line, quoted
 from parsers.limits import MAX_BYTES, MAX_RECORDS, check_wire_shape
-from parsers.linkprofile import LinkProfile, ProfileError, ProfilePoint, read_link_profile, write_link_profile
+from parsers.linkprofile import ProfileError, read_link_profile
 from parsers.proto import tf_trace_pb2 as pb
 from parsers.read import read_meta
 from parsers.singleworker import SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
 from parsers.tables import write_tables
 from parsers.workerclasses import WorkerClassError, read_worker_classes
 
-TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
-REAL_PB = TRACES / "mlp" / "step_000.pb"
-REAL_JSON = TRACES / "mlp" / "step_000.json"
-
-
-def _check_message(text: str, path: pathlib.Path | str, why: str) -> None:
-    assert "\n" not in text and len(text.splitlines()) == 1, text
-    assert len(text) <= MAX_MESSAGE_CHARS, text
-    assert str(path) in text and why in text, text
-
-
-def _fails(tmp_path: pathlib.Path, name: str, data: bytes, why: str, **kwargs: Any) -> str:
-    """Write ``data`` to ``name``, read it: a package error, one bounded line naming the file and ``why``."""
-    path = tmp_path / name
-    path.write_bytes(data)
-    with pytest.raises(TraceError) as info:
-        read_trace(path, **kwargs)
-    _check_message(str(info.value), path, why)
-    return str(info.value)
+from parsers_support import REAL_JSON, REAL_PB, TRACES, check_message, fails, profile_file
 
 
 def _edited_pb(edit: Callable[[Any], None]) -> bytes:
@@ -96,29 +78,29 @@ def _set(key: str, value: Any, *, args: bool = False) -> Callable[[Any], None]:
 
 
 def test_deep_text_format_nesting_names_line_and_column(tmp_path: pathlib.Path) -> None:
-    text = _fails(tmp_path, "deep.pbtxt", b"step_stats {\n" + b"x {\n" * 5000 + b"}\n" * 5001,
-                  "text-format messages nested more than 64 deep")
+    text = fails(tmp_path, "deep.pbtxt", b"step_stats {\n" + b"x {\n" * 5000 + b"}\n" * 5001,
+                 "text-format messages nested more than 64 deep")
     assert re.search(r"deep\.pbtxt:65:\d+: ", text), text
 
 
 def test_deep_nesting_of_known_fields_with_angle_brackets(tmp_path: pathlib.Path) -> None:
-    _fails(tmp_path, "angle.pbtxt", b"step_stats < " + b"dev_stats < " * 3000, "nested more than 64 deep")
+    fails(tmp_path, "angle.pbtxt", b"step_stats < " + b"dev_stats < " * 3000, "nested more than 64 deep")
 
 
 def test_nesting_hidden_by_brackets_in_strings_is_still_an_error(tmp_path: pathlib.Path) -> None:
     # The quick bracket count sees the closing brackets inside the string; the parser's own limit stands behind.
     data = b'step_stats {\n  x: "' + b"}" * 3000 + b'"\n' + b"y {\n" * 2000 + b"}\n" * 2001
-    _fails(tmp_path, "hidden.pbtxt", data, "nested")
+    fails(tmp_path, "hidden.pbtxt", data, "nested")
 
 
 def test_deep_json_names_the_byte(tmp_path: pathlib.Path) -> None:
-    _fails(tmp_path, "deep.json", b'{"traceEvents": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",
-           "byte 79: JSON nested more than 64 deep")
+    fails(tmp_path, "deep.json", b'{"traceEvents": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",
+          "byte 79: JSON nested more than 64 deep")
 
 
 def test_deep_json_hidden_by_brackets_in_strings(tmp_path: pathlib.Path) -> None:
     data = b'{"traceEvents": ["' + b"]" * 5000 + b'", ' + b"[" * 3000 + b"]" * 3000 + b"]}"
-    _fails(tmp_path, "hidden.json", data, "nested too deeply")
+    fails(tmp_path, "hidden.json", data, "nested too deeply")
 
 
 # --------------------------------------------------------- OverflowError and int64 wrap-around (137 found)
@@ -136,7 +118,7 @@ def test_times_out_of_range_in_runmetadata(tmp_path: pathlib.Path, field: str, v
         node.all_start_nanos = 0
         setattr(node, field, value)
 
-    text = _fails(tmp_path, "times.pb", _edited_pb(edit), "dev_stats[1].node_stats[2]")
+    text = fails(tmp_path, "times.pb", _edited_pb(edit), "dev_stats[1].node_stats[2]")
     assert f"bad times (start {value if field == 'all_start_micros' else ''}" in text, text
 
 
@@ -145,7 +127,7 @@ def test_nanosecond_duration_past_int64(tmp_path: pathlib.Path) -> None:
         node = md.step_stats.dev_stats[0].node_stats[0]
         node.all_start_nanos, node.all_end_rel_nanos = 1_796_064_589_452_111_000, 2**63 - 1
 
-    _fails(tmp_path, "dur.pb", _edited_pb(edit), "bad times")
+    fails(tmp_path, "dur.pb", _edited_pb(edit), "bad times")
 
 
 @pytest.mark.parametrize("edit", ["requested", "label"])
@@ -158,7 +140,7 @@ def test_transfer_sizes_past_16_tib(tmp_path: pathlib.Path, edit: str) -> None:
             del node.output[:]
             node.timeline_label = re.sub(r"^\[[^\]]*\]", "[99999999999999999999B]", node.timeline_label)
 
-    _fails(tmp_path, "size.pb", _edited_pb(change), "more than 2**44 (16 TiB)")
+    fails(tmp_path, "size.pb", _edited_pb(change), "more than 2**44 (16 TiB)")
 
 
 def test_variable_shape_past_16_tib(tmp_path: pathlib.Path) -> None:
@@ -168,7 +150,7 @@ def test_variable_shape_past_16_tib(tmp_path: pathlib.Path) -> None:
         dims.add().size = 2**62
         dims.add().size = 2**62
 
-    _fails(tmp_path, "shape.pb", _edited_pb(edit), "holds more than 2**44 bytes")
+    fails(tmp_path, "shape.pb", _edited_pb(edit), "holds more than 2**44 bytes")
 
 
 @pytest.mark.parametrize(("key", "value", "why"), [
@@ -178,12 +160,12 @@ def test_variable_shape_past_16_tib(tmp_path: pathlib.Path) -> None:
     ("tid", 2**70, ".tid must be an integer from 0 to 4294967295"),
 ])
 def test_chrome_numbers_out_of_range(tmp_path: pathlib.Path, key: str, value: int, why: str) -> None:
-    _fails(tmp_path, "range.json", _edited_json(_set(key, value)), why)
+    fails(tmp_path, "range.json", _edited_json(_set(key, value)), why)
 
 
 def test_huge_exponent_is_refused_without_computing_it(tmp_path: pathlib.Path) -> None:
     data = re.sub(rb'"ts": [0-9.]+', b'"ts": 1e999999999', REAL_JSON.read_bytes(), count=1)
-    _fails(tmp_path, "exp.json", data, "number 1e999999999 is too large")
+    fails(tmp_path, "exp.json", data, "number 1e999999999 is too large")
 
 
 @pytest.mark.parametrize(("path", "value", "why"), [
@@ -201,7 +183,7 @@ def test_own_dialect_numbers_out_of_range(tmp_path: pathlib.Path, path: str, val
         else:
             _first_op(doc)["args"][path.split(".")[1]] = value
 
-    _fails(tmp_path, "own.json", _edited_json(edit, own=True), why)
+    fails(tmp_path, "own.json", _edited_json(edit, own=True), why)
 
 
 def test_table_directory_with_a_huge_number_names_the_table(tmp_path: pathlib.Path) -> None:
@@ -212,7 +194,7 @@ def test_table_directory_with_a_huge_number_names_the_table(tmp_path: pathlib.Pa
     ops.write_text("\n".join(lines) + "\n")
     with pytest.raises(TraceFormatError) as info:
         read_trace(tmp_path)
-    _check_message(str(info.value), ops, "line 2: 'start_ns' must be a whole number within int64")
+    check_message(str(info.value), ops, "line 2: 'start_ns' must be a whole number within int64")
 
 
 # ------------------------------------------------------------------ unhashable pid in Chrome JSON (45 found)
@@ -220,14 +202,14 @@ def test_table_directory_with_a_huge_number_names_the_table(tmp_path: pathlib.Pa
 
 @pytest.mark.parametrize("pid", [[1], {"a": 1}, "1", 1.5, True])
 def test_pid_that_is_not_an_integer(tmp_path: pathlib.Path, pid: Any) -> None:
-    _fails(tmp_path, "pid.json", _edited_json(_set("pid", pid)), ".pid must be an integer")
+    fails(tmp_path, "pid.json", _edited_json(_set("pid", pid)), ".pid must be an integer")
 
 
 def test_process_name_with_a_list_pid(tmp_path: pathlib.Path) -> None:
     def edit(doc: Any) -> None:
         next(e for e in doc["traceEvents"] if e.get("name") == "process_name")["pid"] = [1]
 
-    _fails(tmp_path, "meta.json", _edited_json(edit), "traceEvents[0].pid must be an integer")
+    fails(tmp_path, "meta.json", _edited_json(edit), "traceEvents[0].pid must be an integer")
 
 
 # ---------------------------------------------------------------- a non-ASCII digit as input slot (23 found)
@@ -237,14 +219,14 @@ def test_superscript_slot_in_chrome_json(tmp_path: pathlib.Path) -> None:
     def edit(doc: Any) -> None:
         _first_op_with_input(doc)["args"]["input0"] = "a:\u00b2"
 
-    _fails(tmp_path, "slot.json", _edited_json(edit), ".args.input0 'a:\u00b2' is not NAME, NAME:SLOT or ^NAME")
+    fails(tmp_path, "slot.json", _edited_json(edit), ".args.input0 'a:\u00b2' is not NAME, NAME:SLOT or ^NAME")
 
 
 def test_superscript_slot_in_a_partition_graph(tmp_path: pathlib.Path) -> None:
     def edit(md: Any) -> None:
         md.partition_graphs[0].node[3].input.append("a:\u00b2")
 
-    _fails(tmp_path, "slot.pb", _edited_pb(edit), "partition_graphs[0].node[3]")
+    fails(tmp_path, "slot.pb", _edited_pb(edit), "partition_graphs[0].node[3]")
 
 
 # ----------------------------------------------------------------- lone surrogates: UnicodeEncodeError (6 found)
@@ -260,7 +242,7 @@ def test_lone_surrogates_in_json(tmp_path: pathlib.Path, where: str, escape: str
             event["args"]["@@"] = 1
 
     data = _edited_json(edit).replace(b"@@", escape.encode(), 1)
-    _fails(tmp_path, "surrogate.json", data, "holds a lone UTF-16 surrogate")
+    fails(tmp_path, "surrogate.json", data, "holds a lone UTF-16 surrogate")
 
 
 def test_surrogate_pairs_are_text(tmp_path: pathlib.Path) -> None:
@@ -275,24 +257,16 @@ def test_lone_surrogate_in_own_dialect_table(tmp_path: pathlib.Path) -> None:
         doc["tracegen"]["tables"]["graph_nodes"]["rows"][0][1] = "@@"
 
     data = _edited_json(edit, own=True).replace(b"@@", b"\\udc00", 1)
-    _fails(tmp_path, "own.json", data, "tracegen.tables.graph_nodes.rows[0][1]")
+    fails(tmp_path, "own.json", data, "tracegen.tables.graph_nodes.rows[0][1]")
 
 
 def test_surrogate_escape_in_text_format(tmp_path: pathlib.Path) -> None:
-    _fails(tmp_path, "s.pbtxt", b'step_stats { dev_stats { device: "\\ud800" } }', "s.pbtxt")
+    fails(tmp_path, "s.pbtxt", b'step_stats { dev_stats { device: "\\ud800" } }', "s.pbtxt")
 
 
 # ------------------------------------------------- a key twice in one object: json keeps the last, others the first
 
 
-def _profile(tmp_path: pathlib.Path) -> pathlib.Path:
-    profile = LinkProfile(tool="test", date="2026-12-01T10:00:00Z", ps={"host": "ps", "cores": 2.0},
-                          client={"host": "c"}, tensors=4, tensor_bytes=1024, window_s=2.0, points=(
-                              ProfilePoint(mode="pull", connections=1, pull_bytes_per_s=5e7, push_bytes_per_s=0.0),))
-    path = tmp_path / "link-profile.json"
-    write_link_profile(profile, path)
-    assert read_link_profile(path) == dataclasses.replace(profile, source=str(path))
-    return path
 
 
 def _key_twice(data: bytes) -> tuple[bytes, str]:
@@ -303,7 +277,7 @@ def _key_twice(data: bytes) -> tuple[bytes, str]:
 
 def test_a_key_twice_in_a_trace_names_the_object(tmp_path: pathlib.Path) -> None:
     data, key = _key_twice(REAL_JSON.read_bytes())
-    _fails(tmp_path, "top.json", data, f"the top-level object: key '{key}' appears twice")
+    fails(tmp_path, "top.json", data, f"the top-level object: key '{key}' appears twice")
 
     def edit(doc: Any) -> None:
         _first_op(doc)["args"]["@@"] = 1
@@ -311,33 +285,33 @@ def test_a_key_twice_in_a_trace_names_the_object(tmp_path: pathlib.Path) -> None
     doc = json.loads(_edited_json(edit))
     index = doc["traceEvents"].index(_first_op(doc))
     data = _edited_json(edit).replace(b'"@@": 1', b'"name": "x", "@@": 1', 1)
-    _fails(tmp_path, "op.json", data, f"traceEvents[{index}].args: key 'name' appears twice")
+    fails(tmp_path, "op.json", data, f"traceEvents[{index}].args: key 'name' appears twice")
 
 
 def test_a_key_twice_in_a_link_profile_single_worker_or_meta_json(tmp_path: pathlib.Path) -> None:
-    path = _profile(tmp_path)
+    path = profile_file(tmp_path)
     data, key = _key_twice(path.read_bytes())
     path.write_bytes(data)
     with pytest.raises(ProfileError) as info:
         read_link_profile(path)
-    _check_message(str(info.value), path, f"key '{key}' appears twice")
+    check_message(str(info.value), path, f"key '{key}' appears twice")
     path = tmp_path / "single-worker.json"
     write_single_worker(SingleWorker(steps_per_s=2.0, window_s=30.0), path)
     data, key = _key_twice(path.read_bytes())
     path.write_bytes(data)
     with pytest.raises(SingleWorkerError) as info:
         read_single_worker(path)
-    _check_message(str(info.value), path, f"key '{key}' appears twice")
+    check_message(str(info.value), path, f"key '{key}' appears twice")
     (tmp_path / "meta.json").write_text('{"batch_size": 32, "model": "mlp", "batch_size": 64}')
     with pytest.raises(TraceFormatError) as info:
         read_meta(tmp_path)
-    _check_message(str(info.value), tmp_path / "meta.json", "key 'batch_size' appears twice")
+    check_message(str(info.value), tmp_path / "meta.json", "key 'batch_size' appears twice")
     (tmp_path / "meta.json").write_text('{"batch_size": 32, "a": {"batch_size": 64}}')
     assert read_meta(tmp_path) == {"batch_size": 32, "a": {"batch_size": 64}}  # the same key in two objects
 
 
 def test_text_that_is_not_utf8(tmp_path: pathlib.Path) -> None:
-    _fails(tmp_path, "bytes.json", b'{"traceEvents": ["\xed\xa0\x80"]}', "byte 18: JSON is not valid UTF-8")
+    fails(tmp_path, "bytes.json", b'{"traceEvents": ["\xed\xa0\x80"]}', "byte 18: JSON is not valid UTF-8")
 
 
 # ----------------------------------------------------------------------- our own JSON dialect (19 others found)
@@ -396,20 +370,20 @@ OWN_CASES: dict[str, tuple[Callable[[Any], None], str]] = {
 @pytest.mark.parametrize("case", sorted(OWN_CASES))
 def test_own_dialect_values_are_checked(tmp_path: pathlib.Path, case: str) -> None:
     edit, why = OWN_CASES[case]
-    _fails(tmp_path, f"{case}.json", _edited_json(edit, own=True), why)
+    fails(tmp_path, f"{case}.json", _edited_json(edit, own=True), why)
 
 
 @pytest.mark.parametrize("token", [b"NaN", b"Infinity", b"-Infinity"])
 def test_nan_and_infinity_are_not_json(tmp_path: pathlib.Path, token: bytes) -> None:
     data = re.sub(rb'"dur": [0-9.]+', b'"dur": ' + token, _own_json(), count=1)
-    _fails(tmp_path, "nan.json", data, f"{token.decode()} is not a JSON number")
+    fails(tmp_path, "nan.json", data, f"{token.decode()} is not a JSON number")
 
 
 def test_a_string_that_is_not_utf8_in_a_protobuf_is_named_with_its_byte(tmp_path: pathlib.Path) -> None:
     """protobuf's parser says only 'string field had bad UTF-8', the one protobuf error that had no position."""
     data = REAL_PB.read_bytes()
     at = data.index(b"/job:worker") + 6
-    message = _fails(tmp_path, "flip.pb", data[:at] + b"\xff" + data[at + 1:], f"byte {at}: string field ")
+    message = fails(tmp_path, "flip.pb", data[:at] + b"\xff" + data[at + 1:], f"byte {at}: string field ")
     assert "is not UTF-8: b'" in message and "\\xff" in message, message
 
 
@@ -508,7 +482,7 @@ def test_directory_total_is_bounded(tmp_path: pathlib.Path) -> None:
         (tmp_path / name).write_bytes(REAL_PB.read_bytes())
     with pytest.raises(TraceFormatError) as info:
         read_trace(tmp_path, max_bytes=50_000)
-    _check_message(str(info.value), tmp_path, "hold more than the limit of 50000 bytes together")
+    check_message(str(info.value), tmp_path, "hold more than the limit of 50000 bytes together")
 
 
 # ------------------------------------------------------------------------------------- gzip, member by member
@@ -521,7 +495,7 @@ def test_a_megabyte_label_is_quoted_short(tmp_path: pathlib.Path) -> None:
     def edit(md: Any) -> None:
         _recv(md).timeline_label = "x\n" * 500_000
 
-    text = _fails(tmp_path, "label.pb", _edited_pb(edit), "RecvTensor label does not read")
+    text = fails(tmp_path, "label.pb", _edited_pb(edit), "RecvTensor label does not read")
     assert "'x\\nx\\n" in text
 
 
@@ -559,12 +533,12 @@ def test_one_line_and_quoted() -> None:
 
 def test_huge_length_names_the_byte(tmp_path: pathlib.Path) -> None:
     data = b"\x0a\x80\x80\x80\x80\x80\x80\x80\x80\x01" + REAL_PB.read_bytes()[:200]
-    _fails(tmp_path, "len.pb", data, "byte 0: field 1 has length 72057594037927936, more than the 200 bytes left")
+    fails(tmp_path, "len.pb", data, "byte 0: field 1 has length 72057594037927936, more than the 200 bytes left")
 
 
 def test_group_wire_type_names_the_byte(tmp_path: pathlib.Path) -> None:
     data = REAL_PB.read_bytes()
-    _fails(tmp_path, "group.pb", b"\x0b" + data, "byte 0: field 1 has wire type 3")
+    fails(tmp_path, "group.pb", b"\x0b" + data, "byte 0: field 1 has wire type 3")
 
 
 # ------------------------------------------------------------------------------------------- parquet tables
@@ -576,7 +550,7 @@ def test_damaged_parquet_table_names_the_file(tmp_path: pathlib.Path) -> None:
     ops.write_bytes(ops.read_bytes()[:-100])
     with pytest.raises(TraceFormatError) as info:
         read_trace(tmp_path)
-    _check_message(str(info.value), ops, "not a Parquet file")
+    check_message(str(info.value), ops, "not a Parquet file")
 
 
 # ---------------------------------------------------------------------- tables that refer to steps they lack
@@ -593,7 +567,7 @@ def test_our_json_with_ops_of_an_unknown_step_is_refused(tmp_path: pathlib.Path,
     write_trace(read_trace(REAL_PB), own)
     doc = json.loads(own.read_bytes())
     edit(doc["tracegen"]["tables"])
-    _fails(tmp_path, "edited.json", json.dumps(doc).encode(), why)
+    fails(tmp_path, "edited.json", json.dumps(doc).encode(), why)
 
 
 def test_a_link_profile_or_single_worker_file_that_is_a_broken_link_is_named_as_one(tmp_path: pathlib.Path) -> None:
@@ -627,7 +601,7 @@ def test_a_step_file_that_cannot_be_read_is_refused_not_left_out(tmp_path: pathl
     make(tmp_path / "step_003.pb")
     with pytest.raises(TraceFormatError) as info:
         read_trace(tmp_path / "*.pb" if pattern else tmp_path)
-    _check_message(str(info.value), tmp_path / "step_003.pb", f"{why}: named as one of the trace's files")
+    check_message(str(info.value), tmp_path / "step_003.pb", f"{why}: named as one of the trace's files")
 
 
 def test_a_hosts_profile_that_cannot_be_read_is_refused_not_left_out(tmp_path: pathlib.Path) -> None:
@@ -639,7 +613,7 @@ def test_a_hosts_profile_that_cannot_be_read_is_refused_not_left_out(tmp_path: p
     (run / "127.0.0.1_1.xplane.pb").symlink_to("/nonexistent/host.xplane.pb")
     with pytest.raises(TraceFormatError) as info:
         read_trace(tmp_path)
-    _check_message(str(info.value), run / "127.0.0.1_1.xplane.pb", "which does not exist: named as one of the trace's")
+    check_message(str(info.value), run / "127.0.0.1_1.xplane.pb", "which does not exist: named as one of the trace's")
 
 
 def test_an_empty_path_given_as_a_file_to_read_is_named_as_one(monkeypatch: pytest.MonkeyPatch,
@@ -670,4 +644,4 @@ def test_a_gzipped_side_file_reads_and_a_plain_one_named_gz_says_it_is_not_gzip(
     zipped.write_bytes(plain.read_bytes())
     with pytest.raises(error) as info:
         reader(zipped)
-    _check_message(str(info.value), zipped, "named .gz but is not gzip (gzip begins with bytes 1f 8b; this begins with")
+    check_message(str(info.value), zipped, "named .gz but is not gzip (gzip begins with bytes 1f 8b; this begins with")

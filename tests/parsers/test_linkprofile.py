@@ -5,7 +5,6 @@ what was wrong."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import pathlib
@@ -15,33 +14,21 @@ from typing import Any
 
 import pytest
 
-from parsers.errors import MAX_MESSAGE_CHARS
 from parsers.linkprofile import (
     LinkProfile,
     ProfileError,
     ProfilePoint,
     profile_json,
     read_link_profile,
-    write_link_profile,
 )
+
+from parsers_support import check_message, profile_file
 
 DEV_TRACE = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
 
 
-def _check_message(text: str, path: pathlib.Path | str, why: str) -> None:
-    assert "\n" not in text and len(text.splitlines()) == 1, text
-    assert len(text) <= MAX_MESSAGE_CHARS, text
-    assert str(path) in text and why in text, text
 
 
-def _profile(tmp_path: pathlib.Path) -> pathlib.Path:
-    profile = LinkProfile(tool="test", date="2026-12-01T10:00:00Z", ps={"host": "ps", "cores": 2.0},
-                          client={"host": "c"}, tensors=4, tensor_bytes=1024, window_s=2.0, points=(
-                              ProfilePoint(mode="pull", connections=1, pull_bytes_per_s=5e7, push_bytes_per_s=0.0),))
-    path = tmp_path / "link-profile.json"
-    write_link_profile(profile, path)
-    assert read_link_profile(path) == dataclasses.replace(profile, source=str(path))
-    return path
 
 
 @contextlib.contextmanager
@@ -75,13 +62,13 @@ def _fifo(path: pathlib.Path) -> Iterator[pathlib.Path]:
     (b'"cores": 2.0', b'"cores": "two"', "ps.cores must be a number > 0 and <= 4096 (got 'two')"),
 ])
 def test_link_profile_values(tmp_path: pathlib.Path, old: bytes, new: bytes, why: str) -> None:
-    path = _profile(tmp_path)
+    path = profile_file(tmp_path)
     data = path.read_bytes()
     assert old in data
     path.write_bytes(data.replace(old, new))
     with pytest.raises(ProfileError) as info:
         read_link_profile(path)
-    _check_message(str(info.value), path, why)
+    check_message(str(info.value), path, why)
 
 
 def _renamed(obj: dict[str, Any], old: str, new: str) -> None:
@@ -107,7 +94,7 @@ def test_link_profile_unknown_keys_are_refused(tmp_path: pathlib.Path, edit: Cal
     path.write_text(json.dumps(doc))
     with pytest.raises(ProfileError) as info:
         read_link_profile(path)
-    _check_message(str(info.value), path, why)
+    check_message(str(info.value), path, why)
 
 
 def test_link_profile_quota_on_fewer_cores_than_it_gives_is_refused(tmp_path: pathlib.Path) -> None:
@@ -124,7 +111,7 @@ def test_link_profile_quota_on_fewer_cores_than_it_gives_is_refused(tmp_path: pa
             continue
         with pytest.raises(ProfileError) as info:
             read_link_profile(path)
-        _check_message(str(info.value), path, "ps.cpu_quota.host_cores 0.1 is fewer than the 0.3 cores of ps.cores")
+        check_message(str(info.value), path, "ps.cpu_quota.host_cores 0.1 is fewer than the 0.3 cores of ps.cores")
 
 
 def test_link_profile_client_may_say_more(tmp_path: pathlib.Path) -> None:
@@ -169,7 +156,7 @@ def test_link_profile_idle_round_trip_longer_than_every_loaded_one_is_refused(tm
             continue
         with pytest.raises(ProfileError) as info:
             read_link_profile(path)
-        _check_message(str(info.value), path, f"idle_rtt_ns {longest + 1} is longer than every point's "
+        check_message(str(info.value), path, f"idle_rtt_ns {longest + 1} is longer than every point's "
                                               f"probe_rtt_ns (the longest {longest})")
 
 

@@ -3,30 +3,23 @@ speed, the PS's work by the PS's, transfers left as they are."""
 
 from __future__ import annotations
 
-import pathlib
-
 import pytest
 
 from parsers import read_trace
-from parsers.linkprofile import read_link_profile
-from parsers.singleworker import read_single_worker
 from tracegen.instance import on_instances, payload_bytes_per_s
 from tracegen.model import StepModel, TaskKind, build_model
 from tracegen.plan import traced_hosts
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-TRACE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
-PROFILE = read_link_profile(TRACE / "link-profile.json")
-SINGLE = read_single_worker(TRACE / "single-worker.json")
+from tracegen_support import PLAN_PROFILE, PLAN_SINGLE, PLAN_TRACE
 
 
 @pytest.fixture(scope="module")
 def model() -> StepModel:
-    return build_model(read_trace(TRACE))
+    return build_model(read_trace(PLAN_TRACE))
 
 
 def test_compute_speed_scales_worker_ops_and_ps_work(model: StepModel) -> None:
-    _untraced, traced, _notes = traced_hosts(model, PROFILE, SINGLE)
+    _untraced, traced, _notes = traced_hosts(model, PLAN_PROFILE, PLAN_SINGLE)
     fast = on_instances(model, traced, worker_speed=2.0, ps_speed=4.0)
     for before, after in zip(model.timings, fast.timings, strict=True):
         for t, kind in enumerate(model.kinds):

@@ -10,45 +10,31 @@ from collections.abc import Callable
 import pytest
 
 from parsers import read_trace
-from parsers.catalogue import COLUMNS, FIRST_LINE, Catalogue, Instance, read_catalogue
-from parsers.linkprofile import read_link_profile
+from parsers.catalogue import COLUMNS, FIRST_LINE, Catalogue, read_catalogue
 from parsers.singleworker import read_single_worker
 from tracegen.cli import main
 from tracegen.link import uniform_link
 from tracegen.model import StepModel, build_model
-from tracegen.plan import Plan, PlanConfig, plan
+from tracegen.plan import PlanConfig, plan
 from tracegen.planreport import CSV_COLUMNS, plan_csv
 
+from tracegen_support import PLAN_CATALOGUE, PLAN_CONFIG, PLAN_PROFILE, PLAN_SINGLE, PLAN_TRACE, inst, run_plan
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TRACE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
-PROFILE = read_link_profile(TRACE / "link-profile.json")
-SINGLE = read_single_worker(TRACE / "single-worker.json")
-CONFIG = PlanConfig(workers=(1, 2, 3, 4, 6), batch_size=32, step_budget=8)
 
 
 @pytest.fixture(scope="module")
 def model() -> StepModel:
-    return build_model(read_trace(TRACE))
+    return build_model(read_trace(PLAN_TRACE))
 
 
-def _inst(name: str, role: str, usd: float, speed: float, bits: int = 1_000_000_000, **kw: object) -> Instance:
-    return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=4.0, link_bits_per_s=bits,
-                    **kw)  # type: ignore[arg-type]
-
-
-CATALOGUE = Catalogue(instances=(_inst("w1", "worker", 0.2, 1.0), _inst("w2", "both", 0.5, 2.0),
-                                 _inst("ps", "ps", 1.0, 1.0, 200_000_000)))
-
-
-def _plan(model: StepModel, catalogue: Catalogue = CATALOGUE, config: PlanConfig = CONFIG) -> Plan:
-    return plan(model, catalogue, config, link_profile=PROFILE, single_worker=SINGLE)
 
 
 def test_faster_workers_never_lower_the_curve(model: StepModel) -> None:
     speeds = (0.05, 0.2, 1.0, 4.0)
-    cat = Catalogue(instances=(*(_inst(f"w{s}", "worker", 1.0, s) for s in speeds), _inst("ps", "ps", 1.0, 1.0)))
-    config = dataclasses.replace(CONFIG, workers=(1, 2, 4, 8), step_budget=48, seeds=3)
-    result = _plan(model, cat, config)
+    cat = Catalogue(instances=(*(inst(f"w{s}", "worker", 1.0, s) for s in speeds), inst("ps", "ps", 1.0, 1.0)))
+    config = dataclasses.replace(PLAN_CONFIG, workers=(1, 2, 4, 8), step_budget=48, seeds=3)
+    result = run_plan(model, cat, config)
     rates = {p.worker.compute_speed: {o.n_workers: o.samples_per_s for o in p.options} for p in result.pairs}
     plateaus = {p.worker.compute_speed: p.plateau_samples_per_s for p in result.pairs}
     for slow, fast in itertools.pairwise(speeds):
@@ -62,8 +48,8 @@ def test_faster_workers_never_lower_the_curve(model: StepModel) -> None:
 
 def test_doubling_every_price_doubles_dollars_per_sample(model: StepModel) -> None:
     double = Catalogue(instances=tuple(dataclasses.replace(i, usd_per_hour=2 * i.usd_per_hour)
-                                       for i in CATALOGUE.instances))
-    once, twice = _plan(model), _plan(model, double)
+                                       for i in PLAN_CATALOGUE.instances))
+    once, twice = run_plan(model), run_plan(model, double)
     for a, b in zip(once.options, twice.options, strict=True):
         assert b.samples_per_s == a.samples_per_s
         assert b.usd_per_1000_samples == pytest.approx(2 * a.usd_per_1000_samples, rel=1e-12)
@@ -71,14 +57,14 @@ def test_doubling_every_price_doubles_dollars_per_sample(model: StepModel) -> No
 
 
 def test_the_chosen_option_reaches_the_target_and_no_cheaper_one_does(model: StepModel) -> None:
-    free = _plan(model)
+    free = run_plan(model)
     assert free.chosen is not None  # without a target: the cheapest per sample
     # the next rate up from the cheapest per sample's: that one does not reach it, others do
     target = min(o.samples_per_s for o in free.options if o.samples_per_s > free.chosen.samples_per_s)
-    result = _plan(model, config=dataclasses.replace(CONFIG, target_samples_per_s=target))
+    result = run_plan(model, config=dataclasses.replace(PLAN_CONFIG, target_samples_per_s=target))
     chosen = result.chosen
     assert chosen is not None and chosen.samples_per_s >= target
-    cheaper = [o for o in result.options if o.usd_for(CONFIG.samples) < chosen.usd_for(CONFIG.samples)]
+    cheaper = [o for o in result.options if o.usd_for(PLAN_CONFIG.samples) < chosen.usd_for(PLAN_CONFIG.samples)]
     assert cheaper and all(o.samples_per_s < target for o in cheaper)
     rows = [dict(zip(CSV_COLUMNS, line.split(","), strict=True)) for line in plan_csv(result).splitlines()[1:]]
     marked = [r for r in rows if r["chosen"] == "yes"]
@@ -90,8 +76,8 @@ def test_the_chosen_option_reaches_the_target_and_no_cheaper_one_does(model: Ste
 
 
 def test_an_unreachable_target_chooses_nothing_and_names_the_fastest(model: StepModel) -> None:
-    fastest = max(o.samples_per_s for o in _plan(model).options)
-    result = _plan(model, config=dataclasses.replace(CONFIG, target_samples_per_s=10 * fastest))
+    fastest = max(o.samples_per_s for o in run_plan(model).options)
+    result = run_plan(model, config=dataclasses.replace(PLAN_CONFIG, target_samples_per_s=10 * fastest))
     assert result.chosen is None and result.fastest.samples_per_s == fastest
 
 
@@ -100,23 +86,23 @@ def test_a_single_worker_measurement_the_replay_cannot_reach_is_a_printed_assump
     link cannot carry one worker that fast, and the plan says so beside its answer, as predict does."""
     from tracegen.planreport import assumptions
 
-    assert _plan(model).notes == ()
-    fast = dataclasses.replace(SINGLE, steps_per_s=SINGLE.steps_per_s * 4,
-                               ps_cpu_s_per_step=(SINGLE.ps_cpu_s_per_step or 0) / 4)
-    result = plan(model, CATALOGUE, CONFIG, link_profile=PROFILE, single_worker=fast)
+    assert run_plan(model).notes == ()
+    fast = dataclasses.replace(PLAN_SINGLE, steps_per_s=PLAN_SINGLE.steps_per_s * 4,
+                               ps_cpu_s_per_step=(PLAN_SINGLE.ps_cpu_s_per_step or 0) / 4)
+    result = plan(model, PLAN_CATALOGUE, PLAN_CONFIG, link_profile=PLAN_PROFILE, single_worker=fast)
     assert len(result.notes) == 1 and "not pinned" in result.notes[0]
     assert [line for line in assumptions(result) if line.startswith("warning:")] == [f"warning: {result.notes[0]}"]
 
 
 def test_a_link_profile_pins_the_ps_link_and_a_rate_gives_a_band(model: StepModel) -> None:
-    cat = Catalogue(instances=(_inst("w", "worker", 0.2, 1.0), _inst("rate", "ps", 1.0, 1.0, 500_000_000),
-                               _inst("pinned", "ps", 1.0, 1.0, 500_000_000, link_profile=PROFILE)))
-    rate, pinned = _plan(model, cat).pairs
+    cat = Catalogue(instances=(inst("w", "worker", 0.2, 1.0), inst("rate", "ps", 1.0, 1.0, 500_000_000),
+                               inst("pinned", "ps", 1.0, 1.0, 500_000_000, link_profile=PLAN_PROFILE)))
+    rate, pinned = run_plan(model, cat).pairs
     assert pinned.band_samples_per_s is None
     assert rate.band_samples_per_s is not None
     # the profile's link is what is simulated, so that is what its description names (it named the row's rate)
-    peak = max(p.pull_bytes_per_s for p in PROFILE.of_mode("pull")) * 8 / 1e9
-    assert pinned.link_description.startswith(f"PS link of its link profile {PROFILE.source} (pulls up to "
+    peak = max(p.pull_bytes_per_s for p in PLAN_PROFILE.of_mode("pull")) * 8 / 1e9
+    assert pinned.link_description.startswith(f"PS link of its link profile {PLAN_PROFILE.source} (pulls up to "
                                               f"{peak:.3g} Gbit/s of payload; the row's 0.5 Gbit/s not used)")
     assert rate.link_description.startswith("PS link 0.5 Gbit/s (its rate only: NOT pinned)")
     low, high = rate.band_samples_per_s
@@ -137,7 +123,7 @@ GOOD_ROWS = ["w1,worker,0.2,1.0,4,1e9,", "w2,both,0.5,2.0,8,2e9,", "ps,ps,1.0,1.
 
 def test_cli_is_deterministic_byte_for_byte(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     cat = _catalogue_file(tmp_path, GOOD_ROWS)
-    args = ["plan", str(TRACE), "--catalogue", str(cat), "--workers", "1-4", "--step-budget", "8",
+    args = ["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--workers", "1-4", "--step-budget", "8",
             "--target-rate", "500"]
     assert main([*args, "--jobs", "1", "--out", str(tmp_path / "a")]) == 0
     said = capsys.readouterr()
@@ -155,7 +141,7 @@ def test_cli_refuses_to_overwrite_without_force(tmp_path: pathlib.Path, capsys: 
     cat = _catalogue_file(tmp_path, GOOD_ROWS)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "plan.csv").write_text("precious")
-    args = ["plan", str(TRACE), "--catalogue", str(cat), "--workers", "1-2", "--step-budget", "4",
+    args = ["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--workers", "1-2", "--step-budget", "4",
             "--out", str(tmp_path / "out")]
     assert main(args) == 2
     assert "already exists" in capsys.readouterr().err
@@ -171,7 +157,7 @@ def test_cli_refuses_to_overwrite_without_force(tmp_path: pathlib.Path, capsys: 
 def test_cli_bad_catalogue_is_one_line_and_exit_code_2(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
                                                        row: str, where: str) -> None:
     cat = _catalogue_file(tmp_path, [*GOOD_ROWS, row])
-    assert main(["plan", str(TRACE), "--catalogue", str(cat), "--out", str(tmp_path / "out")]) == 2
+    assert main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("tracegen plan: error: ") and f"{cat}: {where}" in err
     assert not (tmp_path / "out" / "plan.csv").exists()
@@ -179,13 +165,13 @@ def test_cli_bad_catalogue_is_one_line_and_exit_code_2(tmp_path: pathlib.Path, c
 
 def test_cli_bad_options_are_one_line(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     cat = _catalogue_file(tmp_path, GOOD_ROWS)
-    assert main(["plan", str(TRACE), "--catalogue", str(cat), "--target-rate", "-5", "--out", str(tmp_path)]) == 2
+    assert main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--target-rate", "-5", "--out", str(tmp_path)]) == 2
     assert "'--target-rate' must be > 0" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exited:  # argparse's own error, one line
-        main(["plan", str(TRACE), "--catalogue", str(cat), "--samples", "0", "--out", str(tmp_path)])
+        main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--samples", "0", "--out", str(tmp_path)])
     assert exited.value.code == 2
     assert "argument --samples: must be a whole number from 1 to 1e18" in capsys.readouterr().err
-    assert main(["plan", str(TRACE), "--catalogue", str(cat), "--jobs", "0", "--out", str(tmp_path)]) == 2
+    assert main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--jobs", "0", "--out", str(tmp_path)]) == 2
     assert "'jobs' must be from 1" in capsys.readouterr().err
 
 
@@ -195,7 +181,7 @@ def test_cli_samples_must_be_a_whole_number(tmp_path: pathlib.Path, capsys: pyte
     # --samples 2.5 was taken, and the plan priced 2.5 samples; a count of samples is whole and at least one
     cat = _catalogue_file(tmp_path, GOOD_ROWS)
     with pytest.raises(SystemExit) as exited:
-        main(["plan", str(TRACE), "--catalogue", str(cat), "--samples", text, "--out", str(tmp_path / "o")])
+        main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--samples", text, "--out", str(tmp_path / "o")])
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("tracegen plan: error: argument --samples: must be a whole number")
@@ -220,9 +206,9 @@ def test_a_job_traced_with_two_ps_tasks_keeps_them_and_pays_for_both() -> None:
     trace = ROOT / "data/shards/test/mlp_200mbit_k2_greedy/trace"
     model = build_model(read_trace(trace))
     single = read_single_worker(trace / "single-worker.json")
-    like_traced = Catalogue(instances=(_inst("w", "worker", 0.2, 1.0, 200_000_000),
-                                       _inst("ps", "ps", 1.0, 1.0, 200_000_000)))
-    result = plan(model, like_traced, dataclasses.replace(CONFIG, workers=(1, 2)), single_worker=single)
+    like_traced = Catalogue(instances=(inst("w", "worker", 0.2, 1.0, 200_000_000),
+                                       inst("ps", "ps", 1.0, 1.0, 200_000_000)))
+    result = plan(model, like_traced, dataclasses.replace(PLAN_CONFIG, workers=(1, 2)), single_worker=single)
     options = result.pairs[0].options
     assert [o.n_ps for o in options] == [2, 2]
     assert all(o.usd_per_hour == pytest.approx(o.n_workers * 0.2 + 2 * 1.0) for o in options)
@@ -242,8 +228,8 @@ def test_ps_shards_are_pairs_of_their_own_that_pay_for_each_ps(tmp_path: pathlib
     trace = read_trace(trace_dir)
     deep = build_model(trace)
     single = read_single_worker(trace_dir / "single-worker.json")
-    slow = Catalogue(instances=(_inst("w", "worker", 0.2, 1.0), _inst("ps", "ps", 1.0, 1.0, 100_000_000)))
-    config = dataclasses.replace(CONFIG, workers=(1, 2, 4, 8))
+    slow = Catalogue(instances=(inst("w", "worker", 0.2, 1.0), inst("ps", "ps", 1.0, 1.0, 100_000_000)))
+    config = dataclasses.replace(PLAN_CONFIG, workers=(1, 2, 4, 8))
     plain = plan(deep, slow, config, single_worker=single)
     sharded = plan(deep, slow, config, single_worker=single, placed=placements(deep, trace, (1, 2), "greedy"))
     one, two = sharded.pairs
@@ -278,7 +264,7 @@ def test_a_plan_too_large_to_simulate_is_refused_before_any_work(tmp_path: pathl
 
     monkeypatch.setattr(tracegen.plan, "simulate", simulated)
     cat = _catalogue_file(tmp_path, GOOD_ROWS)
-    assert main(["plan", str(TRACE), "--catalogue", str(cat), "--workers", "100000", "--seeds", "100", "--jobs",
+    assert main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--workers", "100000", "--seeds", "100", "--jobs",
                  "1", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("tracegen plan: error: this plan would simulate about "), err
@@ -290,11 +276,11 @@ def test_a_long_plan_says_what_it_will_cost(model: StepModel) -> None:
     """A plan of hours said only 'simulating ...' (a hardening pass): it names its events and time first; a plan of
     seconds does not."""
     lines: list[str] = []
-    plan(model, CATALOGUE, CONFIG, link_profile=PROFILE, progress=lines.append)
+    plan(model, PLAN_CATALOGUE, PLAN_CONFIG, link_profile=PLAN_PROFILE, progress=lines.append)
     assert lines and not any(line.startswith("about ") for line in lines)
     lines.clear()
     with pytest.raises(AssertionError, match="stop"):  # the line comes before the first simulation
-        plan(model, CATALOGUE, dataclasses.replace(CONFIG, workers=(100_000,)), link_profile=PROFILE,
+        plan(model, PLAN_CATALOGUE, dataclasses.replace(PLAN_CONFIG, workers=(100_000,)), link_profile=PLAN_PROFILE,
              progress=lambda line: _stop(lines, line))
     assert lines[0].startswith("about ") and "simulated events: roughly" in lines[0], lines
 
@@ -316,7 +302,7 @@ def test_a_sharded_plan_counts_every_asked_n_in_its_estimate() -> None:
     trace = read_trace(trace_dir)
     deep = build_model(trace)
     links = {"mid": uniform_link((12_500_000.0, 12_500_000.0))}  # 100 Mbit/s: one PS saturates at a few N
-    config = dataclasses.replace(CONFIG, workers=tuple(range(1, 65)))
+    config = dataclasses.replace(PLAN_CONFIG, workers=tuple(range(1, 65)))
     every = EVENTS_PER_TASK * deep.n_tasks * config.seeds * sum(n * (config.sim_config(n, None).steps + WARMUP_STEPS)
                                                                for n in config.workers)
     assert _likely_events(deep, links, config) < every / 4  # one PS: the search stops early
@@ -344,10 +330,10 @@ def test_a_tie_in_dollars_goes_to_fewer_workers_whatever_order_the_dollars_were_
     is 3.1; the last bit must not decide it. The same tie among the fastest: the fewer workers."""
     from tracegen.plan import Option, cheapest, fastest
 
-    ps = _inst("ps", "ps", 1.0, 1.0)
-    slow = Option(worker=_inst("slow", "worker", 0.7, 1.0), ps=ps, n_workers=3, steps_per_s=30.0, samples_per_s=30.0,
+    ps = inst("ps", "ps", 1.0, 1.0)
+    slow = Option(worker=inst("slow", "worker", 0.7, 1.0), ps=ps, n_workers=3, steps_per_s=30.0, samples_per_s=30.0,
                   bottleneck="workers")
-    fast = Option(worker=_inst("fast", "worker", 2.1, 3.0), ps=ps, n_workers=1, steps_per_s=30.0, samples_per_s=30.0,
+    fast = Option(worker=inst("fast", "worker", 2.1, 3.0), ps=ps, n_workers=1, steps_per_s=30.0, samples_per_s=30.0,
                   bottleneck="workers")
     assert f"{slow.usd_per_hour:.6f}" == f"{fast.usd_per_hour:.6f}" == "3.100000"
     for options in ([slow, fast], [fast, slow]):
@@ -356,5 +342,5 @@ def test_a_tie_in_dollars_goes_to_fewer_workers_whatever_order_the_dollars_were_
         assert cheapest(options, 30.5) is None
         assert fastest(options) is fast
     # a real difference still decides: a cent an hour less for the three
-    cheaper = dataclasses.replace(slow, worker=_inst("slow", "worker", 0.7 - 0.01 / 3, 1.0))
+    cheaper = dataclasses.replace(slow, worker=inst("slow", "worker", 0.7 - 0.01 / 3, 1.0))
     assert cheapest([cheaper, fast], None) is cheaper and fastest([cheaper, fast]) is cheaper

@@ -5,41 +5,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import pathlib
 
 import pytest
 
 from parsers import read_trace
-from parsers.catalogue import Catalogue, Instance
-from parsers.linkprofile import read_link_profile
-from parsers.singleworker import read_single_worker
+from parsers.catalogue import Catalogue
 from tracegen.model import StepModel, build_model
-from tracegen.plan import Plan, PlanConfig, plan
 from tracegen.planreport import CSV_COLUMNS, plan_csv
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-TRACE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
-PROFILE = read_link_profile(TRACE / "link-profile.json")
-SINGLE = read_single_worker(TRACE / "single-worker.json")
-CONFIG = PlanConfig(workers=(1, 2, 3, 4, 6), batch_size=32, step_budget=8)
+from tracegen_support import PLAN_CONFIG, PLAN_TRACE, inst, run_plan
 
 
 @pytest.fixture(scope="module")
 def model() -> StepModel:
-    return build_model(read_trace(TRACE))
+    return build_model(read_trace(PLAN_TRACE))
 
 
-def _inst(name: str, role: str, usd: float, speed: float, bits: int = 1_000_000_000, **kw: object) -> Instance:
-    return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=4.0, link_bits_per_s=bits,
-                    **kw)  # type: ignore[arg-type]
-
-
-CATALOGUE = Catalogue(instances=(_inst("w1", "worker", 0.2, 1.0), _inst("w2", "both", 0.5, 2.0),
-                                 _inst("ps", "ps", 1.0, 1.0, 200_000_000)))
-
-
-def _plan(model: StepModel, catalogue: Catalogue = CATALOGUE, config: PlanConfig = CONFIG) -> Plan:
-    return plan(model, catalogue, config, link_profile=PROFILE, single_worker=SINGLE)
 
 
 def test_a_small_number_of_samples_is_not_priced_at_nothing(model: StepModel) -> None:
@@ -47,13 +28,13 @@ def test_a_small_number_of_samples_is_not_priced_at_nothing(model: StepModel) ->
     figure too small for its decimals is written with its first digits (a hardening pass)."""
     from tracegen.planreport import answer
 
-    result = _plan(model, config=dataclasses.replace(CONFIG, samples=1))
+    result = run_plan(model, config=dataclasses.replace(PLAN_CONFIG, samples=1))
     line = answer(result)
     assert " 0.00 h" not in line and "$0.00 for" not in line, line
     for row in plan_csv(result).splitlines()[1:]:
         cells = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
         assert float(cells["hours_for_samples"]) > 0 and float(cells["usd_for_samples"]) > 0, row
-    big = plan_csv(_plan(model))  # the usual figures keep their fixed decimals
+    big = plan_csv(run_plan(model))  # the usual figures keep their fixed decimals
     assert all(len(c.split(",")[9].split(".")[1]) == 6 for c in big.splitlines()[1:])
 
 
@@ -63,8 +44,8 @@ def test_a_cheap_slow_cluster_is_not_written_as_free_or_idle(model: StepModel) -
     cluster_usd_per_hour, plateau and band 0.0000, a plan of a free cluster that does nothing."""
     from tracegen.planreport import answer, pair_cells
 
-    tiny = Catalogue(instances=(_inst("tiny", "both", 0.00001, 0.001, 1000),))
-    result = _plan(model, tiny, dataclasses.replace(CONFIG, workers=(1, 2)))
+    tiny = Catalogue(instances=(inst("tiny", "both", 0.00001, 0.001, 1000),))
+    result = run_plan(model, tiny, dataclasses.replace(PLAN_CONFIG, workers=(1, 2)))
     line = answer(result)
     assert "$0.00/h" not in line and ": 0 samples/s" not in line, line
     for row in plan_csv(result).splitlines()[1:]:
@@ -83,8 +64,8 @@ def test_a_slow_clusters_years_are_written_for_people(model: StepModel) -> None:
     plan.csv keeps every digit."""
     from tracegen.planreport import answer, pair_cells
 
-    slow = Catalogue(instances=(_inst("slow", "both", 0.5, 0.001, 1000),))
-    result = _plan(model, slow, dataclasses.replace(CONFIG, workers=(1, 2), samples=1e12))
+    slow = Catalogue(instances=(inst("slow", "both", 0.5, 0.001, 1000),))
+    result = run_plan(model, slow, dataclasses.replace(PLAN_CONFIG, workers=(1, 2), samples=1e12))
     best = result.pairs[0].best
     hours = best.hours_for(result.config.samples)
     assert hours > 1e7  # what the test is about: the figure is that large
@@ -102,8 +83,8 @@ def test_a_slow_clusters_figures_keep_their_digits(model: StepModel) -> None:
     pinned), and plan.csv steps_per_s 0.0001 beside samples_per_s 0.0022 at a batch of 32."""
     from tracegen.planreport import pair_cells
 
-    slow = Catalogue(instances=(_inst("slow", "worker", 0.17, 0.1), _inst("thin", "ps", 0.1, 1.0, 1_000_000)))
-    result = _plan(model, slow, dataclasses.replace(CONFIG, workers=(1, 2, 3)))
+    slow = Catalogue(instances=(inst("slow", "worker", 0.17, 0.1), inst("thin", "ps", 0.1, 1.0, 1_000_000)))
+    result = run_plan(model, slow, dataclasses.replace(PLAN_CONFIG, workers=(1, 2, 3)))
     pair = result.pairs[0]
     assert pair.band_samples_per_s is not None and pair.plateau_samples_per_s < 10  # what the test is about
     shown = pair_cells(pair, result.config.samples)
@@ -124,9 +105,9 @@ def test_a_band_beside_a_plateau_not_reached_is_marked_a_lower_bound_too(model: 
     simulated at the same N, is marked '+' as the plateau is; a pair whose plateau is reached gets no '+'."""
     from tracegen.planreport import pair_cells
 
-    wide = Catalogue(instances=(_inst("w", "worker", 0.2, 1.0), _inst("wide", "ps", 1.0, 1.0, 10_000_000_000),
-                                _inst("thin", "ps", 1.0, 1.0, 50_000_000)))
-    result = _plan(model, wide, dataclasses.replace(CONFIG, workers=(1, 2, 3, 4, 5, 6, 7)))
+    wide = Catalogue(instances=(inst("w", "worker", 0.2, 1.0), inst("wide", "ps", 1.0, 1.0, 10_000_000_000),
+                                inst("thin", "ps", 1.0, 1.0, 50_000_000)))
+    result = run_plan(model, wide, dataclasses.replace(PLAN_CONFIG, workers=(1, 2, 3, 4, 5, 6, 7)))
     reached = {p.ps.name: p.plateau_reached for p in result.pairs}
     assert reached == {"wide": False, "thin": True}  # what the test is about
     for pair in result.pairs:

@@ -12,29 +12,14 @@ from parsers import read_trace
 from tracegen.cli_predict import add_predict_arguments, run_predict
 from tracegen.errors import ConfigError
 from tracegen.metrics import measurement_window, staleness
-from tracegen.model import StepModel, StepTiming, TaskKind, build_model
+from tracegen.model import TaskKind, build_model
 from tracegen.predict import PAYLOAD_FRACTION
 from tracegen.simulate import SimConfig, SimResult, simulate
 from tracegen.synth import write_synthetic_trace
 from tracegen.synthetic import synthetic_model
 from tracegen.variables import variable_map
-from tracegen.wire import LinkEstimate
 
-MS = 1_000_000
-
-
-def shared_variable_model() -> StepModel:
-    """A variable node, its read, a 1 MB pull, 1 ms of compute, a 1 MB push and the apply that updates it."""
-    names = ("ps:w", "ps:w/read", "pull w", "matmul", "push grad", "apply w", "ps:global_step", "step+1")
-    kinds = (TaskKind.PS_OP, TaskKind.PS_OP, TaskKind.PULL, TaskKind.COMPUTE, TaskKind.PUSH, TaskKind.APPLY,
-             TaskKind.PS_OP, TaskKind.APPLY)
-    preds = ((), (0,), (1,), (2,), (3,), (4, 0), (), (6,))
-    return StepModel(
-        names=names, kinds=kinds, size_bytes=(0, 0, 1_000_000, 0, 1_000_000, 0, 0, 0), data_preds=preds,
-        control_preds=((),) * 8, rank=tuple(range(8)), first_need_ns=(0,) * 8,
-        timings=(StepTiming(dur_ns=(0, 0, 0, MS, 0, MS // 10, 0, 0), delay_ns=(0,) * 8, step_ns=0),),
-        link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9, latency_ns=0,
-                          method="given"))
+from tracegen_support import MS, shared_variable_model
 
 
 def test_two_workers_that_read_together_apply_one_after_the_other() -> None:

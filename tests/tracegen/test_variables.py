@@ -9,25 +9,10 @@ import pathlib
 import pytest
 
 from parsers import read_trace
-from tracegen.model import PS_KINDS, StepModel, StepTiming, TaskKind, build_model
+from tracegen.model import PS_KINDS, StepTiming, TaskKind, build_model
 from tracegen.variables import variable_map
-from tracegen.wire import LinkEstimate
 
-MS = 1_000_000
-
-
-def shared_variable_model() -> StepModel:
-    """A variable node, its read, a 1 MB pull, 1 ms of compute, a 1 MB push and the apply that updates it."""
-    names = ("ps:w", "ps:w/read", "pull w", "matmul", "push grad", "apply w", "ps:global_step", "step+1")
-    kinds = (TaskKind.PS_OP, TaskKind.PS_OP, TaskKind.PULL, TaskKind.COMPUTE, TaskKind.PUSH, TaskKind.APPLY,
-             TaskKind.PS_OP, TaskKind.APPLY)
-    preds = ((), (0,), (1,), (2,), (3,), (4, 0), (), (6,))
-    return StepModel(
-        names=names, kinds=kinds, size_bytes=(0, 0, 1_000_000, 0, 1_000_000, 0, 0, 0), data_preds=preds,
-        control_preds=((),) * 8, rank=tuple(range(8)), first_need_ns=(0,) * 8,
-        timings=(StepTiming(dur_ns=(0, 0, 0, MS, 0, MS // 10, 0, 0), delay_ns=(0,) * 8, step_ns=0),),
-        link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9, latency_ns=0,
-                          method="given"))
+from tracegen_support import shared_variable_model
 
 
 def test_the_variable_is_what_a_pull_reads_and_an_apply_updates() -> None:

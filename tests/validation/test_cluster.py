@@ -19,20 +19,10 @@ import pytest
 
 from validation import cluster_host
 from validation.cluster import Cluster
-from validation.cluster_config import ClusterConfig, LinkShape
 from validation.cluster_host import CGROUP_CPU_ROOT, available_cores, check_host, leftovers
 from validation.errors import ClusterError, ConfigError
 
-TEST_SUBNET = "10.79.3.0/24"  # a subnet only these tests use, so their node processes can be told apart
-
-LINK = LinkShape(rate_bits_per_s=100_000_000, burst_bytes=16_384, latency_ms=20.0)
-
-
-def _config(**changes: object) -> ClusterConfig:
-    base: dict[str, object] = {"n_workers": 2, "link": LINK, "cpu_cap_ps": 0.2, "cpu_cap_worker": 0.2,
-                               "subnet": TEST_SUBNET}
-    base.update(changes)
-    return ClusterConfig(**base)  # type: ignore[arg-type]
+from validation_support import CLUSTER_SUBNET, make_cluster_config
 
 
 def _gone(run_id: str) -> list[str]:
@@ -44,20 +34,20 @@ def _gone(run_id: str) -> list[str]:
 
 
 def test_addresses_and_names_follow_the_layout() -> None:
-    cluster = Cluster(_config(n_workers=3))
+    cluster = Cluster(make_cluster_config(n_workers=3))
     assert cluster.nodes == ("ps", "w0", "w1", "w2")
     assert cluster.tf_cluster() == {
         "ps": ["10.79.3.10:2222"], "worker": ["10.79.3.11:2222", "10.79.3.12:2222", "10.79.3.13:2222"],
     }
     assert cluster.namespace("w1") == f"tg_{cluster.run_id}_w1"
     assert cluster.cgroup("ps") == CGROUP_CPU_ROOT / f"tracegen_{cluster.run_id}_ps"
-    assert Cluster(_config()).run_id != cluster.run_id
+    assert Cluster(make_cluster_config()).run_id != cluster.run_id
     with pytest.raises(ConfigError, match="no node 'w3'"):
         cluster.address("w3")
 
 
 def test_several_ps_tasks_get_their_own_names_addresses_and_caps() -> None:
-    cluster = Cluster(_config(n_workers=2, n_ps=3))
+    cluster = Cluster(make_cluster_config(n_workers=2, n_ps=3))
     assert cluster.ps_nodes == ("ps", "ps1", "ps2")
     assert cluster.nodes == ("ps", "ps1", "ps2", "w0", "w1")
     assert cluster.tf_cluster() == {
@@ -68,11 +58,11 @@ def test_several_ps_tasks_get_their_own_names_addresses_and_caps() -> None:
     assert cluster.config.total_cpu_cores() == pytest.approx(3 * cluster.config.cpu_cap_ps
                                                              + 2 * cluster.config.cpu_cap_worker)
     with pytest.raises(ConfigError, match=re.escape("'n_ps' must be from 1 to 8 (got 9)")):
-        _config(n_ps=9)
+        make_cluster_config(n_ps=9)
 
 
 def test_a_tf2_cluster_has_a_coordinator_node() -> None:
-    cluster = Cluster(_config(n_workers=2, coordinator=True, cpu_cap_coordinator=0.3))
+    cluster = Cluster(make_cluster_config(n_workers=2, coordinator=True, cpu_cap_coordinator=0.3))
     assert cluster.nodes == ("ps", "w0", "w1", "chief")
     assert cluster.address("chief") == "10.79.3.2" and cluster.cpu_cap("chief") == 0.3
     assert cluster.tf_cluster() == {"ps": ["10.79.3.10:2222"], "worker": ["10.79.3.11:2222", "10.79.3.12:2222"]}
@@ -80,12 +70,12 @@ def test_a_tf2_cluster_has_a_coordinator_node() -> None:
 
 
 def test_workers_may_have_caps_of_their_own() -> None:
-    cluster = Cluster(_config(n_workers=3, worker_caps=(0.1, 0.3)))
+    cluster = Cluster(make_cluster_config(n_workers=3, worker_caps=(0.1, 0.3)))
     assert [cluster.cpu_cap(n) for n in ("w0", "w1", "w2")] == [0.1, 0.3, cluster.config.cpu_cap_worker]
     assert cluster.config.total_cpu_cores() == pytest.approx(cluster.config.cpu_cap_ps + 0.4
                                                              + cluster.config.cpu_cap_worker)
     with pytest.raises(ConfigError, match=re.escape("'worker_caps' must all be > 0 cores (got [0.2, 0.0])")):
-        _config(worker_caps=(0.2, 0.0))
+        make_cluster_config(worker_caps=(0.2, 0.0))
 
 
 # ----- refusals
@@ -94,27 +84,27 @@ def test_workers_may_have_caps_of_their_own() -> None:
 def test_refuses_without_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cluster_host.os, "geteuid", lambda: 1000)
     with pytest.raises(ClusterError, match=r"needs root .* running as uid 1000"):
-        check_host(_config())
+        check_host(make_cluster_config())
 
 
 @pytest.mark.root  # the root check comes first
 def test_refuses_without_ip_and_tc(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ClusterError, match=r"needs 'ip' \(iproute2\) on PATH"):
-        check_host(_config())
+        check_host(make_cluster_config())
 
 
 @pytest.mark.root  # the root check comes first
 def test_refuses_without_cgroup_cpu_controller(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
     monkeypatch.setattr(cluster_host, "CGROUP_CPU_ROOT", tmp_path)
     with pytest.raises(ClusterError, match="cgroup v1 cpu controller"):
-        check_host(_config())
+        check_host(make_cluster_config())
 
 
 @pytest.mark.root
 def test_refuses_caps_that_fill_the_machine() -> None:
     cores = available_cores()
-    config = _config(n_workers=1, cpu_cap_ps=cores / 2, cpu_cap_worker=cores / 2)
+    config = make_cluster_config(n_workers=1, cpu_cap_ps=cores / 2, cpu_cap_worker=cores / 2)
     with pytest.raises(ClusterError, match=f"must total less than the {cores} available cores"):
         check_host(config)
 
@@ -122,7 +112,7 @@ def test_refuses_caps_that_fill_the_machine() -> None:
 @pytest.mark.root
 def test_refuses_a_subnet_in_use_on_the_host() -> None:
     with pytest.raises(ClusterError, match=r"subnet 127\.0\.0\.0/24 is already in use on this host: 127\.0\.0\.1/8"):
-        check_host(_config(subnet="127.0.0.0/24"))
+        check_host(make_cluster_config(subnet="127.0.0.0/24"))
 
 
 # ----- the real thing
@@ -141,7 +131,7 @@ _CLIENT = "import socket, sys; c = socket.create_connection((sys.argv[1], 2222))
 
 @pytest.mark.root
 def test_builds_shapes_caps_and_removes_everything() -> None:
-    with Cluster(_config()) as cluster:
+    with Cluster(make_cluster_config()) as cluster:
         run_id = cluster.run_id
         names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
         for node in cluster.nodes:
@@ -149,7 +139,7 @@ def test_builds_shapes_caps_and_removes_everything() -> None:
             assert (cluster.cgroup(node) / "cpu.cfs_period_us").read_text().strip() == "10000"
             assert (cluster.cgroup(node) / "cpu.cfs_quota_us").read_text().strip() == "2000"
         assert cluster.bridge_namespace in names
-        with Cluster(_config(cpu_cap_ps=0.05)) as small:  # under 1 ms a period at 10 ms: a longer period
+        with Cluster(make_cluster_config(cpu_cap_ps=0.05)) as small:  # under 1 ms a period at 10 ms: a longer period
             assert (small.cgroup("ps") / "cpu.cfs_period_us").read_text().strip() == "20000"
             assert (small.cgroup("ps") / "cpu.cfs_quota_us").read_text().strip() == "1000"
         for ns, dev in ((cluster.namespace("ps"), "eth0"), (cluster.bridge_namespace, "p_ps")):
@@ -180,7 +170,7 @@ def test_builds_shapes_caps_and_removes_everything() -> None:
 
 @pytest.mark.root
 def test_workers_may_have_links_of_their_own() -> None:
-    with Cluster(_config(n_workers=2, worker_links=(50_000_000,))) as cluster:
+    with Cluster(make_cluster_config(n_workers=2, worker_links=(50_000_000,))) as cluster:
         run_id = cluster.run_id
 
         def qdisc(ns: str, dev: str) -> dict[str, object]:
@@ -194,12 +184,12 @@ def test_workers_may_have_links_of_their_own() -> None:
         assert qdisc(cluster.namespace("w1"), "eth0")["kind"] != "tbf"  # no rate of its own: unshaped
     assert _gone(run_id) == []
     with pytest.raises(ConfigError, match="'rate_bits_per_s' must be >= 8000"):
-        _config(worker_links=(100,))
+        make_cluster_config(worker_links=(100,))
 
 
 @pytest.mark.root
 def test_removes_everything_when_the_body_raises() -> None:
-    with pytest.raises(RuntimeError, match="boom"), Cluster(_config(n_workers=1)) as cluster:  # noqa: PT012
+    with pytest.raises(RuntimeError, match="boom"), Cluster(make_cluster_config(n_workers=1)) as cluster:  # noqa: PT012
         run_id = cluster.run_id
         sleeper = cluster.start("w0", ["sleep", "600"])
         raise RuntimeError("boom")
@@ -209,7 +199,7 @@ def test_removes_everything_when_the_body_raises() -> None:
 
 @pytest.mark.root
 def test_a_failed_start_is_quoted_and_cleaned_up() -> None:
-    with Cluster(_config(n_workers=1)) as cluster:
+    with Cluster(make_cluster_config(n_workers=1)) as cluster:
         run_id = cluster.run_id
         proc = cluster.start("w0", [sys.executable, "-c", "import sys; sys.exit('node says: cannot bind')"])
         proc.popen.wait(timeout=30)
@@ -248,7 +238,7 @@ def test_removes_everything_on_a_signal(signum: int, default_signals: Callable[[
     Ctrl-C's KeyboardInterrupt, left uncaught, ends Python by SIGINT itself (-2 here, 130 in a shell). The
     old check, non-zero, let a SIGHUP reported as SIGTERM pass (the command would have exited 143 for it),
     and any other error that ended the script instead of the signal's own."""
-    with process_tree.started([sys.executable, "-c", _HOLDER, TEST_SUBNET], default_signals) as holder:
+    with process_tree.started([sys.executable, "-c", _HOLDER, CLUSTER_SUBNET], default_signals) as holder:
         assert holder.stdout is not None
         run_id, pid = holder.stdout.readline().split()
         assert _gone(run_id) != []
@@ -297,7 +287,7 @@ def test_a_hangup_while_the_cluster_is_removed_waits_until_it_is(monkeypatch: py
     reader = threading.Thread(target=done.wait, args=(60,), daemon=True)  # a run's pipe reader: the removal's
     reader.start()  # signal mask, its own thread's, left this thread to take the SIGHUP, and Python ran the handler
     try:
-        with pytest.raises(_Hangup), Cluster(_config(n_workers=1)) as cluster:  # noqa: PT012
+        with pytest.raises(_Hangup), Cluster(make_cluster_config(n_workers=1)) as cluster:  # noqa: PT012
             run_id = cluster.run_id
             cluster.start("w0", ["sleep", "600"])
         leftovers = _gone(run_id)
@@ -326,7 +316,7 @@ os.kill(os.getpid(), signal.SIGKILL)  # a crash: nothing of the cluster is remov
 def test_clean_removes_what_a_killed_run_left(capsys: pytest.CaptureFixture[str]) -> None:
     from tracegen.cli import main
 
-    crasher = subprocess.run([sys.executable, "-c", _CRASHER, TEST_SUBNET], capture_output=True, text=True,
+    crasher = subprocess.run([sys.executable, "-c", _CRASHER, CLUSTER_SUBNET], capture_output=True, text=True,
                              timeout=60, check=False)
     run_id = crasher.stdout.split()[0]
     assert crasher.returncode == -signal.SIGKILL and _gone(run_id) != []

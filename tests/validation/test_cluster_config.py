@@ -5,19 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from validation.cluster_config import ClusterConfig, LinkShape, parse_subnet
+from validation.cluster_config import LinkShape, parse_subnet
 from validation.errors import ConfigError
 
-TEST_SUBNET = "10.79.3.0/24"  # a subnet only these tests use, so their node processes can be told apart
-
-LINK = LinkShape(rate_bits_per_s=100_000_000, burst_bytes=16_384, latency_ms=20.0)
-
-
-def _config(**changes: object) -> ClusterConfig:
-    base: dict[str, object] = {"n_workers": 2, "link": LINK, "cpu_cap_ps": 0.2, "cpu_cap_worker": 0.2,
-                               "subnet": TEST_SUBNET}
-    base.update(changes)
-    return ClusterConfig(**base)  # type: ignore[arg-type]
+from validation_support import make_cluster_config
 
 
 @pytest.mark.parametrize(
@@ -64,7 +55,7 @@ def test_link_shape_speaks_tc_units_exactly() -> None:
 )
 def test_cluster_config_refuses_bad_values(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError) as info:
-        _config(**changes)
+        make_cluster_config(**changes)
     assert str(info.value).startswith(message)
 
 
@@ -72,20 +63,20 @@ def test_cluster_config_refuses_bad_values(changes: dict[str, object], message: 
                                                (0.001, 1_000_000)])
 def test_a_cap_under_a_1_ms_quota_gets_a_longer_period(cap: float, period_us: int) -> None:
     # The kernel refuses a quota under 1 ms: at 10 ms periods 0.05 cores was silently enforced as 0.1.
-    config = _config()
+    config = make_cluster_config()
     assert config.period_us_for(cap) == period_us
     assert round(cap * period_us) >= 1_000
 
 
 def test_each_worker_has_its_own_cap_and_link_or_the_default() -> None:
-    config = _config(n_workers=3, worker_caps=(0.5,), worker_links=(0, 50_000_000), n_ps=2, coordinator=True,
-                     cpu_cap_coordinator=0.25)
+    config = make_cluster_config(n_workers=3, worker_caps=(0.5,), worker_links=(0, 50_000_000), n_ps=2,
+                                 coordinator=True, cpu_cap_coordinator=0.25)
     assert [config.worker_cap(i) for i in range(3)] == [0.5, 0.2, 0.2]
     assert config.total_cpu_cores() == pytest.approx(2 * 0.2 + 0.5 + 0.2 + 0.2 + 0.25)
     assert config.worker_link(0) is None and config.worker_link(2) is None
     assert config.worker_link(1) == LinkShape(rate_bits_per_s=50_000_000, burst_bytes=16_384, latency_ms=20.0)
     with pytest.raises(ConfigError, match="'rate_bits_per_s' must be >= 8000"):
-        _config(worker_links=(1000,))
+        make_cluster_config(worker_links=(1000,))
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -97,9 +88,9 @@ def test_each_worker_has_its_own_cap_and_link_or_the_default() -> None:
 ])
 def test_cluster_config_refuses_bad_counts_and_ports(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError) as info:
-        _config(**changes)
+        make_cluster_config(**changes)
     assert str(info.value) == message
-    _config(**{k: {"n_ps": 8, "port": 65_535, "cpu_cap_coordinator": 0.001}[k] for k in changes})
+    make_cluster_config(**{k: {"n_ps": 8, "port": 65_535, "cpu_cap_coordinator": 0.001}[k] for k in changes})
 
 
 def test_parse_subnet_takes_private_ipv4_networks_only() -> None:

@@ -28,24 +28,17 @@ from validation.testbed_files import MEASURED_COLUMNS
 from validation.testbed_single import AT_CAP_SHARE, measure_at_cap, write_single_worker_json
 from validation.testbed_window import Measurement
 
-TEST_SUBNET = "10.79.4.0/24"  # only these tests use it, so their node processes can be told apart
+from validation_support import TESTBED_SUBNET, make_testbed_config
+
 RUN_ID = re.compile(r"cluster ([0-9a-f]{6}) is up")
 
 
-def _config(out_dir: pathlib.Path, **changes: object) -> TestbedConfig:
-    base: dict[str, object] = {
-        "out_dir": out_dir, "model": "mlp", "widths": (32,), "batch_size": 16, "workers": (1, 2),
-        "bandwidth_bits_per_s": 100_000_000, "repeats": 1, "window_s": 2.5, "warmup_steps": 3,
-        "cpu_cap_ps": 0.5, "cpu_cap_worker": 0.6, "subnet": TEST_SUBNET, "link_profile": False, "traced_steps": 3,
-    }
-    base.update(changes)
-    return TestbedConfig(**base)  # type: ignore[arg-type]
 
 
 def _nodes() -> list[tuple[int, str]]:
     """(pid, command line) of the node processes of these tests still alive: their job JSON names an address in
-    TEST_SUBNET."""
-    prefix = TEST_SUBNET.rsplit(".", 1)[0] + "."
+    TESTBED_SUBNET."""
+    prefix = TESTBED_SUBNET.rsplit(".", 1)[0] + "."
     found = []
     for cmdline in pathlib.Path("/proc").glob("[0-9]*/cmdline"):
         try:
@@ -94,14 +87,14 @@ def test_refuses_an_output_folder_that_holds_an_earlier_runs_outputs(tmp_path: p
     (tmp_path / earlier).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / earlier).write_text("precious\n")
     with pytest.raises(ConfigError) as info:
-        run_testbed(_config(tmp_path, staleness=True))
+        run_testbed(make_testbed_config(tmp_path, staleness=True))
     assert str(info.value) == (f"{tmp_path}: already holds {held} of an earlier run; choose an empty directory or "
                                "move them away")
     assert (tmp_path / earlier).read_text() == "precious\n"
     (tmp_path / "notes.txt").write_text("mine\n")  # files of the user's own are no reason to refuse, nor the
     (tmp_path / earlier).unlink()                  # empty folders an interrupted run left
     with pytest.raises(AssertionError, match="checked the host"):
-        run_testbed(_config(tmp_path, staleness=True))
+        run_testbed(make_testbed_config(tmp_path, staleness=True))
 
 
 def _no_cluster(*_args: object) -> None:
@@ -113,7 +106,7 @@ def test_refuses_a_file_as_its_output_folder_before_it_checks_the_host(tmp_path:
     monkeypatch.setattr(testbed, "check_host", _no_cluster)
     (tmp_path / "out").write_text("precious\n")
     with pytest.raises(ConfigError, match=r"out: a file, not a directory; --out names the directory to measure into"):
-        run_testbed(_config(tmp_path / "out"))
+        run_testbed(make_testbed_config(tmp_path / "out"))
 
 
 def test_both_two_host_measurements_are_refused_before_either_runs(tmp_path: pathlib.Path,
@@ -124,7 +117,7 @@ def test_both_two_host_measurements_are_refused_before_either_runs(tmp_path: pat
     (tmp_path / "trace").mkdir()
     (tmp_path / "trace" / "single-worker.json").write_text("{}\n")
     with pytest.raises(ConfigError, match=r"trace/single-worker\.json: already exists; move it away"):
-        run_testbed(_config(tmp_path, only_link_profile=True, only_single_worker=True))
+        run_testbed(make_testbed_config(tmp_path, only_link_profile=True, only_single_worker=True))
 
 
 def test_the_single_worker_record_is_the_median_of_every_run_of_one_worker(tmp_path: pathlib.Path) -> None:
@@ -133,14 +126,14 @@ def test_the_single_worker_record_is_the_median_of_every_run_of_one_worker(tmp_p
                         global_steps_per_s=rate, window_s=10.0, qdisc_drops=0, tcp_retrans_segs=0,
                         ps_cpu_cores=cores)
             for r, (rate, cores) in enumerate([(10.99, 0.1307), (9.45, 0.144), (10.2, None)])]
-    write_single_worker_json(tmp_path, _config(tmp_path), runs)
+    write_single_worker_json(tmp_path, make_testbed_config(tmp_path), runs)
     single = read_single_worker(tmp_path / "single-worker.json")
     assert single.steps_per_s == pytest.approx(10.2)
     assert single.ps_cpu_s_per_step == pytest.approx((0.1307 / 10.99 + 0.144 / 9.45) / 2)  # of the runs that had it
     assert single.window_s == pytest.approx(30.0)
     assert any("median of 3 runs" in note and "9.450" in note for note in single.notes)
-    assert single.link_bits_per_s == _config(tmp_path).bandwidth_bits_per_s  # where it was measured
-    write_single_worker_json(tmp_path, _config(tmp_path), runs[:1])  # one run: itself
+    assert single.link_bits_per_s == make_testbed_config(tmp_path).bandwidth_bits_per_s  # where it was measured
+    write_single_worker_json(tmp_path, make_testbed_config(tmp_path), runs[:1])  # one run: itself
     assert read_single_worker(tmp_path / "single-worker.json").steps_per_s == pytest.approx(10.99)
 
 
@@ -158,24 +151,24 @@ def test_at_cap_is_recorded_only_when_the_worker_held_the_ps_at_its_cap(tmp_path
             return dataclasses.replace(alone[0], steps_per_s=6.0, ps_cpu_cores=used_share * config.cpu_cap_ps)
         return one
 
-    at_cap = measure_at_cap(_config(tmp_path, repeats=2), alone, measure(0.98), messages.append)
+    at_cap = measure_at_cap(make_testbed_config(tmp_path, repeats=2), alone, measure(0.98), messages.append)
     assert asked == [AT_CAP_SHARE * 0.16] * 2
     assert at_cap is not None and at_cap.ps_cores == pytest.approx(0.08)
     assert at_cap.ps_cpu_s_per_step == pytest.approx(0.98 * 0.08 / 6.0) and at_cap.window_s == 20.0
-    assert measure_at_cap(_config(tmp_path), alone, measure(0.7), messages.append) is None
+    assert measure_at_cap(make_testbed_config(tmp_path), alone, measure(0.7), messages.append) is None
     assert messages[-1] == "PS at its cap: not recorded (it used 0.056 of 0.08 cores)"
-    write_single_worker_json(tmp_path, _config(tmp_path), alone, at_cap)
+    write_single_worker_json(tmp_path, make_testbed_config(tmp_path), alone, at_cap)
     assert read_single_worker(tmp_path / "single-worker.json").ps_at_cap == at_cap
     unknown = measure(0.98)
 
     def no_cpu(config: TestbedConfig, n: int, *, repeat: int, progress: object) -> Measurement:
         return dataclasses.replace(unknown(config, n, repeat=repeat, progress=progress), ps_cpu_cores=None)
 
-    assert measure_at_cap(_config(tmp_path), alone, no_cpu, messages.append) is None
+    assert measure_at_cap(make_testbed_config(tmp_path), alone, no_cpu, messages.append) is None
     assert messages[-1] == "PS at its cap: not recorded (the PS's CPU in those runs is unknown)"
     idle = [dataclasses.replace(alone[0], ps_cpu_cores=0.0008)]  # half of it is under what a quota enforces
     asked.clear()
-    assert measure_at_cap(_config(tmp_path), idle, measure(0.98), messages.append) is None
+    assert measure_at_cap(make_testbed_config(tmp_path), idle, measure(0.98), messages.append) is None
     assert asked == [] and "under 0.001 cores" in messages[-1]
 
 
@@ -186,7 +179,7 @@ def test_at_cap_is_recorded_only_when_the_worker_held_the_ps_at_its_cap(tmp_path
 @pytest.mark.root
 def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path) -> None:
     messages: list[str] = []
-    result = run_testbed(_config(tmp_path), progress=messages.append)
+    result = run_testbed(make_testbed_config(tmp_path), progress=messages.append)
 
     assert [(m.n_workers, m.repeat) for m in result.measurements] == [(1, 0), (2, 0)]
     for m in result.measurements:
@@ -204,7 +197,7 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
     assert rows[0]["widths"] == "32"
     assert rows[0]["bandwidth_bits_per_s"] == "100000000"
     assert rows[1]["worker_links"] == "0;0"  # no --worker-links: every worker unshaped
-    config = _config(tmp_path)
+    config = make_testbed_config(tmp_path)
     for row in rows:  # each node within its cap; the host ran at least the nodes, on at most its cores
         ps, workers = float(row["ps_cpu_cores"]), float(row["worker_cpu_cores"])
         assert 0.0 < ps <= config.cpu_cap_ps * 1.1  # the PS's cgroup, capped
@@ -230,7 +223,7 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
     single = read_single_worker(result.trace_dir / "single-worker.json")
     assert single.steps_per_s == pytest.approx(result.measurements[0].steps_per_s)
     assert single.ps_cpu_s_per_step is not None
-    assert 0.0 < single.ps_cpu_s_per_step * single.steps_per_s <= _config(tmp_path).cpu_cap_ps * 1.1
+    assert 0.0 < single.ps_cpu_s_per_step * single.steps_per_s <= make_testbed_config(tmp_path).cpu_cap_ps * 1.1
 
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
 
@@ -239,7 +232,7 @@ def test_short_run_measures_n1_and_n2_and_leaves_nothing(tmp_path: pathlib.Path)
 @pytest.mark.root
 def test_the_ps_at_its_cap_is_measured_with_its_cap_halved(tmp_path: pathlib.Path) -> None:
     messages: list[str] = []
-    config = _config(tmp_path, workers=(1,), only_single_worker=True, ps_at_cap=True)
+    config = make_testbed_config(tmp_path, workers=(1,), only_single_worker=True, ps_at_cap=True)
     run_testbed(config, progress=messages.append)
     single = read_single_worker(tmp_path / "trace" / "single-worker.json")
     assert single.ps_cpu_s_per_step is not None and single.ps_at_cap is not None, messages
@@ -266,7 +259,7 @@ def test_a_worker_that_crashes_gets_its_run_done_again_once(tmp_path: pathlib.Pa
             crashed.append(_worker_pids()[0])
             os.kill(crashed[0], signal.SIGSEGV)
 
-    result = run_testbed(_config(tmp_path, workers=(2,)), progress=progress)
+    result = run_testbed(make_testbed_config(tmp_path, workers=(2,)), progress=progress)
     assert crashed and [(m.n_workers, m.repeat) for m in result.measurements] == [(2, 0)]
     assert any("exited with code -11" in m and "running it again (once)" in m for m in messages)
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
@@ -276,7 +269,7 @@ def test_a_worker_that_crashes_gets_its_run_done_again_once(tmp_path: pathlib.Pa
 @pytest.mark.root
 def test_a_tf2_run_measures_the_coordinators_counter_and_profiles_n1(tmp_path: pathlib.Path) -> None:
     messages: list[str] = []
-    config = _config(tmp_path, api="tf2", trace_workers=False, cpu_cap_ps=0.4, cpu_cap_worker=0.4)
+    config = make_testbed_config(tmp_path, api="tf2", trace_workers=False, cpu_cap_ps=0.4, cpu_cap_worker=0.4)
     result = run_testbed(config, progress=messages.append)
     assert [(m.n_workers, m.worker_steps_per_s) for m in result.measurements] == [(1, ()), (2, ())]
     assert all(m.steps_per_s > 0 for m in result.measurements)
@@ -298,7 +291,7 @@ def test_a_tf2_run_measures_the_coordinators_counter_and_profiles_n1(tmp_path: p
 def test_staleness_comes_from_the_global_step_each_step_reads_and_bumps(tmp_path: pathlib.Path) -> None:
     """One worker is never stale; of two, each sees the other's steps between its read and its apply."""
     messages: list[str] = []
-    result = run_testbed(_config(tmp_path, staleness=True), progress=messages.append)
+    result = run_testbed(make_testbed_config(tmp_path, staleness=True), progress=messages.append)
     alone, pair = result.measurements
     assert alone.staleness and set(alone.staleness) == {0}
     assert pair.staleness and min(pair.staleness) >= 0 and max(pair.staleness) >= 1
@@ -314,7 +307,7 @@ def test_staleness_comes_from_the_global_step_each_step_reads_and_bumps(tmp_path
 def test_two_ps_tasks_each_serve_part_of_the_parameters(tmp_path: pathlib.Path, placement: str) -> None:
     """``--ps 2``: both PS tasks hold parameters, all of them between the two, and training runs."""
     messages: list[str] = []
-    result = run_testbed(_config(tmp_path, workers=(1,), ps_tasks=2, placement=placement),
+    result = run_testbed(make_testbed_config(tmp_path, workers=(1,), ps_tasks=2, placement=placement),
                          progress=messages.append)
     (m,) = result.measurements
     assert m.steps_per_s > 0.0
@@ -355,7 +348,8 @@ except TerminatedError as exc:  # ended as the tracegen command ends on it: 128 
 def test_an_interrupted_run_leaves_nothing(tmp_path: pathlib.Path, signum: int, when: str, expected: str,
                                            default_signals: Callable[[], None], process_tree: Any) -> None:
     seen: list[str] = []
-    with process_tree.started([sys.executable, "-c", _RUNNER, str(tmp_path), TEST_SUBNET], default_signals) as runner:
+    with process_tree.started([sys.executable, "-c", _RUNNER, str(tmp_path), TESTBED_SUBNET],
+                              default_signals) as runner:
         assert runner.stdout is not None
         for line in runner.stdout:
             seen.append(line)

@@ -9,19 +9,8 @@ import pytest
 
 from validation.cluster_config import LinkShape
 from validation.errors import ConfigError
-from validation.testbed_config import TestbedConfig
 
-TEST_SUBNET = "10.79.4.0/24"  # only these tests use it, so their node processes can be told apart
-
-
-def _config(out_dir: pathlib.Path, **changes: object) -> TestbedConfig:
-    base: dict[str, object] = {
-        "out_dir": out_dir, "model": "mlp", "widths": (32,), "batch_size": 16, "workers": (1, 2),
-        "bandwidth_bits_per_s": 100_000_000, "repeats": 1, "window_s": 2.5, "warmup_steps": 3,
-        "cpu_cap_ps": 0.5, "cpu_cap_worker": 0.6, "subnet": TEST_SUBNET, "link_profile": False, "traced_steps": 3,
-    }
-    base.update(changes)
-    return TestbedConfig(**base)  # type: ignore[arg-type]
+from validation_support import TESTBED_SUBNET, make_testbed_config
 
 
 @pytest.mark.parametrize(
@@ -63,27 +52,28 @@ def _config(out_dir: pathlib.Path, **changes: object) -> TestbedConfig:
 )
 def test_config_refuses_bad_values(tmp_path: pathlib.Path, changes: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError) as info:
-        _config(tmp_path, **changes)
+        make_testbed_config(tmp_path, **changes)
     assert str(info.value).startswith(message)
 
 
 def test_each_run_gets_the_cluster_the_options_describe(tmp_path: pathlib.Path) -> None:
-    config = _config(tmp_path, workers=(1, 3), ps_tasks=2, placement="greedy", worker_caps=(0.25,),
-                     worker_links=(0, 2_000_000), burst_bytes=20_000, latency_ms=7.5)
+    config = make_testbed_config(tmp_path, workers=(1, 3), ps_tasks=2, placement="greedy", worker_caps=(0.25,),
+                                 worker_links=(0, 2_000_000), burst_bytes=20_000, latency_ms=7.5)
     assert config.link() == LinkShape(rate_bits_per_s=100_000_000, burst_bytes=20_000, latency_ms=7.5)
     cluster = config.cluster_config(3)
-    assert (cluster.n_workers, cluster.n_ps, cluster.coordinator, cluster.subnet) == (3, 2, False, TEST_SUBNET)
+    assert (cluster.n_workers, cluster.n_ps, cluster.coordinator, cluster.subnet) == (3, 2, False, TESTBED_SUBNET)
     assert (cluster.cpu_cap_ps, [cluster.worker_cap(i) for i in range(3)]) == (0.5, [0.25, 0.6, 0.6])
     assert cluster.worker_link(0) is None and cluster.worker_link(1) == LinkShape(
         rate_bits_per_s=2_000_000, burst_bytes=20_000, latency_ms=7.5)
-    tf2 = _config(tmp_path, api="tf2", trace_workers=False, cpu_cap_coordinator=0.4).cluster_config(1)
+    tf2 = make_testbed_config(tmp_path, api="tf2", trace_workers=False, cpu_cap_coordinator=0.4).cluster_config(1)
     assert tf2.coordinator and tf2.cpu_cap_coordinator == 0.4
-    assert _config(tmp_path, model="cnn", widths=(4, 8, 16), batch_size=7).model_spec().resolved_widths() == (4, 8, 16)
+    config = make_testbed_config(tmp_path, model="cnn", widths=(4, 8, 16), batch_size=7)
+    assert config.model_spec().resolved_widths() == (4, 8, 16)
 
 
 @pytest.mark.parametrize("changes", [{"staleness": True}, {"worker_caps": (0.3,)}, {"worker_links": (10**6,)},
                                      {"trace_workers": True}])
 def test_tf2_refuses_what_only_tf1_workers_do(tmp_path: pathlib.Path, changes: dict[str, object]) -> None:
-    _config(tmp_path, api="tf2", trace_workers=False)
+    make_testbed_config(tmp_path, api="tf2", trace_workers=False)
     with pytest.raises(ConfigError, match="--api tf2 runs one PS, workers alike, without staleness"):
-        _config(tmp_path, api="tf2", **{"trace_workers": False, **changes})
+        make_testbed_config(tmp_path, api="tf2", **{"trace_workers": False, **changes})

@@ -1,0 +1,52 @@
+"""Helpers shared by the tracegen tests (``pythonpath`` in pyproject.toml puts ``tests/`` on the path): the small
+hand-made step whose one variable two workers share, and the inputs ``tracegen plan`` is tested on (the development
+mlp trace, its link profile and single-worker measurement, a three-instance catalogue)."""
+
+from __future__ import annotations
+
+import pathlib
+
+from parsers.catalogue import Catalogue, Instance
+from parsers.linkprofile import read_link_profile
+from parsers.singleworker import read_single_worker
+from tracegen.model import StepModel, StepTiming, TaskKind
+from tracegen.plan import Plan, PlanConfig, plan
+from tracegen.wire import LinkEstimate
+
+MS = 1_000_000
+
+
+def shared_variable_model() -> StepModel:
+    """A variable node, its read, a 1 MB pull, 1 ms of compute, a 1 MB push and the apply that updates it."""
+    names = ("ps:w", "ps:w/read", "pull w", "matmul", "push grad", "apply w", "ps:global_step", "step+1")
+    kinds = (TaskKind.PS_OP, TaskKind.PS_OP, TaskKind.PULL, TaskKind.COMPUTE, TaskKind.PUSH, TaskKind.APPLY,
+             TaskKind.PS_OP, TaskKind.APPLY)
+    preds = ((), (0,), (1,), (2,), (3,), (4, 0), (), (6,))
+    return StepModel(
+        names=names, kinds=kinds, size_bytes=(0, 0, 1_000_000, 0, 1_000_000, 0, 0, 0), data_preds=preds,
+        control_preds=((),) * 8, rank=tuple(range(8)), first_need_ns=(0,) * 8,
+        timings=(StepTiming(dur_ns=(0, 0, 0, MS, 0, MS // 10, 0, 0), delay_ns=(0,) * 8, step_ns=0),),
+        link=LinkEstimate(pull_bandwidth_bytes_per_s=10**9, push_bandwidth_bytes_per_s=10**9, latency_ns=0,
+                          method="given"))
+
+
+PLAN_TRACE = pathlib.Path(__file__).resolve().parents[1] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+PLAN_PROFILE = read_link_profile(PLAN_TRACE / "link-profile.json")
+PLAN_SINGLE = read_single_worker(PLAN_TRACE / "single-worker.json")
+PLAN_CONFIG = PlanConfig(workers=(1, 2, 3, 4, 6), batch_size=32, step_budget=8)
+
+
+def inst(name: str, role: str, usd: float, speed: float, bits: int = 1_000_000_000,
+                  **kw: object) -> Instance:
+    """An instance of 4 cores: ``usd`` an hour, ``speed`` times the traced node, a link of ``bits`` per second."""
+    return Instance(name=name, role=role, usd_per_hour=usd, compute_speed=speed, cores=4.0, link_bits_per_s=bits,
+                    **kw)  # type: ignore[arg-type]
+
+
+PLAN_CATALOGUE = Catalogue(instances=(inst("w1", "worker", 0.2, 1.0), inst("w2", "both", 0.5, 2.0),
+                                      inst("ps", "ps", 1.0, 1.0, 200_000_000)))
+
+
+def run_plan(model: StepModel, catalogue: Catalogue = PLAN_CATALOGUE, config: PlanConfig = PLAN_CONFIG) -> Plan:
+    """``plan`` of ``model`` on ``catalogue`` with the plan trace's link profile and single-worker measurement."""
+    return plan(model, catalogue, config, link_profile=PLAN_PROFILE, single_worker=PLAN_SINGLE)
