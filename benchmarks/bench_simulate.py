@@ -7,8 +7,8 @@ Prints what issue 10 asks for, measured in one run on one core:
   simulated): wall time on one core, events, the N simulated (target: 5 s); then the same in as many local
   processes as this machine has CPUs, as ``predict --jobs`` does by default, and whether it is the same curve;
 - the same curve with ``--every-n``: all 64 N simulated (192 simulations, the plateau search past 64 left out),
-  on one core — about half a minute on this machine with the C core (30.9 s on 2026-12-06, 123 s compiled the day
-  before; target 5 s), what a user who asks for every N waits for;
+  on one core — about half a minute on this machine with the C core (30.9 s on 2026-12-06, 32.5 s that
+  afternoon on a slower hour, 123 s compiled the day before; target 5 s), what a user who asks for every N waits for;
 - one 1000-worker point (3 steps per worker): time and peak memory (targets: 5 s, 1 GiB);
 - the time to stream the synthetic trace ``predict --emit-traces 16`` writes with its defaults, beside
   predict's estimate of it;
