@@ -125,27 +125,24 @@ def looks_like_json(data: bytes) -> bool:
 
 def _json_scalar(data: bytes) -> str | None:
     """What the content is when the whole of it is one JSON value that is neither an object nor an array (``5``,
-    ``"text"``, ``null``, ``true``): 'a number (5)', "a string ('text')", 'null', ...; None when it is anything else.
-    Only looked at once the content has been refused as a step: no text-format step begins so."""
+    ``"text"``, ``null``, ``true``): 'a number (5)', "a string ('text')", 'null', ...; None when it is anything else
+    (:func:`parsers.jsondoc.load_json`'s JSON). Only looked at once the content has been refused as a step: no
+    text-format step begins so."""
     head = data[:8].removeprefix(UTF8_BOM).lstrip(b" \t\r\n")
     if not head[:1] or head[:1] not in b'-0123456789"ntf':
         return None
     try:
-        text = data.decode("utf-8").removeprefix("\ufeff")
-        value = json.loads(text, parse_float=str, parse_int=str, parse_constant=_not_json)  # numbers as written
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        value = load_json(data, "", parse_float=str)  # a decimal number not made a float: 1e999 is no error
+    except TraceFormatError:
         return None
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
-    if not isinstance(value, str):
-        return None
-    if text.strip()[:1] == '"':
+    if isinstance(value, str) and head[:1] == b'"':
         return f"a string ({quoted(value)})"
-    return f"a number ({value if len(value) <= 40 else value[:37] + '...'})"
-
-
-def _not_json(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
+    if isinstance(value, int | str):  # the whole content is the number: quoted as written ('-0', '1e999')
+        written = data.decode("utf-8").removeprefix("\ufeff").strip()
+        return f"a number ({written if len(written) <= 40 else written[:37] + '...'})"
+    return None
 
 
 def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Trace:

@@ -115,6 +115,7 @@ def test_the_files_beside_a_trace_are_found_where_its_readers_look() -> None:
 
 @pytest.mark.parametrize(("content", "what"), [
     (b"5", "a number (5), not an object"), (b"-3.5e2\n", "a number (-3.5e2), not an object"),
+    (b"-0", "a number (-0), not an object"), (b"1e999", "a number (1e999), not an object"),
     (b'"text"', "a string ('text'), not an object"), (b"null", "null, not an object"),
     (b"\xef\xbb\xbf true ", "true, not an object"),
 ])
