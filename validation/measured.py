@@ -22,8 +22,8 @@ point and no thousands separators (``1234.5``, not ``1,234.5`` or ``1234,5``).
 
 The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
 (:data:`SETTING_COLUMNS`: the model, its widths, the caps, the link's queue, ...), every row holds the same value
-(numbers compared as numbers), else the file is refused: two campaigns appended into one would be averaged as
-repeats of each N.
+(numbers compared as numbers), and so does the link's rate (compared once read: ``500Mbit/s`` is ``62.5MB/s``),
+else the file is refused: two campaigns appended into one would be averaged as repeats of each N.
 """
 
 from __future__ import annotations
@@ -130,6 +130,7 @@ def _rows(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         "steps_per_s": [_steps_per_s(v, source, i) for i, v in _cells(frame, "steps_per_s")],
     }, index=frame.index)  # each run's line: a value judged later (a cap against the trace's) is named by it
     _read_optional(frame, out, source)
+    _refuse_two_rates(out, source)
     return out
 
 
@@ -213,6 +214,19 @@ def _refuse_two_settings(frame: pd.DataFrame, source: str) -> None:
                 raise ConfigError(f"{source}:{line}: {column!r} is {_short(cell.strip())!r}, not "
                                   f"{_short(first.strip())!r} as on line {first_line}: runs of two settings would be "
                                   "averaged as repeats of one; compare one setting at a time")
+
+
+def _refuse_two_rates(runs: pd.DataFrame, source: str) -> None:
+    """Every row's link rate is the first row's, as for :data:`SETTING_COLUMNS`, compared once read (the same rate
+    may be written ``500Mbit/s`` or ``0.5Gbit/s``)."""
+    if "bandwidth_bytes_per_s" not in runs.columns:
+        return
+    (first_line, first), *rest = zip(runs.index, runs["bandwidth_bytes_per_s"], strict=True)
+    for line, rate in rest:
+        if rate != first:
+            raise ConfigError(f"{source}:{line}: the link's rate is {rate * 8:.15g} bits/s, not {first * 8:.15g} as "
+                              f"on line {first_line}: runs of two settings would be averaged as repeats of one; "
+                              "compare one setting at a time")
 
 
 def _setting(cell: str) -> str | float:

@@ -146,15 +146,8 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
                                                       f"{TRACE_DIR_NAME}/, or give --trace"))
     found = pathlib.Path(profile) if profile is not None else profile_beside(trace)
     bandwidth, source = bandwidth_bytes_per_s, "--bandwidth"
-    if runs is not None and "bandwidth_bytes_per_s" in runs.columns:  # with --bandwidth too: averaged as repeats
-        (first_line, first), *rest = zip(runs.index, runs["bandwidth_bytes_per_s"], strict=True)
-        for line, rate in rest:
-            if rate != first:
-                raise ConfigError(f"{path}:{line}: the link's rate is {rate * 8:.15g} bits/s, not {first * 8:.15g} as "
-                                  f"on line {first_line}: runs of two settings would be averaged as repeats of one; "
-                                  "compare one setting at a time")
-        if bandwidth is None:
-            bandwidth, source = round(first), f"{path} (bandwidth_bits_per_s)"
+    if bandwidth is None and runs is not None and "bandwidth_bytes_per_s" in runs.columns:  # one rate: read_measured
+        bandwidth, source = round(runs["bandwidth_bytes_per_s"].iloc[0]), f"{path} (bandwidth_bits_per_s)"
     single = pathlib.Path(single_worker) if single_worker is not None else single_worker_beside(trace)
     return Inputs(measured=path, trace=pathlib.Path(trace), profile=found, bandwidth_bytes_per_s=bandwidth,
                   bandwidth_from=source if bandwidth is not None else "none", single_worker=single)

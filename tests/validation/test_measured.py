@@ -48,6 +48,8 @@ def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
                                                                         "'\uff15\uff10\uff10Mbit/s' as a rate"),
     ("n_workers,steps_per_s\n1,2_5\n", "m.csv:2: 'steps_per_s' must be a number (got '2_5')"),
     ("n_workers,steps_per_s,bandwidth\n1,2,fast\n", "m.csv:2: 'bandwidth': cannot read 'fast' as a rate"),
+    ("n_workers,steps_per_s,bandwidth\n1,2,500Mbit/s\n2,3,62.5MB/s\n3,4,0.4Gbit/s\n",
+     "m.csv:4: the link's rate is 400000000 bits/s, not 500000000 as on line 2"),
     ('n_workers,steps_per_s\n1,"2\n', "not a readable CSV"),
     ("n_workers,steps_per_s,host_steal_cores\n1,2,-0.5\n", "m.csv:2: 'host_steal_cores' must be >= 0 (got '-0.5')"),
     # read, then refused by validate as "'batch_size' must be from 1 to 10^9 (got ...)", naming no file or line
