@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -44,3 +45,14 @@ def profile_file(tmp_path: pathlib.Path) -> pathlib.Path:
     write_link_profile(profile, path)
     assert read_link_profile(path) == dataclasses.replace(profile, source=str(path))
     return path
+
+
+def refused_after_edit(path: pathlib.Path, old: bytes, new: bytes, read: Callable[[pathlib.Path], object],
+                       error: type[Exception]) -> str:
+    """The one-line refusal of ``read`` once ``old`` (which the file must hold) is replaced by ``new`` in ``path``."""
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new))
+    with pytest.raises(error) as info:
+        read(path)
+    return str(info.value)

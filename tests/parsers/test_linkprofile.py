@@ -22,7 +22,7 @@ from parsers.linkprofile import (
     read_link_profile,
 )
 
-from parsers_support import check_message, profile_file
+from parsers_support import check_message, profile_file, refused_after_edit
 
 DEV_TRACE = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
 
@@ -63,12 +63,7 @@ def _fifo(path: pathlib.Path) -> Iterator[pathlib.Path]:
 ])
 def test_link_profile_values(tmp_path: pathlib.Path, old: bytes, new: bytes, why: str) -> None:
     path = profile_file(tmp_path)
-    data = path.read_bytes()
-    assert old in data
-    path.write_bytes(data.replace(old, new))
-    with pytest.raises(ProfileError) as info:
-        read_link_profile(path)
-    check_message(str(info.value), path, why)
+    check_message(refused_after_edit(path, old, new, read_link_profile, ProfileError), path, why)
 
 
 def _renamed(obj: dict[str, Any], old: str, new: str) -> None:

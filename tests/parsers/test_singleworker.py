@@ -13,6 +13,8 @@ import pytest
 from parsers.linkprofile import CpuQuota
 from parsers.singleworker import AtCap, SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
 
+from parsers_support import refused_after_edit
+
 RECORD = SingleWorker(steps_per_s=5.5, window_s=40.0, ps_cpu_s_per_step=0.045, ps_cores=0.5,
                       ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=10_000), link_bits_per_s=500e6,
                       tool="tracegen testbed 0.1.0", date="2026-12-01T10:00:00Z", notes=("one worker",))
@@ -68,12 +70,7 @@ def test_the_link_it_was_measured_on_may_be_unknown(tmp_path: pathlib.Path) -> N
 ])
 def test_bad_values_are_named(tmp_path: pathlib.Path, old: bytes, new: bytes, why: str) -> None:
     path = _written(tmp_path)
-    data = path.read_bytes()
-    assert old in data
-    path.write_bytes(data.replace(old, new))
-    with pytest.raises(SingleWorkerError) as info:
-        read_single_worker(path)
-    message = str(info.value)
+    message = refused_after_edit(path, old, new, read_single_worker, SingleWorkerError)
     assert str(path) in message and why in message and "\n" not in message and len(message) < 300
 
 
