@@ -23,17 +23,6 @@ PER_STEP = {"ps_cpu_cores": ("PS CPU per step", 1e3, " ms"), "ps_wakeups_per_s":
             "ps_preemptions_per_s": ("PS preemptions per step", 1, "")}  # a column over steps/s: name, scale, unit
 
 
-def setting(measured: pd.DataFrame, column: str, source: str) -> Any:
-    """The one value ``column`` has in every row, None if absent; an error if runs disagree."""
-    if column not in measured.columns:
-        return None
-    values = sorted(set(measured[column]))
-    if len(values) > 1:
-        raise ConfigError(f"{source}: runs differ in {column!r} ({', '.join(str(v) for v in values)}); "
-                          "compare one setting at a time")
-    return values[0].item() if hasattr(values[0], "item") else values[0]
-
-
 def measured_curve(measured: pd.DataFrame) -> pd.DataFrame:
     """Per N: repeats, mean, min, max and standard deviation of the measured steps per second."""
     grouped = measured.groupby("n_workers")["steps_per_s"]

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from validation.compare import compare, cpu_markdown, knee_of, report_markdown, setting
+from validation.compare import compare, cpu_markdown, knee_of, report_markdown
 from validation.errors import ConfigError
 from validation.measured import read_measured
 
@@ -54,10 +54,9 @@ def test_knee_is_the_first_point_reaching_95_percent() -> None:
 
 def test_bandwidth_with_units_and_settings(tmp_path: pathlib.Path) -> None:
     runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth,extra\n1,1.5,500Mbit/s,x\n2,2,500Mbit/s,y\n"))
-    assert setting(runs, "bandwidth_bytes_per_s", "m.csv") == 62_500_000
-    mixed = read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth_bits_per_s\n1,1,8e8\n2,2,4e8\n"))
-    with pytest.raises(ConfigError, match="runs differ in 'bandwidth_bytes_per_s'"):
-        setting(mixed, "bandwidth_bytes_per_s", "m.csv")
+    assert list(runs["bandwidth_bytes_per_s"]) == [62_500_000, 62_500_000]
+    with pytest.raises(ConfigError, match=r"m\.csv:3: the link's rate is 400000000 bits/s, not 800000000 as on line 2"):
+        read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth_bits_per_s\n1,1,8e8\n2,2,4e8\n"))
 
 
 def test_where_the_cpu_went_per_n_with_the_ps_cpu_per_step(tmp_path: pathlib.Path) -> None:
