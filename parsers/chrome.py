@@ -522,7 +522,8 @@ def _own_table(name: str, table: Any, source: str) -> pd.DataFrame:
         at = f"{where}.rows[{r}]"
         for column, key, value in zip(columns, keys, row, strict=True):
             _cell(name, column, value, at, key)
-    return make_table(name, pd.DataFrame(rows, columns=columns), where=source)
+    return make_table(name, pd.DataFrame(rows, columns=columns), where=source,
+                      position=lambda r: f"tracegen.tables.{name}.rows[{r}]")
 
 
 def _own_lost(lost: Any, source: str) -> tuple[str, ...]:

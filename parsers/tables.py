@@ -20,7 +20,7 @@ import pandas as pd
 
 from parsers.atomic import write_set_atomic
 from parsers.csvfile import INTEGER, MAX_NUMBER_CHARS, cell_int
-from parsers.errors import TraceFormatError, quoted
+from parsers.errors import SchemaError, TraceFormatError, quoted
 from parsers.files import read_file
 from parsers.jsondoc import load_json
 from parsers.limits import MAX_BYTES, MAX_RECORDS
@@ -33,7 +33,9 @@ from parsers.trace import (
     Trace,
     make_table,
     printable,
+    row_naming,
     source_of,
+    step_fault,
     trace_from,
 )
 
@@ -99,6 +101,7 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
     fmt = manifest["table_format"]
     tables = {}
     total = 0
+    position = _csv_line if fmt == "csv" else None  # a Parquet row has no line: counted from 0
     for name in SCHEMAS:
         path = source / f"{name}.{fmt}"
         data = read_file(path, max_bytes)
@@ -109,10 +112,19 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
             frame = _csv_table(name, data, path) if fmt == "csv" else pd.read_parquet(io.BytesIO(data))
         except (ValueError, TypeError, OverflowError, OSError, _ARROW.ArrowException) as exc:  # OSError: pyarrow's
             raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None  # corrupt column data
-        tables[name] = make_table(name, frame, where=str(path))
+        tables[name] = make_table(name, frame, where=str(path), position=position)
+    fault = step_fault(tables)
+    if fault is not None:  # as the Trace would refuse it, but naming the table's file and the row's line there
+        name, row, why = fault
+        raise SchemaError(f"{row_naming(name, str(source / f'{name}.{fmt}'), position)(row)}: {why}")
     return trace_from(str(source), source=source_of(str(source), manifest["source"]),
                       source_format=manifest["source_format"], lost=manifest["lost"], skipped=manifest["skipped"],
                       **tables)
+
+
+def _csv_line(row: int) -> str:
+    """A CSV table's row (from 0) as its line: the header is on line 1, one row per line, as written."""
+    return f"line {row + 2}"
 
 
 def _csv_table(name: str, data: bytes, path: pathlib.Path) -> pd.DataFrame:

@@ -71,7 +71,7 @@ int64): times ``0 <= t < 2**62`` ns (the year 2116 on TensorFlow's epoch clock),
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -160,12 +160,18 @@ def _frame(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> pd.DataFram
         return pd.DataFrame([{k: printable(v) for k, v in row.items()} for row in rows], columns=columns)
 
 
-def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame, *, where: str = "") -> pd.DataFrame:
+Position = Callable[[int], str]  # a table row (from 0) as a file's reader names it: 'line 7', 'rows[5]'
+
+
+def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame, *, where: str = "",
+               position: Position | None = None) -> pd.DataFrame:
     """Build table ``name`` from rows (or a frame), with exactly its schema's columns and dtypes, every
     integer within its ``BOUNDS`` and every enumerated string one of its ``CHOICES``; ``where`` (a file)
-    prefixes the message of a SchemaError."""
+    prefixes the message of a SchemaError, and ``position`` names a row there as the file has it (a CSV file's
+    line; without it, the row counted from 0)."""
     schema = SCHEMAS[name]
     prefix = f"{where}: table {name!r}" if where else f"table {name!r}"
+    at = row_naming(name, where, position)
     frame = rows.copy() if isinstance(rows, pd.DataFrame) else _frame(rows, list(schema))
     missing = [c for c in schema if c not in frame.columns]
     if missing:
@@ -177,7 +183,7 @@ def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame, *, w
             fractional = (values.notna() & (values % 1 != 0)).to_numpy()
             if fractional.any():
                 row = int(fractional.argmax())
-                raise SchemaError(f"{prefix} row {row}: {column!r} must be a whole number (got {values.iloc[row]})")
+                raise SchemaError(f"{at(row)}: {column!r} must be a whole number (got {values.iloc[row]})")
     try:
         frame = frame.astype(dict(schema))
     except (TypeError, ValueError, OverflowError) as exc:
@@ -189,32 +195,62 @@ def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame, *, w
         outside = ~frame[column].between(low, high).fillna(value=True)
         if outside.any():
             row = int(outside.to_numpy().argmax())
-            raise SchemaError(f"{prefix} row {row}: {column!r} must be from {low} to {high} "
+            raise SchemaError(f"{at(row)}: {column!r} must be from {low} to {high} "
                               f"(got {frame[column].iloc[row]})")
     for column, allowed in CHOICES.get(name, {}).items():
         other = ~frame[column].isin(allowed)
         if other.any():
             row = int(other.to_numpy().argmax())
-            raise SchemaError(f"{prefix} row {row}: {column!r} must be one of {', '.join(allowed)} "
+            raise SchemaError(f"{at(row)}: {column!r} must be one of {', '.join(allowed)} "
                               f"(got {quoted(frame[column].iloc[row])})")
-    _check_times(frame, prefix)
+    _check_times(frame, at)
     return frame
 
 
-def _check_times(frame: pd.DataFrame, prefix: str) -> None:
+def row_naming(name: str, where: str = "", position: Position | None = None) -> Callable[[int], str]:
+    """How a message names row ``row`` of table ``name`` read from ``where``: ``WHERE: table 'ops' row 3``, or
+    with the file's own ``position`` (a file that holds that table, or names it in the position),
+    ``WHERE: line 5``."""
+    head = f"{where}: " if where else ""
+    if position is None:
+        return lambda row: f"{head}table {name!r} row {row}"
+    return lambda row: f"{head}{position(row)}"
+
+
+def _check_times(frame: pd.DataFrame, at: Callable[[int], str]) -> None:
     """SchemaError for a row that ends before it starts, or at or after 2**62 ns."""
     if "end_ns" in frame.columns:  # a step that ends before it starts has no length to replay
         backwards = frame["end_ns"] < frame["start_ns"]
         if backwards.any():
             row = int(backwards.to_numpy().argmax())
-            raise SchemaError(f"{prefix} row {row}: ends before it starts (start_ns {frame['start_ns'].iloc[row]}, "
+            raise SchemaError(f"{at(row)}: ends before it starts (start_ns {frame['start_ns'].iloc[row]}, "
                               f"end_ns {frame['end_ns'].iloc[row]})")
     if "start_ns" in frame.columns and "dur_ns" in frame.columns:
         late = frame["start_ns"] > MAX_TIME_NS - 1 - frame["dur_ns"]
         if late.any():
             row = int(late.to_numpy().argmax())
-            raise SchemaError(f"{prefix} row {row}: ends at or after 2**62 ns (start_ns "
+            raise SchemaError(f"{at(row)}: ends at or after 2**62 ns (start_ns "
                               f"{frame['start_ns'].iloc[row]}, dur_ns {frame['dur_ns'].iloc[row]})")
+
+
+def step_fault(tables: Mapping[str, pd.DataFrame]) -> tuple[str, int, str] | None:
+    """The first row that breaks the tables' steps, as (table, row, what is wrong): a step listed twice in
+    ``steps``, or a row of another table whose step is not listed there; None when there is none."""
+    steps = tables["steps"]["step"].reset_index(drop=True)
+    repeated = steps.duplicated()
+    if repeated.any():
+        row = int(repeated.to_numpy().argmax())
+        return "steps", row, f"step {int(steps.iloc[row])} is listed more than once"
+    known = set(steps.astype(int))
+    for name, table in tables.items():
+        if name == "steps" or "step" not in table.columns:
+            continue
+        unknown = ~table["step"].isin(known)
+        if unknown.any():
+            row = int(unknown.to_numpy().nonzero()[0][0])
+            return name, row, (f"step {int(table['step'].iloc[row])} is not in the steps table (which has "
+                               f"{len(known)} step(s))")
+    return None
 
 
 def check_table(name: str, frame: pd.DataFrame) -> None:
@@ -277,21 +313,10 @@ class Trace:
     def __post_init__(self) -> None:
         for name in SCHEMAS:
             check_table(name, getattr(self, name))
-        steps = self.steps["step"]
-        repeated = steps[steps.duplicated()]
-        if not repeated.empty:
-            raise SchemaError(f"table 'steps' row {int(repeated.index[0])}: step {int(repeated.iloc[0])} is listed "
-                              "more than once")
-        known = set(steps.astype(int))
-        for name in SCHEMAS:
-            table = getattr(self, name)
-            if name == "steps" or "step" not in table.columns:
-                continue
-            unknown = ~table["step"].isin(known)
-            if unknown.any():
-                row = int(unknown.to_numpy().nonzero()[0][0])
-                raise SchemaError(f"table {name!r} row {row}: step {int(table['step'].iloc[row])} is not in the "
-                                  f"steps table (which has {len(known)} step(s))")
+        fault = step_fault({name: getattr(self, name) for name in SCHEMAS})
+        if fault is not None:
+            name, row, why = fault
+            raise SchemaError(f"{row_naming(name)(row)}: {why}")
 
     @property
     def devices(self) -> tuple[str, ...]:

@@ -363,7 +363,7 @@ OWN_CASES: dict[str, tuple[Callable[[Any], None], str]] = {
     "size_text": (_arg("size_bytes", "12"), ".args.size_bytes must be an integer"),
     "dst_null": (_arg("dst_device", None), ".args.dst_device must be a string"),
     "unnamed_pid": (_no_metadata, "has no process_name event naming its device"),
-    "edge_kind": (_cell("graph_edges", 4, "sideways"), "table 'graph_edges' row 0: 'kind' must be one of data, "),
+    "edge_kind": (_cell("graph_edges", 4, "sideways"), "tables.graph_edges.rows[0]: 'kind' must be one of data, "),
 }
 
 

@@ -70,7 +70,7 @@ def test_a_step_that_ends_before_it_starts_is_refused(step_pb: pathlib.Path, tmp
     header, row, *rest = steps.read_text().splitlines()
     step, source, start, end = row.split(",")
     steps.write_text("\n".join([header, f"{step},{source},{end},{start}", *rest]) + "\n")
-    with pytest.raises(TraceError, match=r"steps\.csv: table 'steps' row 0: ends before it starts"):
+    with pytest.raises(TraceError, match=r"steps\.csv: line 2: ends before it starts"):  # the row on line 2
         read_tables(tmp_path)
 
 
@@ -125,3 +125,48 @@ def test_corrupt_parquet_column_data_names_the_table_file(tmp_path: pathlib.Path
     path.write_bytes(bytes(data))
     with pytest.raises(TraceFormatError, match=rf"^{re.escape(str(path))}: cannot read table 'transfers': "):
         read_trace(tmp_path)
+
+
+def _edit_cell(path: pathlib.Path, line: int, column: str, value: str) -> None:
+    """Set ``column`` of the row on ``line`` (the header is line 1) of CSV table ``path``."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame.loc[line - 2, column] = value
+    frame.to_csv(path, index=False, lineterminator="\n")
+
+
+@pytest.mark.parametrize(("table", "line", "column", "value", "why"), [
+    ("ops", 6, "dur_ns", "-5", "'dur_ns' must be from 0 to"),
+    ("transfers", 3, "direction", "sideways", "'direction' must be one of pull, push, other (got 'sideways')"),
+    ("ops", 8, "step", "99", "step 99 is not in the steps table (which has 1 step(s))"),
+    ("steps", 2, "end_ns", "1", "ends before it starts"),
+])
+def test_a_bad_csv_row_is_named_by_its_file_and_line(step_pb: pathlib.Path, tmp_path: pathlib.Path, table: str,
+                                                     line: int, column: str, value: str, why: str) -> None:
+    """The line a text editor shows, in the table's own file: these said 'table 'ops' row 4' (the row counted
+    from 0 after the header, two less than its line), and a row whose step is not listed named the directory, not
+    the file (a hardening pass)."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    _edit_cell(tmp_path / f"{table}.csv", line, column, value)
+    with pytest.raises(TraceError) as caught:
+        read_tables(tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path / table}.csv: line {line}: {why}"), caught.value
+
+
+def test_a_step_listed_twice_is_named_by_its_line(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    trace = read_trace(step_pb)
+    write_tables(trace, tmp_path, "csv")
+    steps = tmp_path / "steps.csv"
+    header, row = steps.read_text().splitlines()
+    steps.write_text(f"{header}\n{row}\n{row}\n")
+    with pytest.raises(TraceError, match=re.escape(f"{steps}: line 3: step 0 is listed more than once")):
+        read_tables(tmp_path)
+
+
+def test_a_bad_parquet_row_is_named_by_its_row(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """A Parquet file has no lines: its rows are counted from 0, as pandas and DuckDB show them."""
+    write_tables(read_trace(step_pb), tmp_path, "parquet")
+    ops = pd.read_parquet(tmp_path / "ops.parquet")
+    ops.loc[4, "dur_ns"] = -5
+    ops.to_parquet(tmp_path / "ops.parquet")
+    with pytest.raises(TraceError, match=re.escape(f"{tmp_path / 'ops.parquet'}: table 'ops' row 4: 'dur_ns' must")):
+        read_tables(tmp_path)
