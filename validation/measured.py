@@ -402,7 +402,7 @@ def _ps_tasks(text: str, source: str, line: int) -> int:
 def _worker_link(text: str, source: str, line: int) -> int:
     """One worker's part of a ``worker_links`` cell, bits/s: 0 (no link of its own) or from 1e3 to 1e13, as a
     worker class's own link (:mod:`parsers.workerclasses`)."""
-    value: int = cell_number(text, int, "worker_links", source, line, positive=False)
+    value: int = cell_number(text, int, "worker_links", source, line, positive=False, exponent=True)
     if value and not MIN_LINK_BITS_PER_S <= value <= MAX_LINK_BITS_PER_S:
         raise ConfigError(f"{source}:{line}: 'worker_links' must be 0 (none) or from 1e3 to 1e13 bits/s (got "
                           f"{_short(text.strip())!r})")
@@ -448,14 +448,15 @@ def _bandwidth(text: str, source: str, line: int) -> float:
 
 
 def cell_number(text: str, kind: type[int] | type[float], column: str, source: str, line: int, *,
-                positive: bool = True) -> Any:
+                positive: bool = True, exponent: bool = False) -> Any:
     """Cell ``text`` of ``column`` on ``line`` as ``kind``, by the rule of every CSV's numbers
-    (:func:`parsers.csvfile.cell_float`; an integer without a decimal point or exponent): >= 0, and > 0 when
-    ``positive``."""
+    (:func:`parsers.csvfile.cell_float`; an integer without a decimal point or exponent, unless ``exponent``
+    allows one where the value is whole, as a rate is written: ``1e8``): >= 0, and > 0 when ``positive``."""
     def fail(why: str) -> ConfigError:
         return ConfigError(f"{source}:{line}: {column!r} {why} (got {_short(text)!r})")
 
-    value: float = (cell_int(text, "must be an integer", fail) if kind is int
+    value: float = (cell_int(text, "must be a whole number" if exponent else "must be an integer", fail,
+                             exponent=exponent) if kind is int
                     else cell_float(text, "must be a number", fail))
     if value < 0 or (positive and value == 0):
         raise ConfigError(f"{source}:{line}: {column!r} must be {'> 0' if positive else '>= 0'} (got {_short(text)!r})")

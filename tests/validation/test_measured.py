@@ -332,3 +332,13 @@ def test_an_empty_part_of_a_per_worker_cell_is_refused(tmp_path: pathlib.Path, c
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}:3: '{column}' has an empty part in "
                                           rf"'{re.escape(cell)}'"):
         read_measured(path)
+
+
+def test_a_worker_link_is_read_in_exponent_form_as_a_rate_is(tmp_path: pathlib.Path) -> None:
+    """``1e8`` was refused ('must be an integer') by a message that itself wrote the range as 1e3 to 1e13, while the
+    same rate in a worker-class file or in ``bandwidth_bits_per_s`` is read; a fraction of a bit is still refused."""
+    path = _csv(tmp_path, "n_workers,steps_per_s,worker_links\n2,18,1e8;2.5e6\n")
+    assert read_measured(path)["worker_links"].tolist() == [(100_000_000, 2_500_000)]
+    path = _csv(tmp_path, "n_workers,steps_per_s,worker_links\n2,18,1e8;1.5e-1\n")
+    with pytest.raises(ConfigError, match=r"m\.csv:2: 'worker_links' must be a whole number \(got '1.5e-1'\)"):
+        read_measured(path)
