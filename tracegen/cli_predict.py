@@ -41,7 +41,7 @@ from tracegen.predict import (
     profile_beside,
     single_worker_beside,
 )
-from tracegen.processes import available_cpus
+from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.simulate import MAX_STEPS
 from tracegen.units import (
     fixed,
@@ -123,10 +123,19 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
                              "again; never another command's)")
 
 
-def _int_option(value: int, name: str, low: int, high: int) -> int:
+def int_option(value: int, name: str, low: int, high: int) -> int:
+    """``value`` of option ``--NAME``, refused in the option's own name outside ``low`` to ``high``."""
     if not low <= value <= high:
         raise ConfigError(f"'--{name}' must be from {low} to {high} (got {value})")
     return value
+
+
+def simulation_counts(args: argparse.Namespace) -> tuple[int, int, int, int]:
+    """``--steps``, ``--warmup-steps``, ``--seeds`` and ``--jobs``, each refused outside its range in the option's
+    own name, as predict and validate both take them (fewer than :data:`MIN_STEPS` read fast)."""
+    return (int_option(args.steps, "steps", MIN_STEPS, MAX_STEPS),
+            int_option(args.warmup_steps, "warmup-steps", 1, MAX_STEPS), int_option(args.seeds, "seeds", 1, 1000),
+            int_option(args.jobs, "jobs", 1, MAX_JOBS))
 
 
 def add_shard_arguments(parser: argparse.ArgumentParser, what: str) -> None:
@@ -159,9 +168,7 @@ def run_predict(args: argparse.Namespace) -> int:
     """Handle ``tracegen predict``: print the link used, the table and the knee; return the exit code."""
     emitted = parse_workers(args.emit_traces, "--emit-traces") if args.emit_traces is not None else ()
     workers = parse_workers(args.workers, "--workers")
-    steps = _int_option(args.steps, "steps", MIN_STEPS, MAX_STEPS)
-    warmup = _int_option(args.warmup_steps, "warmup-steps", 1, MAX_STEPS)
-    seeds = _int_option(args.seeds, "seeds", 1, 1000)
+    steps, warmup, seeds, jobs = simulation_counts(args)
     profile_path = args.link_profile
     if profile_path is not None and args.bandwidth is not None:  # the profile would win, the rate unused
         raise ConfigError(f"--link-profile {profile_path} and --bandwidth {args.bandwidth} both give the PS link; "
@@ -206,7 +213,7 @@ def run_predict(args: argparse.Namespace) -> int:
         batch_size=batch_size_of(args.trace, args.batch_size), emit_traces=emitted, timing=args.timing,
         worker_speed=speeds, worker_link_bits_per_s=links,
         ps_shards=ps_shards, placement=args.placement,
-        jobs=args.jobs, every_n=args.every_n)
+        jobs=jobs, every_n=args.every_n)
     if args.batch_size is None and "batch_size" not in (read_meta(args.trace) or {}):  # a converted trace, say
         print(f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {meta_path(args.trace)} "
               f"{'gives no batch_size' if meta_path(args.trace).exists() else 'is not there'}")

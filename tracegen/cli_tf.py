@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
+from tracegen.cli_predict import simulation_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
@@ -142,11 +143,12 @@ def _validate(args: argparse.Namespace) -> int:
     for key, option, what in _INPUTS:
         if getattr(args, key) is not None:
             option_path(getattr(args, key), what, option)  # its check alone: that it names something
+    steps, warmup, seeds, jobs = simulation_counts(args)  # as predict checks them: 2 steps read fast
     policy, order = parse_policy(args.policy)
     config = PredictConfig(
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth), link=args.link,
-        policy=policy, order=order, order_file=args.policy if order else "", steps=args.steps,
-        warmup_steps=args.warmup_steps, seeds=args.seeds, payload_fraction=args.payload_fraction, jobs=args.jobs)
+        policy=policy, order=order, order_file=args.policy if order else "", steps=steps,
+        warmup_steps=warmup, seeds=seeds, payload_fraction=args.payload_fraction, jobs=jobs)
     with OutputDir(args.out, [*OUTPUT_FILES, *(["report.html"] * args.html)], force=args.force,
                    command="validate",
                    inputs=input_files(args.measured, args.link_profile, args.single_worker)) as out:

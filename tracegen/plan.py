@@ -76,6 +76,8 @@ from tracegen.simulate import SimConfig, SimResult, simulate
 from tracegen.units import format_wait
 
 STEP_BUDGET = 16
+MAX_STEP_BUDGET = 100_000  # measured steps per point: a coarse plan, not a long run
+MAX_SEEDS = 100  # seeds per point
 WARMUP_STEPS = 1
 MAX_SAMPLES = 1e18
 
@@ -105,10 +107,10 @@ class PlanConfig:
             raise ConfigError(f"'target_samples_per_s' must be a number > 0 (got {target})")
         if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
             raise ConfigError(f"'batch_size' must be from 1 to 10^9 (got {self.batch_size})")
-        if not 1 <= self.step_budget <= 100_000:
-            raise ConfigError(f"'step_budget' must be from 1 to 100000 (got {self.step_budget})")
-        if not 1 <= self.seeds <= 100:
-            raise ConfigError(f"'seeds' must be from 1 to 100 (got {self.seeds})")
+        if not 1 <= self.step_budget <= MAX_STEP_BUDGET:
+            raise ConfigError(f"'step_budget' must be from 1 to {MAX_STEP_BUDGET} (got {self.step_budget})")
+        if not 1 <= self.seeds <= MAX_SEEDS:
+            raise ConfigError(f"'seeds' must be from 1 to {MAX_SEEDS} (got {self.seeds})")
         if not MIN_PAYLOAD_FRACTION <= self.payload_fraction <= 1:
             raise ConfigError(f"'payload_fraction' must be from {MIN_PAYLOAD_FRACTION} to 1 "
                               f"(got {self.payload_fraction})")

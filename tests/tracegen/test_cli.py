@@ -370,6 +370,7 @@ def test_sigterm_removes_temporary_files_and_exits_143(sig: str, code: int, tmp_
     (["--workers", "1-100000", "--steps", "1000000"], "would simulate about"),
     (["--workers", "+3"], "'--workers'"),
     (["--seeds", "0"], "'--seeds' must be from 1"),
+    (["--jobs", "0"], "'--jobs' must be from 1 to 4096 (got 0)"),  # it said 'jobs', the library's field
 ])
 def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message: str, tmp_path: pathlib.Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:

@@ -459,3 +459,20 @@ def test_undoing_tracings_cost_is_said_first_when_it_is_long(tmp_path: pathlib.P
     captured = capsys.readouterr()
     said = [line for line in (captured.out + captured.err).splitlines() if "tracing's cost" in line]
     assert len(said) == 1 and said[0].startswith("undoing tracing's cost: simulating one worker a few times"), said
+
+
+@pytest.mark.parametrize(("option", "value", "why"), [
+    ("--steps", "2", "'--steps' must be from 3 to 1000000 (got 2)"),
+    ("--warmup-steps", "0", "'--warmup-steps' must be from 1 to 1000000 (got 0)"),
+    ("--seeds", "0", "'--seeds' must be from 1 to 1000 (got 0)"),
+    ("--jobs", "0", "'--jobs' must be from 1 to 4096 (got 0)"),
+])
+def test_validate_checks_its_simulation_options_as_predict_does(tmp_path: pathlib.Path,
+                                                                capsys: pytest.CaptureFixture[str], option: str,
+                                                                value: str, why: str) -> None:
+    """``--steps 2`` was taken (predict refuses fewer than 3: so short a window reads fast) and the simulator scored
+    on it; the others were refused in the library's field names ('steps', 'jobs'), not the options'."""
+    folder = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    assert main(["validate", "--measured", str(folder), option, value, "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == f"tracegen validate: error: {why}\n"
+    assert not (tmp_path / "out").exists()
