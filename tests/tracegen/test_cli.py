@@ -939,6 +939,31 @@ def test_every_list_of_counts_refuses_a_repeat_before_any_work(argv: list[str], 
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--window", "0", "'window_s' (--window) must be > 0 (got 0.0)"),
+    ("--queue-latency", "-1", "'latency_ms' (--queue-latency) must be > 0 and <= 10000 (got -1.0)"),
+    ("--burst", "100", "'burst_bytes' (--burst) must be >= 1514 (one full Ethernet frame) (got 100)"),
+    ("--cpu-ps", "0", "'cpu_cap_ps' (--cpu-ps) must be > 0 cores (got 0.0)"),
+    ("--warmup", "0", "'warmup_steps' (--warmup) must be >= 1 (got 0)"),
+])
+def test_a_testbed_setting_is_refused_with_the_option_that_sets_it(option: str, value: str, said: str,
+                                                                    tmp_path: pathlib.Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The settings' checks name their fields ('window_s', 'latency_ms'), which no option is called: the user of
+    ``--window 0`` or ``--queue-latency -1`` was left to guess which of some thirty options was meant."""
+    from validation import testbed
+
+    def no_cluster(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("the testbed ran")
+
+    monkeypatch.setattr(testbed, "run_testbed", no_cluster)
+    argv = ["testbed", "--bandwidth", "100Mbit/s", "--workers", "1", option, value, "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"tracegen testbed: error: {said}\n"
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
 def test_a_netbench_server_stopped_by_a_signal_says_so_with_the_shells_exit_code(sig: str, code: int) -> None:
     """``netbench serve`` (and the testbed) turn SIGTERM and SIGHUP into their own exception to remove what they

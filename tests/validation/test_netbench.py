@@ -149,13 +149,15 @@ def test_run_against_an_http_server_says_what_it_heard_and_asks_what_listens(
 
 
 @pytest.mark.parametrize(("args", "why"), [
-    (["--port", "99999"], "'port' must be from 1 to 65535 (got 99999)"),  # was a traceback (OverflowError)
-    (["--port", "0"], "'port' must be from 1 to 65535 (got 0)"),  # was a server on a port nobody is told
-    (["--tf-port", "0"], "'tf_port' must be from 1 to 65535 (got 0)"),
-    (["--cores", "0"], "'cores' must be > 0 and at most 4096 (got 0)"),  # was the measured CPU, silently
-    (["--cores", "5000"], "'cores' must be > 0 and at most 4096 (got 5000)"),  # was refused after the whole run
+    (["--port", "99999"], "'port' (--port) must be from 1 to 65535 (got 99999)"),  # was a traceback (OverflowError)
+    (["--port", "0"], "'port' (--port) must be from 1 to 65535 (got 0)"),  # was a server on a port nobody is told
+    (["--tf-port", "0"], "'tf_port' (--tf-port) must be from 1 to 65535 (got 0)"),
+    (["--cores", "0"], "'cores' (--cores) must be > 0 and at most 4096 (got 0)"),  # was the measured CPU, silently
+    # was refused after the whole run
+    (["--cores", "5000"], "'cores' (--cores) must be > 0 and at most 4096 (got 5000)"),
     # the PS task failed at the first session, and the client was told only 'connection closed'
-    (["--port", "7071", "--tf-port", "7071"], "'tf_port' must differ from 'port', where serve listens (both 7071)"),
+    (["--port", "7071", "--tf-port", "7071"],
+     "'tf_port' (--tf-port) must differ from 'port', where serve listens (both 7071)"),
 ])
 def test_serve_refuses_bad_settings_before_it_listens(args: list[str], why: str, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
