@@ -227,7 +227,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"tracegen {args.command}: stopped by {name}{_when(exc)}", file=sys.stderr)
         return 128 + signal.Signals[name].value  # 143 for SIGTERM, 129 for SIGHUP, as the shell reports them
     except (TraceError, TracegenError, ValidationError) as exc:
-        print(f"tracegen {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
+        print(f"tracegen {args.command}: error: {_one_line(with_option(str(exc), args.command))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as other Unix tools do
         discard_stdout()
@@ -246,6 +246,42 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+_COUNTS = {"steps": "--steps", "warmup_steps": "--warmup-steps", "seeds": "--seeds", "jobs": "--jobs",
+           "batch_size": "--batch-size", "payload_fraction": "--payload-fraction", "workers": "--workers",
+           "link": "--link", "policy": "--policy"}
+# per command, the settings the library's checks name (``'window_s' must be > 0``) and the options that set them
+OPTIONS_OF_FIELDS = {
+    "predict": {**_COUNTS, "ps_threads": "--ps-threads", "timing": "--timing", "placement": "--placement"},
+    "validate": _COUNTS,
+    "plan": {**_COUNTS, "step_budget": "--step-budget", "samples": "--samples", "target_samples_per_s":
+             "--target-rate", "placement": "--placement"},
+    "sweep": {**_COUNTS, "placement": "--placement"},
+    "testbed": {
+        "model": "--model", "workers": "--workers", "n_workers": "--workers", "bandwidth": "--bandwidth",
+        "rate_bits_per_s": "--bandwidth", "batch_size": "--batch-size", "widths": "--widths",
+        "burst_bytes": "--burst", "latency_ms": "--queue-latency", "repeats": "--repeats", "window_s": "--window",
+        "window_steps": "--window-steps", "max_window_s": "--max-window", "warmup_steps": "--warmup",
+        "cpu_cap_ps": "--cpu-ps", "cpu_cap_worker": "--cpu-worker", "traced_steps": "--traced-steps",
+        "subnet": "--subnet", "timeout_s": "--timeout", "worker_caps": "--worker-caps", "api": "--api",
+        "cpu_cap_coordinator": "--cpu-coordinator", "worker_links": "--worker-links", "n_ps": "--ps",
+        "ps_tasks": "--ps", "placement": "--ps-placement"},
+    "netbench": {"max_connections": "--max-connections", "window_s": "--window", "tensors": "--tensors",
+                 "tensor_bytes": "--tensor-bytes", "connect_timeout_s": "--connect-timeout", "port": "--port",
+                 "tf_port": "--tf-port", "cores": "--cores"},
+}
+
+
+def with_option(message: str, command: str) -> str:
+    """``message`` with the option that sets the setting it begins with beside that setting's name:
+    ``'window_s' (--window) must be > 0``. The library's checks name their fields, which no option need be called;
+    a message about a file begins with the file, and is left as it is."""
+    found = re.match(r"'(\w+)' ", message)
+    option = OPTIONS_OF_FIELDS.get(command, {}).get(found.group(1)) if found else None
+    if found is None or option is None:
+        return message
+    return f"{found.group()}({option}) {message[found.end():]}"
 
 
 def _when(stop: BaseException) -> str:

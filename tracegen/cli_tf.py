@@ -6,9 +6,6 @@ trace-only commands work without TensorFlow.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import re
-from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from parsers.linkprofile import PROFILE_NAME
@@ -89,8 +86,7 @@ def _testbed(args: argparse.Namespace) -> int:
     if args.bandwidth is None or args.out is None:
         raise ConfigError("testbed needs --bandwidth and --out (or --clean RUN_ID)")
 
-    with options_named(TESTBED_OPTIONS):
-        config = _testbed_config(args)
+    config = _testbed_config(args)
     result = run_testbed(config, progress=lambda line: print(line, flush=True))
     if config.only_link_profile or config.only_single_worker:
         names = [n for n, on in ((PROFILE_NAME, config.only_link_profile),
@@ -103,38 +99,6 @@ def _testbed(args: argparse.Namespace) -> int:
         print(f"{m.n_workers:4d}  {m.repeat:6d}  {m.steps_per_s:7.3f}  "
               + " ".join(f"{r:.3f}" for r in m.worker_steps_per_s))
     return 0
-
-
-# the settings' names in the emulated cluster's and netbench's messages, and the options that set them
-TESTBED_OPTIONS = {
-    "model": "--model", "workers": "--workers", "n_workers": "--workers", "bandwidth": "--bandwidth",
-    "rate_bits_per_s": "--bandwidth", "batch_size": "--batch-size", "widths": "--widths", "burst_bytes": "--burst",
-    "latency_ms": "--queue-latency", "repeats": "--repeats", "window_s": "--window", "window_steps": "--window-steps",
-    "max_window_s": "--max-window", "warmup_steps": "--warmup", "cpu_cap_ps": "--cpu-ps",
-    "cpu_cap_worker": "--cpu-worker", "traced_steps": "--traced-steps", "subnet": "--subnet",
-    "timeout_s": "--timeout", "worker_caps": "--worker-caps", "api": "--api", "cpu_cap_coordinator":
-    "--cpu-coordinator", "worker_links": "--worker-links", "n_ps": "--ps", "ps_tasks": "--ps",
-    "placement": "--ps-placement",
-}
-NETBENCH_OPTIONS = {"max_connections": "--max-connections", "window_s": "--window", "tensors": "--tensors",
-                    "tensor_bytes": "--tensor-bytes", "connect_timeout_s": "--connect-timeout", "port": "--port",
-                    "tf_port": "--tf-port", "cores": "--cores"}
-
-
-@contextlib.contextmanager
-def options_named(options: Mapping[str, str]) -> Iterator[None]:
-    """A ConfigError whose message begins with a setting's name (``'window_s' must be > 0``) gets the option that
-    sets it beside that name (``'window_s' (--window) must be > 0``): the library names its fields, the user
-    typed options."""
-    from validation.errors import ConfigError as SettingError  # the emulated cluster's and netbench's
-
-    try:
-        yield
-    except (ConfigError, SettingError) as exc:
-        found = re.match(r"'(\w+)' ", str(exc))
-        if found is None or found.group(1) not in options:
-            raise
-        raise type(exc)(f"{found.group()}({options[found.group(1)]}) {str(exc)[found.end():]}") from None
 
 
 def _testbed_config(args: argparse.Namespace) -> TestbedConfig:
@@ -406,9 +370,8 @@ NETBENCH_HELP = ("measure the PS link as TensorFlow uses it, between two hosts: 
 def _netbench_serve(args: argparse.Namespace) -> int:
     from validation.netbench import serve
 
-    with options_named(NETBENCH_OPTIONS):
-        serve(bind=args.bind, port=args.port, tf_port=args.tf_port, once=args.once, cores=args.cores,
-              progress=lambda line: print(line, flush=True))
+    serve(bind=args.bind, port=args.port, tf_port=args.tf_port, once=args.once, cores=args.cores,
+          progress=lambda line: print(line, flush=True))
     return 0
 
 
@@ -423,10 +386,9 @@ def _netbench_run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{out}: a directory; --out names the profile's file, e.g. {out / PROFILE_NAME}")
     # checked (missing folders made, as other commands' are) before minutes of measuring, not when it is written
     with output_file(out, force=args.force, what="the profile there"):
-        with options_named(NETBENCH_OPTIONS):
-            config = NetbenchConfig(ps=args.ps, max_connections=args.max_connections, window_s=args.window,
-                                    tensors=args.tensors, tensor_bytes=args.tensor_bytes,
-                                    connect_timeout_s=args.connect_timeout)
+        config = NetbenchConfig(ps=args.ps, max_connections=args.max_connections, window_s=args.window,
+                                tensors=args.tensors, tensor_bytes=args.tensor_bytes,
+                                connect_timeout_s=args.connect_timeout)
         profile = run_netbench(config, progress=lambda line: print(line, flush=True))
         write_link_profile(profile, out)
     best = max(profile.points, key=lambda p: p.pull_bytes_per_s + p.push_bytes_per_s)

@@ -1110,3 +1110,31 @@ def test_force_never_replaces_a_file_the_run_reads(command: str, option: str, na
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{given}: is an input of this run" in err, err
     assert given.read_bytes() == before
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["predict", "data/traces/mlp", "--ps-threads", "5000"], "'ps_threads' (--ps-threads) must be an integer from 1"),
+    (["predict", "data/traces/mlp", "--batch-size", "0"], "'batch_size' (--batch-size) must be from 1 to 10^9 (got 0)"),
+    (["plan", "data/traces/mlp", "--catalogue", "data/catalogue/example.csv", "--batch-size", "0"],
+     "'batch_size' (--batch-size) must be from 1 to 10^9 (got 0)"),
+    (["validate", "--measured", "data/validation/dev/mlp_500mbit_q100_b128k_ps03", "--payload-fraction", "0"],
+     "'payload_fraction' (--payload-fraction) must be from 0.01 to 1 (got 0.0)"),
+])
+def test_a_setting_the_library_refuses_is_named_with_its_option(argv: list[str], said: str, tmp_path: pathlib.Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The library's checks name their fields ('ps_threads', 'payload_fraction'): the line names the option too."""
+    monkeypatch.chdir(ROOT)
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tracegen {argv[0]}: error: {said}") and err.count("\n") == 1, err
+
+
+def test_a_message_about_a_file_keeps_its_words() -> None:
+    """Only a message that begins with a setting's name gets an option: one about a file begins with the file."""
+    from tracegen.cli import with_option
+
+    assert with_option("'window_s' must be > 0 (got 0.0)", "testbed") == "'window_s' (--window) must be > 0 (got 0.0)"
+    assert with_option("m.csv:2: 'window_s' must be > 0", "testbed") == "m.csv:2: 'window_s' must be > 0"
+    assert with_option("'window_s' must be > 0", "inspect") == "'window_s' must be > 0"  # no such option there
+    assert with_option("'--steps' must be from 3", "predict") == "'--steps' must be from 3"
