@@ -906,6 +906,17 @@ def test_an_empty_emit_traces_list_is_refused_not_taken_as_none(tmp_path: pathli
     assert not (tmp_path / "o" / "curve.csv").exists()
 
 
+@pytest.fixture
+def no_testbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The testbed fails the test if it runs: what is refused must be refused before a cluster is built."""
+    from validation import testbed
+
+    def no_cluster(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("the testbed ran")
+
+    monkeypatch.setattr(testbed, "run_testbed", no_cluster)
+
+
 @pytest.mark.parametrize(("argv", "said"), [
     (["predict", "data/traces/mlp", "--workers", "1,1,2", "--bandwidth", "1Gbit/s"],
      "tracegen predict: error: '--workers': '1,1,2' lists N=1 twice; give each N once"),
@@ -921,18 +932,13 @@ def test_an_empty_emit_traces_list_is_refused_not_taken_as_none(tmp_path: pathli
     (["testbed", "--bandwidth", "100Mbit/s", "--workers", "1,1"],
      "tracegen testbed: error: '--workers': '1,1' lists N=1 twice; give each N once"),
 ])
+@pytest.mark.usefixtures("no_testbed")
 def test_every_list_of_counts_refuses_a_repeat_before_any_work(argv: list[str], said: str, tmp_path: pathlib.Path,
                                                                monkeypatch: pytest.MonkeyPatch,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """``predict --workers 1,1,2`` ran N = 1 and 2 and said nothing of the repeat; every command that takes a
     list of counts now refuses it in one line, before it reads a trace or makes its --out (the testbed, were it
     to get that far, stops before it builds a cluster)."""
-    from validation import testbed
-
-    def no_cluster(*_args: Any, **_kwargs: Any) -> None:
-        raise AssertionError("the testbed ran")
-
-    monkeypatch.setattr(testbed, "run_testbed", no_cluster)
     monkeypatch.chdir(ROOT)
     assert main([*argv, "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err == said + "\n"
@@ -946,18 +952,12 @@ def test_every_list_of_counts_refuses_a_repeat_before_any_work(argv: list[str], 
     ("--cpu-ps", "0", "'cpu_cap_ps' (--cpu-ps) must be > 0 cores (got 0.0)"),
     ("--warmup", "0", "'warmup_steps' (--warmup) must be >= 1 (got 0)"),
 ])
+@pytest.mark.usefixtures("no_testbed")
 def test_a_testbed_setting_is_refused_with_the_option_that_sets_it(option: str, value: str, said: str,
                                                                     tmp_path: pathlib.Path,
-                                                                    monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """The settings' checks name their fields ('window_s', 'latency_ms'), which no option is called: the user of
     ``--window 0`` or ``--queue-latency -1`` was left to guess which of some thirty options was meant."""
-    from validation import testbed
-
-    def no_cluster(*_args: Any, **_kwargs: Any) -> None:
-        raise AssertionError("the testbed ran")
-
-    monkeypatch.setattr(testbed, "run_testbed", no_cluster)
     argv = ["testbed", "--bandwidth", "100Mbit/s", "--workers", "1", option, value, "--out", str(tmp_path / "o")]
     assert main(argv) == 2
     assert capsys.readouterr().err == f"tracegen testbed: error: {said}\n"
