@@ -114,7 +114,8 @@ def test_the_files_beside_a_trace_are_found_where_its_readers_look() -> None:
 
 
 @pytest.mark.parametrize(("content", "what"), [
-    (b"5", "a number (5)"), (b"-3.5e2\n", "a number (-3.5e2)"), (b"-0", "a number (-0)"), (b"1e999", "a number (1e999)"),
+    (b"5", "a number (5)"), (b"-3.5e2\n", "a number (-3.5e2)"), (b"-0", "a number (-0)"),
+    (b"1e999", "a number (1e999)"),
     (b'"text"', "a string ('text')"), (b"null", "null"), (b"\xef\xbb\xbf true ", "true"),
 ])
 def test_json_that_is_no_object_is_named_as_such(tmp_path: pathlib.Path, content: bytes, what: str,
