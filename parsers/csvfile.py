@@ -102,8 +102,17 @@ def _cell_decimal(cell: str, rule: str, fail: Callable[[str], Exception], patter
             raise fail(f"{rule}, written with the digits 0-9")
         if _COMMA_NUMBER.fullmatch(text):  # '1,234.5' or '2,5', as a spreadsheet formats them for people
             raise fail(f"{rule}, written without a comma: no thousands separators, and a decimal point (2.5)")
+        if pattern is INTEGER and NUMBER.fullmatch(text) and _whole(Decimal(text)):  # '1e0' and '2.0': whole, but
+            # not written as this column's are; '2.5' is told the rule alone
+            raise fail(f"{rule}, written in the digits 0-9 alone: no exponent or decimal point")
         raise fail(rule)
     return Decimal(text)
+
+
+def _whole(value: Decimal) -> bool:
+    """Whether ``value`` is a whole number, compared without ``%``: past 28 digits, decimal's precision, that raises;
+    nor rounded, where a huge exponent would take a while (``1e999999999`` is whole)."""
+    return value.adjusted() >= MAX_NUMBER_CHARS or value == value.to_integral_value()
 
 
 def cell_float(cell: str, rule: str, fail: Callable[[str], Exception]) -> float:

@@ -145,6 +145,14 @@ def _json_scalar(data: bytes) -> str | None:
     return None
 
 
+def _refuse_json_scalar(data: bytes, source: str, hint: str = "") -> None:
+    """TraceFormatError when the whole of ``data``, refused as a step, is one JSON number, string, ``true``,
+    ``false`` or ``null`` (:func:`_json_scalar`): neither of the kinds of trace it could have been, in any name."""
+    if (what := _json_scalar(data)) is not None:
+        raise TraceFormatError(f"{source}: not a trace but {what} alone: no RunMetadata or StepStats (binary or "
+                               f"text), nor a timeline JSON object{hint}") from None
+
+
 def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Trace:
     """Read a trace file, a directory of traced steps or a glob pattern into one Trace."""
     text = os.fspath(path)
@@ -205,9 +213,7 @@ def _read_one(data: bytes, text: str) -> Trace:
     except TraceFormatError:
         if looks_like_xspace(data):
             return read_xspaces([(text, data)], text)
-        if (what := _json_scalar(data)) is not None:  # else 'its first line '5' starts no field of one'
-            raise TraceFormatError(f"{text}: JSON that is not a trace: {what}, not an object (a Chrome trace is an "
-                                   "object with a 'traceEvents' list)") from None
+        _refuse_json_scalar(data, text)  # else 'its first line '5' starts no field of one'
         raise
     return read_steps([step], text, "runmetadata-text" if is_text_format(data) else "runmetadata")
 
@@ -287,8 +293,13 @@ def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
                                    "together")
     # Small inputs are parsed blindly; once the steps together are large, each is walked before parsing.
     check_shape = total > SCAN_BYTES
-    steps: list[StepFile] = [parse_step(data, str(p), check_shape=check_shape, among_steps=True)
-                             for p, data in contents]
+    steps: list[StepFile] = []
+    for p, data in contents:
+        try:
+            steps.append(parse_step(data, str(p), check_shape=check_shape, among_steps=True))
+        except TraceFormatError:
+            _refuse_json_scalar(data, str(p), f"; move it away: among steps, every *{p.suffix} file is read as one")
+            raise
     formats = {"runmetadata-text" if is_text_format(data) else "runmetadata" for _, data in contents}
     del contents
     trace = read_steps(steps, source, "+".join(sorted(formats)))

@@ -156,11 +156,33 @@ def _parse_text(data: bytes, source: str) -> Any:
                                f"{detail}") from None
     except RecursionError:  # behind check_text_shape, for nesting hidden by brackets inside strings
         raise TraceFormatError(f"{source}: text-format messages nested too deeply to be read") from None
+    stats = msg if starts_with_stats else msg.step_stats
+    if not _usable(stats):  # a field TensorFlow has not (a typo: 'devic:') is skipped: name it, not what it left out
+        _refuse_unknown_field(text, msg, source)
     if starts_with_stats:
         md = pb.RunMetadata()
         md.step_stats.CopyFrom(msg)
         return md
     return msg
+
+
+def _usable(stats: Any) -> bool:
+    """Whether a text-format step read with its unknown fields skipped has what :func:`read_steps` needs first:
+    devices, each named, and records on them."""
+    return all(d.device for d in stats.dev_stats) and any(len(d.node_stats) for d in stats.dev_stats)
+
+
+def _refuse_unknown_field(text: str, msg: Any, source: str) -> None:
+    """TraceFormatError at the first field of ``text`` that ``msg``'s type does not have, if it has one. Unknown
+    fields are skipped, not refused, so that a step written by a newer TensorFlow reads; once the step read so
+    lacks what a step needs, the field skipped is the likelier fault (a misspelt name), and the message names it
+    and its line and column rather than the device or records it left out."""
+    try:
+        text_format.Parse(text, type(msg)())
+    except text_format.ParseError as exc:
+        detail = str(exc).split(" : ", 1)[-1]
+        raise TraceFormatError(f"{source}:{exc.GetLine()}:{exc.GetColumn()}: invalid text-format protobuf: "
+                               f"{detail}") from None
 
 
 def _times_ns(node: Any, where: str) -> tuple[int, int]:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from parsers.atomic import write_set_atomic
-from parsers.csvfile import INTEGER, MAX_NUMBER_CHARS, cell_int
+from parsers.csvfile import INTEGER, MAX_NUMBER_CHARS, Records, cell_int
 from parsers.errors import SchemaError, TraceFormatError, quoted
 from parsers.files import read_file
 from parsers.jsondoc import load_json
@@ -30,6 +30,7 @@ from parsers.trace import (
     NULLABLE_TEXT,
     SCHEMAS,
     STR,
+    Position,
     Trace,
     make_table,
     printable,
@@ -101,7 +102,7 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
     fmt = manifest["table_format"]
     tables = {}
     total = 0
-    position = _csv_line if fmt == "csv" else None  # a Parquet row has no line: counted from 0
+    positions: dict[str, Position | None] = {}  # a Parquet row has no line: counted from 0
     for name in SCHEMAS:
         path = source / f"{name}.{fmt}"
         data = read_file(path, max_bytes)
@@ -109,27 +110,40 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
         if total > max_bytes:
             raise TraceFormatError(f"{source}: the tables hold more than the limit of {max_bytes} bytes together")
         try:
-            frame = _csv_table(name, data, path) if fmt == "csv" else pd.read_parquet(io.BytesIO(data))
+            frame, positions[name] = _csv_table(name, data, path) if fmt == "csv" else (
+                pd.read_parquet(io.BytesIO(data)), None)
         except (ValueError, TypeError, OverflowError, OSError, _ARROW.ArrowException) as exc:  # OSError: pyarrow's
             raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None  # corrupt column data
-        tables[name] = make_table(name, frame, where=str(path), position=position)
+        tables[name] = make_table(name, frame, where=str(path), position=positions[name])
     fault = step_fault(tables)
     if fault is not None:  # as the Trace would refuse it, but naming the table's file and the row's line there
         name, row, why = fault
-        raise SchemaError(f"{row_naming(name, str(source / f'{name}.{fmt}'), position)(row)}: {why}")
+        raise SchemaError(f"{row_naming(name, str(source / f'{name}.{fmt}'), positions[name])(row)}: {why}")
     return trace_from(str(source), source=source_of(str(source), manifest["source"]),
                       source_format=manifest["source_format"], lost=manifest["lost"], skipped=manifest["skipped"],
                       **tables)
 
 
-def _csv_line(row: int) -> str:
-    """A CSV table's row (from 0) as its line: the header is on line 1, one row per line, as written."""
-    return f"line {row + 2}"
+class _CsvLines:
+    """A CSV table's row (from 0) as the line of the file it starts on, as a text editor numbers them. As written,
+    the header is on line 1 and a row per line below it; a file edited by hand may hold blank lines, which the
+    table reader skips, and a quoted cell may hold a line break: counted as 'row + 2', the line named was above the
+    row at fault. Found only for a message: the text is read again as CSV (:class:`parsers.csvfile.Records`)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._starts: list[int] | None = None
+
+    def __call__(self, row: int) -> str:
+        if self._starts is None:  # the records pandas reads: it skips a line that is blank or holds spaces only
+            records = Records(io.StringIO(self._text, newline=""))
+            self._starts = [start for start, cells in records if cells and (len(cells) > 1 or cells[0].strip())]
+        return f"line {self._starts[row + 1] if row + 1 < len(self._starts) else row + 2}"
 
 
-def _csv_table(name: str, data: bytes, path: pathlib.Path) -> pd.DataFrame:
+def _csv_table(name: str, data: bytes, path: pathlib.Path) -> tuple[pd.DataFrame, _CsvLines]:
     """Table ``name`` from CSV bytes: every cell read as text, then each integer column converted, a cell that is
-    not a whole number within int64 named by its line (header on line 1; one row per line, as written)."""
+    not a whole number within int64 named by its line (:class:`_CsvLines`)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -139,25 +153,29 @@ def _csv_table(name: str, data: bytes, path: pathlib.Path) -> pd.DataFrame:
         raise TraceFormatError(f"{path}: line {last}: ends without a line break: the file was cut short (tracegen "
                                "ends every row with one)")
     frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    lines = _CsvLines(text)
     nullable = set(NULLABLE_TEXT.get(name, ()))
     for column, dtype in SCHEMAS[name].items():
         if column not in frame.columns or dtype == STR:
             if column in nullable and column in frame.columns:
                 frame[column] = frame[column].mask(frame[column] == "")
             continue
-        frame[column] = pd.Series(_whole_cells(frame[column], column, dtype, path), dtype=dtype, index=frame.index)
-    return frame
+        frame[column] = pd.Series(_whole_cells(frame[column], column, dtype, path, lines), dtype=dtype,
+                                  index=frame.index)
+    return frame, lines
 
 
-def _whole_cells(cells: pd.Series, column: str, dtype: str, path: pathlib.Path) -> list[int | None]:
+def _whole_cells(cells: pd.Series, column: str, dtype: str, path: pathlib.Path,
+                 position: Position) -> list[int | None]:
     """An integer column's cells, each by the rule of every CSV's numbers (:func:`parsers.csvfile.cell_int`: ASCII
     digits, maybe an exponent: 1e3), within int64; blank (None) only where ``dtype`` is nullable. Plain digits,
     nearly every cell as written, are taken at once; the others one by one, the first bad one named by its line
-    (header on line 1; one row per line, as written)."""
+    (``position``)."""
     rule = f"must be a whole number{' or empty' if dtype == NULLABLE_INT else ''}"
 
     def refusal(row: int) -> Callable[[str], TraceFormatError]:
-        return lambda why: TraceFormatError(f"{path}: line {row + 2}: {column!r} {why} (got {quoted(cells.iloc[row])})")
+        return lambda why: TraceFormatError(f"{path}: {position(row)}: {column!r} {why} "
+                                            f"(got {quoted(cells.iloc[row])})")
 
     values: list[int | None] = []
     for row, (cell, plain) in enumerate(zip(cells, cells.str.fullmatch(INTEGER.pattern), strict=True)):

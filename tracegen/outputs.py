@@ -41,7 +41,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from parsers.atomic import write_bytes_atomic
-from parsers.files import broken_link
+from parsers.files import broken_link, not_regular
 from tracegen.errors import ConfigError
 from tracegen.signals import held
 
@@ -322,7 +322,7 @@ def refuse_non_folder(path: pathlib.Path, purpose: str = "--out names the direct
     """ConfigError when ``path`` is there as something other than a folder: a file, or a symbolic link that loops
     or leads nowhere (which mkdir would call only 'File exists'), named for what it is."""
     if os.path.lexists(path) and not path.is_dir():
-        what = broken_link(path) or "is a file, not a directory"
+        what = broken_link(path) or f"is {not_regular(path) or 'a file'}, not a directory"  # a FIFO is no file
         raise ConfigError(f"{path}: {what}; {purpose}")
 
 

@@ -48,9 +48,12 @@ def test_whole_numbers_are_exact_and_a_fraction_is_refused_not_rounded() -> None
     for cell in ("1000.4", "999.6", "1.0000000000000001e3"):
         with pytest.raises(ValueError, match=r"^w$"):
             cell_int(cell, "w", _fail, exponent=True)
-    for cell in ("1e3", "2.0"):  # an exponent or a decimal point only where the column takes them
-        with pytest.raises(ValueError, match=r"^w$"):
+    for cell in ("1e3", "2.0", "1e999999999"):  # an exponent or a decimal point only where the column takes them;
+        # it said 'w' alone, of a number that is whole: which form the column takes, it did not say
+        with pytest.raises(ValueError, match=r"^w, written in the digits 0-9 alone: no exponent or decimal point$"):
             cell_int(cell, "w", _fail)
+    with pytest.raises(ValueError, match=r"^w$"):  # not whole: the rule is all there is to say
+        cell_int("2.5", "w", _fail)
     with pytest.raises(ValueError, match=r"^is too large$"):  # short, but its int() would have a billion digits
         cell_int("1e999999999", "w", _fail, exponent=True)
     # 28 digits and up: 'value % 1' needed more than decimal's default precision and raised InvalidOperation

@@ -203,3 +203,19 @@ def test_text_depth_past_escapes_split_across_chunks_is_found_at_its_line_and_co
         check_text_shape(data, "x.pbtxt")
     # step_stats is level 1, so the 64th z of line 5 is the 65th level; its brace is the 5th byte of its 5
     assert str(info.value) == f"x.pbtxt:5:{63 * 5 + 5}: text-format messages nested more than 64 deep"
+
+
+def test_a_binary_step_cut_short_is_told_so(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """A step copied only in part was refused as 'field 1 has length 13927, more than the 1997 bytes left in its
+    message', which reads as a fault of the format, not of the copy; bytes that are no step are not told so."""
+    data = step_pb.read_bytes()
+    cut = tmp_path / "cut.pb"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(TraceFormatError, match=r"^.*cut\.pb: .*byte \d+: field [1-4] has length \d+, more than the \d+ "
+                                               r"bytes left in its message; the file ends first: cut short\?$"):
+        read_trace(cut)
+    other = tmp_path / "other.pb"
+    other.write_bytes(b"\xea\x14\x84\x1e" + bytes(100))  # field 333, of length 3844: of no step
+    with pytest.raises(TraceFormatError) as info:
+        read_trace(other)
+    assert "field 333 has length 3844" in str(info.value) and "cut short" not in str(info.value)

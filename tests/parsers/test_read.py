@@ -114,19 +114,28 @@ def test_the_files_beside_a_trace_are_found_where_its_readers_look() -> None:
 
 
 @pytest.mark.parametrize(("content", "what"), [
-    (b"5", "a number (5), not an object"), (b"-3.5e2\n", "a number (-3.5e2), not an object"),
-    (b"-0", "a number (-0), not an object"), (b"1e999", "a number (1e999), not an object"),
-    (b'"text"', "a string ('text'), not an object"), (b"null", "null, not an object"),
-    (b"\xef\xbb\xbf true ", "true, not an object"),
+    (b"5", "a number (5)"), (b"-3.5e2\n", "a number (-3.5e2)"), (b"-0", "a number (-0)"),
+    (b"1e999", "a number (1e999)"),
+    (b'"text"', "a string ('text')"), (b"null", "null"), (b"\xef\xbb\xbf true ", "true"),
 ])
 def test_json_that_is_no_object_is_named_as_such(tmp_path: pathlib.Path, content: bytes, what: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """An x.json that held only '5' was told 'not a text-format RunMetadata or StepStats step: its first line '5'
-    starts no field of one': the JSON it is went unnamed."""
-    path = tmp_path / "x.json"
-    path.write_bytes(content)
-    assert main(["inspect", str(path)]) == 2
-    _one_line(capsys.readouterr().err, f"{path}: JSON that is not a trace: {what}")
+    starts no field of one': the JSON it is went unnamed. Then an x.pb that held it was told 'JSON that is not a
+    trace', and a step_002.pb among steps still 'its first line '5' starts no field': each named one kind of trace
+    it is not, where it is none of them."""
+    folder = tmp_path / "steps"
+    shutil.copytree(STEPS, folder)
+    (folder / "step_002.pb.gz").unlink()
+    (folder / "step_002.pb").write_bytes(content)
+    rule = f"not a trace but {what} alone: no RunMetadata or StepStats (binary or text), nor a timeline JSON object"
+    for name in ("x.json", "x.pb"):
+        path = tmp_path / name
+        path.write_bytes(content)
+        assert main(["inspect", str(path)]) == 2
+        _one_line(capsys.readouterr().err, f"{path}: {rule}")
+    assert main(["inspect", str(folder)]) == 2
+    _one_line(capsys.readouterr().err, f"{folder / 'step_002.pb'}: {rule}; move it away")
 
 
 @pytest.mark.parametrize("content", [b"5 6", b"NaN", b"-Infinity", b"step_stats"])

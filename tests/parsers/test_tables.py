@@ -170,3 +170,27 @@ def test_a_bad_parquet_row_is_named_by_its_row(step_pb: pathlib.Path, tmp_path: 
     ops.to_parquet(tmp_path / "ops.parquet")
     with pytest.raises(TraceError, match=re.escape(f"{tmp_path / 'ops.parquet'}: table 'ops' row 4: 'dur_ns' must")):
         read_tables(tmp_path)
+
+
+@pytest.mark.parametrize(("column", "value", "why"), [
+    ("dur_ns", "x", "'dur_ns' must be a whole number (got 'x')"),  # read as a whole number
+    ("dur_ns", "-5", "'dur_ns' must be from 0 to"),  # checked against the schema once read
+])
+def test_a_bad_csv_row_below_blank_lines_and_a_cell_of_two_lines_is_named_by_its_line(
+        step_pb: pathlib.Path, tmp_path: pathlib.Path, column: str, value: str, why: str) -> None:
+    """Rows were counted as 'row + 2': a table edited by hand with a blank line in it, or a name holding a line
+    break (quoted, over two lines), had its bad row named by a line above it, as a text editor numbers them."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    ops = tmp_path / "ops.csv"
+    frame = pd.read_csv(ops, dtype=str, keep_default_na=False)
+    frame.loc[1, "node_name"] = "two\nlines"
+    frame.loc[4, column] = value
+    lines = frame.to_csv(index=False, lineterminator="\n").splitlines(keepends=True)
+    lines.insert(4, "\n")  # after the row of two lines (lines 3 and 4): a blank line 5
+    lines.insert(5, "   \n")  # and one of spaces, line 6
+    ops.write_text("".join(lines))
+    # header 1, rows on 2 and 3-4, blanks 5 and 6, rows on 7, 8 and 9: the fifth row is on line 9
+    assert next(i for i, text in enumerate(lines, start=1) if f",{value}," in text) == 9
+    with pytest.raises(TraceError) as caught:
+        read_tables(tmp_path)
+    assert str(caught.value).startswith(f"{ops}: line 9: {why}"), caught.value

@@ -498,6 +498,12 @@ def test_out_naming_a_file_says_so_and_leaves_it(tmp_path: pathlib.Path, capsys:
                  "--out", str(taken)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{taken}: is a file, not a directory" in err
+    fifo = tmp_path / "pipe"  # it was called a file too
+    os.mkfifo(fifo)
+    assert main(["predict", str(ROOT / "data/traces/mlp"), "--workers", "1", "--steps", "3", "--seeds", "1",
+                 "--out", str(fifo)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{fifo}: is a FIFO (named pipe), not a directory; --out names the" in err
     assert taken.read_text() == "mine"
 
 

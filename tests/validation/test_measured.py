@@ -40,6 +40,11 @@ def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
     ("n_workers,steps_per_s,bandwidth,bandwidth_bits_per_s\n1,2,500Mbit/s,1e8\n", "both give the link's rate"),
     ("n_workers,steps_per_s\n1_000,2\n", "m.csv:2: 'n_workers' must be an integer (got '1_000')"),
     ("n_workers,steps_per_s\n+5,2\n", "m.csv:2: 'n_workers' must be an integer (got '+5')"),
+    # a count takes digits alone, a rate (worker_links) an exponent too: of '1e0' it said 'must be an integer'
+    ("n_workers,steps_per_s\n1e0,2\n", "m.csv:2: 'n_workers' must be an integer, written in the digits 0-9 alone: "
+                                        "no exponent or decimal point (got '1e0')"),
+    ("n_workers,steps_per_s,batch_size\n1,2,3.2e1\n", "m.csv:2: 'batch_size' must be an integer, written in the "
+                                                       "digits 0-9 alone: no exponent or decimal point (got '3.2e1')"),
     # the same rule as a catalogue's, which read full-width digits (parsers.csvfile.cell_int), and says what is wrong
     ("n_workers,steps_per_s\n\uff11\uff12,2\n", "m.csv:2: 'n_workers' must be an integer, written with the digits 0-9 "
                                                 "(got '\uff11\uff12')"),
