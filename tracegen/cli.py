@@ -248,16 +248,16 @@ def _main(argv: Sequence[str] | None) -> int:
             signal.signal(sig, handler)
 
 
-_COUNTS = {"steps": "--steps", "warmup_steps": "--warmup-steps", "seeds": "--seeds", "jobs": "--jobs",
+_SIMULATION_SETTINGS = {"steps": "--steps", "warmup_steps": "--warmup-steps", "seeds": "--seeds", "jobs": "--jobs",
            "batch_size": "--batch-size", "payload_fraction": "--payload-fraction", "workers": "--workers",
            "link": "--link", "policy": "--policy"}
 # per command, the settings the library's checks name (``'window_s' must be > 0``) and the options that set them
 OPTIONS_OF_FIELDS = {
-    "predict": {**_COUNTS, "ps_threads": "--ps-threads", "timing": "--timing", "placement": "--placement"},
-    "validate": _COUNTS,
-    "plan": {**_COUNTS, "step_budget": "--step-budget", "samples": "--samples", "target_samples_per_s":
+    "predict": {**_SIMULATION_SETTINGS, "ps_threads": "--ps-threads", "timing": "--timing", "placement": "--placement"},
+    "validate": _SIMULATION_SETTINGS,
+    "plan": {**_SIMULATION_SETTINGS, "step_budget": "--step-budget", "samples": "--samples", "target_samples_per_s":
              "--target-rate", "placement": "--placement"},
-    "sweep": {**_COUNTS, "placement": "--placement"},
+    "sweep": {**_SIMULATION_SETTINGS, "placement": "--placement"},
     "testbed": {
         "model": "--model", "workers": "--workers", "n_workers": "--workers", "bandwidth": "--bandwidth",
         "rate_bits_per_s": "--bandwidth", "batch_size": "--batch-size", "widths": "--widths",
