@@ -27,7 +27,7 @@ from parsers.files import GZIP_MAGIC, expand, read_file, refuse_unreadable
 from parsers.jsondoc import finite_float, load_json
 from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.linkprofile import PROFILE_NAME
-from parsers.runmetadata import StepFile, is_text_format, parse_step, read_steps
+from parsers.runmetadata import StepFile, is_text_format, move_away_hint, parse_step, read_steps
 from parsers.singleworker import SINGLE_WORKER_NAME
 from parsers.tables import MANIFEST, is_table_dir, read_tables
 from parsers.trace import Trace
@@ -298,7 +298,7 @@ def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
         try:
             steps.append(parse_step(data, str(p), check_shape=check_shape, among_steps=True))
         except TraceFormatError:
-            _refuse_json_scalar(data, str(p), f"; move it away: among steps, every *{p.suffix} file is read as one")
+            _refuse_json_scalar(data, str(p), move_away_hint(str(p)))
             raise
     formats = {"runmetadata-text" if is_text_format(data) else "runmetadata" for _, data in contents}
     del contents

@@ -79,6 +79,12 @@ def not_a_step(data: bytes) -> str | None:
     return f"its first line {quoted(first, 40)} starts no field of one (step_stats, dev_stats, ...)"
 
 
+def move_away_hint(source: str) -> str:
+    """The end of a refusal of ``source`` read among a directory's or a pattern's steps: every file named as it is
+    there is read as a step."""
+    return f"; move it away: among steps, every *{pathlib.PurePath(source).suffix} file is read as one"
+
+
 def parse_step(data: bytes, source: str, *, check_shape: bool = False, among_steps: bool = False) -> StepFile:
     """Parse one RunMetadata or bare StepStats (binary or text) from ``data`` read from ``source``; text that is
     plainly no step (:func:`not_a_step`) is refused as such, and, read ``among_steps`` of a directory or pattern,
@@ -87,8 +93,7 @@ def parse_step(data: bytes, source: str, *, check_shape: bool = False, among_ste
     Binary input larger than ``SCAN_BYTES`` (or any, with ``check_shape``) is walked first, so that its size
     in memory is known bounded before the parser builds it (see :mod:`parsers.limits`)."""
     if (why := not_a_step(data)) is not None:
-        suffix = pathlib.PurePath(source).suffix
-        hint = f"; move it away: among steps, every *{suffix} file is read as one" if among_steps else ""
+        hint = move_away_hint(source) if among_steps else ""
         raise TraceFormatError(f"{source}: not a text-format RunMetadata or StepStats step: {why}{hint}")
     if is_text_format(data):
         return StepFile(source=source, metadata=_parse_text(data, source))
