@@ -14,7 +14,7 @@ from tracegen.errors import ConfigError
 from tracegen.html_report import report_inputs
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
-from tracegen.plan import MAX_SEEDS, MAX_STEP_BUDGET, STEP_BUDGET, Plan, PlanConfig, plan
+from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
 from tracegen.planreport import PAIR_HEADER, PAIR_NOTE, answer, assumptions, pair_cells, plan_csv, plan_html
 from tracegen.predict import (
     PAYLOAD_FRACTION,
@@ -74,11 +74,10 @@ def run_plan(args: argparse.Namespace) -> int:
     """Handle ``tracegen plan``: print the table, the choice and the assumptions; return the exit code."""
     if args.target_rate is not None and args.target_rate <= 0:
         raise ConfigError(f"'--target-rate' must be > 0 samples/s (got {args.target_rate:g})")
-    int_option(args.jobs, "jobs", 1, MAX_JOBS)  # each in the option's name, as predict's, before any work
+    int_option(args.jobs, "jobs", 1, MAX_JOBS)  # before any work: PlanConfig has no jobs to check, the pool would
     config = PlanConfig(workers=parse_workers(args.workers, "--workers"), samples=args.samples,
                         target_samples_per_s=args.target_rate, batch_size=batch_size_of(args.trace, args.batch_size),
-                        step_budget=int_option(args.step_budget, "step-budget", 1, MAX_STEP_BUDGET),
-                        seeds=int_option(args.seeds, "seeds", 1, MAX_SEEDS), seed=args.seed,
+                        step_budget=args.step_budget, seeds=args.seeds, seed=args.seed,
                         payload_fraction=args.payload_fraction)
     ps_shards = shard_counts(args)
     catalogue = read_catalogue(args.catalogue)

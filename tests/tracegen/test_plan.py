@@ -171,10 +171,11 @@ def test_cli_bad_options_are_one_line(tmp_path: pathlib.Path, capsys: pytest.Cap
         main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--samples", "0", "--out", str(tmp_path)])
     assert exited.value.code == 2
     assert "argument --samples: must be a whole number from 1 to 1e18" in capsys.readouterr().err
-    for option, value, why in (("--jobs", "0", "'--jobs' must be from 1 to 4096 (got 0)"),
-                               ("--seeds", "101", "'--seeds' must be from 1 to 100 (got 101)"),
-                               ("--step-budget", "0", "'--step-budget' must be from 1 to 100000 (got 0)")):
-        # named as the option is written (they said 'jobs', 'seeds' and 'step_budget', the library's fields)
+    for option, value, why in (
+            ("--jobs", "0", "'--jobs' must be from 1 to 4096 (got 0)"),
+            ("--seeds", "101", "'seeds' (--seeds) must be from 1 to 100 (got 101)"),
+            ("--step-budget", "0", "'step_budget' (--step-budget) must be from 1 to 100000 (got 0)")):
+        # with the option as it is written (they said 'jobs', 'seeds' and 'step_budget', the library's fields)
         assert main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), option, value, "--out", str(tmp_path)]) == 2
         assert f"tracegen plan: error: {why}\n" == capsys.readouterr().err
 
