@@ -17,7 +17,7 @@ import pandas as pd
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CAMPAIGNS = ("validation", "shards")
-PREDICTORS = ("simulator", "roofline", "no_overlap", "ps_queue", "simulator_bw")
+PREDICTORS = ("simulator", "roofline", "no_overlap", "ps_queue", "roofline_cycle", "simulator_bw")
 
 
 def main() -> None:

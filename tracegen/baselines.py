@@ -6,6 +6,9 @@ inputs: the single-worker trace (its complete steps) and the same link (a profil
   the median traced step: perfect scaling until a link direction (or the PS's CPU) saturates.
 - ``no_overlap``: one step = pull everything + compute + push everything, nothing overlapped, each at the link's
   rate for one worker: ``T1' = pull / r + compute + push / r``; ``X(N) = min(N / T1', link bound)``.
+- ``roofline_cycle``: the roofline with the link profile's ``cycle`` rate for N clients as each direction's rate
+  (:func:`cycle_rates`): what clients alternating pulls and pushes, as workers do, moved on the two hosts — the
+  profile's points the other baselines and the simulator's link model do not use.
 - ``ps_queue``: the PS as one server in a closed queueing network (exact mean-value analysis). Each of the N
   workers computes for ``Z = compute`` (a delay station), then queues at the PS, whose service demand per step is
   ``D = pull / r + push / r + ps_compute`` (both directions and the applies served by one server).
@@ -27,9 +30,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+from parsers.linkprofile import LinkProfile
 from parsers.singleworker import SingleWorker
 from tracegen.errors import ModelError
-from tracegen.link import PULL, PUSH, LinkSpec
+from tracegen.link import PULL, PUSH, LinkSpec, interpolate
 from tracegen.model import PS_KINDS, StepModel, TaskKind
 
 BASELINES = ("roofline", "no_overlap", "ps_queue")
@@ -80,6 +84,19 @@ def link_rates(spec: LinkSpec) -> RateFn:
     def rates(n: int) -> tuple[float, float]:
         return (min(spec.capacity(PULL, n, True), n * spec.connection_bytes_per_s[PULL]),
                 min(spec.capacity(PUSH, n, True), n * spec.connection_bytes_per_s[PUSH]))
+    return rates
+
+
+def cycle_rates(profile: LinkProfile) -> RateFn | None:
+    """Per direction, the profile's ``cycle`` rate for N clients (linear between the counts measured, flat beyond
+    them): the same each way, as a cycling client pulls and pushes the same bytes; None without ``cycle`` points."""
+    table = tuple((p.connections, float(p.pull_bytes_per_s)) for p in profile.of_mode("cycle"))
+    if not table or min(r for _, r in table) <= 0:
+        return None
+
+    def rates(n: int) -> tuple[float, float]:
+        rate = interpolate(table, n)
+        return (rate, rate)
     return rates
 
 

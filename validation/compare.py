@@ -169,13 +169,14 @@ def comparison_png(comparison: Comparison, title: str) -> bytes:
     mean = table["measured_mean"]
     ax.errorbar(table["n_workers"], mean, yerr=[mean - table["measured_min"], table["measured_max"] - mean],
                 fmt="o", color="black", capsize=4, label="measured (mean, range)")
-    shown = [n for n in ("simulator", "simulator_bw", "roofline", "roofline_bw") if n in comparison.scores]
+    shown = [n for n in ("simulator", "simulator_bw", "roofline", "roofline_bw", "roofline_cycle")
+             if n in comparison.scores]
     for name in comparison.scores:
         if f"{name}_band_low" in table.columns:
             ax.fill_between(table["n_workers"], table[f"{name}_band_low"], table[f"{name}_band_high"], alpha=0.15,
                             label=f"{name} band")
-    for name, style in zip(shown or list(comparison.scores), ("-", "--", ":", "-."), strict=False):
-        ax.plot(table["n_workers"], table[name], style, marker=".", label=name)
+    for name, style in zip(shown or list(comparison.scores), ("-", "--", ":", "-.", (0, (5, 1))), strict=False):
+        ax.plot(table["n_workers"], table[name], linestyle=style, marker=".", label=name)
     return finish_png(fig, ax, ylabel="steps per second (all workers)", title=title, legend="lower right")
 
 

@@ -23,8 +23,8 @@ from parsers.atomic import write_bytes_atomic
 from validation.compare import knee_of
 from validation.errors import ConfigError
 
-PREDICTORS = ("simulator", "roofline", "no_overlap", "ps_queue", "simulator_bw", "roofline_bw", "no_overlap_bw",
-              "ps_queue_bw")
+PREDICTORS = ("simulator", "roofline", "no_overlap", "ps_queue", "roofline_cycle", "simulator_bw", "roofline_bw",
+              "no_overlap_bw", "ps_queue_bw")
 SCORE_COLUMNS = ("set", "configuration", "predictor", "mape", "max_error", "knee", "measured_knee", "in_band",
                  "n_points", "band_width")
 

@@ -10,7 +10,8 @@ Inputs, each reported in the printed summary and the report (never picked up sil
   trace's folder (the PS's CPU per step; a run of one worker, never of the N-worker cluster).
 
 Predictors, each given the same inputs:
-- with the link profile: ``simulator``, and the baselines ``roofline``, ``no_overlap``, ``ps_queue``;
+- with the link profile: ``simulator``, and the baselines ``roofline``, ``no_overlap``, ``ps_queue``, and
+  ``roofline_cycle`` when the profile has ``cycle`` points (:func:`tracegen.baselines.cycle_rates`);
 - with the bandwidth only: ``simulator_bw`` (its band: ``band_low``/``band_high``) and ``roofline_bw``,
   ``no_overlap_bw``, ``ps_queue_bw``.
 A mismatch between the trace's capture settings (``meta.json``) and the measurements' (model, batch, widths)
@@ -57,6 +58,7 @@ from tracegen.baselines import (
     RateFn,
     StepCosts,
     Worker,
+    cycle_rates,
     link_rates,
     mixed,
     no_overlap,
@@ -437,6 +439,9 @@ def _with_profile(prep: Prepared, config: PredictConfig, costs: StepCosts, clust
     predictions["simulator"] = [p.steps_per_s for p in curve.points]
     for name in BASELINES:
         predictions[name] = baseline(name, costs, workers, link_rates(prep.traced_links["mid"]), cluster)
+    cycling = cycle_rates(config.link_profile) if config.link_profile is not None else None
+    if cycling is not None:  # the profile's own answer for clients that alternate, as workers do
+        predictions["roofline_cycle"] = baseline("roofline", costs, workers, cycling, cluster)
     return curve, spec, prep.notes
 
 

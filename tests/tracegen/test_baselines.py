@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import pathlib
 
@@ -10,10 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from parsers import read_trace
+from parsers.linkprofile import read_link_profile
 from parsers.singleworker import SingleWorker
 from tracegen.baselines import (
     StepCosts,
     Worker,
+    cycle_rates,
     link_rates,
     mixed,
     no_overlap,
@@ -26,6 +29,7 @@ from tracegen.errors import ModelError
 from tracegen.link import uniform_link
 from tracegen.model import build_model
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 COSTS = StepCosts(pull_bytes=1_000_000, push_bytes=1_000_000, step_ns=20_000_000, compute_ns=10_000_000,
                   ps_compute_ns=0)
 
@@ -82,6 +86,22 @@ def test_ps_queue_by_hand() -> None:
     x1, x2 = ps_queue(COSTS, [1, 2], flat(100e6))
     assert x1 == pytest.approx(1 / 0.030)
     assert x2 == pytest.approx(2 / (0.020 * 5 / 3 + 0.010))
+
+
+def test_cycle_rates_are_the_profiles_cycle_points_the_same_each_way() -> None:
+    """Measured counts give their own rate, counts between them the straight line, counts beyond the last the
+    last; the pull figure both ways (a cycling client pushes what it pulled); no cycle points, no rates."""
+    profile = read_link_profile(ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace/link-profile.json")
+    cycle = {p.connections: p.pull_bytes_per_s for p in profile.of_mode("cycle")}
+    assert sorted(cycle) == [1, 2, 4, 8]
+    rates = cycle_rates(profile)
+    assert rates is not None
+    for k, rate in cycle.items():
+        assert rates(k) == (rate, rate)
+    assert rates(3)[0] == pytest.approx((cycle[2] + cycle[4]) / 2)
+    assert rates(64) == (cycle[8], cycle[8])
+    assert cycle_rates(dataclasses.replace(profile, points=tuple(
+        p for p in profile.points if p.mode != "cycle"))) is None
 
 
 def test_link_rates_are_the_two_way_capacity_capped_per_connection() -> None:

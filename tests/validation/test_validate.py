@@ -3,6 +3,7 @@ measurements themselves, every input must be named, and a mismatched trace must 
 
 from __future__ import annotations
 
+import json
 import math
 import pathlib
 import shutil
@@ -476,3 +477,28 @@ def test_validate_checks_its_simulation_options_as_predict_does(tmp_path: pathli
     assert main(["validate", "--measured", str(folder), option, value, "--out", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == f"tracegen validate: error: {why}\n"
     assert not (tmp_path / "out").exists()
+
+
+def test_the_cycle_roofline_reads_the_profiles_cycle_points_and_is_left_out_without_them(
+        tmp_path: pathlib.Path) -> None:
+    """The baseline from netbench's ``cycle`` points (data/README.md): the roofline's N / T1 until the profile's
+    cycle rate for N clients over a step's bytes binds; a profile without those points gives no such column."""
+    folder = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03"
+    assert main(["validate", "--measured", str(folder), "--steps", "5", "--seeds", "1", "--jobs", "1",
+                 "--out", str(tmp_path / "with")]) == 0
+    table = pd.read_csv(tmp_path / "with" / "comparison.csv").set_index("n_workers")
+    profile = json.loads((folder / "trace" / "link-profile.json").read_text())
+    cycle = {p["connections"]: p["pull_bytes_per_s"] for p in profile["points"] if p["mode"] == "cycle"}
+    # the roofline's own N / T1 is its value at N = 1 (where both rooflines are below their links)
+    one = table.loc[1, "roofline"]
+    step_bytes = cycle[2] / table.loc[2, "roofline_cycle"] if table.loc[2, "roofline_cycle"] < 2 * one else None
+    assert step_bytes is not None, "mlp_500's link binds the cycle roofline from N = 2 on"
+    for n in (2, 4):
+        assert table.loc[n, "roofline_cycle"] == pytest.approx(min(n * one, cycle[n] / step_bytes), rel=1e-3)
+    assert table.loc[3, "roofline_cycle"] == pytest.approx((cycle[2] + cycle[4]) / 2 / step_bytes, rel=1e-3)
+    bare = tmp_path / "bare.json"
+    profile["points"] = [p for p in profile["points"] if p["mode"] != "cycle"]
+    bare.write_text(json.dumps(profile))
+    assert main(["validate", "--measured", str(folder), "--link-profile", str(bare), "--steps", "5", "--seeds", "1",
+                 "--jobs", "1", "--out", str(tmp_path / "without")]) == 0
+    assert "roofline_cycle" not in pd.read_csv(tmp_path / "without" / "comparison.csv").columns
