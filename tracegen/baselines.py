@@ -100,6 +100,17 @@ def cycle_rates(profile: LinkProfile) -> RateFn | None:
     return rates
 
 
+def cycle_plateau(profile: LinkProfile, model: StepModel, n_workers: int) -> float | None:
+    """Steps per second the profile's ``cycle`` rate for ``n_workers`` clients allows a step of ``model`` (the
+    busier direction's bytes; ``roofline_cycle``'s link bound); None without ``cycle`` points or bytes to move."""
+    rates = cycle_rates(profile)
+    if rates is None:
+        return None
+    bounds = [r / b for r, b in zip(rates(n_workers), (model.bytes_of(TaskKind.PULL), model.bytes_of(TaskKind.PUSH)),
+                                    strict=True) if b > 0]
+    return min(bounds, default=None)
+
+
 def _check(workers: Sequence[int]) -> None:
     if not workers or min(workers) < 1:
         raise ModelError(f"'workers' must be counts >= 1 (got {list(workers)})")

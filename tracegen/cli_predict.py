@@ -289,6 +289,11 @@ def _print(result: Prediction, config: PredictConfig) -> None:
               "carries while the other is busy too), so more workers do not raise it; --every-n simulates them")
     print(f"plateau {plateau_text(curve)}; knee (95% of the plateau): {knee_text(curve)}; "
           f"link bound {fixed(curve.link_bound_steps_per_s, 2)} steps/s")
+    if result.cycle_steps_per_s is not None:
+        print(f"note: the link profile's cycle points (clients alternating pulls and pushes, as workers do) bound "
+              f"N={curve.points[-1].n_workers} at {result.cycle_steps_per_s:.2f} steps/s: an estimate from the "
+              "profile alone, not the model above, and on the validation campaigns often the closer one "
+              "(roofline_cycle, README 'Validation')")
     measured = config.single_worker
     if curve.points[-1].bottleneck == "ps-cpu" and measured is not None and measured.ps_cpu_s_per_step is not None:
         per_step_ms = measured.ps_cpu_s_per_step * 1e3

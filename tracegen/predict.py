@@ -44,7 +44,7 @@ from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_w
 from parsers.trace import Trace
 from tracegen import fastcore, native
 from tracegen.band import anchored
-from tracegen.baselines import link_rates, roofline_saturates, step_costs
+from tracegen.baselines import cycle_plateau, link_rates, roofline_saturates, step_costs
 from tracegen.cost import SECONDS_PER_TASK, TRACE_WRITE_BYTES_PER_S, busy_tasks, run_s, seconds_left, wall_s
 from tracegen.curve import (
     MAX_SATURATION_WORKERS,
@@ -367,6 +367,7 @@ class Prediction:
     files: tuple[pathlib.Path, ...]
     shards: tuple[ShardRow, ...] = ()
     ps_at_cap_steps_per_s: float | None = None  # the plateau the PS's CPU allows at its cap (linkspec.at_cap_plateau)
+    cycle_steps_per_s: float | None = None  # the link bound of the profile's cycle points at the last N (cycle_plateau)
 
 
 def beside(trace_path: str | os.PathLike[str], name: str) -> pathlib.Path | None:
@@ -530,8 +531,11 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
         if too_large is not None:
             report(f"warning: {too_large}")
     at_cap = None if config.link_profile is None else at_cap_plateau(config.link_profile, traced, links["mid"])
+    profile = config.link_profile
+    one_ps = not placed and not traced.traced_ps_task
+    cycling = cycle_plateau(profile, model, curve.points[-1].n_workers) if profile is not None and one_ps else None
     return Prediction(model=model, curve=curve, link_source=links["mid"].description, band=band, files=tuple(files),
-                      shards=tuple(shards), ps_at_cap_steps_per_s=at_cap)
+                      shards=tuple(shards), ps_at_cap_steps_per_s=at_cap, cycle_steps_per_s=cycling)
 
 
 def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: int, out: OutputDir,

@@ -15,7 +15,7 @@ import pytest
 
 from parsers import TraceError, read_trace
 from parsers.chrome import load_events
-from parsers.linkprofile import PROFILE_NAME, LinkProfile, ProfilePoint, write_link_profile
+from parsers.linkprofile import PROFILE_NAME, LinkProfile, ProfilePoint, read_link_profile, write_link_profile
 from parsers.perfetto import check_perfetto
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, write_single_worker
 from tracegen.cli import main
@@ -814,3 +814,32 @@ def test_undoing_tracings_cost_is_said_first_when_it_is_long(tmp_path: pathlib.P
     assert len(lines) == 1, lines
     assert re.fullmatch(rf"undoing tracing's cost: simulating one worker a few times \(at most {MAX_RUNS}\), about "
                         r"\S+ events a time: roughly [^,]+ a time on one core, [^,]+ at most", lines[0]), lines[0]
+
+
+def test_the_profiles_cycle_points_are_a_note_beside_the_curve_not_part_of_it(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A campaign trace with its profile: predict names the link bound of the profile's cycle points at the last
+    N (its cycle rate over the step's bytes, the busier direction's), and the curve is the one the same profile
+    without those points gives, which gets no note."""
+    trace = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    argv = ["--workers", "1,3", "--steps", "4", "--seeds", "1"]
+    assert run_predict(parse([str(trace), *argv, "--out", str(tmp_path / "with")])) == 0
+    found = re.search(r"cycle points \(.*\) bound N=3 at ([\d.]+) steps/s", capsys.readouterr().out)
+    assert found is not None
+    model = build_model(read_trace(trace))
+    cycle = {p.connections: p.pull_bytes_per_s for p in profile_beside(trace).of_mode("cycle")}
+    rate_3 = (cycle[2] + cycle[4]) / 2
+    expected = rate_3 / max(model.bytes_of(TaskKind.PULL), model.bytes_of(TaskKind.PUSH))
+    assert float(found[1]) == pytest.approx(expected, abs=0.006)
+    bare = tmp_path / "trace"
+    shutil.copytree(trace, bare)
+    profile = profile_beside(trace)
+    write_link_profile(dataclasses.replace(profile, points=tuple(p for p in profile.points if p.mode != "cycle")),
+                       bare / PROFILE_NAME)
+    assert run_predict(parse([str(bare), *argv, "--out", str(tmp_path / "without")])) == 0
+    assert "cycle points" not in capsys.readouterr().out
+    assert rows(tmp_path / "with" / "curve.csv") == rows(tmp_path / "without" / "curve.csv")
+
+
+def profile_beside(trace: pathlib.Path) -> LinkProfile:
+    return read_link_profile(trace / PROFILE_NAME)
