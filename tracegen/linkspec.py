@@ -4,8 +4,9 @@
   connections, its ``both`` points the capacity while the other direction is busy too, and the small request's
   round trip under one-way load, less its round trip on the idle link, each direction's queue delay; the PS
   host's cores and, from the ``rpc_*`` points, the CPU the PS spends per transfer request. The
-  profile's ``cycle`` points (clients alternating pulls and pushes, as workers do) are not used: they are what
-  :func:`check_profile` predicts, a check of the link model on the two hosts' own measurements.
+  profile's ``cycle`` points (clients alternating pulls and pushes, as workers do) are not in the spec: they are
+  what :func:`check_profile` predicts, a check of the link model on the two hosts' own measurements, and a
+  baseline of their own (:func:`tracegen.baselines.cycle_rates`, ``roofline_cycle``).
 - :func:`from_bandwidth`: a line rate (its payload share per direction), the same for any number of connections.
   With ``two_way`` < 1 both directions together carry that fraction of what they carry apart.
 - :func:`with_single_worker`: what one untraced worker's run measured on the PS (``single-worker.json``): its
