@@ -127,8 +127,8 @@ MAX_ORDER_BYTES = 1 << 20  # a tensor name per line: thousands of names are a fe
 
 
 def read_order(path: str | os.PathLike[str], name: str = "policy") -> tuple[str, ...]:
-    """Tensor names from a policy file, one per line; blank lines and ``#`` comments ignored. ``name``: what
-    errors call the option (a CLI passes ``--policy``)."""
+    """Tensor names from a policy file, one per line (ended by ``\\n`` or ``\\r\\n``); blank lines and ``#``
+    comments ignored. ``name``: what errors call the option (a CLI passes ``--policy``)."""
     return tuple(_order_lines(path, name))
 
 
@@ -142,7 +142,9 @@ def _order_lines(path: str | os.PathLike[str], option: str = "policy") -> dict[s
     except UnicodeDecodeError as exc:
         raise ConfigError(f"'{option}': order file {p!r}: byte {exc.start}: not UTF-8 text") from None
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    # a line ends at '\n' (a '\r' before it is stripped with the other spaces), as editors number lines:
+    # str.splitlines also ended one at \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029, and errors named later lines
+    for number, line in enumerate(text.split("\n"), start=1):
         name = line.split("#", 1)[0].strip()
         if name in seen:  # which place would it take? the file does not say
             raise ConfigError(f"'{option}': order file {p!r}: line {number}: {name!r} is already on line "
