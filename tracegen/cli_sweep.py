@@ -7,6 +7,7 @@ import dataclasses
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from parsers.catalogue import read_catalogue
@@ -184,24 +185,29 @@ def grid_seconds(inputs: SweepInputs) -> float:
 class ProgressLine:
     """Points done / to do, points per second and time left, on stderr: rewritten in place on a terminal, one
     line every :data:`PROGRESS_EVERY_S` seconds otherwise, none where there is no stderr (``sys.stderr`` is None
-    in a process started with it closed)."""
+    in a process started with it closed). The time left is the time so far per simulated worker done
+    (:class:`~tracegen.sweep.SweepProgress`), times the workers left: not per point, as the grid's first points,
+    its smallest N, are its cheapest. ``clock``: seconds, monotonic."""
 
-    def __init__(self, stream: TextIO | None) -> None:
+    def __init__(self, stream: TextIO | None, clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream
         self.tty = stream is not None and stream.isatty()
-        self.start = time.monotonic()
+        self.clock = clock
+        self.start = clock()
         self.last = -PROGRESS_EVERY_S
 
     def __call__(self, p: SweepProgress) -> None:
         if self.stream is None:
             return
-        now = time.monotonic()
+        now = self.clock()
         final = p.done == p.todo
         if not (self.tty or final or now - self.last >= PROGRESS_EVERY_S):
             return
         self.last = now
-        rate = p.done / (now - self.start) if now > self.start else 0.0
-        left = f"{format_wait((p.todo - p.done) / rate)} left" if rate > 0 else "time left unknown"
+        elapsed = now - self.start
+        rate = p.done / elapsed if elapsed > 0 else 0.0
+        done, todo = (p.workers_done, p.workers_todo) if p.workers_todo else (p.done, p.todo)
+        left = f"{format_wait(elapsed * (todo - done) / done)} left" if rate > 0 and done else "time left unknown"
         line = (f"sweep: {p.done}/{p.todo} points ({p.resumed} already done), {rate:.1f} points/s, {left}, "
                 f"{p.parts_written} parts written")
         end = "\n" if final or not self.tty else ""

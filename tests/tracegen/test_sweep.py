@@ -702,3 +702,31 @@ def test_the_readme_sweep_runs_without_a_warning(
     assert main([*argv, "--jobs", "1"]) == 0
     output = capsys.readouterr()
     assert "warning" not in output.err + output.out, output.err
+
+
+def test_the_time_left_is_paced_by_the_workers_simulated_not_by_the_points(tmp_path: pathlib.Path) -> None:
+    """A point costs about its N (tracegen.cost): '--workers 1-3000' said '77 s left' after its first 128 points,
+    the cheapest, of a grid its own grid line put at 10 minutes. A resumed sweep's later points weigh the same."""
+    import io
+
+    from tracegen.cli_sweep import ProgressLine
+    from tracegen.sweep import SweepProgress, sweep
+    from tracegen.sweeprunner import LocalRunner
+
+    seen: list[SweepProgress] = []
+    inputs = build_inputs(str(TRACE), workers=[1, 3, 8], policies=["tf", "tictac"], steps=4, warmup_steps=1)
+    sweep(inputs, tmp_path / "s", LocalRunner(1), progress=seen.append)
+    assert (seen[0].workers_done, seen[0].workers_todo) == (0, 24)
+    done = [p.workers_done for p in seen[1:]]
+    assert done == sorted(done) and (seen[-1].workers_done, seen[-1].workers_todo) == (24, 24)
+    inputs = build_inputs(str(TRACE), workers=[1, 3, 8, 20], policies=["tf", "tictac"], steps=4, warmup_steps=1)
+    resumed: list[SweepProgress] = []
+    sweep(inputs, tmp_path / "s", LocalRunner(1), progress=resumed.append)
+    assert (resumed[0].resumed, resumed[0].todo, resumed[0].workers_todo) == (6, 2, 40)  # N = 20's two points only
+
+    now = [100.0]
+    stream = io.StringIO()
+    line = ProgressLine(stream, clock=lambda: now[0])
+    now[0] += 10.0  # 1 of 2 points done in 10 s, but 1 of 3 workers: the other point takes 20 s more, not 10
+    line(SweepProgress(done=1, todo=2, resumed=0, parts_written=0, workers_done=1, workers_todo=3))
+    assert "1/2 points (0 already done), 0.1 points/s, 20 s left" in stream.getvalue(), stream.getvalue()
