@@ -349,3 +349,22 @@ def test_a_tie_in_dollars_goes_to_fewer_workers_whatever_order_the_dollars_were_
     # a real difference still decides: a cent an hour less for the three
     cheaper = dataclasses.replace(slow, worker=inst("slow", "worker", 0.7 - 0.01 / 3, 1.0))
     assert cheapest([cheaper, fast], None) is cheaper and fastest([cheaper, fast]) is cheaper
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_pairs_simulated_once_for_another_are_counted_where_the_simulations_are_said(
+        model: StepModel, jobs: int) -> None:
+    """The example catalogue's 12 pairs said 'simulating 9 pairs': its spot type, differing in price alone, is
+    simulated with the type it copies, and nothing said so: three pairs seemed dropped."""
+    spot = inst("w1-spot", "worker", 0.05, 1.0)
+    cat = Catalogue(instances=(*PLAN_CATALOGUE.instances, spot))
+    config = dataclasses.replace(PLAN_CONFIG, workers=(1, 2))
+    lines: list[str] = []
+    result = plan(model, cat, config, link_profile=PLAN_PROFILE, jobs=jobs, progress=lines.append)
+    assert len(result.pairs) == 6  # three worker types x two PS types
+    said = [line for line in lines if line.startswith("simulating 4 pairs")]
+    assert len(said) == 1 and said[0].endswith("(of 6: 2 have another's speeds and links, and only their price is "
+                                               "their own)"), lines
+    lines.clear()
+    plan(model, PLAN_CATALOGUE, config, link_profile=PLAN_PROFILE, jobs=jobs, progress=lines.append)
+    assert not any("(of " in line for line in lines), lines
