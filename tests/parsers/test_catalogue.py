@@ -172,6 +172,22 @@ def test_not_utf8_and_not_a_file(tmp_path: pathlib.Path) -> None:
         read_catalogue(tmp_path)
 
 
+@pytest.mark.parametrize("row", [b"a\xc3\xa9ab\xff,both,1,1,1,1000,\n", b"a,both,1,1,1,1000,\n\xe9\n"])
+def test_not_utf8_after_a_byte_order_mark_names_its_own_line_and_byte(tmp_path: pathlib.Path, row: bytes) -> None:
+    """With a byte-order mark (a spreadsheet's 'CSV UTF-8'), the codec's offset counts from after it: the line was
+    counted in the file's bytes 3 short, naming line 3 for a bad byte on line 4, or, where that cut 'é' in two, the
+    count itself failed and plan printed a traceback."""
+    path = tmp_path / "cat.csv"
+    data = b"\xef\xbb\xbf" + f"{FIRST_LINE}\n{HEADER}\n".encode() + row
+    path.write_bytes(data)
+    bad = next(i for i in range(len(data)) if data[i] in (0xFF, 0xE9) and data[i - 1] != 0xC3)
+    line = data[:bad].count(b"\n") + 1
+    with pytest.raises(CatalogueError) as info:
+        read_catalogue(path)
+    assert str(info.value) == (f"{path}: line {line}: not UTF-8 text: {data[bad:bad + 1]!r} at byte {bad}; save it "
+                               "as UTF-8")
+
+
 @pytest.mark.parametrize("data", [b"", b"\n  \n", b"\xef\xbb\xbf\n"])
 def test_an_empty_catalogue_or_worker_class_file_says_it_is_empty(tmp_path: pathlib.Path, data: bytes) -> None:
     """It said "line 1 must be '# tracegen-catalogue version 1' (got '')", as if a wrong line were there."""

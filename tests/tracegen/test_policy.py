@@ -30,7 +30,10 @@ def test_an_order_file_is_read_bounded_and_checked(tmp_path: pathlib.Path) -> No
     with pytest.raises(ConfigError, match="not a regular file"):
         read_order("/dev/zero")
     path.write_bytes(b"a\n\xff\n")
-    with pytest.raises(ConfigError, match=r"order.txt': byte 2: not UTF-8 text"):
+    with pytest.raises(ConfigError, match=r"order.txt': line 2: not UTF-8 text at byte 2$"):
+        read_order(path)
+    path.write_bytes(b"\xef\xbb\xbfa\nb\xff\n")  # the byte is the file's, its mark counted (it was 3 short)
+    with pytest.raises(ConfigError, match=r"order.txt': line 2: not UTF-8 text at byte 6$"):
         read_order(path)
 
 
