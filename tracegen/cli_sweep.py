@@ -107,6 +107,8 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
 def parse_speeds(text: str) -> tuple[float, ...]:
     """``0.5,1,2`` → (0.5, 1.0, 2.0): finite numbers > 0."""
     speeds = []
+    if not all(p.strip() for p in text.split(",")):  # "cannot read '' in ''" named nothing
+        raise ConfigError(f"'--worker-speed': {text!r} has an empty entry; give speeds comma-separated, e.g. 0.5,1,2")
     for piece in text.split(","):
         try:
             speed = parse_number(piece)

@@ -250,6 +250,9 @@ def _group_alive(pgid: int) -> bool:
     # a typo, not a job: it ran (a helper's finding) where predict refuses anything past its own limit
     (["--workers", "1-100000", "--steps", "1000000"], "years on one core (more than the 1e+14 allowed)"),
     (["--bandwidth", "1Gbit/s,"], "'--bandwidth': '1Gbit/s,' has an empty entry"),
+    # "cannot read '' in '1,,2'", of an entry that is not there: as --bandwidth and --policy say it
+    (["--worker-speed", "1,,2"], "'--worker-speed': '1,,2' has an empty entry; give speeds comma-separated"),
+    (["--worker-speed", ""], "'--worker-speed': '' has an empty entry"),
     (["--ray", "127.0.0.1:1"], "--ray '127.0.0.1:1': no Ray head answers there"),
     # Ray reads only the bracketed form; this one was tried at ::1 port 1, and Ray would then refuse it
     (["--ray", "::1:6379"], "'--ray': an IPv6 address goes in brackets before its port: write [::1]:6379"),
