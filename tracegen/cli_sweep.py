@@ -13,7 +13,7 @@ from typing import TextIO
 from parsers.catalogue import read_catalogue
 from parsers.linkprofile import read_link_profile
 from parsers.sweepdata import refuse_other_files
-from tracegen.cli_predict import add_shard_arguments, shard_counts
+from tracegen.cli_predict import add_shard_arguments, batch_note, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
@@ -266,6 +266,8 @@ def run_sweep(args: argparse.Namespace) -> int:
                               catalogue=catalogue)
         for note in inputs.notes:
             print(f"warning: {note}", file=sys.stderr)
+        if (batch := batch_note(args.trace, args.batch_size)) is not None:  # the rows' samples_per_s
+            print(batch)
         grid = inputs.grid
         where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
         events = grid_events(inputs)

@@ -368,3 +368,21 @@ def test_pairs_simulated_once_for_another_are_counted_where_the_simulations_are_
     lines.clear()
     plan(model, PLAN_CATALOGUE, config, link_profile=PLAN_PROFILE, jobs=jobs, progress=lines.append)
     assert not any("(of " in line for line in lines), lines
+
+
+def test_a_plan_of_a_trace_with_no_batch_size_says_samples_are_steps(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """predict said 'samples/s are steps/s (a batch of 1)' of a trace with no meta.json; plan, whose --target-rate
+    is in samples/s and whose answer is dollars per 1000 samples, only wrote 'batch 1' in its model line: a target
+    meant for a batch of 32 asked 32 times too much."""
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    for step in PLAN_TRACE.glob("step_00[0-3].pb.gz"):
+        (trace / step.name).write_bytes(step.read_bytes())
+    cat = _catalogue_file(tmp_path, GOOD_ROWS)
+    argv = ["plan", str(trace), "--catalogue", str(cat), "--workers", "1", "--jobs", "1"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {trace / 'meta.json'} is not there" in out
+    assert main([*argv, "--batch-size", "32", "--out", str(tmp_path / "b")]) == 0
+    assert "samples/s are steps/s" not in capsys.readouterr().out

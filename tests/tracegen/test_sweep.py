@@ -733,3 +733,18 @@ def test_the_time_left_is_paced_by_the_workers_simulated_not_by_the_points(tmp_p
     now[0] += 10.0  # 1 of 2 points done in 10 s, but 1 of 3 workers: the other point takes 20 s more, not 10
     line(SweepProgress(done=1, todo=2, resumed=0, parts_written=0, workers_done=1, workers_todo=3))
     assert "1/2 points (0 already done), 0.1 points/s, 20 s left" in stream.getvalue(), stream.getvalue()
+
+
+def test_a_sweep_of_a_trace_with_no_batch_size_says_samples_are_steps(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its rows' samples_per_s were steps/s with no word, where predict on the same trace says so."""
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    for step in TRACE.glob("step_00[0-3].pb.gz"):
+        (trace / step.name).write_bytes(step.read_bytes())
+    argv = ["sweep", str(trace), "--workers", "1", *SMALL, "--jobs", "1"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {trace / 'meta.json'} is not there" in out
+    assert main([*argv, "--batch-size", "32", "--out", str(tmp_path / "b")]) == 0
+    assert "samples/s are steps/s" not in capsys.readouterr().out
