@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -132,6 +134,14 @@ def parse_bandwidths(texts: list[str]) -> dict[str, int]:
         if not all(p.strip() for p in text.split(",")):
             raise ConfigError(f"'--bandwidth': {text!r} has an empty entry; give rates comma-separated, e.g. "
                               "100Mbit/s,1Gbit/s")
+        pieces = text.split(",")
+        for lead, rest in itertools.pairwise(pieces):  # '1,000Mbit/s', '1,5Gbit/s': "'1' has no unit"
+            number, more = lead.strip(), rest.strip()
+            if number.isascii() and number.isdigit() and re.match(r"[0-9]", rest):
+                meant = (f"{number}{more} (no thousands separator)" if re.match(r"[0-9]{3}(?![0-9])", rest)
+                         else f"{number}.{more} (a decimal point)")
+                raise ConfigError(f"'--bandwidth': {text!r}: a comma separates rates, so {number!r} is one, with no "
+                                  f"unit; write {meant}, or give each rate its unit")
     for piece in (p.strip() for text in texts for p in text.split(",")):
         if piece in rates:
             raise ConfigError(f"'--bandwidth': {piece!r} is given twice; give each link once")

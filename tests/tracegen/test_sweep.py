@@ -250,6 +250,12 @@ def _group_alive(pgid: int) -> bool:
     # a typo, not a job: it ran (a helper's finding) where predict refuses anything past its own limit
     (["--workers", "1-100000", "--steps", "1000000"], "years on one core (more than the 1e+14 allowed)"),
     (["--bandwidth", "1Gbit/s,"], "'--bandwidth': '1Gbit/s,' has an empty entry"),
+    # a thousands separator, split as two rates: it said "'1' has no unit", of a value the user never wrote
+    (["--bandwidth", "200Mbit/s,1,000Mbit/s"], "'--bandwidth': '200Mbit/s,1,000Mbit/s': a comma separates rates, so "
+                                               "'1' is one, with no unit; write 1000Mbit/s (no thousands separator), "
+                                               "or give each rate its unit"),
+    (["--bandwidth", "1,5Gbit/s"], "'--bandwidth': '1,5Gbit/s': a comma separates rates, so '1' is one, with no "
+                                   "unit; write 1.5Gbit/s (a decimal point), or give each rate its unit"),
     # "cannot read '' in '1,,2'", of an entry that is not there: as --bandwidth and --policy say it
     (["--worker-speed", "1,,2"], "'--worker-speed': '1,,2' has an empty entry; give speeds comma-separated"),
     (["--worker-speed", ""], "'--worker-speed': '' has an empty entry"),
