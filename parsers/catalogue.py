@@ -128,7 +128,9 @@ def _instance(c: Cells, folder: pathlib.Path) -> Instance:
         raise c.fail(1, f"must be one of {', '.join(ROLES)}")
     usd, speed, cores = (c.number(2, low=0, high=10_000), c.number(3, low=0.001, high=1000, low_open=False),
                          c.number(4, low=0.01, high=4096, low_open=False))
-    link = c.whole(5, low=1e3, high=1e13, unit="bits per second")
+    link = c.whole(5, low=1e3, high=1e13, unit="bits per second",  # '2.5Gbit/s', as --bandwidth takes it, was told
+                   # only 'must be a number', of a cell that plainly holds one; the worker classes' column says this
+                   rule="must be bits per second from 1e3 to 1e13 (a plain number: 2.5e9 for 2.5 Gbit/s)")
     profile = None
     if c.text(6):
         if role not in ("ps", "both"):

@@ -25,14 +25,13 @@ from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 
 from parsers.errors import TraceFormatError, quoted
-from parsers.files import read_expanded
+from parsers.files import not_utf8_at, read_expanded
 
 NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")  # [0-9], not \d: full-width digits are \d
 INTEGER = re.compile(r"-?[0-9]+")
 _COMMA_NUMBER = re.compile(r"-?[0-9]+(?:,[0-9]+)+(?:\.[0-9]*)?")
 MAX_NUMBER_CHARS = 400  # more is no column's value; int() refuses 4300 digits
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$")
-_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class Records:
@@ -147,8 +146,8 @@ def read_rows(path: str | os.PathLike[str], *, fmt: str, version: int, columns: 
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = 1 + len(_LINE_END.findall(data[: exc.start].decode("utf-8-sig")))
-        raise error(f"{source}: line {line}: not UTF-8 text: {exc.object[exc.start : exc.end]!r} at byte {exc.start}; "
+        line, at = not_utf8_at(data, exc, lone_cr=True)
+        raise error(f"{source}: line {line}: not UTF-8 text: {exc.object[exc.start : exc.end]!r} at byte {at}; "
                     "save it as UTF-8") from None
     if not text.strip():
         raise error(f"{source}: file is empty; line 1 must be {f'# {fmt} version {version}'!r}, then a header")

@@ -127,6 +127,18 @@ def read_expanded(source: str | os.PathLike[str], max_bytes: int,
         raise error(str(exc)) from None
 
 
+def not_utf8_at(data: bytes, exc: UnicodeDecodeError, *, lone_cr: bool = False) -> tuple[int, int]:
+    """Where ``data`` stops being UTF-8, from ``exc``, what ``data.decode("utf-8-sig")`` raised: (line, byte of the
+    file). The codec counts ``exc.start`` in the bytes after a byte-order mark (``exc.object``), so counted in
+    ``data`` it named a byte 3 early and could miss the line break before it, or cut a character in two and fail
+    decoding the lines before it. Lines end at ``\\n`` (with ``lone_cr``, at a ``\\r`` alone too, as a CSV reader's
+    do)."""
+    seen = exc.object if isinstance(exc.object, bytes) else data
+    before = seen[: exc.start]
+    breaks = before.count(b"\n") + (before.count(b"\r") - before.count(b"\r\n") if lone_cr else 0)
+    return 1 + breaks, len(data) - len(seen) + exc.start
+
+
 def gunzip(data: bytes, source: str, max_bytes: int) -> bytes:
     """Expand every member of gzip ``data``, stopping as soon as the output passes ``max_bytes``; refuses
     corrupt or truncated members, more than ``MAX_GZIP_MEMBERS`` of them, and bytes after the last member that

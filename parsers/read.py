@@ -11,6 +11,7 @@ directory together may hold at most ``max_bytes``; see :mod:`parsers.limits` for
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import itertools
@@ -174,7 +175,8 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> T
                     **trace.skipped, "older profile runs in the logdir, not read (the newest is)": older})
             return trace
         if target.is_dir():
-            return _read_many(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")), text, max_bytes)
+            return _read_many(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")), text, max_bytes,
+                              lambda: _nested_trace(target))
         exists = target.exists() or target.is_symlink()
     except OSError as exc:
         raise TraceFormatError(f"{text}: cannot read: {exc.strerror or exc}") from None
@@ -267,13 +269,31 @@ def _files(paths: Iterable[pathlib.Path], source: str, keep: Callable[[pathlib.P
         raise TraceFormatError(f"{source}: cannot list: {exc.strerror or exc}") from None
 
 
-def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int) -> Trace:
+MAX_NESTED_LOOKS = 20  # subfolders looked into for a trace, where a folder holds none: each is listed
+
+
+def _nested_trace(directory: pathlib.Path) -> str:
+    """Where a folder holding no trace has a subfolder that reads as one (a testbed's or ``validate --measured``'s
+    run folder, whose trace is ``trace/``): "; its folder trace/ holds one: pass that", else ''."""
+    with contextlib.suppress(OSError, TraceFormatError):  # a hint only: the refusal stands without it
+        subs = sorted(p for p in itertools.islice(directory.iterdir(), MAX_FILES)
+                      if not p.name.startswith(".") and p.is_dir())
+        for sub in subs[:MAX_NESTED_LOOKS]:
+            if is_table_dir(sub) or is_profile_dir(sub) or trace_files_in(sub):
+                return f"; its folder {sub.name}/ holds one: pass that"
+    return ""
+
+
+def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int,
+               elsewhere: Callable[[], str] = lambda: "") -> Trace:
+    """The trace of ``paths`` (a folder's files, a glob's matches); ``elsewhere``: where one may be instead, said
+    when they hold none."""
     profiles = [p for p in paths if p.name.endswith(XPLANE_SUFFIXES)]
     if profiles:
         return _read_profile(profiles, source, max_bytes, paths)
     candidates = [p for p in paths if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES) and p.name not in BESIDE]
     if not candidates:
-        raise TraceFormatError(f"{source}: no trace files (*.pb, *.pbtxt, *.json, each maybe .gz) found")
+        raise TraceFormatError(f"{source}: no trace files (*.pb, *.pbtxt, *.json, each maybe .gz) found{elsewhere()}")
     protos = [p for p in candidates if p.name.endswith(PROTO_SUFFIXES)]
     if not protos:
         if len(candidates) > 1:

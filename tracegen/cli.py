@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import pathlib
 import re
 import signal
 import sys
@@ -27,6 +28,7 @@ from tracegen.cli_sweep import add_sweep_arguments, run_sweep
 from tracegen.cli_tf import add_tf_commands
 from tracegen.console import StdoutError, discard_stdout, standard_streams
 from tracegen.errors import TracegenError
+from tracegen.predict import profile_beside
 from tracegen.summary import summarize
 from tracegen.units import format_bytes
 
@@ -42,7 +44,7 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
-        print(format_summary(summary))
+        print(format_summary(summary, profile_beside(args.trace)))
     return 0
 
 
@@ -56,8 +58,9 @@ def _fmt_ms(ns: float | None) -> str:
     return "unknown" if ns is None else f"{ns / 1e6:.3f} ms"
 
 
-def format_summary(s: dict[str, Any]) -> str:
-    """The human-readable form of :func:`tracegen.summary.summarize`'s result."""
+def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> str:
+    """The human-readable form of :func:`tracegen.summary.summarize`'s result; ``profile``: the link profile
+    beside the trace, if any, which ``predict`` uses for the PS link instead of the trace's own estimate."""
     rate = {k: "unknown" if s[k] is None else f"{s[k] * 8 / 1e6:.1f} Mbit/s"
             for k in ("pull_rate_bytes_per_s", "push_rate_bytes_per_s")}
     lines = [
@@ -86,8 +89,11 @@ def format_summary(s: dict[str, Any]) -> str:
     if link is not None:
         lines.append(f"link est.  pull {link['pull_bandwidth_bytes_per_s'] * 8 / 1e6:.1f} Mbit/s, push "
                      f"{link['push_bandwidth_bytes_per_s'] * 8 / 1e6:.1f} Mbit/s, latency "
-                     f"{link['latency_ns'] / 1e3:.0f} us ({link['method']}; what predict uses without "
-                     "--bandwidth)")
+                     f"{link['latency_ns'] / 1e3:.0f} us (the trace's own: {link['method']}; "
+                     + ("predict's PS link when no link-profile.json is beside the trace and no --bandwidth is given)"
+                        if profile is None else
+                        f"predict's PS link is {profile}, beside the trace, unless --bandwidth: this estimate only "
+                        "caps one worker's connection and gives the latency)"))
     if s["lost"]:
         lines.append("not in this format: " + "; ".join(s["lost"]))
     if s["skipped"]:

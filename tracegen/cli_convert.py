@@ -39,7 +39,8 @@ def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
                              "(columns documented in parsers.trace) plus trace.json, into directory OUT. The files "
                              f"beside the trace ({', '.join(BESIDE)}) are copied beside the output: into OUT for "
                              "tables, into OUT's folder for chrome")
-    parser.add_argument("out", help="output file (chrome) or directory (parquet, csv)")
+    parser.add_argument("out", help="output file (chrome) or directory (parquet, csv; a new one named like a file, "
+                                    f"ending in {', '.join(FILE_SUFFIXES)}, must end in '/': x.parquet/)")
     parser.add_argument("--force", action="store_true",
                         help="overwrite existing output files, and replace (or remove, when the trace has none) "
                              f"any {', '.join(BESIDE)} beside the output that are not the trace's")
@@ -115,6 +116,7 @@ def run_convert(args: argparse.Namespace) -> int:
     if args.out == "-":  # the usual 'standard output' would have been a file named '-', and this line beside it
         raise ConfigError(f"'out' '-': convert writes {'a file' if args.to == 'chrome' else 'a directory'}, not "
                           "to standard output; name it (a file called '-' is './-')")
+    _check_name(args.out, args.to)
     trace = read_trace(args.trace)
     out = pathlib.Path(args.out)
     _check_out(out, args.to, [*trace.steps["source"], args.trace, *side_files(args.trace)])
@@ -144,6 +146,29 @@ def run_convert(args: argparse.Namespace) -> int:
         print(f"removed {', '.join(str(p) for p in carried.remove)}: the trace has none, and predict would have "
               "read it with the converted trace")
     return 0
+
+
+# names that read as one file: a table directory named so ('out.json', 'x.parquet') surprised whoever expected one
+FILE_SUFFIXES = (".json", ".gz", ".parquet", ".csv", ".pb", ".pbtxt", ".txt", ".zip")
+
+
+def _check_name(raw: str, to: str) -> None:
+    """ConfigError when the output as typed names the other kind of thing than ``to`` writes: a folder (a trailing
+    '/') for one Chrome file, which pathlib dropped to write a file of the folder's name; a file name for a
+    directory of tables, unless it is a directory already or ends in '/' (a dataset named ``x.parquet/``)."""
+    out = pathlib.Path(raw)
+    ends_in_sep = raw.endswith(("/", os.sep))
+    if to == "chrome" and ends_in_sep and not out.is_dir():
+        raise ConfigError(f"{raw}: ends in '/', a directory; --to chrome writes one file: name it, e.g. "
+                          f"{out / 'chrome.json'}")
+    if to == "chrome" and out.suffix.lower() in (".parquet", ".csv"):
+        raise ConfigError(f"{raw}: --to chrome writes one Chrome JSON file, but the name reads as {out.suffix!r}: "
+                          f"name it .json or .json.gz, or use --to {out.suffix[1:].lower()} for tables (a directory)")
+    if to != "chrome" and not ends_in_sep and not os.path.lexists(out) and out.suffix.lower() in FILE_SUFFIXES:
+        raise ConfigError(f"{raw}: --to {to} writes a directory of files (one per table, and trace.json), but the "
+                          f"name reads as one file ({out.suffix!r}): name a directory, e.g. "
+                          f"{out.with_name(out.name.split('.')[0] or 'tables')}, or end it in '/' ({raw}/) to use "
+                          "this name")
 
 
 def _check_out(out: pathlib.Path, to: str, inputs: list[str | pathlib.Path]) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from parsers.catalogue import read_catalogue
 from parsers.read import read_trace
-from tracegen.cli_predict import add_shard_arguments, int_option, shard_counts
+from tracegen.cli_predict import add_shard_arguments, batch_note, int_option, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.html_report import report_inputs
@@ -87,6 +87,8 @@ def run_plan(args: argparse.Namespace) -> int:
                    inputs=[p for p in read if p]) as out:
         trace = read_trace(args.trace)
         model = build_model(trace)
+        if (note := batch_note(args.trace, args.batch_size)) is not None:  # --target-rate is in samples/s
+            print(note)
         if ps_shards:
             ps_shards, left_out = holding(model, trace, ps_shards)
             if left_out is not None:

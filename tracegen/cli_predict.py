@@ -138,6 +138,16 @@ def simulation_counts(args: argparse.Namespace) -> tuple[int, int, int, int]:
             int_option(args.jobs, "jobs", 1, MAX_JOBS))
 
 
+def batch_note(trace: str, batch_size: int | None) -> str | None:
+    """The note that samples/s are steps/s, where neither ``--batch-size`` nor ``meta.json`` beside ``trace`` gives
+    a batch (a converted trace, say); None where one does. predict, plan and sweep each print it: plan's
+    --target-rate and $ per 1000 samples, and sweep's samples_per_s, are per step then."""
+    if batch_size is not None or "batch_size" in (read_meta(trace) or {}):
+        return None
+    return (f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {meta_path(trace)} "
+            f"{'gives no batch_size' if meta_path(trace).exists() else 'is not there'}")
+
+
 def add_shard_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     """``--ps-shards`` (helped by ``what``) and ``--placement``, as predict, plan and sweep take them."""
     parser.add_argument("--ps-shards", metavar="K", help=what)
@@ -214,9 +224,8 @@ def run_predict(args: argparse.Namespace) -> int:
         worker_speed=speeds, worker_link_bits_per_s=links,
         ps_shards=ps_shards, placement=args.placement,
         jobs=jobs, every_n=args.every_n)
-    if args.batch_size is None and "batch_size" not in (read_meta(args.trace) or {}):  # a converted trace, say
-        print(f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {meta_path(args.trace)} "
-              f"{'gives no batch_size' if meta_path(args.trace).exists() else 'is not there'}")
+    if (note := batch_note(args.trace, args.batch_size)) is not None:
+        print(note)
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),
                *(["report.html"] * args.html)]

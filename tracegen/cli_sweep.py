@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import os
+import re
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from parsers.catalogue import read_catalogue
 from parsers.linkprofile import read_link_profile
 from parsers.sweepdata import refuse_other_files
-from tracegen.cli_predict import add_shard_arguments, shard_counts
+from tracegen.cli_predict import add_shard_arguments, batch_note, shard_counts
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
@@ -106,6 +109,8 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
 def parse_speeds(text: str) -> tuple[float, ...]:
     """``0.5,1,2`` → (0.5, 1.0, 2.0): finite numbers > 0."""
     speeds = []
+    if not all(p.strip() for p in text.split(",")):  # "cannot read '' in ''" named nothing
+        raise ConfigError(f"'--worker-speed': {text!r} has an empty entry; give speeds comma-separated, e.g. 0.5,1,2")
     for piece in text.split(","):
         try:
             speed = parse_number(piece)
@@ -129,6 +134,14 @@ def parse_bandwidths(texts: list[str]) -> dict[str, int]:
         if not all(p.strip() for p in text.split(",")):
             raise ConfigError(f"'--bandwidth': {text!r} has an empty entry; give rates comma-separated, e.g. "
                               "100Mbit/s,1Gbit/s")
+        pieces = text.split(",")
+        for lead, rest in itertools.pairwise(pieces):  # '1,000Mbit/s', '1,5Gbit/s': "'1' has no unit"
+            number, more = lead.strip(), rest.strip()
+            if number.isascii() and number.isdigit() and re.match(r"[0-9]", rest):
+                meant = (f"{number}{more} (no thousands separator)" if re.match(r"[0-9]{3}(?![0-9])", rest)
+                         else f"{number}.{more} (a decimal point)")
+                raise ConfigError(f"'--bandwidth': {text!r}: a comma separates rates, so {number!r} is one, with no "
+                                  f"unit; write {meant}, or give each rate its unit")
     for piece in (p.strip() for text in texts for p in text.split(",")):
         if piece in rates:
             raise ConfigError(f"'--bandwidth': {piece!r} is given twice; give each link once")
@@ -184,24 +197,29 @@ def grid_seconds(inputs: SweepInputs) -> float:
 class ProgressLine:
     """Points done / to do, points per second and time left, on stderr: rewritten in place on a terminal, one
     line every :data:`PROGRESS_EVERY_S` seconds otherwise, none where there is no stderr (``sys.stderr`` is None
-    in a process started with it closed)."""
+    in a process started with it closed). The time left is the time so far per simulated worker done
+    (:class:`~tracegen.sweep.SweepProgress`), times the workers left: not per point, as the grid's first points,
+    its smallest N, are its cheapest. ``clock``: seconds, monotonic."""
 
-    def __init__(self, stream: TextIO | None) -> None:
+    def __init__(self, stream: TextIO | None, clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream
         self.tty = stream is not None and stream.isatty()
-        self.start = time.monotonic()
+        self.clock = clock
+        self.start = clock()
         self.last = -PROGRESS_EVERY_S
 
     def __call__(self, p: SweepProgress) -> None:
         if self.stream is None:
             return
-        now = time.monotonic()
+        now = self.clock()
         final = p.done == p.todo
         if not (self.tty or final or now - self.last >= PROGRESS_EVERY_S):
             return
         self.last = now
-        rate = p.done / (now - self.start) if now > self.start else 0.0
-        left = f"{format_wait((p.todo - p.done) / rate)} left" if rate > 0 else "time left unknown"
+        elapsed = now - self.start
+        rate = p.done / elapsed if elapsed > 0 else 0.0
+        done, todo = (p.workers_done, p.workers_todo) if p.workers_todo else (p.done, p.todo)
+        left = f"{format_wait(elapsed * (todo - done) / done)} left" if rate > 0 and done else "time left unknown"
         line = (f"sweep: {p.done}/{p.todo} points ({p.resumed} already done), {rate:.1f} points/s, {left}, "
                 f"{p.parts_written} parts written")
         end = "\n" if final or not self.tty else ""
@@ -258,6 +276,8 @@ def run_sweep(args: argparse.Namespace) -> int:
                               catalogue=catalogue)
         for note in inputs.notes:
             print(f"warning: {note}", file=sys.stderr)
+        if (batch := batch_note(args.trace, args.batch_size)) is not None:  # the rows' samples_per_s
+            print(batch)
         grid = inputs.grid
         where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
         events = grid_events(inputs)

@@ -95,7 +95,9 @@ def parse_workers(text: str, name: str = "workers") -> tuple[int, ...]:
         piece = part.strip()
         lo_s, sep, hi_s = piece.partition("-")
         if not (lo_s.isascii() and lo_s.isdigit()) or (sep and not (hi_s.isascii() and hi_s.isdigit())):
-            raise ConfigError(f"'{name}': cannot read {piece!r} in {text!r}; write e.g. 1-16 or 1,2,4,8")
+            # "cannot read '' in ''" of an empty option, or of '1,,2', left the reader to find the nothing
+            what = "" if piece else " (nothing given)" if not text.strip() else " (an empty entry)"
+            raise ConfigError(f"'{name}': cannot read {piece!r} in {text!r}{what}; write e.g. 1-16 or 1,2,4,8")
         lo = int(lo_s)
         hi = int(hi_s) if sep else lo
         if lo < 1 or hi < lo or hi > MAX_WORKERS:

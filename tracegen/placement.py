@@ -30,7 +30,7 @@ import pathlib
 
 from parsers.csvfile import Records, cell_int
 from parsers.errors import quoted
-from parsers.files import broken_link, read_expanded
+from parsers.files import broken_link, not_utf8_at, read_expanded
 from parsers.trace import Trace, device_role
 from tracegen.errors import ConfigError
 from tracegen.model import PS_KINDS, StepModel, TaskKind
@@ -153,10 +153,12 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
     if not pathlib.Path(source).is_file():
         what = "not a regular file" if pathlib.Path(source).exists() else broken_link(source) or "no such file"
         raise ConfigError(f"'placement' must be round-robin, greedy or a placement file (got {path!r}: {what})")
+    data = read_expanded(source, MAX_PLACEMENT_BYTES, ConfigError)
     try:
-        text = read_expanded(source, MAX_PLACEMENT_BYTES, ConfigError).decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: byte {exc.start}: not UTF-8 text") from None
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:  # which line of hundreds, it did not say, and its byte was 3 short after a BOM
+        line, at = not_utf8_at(data, exc, lone_cr=True)
+        raise ConfigError(f"{source}: line {line}: not UTF-8 text at byte {at}") from None
     reader = Records(io.StringIO(text, newline=""))
     try:
         rows = list(reader)

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from parsers.errors import TraceFormatError, quoted
-from parsers.files import read_expanded
+from parsers.files import not_utf8_at, read_expanded
 from tracegen.errors import ConfigError
 from tracegen.model import PS_KINDS, TRANSFER_KINDS, StepModel, StepTiming, TaskKind
 
@@ -127,8 +127,8 @@ MAX_ORDER_BYTES = 1 << 20  # a tensor name per line: thousands of names are a fe
 
 
 def read_order(path: str | os.PathLike[str], name: str = "policy") -> tuple[str, ...]:
-    """Tensor names from a policy file, one per line; blank lines and ``#`` comments ignored. ``name``: what
-    errors call the option (a CLI passes ``--policy``)."""
+    """Tensor names from a policy file, one per line (ended by ``\\n`` or ``\\r\\n``); blank lines and ``#``
+    comments ignored. ``name``: what errors call the option (a CLI passes ``--policy``)."""
     return tuple(_order_lines(path, name))
 
 
@@ -136,13 +136,18 @@ def _order_lines(path: str | os.PathLike[str], option: str = "policy") -> dict[s
     """Each tensor name of the order file ``path`` and its line number, in the file's order."""
     p = os.fspath(path)
     try:  # bounded: '--policy /dev/zero' or a huge file is refused, not read until memory runs out
-        text = read_expanded(path, MAX_ORDER_BYTES).decode("utf-8-sig")
+        data = read_expanded(path, MAX_ORDER_BYTES)
     except TraceFormatError as exc:
         raise ConfigError(f"'{option}': cannot read order file {p!r}: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"'{option}': order file {p!r}: byte {exc.start}: not UTF-8 text") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:  # the line, as an editor numbers it, and the byte, the mark counted
+        bad_line, at = not_utf8_at(data, exc)
+        raise ConfigError(f"'{option}': order file {p!r}: line {bad_line}: not UTF-8 text at byte {at}") from None
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    # a line ends at '\n' (a '\r' before it is stripped with the other spaces), as editors number lines:
+    # str.splitlines also ended one at \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029, and errors named later lines
+    for number, line in enumerate(text.split("\n"), start=1):
         name = line.split("#", 1)[0].strip()
         if name in seen:  # which place would it take? the file does not say
             raise ConfigError(f"'{option}': order file {p!r}: line {number}: {name!r} is already on line "

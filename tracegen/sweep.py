@@ -97,12 +97,17 @@ class Runner(Protocol):
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SweepProgress:
-    """Where a sweep is: ``done`` of the ``todo`` points this run computes; ``resumed`` were in the dataset."""
+    """Where a sweep is: ``done`` of the ``todo`` points this run computes; ``resumed`` were in the dataset;
+    ``workers_done`` of ``workers_todo``: the simulated workers of those points, summed, which is what the time a
+    point takes grows with (:func:`tracegen.predict.task_events`): points at N = 3000 take a thousand times those
+    at N = 3, so the points alone read the time left of ``--workers 1-3000`` as a third of what it was."""
 
     done: int
     todo: int
     resumed: int
     parts_written: int
+    workers_done: int = 0
+    workers_todo: int = 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -354,6 +359,7 @@ def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: 
     parts: list[pathlib.Path] = []
     done = 0
     turn = 0  # the grid position of the next row to go into a part
+    workers_todo, workers_done = sum(p.n_workers for p in todo), 0
 
     def flush(size: int) -> None:  # rows leave the buffer first: a signal mid-write loses them, never doubles
         nonlocal number
@@ -362,9 +368,10 @@ def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: 
         parts.append(write_part(target.root, number - 1, rows))
 
     def on_rows(rows: list[Row]) -> None:
-        nonlocal done, turn
+        nonlocal done, turn, workers_done
         for row in rows:
             early[position[row["point_id"]]] = row
+            workers_done += todo[position[row["point_id"]]].n_workers
         done += len(rows)
         while turn in early:
             buffer.append(early.pop(turn))
@@ -373,9 +380,10 @@ def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: 
             flush(part_points)
         if done == len(todo) and buffer:
             flush(len(buffer))
-        report(SweepProgress(done=done, todo=len(todo), resumed=resumed, parts_written=len(parts)))
+        report(SweepProgress(done=done, todo=len(todo), resumed=resumed, parts_written=len(parts),
+                             workers_done=workers_done, workers_todo=workers_todo))
 
-    report(SweepProgress(done=0, todo=len(todo), resumed=resumed, parts_written=0))
+    report(SweepProgress(done=0, todo=len(todo), resumed=resumed, parts_written=0, workers_todo=workers_todo))
     try:
         if todo:
             runner.run(inputs, chunks_of(todo, runner.slots), on_rows)

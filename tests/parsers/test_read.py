@@ -146,3 +146,24 @@ def test_what_is_no_json_is_still_read_as_a_text_step(tmp_path: pathlib.Path, co
     assert main(["inspect", str(path)]) == 2
     err = capsys.readouterr().err
     assert "JSON" not in err and "text-format" in err, err
+
+
+def test_a_run_folder_whose_trace_is_in_a_subfolder_says_so(tmp_path: pathlib.Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The testbed's run folder (measured.csv, and the trace in trace/), as 'validate --measured' takes it, given to
+    inspect or predict said only 'no trace files found'; a folder with no trace below it still says only that."""
+    run = tmp_path / "run"
+    shutil.copytree(STEPS.parent, run)
+    assert main(["inspect", str(run)]) == 2
+    _one_line(capsys.readouterr().err, f"{run}: no trace files", "; its folder trace/ holds one: pass that")
+    tables = tmp_path / "conv"
+    (tables / "notes").mkdir(parents=True)
+    assert main(["convert", str(STEPS), "--to", "csv", str(tables / "t")]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(tables)]) == 2  # converted tables in a subfolder: a trace too
+    _one_line(capsys.readouterr().err, "; its folder t/ holds one: pass that")
+    shutil.rmtree(tables / "t")
+    assert main(["inspect", str(tables)]) == 2
+    err = capsys.readouterr().err
+    _one_line(err, f"{tables}: no trace files")
+    assert "holds one" not in err

@@ -163,6 +163,23 @@ def test_inspect_prints_a_human_summary(capsys: pytest.CaptureFixture[str]) -> N
     assert "not in this format" in out and "pulls      6 per step" in out
 
 
+def test_inspect_says_whether_predict_uses_the_link_estimate_or_the_profile_beside(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The 'link est.' line said 'what predict uses without --bandwidth' with a link profile beside the trace too,
+    when predict uses the profile for the PS link and the trace's estimate only per connection."""
+    trace = tmp_path / "mlp"
+    shutil.copytree(ROOT / "data/traces/mlp", trace)
+    assert main(["inspect", str(trace)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("link est."))
+    assert "(the trace's own: " in line and "predict's PS link when no link-profile.json is beside" in line, line
+    profile = trace / "link-profile.json"
+    shutil.copyfile(ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace/link-profile.json", profile)
+    assert main(["inspect", str(trace)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("link est."))
+    assert "(the trace's own: " in line and f"predict's PS link is {profile}, beside the trace" in line, line
+    assert "only caps one worker's connection" in line and "when no link-profile.json" not in line, line
+
+
 def test_convert_refuses_to_overwrite_without_force(tmp_path: pathlib.Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "t.json"

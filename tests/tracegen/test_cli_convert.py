@@ -113,3 +113,32 @@ def test_a_chrome_file_named_as_the_tables_manifest_is_refused(tmp_path: pathlib
     assert not any(tmp_path.iterdir())
     assert main(["convert", str(MLP), "--to", "chrome", str(tmp_path / "chrome.json")]) == 0
     assert main(["inspect", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize(("to", "name"), [("parquet", "x.parquet"), ("csv", "out.json"), ("csv", "t.csv.gz")])
+def test_tables_named_like_a_file_are_refused_unless_the_name_ends_in_a_slash(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], to: str, name: str) -> None:
+    """'convert T --to parquet x.parquet' made a directory x.parquet of eight files where one file was expected,
+    and said so only in passing."""
+    out = tmp_path / name
+    assert main(["convert", str(MLP), "--to", to, str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{out}: --to {to} writes a directory of files" in err
+    assert f"e.g. {tmp_path / name.partition('.')[0]}," in err
+    assert err.count("\n") == 1 and not out.exists(), err
+    assert main(["convert", str(MLP), "--to", to, f"{out}/"]) == 0  # a directory, as asked
+    assert (out / "trace.json").is_file()
+    capsys.readouterr()
+    assert main(["convert", str(CNN), "--to", to, str(out), "--force"]) == 0  # there already: a directory, plainly
+
+
+def test_a_chrome_file_named_as_a_folder_or_as_tables_is_refused(tmp_path: pathlib.Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """'--to chrome new/' wrote a file named 'new' (pathlib drops the '/') and carried meta.json into its parent;
+    '--to chrome x.parquet' wrote Chrome JSON under a Parquet name."""
+    assert main(["convert", str(MLP), "--to", "chrome", f"{tmp_path / 'new'}/"]) == 2
+    assert f"{tmp_path / 'new'}/: ends in '/', a directory; --to chrome writes one file" in capsys.readouterr().err
+    assert main(["convert", str(MLP), "--to", "chrome", str(tmp_path / "x.parquet")]) == 2
+    assert "x.parquet: --to chrome writes one Chrome JSON file, but the name reads as '.parquet'" in (
+        capsys.readouterr().err)
+    assert sorted(tmp_path.iterdir()) == []

@@ -85,6 +85,20 @@ def test_parse_workers() -> None:
 
 
 @pytest.mark.parametrize(("text", "said"), [
+    ("", "'--workers': cannot read '' in '' (nothing given); write e.g. 1-16 or 1,2,4,8"),
+    ("  ", "'--workers': cannot read '' in '  ' (nothing given); write e.g. 1-16 or 1,2,4,8"),
+    ("1,,2", "'--workers': cannot read '' in '1,,2' (an empty entry); write e.g. 1-16 or 1,2,4,8"),
+    ("4,", "'--workers': cannot read '' in '4,' (an empty entry); write e.g. 1-16 or 1,2,4,8"),
+    ("4-", "'--workers': cannot read '4-' in '4-'; write e.g. 1-16 or 1,2,4,8"),
+])
+def test_an_empty_worker_list_or_entry_says_what_is_missing(text: str, said: str) -> None:
+    """'--workers ""' and '--workers 1,,2' said "cannot read '' in ''": the nothing it could not read, unnamed."""
+    with pytest.raises(ConfigError) as refused:
+        parse_workers(text, "--workers")
+    assert str(refused.value) == said
+
+
+@pytest.mark.parametrize(("text", "said"), [
     ("1,1,2", "'--workers': '1,1,2' lists N=1 twice; give each N once"),
     (" 2, 2", "'--workers': ' 2, 2' lists N=2 twice; give each N once"),
     ("1-4,3", "'--workers': '1-4,3' lists N=3 twice ('1-4' and '3'); give each N once"),

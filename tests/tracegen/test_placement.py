@@ -104,7 +104,11 @@ def test_a_placement_file_names_only_the_parameters_in_utf8(mlp_trace_dir: pathl
     with pytest.raises(ConfigError, match=r"'ps:global_step' is a variable but not a parameter"):
         place(model, 2, str(path), creation_order(trace))
     path.write_bytes(every.replace(b"variable,shard\n", b"variable,shard\nps:caf\xe9,0\n"))
-    with pytest.raises(ConfigError, match=r"placement\.csv: byte 21: not UTF-8 text"):
+    with pytest.raises(ConfigError, match=r"placement\.csv: line 2: not UTF-8 text at byte 21$"):
+        place(model, 2, str(path), creation_order(trace))
+    path.write_bytes(b"\xef\xbb\xbf" + every + b"ps:caf\xe9,0\n")  # a spreadsheet's mark: the file's byte still
+    with pytest.raises(ConfigError, match=rf"placement\.csv: line {len(names) + 2}: not UTF-8 text at byte "
+                                          rf"{3 + len(every) + 6}$"):
         place(model, 2, str(path), creation_order(trace))
 
 

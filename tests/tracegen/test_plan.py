@@ -349,3 +349,40 @@ def test_a_tie_in_dollars_goes_to_fewer_workers_whatever_order_the_dollars_were_
     # a real difference still decides: a cent an hour less for the three
     cheaper = dataclasses.replace(slow, worker=inst("slow", "worker", 0.7 - 0.01 / 3, 1.0))
     assert cheapest([cheaper, fast], None) is cheaper and fastest([cheaper, fast]) is cheaper
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_pairs_simulated_once_for_another_are_counted_where_the_simulations_are_said(
+        model: StepModel, jobs: int) -> None:
+    """The example catalogue's 12 pairs said 'simulating 9 pairs': its spot type, differing in price alone, is
+    simulated with the type it copies, and nothing said so: three pairs seemed dropped."""
+    spot = inst("w1-spot", "worker", 0.05, 1.0)
+    cat = Catalogue(instances=(*PLAN_CATALOGUE.instances, spot))
+    config = dataclasses.replace(PLAN_CONFIG, workers=(1, 2))
+    lines: list[str] = []
+    result = plan(model, cat, config, link_profile=PLAN_PROFILE, jobs=jobs, progress=lines.append)
+    assert len(result.pairs) == 6  # three worker types x two PS types
+    said = [line for line in lines if line.startswith("simulating 4 pairs")]
+    assert len(said) == 1 and said[0].endswith("(of 6: 2 have another's speeds and links, and only their price is "
+                                               "their own)"), lines
+    lines.clear()
+    plan(model, PLAN_CATALOGUE, config, link_profile=PLAN_PROFILE, jobs=jobs, progress=lines.append)
+    assert not any("(of " in line for line in lines), lines
+
+
+def test_a_plan_of_a_trace_with_no_batch_size_says_samples_are_steps(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """predict said 'samples/s are steps/s (a batch of 1)' of a trace with no meta.json; plan, whose --target-rate
+    is in samples/s and whose answer is dollars per 1000 samples, only wrote 'batch 1' in its model line: a target
+    meant for a batch of 32 asked 32 times too much."""
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    for step in PLAN_TRACE.glob("step_00[0-3].pb.gz"):
+        (trace / step.name).write_bytes(step.read_bytes())
+    cat = _catalogue_file(tmp_path, GOOD_ROWS)
+    argv = ["plan", str(trace), "--catalogue", str(cat), "--workers", "1", "--jobs", "1"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {trace / 'meta.json'} is not there" in out
+    assert main([*argv, "--batch-size", "32", "--out", str(tmp_path / "b")]) == 0
+    assert "samples/s are steps/s" not in capsys.readouterr().out

@@ -30,7 +30,10 @@ def test_an_order_file_is_read_bounded_and_checked(tmp_path: pathlib.Path) -> No
     with pytest.raises(ConfigError, match="not a regular file"):
         read_order("/dev/zero")
     path.write_bytes(b"a\n\xff\n")
-    with pytest.raises(ConfigError, match=r"order.txt': byte 2: not UTF-8 text"):
+    with pytest.raises(ConfigError, match=r"order.txt': line 2: not UTF-8 text at byte 2$"):
+        read_order(path)
+    path.write_bytes(b"\xef\xbb\xbfa\nb\xff\n")  # the byte is the file's, its mark counted (it was 3 short)
+    with pytest.raises(ConfigError, match=r"order.txt': line 2: not UTF-8 text at byte 6$"):
         read_order(path)
 
 
@@ -39,6 +42,19 @@ def test_a_tensor_named_twice_in_an_order_file_is_refused(tmp_path: pathlib.Path
     path.write_text("a\n# b comes next\nb\na  # again: first or third?\n")
     with pytest.raises(ConfigError, match=r"order\.txt': line 4: 'a' is already on line 1"):
         read_order(path)
+
+
+@pytest.mark.parametrize("brk", ["\f", "\v", "\x1c", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_order_file_lines_are_numbered_at_newlines_as_an_editor_numbers_them(tmp_path: pathlib.Path,
+                                                                             brk: str) -> None:
+    """str.splitlines also ended a line at \\f, \\v, \\x1c-\\x1e, \\x85, \\u2028 and \\u2029: a stray one
+    (pasted from a web page, a form feed an editor shows as ^L) moved every later line number one on."""
+    path = tmp_path / "order.txt"
+    path.write_text(f"p{brk}\r\nq\r\nq\r\n", encoding="utf-8", newline="")
+    with pytest.raises(ConfigError, match=r"order\.txt': line 3: 'q' is already on line 2$"):
+        read_order(path)
+    path.write_text(f"p{brk}r\n", encoding="utf-8", newline="")  # inside a line: part of the name, not two names
+    assert read_order(path) == (f"p{brk}r",)
 
 
 def test_an_order_file_naming_unknown_tensors_is_named(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,

@@ -250,6 +250,15 @@ def _group_alive(pgid: int) -> bool:
     # a typo, not a job: it ran (a helper's finding) where predict refuses anything past its own limit
     (["--workers", "1-100000", "--steps", "1000000"], "years on one core (more than the 1e+14 allowed)"),
     (["--bandwidth", "1Gbit/s,"], "'--bandwidth': '1Gbit/s,' has an empty entry"),
+    # a thousands separator, split as two rates: it said "'1' has no unit", of a value the user never wrote
+    (["--bandwidth", "200Mbit/s,1,000Mbit/s"], "'--bandwidth': '200Mbit/s,1,000Mbit/s': a comma separates rates, so "
+                                               "'1' is one, with no unit; write 1000Mbit/s (no thousands separator), "
+                                               "or give each rate its unit"),
+    (["--bandwidth", "1,5Gbit/s"], "'--bandwidth': '1,5Gbit/s': a comma separates rates, so '1' is one, with no "
+                                   "unit; write 1.5Gbit/s (a decimal point), or give each rate its unit"),
+    # "cannot read '' in '1,,2'", of an entry that is not there: as --bandwidth and --policy say it
+    (["--worker-speed", "1,,2"], "'--worker-speed': '1,,2' has an empty entry; give speeds comma-separated"),
+    (["--worker-speed", ""], "'--worker-speed': '' has an empty entry"),
     (["--ray", "127.0.0.1:1"], "--ray '127.0.0.1:1': no Ray head answers there"),
     # Ray reads only the bracketed form; this one was tried at ::1 port 1, and Ray would then refuse it
     (["--ray", "::1:6379"], "'--ray': an IPv6 address goes in brackets before its port: write [::1]:6379"),
@@ -702,3 +711,46 @@ def test_the_readme_sweep_runs_without_a_warning(
     assert main([*argv, "--jobs", "1"]) == 0
     output = capsys.readouterr()
     assert "warning" not in output.err + output.out, output.err
+
+
+def test_the_time_left_is_paced_by_the_workers_simulated_not_by_the_points(tmp_path: pathlib.Path) -> None:
+    """A point costs about its N (tracegen.cost): '--workers 1-3000' said '77 s left' after its first 128 points,
+    the cheapest, of a grid its own grid line put at 10 minutes. A resumed sweep's later points weigh the same."""
+    import io
+
+    from tracegen.cli_sweep import ProgressLine
+    from tracegen.sweep import SweepProgress, sweep
+    from tracegen.sweeprunner import LocalRunner
+
+    seen: list[SweepProgress] = []
+    inputs = build_inputs(str(TRACE), workers=[1, 3, 8], policies=["tf", "tictac"], steps=4, warmup_steps=1)
+    sweep(inputs, tmp_path / "s", LocalRunner(1), progress=seen.append)
+    assert (seen[0].workers_done, seen[0].workers_todo) == (0, 24)
+    done = [p.workers_done for p in seen[1:]]
+    assert done == sorted(done) and (seen[-1].workers_done, seen[-1].workers_todo) == (24, 24)
+    inputs = build_inputs(str(TRACE), workers=[1, 3, 8, 20], policies=["tf", "tictac"], steps=4, warmup_steps=1)
+    resumed: list[SweepProgress] = []
+    sweep(inputs, tmp_path / "s", LocalRunner(1), progress=resumed.append)
+    assert (resumed[0].resumed, resumed[0].todo, resumed[0].workers_todo) == (6, 2, 40)  # N = 20's two points only
+
+    now = [100.0]
+    stream = io.StringIO()
+    line = ProgressLine(stream, clock=lambda: now[0])
+    now[0] += 10.0  # 1 of 2 points done in 10 s, but 1 of 3 workers: the other point takes 20 s more, not 10
+    line(SweepProgress(done=1, todo=2, resumed=0, parts_written=0, workers_done=1, workers_todo=3))
+    assert "1/2 points (0 already done), 0.1 points/s, 20 s left" in stream.getvalue(), stream.getvalue()
+
+
+def test_a_sweep_of_a_trace_with_no_batch_size_says_samples_are_steps(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its rows' samples_per_s were steps/s with no word, where predict on the same trace says so."""
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    for step in TRACE.glob("step_00[0-3].pb.gz"):
+        (trace / step.name).write_bytes(step.read_bytes())
+    argv = ["sweep", str(trace), "--workers", "1", *SMALL, "--jobs", "1"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {trace / 'meta.json'} is not there" in out
+    assert main([*argv, "--batch-size", "32", "--out", str(tmp_path / "b")]) == 0
+    assert "samples/s are steps/s" not in capsys.readouterr().out
