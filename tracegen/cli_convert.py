@@ -40,7 +40,7 @@ def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
                              f"beside the trace ({', '.join(BESIDE)}) are copied beside the output: into OUT for "
                              "tables, into OUT's folder for chrome")
     parser.add_argument("out", help="output file (chrome) or directory (parquet, csv; a new one named like a file, "
-                                    f"ending in {', '.join(FILE_SUFFIXES)}, must end in '/': x.parquet/)")
+                                    f"ending in {', '.join(FILE_SUFFIXES)}, must end in '/': out.json/; --to parquet may name it x.parquet, as datasets are)")
     parser.add_argument("--force", action="store_true",
                         help="overwrite existing output files, and replace (or remove, when the trace has none) "
                              f"any {', '.join(BESIDE)} beside the output that are not the trace's")
@@ -164,7 +164,9 @@ def _check_name(raw: str, to: str) -> None:
     if to == "chrome" and out.suffix.lower() in (".parquet", ".csv"):
         raise ConfigError(f"{raw}: --to chrome writes one Chrome JSON file, but the name reads as {out.suffix!r}: "
                           f"name it .json or .json.gz, or use --to {out.suffix[1:].lower()} for tables (a directory)")
-    if to != "chrome" and not ends_in_sep and not os.path.lexists(out) and out.suffix.lower() in FILE_SUFFIXES:
+    dataset = to == "parquet" and out.suffix.lower() == ".parquet"  # a Parquet dataset is a folder named so
+    if (to != "chrome" and not ends_in_sep and not dataset and not os.path.lexists(out)
+            and out.suffix.lower() in FILE_SUFFIXES):
         raise ConfigError(f"{raw}: --to {to} writes a directory of files (one per table, and trace.json), but the "
                           f"name reads as one file ({out.suffix!r}): name a directory, e.g. "
                           f"{out.with_name(out.name.split('.')[0] or 'tables')}, or end it in '/' ({raw}/) to use "

@@ -115,10 +115,11 @@ def test_a_chrome_file_named_as_the_tables_manifest_is_refused(tmp_path: pathlib
     assert main(["inspect", str(tmp_path)]) == 0
 
 
-@pytest.mark.parametrize(("to", "name"), [("parquet", "x.parquet"), ("csv", "out.json"), ("csv", "t.csv.gz")])
+@pytest.mark.parametrize(("to", "name"), [("parquet", "x.json"), ("csv", "out.json"), ("csv", "t.csv.gz"),
+                                         ("csv", "x.parquet")])
 def test_tables_named_like_a_file_are_refused_unless_the_name_ends_in_a_slash(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], to: str, name: str) -> None:
-    """'convert T --to parquet x.parquet' made a directory x.parquet of eight files where one file was expected,
+    """'convert T --to parquet x.json' made a directory x.json of eight files where one file was expected,
     and said so only in passing."""
     out = tmp_path / name
     assert main(["convert", str(MLP), "--to", to, str(out)]) == 2
@@ -130,6 +131,12 @@ def test_tables_named_like_a_file_are_refused_unless_the_name_ends_in_a_slash(
     assert (out / "trace.json").is_file()
     capsys.readouterr()
     assert main(["convert", str(CNN), "--to", to, str(out), "--force"]) == 0  # there already: a directory, plainly
+
+
+def test_a_parquet_dataset_may_be_named_as_datasets_are(tmp_path: pathlib.Path) -> None:
+    """A folder of Parquet files named x.parquet is how Spark and DuckDB users name a dataset: not refused."""
+    assert main(["convert", str(MLP), "--to", "parquet", str(tmp_path / "x.parquet")]) == 0
+    assert (tmp_path / "x.parquet" / "trace.json").is_file()
 
 
 def test_a_chrome_file_named_as_a_folder_or_as_tables_is_refused(tmp_path: pathlib.Path,
