@@ -40,7 +40,8 @@ def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
                              f"beside the trace ({', '.join(BESIDE)}) are copied beside the output: into OUT for "
                              "tables, into OUT's folder for chrome")
     parser.add_argument("out", help="output file (chrome) or directory (parquet, csv; a new one named like a file, "
-                                    f"ending in {', '.join(FILE_SUFFIXES)}, must end in '/': out.json/; --to parquet may name it x.parquet, as datasets are)")
+                                    f"ending in {', '.join(FILE_SUFFIXES)}, must end in '/': out.json/; --to parquet "
+                                    "may name it x.parquet, as datasets are)")
     parser.add_argument("--force", action="store_true",
                         help="overwrite existing output files, and replace (or remove, when the trace has none) "
                              f"any {', '.join(BESIDE)} beside the output that are not the trace's")
