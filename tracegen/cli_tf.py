@@ -158,7 +158,8 @@ def _validate(args: argparse.Namespace) -> int:
         warmup_steps=warmup, seeds=seeds, payload_fraction=args.payload_fraction, jobs=jobs)
     with OutputDir(args.out, [*OUTPUT_FILES, *(["report.html"] * args.html)], force=args.force,
                    command="validate",
-                   inputs=input_files(args.measured, args.link_profile, args.single_worker)) as out:
+                   inputs=input_files(args.measured, args.trace, args.link_profile, args.single_worker,
+                                      config.order_file or None)) as out:  # as predict's: none replaced
         comparison, inputs, warnings = validate(args.measured, args.trace, config, out, profile=args.link_profile,
                                                 single_worker=args.single_worker,
                                                 progress=lambda line: print(line, flush=True))

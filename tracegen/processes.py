@@ -6,7 +6,10 @@ hands each result to ``on_done`` as it arrives; :meth:`Processes.map` returns th
 what the caller builds from them does not depend on which process was quicker. An optional ``initializer`` with
 its ``initargs`` runs once in each process (a sweep ships its inputs that way, once per process, not per item).
 
-Workers ignore SIGINT (a Ctrl-C in the terminal reaches the whole process group: the caller alone decides), are
+Workers ignore SIGINT (a Ctrl-C in the terminal reaches the whole process group: the caller alone decides) and
+SIGHUP, from their start: both are blocked while the caller starts them, and a process inherits the mask, so one that
+lands while a worker is still importing what it runs waits until the worker ignores it (it killed the worker, with a
+KeyboardInterrupt traceback over the caller's one line). Workers are
 terminated when the caller leaves early (an error, Ctrl-C, SIGTERM turned into an exception by the CLI; a stop that
 lands while they are being stopped is held until they are gone, :func:`tracegen.signals.held`), and die
 with it when it is killed outright (Linux: ``PR_SET_PDEATHSIG``; a worker still starting when the caller died
@@ -26,7 +29,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing import resource_tracker
 from typing import Any, Generic, TypeVar
 
@@ -38,6 +41,7 @@ WAIT_S = 0.5  # how long a wait for results may hold off a signal handler in the
 STOP_S = 5.0  # how long a terminated worker may take to exit before it is killed
 PR_SET_PDEATHSIG = 1
 MAX_JOBS = 4096
+WORKER_IGNORES = (signal.SIGINT, signal.SIGHUP)  # a stop of the process group is the caller's to act on
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -63,9 +67,22 @@ def _start_resource_tracker() -> None:
         signal.signal(signal.SIGHUP, previous)
 
 
+@contextlib.contextmanager
+def _blocked_for_workers() -> Iterator[None]:
+    """SIGINT and SIGHUP blocked in this thread for the block, in which it may start workers: they are born with
+    them blocked, until :func:`_start_worker` ignores them. This process still gets its own: the kernel hands a
+    signal to a thread that does not block it, or holds it until the block ends."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, WORKER_IGNORES)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _start_worker(caller: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops its workers itself, whatever stopped it
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    for sig in WORKER_IGNORES:  # the caller stops its workers itself, whatever stopped it
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, WORKER_IGNORES)  # one that came while it started is dropped
     if sys.platform == "linux":  # die with the caller, even when it is killed outright
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -161,7 +178,8 @@ class Processes(Generic[In, Out]):
         try:
             while True:
                 while len(pending) < IN_FLIGHT_PER_JOB * self.jobs and (nxt := next(left, None)) is not None:
-                    pending[pool.submit(self.fn, nxt[1])] = nxt[0]
+                    with _blocked_for_workers():  # a submit may start a worker
+                        pending[pool.submit(self.fn, nxt[1])] = nxt[0]
                 if not pending:
                     break
                 finished, _ = concurrent.futures.wait(pending, timeout=WAIT_S,

@@ -62,6 +62,7 @@ from tracegen.predict import (
     single_worker_beside,
 )
 from tracegen.shards import holding, placements
+from tracegen.signals import held
 from tracegen.simulate import simulate
 from tracegen.sweepgrid import (
     SweepGrid,
@@ -361,11 +362,12 @@ def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: 
     turn = 0  # the grid position of the next row to go into a part
     workers_todo, workers_done = sum(p.n_workers for p in todo), 0
 
-    def flush(size: int) -> None:  # rows leave the buffer first: a signal mid-write loses them, never doubles
+    def flush(size: int) -> None:
         nonlocal number
         rows, number = buffer[:size], number + 1
-        del buffer[:size]
-        parts.append(write_part(target.root, number - 1, rows))
+        del buffer[:size]  # rows leave the buffer first: a part that fails to be written is never written twice
+        with held():  # a stop that lands mid-write waits until the part is in place: else its rows were lost
+            parts.append(write_part(target.root, number - 1, rows))
 
     def on_rows(rows: list[Row]) -> None:
         nonlocal done, turn, workers_done

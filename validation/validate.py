@@ -163,8 +163,9 @@ def _no_such(path: str | os.PathLike[str], what: str) -> str:
 
 def input_files(measured: str | os.PathLike[str], *given: str | os.PathLike[str] | None) -> list[pathlib.Path]:
     """The files a validation reads that could stand where its report goes: the measurements CSV (a testbed
-    folder's ``measured.csv``), the testbed's ``staleness.csv`` beside it, and the ``given`` ones (a link profile,
-    a single-worker measurement); the report must never replace one (:class:`tracegen.outputs.OutputDir`)."""
+    folder's ``measured.csv``), the testbed's ``staleness.csv`` beside it, and the ``given`` ones (the trace, a link
+    profile, a single-worker measurement, an order file); the report must never replace one
+    (:class:`tracegen.outputs.OutputDir`)."""
     path = pathlib.Path(measured)
     csv = path / MEASURED_NAME if path.is_dir() else path
     return [csv, csv.parent / STALENESS_NAME, *(pathlib.Path(g) for g in given if g is not None)]

@@ -3,11 +3,13 @@ raised as themselves, and no process left behind after an error, Ctrl-C or SIGTE
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -99,6 +101,41 @@ def test_a_signal_while_the_workers_are_stopped_is_raised_once_they_are_gone(pro
     assert isinstance(info.value.__context__, ConfigError)  # raised after the error's stop, not within it
     assert pool._pool is None  # the stop ran to its end: the pool is shut down
     assert process_tree.wait_gone(process_tree.spawned(os.getpid()), timeout_s=10) == []
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP], ids=["SIGINT", "SIGHUP"])
+def test_a_stop_that_reaches_a_worker_while_it_starts_is_ignored_there(sig: signal.Signals,
+                                                                       process_tree: Any) -> None:
+    """Ctrl-C (or a closed terminal's SIGHUP) reaches the whole process group. One that reached a worker still
+    starting, before it ignores them (Python importing what it will run), killed it: a KeyboardInterrupt traceback
+    over the caller's one line ('tracegen sweep: interrupted', 2026-12-06), and a broken pool. Here each worker
+    is sent the signal the moment it exists; it ignores it, and the work is done."""
+    before = set(process_tree.children(os.getpid()))  # the resource tracker, if running: not a worker
+    sent: set[int] = set()
+    done = threading.Event()
+
+    def signal_each_new_child() -> None:
+        while not done.is_set():
+            for pid in set(process_tree.children(os.getpid())) - before - sent:
+                sent.add(pid)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            time.sleep(0.001)  # the GIL to the pool between looks: a worker takes tens of ms to start
+
+    watcher = threading.Thread(target=signal_each_new_child, daemon=True)
+    watcher.start()
+    try:
+        with Processes(_square, 2) as pool:
+            out = pool.map(list(range(8)))
+    finally:
+        done.set()
+        watcher.join()
+    assert out == [x * x for x in range(8)]
+    assert sent
 
 
 def test_a_worker_whose_caller_died_while_it_started_exits_at_once() -> None:

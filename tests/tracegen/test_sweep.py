@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+import parsers.sweepdata
 from parsers import read_trace
 from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
@@ -32,7 +33,7 @@ from tracegen.metrics import link_utilisation, ps_cpu_utilisation, steps_per_s
 from tracegen.model import build_model
 from tracegen.predict import PredictConfig, batch_size_of, prepared
 from tracegen.simulate import SimConfig, simulate
-from tracegen.sweep import build_inputs
+from tracegen.sweep import build_inputs, run_chunk, sweep
 from tracegen.units import parse_rate
 from validation.ports import free_port
 
@@ -162,6 +163,48 @@ def test_signals_stop_workers_and_keep_the_dataset_whole(sig: signal.Signals, co
     assert left == []
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
     _resume_and_check(out, capsys)
+
+
+class _InProcess:
+    """A runner of one slot that runs each chunk here, in this process, as the local processes would."""
+
+    slots = 1
+
+    def __init__(self) -> None:
+        self.finished: set[str] = set()  # the points whose rows were handed over
+
+    def run(self, inputs: Any, chunks: Any, on_rows: Callable[[list[Any]], None]) -> None:
+        for chunk in chunks:
+            rows = run_chunk(inputs, chunk)
+            self.finished |= {row["point_id"] for row in rows}
+            on_rows(rows)
+
+
+def test_ctrl_c_while_a_part_is_written_keeps_that_parts_rows(tmp_path: pathlib.Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that landed while a full part was being written lost its rows (taken from the buffer, never
+    written), and the stop wrote only the rows after them: 8 points computed, not kept (a stopped CLI sweep
+    left part-000001.parquet alone, 2026-12-06). The rows finished before a stop are kept, as the docstring
+    says, and the stop still ends the run."""
+    inputs = build_inputs(TRACE, workers=(1, 2, 3), policies=("tf", "tictac"), seeds=(0,), steps=4,
+                          warmup_steps=1, batch_size=1)
+    real_write = parsers.sweepdata.write_bytes_atomic
+    writes: list[str] = []
+
+    def interrupted_once(path: pathlib.Path, data: bytes) -> None:
+        writes.append(path.name)
+        if len(writes) == 1:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C, while the first part is being written
+        real_write(path, data)
+
+    monkeypatch.setattr(parsers.sweepdata, "write_bytes_atomic", interrupted_once)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    out, runner = tmp_path / "sweep", _InProcess()
+    with pytest.raises(KeyboardInterrupt):
+        sweep(inputs, out, runner, part_points=2)
+    assert writes and runner.finished
+    assert read_point_ids(out) == runner.finished, writes
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
 
 RAY_LOWEST_PORT = 20_000

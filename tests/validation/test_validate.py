@@ -314,6 +314,36 @@ def test_a_report_into_the_testbed_folder_never_replaces_its_measurements(
     assert mine.read_bytes() == before["measured.csv"]
 
 
+@pytest.mark.parametrize("force", [[], ["--force"]])
+@pytest.mark.parametrize("given", ["--trace", "--policy"])
+def test_a_trace_or_order_file_named_as_a_report_file_is_never_replaced(
+        given: str, force: list[str], tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """validate --trace OUT/report.md --out OUT --force wrote its report over the trace it had just read (a
+    Chrome file, whatever its name), where predict refuses its own trace as an output; an order file given to
+    --policy went the same way. Every file it reads is refused as an output, --force or not."""
+    from parsers import read_trace
+    from tracegen.model import TRANSFER_KINDS, build_model
+
+    folder = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    out = tmp_path / "out"
+    out.mkdir()
+    if given == "--trace":
+        mine = out / "report.md"
+        assert main(["convert", str(folder / "trace"), "--to", "chrome", str(mine)]) == 0
+        (out / "meta.json").unlink()  # carried beside it by convert: one of the trace's, not the report's
+    else:
+        mine = out / "comparison.csv"  # a transfer order, all of its tensor names the trace's
+        model = build_model(read_trace(folder / "trace"))
+        mine.write_text("\n".join(model.names[t] for t in range(model.n_tasks) if model.kinds[t] in TRANSFER_KINDS))
+    before = mine.read_bytes()
+    capsys.readouterr()
+    assert main(["validate", "--measured", str(folder), given, str(mine), "--steps", "3", "--seeds", "1",
+                 "--out", str(out), *force]) == 2
+    err = capsys.readouterr().err
+    assert f"{mine}: is an input of this run" in err and err.count("\n") == 1, err
+    assert mine.read_bytes() == before
+
+
 def test_a_staleness_csv_tracegen_wrote_beside_the_measurements_is_not_taken_for_the_testbeds(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Measurements kept in a prediction's folder: validate read predict's staleness.csv beside them as the
