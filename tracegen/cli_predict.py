@@ -301,8 +301,8 @@ def _print(result: Prediction, config: PredictConfig) -> None:
     if result.cycle_steps_per_s is not None:
         print(f"note: the link profile's cycle points (clients alternating pulls and pushes, as workers do) bound "
               f"N={curve.points[-1].n_workers} at {result.cycle_steps_per_s:.2f} steps/s: an estimate from the "
-              "profile alone, not the model above, and on the validation campaigns often the closer one "
-              "(roofline_cycle, README 'Validation')")
+              "profile alone, not the model above; where the link binds it was often the closer one on the "
+              "validation campaigns (roofline_cycle, README 'Validation')")
     measured = config.single_worker
     if curve.points[-1].bottleneck == "ps-cpu" and measured is not None and measured.ps_cpu_s_per_step is not None:
         per_step_ms = measured.ps_cpu_s_per_step * 1e3
