@@ -76,8 +76,8 @@ def test_validation_report_holds_the_measurements_and_every_predictor(validated:
     page = (validated / "report.html").read_text(encoding="utf-8")
     table = pd.read_csv(validated / "comparison.csv")
     cells = _cells(page, "errors")
-    names = ["simulator", "roofline", "no_overlap", "ps_queue", "simulator_bw", "roofline_bw", "no_overlap_bw",
-             "ps_queue_bw"]
+    names = ["simulator", "roofline", "no_overlap", "ps_queue", "roofline_cycle", "simulator_bw", "roofline_bw",
+             "no_overlap_bw", "ps_queue_bw"]
     assert [f"{name} (error)" for name in names] == re.findall(r"<th>(\S+ \(error\))</th>", page)
     for got, want in zip(cells, table.to_dict("records"), strict=True):
         assert int(got[0]) == want["n_workers"] and float(got[2]) == pytest.approx(want["measured_mean"], abs=6e-4)

@@ -198,10 +198,14 @@ def test_ctrl_c_while_a_part_is_written_keeps_that_parts_rows(tmp_path: pathlib.
         real_write(path, data)
 
     monkeypatch.setattr(parsers.sweepdata, "write_bytes_atomic", interrupted_once)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     out, runner = tmp_path / "sweep", _InProcess()
-    with pytest.raises(KeyboardInterrupt):
-        sweep(inputs, out, runner, part_points=2)
+    # as in a foreground run: a background job, or CI, inherits SIGINT ignored, and the Ctrl-C would do nothing
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sweep(inputs, out, runner, part_points=2)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert writes and runner.finished
     assert read_point_ids(out) == runner.finished, writes
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
