@@ -28,6 +28,7 @@ measurement, ``single-worker.json``): then ``no_overlap`` is capped by it too, a
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 
 from parsers.linkprofile import LinkProfile
@@ -104,11 +105,8 @@ def cycle_plateau(profile: LinkProfile, model: StepModel, n_workers: int) -> flo
     """Steps per second the profile's ``cycle`` rate for ``n_workers`` clients allows a step of ``model`` (the
     busier direction's bytes; ``roofline_cycle``'s link bound); None without ``cycle`` points or bytes to move."""
     rates = cycle_rates(profile)
-    if rates is None:
-        return None
-    bounds = [r / b for r, b in zip(rates(n_workers), (model.bytes_of(TaskKind.PULL), model.bytes_of(TaskKind.PUSH)),
-                                    strict=True) if b > 0]
-    return min(bounds, default=None)
+    bound = math.inf if rates is None else _bound(step_costs(model), rates(n_workers))  # no PS bound: no measurement
+    return bound if math.isfinite(bound) else None
 
 
 def _check(workers: Sequence[int]) -> None:
