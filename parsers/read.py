@@ -30,7 +30,7 @@ from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.linkprofile import PROFILE_NAME
 from parsers.runmetadata import StepFile, is_text_format, move_away_hint, parse_step, read_steps
 from parsers.singleworker import SINGLE_WORKER_NAME
-from parsers.tables import MANIFEST, is_table_dir, read_tables
+from parsers.tables import MANIFEST, is_table_dir, read_tables, table_files
 from parsers.trace import Trace
 from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_viewer_events
 from parsers.xplane import read_xplane_files, read_xspaces
@@ -201,6 +201,43 @@ def trace_files_in(directory: pathlib.Path) -> list[pathlib.Path]:
             if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES + XPLANE_SUFFIXES) and p.name not in (*BESIDE, MANIFEST)]
 
 
+def trace_inputs(path: str | os.PathLike[str]) -> list[pathlib.Path]:
+    """The files :func:`read_trace` reads ``path``'s trace from, sorted, chosen as it chooses them: a table
+    directory's tables and manifest; a TF2 profile's host files; the steps of a directory or a glob's matches (its
+    RunMetadata when it holds any, else its Chrome JSON); the file itself. Not the files it lists and passes over
+    (Chrome JSON beside RunMetadata of the same steps, a profile's other tools' files, anything else in the
+    folder), nor those beside the trace (:func:`side_files`): what a trace is, for a content hash, so that a file
+    written into its folder (a prediction's ``curve.csv``) does not change it. None when ``path`` names nothing;
+    TraceFormatError where :func:`read_trace` refuses what it lists."""
+    text = os.fspath(path)
+    target = pathlib.Path(text)
+    if not text or "\0" in text:
+        return []
+    try:
+        if is_table_dir(target):
+            return table_files(target)
+        if is_profile_dir(target):
+            return profile_files(target)
+        if target.is_dir():
+            return _chosen(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")))
+        if target.exists() or target.is_symlink():
+            return [target]
+    except OSError as exc:
+        raise TraceFormatError(f"{text}: cannot read: {exc.strerror or exc}") from None
+    if glob.has_magic(text):
+        return _chosen(_files((pathlib.Path(p) for p in glob.iglob(text)), text, lambda _: True))  # noqa: PTH207
+    return []
+
+
+def _chosen(paths: list[pathlib.Path]) -> list[pathlib.Path]:
+    """Which of a folder's files or a glob's matches (:func:`_files`) :func:`_read_many` reads: the TF2 profile's,
+    when there are any; else the RunMetadata steps, when there are any; else the Chrome JSON."""
+    if profiles := [p for p in paths if p.name.endswith(XPLANE_SUFFIXES)]:
+        return profiles
+    candidates = [p for p in paths if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES) and p.name not in BESIDE]
+    return [p for p in candidates if p.name.endswith(PROTO_SUFFIXES)] or candidates
+
+
 def _read_one(data: bytes, text: str) -> Trace:
     """One file's bytes, in whichever format they are: Chrome or trace-viewer JSON, xplane, RunMetadata."""
     if looks_like_json(data):
@@ -294,7 +331,7 @@ def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int,
     candidates = [p for p in paths if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES) and p.name not in BESIDE]
     if not candidates:
         raise TraceFormatError(f"{source}: no trace files (*.pb, *.pbtxt, *.json, each maybe .gz) found{elsewhere()}")
-    protos = [p for p in candidates if p.name.endswith(PROTO_SUFFIXES)]
+    protos = [p for p in _chosen(paths) if p.name.endswith(PROTO_SUFFIXES)]  # the choice trace_inputs reports
     if not protos:
         if len(candidates) > 1:
             raise TraceContentError(f"{source}: {len(candidates)} Chrome JSON files; Chrome JSON holds one step "
