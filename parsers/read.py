@@ -211,22 +211,23 @@ def trace_inputs(path: str | os.PathLike[str]) -> list[pathlib.Path]:
     TraceFormatError where :func:`read_trace` refuses what it lists."""
     text = os.fspath(path)
     target = pathlib.Path(text)
-    if not text or "\0" in text:
-        return []
+    found: list[pathlib.Path] = []
     try:
-        if is_table_dir(target):
-            return table_files(target)
-        if is_profile_dir(target):
-            return profile_files(target)
-        if target.is_dir():
-            return _chosen(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")))
-        if target.exists() or target.is_symlink():
-            return [target]
+        if not text or "\0" in text:
+            pass  # names nothing: read_trace says why
+        elif is_table_dir(target):
+            found = table_files(target)
+        elif is_profile_dir(target):
+            found = profile_files(target)
+        elif target.is_dir():
+            found = _chosen(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")))
+        elif target.exists() or target.is_symlink():
+            found = [target]
+        elif glob.has_magic(text):
+            found = _chosen(_files((pathlib.Path(p) for p in glob.iglob(text)), text, lambda _: True))  # noqa: PTH207
     except OSError as exc:
         raise TraceFormatError(f"{text}: cannot read: {exc.strerror or exc}") from None
-    if glob.has_magic(text):
-        return _chosen(_files((pathlib.Path(p) for p in glob.iglob(text)), text, lambda _: True))  # noqa: PTH207
-    return []
+    return sorted(found)
 
 
 def _chosen(paths: list[pathlib.Path]) -> list[pathlib.Path]:

@@ -697,6 +697,34 @@ def test_a_sweep_started_with_stderr_closed_runs(tmp_path: pathlib.Path) -> None
 OTHER_PROFILE = ROOT / "data/remeasured/deep_replay/deep_150mbit_q5_b128k_ps03/trace/link-profile.json"
 
 
+def test_files_written_into_the_trace_folder_leave_a_resumed_sweep_resumed(tmp_path: pathlib.Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Every file under a trace's folder was hashed into the points' ids: a prediction written there (curve.csv),
+    a Chrome file converted beside the steps or anything in a subfolder changed them all, and the resumed sweep
+    refused its own dataset as 'rows of another trace'. Only the files the trace is read from, and those beside
+    it, are its content; a step changed is still another trace."""
+    trace = tmp_path / "trace"
+    shutil.copytree(TRACE, trace)
+    out = tmp_path / "sweep"
+    argv = ["sweep", str(trace), "--workers", "1-2", *SMALL, "--jobs", "1", "--out", str(out)]
+    assert main(argv) == 0
+    before = read_rows(out)
+    capsys.readouterr()
+    (trace / "curve.csv").write_text("n_workers,steps_per_s\n1,2.0\n")
+    assert main(["convert", str(trace), "--to", "chrome", str(trace / "chrome.json")]) == 0  # passed over for .pb
+    (trace / "notes").mkdir()
+    shutil.copyfile(trace / "step_000.pb.gz", trace / "notes" / "step_000.pb.gz")  # a subfolder is not read
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("0", "2")  # type: ignore[union-attr]
+    pd.testing.assert_frame_equal(read_rows(out), before)
+    (trace / "step_011.pb.gz").unlink()  # one step fewer: another trace
+    assert main(argv) == 2
+    assert "rows of another trace (its files or those beside it differ" in capsys.readouterr().err
+    assert main([*argv[:-1], str(tmp_path / "again")]) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("2", "0")  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (["--steps", "5"], "rows at --steps 4, not 5; rerun with --steps 4, or sweep into a new directory"),
     (["--link", "fifo"], "rows at --link conn, not fifo; rerun with --link conn"),

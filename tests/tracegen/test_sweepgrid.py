@@ -74,12 +74,14 @@ def test_file_sha256_hashes_regular_files_only(tmp_path: pathlib.Path) -> None:
         file_sha256(tmp_path / "absent")
 
 
-def test_trace_files_are_the_files_under_a_folder_and_the_ones_beside_a_file(tmp_path: pathlib.Path) -> None:
+def test_trace_files_are_the_files_a_trace_is_read_from_and_the_ones_beside_it(tmp_path: pathlib.Path) -> None:
+    """Every file under a folder was hashed as the trace's: a curve.csv written there, a Chrome file passed over for
+    the RunMetadata of the same steps, a subfolder's files."""
     (tmp_path / "sub").mkdir()
-    for name in ("step_000.pb", "sub/step_001.pb", ".hidden", "link-profile.json"):
+    for name in ("step_000.pb", "step_000.json", "curve.csv", "sub/step_001.pb", ".hidden", "link-profile.json"):
         (tmp_path / name).write_bytes(b"x")
-    assert trace_files(tmp_path) == [tmp_path / "link-profile.json", tmp_path / "step_000.pb",
-                                     tmp_path / "sub" / "step_001.pb"]
+    assert trace_files(tmp_path) == [tmp_path / "link-profile.json", tmp_path / "step_000.pb"]
+    assert trace_files(tmp_path / "*.json") == [tmp_path / "link-profile.json", tmp_path / "step_000.json"]
     assert trace_files(tmp_path / "step_000.pb") == [tmp_path / "link-profile.json", tmp_path / "step_000.pb"]
     assert trace_files(tmp_path / "sub" / "*.pb") == [tmp_path / "sub" / "step_001.pb"]
     assert trace_files(tmp_path / "absent.pb") == []
