@@ -30,6 +30,12 @@ def is_temporary(name: str) -> bool:
     return _TEMPORARY.fullmatch(name) is not None
 
 
+def named_by_no_owner(name: str) -> bool:
+    """Whether ``name`` is that of a temporary file this module made before 2026-12-06, without its writer's pid
+    (:func:`owner_gone` can tell nothing of it): one an older tracegen's killed run left."""
+    return is_temporary(name) and _pid_of(name) is None
+
+
 def owner_gone(path: pathlib.Path) -> bool:
     """Whether ``path``, a temporary file this module made (:func:`is_temporary`), is one whose writer is gone: the
     pid in its name is no live process here, and its lock is free. False for a name without a pid (a temporary

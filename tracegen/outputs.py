@@ -34,14 +34,13 @@ import fcntl
 import json
 import os
 import pathlib
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any
 
-from parsers.atomic import is_temporary, owner_gone, write_bytes_atomic
+from parsers.atomic import is_temporary, named_by_no_owner, owner_gone, write_bytes_atomic
 from parsers.files import broken_link, not_regular
 from tracegen.errors import ConfigError
 from tracegen.signals import held
@@ -175,7 +174,7 @@ class OutputDir:
         for folder in {self.root, *((self.root / n).parent for n in self.planned)}:
             if folder.is_dir():
                 for stale in folder.glob(".*.tmp"):  # one of a writer still at work (a convert here) is left
-                    if is_temporary(stale.name) and stale.is_file() and (_unowned(stale) or owner_gone(stale)):
+                    if stale.is_file() and (named_by_no_owner(stale.name) or owner_gone(stale)):
                         stale.unlink(missing_ok=True)
         manifest = self.root / MANIFEST_NAME  # written last: as a folder, the whole run's work was lost at its end
         if os.path.lexists(manifest) and not manifest.is_file():
@@ -296,13 +295,6 @@ class OutputDir:
         fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
         self._lock.close()
         self._lock = None
-
-
-def _unowned(path: pathlib.Path) -> bool:
-    """Whether ``path`` is a temporary file of :mod:`parsers.atomic` named as before 2026-12-06, without the pid of
-    its writer (:func:`parsers.atomic.owner_gone` can tell nothing of it): one an older tracegen's killed run left."""
-    return re.fullmatch(r"\..+\.[0-9a-f]{16}\.tmp", path.name) is not None and not re.search(
-        r"\.[1-9][0-9]{0,9}\.[0-9a-f]{16}\.tmp$", path.name)
 
 
 def check_writable(folder: pathlib.Path, what: str = "here") -> None:
