@@ -35,6 +35,7 @@ from parsers.trace import Trace
 from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_viewer_events
 from parsers.xplane import read_xplane_files, read_xspaces
 from parsers.xspace import (
+    PROFILE_SUFFIXES,
     XPLANE_SUFFIXES,
     host_name,
     is_profile_dir,
@@ -228,6 +229,29 @@ def trace_inputs(path: str | os.PathLike[str]) -> list[pathlib.Path]:
     except OSError as exc:
         raise TraceFormatError(f"{text}: cannot read: {exc.strerror or exc}") from None
     return sorted(found)
+
+
+def would_join(path: pathlib.Path, trace: str | os.PathLike[str]) -> bool:
+    """Whether a new file at ``path`` would change what :func:`read_trace` reads of ``trace``, a folder: written
+    where the folder's trace files are (:func:`trace_inputs`), it would be read as one more of them (a Chrome JSON
+    beside the folder's one Chrome JSON step, a RunMetadata file beside its RunMetadata steps), or have the folder
+    refused (a trace file of no profiled host beside a TF2 profile's, any trace file beside converted tables). A
+    Chrome JSON beside RunMetadata steps is passed over for them, as a file named after a profiled host is: no."""
+    if (not pathlib.Path(trace).is_dir() or path.name in (*BESIDE, MANIFEST)
+            or not path.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES + XPLANE_SUFFIXES)):
+        return False
+    folder = os.path.realpath(path.parent)
+    read_here = [p for p in trace_inputs(trace) if os.path.realpath(p.parent) == folder]
+    if not read_here:
+        return False
+    if is_table_dir(read_here[0].parent):
+        return True
+    if profiles := [p for p in read_here if p.name.endswith(PROFILE_SUFFIXES)]:
+        hosts = {host_name(str(p)) for p in profiles}
+        return path.name.endswith(PROFILE_SUFFIXES) or not any(path.name.startswith(f"{h}.") for h in hosts)
+    there = read_here[0].parent
+    listed = _files(there.iterdir(), str(there), lambda p: not p.name.startswith("."))
+    return there / path.name in _chosen(sorted({*listed, there / path.name}))
 
 
 def _chosen(paths: list[pathlib.Path]) -> list[pathlib.Path]:

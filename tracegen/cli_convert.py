@@ -22,7 +22,7 @@ from parsers import read_trace
 from parsers.atomic import staged_set
 from parsers.chrome import write_trace
 from parsers.files import read_file
-from parsers.read import BESIDE, beside_dir, side_files, trace_files_in, trace_inputs
+from parsers.read import BESIDE, beside_dir, side_files, trace_files_in, trace_inputs, would_join
 from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, write_tables
 from tracegen.errors import ConfigError
 from tracegen.outputs import folders_made, output_file, refuse_existing, refuse_input
@@ -209,3 +209,6 @@ def _check_not_trace_file(out: pathlib.Path, trace: str) -> None:
                 if out.samefile(listed):
                     raise ConfigError(f"{out}: one of the trace's own files in {folder}, not an earlier run's "
                                       "output; write it elsewhere")
+    if not os.path.lexists(out) and would_join(out, trace):
+        raise ConfigError(f"{out}: would be read with the trace's files in {out.parent} from then on (or have the "
+                          "folder refused as two traces); write it elsewhere")
