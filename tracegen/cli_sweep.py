@@ -40,7 +40,6 @@ from tracegen.sweepgrid import (
     MIN_WORKER_SPEED,
     SweepInputs,
     file_sha256,
-    refuse_out_in_trace,
 )
 from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import format_wait, parse_count, parse_number, parse_rate
@@ -251,7 +250,6 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.ray is not None and not args.ray.strip():
         raise ConfigError(f"'--ray' must be a cluster address such as HOST:6379, auto or local (got {args.ray!r})")
     refuse_non_folder(option_path(args.out))
-    refuse_out_in_trace(args.out, args.trace)
 
 
 def run_sweep(args: argparse.Namespace) -> int:

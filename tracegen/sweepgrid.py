@@ -267,18 +267,6 @@ def trace_files(trace_path: str | os.PathLike[str]) -> list[pathlib.Path]:
     return sorted({*named, *beside})
 
 
-def refuse_out_in_trace(out: str | os.PathLike[str], trace_path: str | os.PathLike[str]) -> None:
-    """ConfigError when ``out`` is a trace directory or lies under one: every file there is hashed as the trace's
-    (:func:`trace_files`), so each part written would change every point's id, and a rerun would find none of its
-    points done and compute them all again beside the old rows."""
-    trace = pathlib.Path(os.path.realpath(trace_path))
-    where = pathlib.Path(os.path.realpath(out))
-    if trace.is_dir() and where.is_relative_to(trace):
-        raise ConfigError(f"'--out' {os.fspath(out)!r} is inside the trace directory {os.fspath(trace_path)!r}: "
-                          "its parts would be hashed as files of the trace and a rerun would resume nothing; "
-                          "write the sweep elsewhere")
-
-
 def trace_sha256(trace_path: str | os.PathLike[str]) -> str:
     """sha256 (hex) over the names and bytes of :func:`trace_files` (ConfigError when there are none)."""
     files = trace_files(trace_path)

@@ -383,23 +383,25 @@ def test_an_unusable_out_is_refused_before_the_trace_is_read(where: str, tmp_pat
     assert not part_paths(out)
 
 
-@pytest.mark.parametrize("inside", ["sweep", ".", "plugins/sweep"])
-def test_an_out_inside_the_trace_directory_is_refused(inside: str, tmp_path: pathlib.Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """Every file under a trace directory is hashed into the points' ids: a sweep into TRACE/sweep wrote its part,
-    and its rerun found none of its points done ('computed 1 points, 0 were already in'), each part changing the
-    ids again, the dataset holding the same point twice under two trace hashes."""
+@pytest.mark.parametrize("inside", ["sweep", "plugins/sweep"])
+def test_a_sweep_inside_the_trace_directory_resumes(inside: str, tmp_path: pathlib.Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Every file under a trace directory was hashed into the points' ids: a sweep into TRACE/sweep wrote its part,
+    and its rerun found none of its points done, each part changing the ids again; such an --out was refused. Only
+    the files the trace is read from are hashed now: its parts there are no part of the trace."""
     trace = tmp_path / "trace"
     shutil.copytree(TRACE, trace)
     out = trace / inside
     argv = ["sweep", str(trace), "--workers", "1", *SMALL, "--jobs", "1", "--out", str(out)]
-    for _ in range(2):
-        assert main(argv) == 2
-        printed = capsys.readouterr()
-        assert printed.out == "" and printed.err.count("\n") == 1, printed
-        assert f"'--out' {str(out)!r} is inside the trace directory {str(trace)!r}" in printed.err, printed
-    assert not list(tmp_path.rglob("*.parquet"))
-    assert sorted(p.name for p in trace.iterdir()) == sorted(p.name for p in TRACE.iterdir())
+    assert main(argv) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("1", "0")  # type: ignore[union-attr]
+    assert main(argv) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("0", "1")  # type: ignore[union-attr]
+    assert main([*argv[:-1], str(trace)]) == 2  # the trace's own folder: its steps are no sweep's parts
+    printed = capsys.readouterr()
+    assert printed.out == "" and printed.err.count("\n") == 1 and "not a part of a sweep" in printed.err, printed
+    top = pathlib.PurePath(inside).parts[0]  # the folder the sweep went into, and nothing else new
+    assert sorted(p.name for p in trace.iterdir()) == sorted([*(p.name for p in TRACE.iterdir()), top])
 
 
 def test_a_job_traced_with_two_ps_tasks_is_swept_on_both(tmp_path: pathlib.Path,
