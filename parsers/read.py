@@ -30,11 +30,12 @@ from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
 from parsers.linkprofile import PROFILE_NAME
 from parsers.runmetadata import StepFile, is_text_format, move_away_hint, parse_step, read_steps
 from parsers.singleworker import SINGLE_WORKER_NAME
-from parsers.tables import MANIFEST, is_table_dir, read_tables
+from parsers.tables import MANIFEST, is_table_dir, read_tables, table_files
 from parsers.trace import Trace
 from parsers.traceviewer import is_trace_viewer, read_trace_viewer, trace_from_viewer_events
 from parsers.xplane import read_xplane_files, read_xspaces
 from parsers.xspace import (
+    PROFILE_SUFFIXES,
     XPLANE_SUFFIXES,
     host_name,
     is_profile_dir,
@@ -201,6 +202,67 @@ def trace_files_in(directory: pathlib.Path) -> list[pathlib.Path]:
             if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES + XPLANE_SUFFIXES) and p.name not in (*BESIDE, MANIFEST)]
 
 
+def trace_inputs(path: str | os.PathLike[str]) -> list[pathlib.Path]:
+    """The files :func:`read_trace` reads ``path``'s trace from, sorted, chosen as it chooses them: a table
+    directory's tables and manifest; a TF2 profile's host files; the steps of a directory or a glob's matches (its
+    RunMetadata when it holds any, else its Chrome JSON); the file itself. Not the files it lists and passes over
+    (Chrome JSON beside RunMetadata of the same steps, a profile's other tools' files, anything else in the
+    folder), nor those beside the trace (:func:`side_files`): what a trace is, for a content hash, so that a file
+    written into its folder (a prediction's ``curve.csv``) does not change it. None when ``path`` names nothing;
+    TraceFormatError where :func:`read_trace` refuses what it lists."""
+    text = os.fspath(path)
+    target = pathlib.Path(text)
+    found: list[pathlib.Path] = []
+    try:
+        if not text or "\0" in text:
+            pass  # names nothing: read_trace says why
+        elif is_table_dir(target):
+            found = table_files(target)
+        elif is_profile_dir(target):
+            found = profile_files(target)
+        elif target.is_dir():
+            found = _chosen(_files(target.iterdir(), text, lambda p: not p.name.startswith(".")))
+        elif target.exists() or target.is_symlink():
+            found = [target]
+        elif glob.has_magic(text):
+            found = _chosen(_files((pathlib.Path(p) for p in glob.iglob(text)), text, lambda _: True))  # noqa: PTH207
+    except OSError as exc:
+        raise TraceFormatError(f"{text}: cannot read: {exc.strerror or exc}") from None
+    return sorted(found)
+
+
+def would_join(path: pathlib.Path, trace: str | os.PathLike[str]) -> bool:
+    """Whether a new file at ``path`` would change what :func:`read_trace` reads of ``trace``, a folder: written
+    where the folder's trace files are (:func:`trace_inputs`), it would be read as one more of them (a Chrome JSON
+    beside the folder's one Chrome JSON step, a RunMetadata file beside its RunMetadata steps), or have the folder
+    refused (a trace file of no profiled host beside a TF2 profile's, any trace file beside converted tables). A
+    Chrome JSON beside RunMetadata steps is passed over for them, as a file named after a profiled host is: no."""
+    if (not pathlib.Path(trace).is_dir() or path.name in (*BESIDE, MANIFEST)
+            or not path.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES + XPLANE_SUFFIXES)):
+        return False
+    folder = os.path.realpath(path.parent)
+    read_here = [p for p in trace_inputs(trace) if os.path.realpath(p.parent) == folder]
+    if not read_here:
+        return False
+    if is_table_dir(read_here[0].parent):
+        return True
+    if profiles := [p for p in read_here if p.name.endswith(PROFILE_SUFFIXES)]:
+        hosts = {host_name(str(p)) for p in profiles}
+        return path.name.endswith(PROFILE_SUFFIXES) or not any(path.name.startswith(f"{h}.") for h in hosts)
+    there = read_here[0].parent
+    listed = _files(there.iterdir(), str(there), lambda p: not p.name.startswith("."))
+    return there / path.name in _chosen(sorted({*listed, there / path.name}))
+
+
+def _chosen(paths: list[pathlib.Path]) -> list[pathlib.Path]:
+    """Which of a folder's files or a glob's matches (:func:`_files`) :func:`_read_many` reads: the TF2 profile's,
+    when there are any; else the RunMetadata steps, when there are any; else the Chrome JSON."""
+    if profiles := [p for p in paths if p.name.endswith(XPLANE_SUFFIXES)]:
+        return profiles
+    candidates = [p for p in paths if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES) and p.name not in BESIDE]
+    return [p for p in candidates if p.name.endswith(PROTO_SUFFIXES)] or candidates
+
+
 def _read_one(data: bytes, text: str) -> Trace:
     """One file's bytes, in whichever format they are: Chrome or trace-viewer JSON, xplane, RunMetadata."""
     if looks_like_json(data):
@@ -294,7 +356,7 @@ def _read_many(paths: list[pathlib.Path], source: str, max_bytes: int,
     candidates = [p for p in paths if p.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES) and p.name not in BESIDE]
     if not candidates:
         raise TraceFormatError(f"{source}: no trace files (*.pb, *.pbtxt, *.json, each maybe .gz) found{elsewhere()}")
-    protos = [p for p in candidates if p.name.endswith(PROTO_SUFFIXES)]
+    protos = [p for p in _chosen(paths) if p.name.endswith(PROTO_SUFFIXES)]  # the choice trace_inputs reports
     if not protos:
         if len(candidates) > 1:
             raise TraceContentError(f"{source}: {len(candidates)} Chrome JSON files; Chrome JSON holds one step "

@@ -89,6 +89,12 @@ def earlier_tables(out_dir: pathlib.Path, fmt: TableFormat) -> list[pathlib.Path
     return [p for p in table_paths(out_dir, earlier)[:-1] if p.is_file()]  # the manifest is replaced, not removed
 
 
+def table_files(in_dir: pathlib.Path) -> list[pathlib.Path]:
+    """The files :func:`read_tables` reads from ``in_dir``: the tables of the format its manifest names, and the
+    manifest (TraceFormatError when the manifest cannot be read, as :func:`read_tables` raises it)."""
+    return table_paths(in_dir, _manifest(in_dir / MANIFEST)["table_format"])
+
+
 def is_table_dir(path: pathlib.Path) -> bool:
     """Whether ``path`` is a directory written by :func:`write_tables`."""
     return path.is_dir() and (path / MANIFEST).is_file()

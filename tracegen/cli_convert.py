@@ -22,7 +22,7 @@ from parsers import read_trace
 from parsers.atomic import staged_set
 from parsers.chrome import write_trace
 from parsers.files import read_file
-from parsers.read import BESIDE, beside_dir, side_files, trace_files_in
+from parsers.read import BESIDE, beside_dir, side_files, trace_files_in, trace_inputs, would_join
 from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, write_tables
 from tracegen.errors import ConfigError
 from tracegen.outputs import folders_made, output_file, refuse_existing, refuse_input
@@ -121,6 +121,7 @@ def run_convert(args: argparse.Namespace) -> int:
     trace = read_trace(args.trace)
     out = pathlib.Path(args.out)
     _check_out(out, args.to, [*trace.steps["source"], args.trace, *side_files(args.trace)])
+    _check_not_trace_file(out, args.trace)
     carried = carry_plan(args.trace, beside_dir(out) if args.to == "chrome" else out, force=args.force)
     if args.to == "chrome":
         with output_file(out, force=args.force, what="the trace there"), staged_set(carried.write):
@@ -195,3 +196,19 @@ def _check_out(out: pathlib.Path, to: str, inputs: list[str | pathlib.Path]) -> 
         if out.name in BESIDE:  # the trace would be written there, then the side file over it
             raise ConfigError(f"{out}: {out.name} is read beside a trace, as a trace's {out.name}; name the trace "
                               f"otherwise, e.g. {out.with_name('chrome.json')}")
+
+
+def _check_not_trace_file(out: pathlib.Path, trace: str) -> None:
+    """ConfigError, whatever ``--force`` says, when ``out`` is one of the trace files in a folder the trace is read
+    from (:func:`parsers.read.trace_inputs`, :func:`parsers.read.trace_files_in`): one read, or one passed over
+    for others of the same steps (TensorFlow's timeline JSON beside its RunMetadata). ``convert mlp --to chrome
+    mlp/step_000.json --force`` replaced TensorFlow's timeline of step 0 with tracegen's JSON of all three steps."""
+    for folder in dict.fromkeys(p.parent for p in trace_inputs(trace)):
+        for listed in trace_files_in(folder):
+            with contextlib.suppress(OSError):  # either not there: not the same file
+                if out.samefile(listed):
+                    raise ConfigError(f"{out}: one of the trace's own files in {folder}, not an earlier run's "
+                                      "output; write it elsewhere")
+    if not os.path.lexists(out) and would_join(out, trace):
+        raise ConfigError(f"{out}: would be read with the trace's files in {out.parent} from then on (or have the "
+                          "folder refused as two traces); write it elsewhere")

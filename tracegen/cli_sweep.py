@@ -16,6 +16,7 @@ from parsers.catalogue import read_catalogue
 from parsers.linkprofile import read_link_profile
 from parsers.sweepdata import refuse_other_files
 from tracegen.cli_predict import add_shard_arguments, batch_note, shard_counts
+from tracegen.cost import run_s
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
@@ -28,7 +29,6 @@ from tracegen.predict import (
     PAYLOAD_FRACTION,
     batch_size_of,
     run_engine,
-    seconds_on_one_core,
     task_events,
 )
 from tracegen.processes import MAX_JOBS, available_cpus
@@ -40,7 +40,6 @@ from tracegen.sweepgrid import (
     MIN_WORKER_SPEED,
     SweepInputs,
     file_sha256,
-    refuse_out_in_trace,
 )
 from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import format_wait, parse_count, parse_number, parse_rate
@@ -186,12 +185,15 @@ def grid_events(inputs: SweepInputs) -> float:
 
 
 def grid_seconds(inputs: SweepInputs) -> float:
-    """About how long the whole grid takes on one core: :func:`grid_events`, each PS arrangement's share priced at
-    the engine its points go to (:func:`tracegen.predict.run_engine`: not the C core on several shards)."""
+    """About how long the whole grid takes on one core: each point's run (:func:`tracegen.cost.run_s`, every task
+    of the step counted, as :func:`grid_events` counts them), priced at the engine its PS arrangement goes to
+    (:func:`tracegen.predict.run_engine`: not the C core on several shards) and at its N (a task instance costs the
+    C core more in a larger run)."""
     grid = inputs.grid
-    share, first = grid_events(inputs) / len(grid.shards), next(grid.points())
+    per_n, first = grid.n_points / len(grid.workers) / len(grid.shards), next(grid.points())
     engines = [run_engine(grid.sim_config(dataclasses.replace(first, ps_shards=s.n_shards))) for s in grid.shards]
-    return sum(seconds_on_one_core(share, engine) for engine in engines)
+    steps = grid.steps + grid.warmup_steps
+    return per_n * sum(run_s(inputs.model.n_tasks, n, steps, engine) for engine in engines for n in grid.workers)
 
 
 class ProgressLine:
@@ -248,7 +250,6 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.ray is not None and not args.ray.strip():
         raise ConfigError(f"'--ray' must be a cluster address such as HOST:6379, auto or local (got {args.ray!r})")
     refuse_non_folder(option_path(args.out))
-    refuse_out_in_trace(args.out, args.trace)
 
 
 def run_sweep(args: argparse.Namespace) -> int:

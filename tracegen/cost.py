@@ -6,12 +6,21 @@ that takes time: a transfer, or an op that lasts; an op of no duration finishes 
 costs next to nothing (:mod:`tracegen.simulate`). Measured with ``time.process_time`` on the eleven bundled
 traces (``data/traces/*``, ``data/validation/dev/*/trace``), N = 1..64, 2026-12-05: compiled 0.4-1.1 µs a task
 instance (0.75 the middle; the PS's handling of each request, given by a single-worker measurement, is the
-upper half), pure Python 6-18 µs (13 the middle). No growth with N worth a constant: the heap's extra level per
+upper half), pure Python 6-18 µs (13 the middle). No growth with N worth a constant up to 64: the heap's extra level per
 doubling is lost in the spread between models. The C core (:mod:`tracegen.fastcore`), measured the same way on
 2026-12-06 on nine of those traces at N = 1, 8, 32 and 64: 0.15-0.50 µs (0.19 the middle; the most at N = 1, where
 a run's set-up weighs), against 0.51-1.09 (0.69) compiled on the same runs. A run the C core does not take
 (:func:`tracegen.fastcore.takes_config`) costs what the compiled engine costs, and ``predict`` prices it so
 (:func:`tracegen.predict.engine_of`).
+
+The C core's cost of a task instance grows with N, by about its cost at small N for every
+:data:`C_CORE_WORKERS_PER_COST` workers (likely its run's state and event heap outgrowing the processor's caches),
+measured with ``time.process_time`` on 2026-12-06, one PS shard, 4-10 steps: 0.17-0.19 µs at N = 100 (mlp, cnn,
+resnet), 0.27, 0.33 and 0.25 at N = 1000, 0.47 and 0.45 at N = 3000 (mlp, cnn). Whole sweep grids (10 + 2 steps,
+one core) took, against their estimate priced flat and priced so: mlp N = 500-3000 in steps of 500, 2.9 s (1.46
+flat, 3.57 now); cnn 250-2000 by 250, 4.4 s (1.95, 3.79); resnet 100-1000 by 100, 11.7 s (7.0, 10.3); mlp 1-300,
+6.5 s (6.3, 7.1). The compiled engine's grows far less (mlp on two shards: 1.28, 1.60 and 1.65 µs at N = 100, 1000
+and 3000) and is priced flat.
 
 A synthetic trace (``--emit-traces``) costs what its recorded run costs (recorded runs go to the compiled or pure
 engine, never the C core) and the rest, the run's records handed over and its JSON written: 60-84 MB/s of JSON,
@@ -33,6 +42,7 @@ from tracegen.model import TRANSFER_KINDS, StepModel
 # one core, a task instance that takes time
 SECONDS_PER_TASK = {"C core": 0.19e-6, "compiled (mypyc)": 0.75e-6, "pure Python": 13e-6}
 TRACE_WRITE_BYTES_PER_S = 65e6  # a synthetic trace's records and JSON, its run's simulation aside (module docstring)
+C_CORE_WORKERS_PER_COST = 1500.0  # N at which a C core task instance costs twice what it does at small N
 PROCESS_START_S = 1.0  # starting the simulations' processes (spawned: each imports numpy and tracegen)
 
 
@@ -43,11 +53,19 @@ def busy_tasks(model: StepModel) -> int:
                if kind in TRANSFER_KINDS or any(timing.dur_ns[t] for timing in model.timings))
 
 
-def run_s(tasks: int, n_workers: int, steps: int, engine: str) -> float:
+def task_s(engine: str, n_workers: int) -> float:
+    """One core's seconds for a task instance of a run of ``n_workers`` workers with ``engine``: its
+    :data:`SECONDS_PER_TASK`, once more for every :data:`C_CORE_WORKERS_PER_COST` workers on the C core (module
+    docstring)."""
+    growth = n_workers / C_CORE_WORKERS_PER_COST if engine == "C core" else 0.0
+    return SECONDS_PER_TASK[engine] * (1.0 + growth)
+
+
+def run_s(tasks: int, n_workers: int, steps: float, engine: str) -> float:
     """One core's seconds for one simulation of ``n_workers`` workers running ``steps`` steps each (warm-up
     included) of a step of ``tasks`` busy tasks (:func:`busy_tasks`), with ``engine``
     (:func:`tracegen.native.engine`)."""
-    return SECONDS_PER_TASK[engine] * tasks * n_workers * steps
+    return task_s(engine, n_workers) * tasks * n_workers * steps
 
 
 def wall_s(batches: Sequence[Sequence[float]], jobs: int) -> float:

@@ -18,7 +18,8 @@
   no earlier run's of this command, and replacing it would leave the rest of that command's run beside a file
   that is not of it.
 - What a killed run left is removed when the next run takes the lock: the staging directory and tracegen's own
-  temporary files (``.NAME.<16 hex digits>.tmp``, :mod:`parsers.atomic`) in the folders it writes into, nothing
+  temporary files in the folders it writes into (:mod:`parsers.atomic`: ``.NAME.<pid>.<16 hex digits>.tmp`` whose
+  writer is gone, and those of before 2026-12-06 named without a pid, ``.NAME.<16 hex digits>.tmp``), nothing
   else.
 - A run that fails or is refused leaves no trace of itself: the lock file, when this run created it, and the
   directories it created for ``DIR``, when nothing else is in them, are removed again. A lock file that was
@@ -33,14 +34,13 @@ import fcntl
 import json
 import os
 import pathlib
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any
 
-from parsers.atomic import write_bytes_atomic
+from parsers.atomic import is_temporary, named_by_no_owner, owner_gone, write_bytes_atomic
 from parsers.files import broken_link, not_regular
 from tracegen.errors import ConfigError
 from tracegen.signals import held
@@ -48,7 +48,6 @@ from tracegen.signals import held
 LOCK_NAME = ".tracegen.lock"
 MANIFEST_NAME = ".tracegen-run.json"
 STAGING_NAME = ".tracegen-staging"
-_OWN_TMP = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")  # parsers.atomic's temporary files
 
 
 class OutputDir:
@@ -122,7 +121,7 @@ class OutputDir:
         folder.mkdir(parents=True, exist_ok=True)
         yield folder
         for path in sorted(folder.rglob("*")):
-            if path.is_file() and not _OWN_TMP.fullmatch(path.name):
+            if path.is_file() and not is_temporary(path.name):
                 self._record(path.relative_to(folder).as_posix())
 
     def _record(self, name: str) -> None:
@@ -174,8 +173,8 @@ class OutputDir:
         shutil.rmtree(self.root / STAGING_NAME, ignore_errors=True)
         for folder in {self.root, *((self.root / n).parent for n in self.planned)}:
             if folder.is_dir():
-                for stale in folder.glob(".*.tmp"):
-                    if _OWN_TMP.fullmatch(stale.name) and stale.is_file():
+                for stale in folder.glob(".*.tmp"):  # one of a writer still at work (a convert here) is left
+                    if stale.is_file() and (named_by_no_owner(stale.name) or owner_gone(stale)):
                         stale.unlink(missing_ok=True)
         manifest = self.root / MANIFEST_NAME  # written last: as a folder, the whole run's work was lost at its end
         if os.path.lexists(manifest) and not manifest.is_file():

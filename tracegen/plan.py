@@ -50,6 +50,7 @@ from collections.abc import Callable, Sequence
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import LinkProfile
 from parsers.singleworker import SingleWorker
+from tracegen.cost import run_s
 from tracegen.curve import KNEE_FRACTION, runs_bottleneck, saturation_workers, stalled_after
 from tracegen.errors import ConfigError
 from tracegen.instance import instance_links, on_instances
@@ -68,7 +69,6 @@ from tracegen.predict import (
     likely_workers,
     prepared,
     run_engine,
-    seconds_on_one_core,
     task_events,
 )
 from tracegen.processes import MAX_JOBS, Processes
@@ -310,9 +310,8 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                                  (scaled[speeds], links, config, of_task))
                 pair_keys.append((worker, ps, k, key, links["mid"]))
     keys = list(todo)
-    per_pair = [(_likely_events(*todo[k][1]), _engine(*todo[k][1])) for k in keys]
-    events = sum(e for e, _ in per_pair)
-    seconds = sum(seconds_on_one_core(e, engine) for e, engine in per_pair)
+    events = sum(_likely_events(*todo[k][1]) for k in keys)
+    seconds = sum(_likely_seconds(*todo[k][1]) for k in keys)
     if events > MAX_EVENTS:  # as predict: a typo or a job for a sweep, found before any work
         raise ConfigError(f"this plan would simulate about {events:.2g} events, "
                           f"{format_wait(seconds)} on one core (more than the "
@@ -373,15 +372,31 @@ def _dollars(usd: float) -> float:
     return float(f"{usd:.12g}")
 
 
-def _likely_events(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
-                   shard_of_task: tuple[int, ...] = ()) -> float:
-    """About how many events :func:`_sweep` of one pair simulates: three per task instance, each seed, each asked
-    N until the rate likely stalls (:func:`tracegen.predict.likely_workers`: every asked N on several PS shards,
-    whose one-PS roofline saturates K times too early), and the band's two at the last."""
+def _likely_runs(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
+                 shard_of_task: tuple[int, ...] = ()) -> list[tuple[int, int]]:
+    """The runs :func:`_sweep` of one pair likely simulates, each as (N, its steps with warm-up), once per seed:
+    each asked N until the rate likely stalls (:func:`tracegen.predict.likely_workers`: every asked N on several PS
+    shards, whose one-PS roofline saturates K times too early), and the band's two at the last."""
     sharded = shard_of_task if len(set(shard_of_task)) > 1 else ()
     ns = likely_workers(model, PredictConfig(workers=config.workers, ps_shard_of_task=sharded), links["mid"])
     runs = [*ns, *([ns[-1]] * 2 * ("low" in links))]
-    return task_events(model, config.seeds * sum(n * (config.sim_config(n, None).steps + WARMUP_STEPS) for n in runs))
+    return [(n, config.sim_config(n, None).steps + WARMUP_STEPS) for n in runs] * config.seeds
+
+
+def _likely_events(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
+                   shard_of_task: tuple[int, ...] = ()) -> float:
+    """About how many events :func:`_sweep` of one pair simulates (:func:`_likely_runs`): three per task
+    instance."""
+    return task_events(model, sum(n * steps for n, steps in _likely_runs(model, links, config, shard_of_task)))
+
+
+def _likely_seconds(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
+                    shard_of_task: tuple[int, ...] = ()) -> float:
+    """About how long :func:`_sweep` of one pair takes on one core: each of its likely runs (:func:`_likely_runs`,
+    every task of the step counted, as :func:`_likely_events` counts them) priced at its N on the engine the pair
+    goes to (:func:`tracegen.cost.run_s`: a task instance costs the C core more in a larger run)."""
+    engine = _engine(model, links, config, shard_of_task)
+    return sum(run_s(model.n_tasks, n, steps, engine) for n, steps in _likely_runs(model, links, config, shard_of_task))
 
 
 def _engine(_model: StepModel, _links: dict[str, LinkSpec], config: PlanConfig,

@@ -312,7 +312,8 @@ def refuse_mixing(inputs: SweepInputs, dataset: Contents, todo: Sequence[SweepPo
     for name, option in SETTING_OPTIONS.items():
         if row[name] != ours[name] and name == "trace_sha256":
             raise ConfigError(f"{part}: rows of another trace (its files or those beside it differ: sha256 "
-                              f"{row[name][:12]}..., this one's {ours[name][:12]}...); {new}")
+                              f"{row[name][:12]}..., this one's {ours[name][:12]}...; before 2026-12-06 every file "
+                              f"in a trace's folder was hashed); {new}")
         if row[name] != ours[name]:
             raise ConfigError(f"{part}: rows at {option} {row[name]}, not {ours[name]}; rerun with {option} "
                               f"{row[name]}, or {new}")

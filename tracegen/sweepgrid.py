@@ -7,7 +7,7 @@ steps, link model, batch size). Each point is one :func:`tracegen.simulate.simul
 
 A point's id (:meth:`SweepInputs.point_id`) is the sha256 of its parameters, of what each of them stands for
 (a link's rate or the bytes of its profile file, an order file's tensor names) and of the trace's content
-(:func:`trace_sha256`: the traced steps and the files beside them that change a prediction). The same command
+(:func:`trace_sha256`: the files the trace is read from and those beside it that change a prediction). The same command
 on the same files gives the same ids, so a resumed sweep recognises the points it finished. The id covers the
 simulator too, by :data:`MODEL_VERSION`: a tracegen whose simulation gives other results for the same inputs
 does not take an older model's rows for its own (resuming into their dataset is refused:
@@ -23,7 +23,6 @@ stay valid.
 from __future__ import annotations
 
 import dataclasses
-import glob
 import hashlib
 import itertools
 import json
@@ -34,8 +33,8 @@ import stat
 from collections.abc import Iterator
 
 from parsers.catalogue import Instance
-from parsers.limits import MAX_FILES
-from parsers.read import BESIDE, beside_dir
+from parsers.errors import TraceFormatError
+from parsers.read import BESIDE, beside_dir, trace_inputs
 from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
 from tracegen.model import StepModel
@@ -253,33 +252,19 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def trace_files(trace_path: str | os.PathLike[str]) -> list[pathlib.Path]:
-    """The files a trace is read from and the ones beside it that change a prediction: every file under a
-    directory (a TF2 logdir keeps its profiles in ``plugins/profile/RUN/``), hidden ones left out; for a file or a
-    glob, the files it names; and ``link-profile.json``, ``single-worker.json`` and ``meta.json`` beside them (a TF2
-    profile's run directory: in its logdir, :func:`parsers.read.beside_dir`). Sorted."""
-    path = pathlib.Path(trace_path)
-    if path.is_dir():
-        named = list(itertools.islice((p for p in path.rglob("*") if not p.name.startswith(".") and p.is_file()),
-                                      MAX_FILES + 1))
-        if len(named) > MAX_FILES:
-            raise ConfigError(f"{path}: more than {MAX_FILES} files under it; pass a smaller directory")
-    else:
-        named = [pathlib.Path(p) for p in glob.glob(os.fspath(trace_path))] if not path.exists() else [path]  # noqa: PTH207
+    """The files a trace is read from (:func:`parsers.read.trace_inputs`: a directory's steps, a TF2 logdir's
+    newest profile in ``plugins/profile/RUN/``, a table directory's tables, a glob's or a file's) and
+    ``link-profile.json``, ``single-worker.json`` and ``meta.json`` beside them (a TF2 profile's run directory: in
+    its logdir, :func:`parsers.read.beside_dir`), sorted. Not the other files of a trace's folder: a prediction's
+    ``curve.csv`` written there, or a sweep's parts, changed every point's id, and a resumed sweep computed every
+    point again."""
+    try:
+        named = trace_inputs(trace_path)
+    except TraceFormatError as exc:  # read_trace has read it by now: a folder changed meanwhile
+        raise ConfigError(str(exc)) from None
     folders = {beside_dir(p) for p in named}
     beside = {f / name for f in folders for name in BESIDE if (f / name).is_file()}
     return sorted({*named, *beside})
-
-
-def refuse_out_in_trace(out: str | os.PathLike[str], trace_path: str | os.PathLike[str]) -> None:
-    """ConfigError when ``out`` is a trace directory or lies under one: every file there is hashed as the trace's
-    (:func:`trace_files`), so each part written would change every point's id, and a rerun would find none of its
-    points done and compute them all again beside the old rows."""
-    trace = pathlib.Path(os.path.realpath(trace_path))
-    where = pathlib.Path(os.path.realpath(out))
-    if trace.is_dir() and where.is_relative_to(trace):
-        raise ConfigError(f"'--out' {os.fspath(out)!r} is inside the trace directory {os.fspath(trace_path)!r}: "
-                          "its parts would be hashed as files of the trace and a rerun would resume nothing; "
-                          "write the sweep elsewhere")
 
 
 def trace_sha256(trace_path: str | os.PathLike[str]) -> str:

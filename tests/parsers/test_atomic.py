@@ -3,9 +3,12 @@ left behind, whatever interrupts the write."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pathlib
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -170,3 +173,31 @@ def test_a_write_that_runs_out_of_room_names_the_file(tmp_path: pathlib.Path) ->
     assert json.loads(done.stdout) == [[str(tmp_path / "one.bin"), "File too large"],
                                        [str(tmp_path / "b.bin"), "File too large"]]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["one.bin"] and (tmp_path / "one.bin").read_bytes() == b"old"
+
+
+def test_a_temporary_file_whose_lock_is_held_is_kept_whatever_its_pid(tmp_path: pathlib.Path) -> None:
+    """A writer in another PID namespace (a container writing into a shared folder) has a pid that is no process
+    here: its lock on the file says it is at work. Once the lock is free and the pid gone, the file goes."""
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True)
+    temp = tmp_path / f".out.json.{int(ended.stdout)}.0123456789abcdef.tmp"
+    temp.write_bytes(b"half")
+    target = tmp_path / "out.json"
+    with temp.open("rb+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        atomic.write_bytes_atomic(target, b"new")
+        assert temp.read_bytes() == b"half"
+    atomic.write_bytes_atomic(target, b"newer")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"] and target.read_bytes() == b"newer"
+
+
+def test_only_a_targets_own_temporary_files_are_looked_at(tmp_path: pathlib.Path) -> None:
+    """Another file's, and one named as before the pid was in the name (no owner to ask), are left."""
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True)
+    pid = int(ended.stdout)
+    others = [tmp_path / f".out.json.x.{pid}.0123456789abcdef.tmp", tmp_path / ".out.json.0123456789abcdef.tmp",
+              tmp_path / f".out.json.{pid}.0123456789abcdef.tmp.keep"]
+    for path in others:
+        path.write_bytes(b"theirs")
+    atomic.write_bytes_atomic(tmp_path / "out.json", b"new")
+    assert all(p.read_bytes() == b"theirs" for p in others)
+    assert atomic.remove_stale(tmp_path / "out.json.x") == [others[0]]

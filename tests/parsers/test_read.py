@@ -11,7 +11,8 @@ import pytest
 
 from parsers import TraceError, read_trace
 from parsers.errors import MAX_MESSAGE_CHARS
-from parsers.read import side_files
+from parsers.read import side_files, trace_inputs
+from parsers.tables import write_tables
 from tracegen.cli import main
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "data"
@@ -167,3 +168,21 @@ def test_a_run_folder_whose_trace_is_in_a_subfolder_says_so(tmp_path: pathlib.Pa
     err = capsys.readouterr().err
     _one_line(err, f"{tables}: no trace files")
     assert "holds one" not in err
+
+
+def test_trace_inputs_are_the_files_read_trace_reads(tmp_path: pathlib.Path) -> None:
+    """What a sweep hashes as the trace (tracegen.sweepgrid.trace_files): the steps read, not the Chrome JSON
+    passed over for them nor another file in the folder; a table directory's tables of its manifest's format."""
+    mlp = tmp_path / "mlp"
+    shutil.copytree(DATA / "traces" / "mlp", mlp)
+    (mlp / "curve.csv").write_text("n_workers\n1\n")
+    assert trace_inputs(mlp) == [mlp / f"step_00{i}.pb" for i in range(3)]
+    assert trace_inputs(mlp / "*.json") == [mlp / f"step_00{i}.json" for i in range(3)]  # meta.json is beside
+    assert trace_inputs(mlp / "step_001.json") == [mlp / "step_001.json"]
+    tables = tmp_path / "tables"
+    written = write_tables(read_trace(mlp), tables, "csv")
+    (tables / "ops.parquet").write_bytes(b"an earlier conversion's: not read")
+    assert trace_inputs(tables) == sorted(written) and read_trace(tables).source_format
+    logdir = DATA / "traces" / "tf2_pss"
+    assert trace_inputs(logdir) == sorted(logdir.rglob("*.xplane.pb")) != []
+    assert trace_inputs(tmp_path / "absent") == []

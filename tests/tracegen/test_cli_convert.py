@@ -149,3 +149,46 @@ def test_a_chrome_file_named_as_a_folder_or_as_tables_is_refused(tmp_path: pathl
     assert "x.parquet: --to chrome writes one Chrome JSON file, but the name reads as '.parquet'" in (
         capsys.readouterr().err)
     assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("trace_in", "name"), [
+    ("mlp", "step_000.json"),  # TensorFlow's timeline of step 0, passed over for its RunMetadata
+    ("tf2_pss", "plugins/profile/2026_12_01_12_50_54/127.0.0.1_47463.xplane.pb"),  # a host's profile, read
+], ids=["timeline-beside-runmetadata", "tf2-host-profile"])
+def test_force_never_replaces_a_trace_file_in_the_folder_it_reads(trace_in: str, name: str, tmp_path: pathlib.Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``convert mlp --to chrome mlp/step_000.json --force`` wrote tracegen's JSON of all three steps over
+    TensorFlow's timeline of step 0, and a TF2 logdir's host profile went the same way: neither was among the
+    steps' sources that the check looked at."""
+    trace = tmp_path / trace_in
+    shutil.copytree(ROOT / "data" / "traces" / trace_in, trace)
+    before = {p: p.read_bytes() for p in trace.rglob("*") if p.is_file()}
+    assert main(["convert", str(trace), "--to", "chrome", str(trace / name), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{trace / name}: one of the trace's own files in" in err, err
+    assert {p: p.read_bytes() for p in trace.rglob("*") if p.is_file()} == before
+    assert main(["convert", str(trace), "--to", "chrome", str(trace / "chrome.json")]) == 0  # a new name is fine
+
+
+def test_a_chrome_file_that_would_be_read_with_the_trace_in_its_folder_is_refused(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``convert DIR --to chrome DIR/chrome.json`` on a folder whose one step is Chrome JSON wrote a second Chrome
+    JSON there, and the folder was refused from then on ('2 Chrome JSON files'); in a TF2 profile's run directory,
+    a file of no profiled host had the profile refused the same way. Beside RunMetadata steps, or at a logdir's
+    top, it is passed over, and written."""
+    steps = tmp_path / "steps"
+    steps.mkdir()
+    shutil.copyfile(MLP / "step_001.json", steps / "step_001.json")
+    logdir = tmp_path / "tf2"
+    shutil.copytree(ROOT / "data" / "traces" / "tf2_pss", logdir)
+    [run] = (logdir / "plugins" / "profile").iterdir()
+    for trace, out in ((steps, steps / "chrome.json"), (logdir, run / "chrome.json")):
+        assert main(["convert", str(trace), "--to", "chrome", str(out), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{out}: would be read with the trace's files in {out.parent}" in err, err
+        assert not out.exists() and main(["inspect", str(trace)]) == 0
+    assert main(["convert", str(logdir), "--to", "chrome", str(logdir / "chrome.json")]) == 0
+    mlp = tmp_path / "mlp"
+    shutil.copytree(MLP, mlp)
+    assert main(["convert", str(mlp), "--to", "chrome", str(mlp / "chrome.json")]) == 0
+    assert main(["convert", str(mlp), "--to", "chrome", str(mlp / "chrome.pb")]) == 2  # read as a step

@@ -7,18 +7,34 @@ import pathlib
 import pytest
 
 from parsers import read_trace
-from tracegen.cost import PROCESS_START_S, SECONDS_PER_TASK, busy_tasks, run_s, seconds_left, wall_s
+from tracegen.cost import (
+    C_CORE_WORKERS_PER_COST,
+    PROCESS_START_S,
+    SECONDS_PER_TASK,
+    busy_tasks,
+    run_s,
+    seconds_left,
+    task_s,
+    wall_s,
+)
 from tracegen.model import TRANSFER_KINDS, build_model
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def test_a_run_costs_each_busy_task_instance_the_same() -> None:
-    """Linear in the workers and their steps: the engine's events per worker step do not grow with N enough to
-    count (the heap's extra level is lost in the spread between models)."""
+def test_a_run_costs_each_busy_task_instance_the_same_but_a_large_run_costs_the_c_core_more() -> None:
+    """Linear in the tasks and steps; in the workers too for the compiled and pure engines. The C core's task
+    instance costs more in a larger run (0.17-0.19 us at N = 100, 0.45-0.47 at 3000: tracegen.cost's docstring),
+    priced flat, ``sweep --workers 1-3000`` was said to take half of what it took."""
     for engine, per_task in SECONDS_PER_TASK.items():
-        assert run_s(10, 4, 5, engine) == pytest.approx(per_task * 10 * 4 * 5)
+        assert run_s(10, 4, 5, engine) == pytest.approx(task_s(engine, 4) * 10 * 4 * 5)
+        assert run_s(10, 4, 10, engine) == pytest.approx(2 * run_s(10, 4, 5, engine))
+        assert run_s(20, 4, 5, engine) == pytest.approx(2 * run_s(10, 4, 5, engine))
+        assert task_s(engine, 1) == pytest.approx(per_task, rel=1e-3)  # small runs: the constant measured there
+    for engine in ("compiled (mypyc)", "pure Python"):
         assert run_s(10, 8, 5, engine) == pytest.approx(2 * run_s(10, 4, 5, engine))
+    assert task_s("C core", int(C_CORE_WORKERS_PER_COST)) == pytest.approx(2 * SECONDS_PER_TASK["C core"])
+    assert run_s(10, 3000, 5, "C core") > 2 * 30 * run_s(10, 100, 5, "C core")
     assert SECONDS_PER_TASK["pure Python"] > 10 * SECONDS_PER_TASK["compiled (mypyc)"]
 
 
@@ -77,16 +93,18 @@ def test_a_sweep_and_a_plan_price_their_sharded_runs_at_the_engine_that_runs_the
     from tracegen import native
     from tracegen.cli_sweep import grid_events, grid_seconds
     from tracegen.plan import PlanConfig, _engine
-    from tracegen.predict import run_engine, seconds_on_one_core
+    from tracegen.predict import run_engine, task_events
     from tracegen.sweep import build_inputs
 
     trace = ROOT / "data/traces/mlp"
     one = build_inputs(trace, workers=range(1, 5), ps_shards=(1,))
     two = build_inputs(trace, workers=range(1, 5), ps_shards=(1, 2))
-    assert grid_seconds(one) == pytest.approx(seconds_on_one_core(grid_events(one), native.engine()))
+    steps, tasks = one.grid.steps + one.grid.warmup_steps, one.model.n_tasks
+    assert grid_seconds(one) == pytest.approx(sum(run_s(tasks, n, steps, native.engine()) for n in range(1, 5)))
+    assert grid_events(one) == pytest.approx(task_events(one.model, steps * sum(range(1, 5))))
     sharded = run_engine(two.grid.sim_config(next(p for p in two.grid.points() if p.ps_shards == 2)))
-    assert grid_seconds(two) == pytest.approx(seconds_on_one_core(grid_events(two) / 2, native.engine())
-                                              + seconds_on_one_core(grid_events(two) / 2, sharded))
+    assert grid_seconds(two) == pytest.approx(sum(run_s(tasks, n, steps, engine) for n in range(1, 5)
+                                                  for engine in (native.engine(), sharded)))
     reference = "pure Python" if native.mypyc_off() else "compiled (mypyc)"
     assert sharded == reference
     model = build_model(read_trace(trace))
@@ -108,3 +126,24 @@ def test_a_synthetic_trace_is_priced_at_writing_its_bytes_not_at_the_c_core() ->
     # two traces, of 32 and of 64 workers, take three times what one of 32 does (each N once)
     assert traces_seconds(model, PredictConfig(emit_traces=(32, 64, 32))) == pytest.approx(
         3 * traces_seconds(model, config))
+
+
+def test_a_sweep_and_a_plan_price_a_large_run_above_its_events_at_the_small_run_rate() -> None:
+    """``sweep --workers 1-3000`` said about 10 minutes for what took twice that and more: every task instance was
+    priced at the C core's cost in runs of up to 64 workers, and in a run of thousands it costs two to three times
+    that (tracegen.cost's docstring). sweep and plan now price each run at its N."""
+    from tracegen import native
+    from tracegen.cli_sweep import grid_seconds
+    from tracegen.link import uniform_link
+    from tracegen.plan import WARMUP_STEPS, PlanConfig, _likely_seconds
+    from tracegen.sweep import build_inputs
+
+    if native.engine() != "C core":
+        pytest.skip(f"the engine here is the {native.engine()}, priced flat")
+    trace = ROOT / "data/traces/mlp"
+    small, large = (build_inputs(trace, workers=(n,)) for n in (100, 3000))
+    assert grid_seconds(large) > 2 * 30 * grid_seconds(small)
+    model, links = build_model(read_trace(trace)), {"mid": uniform_link((1.25e8, 1.25e8))}
+    worker_steps = {n: n * (PlanConfig().sim_config(n, None).steps + WARMUP_STEPS) for n in (100, 3000)}
+    small_s, large_s = (_likely_seconds(model, links, PlanConfig(workers=(n,))) for n in (100, 3000))
+    assert large_s > 2 * small_s * worker_steps[3000] / worker_steps[100]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -10,7 +14,76 @@ from tracegen.cli import main
 from tracegen.errors import ConfigError
 from tracegen.outputs import OutputDir, refuse_existing
 
-MLP = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "mlp"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MLP = ROOT / "data" / "traces" / "mlp"
+# a writer in the middle of an atomic write (as convert's Chrome file, predict's staged files are written)
+WRITER = """
+import sys, time
+from parsers.atomic import open_atomic
+with open_atomic(sys.argv[1]) as fh:
+    fh.write(b"half a trace")
+    fh.flush()
+    print("writing", flush=True)
+    time.sleep(600)
+"""
+
+
+def _writing(target: pathlib.Path) -> subprocess.Popen[bytes]:
+    """A process that has begun writing ``target`` atomically and waits there, its temporary file beside it."""
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdout is not None
+    with proc.stdout:  # it prints nothing more
+        assert proc.stdout.readline() == b"writing\n"
+    return proc
+
+
+def _temporary(target: pathlib.Path, pid: int) -> pathlib.Path:
+    [temp] = [p for p in target.parent.iterdir() if p.name.startswith(f".{target.name}.{pid}.")]
+    return temp
+
+
+def _killed(target: pathlib.Path) -> pathlib.Path:
+    """The temporary file a writer of ``target`` killed with SIGKILL half way left."""
+    proc = _writing(target)
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait() == -signal.SIGKILL
+    return _temporary(target, proc.pid)
+
+
+def test_a_killed_converts_temporary_file_goes_with_the_next_write_and_a_live_ones_stays(
+        tmp_path: pathlib.Path) -> None:
+    """A convert killed with SIGKILL left ``.mlp.json.<hex>.tmp`` beside its output for ever: nothing that wrote
+    there later looked at it. The next write of that file removes it, once its writer is gone; a writer still at
+    work keeps its own."""
+    out = tmp_path / "mlp.json"
+    left = _killed(out)
+    live = _writing(out)
+    try:
+        theirs = _temporary(out, live.pid)
+        assert main(["convert", str(MLP), "--to", "chrome", str(out)]) == 0
+        assert not left.exists() and theirs.read_bytes() == b"half a trace"
+        assert out.read_bytes().startswith(b"{")
+    finally:
+        live.kill()
+        live.wait()
+    assert main(["convert", str(MLP), "--to", "chrome", str(out), "--force"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["meta.json", "mlp.json"]
+
+
+def test_an_output_directory_removes_a_killed_writers_temporary_files_not_a_live_ones(tmp_path: pathlib.Path) -> None:
+    """A run taking DIR's lock removed every temporary file of tracegen's there, a convert's still being written
+    into DIR among them (its rename then failed): the lock is the output directory runs', not every writer's."""
+    left = _killed(tmp_path / "chrome.json")
+    live = _writing(tmp_path / "other.json")
+    try:
+        theirs = _temporary(tmp_path / "other.json", live.pid)
+        with OutputDir(tmp_path, ["curve.csv"]) as out:
+            out.write("curve.csv", "n_workers\n1\n")
+        assert not left.exists() and theirs.exists()
+    finally:
+        live.kill()
+        live.wait()
 
 
 @pytest.mark.parametrize("target", ["elsewhere/missing.csv", "curve.csv"])  # dangling; a loop onto itself

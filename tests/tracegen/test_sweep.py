@@ -383,23 +383,25 @@ def test_an_unusable_out_is_refused_before_the_trace_is_read(where: str, tmp_pat
     assert not part_paths(out)
 
 
-@pytest.mark.parametrize("inside", ["sweep", ".", "plugins/sweep"])
-def test_an_out_inside_the_trace_directory_is_refused(inside: str, tmp_path: pathlib.Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """Every file under a trace directory is hashed into the points' ids: a sweep into TRACE/sweep wrote its part,
-    and its rerun found none of its points done ('computed 1 points, 0 were already in'), each part changing the
-    ids again, the dataset holding the same point twice under two trace hashes."""
+@pytest.mark.parametrize("inside", ["sweep", "plugins/sweep"])
+def test_a_sweep_inside_the_trace_directory_resumes(inside: str, tmp_path: pathlib.Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Every file under a trace directory was hashed into the points' ids: a sweep into TRACE/sweep wrote its part,
+    and its rerun found none of its points done, each part changing the ids again; such an --out was refused. Only
+    the files the trace is read from are hashed now: its parts there are no part of the trace."""
     trace = tmp_path / "trace"
     shutil.copytree(TRACE, trace)
     out = trace / inside
     argv = ["sweep", str(trace), "--workers", "1", *SMALL, "--jobs", "1", "--out", str(out)]
-    for _ in range(2):
-        assert main(argv) == 2
-        printed = capsys.readouterr()
-        assert printed.out == "" and printed.err.count("\n") == 1, printed
-        assert f"'--out' {str(out)!r} is inside the trace directory {str(trace)!r}" in printed.err, printed
-    assert not list(tmp_path.rglob("*.parquet"))
-    assert sorted(p.name for p in trace.iterdir()) == sorted(p.name for p in TRACE.iterdir())
+    assert main(argv) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("1", "0")  # type: ignore[union-attr]
+    assert main(argv) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("0", "1")  # type: ignore[union-attr]
+    assert main([*argv[:-1], str(trace)]) == 2  # the trace's own folder: its steps are no sweep's parts
+    printed = capsys.readouterr()
+    assert printed.out == "" and printed.err.count("\n") == 1 and "not a part of a sweep" in printed.err, printed
+    top = pathlib.PurePath(inside).parts[0]  # the folder the sweep went into, and nothing else new
+    assert sorted(p.name for p in trace.iterdir()) == sorted([*(p.name for p in TRACE.iterdir()), top])
 
 
 def test_a_job_traced_with_two_ps_tasks_is_swept_on_both(tmp_path: pathlib.Path,
@@ -695,6 +697,34 @@ def test_a_sweep_started_with_stderr_closed_runs(tmp_path: pathlib.Path) -> None
 
 
 OTHER_PROFILE = ROOT / "data/remeasured/deep_replay/deep_150mbit_q5_b128k_ps03/trace/link-profile.json"
+
+
+def test_files_written_into_the_trace_folder_leave_a_resumed_sweep_resumed(tmp_path: pathlib.Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Every file under a trace's folder was hashed into the points' ids: a prediction written there (curve.csv),
+    a Chrome file converted beside the steps or anything in a subfolder changed them all, and the resumed sweep
+    refused its own dataset as 'rows of another trace'. Only the files the trace is read from, and those beside
+    it, are its content; a step changed is still another trace."""
+    trace = tmp_path / "trace"
+    shutil.copytree(TRACE, trace)
+    out = tmp_path / "sweep"
+    argv = ["sweep", str(trace), "--workers", "1-2", *SMALL, "--jobs", "1", "--out", str(out)]
+    assert main(argv) == 0
+    before = read_rows(out)
+    capsys.readouterr()
+    (trace / "curve.csv").write_text("n_workers,steps_per_s\n1,2.0\n")
+    assert main(["convert", str(trace), "--to", "chrome", str(trace / "chrome.json")]) == 0  # passed over for .pb
+    (trace / "notes").mkdir()
+    shutil.copyfile(trace / "step_000.pb.gz", trace / "notes" / "step_000.pb.gz")  # a subfolder is not read
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("0", "2")  # type: ignore[union-attr]
+    pd.testing.assert_frame_equal(read_rows(out), before)
+    (trace / "step_011.pb.gz").unlink()  # one step fewer: another trace
+    assert main(argv) == 2
+    assert "rows of another trace (its files or those beside it differ" in capsys.readouterr().err
+    assert main([*argv[:-1], str(tmp_path / "again")]) == 0
+    assert COMPUTED.search(capsys.readouterr().out).groups() == ("2", "0")  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(("change", "message"), [

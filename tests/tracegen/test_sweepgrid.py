@@ -12,7 +12,7 @@ import pytest
 from tracegen import sweepgrid
 from tracegen.errors import ConfigError
 from tracegen.sweep import build_inputs
-from tracegen.sweepgrid import SweepPolicy, file_sha256, refuse_out_in_trace, trace_files, trace_sha256
+from tracegen.sweepgrid import SweepPolicy, file_sha256, trace_files, trace_sha256
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TRACE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
@@ -74,12 +74,14 @@ def test_file_sha256_hashes_regular_files_only(tmp_path: pathlib.Path) -> None:
         file_sha256(tmp_path / "absent")
 
 
-def test_trace_files_are_the_files_under_a_folder_and_the_ones_beside_a_file(tmp_path: pathlib.Path) -> None:
+def test_trace_files_are_the_files_a_trace_is_read_from_and_the_ones_beside_it(tmp_path: pathlib.Path) -> None:
+    """Every file under a folder was hashed as the trace's: a curve.csv written there, a Chrome file passed over for
+    the RunMetadata of the same steps, a subfolder's files."""
     (tmp_path / "sub").mkdir()
-    for name in ("step_000.pb", "sub/step_001.pb", ".hidden", "link-profile.json"):
+    for name in ("step_000.pb", "step_000.json", "curve.csv", "sub/step_001.pb", ".hidden", "link-profile.json"):
         (tmp_path / name).write_bytes(b"x")
-    assert trace_files(tmp_path) == [tmp_path / "link-profile.json", tmp_path / "step_000.pb",
-                                     tmp_path / "sub" / "step_001.pb"]
+    assert trace_files(tmp_path) == [tmp_path / "link-profile.json", tmp_path / "step_000.pb"]
+    assert trace_files(tmp_path / "*.json") == [tmp_path / "link-profile.json", tmp_path / "step_000.json"]
     assert trace_files(tmp_path / "step_000.pb") == [tmp_path / "link-profile.json", tmp_path / "step_000.pb"]
     assert trace_files(tmp_path / "sub" / "*.pb") == [tmp_path / "sub" / "step_001.pb"]
     assert trace_files(tmp_path / "absent.pb") == []
@@ -92,15 +94,3 @@ def test_trace_sha256_covers_names_as_well_as_bytes(tmp_path: pathlib.Path) -> N
     before = trace_sha256(tmp_path)
     (tmp_path / "a.pb").rename(tmp_path / "b.pb")
     assert trace_sha256(tmp_path) != before
-
-
-def test_an_out_under_a_trace_directory_is_refused(tmp_path: pathlib.Path) -> None:
-    trace = tmp_path / "trace"
-    trace.mkdir()
-    (trace / "step.pb").write_bytes(b"x")
-    for out in (trace, trace / "sweep", trace / "a" / "b"):
-        with pytest.raises(ConfigError, match="is inside the trace directory"):
-            refuse_out_in_trace(out, trace)
-    refuse_out_in_trace(tmp_path / "sweep", trace)
-    refuse_out_in_trace(tmp_path / "trace-sweep", trace)
-    refuse_out_in_trace(tmp_path / "sweep", trace / "step.pb")  # a file is no directory to write under
