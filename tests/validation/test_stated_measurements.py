@@ -1,0 +1,32 @@
+"""Figures docs/ and data/README.md quote from the stored measurements (``measured.csv``, ``single-worker.json``),
+computed again from those files: a page that quotes a range or a rate the data do not give fails here. Each figure
+is formatted as the page writes it, from the data, never typed in as an answer."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pandas as pd
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DATA = ROOT / "data"
+
+
+def page(path: str) -> str:
+    return (ROOT / path).read_text()
+
+
+def thousands(count: float) -> str:
+    return f"{round(count, -3):,.0f}"
+
+
+def rates(measured: pathlib.Path) -> str:
+    """Mean steps/s per N, as the pages list them: '10.82 / 17.40 / ...'."""
+    return " / ".join(f"{r:.2f}" for r in pd.read_csv(measured).groupby("n_workers")["steps_per_s"].mean())
+
+
+def test_the_tf2_lossy_test_link_retransmissions() -> None:
+    runs = pd.read_csv(DATA / "tf2" / "test" / "wide_300mbit_q5_b16k_ps03" / "measured.csv")
+    low, high = runs["tcp_retrans_segs"].min(), runs["tcp_retrans_segs"].max()
+    assert f"({thousands(low)}–{thousands(high)} TCP retransmissions per run," in page("docs/validation.md")
