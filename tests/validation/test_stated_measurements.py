@@ -30,3 +30,11 @@ def test_the_tf2_lossy_test_link_retransmissions() -> None:
     runs = pd.read_csv(DATA / "tf2" / "test" / "wide_300mbit_q5_b16k_ps03" / "measured.csv")
     low, high = runs["tcp_retrans_segs"].min(), runs["tcp_retrans_segs"].max()
     assert f"({thousands(low)}–{thousands(high)} TCP retransmissions per run," in page("docs/validation.md")
+
+
+def test_the_shards_mlp_runs_losses() -> None:
+    runs = pd.concat(pd.read_csv(f) for f in sorted((DATA / "shards").glob("*/mlp_200mbit_*/measured.csv")))
+    drops = runs[runs["n_workers"] >= 2]["qdisc_drops"]
+    stated = (f"{round(drops.min(), -1):,.0f}–{round(drops.max(), -1):,.0f} qdisc drops at N ≥ 2 and up to\n"
+              f"{thousands(runs['tcp_retrans_segs'].max())} TCP retransmissions per run")
+    assert stated in page("docs/model.md")
