@@ -38,3 +38,9 @@ def test_the_shards_mlp_runs_losses() -> None:
     stated = (f"{round(drops.min(), -1):,.0f}–{round(drops.max(), -1):,.0f} qdisc drops at N ≥ 2 and up to\n"
               f"{thousands(runs['tcp_retrans_segs'].max())} TCP retransmissions per run")
     assert stated in page("docs/model.md")
+
+
+def test_the_dev_mlp_conditions_measured_twice() -> None:
+    campaign = rates(DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "measured.csv").split(" / ")
+    here = rates(DATA / "staleness" / "mlp_500mbit_q100_b128k_ps03" / "measured.csv")
+    assert f"{' / '.join(campaign[:4])} (campaign)\nagainst {here} steps/s (here)" in page("data/README.md")
