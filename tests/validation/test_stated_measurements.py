@@ -44,3 +44,16 @@ def test_the_dev_mlp_conditions_measured_twice() -> None:
     campaign = rates(DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "measured.csv").split(" / ")
     here = rates(DATA / "staleness" / "mlp_500mbit_q100_b128k_ps03" / "measured.csv")
     assert f"{' / '.join(campaign[:4])} (campaign)\nagainst {here} steps/s (here)" in page("data/README.md")
+
+
+def test_the_single_worker_input_measured_apart_costs_the_ps_more() -> None:
+    """The three-job single-worker files against the campaign's own, PS CPU per step (docs and data/README.md)."""
+    rises = []
+    for again in sorted((DATA / "validation" / "single_worker_x3").glob("*/*/trace/single-worker.json")):
+        campaign = DATA / "validation" / again.parents[2].name / again.parents[1].name / "trace" / "single-worker.json"
+        rises.append(json.loads(again.read_text())["ps_cpu_s_per_step"]
+                     / json.loads(campaign.read_text())["ps_cpu_s_per_step"] - 1)
+    assert len(rises) == 12 and min(rises) > 0
+    stated = f"{100 * min(rises):.0f}–{100 * max(rises):.0f} %"
+    assert f"is higher in all twelve (by {stated})" in page("docs/validation.md")
+    assert f"the PS spends {stated} more CPU per step" in page("data/README.md")
