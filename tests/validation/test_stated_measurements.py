@@ -11,6 +11,7 @@ import pandas as pd
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
+DASH = "\u2013"  # the pages write ranges with an en dash
 
 
 def page(path: str) -> str:
@@ -29,13 +30,13 @@ def rates(measured: pathlib.Path) -> str:
 def test_the_tf2_lossy_test_link_retransmissions() -> None:
     runs = pd.read_csv(DATA / "tf2" / "test" / "wide_300mbit_q5_b16k_ps03" / "measured.csv")
     low, high = runs["tcp_retrans_segs"].min(), runs["tcp_retrans_segs"].max()
-    assert f"({thousands(low)}–{thousands(high)} TCP retransmissions per run," in page("docs/validation.md")
+    assert f"({thousands(low)}{DASH}{thousands(high)} TCP retransmissions per run," in page("docs/validation.md")
 
 
 def test_the_shards_mlp_runs_losses() -> None:
     runs = pd.concat(pd.read_csv(f) for f in sorted((DATA / "shards").glob("*/mlp_200mbit_*/measured.csv")))
     drops = runs[runs["n_workers"] >= 2]["qdisc_drops"]
-    stated = (f"{round(drops.min(), -1):,.0f}–{round(drops.max(), -1):,.0f} qdisc drops at N ≥ 2 and up to\n"
+    stated = (f"{round(drops.min(), -1):,.0f}{DASH}{round(drops.max(), -1):,.0f} qdisc drops at N ≥ 2 and up to\n"
               f"{thousands(runs['tcp_retrans_segs'].max())} TCP retransmissions per run")
     assert stated in page("docs/model.md")
 
@@ -54,6 +55,6 @@ def test_the_single_worker_input_measured_apart_costs_the_ps_more() -> None:
         rises.append(json.loads(again.read_text())["ps_cpu_s_per_step"]
                      / json.loads(campaign.read_text())["ps_cpu_s_per_step"] - 1)
     assert len(rises) == 12 and min(rises) > 0
-    stated = f"{100 * min(rises):.0f}–{100 * max(rises):.0f} %"
+    stated = f"{100 * min(rises):.0f}{DASH}{100 * max(rises):.0f} %"
     assert f"is higher in all twelve (by {stated})" in page("docs/validation.md")
     assert f"the PS spends {stated} more CPU per step" in page("data/README.md")
