@@ -58,3 +58,28 @@ def test_the_single_worker_input_measured_apart_costs_the_ps_more() -> None:
     stated = f"{100 * min(rises):.0f}{DASH}{100 * max(rises):.0f} %"
     assert f"is higher in all twelve (by {stated})" in page("docs/validation.md")
     assert f"the PS spends {stated} more CPU per step" in page("data/README.md")
+
+
+def fall(measured: pathlib.Path) -> float:
+    """How much the PS's CPU per step fell from the fewest workers measured to the most, in per cent."""
+    per_n = pd.read_csv(measured).groupby("n_workers")[["ps_cpu_cores", "steps_per_s"]].mean()
+    per_step = per_n["ps_cpu_cores"] / per_n["steps_per_s"]
+    return 100 * (1 - per_step.iloc[-1] / per_step.iloc[0])
+
+
+def test_the_ps_cpu_per_step_falls_with_n_by_as_much_as_the_pages_say() -> None:
+    """Three ranges, each over the runs that had recorded the PS's CPU when its page wrote it: the fresh holdout's
+    three; those and the dev cnn_300 remeasurement, the mlp_500 run and the host run (2026-12-02, afternoon); and
+    those and the evening's two runs and the first of the afternoon (2026-12-03, the PS-caps plan)."""
+    again = DATA / "remeasured"
+    fresh = [fall(f) for f in sorted((DATA / "fresh" / "test").glob("*/measured.csv"))]
+    afternoon = [*fresh, *(fall(again / f / "measured.csv") for f in (
+        "cnn_300mbit_q5_b16k_ps03", "mlp_500mbit_q100_b128k_ps03_workers", "cnn_300mbit_q5_b16k_ps03_host/run"))]
+    next_day = [*afternoon, *(fall(again / f / "measured.csv") for f in (
+        "cnn_300mbit_q5_b16k_ps03_host/earlier", "cnn_300mbit_q5_b16k_ps03_wakeups/run",
+        "cnn_300mbit_q5_b16k_ps01_pscap/run"))]
+    readme, validation = page("data/README.md"), page("docs/validation.md")
+    assert len(fresh) == 3 and min(next_day) > 0
+    assert f"the fresh holdout's three (-{min(fresh):.0f} to -{max(fresh):.0f} %;" in readme
+    assert f"recorded it (-{min(afternoon):.0f} to -{max(afternoon):.0f} % from N = 1 to 5)" in validation
+    assert f"falls with N (-{min(next_day):.0f} to -{max(next_day):.0f} %)" in readme
