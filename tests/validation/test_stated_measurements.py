@@ -82,4 +82,5 @@ def test_the_ps_cpu_per_step_falls_with_n_by_as_much_as_the_pages_say() -> None:
     assert len(fresh) == 3 and min(next_day) > 0
     assert f"the fresh holdout's three (-{min(fresh):.0f} to -{max(fresh):.0f} %;" in readme
     assert f"recorded it (-{min(afternoon):.0f} to -{max(afternoon):.0f} % from N = 1 to 5)" in validation
+    assert f"fell by {min(afternoon):.0f}-{max(afternoon):.0f} % from N = 1 to 5 on every run" in readme  # wake-ups
     assert f"falls with N (-{min(next_day):.0f} to -{max(next_day):.0f} %)" in readme
