@@ -65,6 +65,11 @@ def test_the_core_runs_where_the_install_had_a_compiler() -> None:
     assert fastcore.why_off() is None, f"the C core is off: {fastcore.why_off()} (pip install -e . rebuilds it)"
 
 
+def test_the_model_page_counts_the_traces_this_checks() -> None:
+    """docs/model.md says on how many bundled traces the core is held to the reference: as many as are here."""
+    assert f"on all {len(TRACES)} bundled traces" in (ROOT / "docs" / "model.md").read_text()
+
+
 @core_on
 @pytest.mark.parametrize("trace", TRACES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_core_gives_the_references_result_on_every_bundled_trace(trace: pathlib.Path) -> None:

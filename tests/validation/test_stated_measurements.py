@@ -1,0 +1,86 @@
+"""Figures docs/ and data/README.md quote from the stored measurements (``measured.csv``, ``single-worker.json``),
+computed again from those files: a page that quotes a range or a rate the data do not give fails here. Each figure
+is formatted as the page writes it, from the data, never typed in as an answer."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pandas as pd
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DATA = ROOT / "data"
+DASH = "\u2013"  # the pages write ranges with an en dash
+
+
+def page(path: str) -> str:
+    return (ROOT / path).read_text()
+
+
+def thousands(count: float) -> str:
+    return f"{round(count, -3):,.0f}"
+
+
+def rates(measured: pathlib.Path) -> str:
+    """Mean steps/s per N, as the pages list them: '10.82 / 17.40 / ...'."""
+    return " / ".join(f"{r:.2f}" for r in pd.read_csv(measured).groupby("n_workers")["steps_per_s"].mean())
+
+
+def test_the_tf2_lossy_test_link_retransmissions() -> None:
+    runs = pd.read_csv(DATA / "tf2" / "test" / "wide_300mbit_q5_b16k_ps03" / "measured.csv")
+    low, high = runs["tcp_retrans_segs"].min(), runs["tcp_retrans_segs"].max()
+    assert f"({thousands(low)}{DASH}{thousands(high)} TCP retransmissions per run," in page("docs/validation.md")
+
+
+def test_the_shards_mlp_runs_losses() -> None:
+    runs = pd.concat(pd.read_csv(f) for f in sorted((DATA / "shards").glob("*/mlp_200mbit_*/measured.csv")))
+    drops = runs[runs["n_workers"] >= 2]["qdisc_drops"]
+    stated = (f"{round(drops.min(), -1):,.0f}{DASH}{round(drops.max(), -1):,.0f} qdisc drops at N ≥ 2 and up to\n"
+              f"{thousands(runs['tcp_retrans_segs'].max())} TCP retransmissions per run")
+    assert stated in page("docs/model.md")
+
+
+def test_the_dev_mlp_conditions_measured_twice() -> None:
+    campaign = rates(DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "measured.csv").split(" / ")
+    here = rates(DATA / "staleness" / "mlp_500mbit_q100_b128k_ps03" / "measured.csv")
+    assert f"{' / '.join(campaign[:4])} (campaign)\nagainst {here} steps/s (here)" in page("data/README.md")
+
+
+def test_the_single_worker_input_measured_apart_costs_the_ps_more() -> None:
+    """The three-job single-worker files against the campaign's own, PS CPU per step (docs and data/README.md)."""
+    rises = []
+    for again in sorted((DATA / "validation" / "single_worker_x3").glob("*/*/trace/single-worker.json")):
+        campaign = DATA / "validation" / again.parents[2].name / again.parents[1].name / "trace" / "single-worker.json"
+        rises.append(json.loads(again.read_text())["ps_cpu_s_per_step"]
+                     / json.loads(campaign.read_text())["ps_cpu_s_per_step"] - 1)
+    assert len(rises) == 12 and min(rises) > 0
+    stated = f"{100 * min(rises):.0f}{DASH}{100 * max(rises):.0f} %"
+    assert f"is higher in all twelve (by {stated})" in page("docs/validation.md")
+    assert f"the PS spends {stated} more CPU per step" in page("data/README.md")
+
+
+def fall(measured: pathlib.Path) -> float:
+    """How much the PS's CPU per step fell from the fewest workers measured to the most, in per cent."""
+    per_n = pd.read_csv(measured).groupby("n_workers")[["ps_cpu_cores", "steps_per_s"]].mean()
+    per_step = per_n["ps_cpu_cores"] / per_n["steps_per_s"]
+    return 100 * (1 - per_step.iloc[-1] / per_step.iloc[0])
+
+
+def test_the_ps_cpu_per_step_falls_with_n_by_as_much_as_the_pages_say() -> None:
+    """Three ranges, each over the runs that had recorded the PS's CPU when its page wrote it: the fresh holdout's
+    three; those and the dev cnn_300 remeasurement, the mlp_500 run and the host run (2026-12-02, afternoon); and
+    those and the evening's two runs and the first of the afternoon (2026-12-03, the PS-caps plan)."""
+    again = DATA / "remeasured"
+    fresh = [fall(f) for f in sorted((DATA / "fresh" / "test").glob("*/measured.csv"))]
+    afternoon = [*fresh, *(fall(again / f / "measured.csv") for f in (
+        "cnn_300mbit_q5_b16k_ps03", "mlp_500mbit_q100_b128k_ps03_workers", "cnn_300mbit_q5_b16k_ps03_host/run"))]
+    next_day = [*afternoon, *(fall(again / f / "measured.csv") for f in (
+        "cnn_300mbit_q5_b16k_ps03_host/earlier", "cnn_300mbit_q5_b16k_ps03_wakeups/run",
+        "cnn_300mbit_q5_b16k_ps01_pscap/run"))]
+    readme, validation = page("data/README.md"), page("docs/validation.md")
+    assert len(fresh) == 3 and min(next_day) > 0
+    assert f"the fresh holdout's three (-{min(fresh):.0f} to -{max(fresh):.0f} %;" in readme
+    assert f"recorded it (-{min(afternoon):.0f} to -{max(afternoon):.0f} % from N = 1 to 5)" in validation
+    assert f"fell by {min(afternoon):.0f}-{max(afternoon):.0f} % from N = 1 to 5 on every run" in readme  # wake-ups
+    assert f"falls with N (-{min(next_day):.0f} to -{max(next_day):.0f} %)" in readme
