@@ -308,7 +308,7 @@ def _print(result: Prediction, config: PredictConfig) -> None:
         per_step_ms = measured.ps_cpu_s_per_step * 1e3
         at_cap = result.ps_at_cap_steps_per_s
         print(f"note: the PS's CPU binds this plateau at the single-worker run's {per_step_ms:.1f} ms per step; on "
-              "the testbed the PS spent 13-46 % less CPU per step at N = 4-5 than at N = 1 (its RPC threads spend "
+              "the testbed the PS spent 11-46 % less CPU per step at N = 4-5 than at N = 1 (its RPC threads spend "
               "what spare CPU it has; docs/validation.md, 'The PS's CPU is elastic'), so the plateau may lie up to "
               "1.8x higher"
               + ("" if at_cap is None else f"; the link profile's points with the PS at its cap put it at "
