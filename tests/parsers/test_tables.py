@@ -59,8 +59,24 @@ def test_a_bad_cell_in_a_csv_table_names_its_line(step_pb: pathlib.Path, tmp_pat
     with pytest.raises(TraceFormatError, match=re.escape(f"{ops}: {message}")):
         read_tables(tmp_path)
     ops.write_bytes(ops.read_bytes().replace(b"NoOp", b"No\xe9Op", 1))
-    with pytest.raises(TraceFormatError, match=r"ops\.csv: byte \d+: not UTF-8 text"):
+    with pytest.raises(TraceFormatError, match=r"ops\.csv: line \d+: not UTF-8 text: b'\\xe9' at byte \d+"):
         read_tables(tmp_path)
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_not_utf8_in_a_csv_table_names_its_line_and_the_byte_of_the_file(step_pb: pathlib.Path,
+                                                                          tmp_path: pathlib.Path, bom: bytes) -> None:
+    """It said 'byte N' in the codec's count, which starts after a byte-order mark (a spreadsheet's 'CSV UTF-8'): 3
+    short of the byte in the file, and no line of the thousands a table holds."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    ops = tmp_path / "ops.csv"
+    data = bom + ops.read_bytes().replace(b"NoOp", b"No\xe9Op", 1)
+    ops.write_bytes(data)
+    bad = data.index(b"\xe9")
+    line = data[:bad].count(b"\n") + 1
+    with pytest.raises(TraceFormatError) as info:
+        read_tables(tmp_path)
+    assert str(info.value) == f"{ops}: line {line}: not UTF-8 text: b'\\xe9' at byte {bad}; save it as UTF-8"
 
 
 def test_a_step_that_ends_before_it_starts_is_refused(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
