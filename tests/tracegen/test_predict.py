@@ -843,3 +843,23 @@ def test_the_profiles_cycle_points_are_a_note_beside_the_curve_not_part_of_it(
 
 def profile_beside(trace: pathlib.Path) -> LinkProfile:
     return read_link_profile(trace / PROFILE_NAME)
+
+
+@pytest.mark.parametrize("bad", [b"", b'{"traceEvents": [', b"\x00\xff garbage"])
+def test_a_bad_trace_gives_its_one_error_line_and_no_notes(tmp_path: pathlib.Path, bad: bytes,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """predict said 'note: samples/s are steps/s (a batch of 1) ...' (and the notes of a link profile and a
+    single-worker run beside the trace) before reading the trace, so a trace that could not be read gave the notes
+    and then the error: a bad input gives only its one error line."""
+    dev = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    trace_dir = tmp_path / "trace"
+    trace_dir.mkdir()
+    for name in (PROFILE_NAME, SINGLE_WORKER_NAME):  # their notes: 'is not used: --bandwidth', 'using ...'
+        shutil.copy(dev / name, trace_dir)
+    trace = trace_dir / "step_000.json"
+    trace.write_bytes(bad)
+    capsys.readouterr()
+    assert main(["predict", str(trace), "--workers", "1", "--steps", "3", "--seeds", "1", "--bandwidth",
+                 "10Gbit/s", "--jobs", "1", "--out", str(tmp_path / "out")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and str(trace) in err, (out, err)
