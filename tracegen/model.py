@@ -481,10 +481,11 @@ TF2_FORMATS = ("xplane", "trace-viewer")
 
 
 def _check_day(trace: Trace, g: _Graph, timings: Sequence[StepTiming], every_step: Sequence[StepTiming]) -> None:
-    """Refuse, naming the step's file, the step and the op, a duration or gap of the ``timings`` used that is
-    longer than :data:`MAX_TASK_NS` (:class:`StepModel` refuses it too, as 'timing 0: delay_ns must be ...', naming
-    none of them): one op's time read wrong (a start of 1 µs in a step of today) makes a gap of decades. Only
-    where a timing used holds one, so what is read is what was; the first such in the traced steps is named."""
+    """Refuse, naming the trace, the step (and its file) and the op, a duration or gap of the ``timings`` used
+    that is longer than :data:`MAX_TASK_NS` (:class:`StepModel` refuses it too, as 'timing 0: delay_ns must be
+    ...', naming none of them): one op's time read wrong (a start of 1 µs in a step of today) makes a gap of
+    decades. Only where a timing used holds one, so what is read is what was; the first such in the traced steps
+    is named."""
     if all(0 <= v <= MAX_TASK_NS for t in timings for v in (*t.dur_ns, *t.delay_ns)):
         return
     sources = dict(zip(trace.steps["step"].astype(int), trace.steps["source"].astype(str), strict=True))
@@ -493,7 +494,9 @@ def _check_day(trace: Trace, g: _Graph, timings: Sequence[StepTiming], every_ste
             if not (0 <= dur <= MAX_TASK_NS and 0 <= delay <= MAX_TASK_NS):
                 what = (f"runs for {format_duration(dur)}" if not 0 <= dur <= MAX_TASK_NS else
                         f"starts {format_duration(delay)} after its inputs were ready")
-                raise ModelError(f"{sources.get(t.traced_step, trace.source)}: traced step {t.traced_step}: "
+                first = sources.get(t.traced_step, trace.source)  # a converted trace's: where it was captured
+                raise ModelError(f"{trace.source}: traced step {t.traced_step}"
+                                 f"{f' ({first})' if first != trace.source else ''}: "
                                  f"{quoted(g.names[task], 80)} {what}, more than the day no op or gap of a training "
                                  f"step takes (the step spans {format_duration(t.step_ns)}): a time in the trace is "
                                  "wrong")

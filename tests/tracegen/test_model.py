@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import shutil
 import statistics
 
 import pytest
@@ -146,3 +147,11 @@ def test_an_op_or_gap_longer_than_a_day_is_named_by_its_step_file_and_op(mlp_tra
     message = str(info.value)
     assert message.startswith(f"{path}: traced step 0: "), message
     assert said in message and "more than the day" in message and len(message) <= 300, message
+    steps = tmp_path / "steps"  # of several steps, the trace is the folder: the step's own file is named too
+    steps.mkdir()
+    for name in ("step_000.pb",):  # the step before it: one after it would overlap a 2-day op
+        shutil.copy(mlp_trace_dir / name, steps)
+    path.rename(steps / "step_001.pb")
+    if field == "dur":  # a step moved to 1 µs is refused as it is read, overlapping the step before it
+        with pytest.raises(ModelError, match=rf"^{steps}: traced step 1 \({steps}/step_001\.pb\): 'Relu' runs for "):
+            build_model(read_trace(steps))
