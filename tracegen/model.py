@@ -434,7 +434,7 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
     n = len(g.names)
     step_len = {int(s): int(e) - int(b) for s, b, e in
                 zip(trace.steps["step"], trace.steps["start_ns"], trace.steps["end_ns"], strict=True)}
-    order = _topological(g)
+    order = _topological(g, trace.source)
     timings = [_timing(g, obs, step, step_len[step], order) for step in complete]
     every_step = timings
     if timing == "representative":
@@ -542,8 +542,8 @@ def _timing(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step: int, 
     return StepTiming(dur_ns=tuple(dur), delay_ns=tuple(delay), step_ns=step_ns, traced_step=step)
 
 
-def _topological(g: _Graph) -> list[int]:
-    """The tasks, each after all its predecessors (ModelError naming a task on a cycle)."""
+def _topological(g: _Graph, source: str) -> list[int]:
+    """The tasks, each after all its predecessors (ModelError naming trace ``source`` and the tasks of a cycle)."""
     n = len(g.names)
     indeg = [len(g.preds(t)) for t in range(n)]
     succ: list[list[int]] = [[] for _ in range(n)]
@@ -557,9 +557,24 @@ def _topological(g: _Graph) -> list[int]:
             if not indeg[c]:
                 order.append(c)
     if len(order) < n:
-        stuck = next(t for t in range(n) if indeg[t])
-        raise ModelError(f"the partition graphs have a cycle through {g.names[stuck]!r}")
+        raise ModelError(f"{source}: the partition graphs have a cycle: {_cycle_text(g, indeg)}; a step's ops cannot "
+                         "wait for each other")
     return order
+
+
+def _cycle_text(g: _Graph, indeg: Sequence[int]) -> str:
+    """A cycle among the tasks left with predecessors (``indeg``), in the order its edges run: ``'a' -> 'b' ->
+    'a'``. The first task left need not be on one (it may wait behind one): every task left has a predecessor
+    left, so following them from it comes back round to one that is."""
+    left = {t for t in range(len(g.names)) if indeg[t]}
+    walked: dict[int, int] = {}
+    t = min(left)
+    while t not in walked:
+        walked[t] = len(walked)
+        t = min(p for p in g.preds(t) if p in left)
+    cycle = [*reversed(list(walked)[walked[t]:])]
+    shown = [quoted(g.names[c], 80) for c in cycle[:4]] + (["..."] if len(cycle) > 4 else [])
+    return " -> ".join([*shown, quoted(g.names[cycle[0]], 80)])
 
 
 def _sizes(trace: Trace, g: _Graph, sizes: Sequence[Sequence[int]], notes: list[str]) -> list[int]:

@@ -155,3 +155,24 @@ def test_an_op_or_gap_longer_than_a_day_is_named_by_its_step_file_and_op(mlp_tra
     if field == "dur":  # a step moved to 1 µs is refused as it is read, overlapping the step before it
         with pytest.raises(ModelError, match=rf"^{steps}: traced step 1 \({steps}/step_001\.pb\): 'Relu' runs for "):
             build_model(read_trace(steps))
+
+
+def test_a_cycle_in_the_graphs_is_named_by_the_trace_and_the_ops_on_it(mlp_trace_dir: pathlib.Path,
+                                                                       tmp_path: pathlib.Path) -> None:
+    """An edge added back from an op to its input (a converted trace's graph_edges.csv edited by hand) was refused
+    as "the partition graphs have a cycle through 'edge_29_gradients/BiasAdd_2_grad/BiasAddGrad'": no file, and a
+    transfer that waits behind the cycle, not one on it."""
+    from parsers.tables import write_tables
+
+    write_tables(read_trace(mlp_trace_dir), tmp_path, "csv")
+    edges = tmp_path / "graph_edges.csv"
+    lines = edges.read_text().splitlines()
+    device, src, _, dst, _ = next(line for line in lines[1:] if "worker" in line).split(",")
+    edges.write_text("\n".join([*lines, f"{device},{dst},0,{src},\"data\""]) + "\n")
+    with pytest.raises(ModelError) as info:
+        build_model(read_trace(tmp_path))
+    message = str(info.value)
+    names = sorted([src.strip('"'), dst.strip('"')])
+    assert message.startswith(f"{tmp_path} (from {mlp_trace_dir}): the partition graphs have a cycle: "), message
+    cycle = message.split("have a cycle: ", 1)[1].split("; ", 1)[0].split(" -> ")
+    assert sorted(n.strip("'") for n in cycle[:-1]) == names and cycle[0] == cycle[-1], message
