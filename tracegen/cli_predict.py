@@ -142,8 +142,8 @@ def batch_note(trace: str, batch_size: int | None) -> str | None:
     """The note that samples/s are steps/s, where neither ``--batch-size`` nor ``meta.json`` beside ``trace`` gives
     a batch (a converted trace, say); None where one does. predict, plan and sweep each print it: plan's
     --target-rate and $ per 1000 samples, and sweep's samples_per_s, are per step then."""
-    if batch_size is not None or "batch_size" in (read_meta(trace) or {}):
-        return None
+    if batch_size is not None or (read_meta(trace) or {}).get("batch_size") is not None:  # as batch_size_of reads
+        return None  # it: a null there is a batch of 1 too, and is said to be
     return (f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {meta_path(trace)} "
             f"{'gives no batch_size' if meta_path(trace).exists() else 'is not there'}")
 
