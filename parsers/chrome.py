@@ -371,12 +371,29 @@ def _process_names(events: Sequence[Any], source: str) -> dict[int, str]:
     return names
 
 
-def _complete_events(events: Sequence[Any], source: str) -> Iterable[tuple[dict[str, Any], str]]:
+_TF_PHASES = frozenset({"X", "M", "s", "t", "f"})  # what TF's timeline writes: ops, metadata, flow arrows
+_NO_PHASE = "events without a phase ('ph')"
+_OTHER_PHASE = "events of phases other than complete ('X'), metadata ('M') and flows ('s', 't', 'f')"
+
+
+def _complete_events(events: Sequence[Any], source: str,
+                     skipped: dict[str, int] | None = None) -> Iterable[tuple[dict[str, Any], str]]:
+    """The complete ('X') events, each with where it is. A 'ph' that is not text is refused: an op whose 'ph' was
+    null was dropped without a word. With ``skipped``, events of no phase (the empty ``{}`` a trace viewer's file
+    ends with) or of a phase TF's timeline does not write ('B', 'i') are counted there, as other events not read
+    are."""
     for i, e in enumerate(events):
         if not isinstance(e, dict):
             raise TraceContentError(f"{source}: traceEvents[{i}] is not an object (got {type(e).__name__})")
-        if e.get("ph") == "X":
+        ph = e.get("ph")
+        if "ph" in e and not isinstance(ph, str):
+            raise TraceContentError(f"{source}: traceEvents[{i}].ph must be a string naming the event's phase, 'X' "
+                                    f"for an op (got {quoted(ph)})")
+        if ph == "X":
             yield e, f"{source}: traceEvents[{i}]"
+        elif skipped is not None and ph not in _TF_PHASES:
+            reason = _NO_PHASE if ph is None else _OTHER_PHASE
+            skipped[reason] = skipped.get(reason, 0) + 1
 
 
 def _args(event: dict[str, Any], where: str) -> dict[str, Any]:
@@ -394,7 +411,7 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
     edges: dict[tuple[str, str, int, str], str] = {}
     skipped: dict[str, int] = {}
     n_complete = 0
-    for e, where in _complete_events(events, source):
+    for e, where in _complete_events(events, source, skipped):
         n_complete += 1
         process = processes.get(_integer(e.get("pid"), _PID_BOUNDS, where, ".pid"), "")
         if not process.endswith(" Compute"):

@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from parsers.errors import TraceFormatError, quoted
+from parsers.files import not_utf8_at
 from parsers.limits import check_json_shape
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -63,8 +64,9 @@ def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = f
     check_json_shape(data, source, error)
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise error(f"{source}: byte {exc.start}: JSON is not valid UTF-8") from None
+    except UnicodeDecodeError as exc:  # the line too: a timeline holds a line per field, tens of megabytes of them
+        line, at = not_utf8_at(data, exc)
+        raise error(f"{source}: line {line}, byte {at}: JSON is not valid UTF-8") from None
     if not text.removeprefix(_BOM).strip():  # else json's "Expecting value" at 1:1, as if the content were wrong
         raise error(f"{source}: file is empty")  # white space alone too, as a trace file's reader says
     try:

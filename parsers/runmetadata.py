@@ -18,6 +18,7 @@ from typing import Any
 from google.protobuf import message, text_format
 
 from parsers.errors import TraceContentError, TraceFormatError, one_line, quoted
+from parsers.files import not_utf8_at
 from parsers.labels import parse_op_type, parse_recv_label, split_input
 from parsers.limits import MAX_RECORDS, SCAN_BYTES, check_text_shape, check_wire_shape, check_wire_text
 from parsers.proto import tf_trace_pb2 as pb
@@ -149,8 +150,9 @@ def _parse_text(data: bytes, source: str) -> Any:
     check_text_shape(data, source)
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(f"{source}: byte {exc.start}: text-format protobuf is not UTF-8") from None
+    except UnicodeDecodeError as exc:  # the line too: a text step is thousands of lines
+        line, at = not_utf8_at(data, exc)
+        raise TraceFormatError(f"{source}: line {line}, byte {at}: text-format protobuf is not UTF-8") from None
     starts_with_stats = (_first_line(text) or "").startswith("dev_stats")  # a bare StepStats, maybe under comment lines
     msg = pb.StepStats() if starts_with_stats else pb.RunMetadata()
     try:

@@ -101,7 +101,7 @@ def _read(path: pathlib.Path, columns: Sequence[str] | None = None) -> Any:
         with path.open("rb") as fh:
             part = _PARQUET.ParquetFile(fh)  # its footer parsed once: the schema checked, then the columns read
             if not part.schema_arrow.equals(SCHEMA):
-                raise SchemaError(f"{path}: columns {part.schema_arrow.names} differ from the sweep schema of this "
+                raise SchemaError(f"{path}: {_schema_difference(part.schema_arrow)}: not the sweep schema of this "
                                   "version (parsers/sweepdata.py); sweep into a new directory")
             return part.read(columns=list(columns) if columns is not None else None)
     except OSError as exc:
@@ -110,6 +110,37 @@ def _read(path: pathlib.Path, columns: Sequence[str] | None = None) -> Any:
         raise _damaged(path, exc) from exc
     except _ARROW.ArrowException as exc:
         raise _damaged(path, exc) from exc
+
+
+def _schema_difference(schema: Any) -> str:
+    """The first way ``schema`` is not :data:`SCHEMA`, in words: a column missing, foreign, twice, out of place,
+    or of another type. Listing its names said nothing where they were every one the sweep's (a part written back
+    by pandas has the same names, its text as ``large_string``), and the list was cut short on the command line."""
+    named = _names_difference(list(schema.names), list(SCHEMA.names))
+    if named is not None:
+        return named
+    for field, expected in zip(schema, SCHEMA, strict=True):
+        if not field.type.equals(expected.type):
+            return f"column {quoted(field.name, 80)} is {field.type} where a sweep's is {expected.type}"
+        if field.nullable != expected.nullable:
+            return (f"column {quoted(field.name, 80)} is {'' if field.nullable else 'not '}nullable where a "
+                    f"sweep's is{'' if expected.nullable else ' not'}")
+    return "its columns' metadata differ from a sweep's"
+
+
+def _names_difference(names: list[str], want: list[str]) -> str | None:
+    """How column ``names`` are not the sweep's ``want``: one missing, foreign, twice or out of place; None if
+    they are the same."""
+    if missing := [n for n in want if n not in names]:
+        more = f" (nor {len(missing) - 1} more of the sweep's {len(want)})" if len(missing) > 1 else ""
+        return f"no column {quoted(missing[0], 80)}{more}"
+    if foreign := [n for n in names if n not in want]:
+        return f"column {quoted(foreign[0], 80)} is not one of the sweep's {len(want)}"
+    if (twice := next((n for i, n in enumerate(names) if n in names[:i]), None)) is not None:
+        return f"column {quoted(twice, 80)} appears twice"
+    moved = next((i for i, (n, w) in enumerate(zip(names, want, strict=True)) if n != w), None)
+    return None if moved is None else (f"column {moved + 1} is {quoted(names[moved], 80)} where a sweep's is "
+                                       f"{quoted(want[moved], 80)}")
 
 
 def _damaged(path: pathlib.Path, exc: Exception) -> TraceFormatError:

@@ -21,7 +21,7 @@ import pandas as pd
 from parsers.atomic import write_set_atomic
 from parsers.csvfile import INTEGER, MAX_NUMBER_CHARS, Records, cell_int
 from parsers.errors import SchemaError, TraceFormatError, quoted
-from parsers.files import read_file
+from parsers.files import not_utf8_at, read_file
 from parsers.jsondoc import load_json
 from parsers.limits import MAX_BYTES, MAX_RECORDS
 from parsers.trace import (
@@ -152,8 +152,10 @@ def _csv_table(name: str, data: bytes, path: pathlib.Path) -> tuple[pd.DataFrame
     not a whole number within int64 named by its line (:class:`_CsvLines`)."""
     try:
         text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(f"{path}: byte {exc.start}: not UTF-8 text") from None
+    except UnicodeDecodeError as exc:  # the codec counts from after a byte-order mark: 3 short of the file's byte
+        line, at = not_utf8_at(data, exc, lone_cr=True)
+        raise TraceFormatError(f"{path}: line {line}: not UTF-8 text: {exc.object[exc.start : exc.end]!r} at byte "
+                               f"{at}; save it as UTF-8") from None
     if text and not text.endswith("\n"):  # every row written ends with one: the last row was cut (40 read as 4)
         last = text.count("\n") + 1
         raise TraceFormatError(f"{path}: line {last}: ends without a line break: the file was cut short (tracegen "

@@ -8,7 +8,7 @@ import pathlib
 import sys
 
 from parsers.files import broken_link
-from parsers.read import meta_path, read_meta
+from parsers.read import meta_path, read_meta, read_trace
 from parsers.singleworker import SingleWorker
 from parsers.workerclasses import read_worker_classes
 from tracegen.band import band_edges
@@ -142,8 +142,8 @@ def batch_note(trace: str, batch_size: int | None) -> str | None:
     """The note that samples/s are steps/s, where neither ``--batch-size`` nor ``meta.json`` beside ``trace`` gives
     a batch (a converted trace, say); None where one does. predict, plan and sweep each print it: plan's
     --target-rate and $ per 1000 samples, and sweep's samples_per_s, are per step then."""
-    if batch_size is not None or "batch_size" in (read_meta(trace) or {}):
-        return None
+    if batch_size is not None or (read_meta(trace) or {}).get("batch_size") is not None:  # as batch_size_of reads
+        return None  # it: a null there is a batch of 1 too, and is said to be
     return (f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {meta_path(trace)} "
             f"{'gives no batch_size' if meta_path(trace).exists() else 'is not there'}")
 
@@ -175,7 +175,9 @@ def shard_counts(args: argparse.Namespace) -> tuple[int, ...]:
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    """Handle ``tracegen predict``: print the link used, the table and the knee; return the exit code."""
+    """Handle ``tracegen predict``: print the link used, the table and the knee; return the exit code. The notes on
+    the inputs are said once the trace is read: a bad input gives its one error line, not notes and then it."""
+    notes: list[str] = []
     emitted = parse_workers(args.emit_traces, "--emit-traces") if args.emit_traces is not None else ()
     workers = parse_workers(args.workers, "--workers")
     steps, warmup, seeds, jobs = simulation_counts(args)
@@ -187,14 +189,14 @@ def run_predict(args: argparse.Namespace) -> int:
         found = profile_beside(args.trace)
         profile_path = None if found is None else str(found)
     elif profile_path is None and profile_beside(args.trace) is not None:
-        print(f"note: {profile_beside(args.trace)} is not used: --bandwidth was given")
+        notes.append(f"note: {profile_beside(args.trace)} is not used: --bandwidth was given")
     single_path = args.single_worker
     beside = single_path is None and (found := single_worker_beside(args.trace)) is not None
     if beside:
         single_path = str(found)
     single = load_single_worker(single_path)
     if beside and single is not None:
-        print(f"note: using {single_path}: {_what_it_gives(single)} (two hosts)")
+        notes.append(f"note: using {single_path}: {_what_it_gives(single)} (two hosts)")
     policy, order = parse_policy(args.policy, "--policy")
     ps_shards = shard_counts(args)
     speeds: tuple[float, ...] = ()
@@ -204,12 +206,12 @@ def run_predict(args: argparse.Namespace) -> int:
         most = max(*workers, *emitted, MAX_SATURATION_WORKERS)  # the plateau search's N and the traces' too
         speeds = classes.speeds(most)
         links = classes.links(most)
-        print(f"note: workers from {args.worker_classes}: {classes.describe()}")
+        notes.append(f"note: workers from {args.worker_classes}: {classes.describe()}")
         if unreached := classes.unreached(asked := max((*workers, *emitted))):  # a cluster larger than asked?
             more = len(unreached) - 1
-            print(f"note: {args.worker_classes}:{unreached[0].line}: class {unreached[0].name!r}"
-                  f"{f' and {more} more' if more else ''} listed past the {asked} worker{'s' * (asked > 1)} asked: "
-                  f"no N asked has a worker of {'them' if more else 'it'}")
+            notes.append(f"note: {args.worker_classes}:{unreached[0].line}: class {unreached[0].name!r}"
+                         f"{f' and {more} more' if more else ''} listed past the {asked} worker"
+                         f"{'s' * (asked > 1)} asked: no N asked has a worker of {'them' if more else 'it'}")
     if args.payload_fraction != PAYLOAD_FRACTION and args.bandwidth is None and not links:  # else unused
         raise ConfigError(f"'--payload-fraction' {args.payload_fraction:g} is the share of a --bandwidth (or of a "
                           "worker class's own link) that carries tensor bytes, and neither was given: a link profile "
@@ -225,14 +227,17 @@ def run_predict(args: argparse.Namespace) -> int:
         ps_shards=ps_shards, placement=args.placement,
         jobs=jobs, every_n=args.every_n)
     if (note := batch_note(args.trace, args.batch_size)) is not None:
-        print(note)
+        notes.append(note)
     planned = ["curve.csv", "curve.png", "staleness.csv", "staleness.png", "shards.csv",
                *(f"traces/n{n}.json" for n in emitted),
                *(["report.html"] * args.html)]
     read = (args.trace, profile_path, single_path, args.worker_classes, config.order_file, args.placement)
     with OutputDir(args.out, planned, force=args.force, command="predict",  # never what it reads, even with --force
                    inputs=[p for p in read if p]) as out:
-        result = predict(args.trace, config, out, progress=lambda line: print(line, file=sys.stderr, flush=True))
+        trace = read_trace(args.trace)
+        for note in notes:
+            print(note)
+        result = predict(trace, config, out, progress=lambda line: print(line, file=sys.stderr, flush=True))
         if args.html:
             result = dataclasses.replace(result, files=(*result.files, out.write("report.html", _html(
                 result, config, args.trace, profile_path, single_path))))

@@ -40,6 +40,7 @@ import pandas as pd
 from parsers.errors import quoted
 from parsers.trace import PULL, PUSH, Trace, device_role, task_index
 from tracegen.errors import ModelError
+from tracegen.units import format_duration
 from tracegen.wire import LinkEstimate, estimate_wire
 
 SEND_OPS = frozenset({"_Send", "_HostSend"})
@@ -433,8 +434,9 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
     n = len(g.names)
     step_len = {int(s): int(e) - int(b) for s, b, e in
                 zip(trace.steps["step"], trace.steps["start_ns"], trace.steps["end_ns"], strict=True)}
-    order = _topological(g)
+    order = _topological(g, trace.source)
     timings = [_timing(g, obs, step, step_len[step], order) for step in complete]
+    every_step = timings
     if timing == "representative":
         ordered = sorted(timings, key=lambda t: (t.step_ns, t.traced_step))
         timings = [ordered[(len(ordered) - 1) // 2]]
@@ -443,6 +445,7 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
             dur_ns=tuple(_median_int(t.dur_ns[i] for t in timings) for i in range(n)),
             delay_ns=tuple(min(t.delay_ns[i] for t in timings) for i in range(n)),
             step_ns=_median_int(t.step_ns for t in timings))]
+    _check_day(trace, g, timings, every_step)
     start_med = [_median_int(obs[t][s][0] for s in complete if s in obs[t]) for t in range(n)]
     rank = [0] * n
     for r, t in enumerate(sorted(range(n), key=lambda t: (start_med[t], t))):
@@ -475,6 +478,28 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
 
 
 TF2_FORMATS = ("xplane", "trace-viewer")
+
+
+def _check_day(trace: Trace, g: _Graph, timings: Sequence[StepTiming], every_step: Sequence[StepTiming]) -> None:
+    """Refuse, naming the trace, the step (and its file) and the op, a duration or gap of the ``timings`` used
+    that is longer than :data:`MAX_TASK_NS` (:class:`StepModel` refuses it too, as 'timing 0: delay_ns must be
+    ...', naming none of them): one op's time read wrong (a start of 1 µs in a step of today) makes a gap of
+    decades. Only where a timing used holds one, so what is read is what was; the first such in the traced steps
+    is named."""
+    if all(0 <= v <= MAX_TASK_NS for t in timings for v in (*t.dur_ns, *t.delay_ns)):
+        return
+    sources = dict(zip(trace.steps["step"].astype(int), trace.steps["source"].astype(str), strict=True))
+    for t in every_step:
+        for task, (dur, delay) in enumerate(zip(t.dur_ns, t.delay_ns, strict=True)):
+            if not (0 <= dur <= MAX_TASK_NS and 0 <= delay <= MAX_TASK_NS):
+                what = (f"runs for {format_duration(dur)}" if not 0 <= dur <= MAX_TASK_NS else
+                        f"starts {format_duration(delay)} after its inputs were ready")
+                first = sources.get(t.traced_step, trace.source)  # a converted trace's: where it was captured
+                raise ModelError(f"{trace.source}: traced step {t.traced_step}"
+                                 f"{f' ({first})' if first != trace.source else ''}: "
+                                 f"{quoted(g.names[task], 80)} {what}, more than the day no op or gap of a training "
+                                 f"step takes (the step spans {format_duration(t.step_ns)}): a time in the trace is "
+                                 "wrong")
 
 
 def _dispatch_gap_ns(trace: Trace, complete: Sequence[int]) -> int:
@@ -517,8 +542,8 @@ def _timing(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step: int, 
     return StepTiming(dur_ns=tuple(dur), delay_ns=tuple(delay), step_ns=step_ns, traced_step=step)
 
 
-def _topological(g: _Graph) -> list[int]:
-    """The tasks, each after all its predecessors (ModelError naming a task on a cycle)."""
+def _topological(g: _Graph, source: str) -> list[int]:
+    """The tasks, each after all its predecessors (ModelError naming trace ``source`` and the tasks of a cycle)."""
     n = len(g.names)
     indeg = [len(g.preds(t)) for t in range(n)]
     succ: list[list[int]] = [[] for _ in range(n)]
@@ -532,9 +557,24 @@ def _topological(g: _Graph) -> list[int]:
             if not indeg[c]:
                 order.append(c)
     if len(order) < n:
-        stuck = next(t for t in range(n) if indeg[t])
-        raise ModelError(f"the partition graphs have a cycle through {g.names[stuck]!r}")
+        raise ModelError(f"{source}: the partition graphs have a cycle: {_cycle_text(g, indeg)}; a step's ops cannot "
+                         "wait for each other")
     return order
+
+
+def _cycle_text(g: _Graph, indeg: Sequence[int]) -> str:
+    """A cycle among the tasks left with predecessors (``indeg``), in the order its edges run: ``'a' -> 'b' ->
+    'a'``. The first task left need not be on one (it may wait behind one): every task left has a predecessor
+    left, so following them from it comes back round to one that is."""
+    left = {t for t in range(len(g.names)) if indeg[t]}
+    walked: dict[int, int] = {}
+    t = min(left)
+    while t not in walked:
+        walked[t] = len(walked)
+        t = min(p for p in g.preds(t) if p in left)
+    cycle = [*reversed(list(walked)[walked[t]:])]
+    shown = [quoted(g.names[c], 80) for c in cycle[:4]] + (["..."] if len(cycle) > 4 else [])
+    return " -> ".join([*shown, quoted(g.names[cycle[0]], 80)])
 
 
 def _sizes(trace: Trace, g: _Graph, sizes: Sequence[Sequence[int]], notes: list[str]) -> list[int]:

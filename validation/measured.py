@@ -34,12 +34,13 @@ import difflib
 import io
 import math
 import os
+import re
 from typing import Any
 
 import pandas as pd
 
 from parsers.csvfile import NUMBER, Records, cell_float, cell_int
-from parsers.files import read_expanded
+from parsers.files import not_utf8_at, read_expanded
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
@@ -257,21 +258,25 @@ def read_csv_text(source: str, max_bytes: int) -> str:
 
 
 _SAVE_AS = "save it as CSV, UTF-8"
+_BOM = b"\xef\xbb\xbf"
 _NOT_CSV = ((b"\xff\xfe", "UTF-16 text"), (b"\xfe\xff", "UTF-16 text"),
             (b"PK\x03\x04", "a zip archive (a spreadsheet's .xlsx or .ods?)"),
             (b"\xd0\xcf\x11\xe0", "an old Office document (a spreadsheet's .xls?)"))
 
 
 def _not_utf8(data: bytes, exc: UnicodeDecodeError, source: str) -> str:
-    """Where ``data`` stops being UTF-8: the line, the column (by the header's names) and the bytes, quoted."""
-    start = data.rfind(b"\n", 0, exc.start) + 1
-    end = data.find(b"\n", exc.start)
-    line = data.count(b"\n", 0, exc.start) + 1
+    """Where ``data`` stops being UTF-8: the line, the column (by the header's names) and the bytes, quoted. The
+    codec's ``exc.start`` counts from after a byte-order mark, so the file's byte is :func:`not_utf8_at`'s; lines end
+    as the CSV reader's do, at ``\\n``, ``\\r\\n`` or a ``\\r`` alone, as every other message here counts them."""
+    line, at = not_utf8_at(data, exc, lone_cr=True)
+    first = len(_BOM) if data.startswith(_BOM) else 0
+    start = max(data.rfind(b"\n", first, at), data.rfind(b"\r", first, at), first - 1) + 1
+    end = min((i for i in (data.find(b"\n", at), data.find(b"\r", at)) if i >= 0), default=len(data))
     bad = exc.object[exc.start:exc.end]
-    cells = _line_cells(data[start:end if end >= 0 else len(data)])
+    cells = _line_cells(data[start:end])
     field, cell = next(((i, c) for i, c in enumerate(cells) if not _is_utf8(c)), (None, b""))
-    header = next((h for h in data[:start].split(b"\n") if h.strip()), None)
-    names = [] if header is None else [n.decode("utf-8-sig", errors="replace").strip() for n in _line_cells(header)]
+    header = next((h for h in re.split(rb"\r\n?|\n", data[first:start]) if h.strip()), None)
+    names = [] if header is None else [n.decode("utf-8", errors="replace").strip() for n in _line_cells(header)]
     where = ("the header" if header is None else f"column {_short(names[field])!r}"
              if field is not None and field < len(names) else "a cell")
     return (f"{source}:{line}: {where}: not UTF-8 text: byte{'s' * (len(bad) > 1)} {bad!r} in "

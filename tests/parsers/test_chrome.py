@@ -11,10 +11,11 @@ import tempfile
 from collections import defaultdict
 from decimal import Decimal
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parsers import read_trace
+from parsers import TraceContentError, read_trace
 from parsers.chrome import ChromeWriter, assign_lanes, format_us, json_members, json_text, write_trace
 from parsers.perfetto import check_perfetto
 
@@ -233,3 +234,41 @@ def test_pre_encoded_events_are_the_same_bytes_as_plain_ones(tmp_path: pathlib.P
                 out.encoded_flow(i, json_text(name), (ids, i), (out.track_ids("p0", "t0"), i + 1))
     assert encoded.read_bytes() == plain.read_bytes()
     assert len(_events(plain)) > 10_000
+
+
+
+@pytest.mark.parametrize(("bad", "shown"), [(None, "None"), (1, "1"), (["X"], "['X']")])
+def test_an_event_whose_phase_is_not_text_is_refused_naming_it(model_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                                bad: object, shown: str) -> None:
+    """An op whose 'ph' was null (or 1, or a list) was dropped without a word: inspect said 5 pulls a step where
+    the trace held 6."""
+    doc = json.loads((model_dir / "step_000.json").read_text())
+    i = next(k for k, e in enumerate(doc["traceEvents"]) if e.get("ph") == "X")
+    doc["traceEvents"][i]["ph"] = bad
+    path = tmp_path / "step_000.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TraceContentError) as info:
+        read_trace(path)
+    assert str(info.value) == (f"{path}: traceEvents[{i}].ph must be a string naming the event's phase, 'X' for "
+                               f"an op (got {shown})")
+
+
+def test_events_without_a_phase_or_of_other_phases_are_counted_as_skipped(model_dir: pathlib.Path,
+                                                                          tmp_path: pathlib.Path) -> None:
+    """An event with no 'ph' (the empty {} TensorBoard's files end with), or of a phase the timeline does not
+    write ('B', 'i'), was dropped without a word; it is skipped and counted, as other events not read are."""
+    doc = json.loads((model_dir / "step_000.json").read_text())
+    xs = [k for k, e in enumerate(doc["traceEvents"]) if e.get("ph") == "X"]
+    whole = read_trace(model_dir / "step_000.json")
+    assert whole.skipped == {}
+    doc["traceEvents"][xs[0]]["ph"] = "B"
+    doc["traceEvents"][xs[1]]["ph"] = "i"
+    del doc["traceEvents"][xs[2]]["ph"]
+    doc["traceEvents"].append({})
+    path = tmp_path / "step_000.json"
+    path.write_text(json.dumps(doc))
+    trace = read_trace(path)
+    assert len(trace.ops) + len(trace.transfers) == len(whole.ops) + len(whole.transfers) - 3
+    assert trace.skipped == {"events without a phase ('ph')": 2,
+                             "events of phases other than complete ('X'), metadata ('M') and flows ('s', 't', 'f')":
+                             2}

@@ -49,3 +49,16 @@ def test_a_number_beyond_a_float_is_quoted_as_written_with_its_position(tmp_path
         with pytest.raises(error) as info:
             read(path)
         assert str(info.value) == f"{path}:2:15: number {literal} is too large (beyond a float's range)"
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_json_that_is_not_utf8_names_the_line_and_the_byte_of_the_file(tmp_path: pathlib.Path, bom: bytes) -> None:
+    """It said only 'byte N': in a timeline of tens of megabytes and a line per field, which line was left to
+    count."""
+    data = bom + b'{\n  "traceEvents": [\n    {"name": "caf\xe9"}\n  ]\n}\n'
+    path = tmp_path / "trace.json"
+    path.write_bytes(data)
+    with pytest.raises(TraceFormatError) as info:
+        read_trace(path)
+    bad = data.index(b"\xe9")
+    assert str(info.value) == f"{path}: line 3, byte {bad}: JSON is not valid UTF-8"

@@ -291,3 +291,18 @@ def test_text_format_misspelt_field_is_named_not_what_it_left_out(step_pb: pathl
             read_trace(path)
         assert str(info.value).startswith(f"{path}:{line}:")
         assert f'has no field named "{typo}"' in str(info.value)
+
+
+def test_a_text_step_that_is_not_utf8_names_its_line_and_byte(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """It said only 'byte N' of a text step thousands of lines long."""
+    run = pb.RunMetadata()
+    run.ParseFromString(step_pb.read_bytes())
+    text = text_format.MessageToString(run).encode()
+    at = text.rindex(b'node_name: "') + len(b'node_name: "')  # in the last node: far down the file
+    data = text[:at] + b"\xff" + text[at:]
+    path = tmp_path / "step_000.pbtxt"
+    path.write_bytes(data)
+    with pytest.raises(TraceFormatError) as info:
+        read_trace(path)
+    line = data[:at].count(b"\n") + 1
+    assert str(info.value) == f"{path}: line {line}, byte {at}: text-format protobuf is not UTF-8"

@@ -100,3 +100,31 @@ def test_other_row_finds_rows_of_other_settings_or_of_the_points_to_compute(tmp_
     assert contents.other_row(settings, [_row("new", 3)]) is None
     found = contents.other_row(settings, [_row("new", 2)])  # the parameters of a row the dataset holds by another id
     assert found is not None and found[1]["n_workers"] == 2
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    # a part read and written back with pandas: every text column as large_string, the names all as they were
+    (lambda t: t.to_pandas(), "column 'point_id' is large_string where a sweep's is string"),
+    (lambda t: t.drop_columns(["steps_per_s", "seed"]), "no column 'seed' (nor 1 more of the sweep's 29)"),
+    (lambda t: t.append_column("extra", t.column("seed")), "column 'extra' is not one of the sweep's 29"),
+    (lambda t: t.select([1, 0, *range(2, t.num_columns)]), "column 1 is 'trace_sha256' where a sweep's is "
+                                                           "'point_id'"),
+    (lambda t: t.append_column("seed", t.column("seed")), "column 'seed' appears twice"),
+])
+def test_a_part_of_another_schema_is_refused_naming_what_differs(tmp_path: pathlib.Path, change: Any,
+                                                                 said: str) -> None:
+    """It said "columns ['point_id', 'trace_sha256', ...] differ from the sweep schema", listing 29 names (cut
+    short in the middle on the command line) that were every one the sweep's where a column's type differed, and
+    naming no column where one was missing."""
+    import pyarrow.parquet as pq
+
+    path = write_part(tmp_path, 0, [_row("a", 1)])
+    changed = change(pq.read_table(path))
+    if hasattr(changed, "to_parquet"):
+        changed.to_parquet(path, index=False)
+    else:
+        pq.write_table(changed, path)
+    with pytest.raises(SchemaError) as info:
+        read_rows(tmp_path)
+    assert str(info.value) == (f"{path}: {said}: not the sweep schema of this version (parsers/sweepdata.py); "
+                               "sweep into a new directory")

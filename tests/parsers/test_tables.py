@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+from collections.abc import Callable
 
 import pandas as pd
 import pytest
@@ -59,8 +60,24 @@ def test_a_bad_cell_in_a_csv_table_names_its_line(step_pb: pathlib.Path, tmp_pat
     with pytest.raises(TraceFormatError, match=re.escape(f"{ops}: {message}")):
         read_tables(tmp_path)
     ops.write_bytes(ops.read_bytes().replace(b"NoOp", b"No\xe9Op", 1))
-    with pytest.raises(TraceFormatError, match=r"ops\.csv: byte \d+: not UTF-8 text"):
+    with pytest.raises(TraceFormatError, match=r"ops\.csv: line \d+: not UTF-8 text: b'\\xe9' at byte \d+"):
         read_tables(tmp_path)
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_not_utf8_in_a_csv_table_names_its_line_and_the_byte_of_the_file(step_pb: pathlib.Path,
+                                                                          tmp_path: pathlib.Path, bom: bytes) -> None:
+    """It said 'byte N' in the codec's count, which starts after a byte-order mark (a spreadsheet's 'CSV UTF-8'): 3
+    short of the byte in the file, and no line of the thousands a table holds."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    ops = tmp_path / "ops.csv"
+    data = bom + ops.read_bytes().replace(b"NoOp", b"No\xe9Op", 1)
+    ops.write_bytes(data)
+    bad = data.index(b"\xe9")
+    line = data[:bad].count(b"\n") + 1
+    with pytest.raises(TraceFormatError) as info:
+        read_tables(tmp_path)
+    assert str(info.value) == f"{ops}: line {line}: not UTF-8 text: b'\\xe9' at byte {bad}; save it as UTF-8"
 
 
 def test_a_step_that_ends_before_it_starts_is_refused(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
@@ -194,3 +211,28 @@ def test_a_bad_csv_row_below_blank_lines_and_a_cell_of_two_lines_is_named_by_its
     with pytest.raises(TraceError) as caught:
         read_tables(tmp_path)
     assert str(caught.value).startswith(f"{ops}: line 9: {why}"), caught.value
+
+
+@pytest.mark.parametrize(("column", "values", "said"), [
+    # a traceback in inspect: 'NAType' object has no attribute 'split'
+    ("device", lambda d: d.where(d.index != 3, None), r"table 'ops' row 3: 'device' must not be empty \(got null\)"),
+    # 'table 'ops': a column does not fit its type: Cannot convert non-finite values (NA or inf) to integer', no row
+    ("start_ns", lambda d: d.astype(float).where(d.index != 3, float("nan")),
+     r"table 'ops' row 3: 'start_ns' must not be empty \(got null\)"),
+    # read as the nearest float, 1796064589452111360 for ...355: times moved by up to 128 ns without a word
+    ("start_ns", lambda d: d.astype(float), r"table 'ops' row 0: 'start_ns' is 1\.\d+e\+18 as a float, which "
+                                            r"holds whole numbers exactly only up to 2\*\*53: write the column as "
+                                            "integers"),
+])
+def test_a_parquet_table_written_back_with_nulls_or_floats_is_refused_naming_its_row(
+        step_pb: pathlib.Path, tmp_path: pathlib.Path, column: str, values: Callable[[pd.Series], pd.Series],
+        said: str) -> None:
+    """A table read with pandas, changed and written back: a null where the schema has none, or an integer column
+    turned float (as pandas does to one that held a null)."""
+    write_tables(read_trace(step_pb), tmp_path, "parquet")
+    ops = tmp_path / "ops.parquet"
+    frame = pd.read_parquet(ops)
+    frame[column] = values(frame[column].astype(object) if column == "device" else frame[column])
+    frame.to_parquet(ops, index=False)
+    with pytest.raises(TraceError, match=f"^{re.escape(str(ops))}: {said}$"):
+        read_tables(tmp_path)

@@ -843,3 +843,43 @@ def test_the_profiles_cycle_points_are_a_note_beside_the_curve_not_part_of_it(
 
 def profile_beside(trace: pathlib.Path) -> LinkProfile:
     return read_link_profile(trace / PROFILE_NAME)
+
+
+@pytest.mark.parametrize("bad", [b"", b'{"traceEvents": [', b"\x00\xff garbage"])
+def test_a_bad_trace_gives_its_one_error_line_and_no_notes(tmp_path: pathlib.Path, bad: bytes,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """predict said 'note: samples/s are steps/s (a batch of 1) ...' (and the notes of a link profile and a
+    single-worker run beside the trace) before reading the trace, so a trace that could not be read gave the notes
+    and then the error: a bad input gives only its one error line."""
+    dev = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    trace_dir = tmp_path / "trace"
+    trace_dir.mkdir()
+    for name in (PROFILE_NAME, SINGLE_WORKER_NAME):  # their notes: 'is not used: --bandwidth', 'using ...'
+        shutil.copy(dev / name, trace_dir)
+    trace = trace_dir / "step_000.json"
+    trace.write_bytes(bad)
+    capsys.readouterr()
+    assert main(["predict", str(trace), "--workers", "1", "--steps", "3", "--seeds", "1", "--bandwidth",
+                 "10Gbit/s", "--jobs", "1", "--out", str(tmp_path / "out")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and str(trace) in err, (out, err)
+
+
+def test_a_null_batch_size_in_meta_json_is_said_as_a_batch_of_1(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """meta.json's "batch_size": null was taken as a batch of 1 (samples/s were steps/s), but the note that says
+    so looked only for the key, found it, and said nothing."""
+    import json
+
+    from tracegen.cli_predict import batch_note
+
+    trace = tmp_path / "trace"
+    shutil.copytree(mlp_trace_dir, trace)
+    meta = json.loads((trace / "meta.json").read_text())
+    (trace / "meta.json").write_text(json.dumps({**meta, "batch_size": None}))
+    assert batch_size_of(str(trace), None) == 1
+    note = f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {trace / 'meta.json'} gives no batch_size"
+    assert batch_note(str(trace), None) == note
+    assert run_predict(parse([str(trace), "--workers", "1", "--steps", "3", "--seeds", "1", "--bandwidth", "10Gbit/s",
+                              "--jobs", "1", "--out", str(tmp_path / "out")])) == 0
+    assert note in capsys.readouterr().out.splitlines()

@@ -238,6 +238,15 @@ def test_rows_that_look_like_one_run_twice_are_named(tmp_path: pathlib.Path, tex
     (b'n_workers,model,steps_per_s\r\n1,"a,\xff",2\r\n',  # a quoted comma does not shift the column
      r"m.csv:2: column 'model': not UTF-8 text: byte b'\xff' in b'a,\xff'; save it as CSV, UTF-8"),
     (b"n_w\xe9rkers,steps_per_s\n1,2\n", r"m.csv:1: the header: not UTF-8 text: byte b'\xe9' in b'n_w\xe9rkers'"),
+    # after a spreadsheet's byte-order mark the codec counts 3 bytes short: the line break before the cell was
+    # missed, and it named 'm.csv:1: the header' and the header's bytes
+    (b"\xef\xbb\xbfn_workers,steps_per_s\n1,\xff\n",
+     r"m.csv:2: column 'steps_per_s': not UTF-8 text: byte b'\xff' in b'\xff'; save it as CSV, UTF-8"),
+    (b"\xef\xbb\xbfn_w\xe9rkers,steps_per_s\n1,2\n",
+     r"m.csv:1: the header: not UTF-8 text: byte b'\xe9' in b'n_w\xe9rkers'; save it as CSV, UTF-8"),
+    # lines that end at a '\r' alone (as the CSV reader, and every other message here, counts them): it named line 1
+    (b"n_workers,steps_per_s\r1,2\r2,3\xe9\r",
+     r"m.csv:3: column 'steps_per_s': not UTF-8 text: byte b'\xe9' in b'3\xe9'; save it as CSV, UTF-8"),
     ("n_workers,steps_per_s\n1,2\n".encode("utf-16"), r"m.csv: UTF-16 text, not CSV text (it begins with b'\xff\xfe')"),
     (b"PK\x03\x04\x14\x00", r"m.csv: a zip archive (a spreadsheet's .xlsx or .ods?), not CSV text"),
     # were 'missing column 'n_workers' (columns: none; ...)'
