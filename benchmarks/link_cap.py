@@ -5,8 +5,9 @@ the prediction's ``curve.csv``), the capped value is ``min(simulator, roofline_c
 simulator's. The idea: once the link binds, workers can move no more than clients alternating pulls and pushes
 moved on the two hosts (the profile's ``cycle`` points), which the simulator's link model does not reproduce
 (docs/validation.md, "Why the model's cycle(4) is low"). Written down before the third fresh holdout ran
-(data/README.md, ``fresh3/``): the campaign's development set says no (5.8 → 6.5 %), so the tool does not do
-this; the figures are kept as evidence for a later decision.
+(data/README.md, ``fresh3/``), with the rule that the tool takes it if it scores lower than the simulator there.
+It did not (2026-12-06: 14.9 % against 13.6 %; the campaign's development set 6.5 against 5.8 %), so the tool
+does not do this; the figures are kept as evidence for a later decision.
 
 Prints, per stored report folder and set: MAPE of the simulator, of ``roofline_cycle`` and of the capped curve.
 
