@@ -27,7 +27,8 @@ from validation.summary import summary_markdown
 from validation.validate import validate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CAMPAIGNS = ("validation", "shards", "tf2", "fresh", "fresh2", "fresh3")  # data/<campaign>/{campaign.csv,reports/scores.csv}
+# data/<campaign>/{campaign.csv,reports/scores.csv}
+CAMPAIGNS = ("validation", "shards", "tf2", "fresh", "fresh2", "fresh3")
 SINGLE_WORKER_VARIANTS = (("validation", "single_worker_x3"), ("atcap", "alone"))  # run_validation.sh SINGLE_WORKER=
 MAPE_TOLERANCE = 0.01
 MAX_TOLERANCE = 0.02
