@@ -4,8 +4,9 @@ its measurements. A change that makes any prediction worse than ``data/validatio
 small tolerance for floating-point noise, fails here; and the README (the main campaign) or docs/ (the others) must
 show exactly the summary those scores make. The same for the PS-shards campaign (``data/shards``): each of its
 configurations predicted from its one-PS base configuration's inputs, and each of its K > 1 configurations again from
-the trace of its own K-PS job (``data/shards/reports_own``). The TF2 campaign (``data/tf2``) and the fresh holdout
-(``data/fresh``) as the first. The PS-at-its-cap holdout (``data/atcap``) from its files without ``ps_at_cap``
+the trace of its own K-PS job (``data/shards/reports_own``). The TF2 campaign (``data/tf2``) and the fresh holdouts
+(``data/fresh``, ``data/fresh2``, ``data/fresh3``) as the first. The PS-at-its-cap holdout (``data/atcap``) from its
+files without ``ps_at_cap``
 (``reports_alone``: what predict does now; its ``reports``, with ``ps_at_cap`` as the model used it before the
 holdout rejected it, are a record docs/ must show, not a claim). The campaign again with the single-worker input
 measured in three jobs of its own (``data/validation/reports_single_worker_x3``). And the mixed clusters
