@@ -274,6 +274,25 @@ def step_fault(tables: Mapping[str, pd.DataFrame]) -> tuple[str, int, str] | Non
     return None
 
 
+# Tables in which no trace holds a record twice: an op runs, a tensor is received, a node, a rendezvous key or a
+# variable is listed once. (Not graph_edges: ``Mul(x, x)`` has two equal input edges; steps: see step_fault.)
+ONCE_EACH = ("ops", "transfers", "graph_nodes", "rendezvous", "variables")
+
+
+def repeated_row(frame: pd.DataFrame) -> tuple[int, int] | None:
+    """The first row of ``frame`` that repeats an earlier one exactly, as (row, the first row it repeats), counted
+    from 0; None when no row does. Nulls are equal to nulls here."""
+    repeats = frame.duplicated().to_numpy()
+    if not repeats.any():
+        return None
+    row = int(repeats.argmax())
+    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    same = frame.iloc[[row]].reset_index(drop=True)
+    earlier = next(int(i) for i in (hashes[:row] == hashes[row]).nonzero()[0]
+                   if frame.iloc[[int(i)]].reset_index(drop=True).equals(same))
+    return row, earlier
+
+
 def check_table(name: str, frame: pd.DataFrame) -> None:
     """Raise SchemaError unless ``frame`` has exactly table ``name``'s columns, in order, with its dtypes."""
     schema = SCHEMAS[name]
