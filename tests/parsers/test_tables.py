@@ -289,3 +289,29 @@ def test_every_bundled_trace_reads_back_from_tables(tmp_path: pathlib.Path, fmt:
         out = tmp_path / str(i)
         write_tables(trace, out, fmt)  # type: ignore[arg-type]
         assert read_trace(out).equals(trace), path
+
+
+@pytest.mark.parametrize(("table", "column", "values", "row", "got"), [
+    ("ops", "dur_ns", lambda d: d.astype(str), 0, "'{first}', a string"),  # digits: read as the number
+    ("ops", "dur_ns", lambda d: d.astype(str).astype("string"), 0, "'{first}', a string"),
+    ("ops", "dur_ns", lambda d: d > d.median(), 0, "{first}, a bool"),
+    # nullable: the first cell that is not null is the first bad one
+    ("transfers", "size_bytes", lambda d: d.astype(str).astype(object).where(d.index > 1, None).where(
+        d.index != 3, "x"), 2, "'{third}', a string"),
+])
+def test_a_parquet_integer_column_holding_strings_is_refused_naming_its_row(
+        step_pb: pathlib.Path, tmp_path: pathlib.Path, table: str, column: str,
+        values: Callable[[pd.Series], pd.Series], row: int, got: str) -> None:
+    """A column of text where the schema has an integer was cast without a word: '12' read as 12. A Parquet table
+    tracegen wrote holds its integers as integers, so a string there, digits or not, is refused."""
+    write_tables(read_trace(step_pb), tmp_path, "parquet")
+    path = tmp_path / f"{table}.parquet"
+    frame = pd.read_parquet(path)
+    frame[column] = values(frame[column])
+    frame.to_parquet(path, index=False)
+    with pytest.raises(TraceError) as caught:
+        read_tables(tmp_path)
+    shown = got.format(first=frame[column].iloc[0], third=frame[column].iloc[2])
+    assert str(caught.value) == (f"{path}: table {table!r} row {row}: {column!r} must be a whole number, stored as "
+                                 f"one (got {shown})")
+
