@@ -44,6 +44,7 @@ from parsers.trace import (
 )
 
 MANIFEST = "trace.json"
+MANIFEST_KEYS = ("table_format", "source", "source_format", "lost", "skipped")  # every one written, so required
 MAX_MANIFEST_BYTES = 1 << 20
 # pyarrow (pandas' Parquet engine) ships no type information: imported by name, it is plainly Any.
 _ARROW: Any = importlib.import_module("pyarrow")
@@ -213,18 +214,21 @@ def _manifest(path: pathlib.Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise TraceFormatError(f"{path}: not a tracegen table manifest (got {quoted(doc)})")
     fmt = doc.get("table_format")
-    if fmt not in ("csv", "parquet"):
+    if "table_format" in doc and fmt not in ("csv", "parquet"):
         raise TraceFormatError(f"{path}: 'table_format' must be csv or parquet (got {quoted(fmt)})")
+    missing = next((key for key in MANIFEST_KEYS if key not in doc), None)
+    if missing is not None:  # not written whole, or not by tracegen: an empty source was shown for a lost one
+        raise TraceFormatError(f"{path}: {missing!r} is missing (tracegen writes it in every table manifest)")
     lost = doc.get("lost") or []
     skipped = doc.get("skipped") or {}
-    ok = (isinstance(doc.get("source", ""), str) and isinstance(doc.get("source_format", ""), str)
+    ok = (isinstance(doc["source"], str) and isinstance(doc["source_format"], str)
           and isinstance(lost, list) and all(isinstance(x, str) for x in lost) and isinstance(skipped, dict)
           and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_STEP for v in skipped.values()))
     if not ok:
         raise TraceFormatError(f"{path}: 'source' and 'source_format' must be strings, 'lost' a list of strings and "
                                "'skipped' an object of counts")
-    return {"table_format": fmt, "source": doc.get("source", str(path.parent)),
-            "source_format": doc.get("source_format", ""), "lost": tuple(lost), "skipped": dict(skipped)}
+    return {"table_format": fmt, "source": doc["source"], "source_format": doc["source_format"],
+            "lost": tuple(lost), "skipped": dict(skipped)}
 
 
 def _parquet_size(data: bytes, path: pathlib.Path, limit: int) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 from collections.abc import Callable
@@ -315,3 +316,17 @@ def test_a_parquet_integer_column_holding_strings_is_refused_naming_its_row(
     assert str(caught.value) == (f"{path}: table {table!r} row {row}: {column!r} must be a whole number, stored as "
                                  f"one (got {shown})")
 
+
+@pytest.mark.parametrize("key", ["table_format", "source", "source_format", "lost", "skipped"])
+def test_a_manifest_missing_a_key_tracegen_writes_is_refused_naming_it(step_pb: pathlib.Path, tmp_path: pathlib.Path,
+                                                                       key: str) -> None:
+    """A manifest holding only ``table_format`` was read, and inspect showed an empty source: every manifest
+    tracegen writes holds all five keys, so one without a key was not written whole (or not by tracegen)."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    manifest = tmp_path / "trace.json"
+    doc = json.loads(manifest.read_text())
+    del doc[key]
+    manifest.write_text(json.dumps(doc))
+    with pytest.raises(TraceFormatError) as caught:
+        read_trace(tmp_path)
+    assert str(caught.value) == f"{manifest}: {key!r} is missing (tracegen writes it in every table manifest)"
