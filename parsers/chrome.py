@@ -489,6 +489,9 @@ def _cell(table: str, column: str, value: Any, where: str, key: str) -> Any:
 
 
 def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
+    if isinstance(extra, dict) and "format_version" not in extra:  # not 'format_version None': the file has none
+        raise TraceFormatError(f"{source}: tracegen.format_version is missing (this reader knows format_version "
+                               f"{OWN_FORMAT_VERSION})")
     version = extra.get("format_version") if isinstance(extra, dict) else extra
     if isinstance(version, bool) or version != OWN_FORMAT_VERSION:
         raise TraceFormatError(f"{source}: unsupported tracegen Chrome format_version {quoted(version)}")

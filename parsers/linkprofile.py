@@ -220,9 +220,13 @@ class Checker:
     def header(self, doc: Any, fmt: str, version: int) -> None:
         """``doc`` is a JSON object of format ``fmt`` at ``version``."""
         self.mapping(doc, "")
-        if doc.get("format") != fmt:
-            raise self.error(f"{self.source}: 'format' must be {fmt!r} (got {_short(doc.get('format'))})")
-        got = doc.get("version")
+        if "format" not in doc:  # said as missing: 'must be ... (got None)' read as a null written there
+            raise self.error(f"{self.source}: 'format' is missing (must be {fmt!r})")
+        if doc["format"] != fmt:
+            raise self.error(f"{self.source}: 'format' must be {fmt!r} (got {_short(doc['format'])})")
+        if "version" not in doc:  # "'version' None is not supported" named a value the file does not hold
+            raise self.error(f"{self.source}: 'version' is missing (this reader knows version {version})")
+        got = doc["version"]
         if type(got) is not int or got != version:  # 1.0 and true equal 1 in Python, not in the format
             shown = json.dumps(got) if isinstance(got, int | float) else _short(got)  # as the file wrote it
             raise self.error(f"{self.source}: 'version' {shown} is not supported (this reader "

@@ -2,7 +2,8 @@
 
 Columns are exactly the schemas of :mod:`parsers.trace`. A directory written here reads back (``read_tables``,
 or ``read_trace`` on the directory) into an equal Trace. Every row of a CSV table ends with a line break: a file
-whose last row has none was cut short, and is refused.
+whose last row has none was cut short, and is refused. A row that repeats an earlier one exactly is refused in the
+tables where no trace holds a record twice (``parsers.trace.ONCE_EACH``): the file was joined to itself.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ from parsers.trace import (
     MAX_STEP,
     NULLABLE_INT,
     NULLABLE_TEXT,
+    ONCE_EACH,
     SCHEMAS,
     STR,
     Position,
     Trace,
     make_table,
     printable,
+    repeated_row,
     row_naming,
     source_of,
     step_fault,
@@ -41,6 +44,7 @@ from parsers.trace import (
 )
 
 MANIFEST = "trace.json"
+MANIFEST_KEYS = ("table_format", "source", "source_format", "lost", "skipped")  # every one written, so required
 MAX_MANIFEST_BYTES = 1 << 20
 # pyarrow (pandas' Parquet engine) ships no type information: imported by name, it is plainly Any.
 _ARROW: Any = importlib.import_module("pyarrow")
@@ -121,6 +125,10 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
         except (ValueError, TypeError, OverflowError, OSError, _ARROW.ArrowException) as exc:  # OSError: pyarrow's
             raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None  # corrupt column data
         tables[name] = make_table(name, frame, where=str(path), position=positions[name])
+        if name in ONCE_EACH and (repeat := repeated_row(tables[name])) is not None:  # a file joined to itself
+            at, earlier = row_naming(name, str(path), positions[name]), positions[name] or (lambda r: f"row {r}")
+            raise SchemaError(f"{at(repeat[0])}: repeats {earlier(repeat[1])} exactly (a table holds each "
+                                   "record once: was the file joined to itself?)")
     fault = step_fault(tables)
     if fault is not None:  # as the Trace would refuse it, but naming the table's file and the row's line there
         name, row, why = fault
@@ -206,18 +214,21 @@ def _manifest(path: pathlib.Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise TraceFormatError(f"{path}: not a tracegen table manifest (got {quoted(doc)})")
     fmt = doc.get("table_format")
-    if fmt not in ("csv", "parquet"):
+    if "table_format" in doc and fmt not in ("csv", "parquet"):
         raise TraceFormatError(f"{path}: 'table_format' must be csv or parquet (got {quoted(fmt)})")
+    missing = next((key for key in MANIFEST_KEYS if key not in doc), None)
+    if missing is not None:  # not written whole, or not by tracegen: an empty source was shown for a lost one
+        raise TraceFormatError(f"{path}: {missing!r} is missing (tracegen writes it in every table manifest)")
     lost = doc.get("lost") or []
     skipped = doc.get("skipped") or {}
-    ok = (isinstance(doc.get("source", ""), str) and isinstance(doc.get("source_format", ""), str)
+    ok = (isinstance(doc["source"], str) and isinstance(doc["source_format"], str)
           and isinstance(lost, list) and all(isinstance(x, str) for x in lost) and isinstance(skipped, dict)
           and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_STEP for v in skipped.values()))
     if not ok:
         raise TraceFormatError(f"{path}: 'source' and 'source_format' must be strings, 'lost' a list of strings and "
                                "'skipped' an object of counts")
-    return {"table_format": fmt, "source": doc.get("source", str(path.parent)),
-            "source_format": doc.get("source_format", ""), "lost": tuple(lost), "skipped": dict(skipped)}
+    return {"table_format": fmt, "source": doc["source"], "source_format": doc["source_format"],
+            "lost": tuple(lost), "skipped": dict(skipped)}
 
 
 def _parquet_size(data: bytes, path: pathlib.Path, limit: int) -> int:

@@ -74,6 +74,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from parsers.errors import SchemaError, quoted
@@ -209,13 +210,24 @@ def make_table(name: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame, *, w
 
 def _check_cells(values: pd.Series, column: str, dtype: str, *, nullable: bool, at: Callable[[int], str]) -> None:
     """SchemaError for the first cell of ``column`` that its dtype would take wrongly: a null where the schema has
-    none (a Parquet table written back by pandas; it failed later, in a traceback), or a float that is not a
+    none (a Parquet table written back by pandas; it failed later, in a traceback), a string or a bool where the
+    schema has an integer (astype reads '12' as 12 and True as 1), or a float that is not a
     whole number (astype cuts the fraction off without a word) or beyond 2**53 (the float nearest the integer
     written: its last bits are lost)."""
     if not nullable:
         nulls = values.isna().to_numpy()
         if nulls.any():
             raise SchemaError(f"{at(int(nulls.argmax()))}: {column!r} must not be empty (got null)")
+    if dtype != STR and (pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values)):
+        wrong = values.map(lambda v: v is not None and v is not pd.NA and (
+            isinstance(v, bool | np.bool_) or not isinstance(v, int | float | np.integer | np.floating)),
+        ).to_numpy(dtype=bool)
+        if wrong.any():
+            row = int(wrong.argmax())
+            cell = values.iloc[row]
+            cell = cell.item() if isinstance(cell, np.generic) else cell  # True, not np.True_
+            raise SchemaError(f"{at(row)}: {column!r} must be a whole number, stored as one (got {quoted(cell)}, a "
+                              f"{'string' if isinstance(cell, str) else type(cell).__name__})")
     if dtype != STR and pd.api.types.is_float_dtype(values):
         fractional = (values.notna() & (values % 1 != 0)).to_numpy()
         if fractional.any():
@@ -272,6 +284,25 @@ def step_fault(tables: Mapping[str, pd.DataFrame]) -> tuple[str, int, str] | Non
             return name, row, (f"step {int(table['step'].iloc[row])} is not in the steps table (which has "
                                f"{len(known)} step(s))")
     return None
+
+
+# Tables in which no trace holds a record twice: an op runs, a tensor is received, a node, a rendezvous key or a
+# variable is listed once. (Not graph_edges: ``Mul(x, x)`` has two equal input edges; steps: see step_fault.)
+ONCE_EACH = ("ops", "transfers", "graph_nodes", "rendezvous", "variables")
+
+
+def repeated_row(frame: pd.DataFrame) -> tuple[int, int] | None:
+    """The first row of ``frame`` that repeats an earlier one exactly, as (row, the first row it repeats), counted
+    from 0; None when no row does. Nulls are equal to nulls here."""
+    repeats = frame.duplicated().to_numpy()
+    if not repeats.any():
+        return None
+    row = int(repeats.argmax())
+    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    same = frame.iloc[[row]].reset_index(drop=True)
+    earlier = next(int(i) for i in (hashes[:row] == hashes[row]).nonzero()[0]
+                   if frame.iloc[[int(i)]].reset_index(drop=True).equals(same))
+    return row, earlier
 
 
 def check_table(name: str, frame: pd.DataFrame) -> None:

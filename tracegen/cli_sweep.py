@@ -274,7 +274,7 @@ def run_sweep(args: argparse.Namespace) -> int:
                               steps=args.steps, warmup_steps=args.warmup_steps, link_model=args.link,
                               batch_size=batch_size_of(args.trace, args.batch_size),
                               payload_fraction=args.payload_fraction, ps_shards=ps_shards, placement=args.placement,
-                              catalogue=catalogue)
+                              catalogue=catalogue, policy_option="--policy")
         for note in inputs.notes:
             print(f"warning: {note}", file=sys.stderr)
         if (batch := batch_note(args.trace, args.batch_size)) is not None:  # the rows' samples_per_s

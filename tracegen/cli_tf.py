@@ -151,7 +151,7 @@ def _validate(args: argparse.Namespace) -> int:
         if getattr(args, key) is not None:
             option_path(getattr(args, key), what, option)  # its check alone: that it names something
     steps, warmup, seeds, jobs = simulation_counts(args)  # as predict checks them: 2 steps read fast
-    policy, order = parse_policy(args.policy)
+    policy, order = parse_policy(args.policy, "--policy")
     config = PredictConfig(
         bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth), link=args.link,
         policy=policy, order=order, order_file=args.policy if order else "", steps=steps,

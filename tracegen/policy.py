@@ -167,19 +167,19 @@ def parse_policy(text: str, name: str = "policy") -> tuple[str, tuple[str, ...]]
     return "fixed", read_order(text, name)
 
 
-def check_order(model: StepModel, order: Sequence[str], source: str = "") -> None:
+def check_order(model: StepModel, order: Sequence[str], source: str = "", name: str = "policy") -> None:
     """ConfigError unless every name in ``order`` (read from the file ``source``, when given) is a transfer of
-    ``model``."""
+    ``model``. ``name``: what errors call the option, as :func:`read_order`'s (a CLI passes ``--policy``)."""
     transfers = {model.names[t] for t in range(model.n_tasks) if model.kinds[t] in TRANSFER_KINDS}
     unknown = [n for n in order if n not in transfers]
     if unknown:
         where = "order file"
         if source:  # the line of the first unknown name: the file was read a moment ago, so it reads again
-            line = _order_lines(source).get(unknown[0]) if pathlib.Path(source).is_file() else None
+            line = _order_lines(source, name).get(unknown[0]) if pathlib.Path(source).is_file() else None
             where = f"order file {source!r}" + ("" if line is None else f": line {line}")
         more = f" (and {len(unknown) - 1} more: {', '.join(repr(u) for u in unknown[1:5])})" if unknown[1:] else ""
         first = next(model.names[t] for t in range(model.n_tasks) if model.kinds[t] in TRANSFER_KINDS)
-        raise ConfigError(f"'policy': {where}: {unknown[0]!r} is not a transfer of the model{more}; its tensor names "
+        raise ConfigError(f"'{name}': {where}: {unknown[0]!r} is not a transfer of the model{more}; its tensor names "
                           f"are in transfers.csv of 'tracegen convert --to csv', e.g. {quoted(first, 40)}")
 
 

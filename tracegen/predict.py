@@ -288,7 +288,7 @@ class PredictConfig:
     link: str = "conn"
     policy: str = "tf"
     order: tuple[str, ...] = ()
-    order_file: str = ""  # where ``order`` was read from (named in errors)
+    order_file: str = ""  # where ``order`` was read from: the CLIs' ``--policy FILE``, named in errors as that
     steps: int = 30
     warmup_steps: int = 3
     seeds: int = 3
@@ -483,14 +483,21 @@ def _placed(model: StepModel, trace: Trace, config: PredictConfig, report: Calla
     return placements(model, trace, kept, config.placement)
 
 
+def check_config_order(model: StepModel, config: PredictConfig) -> None:
+    """ConfigError unless every tensor of ``config.order`` is a transfer of ``model``, naming the order file and
+    its line where it came from one: as the ``--policy`` it was given as (``order_file`` is that option's FILE), as
+    the file's read errors name it."""
+    if config.order:
+        check_order(model, config.order, config.order_file, "--policy" if config.order_file else "policy")
+
+
 def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: OutputDir,
             progress: Callable[[str], None] | None = None) -> Prediction:
     """Run the pipeline of the module docstring and write its files into ``out``."""
     report = progress or (lambda _line: None)
     tr = trace if isinstance(trace, Trace) else read_trace(trace)
     traced = build_model(tr, timing=config.timing)
-    if config.order:
-        check_order(traced, config.order, config.order_file)
+    check_config_order(traced, config)
     config = config.on_traced_ps_tasks(traced)
     if traced.traced_ps_task:
         report(f"the trace has {max(traced.traced_ps_task) + 1} PS tasks: each keeps its traced parameters, "

@@ -127,12 +127,14 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
                  worker_speeds: Sequence[float] = (1.0,), steps: int = 10, warmup_steps: int = 2,
                  link_model: str = "conn", batch_size: int = 1,
                  payload_fraction: float = PAYLOAD_FRACTION, ps_shards: Sequence[int] = (),
-                 placement: str = "round-robin", catalogue: Catalogue | None = None) -> SweepInputs:
+                 placement: str = "round-robin", catalogue: Catalogue | None = None,
+                 policy_option: str = "policy") -> SweepInputs:
     """Read the trace and build the grid. ``bandwidths``: label (as written) → line rate in bytes/s;
     ``link_profiles``: paths; neither: the profile beside the trace, else the link the trace shows.
     ``policies``: ``tf``, ``tictac`` or order files. ``ps_shards``: numbers of PS shards, placed by ``placement``
     (``round-robin``, ``greedy`` or a placement file); none: the PS as traced. ``catalogue``: instead of links,
-    every worker type x PS type pair of it, as ``plan`` has them (:func:`catalogue_links`)."""
+    every worker type x PS type pair of it, as ``plan`` has them (:func:`catalogue_links`). ``policy_option``: what
+    errors about an order file call the option (the CLI passes ``--policy``)."""
     if not MIN_PAYLOAD_FRACTION <= payload_fraction <= 1:
         raise ConfigError(f"'payload_fraction' must be from {MIN_PAYLOAD_FRACTION} to 1 (got {payload_fraction})")
     if catalogue is not None and (bandwidths or link_profiles):
@@ -168,10 +170,11 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     links += [link(path, "profile", f"profile:{file_sha256(path)}", link_profile=profile) for path, profile in read]
     if not links:
         links = [link("trace", "trace", "trace")]
-    pols = [SweepPolicy(label=text, policy=p, order=order) for text in policies for p, order in [parse_policy(text)]]
+    pols = [SweepPolicy(label=text, policy=p, order=order) for text in policies
+            for p, order in [parse_policy(text, policy_option)]]
     for pol in pols:
         if pol.order:
-            check_order(model, pol.order, pol.label)
+            check_order(model, pol.order, pol.label, policy_option)
     if ps_shards:
         ps_shards, left_out = holding(model, trace, ps_shards)
         notes.extend([left_out] if left_out is not None else [])

@@ -15,7 +15,8 @@ cores over each window, and the PS's context switches per second, empty when unk
 beside the rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s
 to 1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places
 parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's
-own link. Blank lines are skipped, as are columns after the last named one with no name and no cell (a
+own link; ``worker_caps`` and ``worker_links`` hold a ';'-joined part per worker of the run (``n_workers`` of
+them) or are empty. Blank lines are skipped, as are columns after the last named one with no name and no cell (a
 spreadsheet's ``...,tensorflow_version,,``); column names are unique, lower case as above, and every row has as many
 cells as the header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a decimal
 point and no thousands separators (``1234.5``, not ``1,234.5`` or ``1234,5``).
@@ -52,6 +53,7 @@ from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, parse_rat
 from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
+PER_WORKER_COLUMNS = ("worker_caps", "worker_links")  # ';'-joined, a part per worker of the run
 MAX_STEPS_PER_S = 1e6
 MIN_STEPS_PER_S = 1e-6
 # optional: where a window's CPU went, cores (validation.testbed_files's schema), shown in the report when present
@@ -131,8 +133,21 @@ def _rows(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         "steps_per_s": [_steps_per_s(v, source, i) for i, v in _cells(frame, "steps_per_s")],
     }, index=frame.index)  # each run's line: a value judged later (a cap against the trace's) is named by it
     _read_optional(frame, out, source)
+    _refuse_uneven_parts(out, source)
     _refuse_two_rates(out, source)
     return out
+
+
+def _refuse_uneven_parts(runs: pd.DataFrame, source: str) -> None:
+    """ConfigError for a run whose per-worker cell has other than ``n_workers`` parts: the testbed writes a part
+    per worker of the run, or none; the longest run's parts were once taken for every run's cluster without a
+    word."""
+    for column in PER_WORKER_COLUMNS:
+        if column in runs.columns:
+            for line, n, parts in zip(runs.index, runs["n_workers"], runs[column], strict=True):
+                if parts and len(parts) != n:
+                    raise ConfigError(f"{source}:{line}: {column!r} has {len(parts)} part(s) for n_workers {n}; give "
+                                      "each worker's value, ';'-joined, one per worker of the run")
 
 
 def _case_hint(name: str, frame: pd.DataFrame) -> str:

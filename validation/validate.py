@@ -79,6 +79,7 @@ from tracegen.predict import (
     band_curves,
     batch_size_of,
     budget,
+    check_config_order,
     estimated_events,
     prepared,
     profile_beside,
@@ -323,12 +324,12 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     warnings = [*suspect_repeats(runs, str(inputs.measured)), *mismatches(inputs.trace, runs)]
     for w in warnings:
         report(f"warning: {w}")
-    workers = tuple(sorted({int(n) for n in runs["n_workers"]}))
-    config = dataclasses.replace(config, workers=workers, emit_traces=())
+    config = dataclasses.replace(config, workers=tuple(sorted({int(n) for n in runs["n_workers"]})), emit_traces=())
     # every input file read before any work, so that a bad one is refused at once and before a line says it is used
     link_profile = None if inputs.profile is None else read_link_profile(inputs.profile)
     traced = read_trace(inputs.trace)
     model = build_model(traced, timing=config.timing)
+    check_config_order(model, config)  # else the simulation refused it, naming no file
     single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
     costs = step_costs(model, single)
     shards, speeds = ps_placement(inputs.measured, runs, model, traced), worker_speeds(inputs, runs)

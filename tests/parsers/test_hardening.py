@@ -347,6 +347,9 @@ def _no_metadata(doc: Any) -> None:
 
 OWN_CASES: dict[str, tuple[Callable[[Any], None], str]] = {
     "version_true": (_tracegen("format_version", True), "unsupported tracegen Chrome format_version True"),
+    # it said 'unsupported tracegen Chrome format_version None', a value the file does not hold
+    "version_missing": (lambda doc: doc["tracegen"].pop("format_version"),
+                        "tracegen.format_version is missing (this reader knows format_version 1)"),
     "lost_int": (_tracegen("lost", 5), "tracegen.lost must be a list of strings"),
     "skipped_text": (_tracegen("skipped", {"x": "12"}), "tracegen.skipped.x must be an integer"),
     "skipped_list": (_tracegen("skipped", [1]), "tracegen.skipped must be an object"),

@@ -176,3 +176,18 @@ def test_profile_json_writes_keys_in_schema_order_and_rounds_rates() -> None:
     assert (doc["points"][0]["pull_bytes_per_s"], doc["points"][0]["push_bytes_per_s"]) == (1.3, 0.0)
     assert doc["points"][0]["ps_cpu_cores"] == 0.1235
     assert profile_json(profile).endswith(b"}\n")
+
+
+@pytest.mark.parametrize(("key", "said"), [
+    ("version", "'version' is missing (this reader knows version 1)"),  # it said "'version' None is not supported"
+    ("format", "'format' is missing (must be 'tracegen-link-profile')"),
+])
+def test_link_profile_missing_format_or_version_is_said_to_be_missing(tmp_path: pathlib.Path, key: str,
+                                                                       said: str) -> None:
+    path = profile_file(tmp_path)
+    doc = json.loads(path.read_text())
+    del doc[key]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError) as caught:
+        read_link_profile(path)
+    assert str(caught.value) == f"{path}: {said}"

@@ -166,3 +166,17 @@ def test_bad_at_cap_is_named(tmp_path: pathlib.Path, old: bytes, new: bytes, why
     with pytest.raises(SingleWorkerError) as info:
         read_single_worker(path)
     assert why in str(info.value) and str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(("key", "said"), [
+    ("version", "'version' is missing (this reader knows version 1)"),  # it said "'version' None is not supported"
+    ("format", "'format' is missing (must be 'tracegen-single-worker')"),  # and "must be ... (got None)"
+])
+def test_a_missing_format_or_version_is_said_to_be_missing(tmp_path: pathlib.Path, key: str, said: str) -> None:
+    path = _written(tmp_path)
+    doc = json.loads(path.read_text())
+    del doc[key]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SingleWorkerError) as caught:
+        read_single_worker(path)
+    assert str(caught.value) == f"{path}: {said}"

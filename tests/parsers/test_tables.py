@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 from collections.abc import Callable
@@ -236,3 +237,96 @@ def test_a_parquet_table_written_back_with_nulls_or_floats_is_refused_naming_its
     frame.to_parquet(ops, index=False)
     with pytest.raises(TraceError, match=f"^{re.escape(str(ops))}: {said}$"):
         read_tables(tmp_path)
+
+
+@pytest.mark.parametrize("table", ["ops", "transfers", "graph_nodes", "rendezvous", "variables"])
+def test_a_csv_table_holding_a_row_twice_is_refused_naming_both_lines(step_pb: pathlib.Path,
+                                                                      tmp_path: pathlib.Path, table: str) -> None:
+    """A table joined to itself (``cat ops.csv ops.csv`` less the second header) was read: inspect showed 96 ops a
+    step where the trace has 48. No trace holds a record of these tables twice (graph_edges may: ``Mul(x, x)``)."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    path = tmp_path / f"{table}.csv"
+    header, *rows = path.read_text().splitlines()
+    assert rows, f"{table} is empty in {step_pb}"
+    path.write_text("\n".join([header, *rows, rows[1 if len(rows) > 1 else 0]]) + "\n")
+    with pytest.raises(TraceError) as caught:
+        read_tables(tmp_path)
+    earlier = 3 if len(rows) > 1 else 2
+    assert str(caught.value) == (f"{path}: line {len(rows) + 2}: repeats line {earlier} exactly (a table holds "
+                                 "each record once: was the file joined to itself?)")
+
+
+def test_a_parquet_table_holding_a_row_twice_is_refused_naming_both_rows(step_pb: pathlib.Path,
+                                                                         tmp_path: pathlib.Path) -> None:
+    write_tables(read_trace(step_pb), tmp_path, "parquet")
+    path = tmp_path / "transfers.parquet"
+    frame = pd.read_parquet(path)
+    pd.concat([frame, frame]).to_parquet(path, index=False)
+    with pytest.raises(TraceError) as caught:
+        read_tables(tmp_path)
+    assert str(caught.value) == (f"{path}: table 'transfers' row {len(frame)}: repeats row 0 exactly (a table holds "
+                                 "each record once: was the file joined to itself?)")
+
+
+def test_a_graph_edge_listed_twice_is_kept(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """``Mul(x, x)`` has two equal input edges: a repeated row of graph_edges is a real graph, read as written."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    path = tmp_path / "graph_edges.csv"
+    header, first, *rows = path.read_text().splitlines()
+    path.write_text("\n".join([header, first, first, *rows]) + "\n")
+    assert len(read_tables(tmp_path).graph_edges) == len(rows) + 2
+
+
+@pytest.mark.slow  # some 20 s a format: 50-odd traces read, written and read back
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_every_bundled_trace_reads_back_from_tables(tmp_path: pathlib.Path, fmt: str) -> None:
+    """No table of a trace tracegen reads holds a row twice where a repeat is refused: every bundled trace,
+    converted, reads back equal."""
+    data = TRACES.parent
+    paths = sorted(p for p in data.glob("**/trace") if (p / "meta.json").is_file()) + sorted(TRACES.iterdir())
+    assert len(paths) > 50
+    for i, path in enumerate(paths):
+        trace = read_trace(path)
+        out = tmp_path / str(i)
+        write_tables(trace, out, fmt)  # type: ignore[arg-type]
+        assert read_trace(out).equals(trace), path
+
+
+@pytest.mark.parametrize(("table", "column", "values", "row", "got"), [
+    ("ops", "dur_ns", lambda d: d.astype(str), 0, "'{first}', a string"),  # digits: read as the number
+    ("ops", "dur_ns", lambda d: d.astype(str).astype("string"), 0, "'{first}', a string"),
+    ("ops", "dur_ns", lambda d: d > d.median(), 0, "{first}, a bool"),
+    # nullable: the first cell that is not null is the first bad one
+    ("transfers", "size_bytes", lambda d: d.astype(str).astype(object).where(d.index > 1, None).where(
+        d.index != 3, "x"), 2, "'{third}', a string"),
+])
+def test_a_parquet_integer_column_holding_strings_is_refused_naming_its_row(
+        step_pb: pathlib.Path, tmp_path: pathlib.Path, table: str, column: str,
+        values: Callable[[pd.Series], pd.Series], row: int, got: str) -> None:
+    """A column of text where the schema has an integer was cast without a word: '12' read as 12. A Parquet table
+    tracegen wrote holds its integers as integers, so a string there, digits or not, is refused."""
+    write_tables(read_trace(step_pb), tmp_path, "parquet")
+    path = tmp_path / f"{table}.parquet"
+    frame = pd.read_parquet(path)
+    frame[column] = values(frame[column])
+    frame.to_parquet(path, index=False)
+    with pytest.raises(TraceError) as caught:
+        read_tables(tmp_path)
+    shown = got.format(first=frame[column].iloc[0], third=frame[column].iloc[2])
+    assert str(caught.value) == (f"{path}: table {table!r} row {row}: {column!r} must be a whole number, stored as "
+                                 f"one (got {shown})")
+
+
+@pytest.mark.parametrize("key", ["table_format", "source", "source_format", "lost", "skipped"])
+def test_a_manifest_missing_a_key_tracegen_writes_is_refused_naming_it(step_pb: pathlib.Path, tmp_path: pathlib.Path,
+                                                                       key: str) -> None:
+    """A manifest holding only ``table_format`` was read, and inspect showed an empty source: every manifest
+    tracegen writes holds all five keys, so one without a key was not written whole (or not by tracegen)."""
+    write_tables(read_trace(step_pb), tmp_path, "csv")
+    manifest = tmp_path / "trace.json"
+    doc = json.loads(manifest.read_text())
+    del doc[key]
+    manifest.write_text(json.dumps(doc))
+    with pytest.raises(TraceFormatError) as caught:
+        read_trace(tmp_path)
+    assert str(caught.value) == f"{manifest}: {key!r} is missing (tracegen writes it in every table manifest)"

@@ -156,3 +156,35 @@ def test_an_order_file_of_variable_names_is_told_where_tensor_names_are(
     assert "'fc1/kernel' is not a transfer of the model; " in err, err
     assert f"its tensor names are in transfers.csv of 'tracegen convert --to csv', e.g. {first!r}" in err, err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["predict", "sweep"])
+def test_the_cli_names_an_order_file_by_its_option_whatever_is_wrong(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """A file that could not be read was '--policy', its unknown tensors 'policy' (predict's field): one option,
+    two names in one session."""
+    from tracegen.cli import main
+
+    path = tmp_path / "order.txt"
+    policy = str(path) if command != "sweep" else f"tf,{path}"
+    args = [command, str(mlp_trace_dir), "--policy", policy, "--out", str(tmp_path / command)]
+    for text, said in [("a\na\n", "line 2: 'a' is already on line 1"), ("no/such/tensor\n",
+                                                                         "line 1: 'no/such/tensor' is not a transfer")]:
+        path.write_text(text)
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"tracegen {command}: error: '--policy': order file {str(path)!r}: {said}"), err
+
+
+def test_the_library_names_an_order_file_by_the_field(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """Called as a library, read and check both say 'policy', as SimConfig and PredictConfig call it."""
+    from tracegen.policy import check_order
+
+    path = tmp_path / "order.txt"
+    path.write_text("a\na\n")
+    with pytest.raises(ConfigError, match=r"^'policy': order file .*: line 2: 'a' is already on line 1$"):
+        read_order(path)
+    path.write_text("no/such\n")
+    model, order = build_model(read_trace(mlp_trace_dir)), read_order(path)
+    with pytest.raises(ConfigError, match=r"^'policy': order file .*: line 1: 'no/such' is not a transfer"):
+        check_order(model, order, str(path))

@@ -534,3 +534,19 @@ def test_the_cycle_roofline_reads_the_profiles_cycle_points_and_is_left_out_with
     assert main(["validate", "--measured", str(folder), "--link-profile", str(bare), "--steps", "5", "--seeds", "1",
                  "--jobs", "1", "--out", str(tmp_path / "without")]) == 0
     assert "roofline_cycle" not in pd.read_csv(tmp_path / "without" / "comparison.csv").columns
+
+
+def test_an_order_file_is_named_as_the_policy_option_and_by_its_line(tmp_path: pathlib.Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown tensor in --policy FILE was refused by the simulation as "'policy': order file: 'x' is not a
+    transfer", naming neither the file nor its line, while a file that did not read was '--policy'."""
+    folder = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03"
+    order = tmp_path / "order.txt"
+    for text, said in [("a\na\n", "line 2: 'a' is already on line 1"),
+                       ("# first\nno/such/tensor\n", "line 2: 'no/such/tensor' is not a transfer of the model")]:
+        order.write_text(text)
+        assert main(["validate", "--measured", str(folder / "measured.csv"), "--trace", str(folder / "trace"),
+                     "--policy", str(order), "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"tracegen validate: error: '--policy': order file {str(order)!r}: {said}"), err
+        assert not (tmp_path / "out").exists()
