@@ -294,15 +294,12 @@ ONCE_EACH = ("ops", "transfers", "graph_nodes", "rendezvous", "variables")
 def repeated_row(frame: pd.DataFrame) -> tuple[int, int] | None:
     """The first row of ``frame`` that repeats an earlier one exactly, as (row, the first row it repeats), counted
     from 0; None when no row does. Nulls are equal to nulls here."""
-    repeats = frame.duplicated().to_numpy()
+    group = frame.groupby(list(frame.columns), dropna=False, sort=False).ngroup().to_numpy()  # equal rows, one id
+    repeats = pd.Series(group).duplicated().to_numpy()
     if not repeats.any():
         return None
     row = int(repeats.argmax())
-    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-    same = frame.iloc[[row]].reset_index(drop=True)
-    earlier = next(int(i) for i in (hashes[:row] == hashes[row]).nonzero()[0]
-                   if frame.iloc[[int(i)]].reset_index(drop=True).equals(same))
-    return row, earlier
+    return row, int((group == group[row]).argmax())
 
 
 def check_table(name: str, frame: pd.DataFrame) -> None:

@@ -42,6 +42,7 @@ import pandas as pd
 
 from parsers.csvfile import NUMBER, Records, cell_float, cell_int
 from parsers.files import not_utf8_at, read_expanded
+from parsers.read import UTF8_BOM
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
@@ -273,7 +274,6 @@ def read_csv_text(source: str, max_bytes: int) -> str:
 
 
 _SAVE_AS = "save it as CSV, UTF-8"
-_BOM = b"\xef\xbb\xbf"
 _NOT_CSV = ((b"\xff\xfe", "UTF-16 text"), (b"\xfe\xff", "UTF-16 text"),
             (b"PK\x03\x04", "a zip archive (a spreadsheet's .xlsx or .ods?)"),
             (b"\xd0\xcf\x11\xe0", "an old Office document (a spreadsheet's .xls?)"))
@@ -284,7 +284,7 @@ def _not_utf8(data: bytes, exc: UnicodeDecodeError, source: str) -> str:
     codec's ``exc.start`` counts from after a byte-order mark, so the file's byte is :func:`not_utf8_at`'s; lines end
     as the CSV reader's do, at ``\\n``, ``\\r\\n`` or a ``\\r`` alone, as every other message here counts them."""
     line, at = not_utf8_at(data, exc, lone_cr=True)
-    first = len(_BOM) if data.startswith(_BOM) else 0
+    first = len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
     start = max(data.rfind(b"\n", first, at), data.rfind(b"\r", first, at), first - 1) + 1
     end = min((i for i in (data.find(b"\n", at), data.find(b"\r", at)) if i >= 0), default=len(data))
     bad = exc.object[exc.start:exc.end]
