@@ -15,8 +15,11 @@ A point's bottleneck is the resource busiest in its runs, its utilisation averag
 both are at a link-bound plateau: :func:`two_way_share`), ``ps-cpu`` (the PS's cores busy ≥ 80 %),
 of the busiest PS shard when there are several (the utilisation columns are the shards' mean); when none is that
 busy:
-``workers`` below the knee (adding workers helps) and ``contention`` from it on (workers wait on each other's
-transfers, requests and applies, though no single resource is saturated).
+``workers`` while each worker still steps at :data:`EFFICIENT` of the smallest N's rate per worker or more (adding
+workers helps), and ``contention`` once it does not (workers wait on each other's transfers, requests and applies,
+though no single resource is saturated). Not the knee: a curve flat from N = 2 that climbs again later (workers in
+lock-step on both link directions, each short of busy) said ``workers`` at N = 3 with each worker at half its
+rate alone, and workers that never meet said ``contention`` at the largest N of a curve searched no further.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from tracegen.units import fixed
 
 KNEE_FRACTION = 0.95
 BUSY_THRESHOLD = 0.8
+EFFICIENT = 0.8  # a point with no busy resource is ``workers`` at this share of the smallest N's rate per worker
 MAX_SATURATION_WORKERS = 256
 PLATEAU_PROBES = 3  # doublings of N past the asked range while the rate still climbs (the plateau search)
 STALL_POINTS = 3  # past the plateau: this many asked N in a row, each not STALL_GAIN above the best rate so far
@@ -163,6 +167,13 @@ def busiest_label(busiest: ShardUse, link: LinkSpec) -> str:
              ("link-push", busiest.push / two_way_share(link, PUSH)), ("ps-cpu", busiest.cpu))
     name, value = max(loads, key=lambda kv: kv[1])
     return name if value >= BUSY_THRESHOLD else "workers"
+
+
+def idle_label(n_workers: int, steps_per_s: float, first_per_worker: float) -> str:
+    """What holds a point whose resources are none of them busy (module docstring): ``workers`` while each of its
+    ``n_workers`` steps at :data:`EFFICIENT` of ``first_per_worker`` (the smallest N's steps/s per worker) or
+    more, else ``contention``."""
+    return "workers" if steps_per_s >= EFFICIENT * first_per_worker * n_workers else "contention"
 
 
 def knee(points: Sequence[CurvePoint], plateau: float, fraction: float = KNEE_FRACTION) -> int | None:
@@ -332,8 +343,9 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
 
         sat, plateau, reached = _plateau_past(points, start, at)
     knee_n = knee(points, plateau)
-    points = [dataclasses.replace(p, bottleneck="contention")
-              if p.bottleneck == "workers" and knee_n is not None and p.n_workers >= knee_n else p for p in points]
+    first_rate = points[0].steps_per_s / points[0].n_workers
+    points = [dataclasses.replace(p, bottleneck=idle_label(p.n_workers, p.steps_per_s, first_rate))
+              if p.bottleneck == "workers" else p for p in points]
     return Curve(points=tuple(points), plateau_steps_per_s=plateau, saturation_workers=sat, knee_n_workers=knee_n,
                  link_bound_steps_per_s=link_bound, ps_bound_steps_per_s=ps_bound,
                  link_description=first.link_spec.description, n_events=n_events,

@@ -51,7 +51,7 @@ from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import LinkProfile
 from parsers.singleworker import SingleWorker
 from tracegen.cost import run_s
-from tracegen.curve import KNEE_FRACTION, runs_bottleneck, saturation_workers, stalled_after
+from tracegen.curve import KNEE_FRACTION, idle_label, runs_bottleneck, saturation_workers, stalled_after
 from tracegen.errors import ConfigError
 from tracegen.instance import instance_links, on_instances
 from tracegen.link import LinkSpec
@@ -258,7 +258,7 @@ def _sweep(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
         beyond = wanted if wanted > points[-1][0] else None
     knee = None if beyond is not None else min((n for n, r, _ in points if r >= KNEE_FRACTION * plateau),
                                                 default=None)
-    points = [(n, r, "contention" if name == "workers" and knee is not None and n >= knee else name)
+    points = [(n, r, idle_label(n, r, points[0][1] / points[0][0]) if name == "workers" else name)
               for n, r, name in points]
     band = None
     if "low" in links:

@@ -147,10 +147,11 @@ def test_the_confidence_intervals_t_is_students() -> None:
         assert t == pytest.approx(exact, abs=0.0006 if n - 1 <= 30 else 0.003), (n - 1, t, exact)
 
 
-def test_below_the_knee_idle_resources_say_workers_and_from_it_contention() -> None:
-    """Workers that never meet (one op a step, no transfers): no resource is busy at any N; the points below the
-    knee say ``workers``, the knee itself and past it ``contention`` (module docstring). Without a plateau search
-    the plateau is the largest N's rate, 4 x one's, so only N = 4 reaches 95 % of it."""
+def test_workers_that_never_meet_say_workers_at_every_n_even_at_the_knee() -> None:
+    """Workers that never meet (one op a step, no transfers): no resource is busy at any N and each worker steps
+    as fast as one alone, so every point says ``workers`` (module docstring), the knee included. Without a plateau
+    search the plateau is the largest N's rate, 4 x one's, so N = 4 is the knee; the knee rule this replaced
+    called that point ``contention`` though nothing contended."""
     from tracegen.model import StepModel, StepTiming, TaskKind
     from tracegen.wire import LinkEstimate
 
@@ -161,7 +162,30 @@ def test_below_the_knee_idle_resources_say_workers_and_from_it_contention() -> N
                                         latency_ns=0, method="given"))
     curve = scaling_curve(model, SimConfig(steps=3, warmup_steps=1), [1, 2, 4], seeds=1, find_plateau=False)
     assert curve.knee_n_workers == 4
-    assert [p.bottleneck for p in curve.points] == ["workers", "workers", "contention"]
+    assert [p.bottleneck for p in curve.points] == ["workers", "workers", "workers"]
+
+
+def test_a_point_whose_workers_slow_down_with_no_resource_busy_says_contention() -> None:
+    """The bundled mlp trace with its profile: from N = 2 the workers wait on each other's transfers, each link
+    direction short of busy. A point says ``workers`` exactly when its workers each step at EFFICIENT of N = 1's
+    rate or more, whatever its place against the knee; the rest of the labels are busy resources'."""
+    from parsers.read import read_trace
+    from tracegen.curve import EFFICIENT, idle_label
+    from tracegen.model import build_model
+    from tracegen.predict import PredictConfig, load_profile, load_single_worker, prepared
+
+    trace = "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    config = PredictConfig(link_profile=load_profile(f"{trace}/link-profile.json"),
+                           single_worker=load_single_worker(f"{trace}/single-worker.json"))
+    prep = prepared(build_model(read_trace(trace)), config)
+    curve = scaling_curve(prep.model, config.sim_config(prep.links["mid"]), [1, 2, 3, 4], seeds=1,
+                          find_plateau=False)
+    one = curve.points[0].steps_per_s
+    idle = [p for p in curve.points if p.bottleneck in ("workers", "contention")]
+    assert any(p.bottleneck == "contention" for p in idle), [(p.n_workers, p.steps_per_s) for p in curve.points]
+    for p in idle:
+        assert p.bottleneck == idle_label(p.n_workers, p.steps_per_s, one)
+        assert (p.bottleneck == "workers") == (p.steps_per_s >= EFFICIENT * one * p.n_workers)
 
 
 def test_the_plateau_and_knee_in_words_say_a_lower_bound_is_one() -> None:
