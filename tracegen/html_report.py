@@ -29,7 +29,7 @@ from typing import Protocol
 import pandas as pd
 
 from tracegen.band import band_edges
-from tracegen.curve import Curve, knee_text, plateau_text, unsimulated_text
+from tracegen.curve import BUSY_THRESHOLD, EFFICIENT, Curve, knee_text, plateau_text, unsimulated_text
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
 from tracegen.units import fixed, percent
@@ -131,9 +131,11 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
         rows.append(cells)
     parts += [section("Throughput", render(throughput)),
               section("Utilisation and bottleneck", render(utilisation), paragraph(
-                  "A resource busy 80 % or more of what it can carry is the bottleneck (a link direction: of what it "
-                  "carries while the other direction is busy too, as both are at a link-bound plateau); below that, "
-                  "'workers' (adding workers helps) before the knee and 'contention' from it on.")),
+                  f"A resource busy {BUSY_THRESHOLD:.0%} or more of what it can carry is the bottleneck (a link "
+                  "direction: of what it carries while the other direction is busy too, as both are at a link-bound "
+                  f"plateau); below that, 'workers' (adding workers helps) while each worker steps at {EFFICIENT:.0%} "
+                  "of the smallest N's rate per worker or more, and 'contention' once it does not (workers wait on "
+                  "each other, no resource full).")),
               section("Per N", table(header, rows, table_id="points")),
               section("Inputs", definitions(inputs))]
     return page(title, parts)
