@@ -5,13 +5,17 @@ is formatted as the page writes it, from the data, never typed in as an answer."
 from __future__ import annotations
 
 import json
-import re
 import pathlib
+import re
 
 import pandas as pd
 
+from parsers.linkprofile import LinkProfile, read_link_profile
+from tracegen.linkspec import ps_cores, rpc_cpu_ns
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
+PROFILE = "link-profile.json"
 DASH = "\u2013"  # the pages write ranges with an en dash
 
 
@@ -110,3 +114,23 @@ def test_a_half_cap_worker_measured_beside_full_ones_and_as_the_model_slows_it()
               f" for the\ntraced one, `report/`), not the CPU its gRPC stack spends on each transfer — and the base "
               f"replay is itself {warning[2]} % high")
     assert stated in page("docs/model.md")
+
+
+def test_the_host_runs_link_profile_against_the_campaigns() -> None:
+    """data/README.md (the host run, 2026-12-02): the rate pulled alone and the PS's CPU per small request, from the
+    run's link profile and the campaign's, as the predictor reads them (``rpc_cpu_ns``)."""
+    run = read_link_profile(DATA / "remeasured" / "cnn_300mbit_q5_b16k_ps03_host" / "run" / "trace" / PROFILE)
+    campaign = read_link_profile(DATA / "validation" / "dev" / "cnn_300mbit_q5_b16k_ps03" / "trace" / PROFILE)
+
+    def pulled(profile: LinkProfile) -> list[float]:
+        return [p.pull_bytes_per_s / 1e6 for p in profile.of_mode("pull")]
+
+    def per_request(profile: LinkProfile) -> list[float]:
+        return [rpc_cpu_ns(profile, mode, ps_cores(profile)) / 1e3 for mode in ("rpc_pull", "rpc_push")]
+
+    (pull, push), (was_pull, was_push) = per_request(run), per_request(campaign)
+    assert pull > 1.9 * was_pull and push > 1.9 * was_push  # "doubled"
+    stated = (f"{min(pulled(run)):.1f}-{max(pulled(run)):.1f} MB/s pulled alone\n(the campaign's: "
+              f"{max(pulled(campaign)):.1f}), but the PS's CPU per small request doubled ({pull:.0f} and {push:.0f} us "
+              f"pulled and pushed, against {was_pull:.0f} and\n{was_push:.0f} us in the campaign's profile;")
+    assert stated in page("data/README.md")
