@@ -1,0 +1,156 @@
+"""Accuracy figures the README and docs/ quote in their prose, computed again from the stored scores
+(``data/<campaign>/<reports>/scores.csv``, the files the summary tables are made of, which
+``tests/validation/test_accuracy.py`` holds to the tables and the predictions to) and the stored ``comparison.csv``
+files: a sentence that quotes a MAPE, a worst point, a count of exact knees or of sets won that the files do not give
+fails here. Each figure is formatted as the summary writes it, from the data, never typed in as an answer; figures a
+page gives as history (what a set scored before a later change) are left alone."""
+
+from __future__ import annotations
+
+import pathlib
+import statistics
+
+import pandas as pd
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DATA = ROOT / "data"
+COUNTS = {2: "two", 3: "three", 5: "five", 6: "six", 7: "seven", 12: "twelve"}
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def page(path: str) -> str:
+    return words((ROOT / path).read_text())
+
+
+def percent(fraction: float) -> str:
+    """As the summary tables write a MAPE, without the sign: '10.3'."""
+    return format(fraction, ".1%").rstrip("%")
+
+
+def scores(campaign: str, group: str, reports: str = "reports") -> pd.DataFrame:
+    table = pd.read_csv(DATA / campaign / reports / "scores.csv")
+    return table[table["set"] == group]
+
+
+def mape(campaign: str, group: str, predictor: str, reports: str = "reports") -> float:
+    rows = scores(campaign, group, reports)
+    return float(rows[rows["predictor"] == predictor]["mape"].mean())
+
+
+def worst(campaign: str, group: str, predictor: str) -> str:
+    """'MAPE % (worst point X %, knee exact on K of M)'."""
+    rows = scores(campaign, group)
+    rows = rows[rows["predictor"] == predictor]
+    exact = int((rows["knee"] == rows["measured_knee"]).sum())
+    return (f"{percent(rows['mape'].mean())} % (worst point {percent(rows['max_error'].max())} %, knee exact on "
+            f"{exact} of {len(rows)})")
+
+
+def configuration(campaign: str, name: str, predictor: str, reports: str = "reports") -> float:
+    table = pd.read_csv(DATA / campaign / reports / "scores.csv")
+    return float(table[(table["configuration"] == name) & (table["predictor"] == predictor)]["mape"].iloc[0])
+
+
+def beyond_n1(campaign: str, group: str, predictor: str) -> float:
+    """MAPE over N >= 2, from each configuration's predicted and measured steps/s (as
+    ``benchmarks/accuracy_beyond_n1.py`` counts it)."""
+    names = pd.read_csv(DATA / campaign / "campaign.csv").query("set == @group")["name"]
+    per = []
+    for name in names:
+        table = pd.read_csv(DATA / campaign / "reports" / group / name / "comparison.csv")
+        table = table[table["n_workers"] >= 2]
+        per.append(((table[predictor] - table["measured_mean"]).abs() / table["measured_mean"]).mean())
+    return sum(per) / len(per)
+
+
+def test_the_readmes_headline_on_the_main_test_set() -> None:
+    readme = page("README.md")
+    assert mape("validation", "test", "roofline_cycle") < mape("validation", "test", "simulator")  # "beats"
+    assert (f"with a profile, simulator MAPE {worst('validation', 'test', 'simulator')} against "
+            f"{percent(mape('validation', 'test', 'no_overlap'))} % and "
+            f"{percent(mape('validation', 'test', 'roofline'))} % for `no_overlap` and `roofline` — **and "
+            f"{worst('validation', 'test', 'roofline_cycle')} for `roofline_cycle`, which beats the simulator on the "
+            "test set**") in readme
+    dev_sim, dev_cycle, dev_roof = (mape("validation", "dev", p) for p in ("simulator", "roofline_cycle", "roofline"))
+    assert dev_sim < dev_cycle  # "stays ahead"
+    assert f"the simulator stays ahead ({percent(dev_sim)} % against {percent(dev_cycle)} %)" in readme
+    assert (f"On the development set the simulator is at {percent(dev_sim)} % against {percent(dev_roof)} % for the "
+            "roofline with the PS bound") in readme
+
+
+# The twelve sets the README counts: those scored with a profile before roofline_cycle was added (2026-12-06)
+TWELVE = [("validation", "reports", "dev"), ("validation", "reports", "test"),
+          ("validation", "reports_single_worker_x3", "dev"), ("validation", "reports_single_worker_x3", "test"),
+          ("shards", "reports", "dev"), ("shards", "reports", "test"), ("shards", "reports_own", "dev"),
+          ("shards", "reports_own", "test"), ("tf2", "reports", "dev"), ("tf2", "reports", "test"),
+          ("fresh", "reports", "test"), ("atcap", "reports_alone", "test")]
+
+
+def test_the_sets_roofline_cycle_wins_are_counted_right() -> None:
+    cycle = [s for s in TWELVE if mape(s[0], s[2], "roofline_cycle", s[1]) < mape(s[0], s[2], "simulator", s[1])]
+    simulator = [s for s in TWELVE if s not in cycle]
+    # the five the README names: this development set, the shards' test set, TF2's development set, both holdouts
+    named = {("validation", "reports", "dev"), ("shards", "reports", "test"), ("tf2", "reports", "dev"),
+             ("fresh", "reports", "test"), ("atcap", "reports_alone", "test")}
+    assert set(simulator) == named
+    readme = page("README.md")
+    assert f"Of the {COUNTS[len(TWELVE)]} sets scored with a profile before then" in readme
+    assert (f"it has the lower MAPE on {COUNTS[len(cycle)]}, the simulator on {COUNTS[len(simulator)]} (this "
+            "development set, the shards' test set, TF2's development set, both holdouts)") in readme
+
+
+def test_the_second_and_third_fresh_holdouts() -> None:
+    readme = page("README.md")
+    sim, cycle = mape("fresh2", "test", "simulator"), mape("fresh2", "test", "roofline_cycle")
+    wide, resnet = "wide_2000mbit_q20_b128k_ps05", "resnet_200mbit_q20_b16k_ps03"
+    assert sim < cycle
+    assert (f"the simulator is ahead again, {percent(sim)} % against {percent(cycle)} %: the cycle points pin a "
+            f"link-bound plateau ({percent(configuration('fresh2', wide, 'roofline_cycle'))} against "
+            f"{percent(configuration('fresh2', wide, 'simulator'))} % on `wide` at 2 Gbit/s), not the climb before "
+            f"it ({percent(configuration('fresh2', resnet, 'roofline_cycle'))} against "
+            f"{percent(configuration('fresh2', resnet, 'simulator'))} % on a `resnet`") in readme
+    assert (f"the simulator scores {percent(mape('fresh3', 'test', 'simulator'))} % against `roofline_cycle`'s "
+            f"{percent(mape('fresh3', 'test', 'roofline_cycle'))} %") in readme
+
+
+def test_the_band_on_the_main_test_set() -> None:
+    rows = scores("validation", "test")
+    band = rows[rows["predictor"] == "simulator_bw"]
+    names = pd.read_csv(DATA / "validation" / "campaign.csv").query("set == 'test'")["name"]
+    later = [pd.read_csv(DATA / "validation" / "reports" / "test" / n / "comparison.csv").query("n_workers >= 2")
+             for n in names]
+    inside = sum(int(((t["simulator_bw_band_low"] <= t["measured_mean"])
+                      & (t["measured_mean"] <= t["simulator_bw_band_high"])).sum()) for t in later)
+    width = format(statistics.median(band["band_width"]), ".0%").rstrip("%")
+    assert (f"With the bandwidth only, {percent(band['mape'].mean())} %, and, with the band anchored to the "
+            f"single-worker measurement, {int(band['in_band'].sum())} of {int(band['n_points'].sum())} measured means "
+            f"inside the band ({inside} of {sum(len(t) for t in later)} at N ≥ 2, where it is a prediction), median "
+            f"width {width} % of the measured value") in page("README.md")
+
+
+def test_the_fresh_holdout_scored_again() -> None:
+    text = page("docs/validation.md")
+    rows = scores("fresh", "test")
+    sim, cycle = rows[rows["predictor"] == "simulator"], rows[rows["predictor"] == "roofline_cycle"]
+    assert (f"{percent(sim['mape'].mean())} % (max {percent(sim['max_error'].max())} %), "
+            f"{percent(beyond_n1('fresh', 'test', 'simulator'))} % over N = 2..5. `roofline_cycle`") in text
+    assert (f"scores {percent(cycle['mape'].mean())} % here (max {percent(cycle['max_error'].max())} %): the "
+            "simulator stays ahead on this holdout") in text
+    assert sim["mape"].mean() < cycle["mape"].mean()
+
+
+def test_the_shards_per_configuration_after_the_quota_fix() -> None:
+    """docs/model.md, "From a trace of the K-PS job itself": the K > 1 configurations' simulator MAPE, from their
+    own traces and (in brackets) from the one-PS trace."""
+    def of(reports: str, *names: str) -> list[str]:
+        return [percent(configuration("shards", n, "simulator", reports)) for n in names]
+
+    dev = ("mlp_200mbit_k2_rr", "wide_1000mbit_k2_greedy")
+    test = ("mlp_200mbit_k2_greedy", "mlp_200mbit_k3_greedy", "wide_1000mbit_k3_rr")
+    (own_mlp, own_wide), (one_mlp, one_wide) = of("reports_own", *dev), of("reports", *dev)
+    assert (f"With the PS's quota restored (2026-12-02): development {own_mlp} and {own_wide} % ({one_mlp} and "
+            f"{one_wide} % from the one-PS trace), test {' / '.join(of('reports_own', *test))} % "
+            f"({' / '.join(of('reports', *test))} %).") in page("docs/model.md")
