@@ -134,3 +134,39 @@ def test_the_host_runs_link_profile_against_the_campaigns() -> None:
               f"{max(pulled(campaign)):.1f}), but the PS's CPU per small request doubled ({pull:.0f} and {push:.0f} us "
               f"pulled and pushed, against {was_pull:.0f} and\n{was_push:.0f} us in the campaign's profile;")
     assert stated in page("data/README.md")
+
+
+def per_n(measured: pathlib.Path) -> pd.DataFrame:
+    return pd.read_csv(measured).groupby("n_workers").mean(numeric_only=True)
+
+
+def listed(values: pd.Series, digits: int) -> str:
+    return ", ".join(f"{v:.{digits}f}" for v in values)
+
+
+def test_the_host_run_its_first_run_and_the_campaign_on_the_same_conditions() -> None:
+    """data/README.md, ``remeasured/cnn_300mbit_q5_b16k_ps03_host/``: steps/s and the PS's CPU per step at each N
+    of the two runs and the campaign's, and the host's CPU in the run's windows."""
+    folder = DATA / "remeasured" / "cnn_300mbit_q5_b16k_ps03_host"
+    run, earlier = per_n(folder / "run" / "measured.csv"), per_n(folder / "earlier" / "measured.csv")
+    campaign = per_n(DATA / "validation" / "dev" / "cnn_300mbit_q5_b16k_ps03" / "measured.csv")
+    ms = {name: 1000 * t["ps_cpu_cores"] / t["steps_per_s"] for name, t in (("run", run), ("earlier", earlier))}
+    text = " ".join(page("data/README.md").split())
+    below = 100 * (1 - earlier["steps_per_s"].iloc[0] / campaign["steps_per_s"].iloc[0])
+    assert (f"measured {listed(earlier['steps_per_s'], 2)} steps/s at N = 1..5 — its N = 1 {below:.0f} % below the "
+            f"campaign's, the PS's CPU per step {listed(ms['earlier'], 1)} ms") in text
+    assert (f"The cluster: {listed(run['steps_per_s'], 2)} steps/s at N = 1..5 (the campaign, 2026-12-01: "
+            f"{listed(campaign['steps_per_s'], 2)}; the first run of today: {listed(earlier['steps_per_s'], 2)})"
+            ) in text
+    busiest = run["host_busy_cores"].idxmax()
+    assert run["ps_cpu_cores"].idxmax() >= 4 and run.loc[4, "ps_cpu_cores"] >= 0.9 * 0.3  # "at its cap from N = 4"
+    assert (f"at most {run['host_busy_cores'].max():.2f} of its 2 cores busy (N = {busiest}; "
+            f"{run.loc[busiest, 'host_softirq_cores']:.2f} of them softirq, growing with N from "
+            f"{run['host_softirq_cores'].iloc[0]:.2f}), the PS at its cap from N = 4 ({run.loc[4, 'ps_cpu_cores']:.2f} "
+            f"of 0.3 cores), the workers at {run['worker_cpu_cores'].min():.2f}-{run['worker_cpu_cores'].max():.2f} "
+            "cores together") in text
+    assert run["host_softirq_cores"].is_monotonic_increasing
+    assert (f"The hypervisor took {run['host_steal_cores'].iloc[0]:.2f} cores in the N = 1 window and at most "
+            f"{run['host_steal_cores'].iloc[1:].max():.2f} after") in text
+    fell = 100 * (1 - ms["run"].iloc[-1] / ms["run"].iloc[0])
+    assert f"The PS's CPU per step fell with N: {listed(ms['run'], 1)} ms (-{fell:.0f} %)" in text
