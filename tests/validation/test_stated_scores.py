@@ -12,6 +12,8 @@ import statistics
 
 import pandas as pd
 
+from validation.compare import knee_of
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
 COUNTS = {2: "two", 3: "three", 5: "five", 6: "six", 7: "seven", 12: "twelve"}
@@ -154,3 +156,42 @@ def test_the_shards_per_configuration_after_the_quota_fix() -> None:
     assert (f"With the PS's quota restored (2026-12-02): development {own_mlp} and {own_wide} % ({one_mlp} and "
             f"{one_wide} % from the one-PS trace), test {' / '.join(of('reports_own', *test))} % "
             f"({' / '.join(of('reports', *test))} %).") in page("docs/model.md")
+
+
+def errors(table: pd.DataFrame, predictor: str) -> pd.Series:
+    return (table[predictor] - table["measured_mean"]) / table["measured_mean"]
+
+
+def row(table: pd.DataFrame, baseline: str) -> str:
+    """A docs table row: 'measured / simulator / baseline' steps/s at each N."""
+    return " | ".join(f"{m:.2f} / {s:.2f} / {b:.2f}"
+                      for m, s, b in zip(table["measured_mean"], table["simulator"], table[baseline], strict=True))
+
+
+def test_the_mixed_clusters() -> None:
+    """docs/model.md, "Uneven workers" and "Workers behind links of their own": each table (measured / simulator /
+    best baseline at each N) and the scores under it, from the two stored reports."""
+    text = page("docs/model.md")
+    half = pd.read_csv(DATA / "mixed" / "resnet_100mbit_half" / "report" / "comparison.csv")
+    sim = errors(half, "simulator")
+    assert (sim > 0).all()  # "every point is predicted high"
+    assert f"| {row(half, 'roofline')} |" in text
+    assert (f"Simulator MAPE {percent(sim.abs().mean())} % (max {percent(sim.abs().max())} %), roofline "
+            f"{percent(errors(half, 'roofline').abs().mean())} %, bandwidth only "
+            f"{percent(errors(half, 'simulator_bw').abs().mean())} %. Every point is predicted high") in text
+    slow = pd.read_csv(DATA / "mixed" / "mlp_500mbit_slowlinks" / "report" / "comparison.csv")
+    sim = errors(slow, "simulator")
+    mapes = {p: errors(slow, p).abs().mean() for p in ("no_overlap", "ps_queue", "roofline", "simulator_bw")}
+    assert min(("no_overlap", "ps_queue", "roofline"), key=mapes.__getitem__) == "no_overlap"  # "best baseline"
+    assert (sim < 0).all()  # "every point is predicted low"
+    ns = [int(n) for n in slow["n_workers"]]
+    assert knee_of(ns, list(slow["simulator"])) == knee_of(ns, list(slow["measured_mean"]))  # "knee exact"
+    assert f"| {row(slow, 'no_overlap')} |" in text
+    inside = int(((slow["simulator_bw_band_low"] <= slow["measured_mean"])
+                  & (slow["measured_mean"] <= slow["simulator_bw_band_high"])).sum())
+    assert (f"Simulator MAPE {percent(sim.abs().mean())} % (max {percent(sim.abs().max())} %, knee exact), "
+            f"`no_overlap` {percent(mapes['no_overlap'])} %, `ps_queue` {percent(mapes['ps_queue'])} %, roofline "
+            f"{percent(mapes['roofline'])} % (it lets a slow worker pull and push at once); bandwidth only "
+            f"{percent(mapes['simulator_bw'])} %. Every point is predicted low, by {-100 * sim.iloc[0]:.1f} and "
+            f"{-100 * sim.iloc[1]:.1f} % where the slow links alone set the rate (N = 1, 2)") in text
+    assert f"The bandwidth-only band holds {inside} of {len(slow)} points" in text
