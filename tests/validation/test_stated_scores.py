@@ -11,6 +11,7 @@ import pathlib
 import statistics
 
 import pandas as pd
+import pytest
 
 from validation.compare import knee_of
 
@@ -195,3 +196,29 @@ def test_the_mixed_clusters() -> None:
             f"{percent(mapes['simulator_bw'])} %. Every point is predicted low, by {-100 * sim.iloc[0]:.1f} and "
             f"{-100 * sim.iloc[1]:.1f} % where the slow links alone set the rate (N = 1, 2)") in text
     assert f"The bandwidth-only band holds {inside} of {len(slow)} points" in text
+
+
+def table_after(text: str, intro: str) -> dict[str, list[str]]:
+    """The rows of the markdown table after the paragraph line ``intro``: first cell -> the others."""
+    lines = text.split(intro, 1)[1].split("\n\n", 2)[1].splitlines()
+    return {cells[0]: cells[1:] for line in lines[2:] if (cells := [c.strip() for c in line.strip("|").split("|")])}
+
+
+@pytest.mark.parametrize(("intro", "campaign", "columns"), [
+    ("Measured / simulator (as scored again), steps/s at N = 1..5:", "fresh", ("simulator",)),
+    ("it is the simulator's to predict. Measured / simulator / roofline_cycle, steps/s at N = 1..5:", "fresh2",
+     ("simulator", "roofline_cycle")),
+    ("\nMeasured / simulator / roofline_cycle, steps/s at N = 1..5:", "fresh3", ("simulator", "roofline_cycle")),
+    ("Measured mean / simulator, steps/s at N = 1..5:", "tf2", ("simulator",))],
+    ids=["fresh", "fresh2", "fresh3", "tf2"])
+def test_the_holdouts_tables_of_steps_per_s(intro: str, campaign: str, columns: tuple[str, ...]) -> None:
+    """docs/validation.md's tables of measured and predicted steps/s at each N, against the stored reports: every
+    configuration of the campaign, each cell as the report's comparison.csv gives it."""
+    rows = table_after((ROOT / "docs" / "validation.md").read_text(), intro)
+    plan = pd.read_csv(DATA / campaign / "campaign.csv")
+    assert len(rows) == len(plan)
+    for name, group in zip(plan["name"], plan["set"], strict=True):
+        stated = rows.get(name, rows.get(f"{group}/{name}"))
+        report = pd.read_csv(DATA / campaign / "reports" / group / name / "comparison.csv")
+        assert stated == [" / ".join(f"{r[c]:.2f}" for c in ("measured_mean", *columns))
+                          for r in report.to_dict("records")], (campaign, name)
