@@ -17,6 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
 PROFILE = "link-profile.json"
 DASH = "\u2013"  # the pages write ranges with an en dash
+MINUS = "\u2212"  # and falls with a minus sign, here and there
 
 
 def page(path: str) -> str:
@@ -170,3 +171,41 @@ def test_the_host_run_its_first_run_and_the_campaign_on_the_same_conditions() ->
             f"{run['host_steal_cores'].iloc[1:].max():.2f} after") in text
     fell = 100 * (1 - ms["run"].iloc[-1] / ms["run"].iloc[0])
     assert f"The PS's CPU per step fell with N: {listed(ms['run'], 1)} ms (-{fell:.0f} %)" in text
+
+
+def test_the_third_fresh_holdouts_ps_bound_plateaus() -> None:
+    """docs/validation.md ("A third fresh holdout"), the README and data/README.md: the PS's CPU per step at N = 1
+    and N = 3..5 of ``deep`` and ``wide``, how far it fell, the plateaus measured and simulated there, and the
+    request costs of ``wide``'s and ``deep``'s link profiles with one client and four."""
+    folder = DATA / "fresh3" / "test"
+    fell, low, text = [], [], " ".join(page("docs/validation.md").split())
+    stated = {}
+    for model, name in (("deep", "deep_300mbit_q5_b16k_ps05"), ("wide", "wide_2000mbit_q5_b16k_ps03")):
+        runs = per_n(folder / name / "measured.csv")
+        ms = 1000 * runs["ps_cpu_cores"] / runs["steps_per_s"]
+        later = ms.loc[3:5]
+        fell += list(100 * (1 - later / ms.loc[1]))
+        report = pd.read_csv(DATA / "fresh3" / "reports" / "test" / name / "comparison.csv").set_index("n_workers")
+        low += list(100 * (1 - report.loc[3:5, "simulator"] / report.loc[3:5, "measured_mean"]))
+        stated[model] = (f"{ms.loc[1]:.1f}", f"{later.min():.1f}{DASH}{later.max():.1f}",
+                         f"{report.loc[5, 'simulator']:.1f} against {report.loc[3:5, 'measured_mean'].min():.1f}{DASH}"
+                         f"{report.loc[3:5, 'measured_mean'].max():.1f}")
+    assert (f"`deep` {stated['deep'][0]} ms at N = 1, {stated['deep'][1]} at N = 3{DASH}5; `wide` {stated['wide'][0]}, "
+            f"then {stated['wide'][1]})") in text
+    assert (f"puts both plateaus {min(low):.0f}{DASH}{max(low):.0f} % low (`deep` {stated['deep'][2]} steps/s; `wide` "
+            f"{stated['wide'][2]})") in text
+    fall = f"{min(fell):.0f}{DASH}{max(fell):.0f} % less per step"
+    assert f"spent {fall} with more workers than the single-worker run says" in " ".join(page("README.md").split())
+    assert f"spent {fall} at N = 3{DASH}5 than at N = 1" in " ".join(page("data/README.md").split())
+
+    def request_us(name: str, connections: int) -> list[float]:
+        profile = read_link_profile(folder / name / "trace" / PROFILE)
+        return [p.ps_cpu_cores * 1e6 / p.transfers_per_s for mode in ("rpc_pull", "rpc_push")
+                for p in profile.of_mode(mode) if p.connections == connections and p.ps_cpu_cores]
+
+    one, four = (request_us("wide_2000mbit_q5_b16k_ps03", k) for k in (1, 4))
+    assert (f"`wide`'s profile cost the PS {one[0]:.0f} and {one[1]:.0f} µs of CPU a request with one client and "
+            f"{four[0]:.0f} and {four[1]:.0f} µs with four ({MINUS}{100 * (1 - four[0] / one[0]):.0f} and "
+            f"{MINUS}{100 * (1 - four[1] / one[1]):.0f} %,") in text
+    one, four = (request_us("deep_300mbit_q5_b16k_ps05", k) for k in (1, 4))
+    assert f"on `deep`'s they do not fall ({one[0]:.0f} → {four[0]:.0f} and {one[1]:.0f} → {four[1]:.0f} µs)" in text
