@@ -209,3 +209,33 @@ def test_the_third_fresh_holdouts_ps_bound_plateaus() -> None:
             f"{MINUS}{100 * (1 - four[1] / one[1]):.0f} %,") in text
     one, four = (request_us("deep_300mbit_q5_b16k_ps05", k) for k in (1, 4))
     assert f"on `deep`'s they do not fall ({one[0]:.0f} → {four[0]:.0f} and {one[1]:.0f} → {four[1]:.0f} µs)" in text
+
+
+def test_the_campaign_the_readme_describes() -> None:
+    """The README's opening of "Validation: predicted against measured": how many configurations, models, link
+    rates, queues, bursts and caps, the workers and runs per N, and the traced steps, from the campaign's measured
+    files and traces (not from campaign.csv, which says what was planned)."""
+    plan = pd.read_csv(DATA / "validation" / "campaign.csv")
+    runs = pd.concat(pd.read_csv(DATA / "validation" / group / name / "measured.csv").assign(name=name)
+                     for name, group in zip(plan["name"], plan["set"], strict=True))
+    steps = {len(list((DATA / "validation" / group / name / "trace").glob("step_*.pb*")))
+             for name, group in zip(plan["name"], plan["set"], strict=True)}
+    numbers = {6: "six", 12: "Twelve"}
+
+    def listed(column: str, scale: float = 1) -> str:
+        return " / ".join(f"{v / scale:g}" for v in sorted(runs[column].unique()))
+
+    mbit = runs["bandwidth_bits_per_s"] / 1e6
+    assert runs.groupby(["name", "n_workers"]).size().max() == 1  # "one run each"
+    assert len(steps) == 1  # every trace has as many steps
+    ns = sorted(runs["n_workers"].unique())
+    assert ns == list(range(1, ns[-1] + 1))
+    text = " ".join(page("README.md").split())
+    assert (f"{numbers[runs['name'].nunique()]} configurations the model was not developed on, split into a "
+            f"development and a test set **before any ran** (`data/validation/campaign.csv`, `data/README.md`): "
+            f"{numbers[runs['model'].nunique()]} zoo models") in text
+    assert (f"PS links from {mbit.min():g} Mbit/s to {mbit.max() / 1000:g} Gbit/s, tbf queue latency "
+            f"{listed('latency_ms')} ms, burst {listed('burst_bytes', 1024)} KiB, PS capped at {listed('cpu_cap_ps')} "
+            f"cores, workers at {listed('cpu_cap_worker')} cores.") in text
+    assert f"(real TensorFlow, N = 1..{ns[-1]} workers, one run each)" in text
+    assert f"the {steps.pop()}-step single-worker trace" in text
