@@ -7,6 +7,7 @@ page gives as history (what a set scored before a later change) are left alone."
 
 from __future__ import annotations
 
+import json
 import pathlib
 import statistics
 
@@ -254,3 +255,48 @@ def test_the_tf2_campaign_scored_again() -> None:
     assert (f"`mlp` at 200 Mbit/s is predicted {-mlp.max():.0f}{DASH}{-mlp.min():.0f} % low at N ≥ 2 (the simulated "
             f"two-way link gives less than the real one), `wide` at 300 Mbit/s with a 5 ms queue "
             f"{wide.min():.0f}{DASH}{wide.max():.0f} % high at N ≥ 3") in text
+
+
+def report_scores(folder: pathlib.Path, predictor: str = "simulator") -> tuple[str, str]:
+    """(MAPE, max error) of a stored report's ``comparison.csv``, as its report.md writes them."""
+    off = errors(pd.read_csv(folder / "comparison.csv"), predictor).abs()
+    return percent(off.mean()), percent(off.max())
+
+
+def test_the_dev_configuration_measured_again() -> None:
+    """docs/validation.md ("Measured again", "Measured twice more") and data/README.md
+    (``remeasured/cnn_300mbit_q5_b16k_ps03/``): the rates and PS CPU of the run ten hours later against the
+    campaign's, and the scores of its stored reports and of the host run's."""
+    again = DATA / "remeasured" / "cnn_300mbit_q5_b16k_ps03"
+    new = pd.read_csv(again / "measured.csv").groupby("n_workers").mean(numeric_only=True)
+    old = pd.read_csv(DATA / "validation" / "dev" / again.name / "measured.csv").groupby("n_workers").mean(
+        numeric_only=True)
+    moved = 100 * (new["steps_per_s"] / old["steps_per_s"] - 1)
+    ms = 1000 * new["ps_cpu_cores"] / new["steps_per_s"]
+    was = 1000 * json.loads((DATA / "validation" / "dev" / again.name / "trace" / "single-worker.json").read_text())[
+        "ps_cpu_s_per_step"]
+    later = moved.loc[2:].abs()
+    own, on_old, from_old = (report_scores(again / r) for r in (
+        "report", "report_on_campaign_runs", "report_from_campaign_inputs"))
+    campaign = percent(configuration("validation", again.name, "simulator"))
+    text, readme = page("docs/validation.md"), page("data/README.md")
+    assert (f"N = 2..5 repeated within {later.min():.0f}{DASH}{later.max():.0f} %, N = 1 did not: "
+            f"{new['steps_per_s'].iloc[0]:.2f} against {old['steps_per_s'].iloc[0]:.2f} steps/s, and "
+            f"{ms.iloc[0]:.1f} against {was:.1f} ms of PS CPU per step.") in text
+    assert f"against {campaign} % from the old inputs ({own[0]} and {on_old[0]} % since its profile's" in text
+    assert f"({ms.iloc[0]:.1f} → {ms.iloc[-1]:.1f} ms at N = 1 → 5)" in text
+    assert (f"**falls** with N: {', '.join(f'{v:.1f}' for v in ms)} ms at N = 1..5 ({new['ps_cpu_cores'].min():.3f} "
+            f"to {new['ps_cpu_cores'].max():.3f} of its 0.3 cores)") in readme
+    rates = [" / ".join(f"{v:.2f}" for v in t["steps_per_s"].loc[2:]) for t in (new, old)]
+    assert (f"within {later.min():.0f}-{later.max():.0f} % ({rates[0]} against {rates[1]} steps/s) but N = 1 does not: "
+            f"{new['steps_per_s'].iloc[0]:.2f} against {old['steps_per_s'].iloc[0]:.2f} steps/s "
+            f"({moved.iloc[0]:.0f} %), with {ms.iloc[0]:.1f} against {was:.1f} ms") in readme
+    assert (f"{own[0]} % (max {own[1]} %) and {on_old[0]} % (max {on_old[1]} %) since this profile's lost PS quota "
+            f"was restored (2026-12-02, below); from the campaign's inputs it scores {campaign} % on the campaign's "
+            f"and {from_old[0]} % on these") in readme
+    host = DATA / "remeasured" / "cnn_300mbit_q5_b16k_ps03_host" / "run" / "report"
+    table = pd.read_csv(host / "comparison.csv").set_index("n_workers")
+    mape_host, max_host = report_scores(host)
+    assert (f"the simulator scores {mape_host} % (max {max_host} %), and the miss has moved to the plateau: "
+            f"predicted {table.loc[4, 'simulator']:.1f} steps/s from N = 4 on") in text
+    assert f"measured {table.loc[4, 'measured_mean']:.1f} and {table.loc[5, 'measured_mean']:.1f}, because" in text
