@@ -300,3 +300,43 @@ def test_the_dev_configuration_measured_again() -> None:
     assert (f"the simulator scores {mape_host} % (max {max_host} %), and the miss has moved to the plateau: "
             f"predicted {table.loc[4, 'simulator']:.1f} steps/s from N = 4 on") in text
     assert f"measured {table.loc[4, 'measured_mean']:.1f} and {table.loc[5, 'measured_mean']:.1f}, because" in text
+
+
+def test_the_ps_at_its_cap_and_its_elastic_cpu() -> None:
+    """docs/validation.md, "The PS at its cap" and "The PS's CPU is elastic": the runs' rates and PS CPU per step,
+    the single-worker runs at each PS cap, and their stored reports' scores."""
+    text = page("docs/validation.md")
+    again = DATA / "remeasured"
+    pscap = again / "cnn_300mbit_q5_b16k_ps01_pscap" / "run"
+    runs = pd.read_csv(pscap / "measured.csv").groupby("n_workers").mean(numeric_only=True)
+    ms = 1000 * runs["ps_cpu_cores"] / runs["steps_per_s"]
+    at_cap = int(runs.index[runs["ps_cpu_cores"] >= 0.095][0])
+    table = pd.read_csv(pscap / "report" / "comparison.csv").set_index("n_workers")
+    last = table.index[-1]
+    missed = [int(n) for n in table.index if not table.loc[n, "simulator_bw_band_low"] <= table.loc[n, "measured_mean"]
+              <= table.loc[n, "simulator_bw_band_high"]]
+    assert (f"The PS reached its cap at N = {at_cap} and its CPU per step fell from {ms.iloc[0]:.1f} to "
+            f"{ms.iloc[-1]:.1f} ms (-{100 * (1 - ms.iloc[-1] / ms.iloc[0]):.0f} %)") in text
+    assert (f"predicts {table.loc[last, 'simulator']:.2f} steps/s at N = {last} against "
+            f"{table.loc[last, 'measured_mean']:.2f} measured ({100 * errors(table, 'simulator').loc[last]:.1f} %; "
+            f"MAPE {report_scores(pscap / 'report')[0]} %), and the bandwidth-only band misses N = "
+            f"{' and '.join(map(str, missed))}.") in text
+    caps = again / "cnn_300mbit_q5_b16k_pscaps"
+    alone = {cap: json.loads((caps / f"sw_ps{cap}" / "trace" / "single-worker.json").read_text())
+             for cap in ("1.0", "0.3", "0.05")}
+    assert (f"at {alone['1.0']['steps_per_s']:.1f} and {alone['0.3']['steps_per_s']:.1f} steps/s the PS spent "
+            f"{1000 * alone['1.0']['ps_cpu_s_per_step']:.1f} ms of CPU a step with 1.0 core and "
+            f"{1000 * alone['0.3']['ps_cpu_s_per_step']:.1f} ms with 0.3; held at its cap by the one worker (0.05 "
+            f"cores) it spent {1000 * alone['0.05']['ps_cpu_s_per_step']:.1f} ms.") in text
+    cluster = caps / "cluster_ps0.1"
+    runs = pd.read_csv(cluster / "measured.csv").groupby("n_workers").mean(numeric_only=True)
+    ms = 1000 * runs["ps_cpu_cores"] / runs["steps_per_s"]
+    held = 1000 * alone["0.05"]["ps_cpu_s_per_step"]
+    assert abs(held / ms.iloc[-1] - 1) > 0.1  # "within 10 % ... failed"
+    assert (f"The cluster at a PS cap of 0.1 cores ran {', '.join(f'{v:.2f}' for v in runs['steps_per_s'])} steps/s "
+            f"at N = 1..{len(runs)}, its PS at its cap from N = {int(runs.index[runs['ps_cpu_cores'] >= 0.095][0])} "
+            f"and its CPU per step falling further ({', '.join(f'{v:.1f}' for v in ms.iloc[1:])} ms).") in text
+    sim, held_sim = report_scores(cluster / "report"), report_scores(cluster / "report_at_cap")
+    assert (f"failed ({held:.1f} against {ms.iloc[-1]:.1f} ms); still, on that run (development data) the simulator "
+            f"scores {sim[0]} % (max {sim[1]} %) from the single-worker figure and {held_sim[0]} % (max "
+            f"{held_sim[1]} %) with the held one.") in text
