@@ -239,3 +239,21 @@ def test_the_campaign_the_readme_describes() -> None:
             f"cores, workers at {listed('cpu_cap_worker')} cores.") in text
     assert f"(real TensorFlow, N = 1..{ns[-1]} workers, one run each)" in text
     assert f"the {steps.pop()}-step single-worker trace" in text
+
+
+def test_the_ps_cpu_per_step_fell_on_every_run_but_one() -> None:
+    """The README (what ``predict``'s note rests on): over every stored run that recorded the PS's CPU at more than
+    one N, how far its CPU per step fell from the fewest workers to the most, at most, and the one run where it
+    rose, short of its cap."""
+    falls = {}
+    for measured in sorted(DATA.rglob("measured.csv")):
+        runs = pd.read_csv(measured)
+        if "ps_cpu_cores" in runs.columns and runs["ps_cpu_cores"].notna().all() and runs["n_workers"].nunique() > 1:
+            falls[str(measured.parent.relative_to(DATA))] = fall(measured)
+    rose = {name: -value for name, value in falls.items() if value < 0}
+    assert list(rose) == ["fresh2/test/wide_2000mbit_q20_b128k_ps05"]
+    runs = pd.read_csv(DATA / next(iter(rose)) / "measured.csv")
+    assert runs["ps_cpu_cores"].max() < 0.9 * runs["cpu_cap_ps"].iloc[0]  # "short of its cap"
+    stated = (f"fell with N, by up to {max(falls.values()):.0f} %, on every testbed run that recorded it but one: on "
+              f"`fresh2`'s `wide`, its PS short of its cap, it rose {next(iter(rose.values())):.0f} %)")
+    assert stated in page("README.md")
