@@ -238,6 +238,9 @@ def test_the_tf2_campaign_scored_again() -> None:
     cycle = test[test["predictor"] == "roofline_cycle"]
     assert f"development {percent(mape('tf2', 'dev', 'simulator'))} %, test **" in text  # the test set's, as then
     assert f"({percent(mape('tf2', 'test', 'simulator'))} % since the rate where the link binds is counted" in text
+    assert (f"ParameterServerStrategy jobs\" in [docs/validation.md](docs/validation.md): MAPE "
+            f"{percent(mape('tf2', 'dev', 'simulator'))} % on the development set, "
+            f"{percent(mape('tf2', 'test', 'simulator'))} % on the test set)") in page("README.md")
     assert (f"bandwidth only {percent(band['mape'].mean())} %, its band holding {int(band['in_band'].sum())} of "
             f"{int(band['n_points'].sum())} test points at a median width of "
             f"{format(statistics.median(band['band_width']), '.0%').rstrip('%')} %; it never used the profiles), still "
