@@ -54,6 +54,10 @@ from tracegen.units import (
     percent,
 )
 
+# what the testbed's runs say of the PS's CPU per step as N grows (tests/validation/test_stated_measurements.py)
+ELASTIC_PS_CPU = ("the testbed the PS spent 9-46 % less CPU per step at N = 4-5 than at N = 1 on every run that "
+                  "recorded it but one, where it rose 8-11 % (its RPC threads spend what spare CPU it has; "
+                  "docs/validation.md, 'The PS's CPU is elastic')")
 # what every command that reads a trace says it takes (parsers.read.read_trace reads them all)
 TRACE_HELP = ("one worker's trace: a RunMetadata or StepStats protobuf (.pb, .pbtxt), a TF timeline or tracegen "
               "Chrome JSON (.json, .json.gz), a TF2 profile (<host>.xplane.pb, its run directory or the logdir, or "
@@ -313,9 +317,7 @@ def _print(result: Prediction, config: PredictConfig) -> None:
         per_step_ms = measured.ps_cpu_s_per_step * 1e3
         at_cap = result.ps_at_cap_steps_per_s
         print(f"note: the PS's CPU binds this plateau at the single-worker run's {per_step_ms:.1f} ms per step; on "
-              "the testbed the PS spent 11-46 % less CPU per step at N = 4-5 than at N = 1 (its RPC threads spend "
-              "what spare CPU it has; docs/validation.md, 'The PS's CPU is elastic'), so the plateau may lie up to "
-              "1.8x higher"
+              f"{ELASTIC_PS_CPU}, so the plateau may lie up to 1.8x higher"
               + ("" if at_cap is None else f"; the link profile's points with the PS at its cap put it at "
                                             f"{at_cap:.2f} steps/s, an estimate from above"))
     held = None if measured is None else held_ps_bound(measured)

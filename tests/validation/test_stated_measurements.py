@@ -257,3 +257,25 @@ def test_the_ps_cpu_per_step_fell_on_every_run_but_one() -> None:
     stated = (f"fell with N, by up to {max(falls.values()):.0f} %, on every testbed run that recorded it but one: on "
               f"`fresh2`'s `wide`, its PS short of its cap, it rose {next(iter(rose.values())):.0f} %)")
     assert stated in page("README.md")
+
+
+def test_predicts_note_on_a_ps_bound_plateau_gives_the_stored_runs_range() -> None:
+    """``predict``'s note beside a PS-bound plateau (``tracegen/cli_predict.py``): how much less CPU per step the
+    PS spent at N = 4-5 than at N = 1, the least and the most over every stored run that recorded it at those N and
+    fell, and how much it rose on the one run where it did not."""
+    changes = []
+    for measured in sorted(DATA.rglob("measured.csv")):
+        runs = pd.read_csv(measured)
+        if "ps_cpu_cores" not in runs.columns or runs["ps_cpu_cores"].isna().any():
+            continue
+        per_n = runs.groupby("n_workers")[["ps_cpu_cores", "steps_per_s"]].mean()
+        per_step = per_n["ps_cpu_cores"] / per_n["steps_per_s"]
+        if 1 in per_step.index:
+            changes.append([100 * (1 - per_step[n] / per_step[1]) for n in (4, 5) if n in per_step.index])
+    fell = [c for run in changes for c in run if min(run) > 0]
+    rose = [-c for run in changes for c in run if max(run) < 0]
+    assert fell and len([run for run in changes if run and max(run) < 0]) == 1
+    from tracegen.cli_predict import ELASTIC_PS_CPU
+
+    assert (f"the PS spent {min(fell):.0f}-{max(fell):.0f} % less CPU per step at N = 4-5 than at N = 1 on every "
+            f"run that recorded it but one, where it rose {min(rose):.0f}-{max(rose):.0f} %") in ELASTIC_PS_CPU
