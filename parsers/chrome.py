@@ -48,6 +48,7 @@ from parsers.trace import (
     direction_of,
     make_table,
     printable,
+    read_once,
     source_of,
     trace_from,
 )
@@ -425,7 +426,7 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
         lane = _integer(e.get("tid", 0), BOUNDS["ops"]["lane"], where, ".tid")
         if name == "RecvTensor":
             transfers.append({"step": 0, "tensor_name": None, "src_device": None, "dst_device": device,
-                              "direction": direction_of(None, device), "size_bytes": None} | span)
+                              "direction": direction_of(None, device), "size_bytes": None, "lane": lane} | span)
             continue
         node_name = _text(args.get("name", name), where, ".args.name")
         op_type = _text(args.get("op", name), where, ".args.op")
@@ -437,6 +438,9 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
         raise TraceContentError(f"{source}: Chrome trace has no complete ('X') events")
     if not ops and not transfers:
         raise TraceContentError(f"{source}: no events in any '<device> Compute' process: not a TF timeline")
+    # an event repeated exactly is read once; two transfers of one moment on two threads are two ('lane' is
+    # no column of the transfers table, and is left out of it)
+    ops, transfers = read_once(ops, skipped), read_once(transfers, skipped)
     starts = [r["start_ns"] for r in ops + transfers]
     ends = [r["start_ns"] + r["dur_ns"] for r in ops + transfers]
     trace = trace_from(

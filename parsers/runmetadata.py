@@ -22,7 +22,16 @@ from parsers.files import not_utf8_at
 from parsers.labels import parse_op_type, parse_recv_label, split_input
 from parsers.limits import MAX_RECORDS, SCAN_BYTES, check_text_shape, check_wire_shape, check_wire_text
 from parsers.proto import tf_trace_pb2 as pb
-from parsers.trace import MAX_DUR_NS, MAX_SIZE_BYTES, MAX_TIME_NS, Trace, direction_of, make_table, trace_from
+from parsers.trace import (
+    MAX_DUR_NS,
+    MAX_SIZE_BYTES,
+    MAX_TIME_NS,
+    Trace,
+    direction_of,
+    make_table,
+    read_once,
+    trace_from,
+)
 
 RECV_TENSOR = "RecvTensor"
 UNGRAPHED = ("", RECV_TENSOR, "_SOURCE")  # records that name no partition-graph node
@@ -222,6 +231,7 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
     _check_steps_follow(step_rows)
     graphs = [(f"{s.source}: {label}", g) for s in steps for label, g in _partition_graphs(s.metadata)]
     nodes, edges, rendezvous, variables = _read_graphs(graphs, skipped)
+    ops, transfers = read_once(ops, skipped), read_once(transfers, skipped)
     trace = trace_from(
         source, source=source, source_format=source_format,
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),

@@ -287,8 +287,29 @@ def step_fault(tables: Mapping[str, pd.DataFrame]) -> tuple[str, int, str] | Non
 
 
 # Tables in which no trace holds a record twice: an op runs, a tensor is received, a node, a rendezvous key or a
-# variable is listed once. (Not graph_edges: ``Mul(x, x)`` has two equal input edges; steps: see step_fault.)
+# variable is listed once. (Not graph_edges: ``Mul(x, x)`` has two equal input edges; steps: see step_fault.) The
+# readers of TensorFlow's files read a record it wrote twice once (:func:`read_once`). A transfer whose tensor name
+# the format lost (TF's timeline JSON) is no record of its own: two received at the same moment are equal rows.
 ONCE_EACH = ("ops", "transfers", "graph_nodes", "rendezvous", "variables")
+REPEATED_RECORDS = "records TensorFlow wrote twice, exactly the same (node, device, times, thread): read once"
+
+
+def read_once(rows: Sequence[dict[str, Any]], skipped: dict[str, int],
+              key: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None) -> list[dict[str, Any]]:
+    """``rows`` (of ops or transfers, as a reader builds them) without those that repeat an earlier one exactly,
+    each ``key`` the same (default: every value), counted in ``skipped`` under :data:`REPEATED_RECORDS`. A
+    RunMetadata's step stats can hold one node's record twice, every field the same: read twice, the ops counted
+    one more a step, and the tables written from it were refused as a file joined to itself."""
+    seen: set[tuple[Any, ...]] = set()
+    kept = []
+    for row in rows:
+        mark = key(row) if key is not None else tuple(row.values())
+        if mark not in seen:
+            seen.add(mark)
+            kept.append(row)
+    if len(kept) < len(rows):
+        skipped[REPEATED_RECORDS] = skipped.get(REPEATED_RECORDS, 0) + len(rows) - len(kept)
+    return kept
 
 
 def repeated_row(frame: pd.DataFrame) -> tuple[int, int] | None:

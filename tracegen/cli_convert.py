@@ -24,6 +24,7 @@ from parsers.chrome import write_trace
 from parsers.files import read_file
 from parsers.read import BESIDE, beside_dir, side_files, trace_files_in, trace_inputs, would_join
 from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, write_tables
+from parsers.trace import REPEATED_RECORDS
 from tracegen.errors import ConfigError
 from tracegen.outputs import folders_made, output_file, refuse_existing, refuse_input
 
@@ -147,6 +148,9 @@ def run_convert(args: argparse.Namespace) -> int:
     if carried.remove:
         print(f"removed {', '.join(str(p) for p in carried.remove)}: the trace has none, and predict would have "
               "read it with the converted trace")
+    if repeated := trace.skipped.get(REPEATED_RECORDS):  # read once, as every command reads them: written once
+        print(f"note: {repeated} record(s) that TensorFlow wrote twice, exactly the same, are written once, as "
+              "they were read (inspect counts them under 'skipped')")
     return 0
 
 

@@ -39,6 +39,22 @@ def test_tf_timeline_has_the_same_records_as_its_runmetadata(model_dir: pathlib.
         assert any("sizes" in lost for lost in chrome.lost)
 
 
+def test_a_timeline_event_repeated_exactly_is_read_once(tmp_path: pathlib.Path) -> None:
+    """TensorFlow's timeline of a step whose stats hold a record twice holds its event twice: an op and a
+    RecvTensor so were read as two, one op and one transfer a step too many."""
+    mlp = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "mlp"
+    doc = json.loads((mlp / "step_001.json").read_text())
+    ops = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    recv = next(e for e in ops if e["name"] == "RecvTensor")
+    op = next(e for e in ops if e["name"] != "RecvTensor")
+    doc["traceEvents"] += [dict(op), dict(recv)]
+    (tmp_path / "step_001.json").write_text(json.dumps(doc))
+    once, twice = read_trace(mlp / "step_001.json"), read_trace(tmp_path / "step_001.json")
+    assert twice.ops.equals(once.ops) and twice.transfers.equals(once.transfers)
+    assert twice.skipped == {**once.skipped, "records TensorFlow wrote twice, exactly the same (node, device, times, "
+                                             "thread): read once": 2}
+
+
 def test_tf_timeline_op_inputs_become_graph_edges(model_dir: pathlib.Path) -> None:
     chrome = read_trace(model_dir / "step_000.json")
     proto = read_trace(model_dir / "step_000.pb")
