@@ -43,6 +43,7 @@ from parsers.trace import (
     MAX_TIME_NS,
     NULLABLE_TEXT,
     SCHEMAS,
+    Locate,
     Trace,
     device_role,
     direction_of,
@@ -444,7 +445,7 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
     starts = [r["start_ns"] for r in ops + transfers]
     ends = [r["start_ns"] + r["dur_ns"] for r in ops + transfers]
     trace = trace_from(
-        source, source=source, source_format="tf-timeline-json",
+        source, locate=_locator(events, source), source=source, source_format="tf-timeline-json",
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
         graph_nodes=make_table("graph_nodes", [{"device": d, "node_name": n, "op_type": t}
                                                for (d, n), t in nodes.items()], where=source),
@@ -459,6 +460,21 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
         raise TraceContentError(f"{source}: no device of job 'worker' in the trace (devices: "
                                 f"{quoted(', '.join(trace.devices), 120)})")
     return trace
+
+
+def _locator(events: Sequence[Any], source: str) -> Locate:
+    """Where in ``events`` a TF timeline's op or transfer row was read from: ``SOURCE: traceEvents[22]``."""
+    def locate(table: str, record: Mapping[str, Any]) -> str | None:
+        wanted = record["node_name"] if table == "ops" else "RecvTensor"
+        for e, where in _complete_events(events, source):
+            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            if (args.get("name", e.get("name")) if table == "ops" else e.get("name")) != wanted:
+                continue
+            with contextlib.suppress(TraceContentError):  # an event not read (another process's): not this one
+                if _span(e, where) == {"start_ns": record["start_ns"], "dur_ns": record["dur_ns"]}:
+                    return where
+        return None
+    return locate
 
 
 def _inputs(args: dict[str, Any], where: str) -> Iterable[tuple[str, int]]:

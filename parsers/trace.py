@@ -77,7 +77,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from parsers.errors import SchemaError, quoted
+from parsers.errors import SchemaError, TraceContentError, quoted
 
 STR = "string"
 INT = "int64"
@@ -414,10 +414,74 @@ def source_of(read_from: str, recorded: str) -> str:
     return read_from if recorded in ("", read_from) else f"{read_from} (from {recorded})"
 
 
-def trace_from(read_from: str, **fields: Any) -> Trace:
+Locate = Callable[[str, Mapping[str, Any]], "str | None"]  # (table, row) → the file and the record's place in it
+
+
+def trace_from(read_from: str, *, locate: Locate | None = None, **fields: Any) -> Trace:
     """A :class:`Trace` of ``fields``; a :class:`SchemaError` names ``read_from``, the file being read (the
-    trace's own ``source`` may name where it was first captured)."""
+    trace's own ``source`` may name where it was first captured). A step that lasts more than
+    :data:`MAX_STEP_NS` is refused (:func:`span_fault`), naming the record that makes it so: where ``locate``
+    finds it in the file read (``step_000.pb: dev_stats[1].node_stats[4]``, ``t.json: traceEvents[22]``), else
+    by its table's row."""
     try:
-        return Trace(**fields)
+        trace = Trace(**fields)
     except SchemaError as exc:
         raise SchemaError(f"{read_from}: {exc}") from None
+    fault = span_fault(trace)
+    if fault is not None:
+        name, row, why = fault
+        record = getattr(trace, name).iloc[row].to_dict()
+        where = (locate(name, record) if locate is not None else None) or row_naming(name, read_from)(row)
+        raise TraceContentError(f"{where}: {why}")
+    return trace
+
+
+MAX_STEP_NS = 24 * 3600 * 10**9  # a day: no training step, nor any op or gap in one, lasts longer
+_YEAR_NS = 365.25 * 24 * 3600 * 10**9
+
+
+def _long(ns: int) -> str:
+    """A span of more than a day, as a person reads it: ``2.0 days``, ``56.9 years``."""
+    return f"{ns / _YEAR_NS:.1f} years" if ns >= _YEAR_NS else f"{ns / MAX_STEP_NS:.1f} days"
+
+
+def span_fault(trace: Trace) -> tuple[str, int, str] | None:
+    """The record that makes the first step lasting more than :data:`MAX_STEP_NS` so, as (table, row, what is
+    wrong): one op's time read wrong (a start of 0 in a timeline of epoch microseconds) made a step of 56 years,
+    which inspect reported as the step time. The record that runs for more than a day, else the one on the side of
+    the step's longest gap with fewer records; None when every step is shorter."""
+    steps = trace.steps
+    long = steps[(steps["end_ns"] - steps["start_ns"]) > MAX_STEP_NS]
+    if long.empty:
+        return None
+    step = int(long["step"].iloc[0])
+    records = sorted((int(s), int(s) + int(d), name, int(r))
+                     for name in ("ops", "transfers") for frame in [getattr(trace, name)]
+                     for r, s, d in zip(frame.index[frame["step"] == step], frame.loc[frame["step"] == step, "start_ns"],
+                                        frame.loc[frame["step"] == step, "dur_ns"], strict=True))
+    start, end, name, row = max(records, key=lambda r: r[1] - r[0])
+    if end - start > MAX_STEP_NS:
+        return name, row, (f"{_what(trace, name, row)} runs for {_long(end - start)}, more than the day no op of a "
+                           "training step takes: a time in the trace is wrong")
+    gap, at, reach = 0, 0, records[0][1]
+    for i, (begin, finish, _, _) in enumerate(records[1:], start=1):
+        if begin - reach > gap:
+            gap, at = begin - reach, i
+        reach = max(reach, finish)
+    before, after = records[:at], records[at:]
+    if len(before) <= len(after):
+        _, _, name, row = before[0]
+        where = f"ends {_long(gap)} before the step's other {len(after)} records start"
+    else:
+        _, _, name, row = max(after, key=lambda r: r[1])
+        where = f"starts {_long(gap)} after the step's other {len(before)} records end"
+    return name, row, (f"{_what(trace, name, row)} {where} (step {step} lasts {_long(int(long['end_ns'].iloc[0]) - int(long['start_ns'].iloc[0]))}, "
+                       "more than the day no training step takes): a time in the trace is wrong")
+
+
+def _what(trace: Trace, name: str, row: int) -> str:
+    """Record ``row`` of table ``name`` in words: ``op 'Relu'``, ``transfer 'edge_3_w/read'``."""
+    if name == "ops":
+        return f"op {quoted(trace.ops['node_name'].iloc[row])}"
+    tensor = trace.transfers["tensor_name"].iloc[row]
+    return f"transfer {quoted(tensor if isinstance(tensor, str) else 'RecvTensor')}"

@@ -55,6 +55,25 @@ def test_a_timeline_event_repeated_exactly_is_read_once(tmp_path: pathlib.Path) 
                                              "thread): read once": 2}
 
 
+def test_a_timeline_event_at_ts_0_among_epoch_times_is_refused_naming_it(tmp_path: pathlib.Path) -> None:
+    """One event of a TF timeline at ts 0 among epoch microseconds made a step of 56.9 years, which inspect printed
+    as the step time (1796064589477.215 ms)."""
+    mlp = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "mlp"
+    doc = json.loads((mlp / "step_000.json").read_text())
+    i, event = next((i, e) for i, e in enumerate(doc["traceEvents"]) if e.get("ph") == "X"
+                    and e["name"] != "RecvTensor")
+    event["ts"] = 0
+    path = tmp_path / "step_000.json"
+    path.write_text(json.dumps(doc))
+    whole = read_trace(mlp / "step_000.json")
+    with pytest.raises(TraceContentError) as info:
+        read_trace(path)
+    assert str(info.value) == (
+        f"{path}: traceEvents[{i}]: op {event['args']['name']!r} ends 56.9 years before the step's other "
+        f"{len(whole.ops) + len(whole.transfers) - 1} records start (step 0 lasts 56.9 years, more than the day no "
+        "training step takes): a time in the trace is wrong")
+
+
 def test_tf_timeline_op_inputs_become_graph_edges(model_dir: pathlib.Path) -> None:
     chrome = read_trace(model_dir / "step_000.json")
     proto = read_trace(model_dir / "step_000.pb")
