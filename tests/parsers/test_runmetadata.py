@@ -343,3 +343,20 @@ def test_an_op_or_gap_longer_than_a_day_is_refused_as_the_step_is_read(tmp_path:
         assert message.startswith(f"{steps / 'step_001.pb'}: dev_stats[{d}].node_stats[{n}]: {said}"), message
         assert message.endswith("a time in the trace is wrong") and len(message) <= 300, message
 
+
+@pytest.mark.parametrize("requested", [-1, 0])
+def test_a_recvtensor_of_minus_one_bytes_is_of_unknown_size(tmp_path: pathlib.Path, requested: int) -> None:
+    """TensorFlow labels a RecvTensor whose size it does not know '[-1B]' (and may leave requested_bytes -1 or
+    unset): the size is unknown (<NA>), as every other format's missing size is, never -1 bytes nor 1."""
+    run = pb.RunMetadata()
+    run.ParseFromString((MLP / "step_000.pb").read_bytes())
+    node = next(n for d in run.step_stats.dev_stats for n in d.node_stats if n.node_name == "RecvTensor")
+    node.timeline_label = "[-1B]" + node.timeline_label[node.timeline_label.index("]") + 1:]
+    for output in node.output:
+        output.tensor_description.allocation_description.requested_bytes = requested
+    path = tmp_path / "step_000.pb"
+    path.write_bytes(run.SerializeToString())
+    whole, read = read_trace(MLP / "step_000.pb"), read_trace(path)
+    unknown = read.transfers["size_bytes"].isna()
+    assert unknown.sum() == 1 and whole.transfers["size_bytes"].notna().all()
+    assert read.transfers[~unknown].equals(whole.transfers[~unknown])
