@@ -211,8 +211,8 @@ def _check_not_trace_file(out: pathlib.Path, trace: str) -> None:
         for listed in trace_files_in(folder):
             with contextlib.suppress(OSError):  # either not there: not the same file
                 if out.samefile(listed):
-                    raise ConfigError(f"{out}: one of the trace's own files in {folder}, not an earlier run's "
-                                      "output; write it elsewhere")
+                    raise ConfigError(f"{out}: one of the trace's own files, not an earlier run's output; write "
+                                      "it elsewhere")  # its folder is in its path: not named again
     if not os.path.lexists(out) and would_join(out, trace):
-        raise ConfigError(f"{out}: would be read with the trace's files in {out.parent} from then on (or have the "
-                          "folder refused as two traces); write it elsewhere")
+        raise ConfigError(f"{out}: would be read with the trace's files beside it from then on (or have the folder "
+                          "refused as two traces); write it elsewhere")
