@@ -260,3 +260,34 @@ def test_two_timeline_transfers_of_one_moment_convert_to_tables_that_read_back(
         assert "note:" not in capsys.readouterr().out  # nothing read once: both kept
         assert _inspected(out, capsys) == expected
 
+
+def test_a_chrome_file_the_traces_pattern_would_match_is_refused(tmp_path: pathlib.Path,
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trace given as a glob was not looked at as a folder is: ``convert 'DIR/step_*.json' --to chrome
+    DIR/step_009.json`` wrote a second Chrome JSON the pattern matches, and the pattern was refused from then on
+    ('2 Chrome JSON files'); a RunMetadata-named file among RunMetadata steps would be read as one more step."""
+    monkeypatch.chdir(tmp_path)  # paths as typed, relative: the message names two of them in its 300 characters
+    steps = pathlib.Path("steps")
+    steps.mkdir()
+    shutil.copyfile(MLP / "step_001.json", steps / "step_001.json")
+    mlp = pathlib.Path("mlp")
+    shutil.copytree(MLP, mlp)
+    other = pathlib.Path("other")  # a folder the pattern reaches into, holding no step yet
+    other.mkdir()
+    logdir = pathlib.Path("tf2")
+    shutil.copytree(ROOT / "data" / "traces" / "tf2_pss", logdir)
+    [run] = (logdir / "plugins" / "profile").iterdir()
+    for pattern, out in ((steps / "step_*.json", steps / "step_009.json"), (mlp / "step_*", mlp / "step_009.pb"),
+                         (pathlib.Path("*", "step_00[0-2].pb"), other / "step_000.pb"),
+                         (run / "*", run / "chrome.json")):  # a file of no profiled host: the profile refused
+        assert main(["convert", str(pattern), "--to", "chrome", str(out), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"tracegen convert: error: {out}: matches the trace's pattern {str(pattern)!r}, so would be "
+                       "read as part of it; write it elsewhere\n")
+        assert not out.exists() and main(["inspect", str(pattern)]) == 0
+    capsys.readouterr()
+    for pattern, out in ((steps / "step_*.json", steps / "chrome.json"), (mlp / "step_*", mlp / "step_009.json"),
+                         (steps / "step_*.json", steps / ".step_009.json")):  # not matched; passed over; hidden
+        assert main(["convert", str(pattern), "--to", "chrome", str(out)]) == 0
+        assert main(["inspect", str(pattern)]) == 0
