@@ -445,7 +445,7 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
     starts = [r["start_ns"] for r in ops + transfers]
     ends = [r["start_ns"] + r["dur_ns"] for r in ops + transfers]
     trace = trace_from(
-        source, locate=_locator(events, source), source=source, source_format="tf-timeline-json",
+        source, _locator(events, source), source=source, source_format="tf-timeline-json",
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
         graph_nodes=make_table("graph_nodes", [{"device": d, "node_name": n, "op_type": t}
                                                for (d, n), t in nodes.items()], where=source),
@@ -467,7 +467,9 @@ def _locator(events: Sequence[Any], source: str) -> Locate:
     def locate(table: str, record: Mapping[str, Any]) -> str | None:
         wanted = record["node_name"] if table == "ops" else "RecvTensor"
         for e, where in _complete_events(events, source):
-            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            args = e.get("args")
+            if not isinstance(args, dict):
+                args = {}
             if (args.get("name", e.get("name")) if table == "ops" else e.get("name")) != wanted:
                 continue
             with contextlib.suppress(TraceContentError):  # an event not read (another process's): not this one

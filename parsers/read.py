@@ -242,10 +242,9 @@ def would_join(path: pathlib.Path, trace: str | os.PathLike[str]) -> bool:
         return False
     if is_pattern(trace):
         return _would_match(path, os.fspath(trace))
-    if not pathlib.Path(trace).is_dir():
-        return False
     folder = os.path.realpath(path.parent)
-    read_here = [p for p in trace_inputs(trace) if os.path.realpath(p.parent) == folder]
+    read_here = [p for p in trace_inputs(trace) if os.path.realpath(p.parent) == folder] if pathlib.Path(
+        trace).is_dir() else []  # a file: nothing joins it
     if not read_here:
         return False
     if is_table_dir(read_here[0].parent):

@@ -234,7 +234,7 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
     nodes, edges, rendezvous, variables = _read_graphs(graphs, skipped)
     ops, transfers = read_once(ops, skipped), read_once(transfers, skipped)
     trace = trace_from(
-        source, locate=_locator(steps), source=source, source_format=source_format,
+        source, _locator(steps), source=source, source_format=source_format,
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
         graph_nodes=make_table("graph_nodes", nodes, where=source),
         graph_edges=make_table("graph_edges", edges, where=source),

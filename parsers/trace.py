@@ -417,7 +417,7 @@ def source_of(read_from: str, recorded: str) -> str:
 Locate = Callable[[str, Mapping[str, Any]], "str | None"]  # (table, row) → the file and the record's place in it
 
 
-def trace_from(read_from: str, *, locate: Locate | None = None, **fields: Any) -> Trace:
+def trace_from(read_from: str, locate: Locate | None = None, /, **fields: Any) -> Trace:
     """A :class:`Trace` of ``fields``; a :class:`SchemaError` names ``read_from``, the file being read (the
     trace's own ``source`` may name where it was first captured). A step that lasts more than
     :data:`MAX_STEP_NS` is refused (:func:`span_fault`), naming the record that makes it so: where ``locate``
@@ -455,10 +455,13 @@ def span_fault(trace: Trace) -> tuple[str, int, str] | None:
     if long.empty:
         return None
     step = int(long["step"].iloc[0])
-    records = sorted((int(s), int(s) + int(d), name, int(r))
-                     for name in ("ops", "transfers") for frame in [getattr(trace, name)]
-                     for r, s, d in zip(frame.index[frame["step"] == step], frame.loc[frame["step"] == step, "start_ns"],
-                                        frame.loc[frame["step"] == step, "dur_ns"], strict=True))
+    records = []  # (start, end, table, row) of the step's records
+    for name in ("ops", "transfers"):
+        frame = getattr(trace, name)
+        mine = frame[frame["step"] == step]
+        records += [(int(s), int(s) + int(d), name, int(r))
+                    for r, s, d in zip(mine.index, mine["start_ns"], mine["dur_ns"], strict=True)]
+    records.sort()
     start, end, name, row = max(records, key=lambda r: r[1] - r[0])
     if end - start > MAX_STEP_NS:
         return name, row, (f"{_what(trace, name, row)} runs for {_long(end - start)}, more than the day no op of a "
@@ -475,8 +478,9 @@ def span_fault(trace: Trace) -> tuple[str, int, str] | None:
     else:
         _, _, name, row = max(after, key=lambda r: r[1])
         where = f"starts {_long(gap)} after the step's other {len(before)} records end"
-    return name, row, (f"{_what(trace, name, row)} {where} (step {step} lasts {_long(int(long['end_ns'].iloc[0]) - int(long['start_ns'].iloc[0]))}, "
-                       "more than the day no training step takes): a time in the trace is wrong")
+    lasts = int(long["end_ns"].iloc[0]) - int(long["start_ns"].iloc[0])
+    return name, row, (f"{_what(trace, name, row)} {where} (step {step} lasts {_long(lasts)}, more than the day no "
+                       "training step takes): a time in the trace is wrong")
 
 
 def _what(trace: Trace, name: str, row: int) -> str:
