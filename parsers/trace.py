@@ -431,7 +431,8 @@ def trace_from(read_from: str, locate: Locate | None = None, /, **fields: Any) -
     if fault is not None:
         name, row, why = fault
         record = getattr(trace, name).iloc[row].to_dict()
-        where = (locate(name, record) if locate is not None else None) or row_naming(name, read_from)(row)
+        found = locate(name, record) if locate is not None and name != "steps" else None
+        where = found or (read_from if name == "steps" else row_naming(name, read_from)(row))
         raise TraceContentError(f"{where}: {why}")
     return trace
 
@@ -449,7 +450,8 @@ def span_fault(trace: Trace) -> tuple[str, int, str] | None:
     """The record that makes the first step lasting more than :data:`MAX_STEP_NS` so, as (table, row, what is
     wrong): one op's time read wrong (a start of 0 in a timeline of epoch microseconds) made a step of 56 years,
     which inspect reported as the step time. The record that runs for more than a day, else the one on the side of
-    the step's longest gap with fewer records; None when every step is shorter."""
+    the step's longest gap with fewer records, else (no record, or none apart) the step; None when every step is
+    shorter."""
     steps = trace.steps
     long = steps[(steps["end_ns"] - steps["start_ns"]) > MAX_STEP_NS]
     if long.empty:
@@ -462,6 +464,11 @@ def span_fault(trace: Trace) -> tuple[str, int, str] | None:
         records += [(int(s), int(s) + int(d), name, int(r))
                     for r, s, d in zip(mine.index, mine["start_ns"], mine["dur_ns"], strict=True)]
     records.sort()
+    lasts = int(long["end_ns"].iloc[0]) - int(long["start_ns"].iloc[0])
+    whole = "steps", int(long.index[0]), (f"step {step} lasts {_long(lasts)}, more than the day no training step "
+                                          "takes: a time in the trace is wrong")
+    if not records:  # a TF2 step's window, holding no record
+        return whole
     start, end, name, row = max(records, key=lambda r: r[1] - r[0])
     if end - start > MAX_STEP_NS:
         return name, row, (f"{_what(trace, name, row)} runs for {_long(end - start)}, more than the day no op of a "
@@ -471,6 +478,8 @@ def span_fault(trace: Trace) -> tuple[str, int, str] | None:
         if begin - reach > gap:
             gap, at = begin - reach, i
         reach = max(reach, finish)
+    if gap == 0:  # records that follow one another without a gap: none stands out
+        return whole
     before, after = records[:at], records[at:]
     if len(before) <= len(after):
         _, _, name, row = before[0]
@@ -478,7 +487,6 @@ def span_fault(trace: Trace) -> tuple[str, int, str] | None:
     else:
         _, _, name, row = max(after, key=lambda r: r[1])
         where = f"starts {_long(gap)} after the step's other {len(before)} records end"
-    lasts = int(long["end_ns"].iloc[0]) - int(long["start_ns"].iloc[0])
     return name, row, (f"{_what(trace, name, row)} {where} (step {step} lasts {_long(lasts)}, more than the day no "
                        "training step takes): a time in the trace is wrong")
 

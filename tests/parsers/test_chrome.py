@@ -74,6 +74,25 @@ def test_a_timeline_event_at_ts_0_among_epoch_times_is_refused_naming_it(tmp_pat
         "training step takes): a time in the trace is wrong")
 
 
+def test_a_step_of_records_each_under_a_day_lasting_more_is_refused_naming_the_step(tmp_path: pathlib.Path) -> None:
+    """Two ops of 0.93 days each, the second starting before the first ends, make a step of 1.7 days without a gap
+    that one record stands apart by: the step is named (the search for the record on the short side of the longest
+    gap found none)."""
+    mlp = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "mlp"
+    doc = json.loads((mlp / "step_000.json").read_text())
+    events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    start = min(e["ts"] for e in events)
+    first, second = [e for e in events if e["name"] != "RecvTensor"][:2]
+    first["ts"], first["dur"] = start, 80_000 * 10**6
+    second["ts"], second["dur"] = start + 70_000 * 10**6, 80_000 * 10**6
+    path = tmp_path / "step_000.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TraceContentError) as info:
+        read_trace(path)
+    assert str(info.value) == (f"{path}: step 0 lasts 1.7 days, more than the day no training step takes: a time in "
+                               "the trace is wrong")
+
+
 def test_tf_timeline_op_inputs_become_graph_edges(model_dir: pathlib.Path) -> None:
     chrome = read_trace(model_dir / "step_000.json")
     proto = read_trace(model_dir / "step_000.pb")
