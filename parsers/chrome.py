@@ -42,6 +42,7 @@ from parsers.trace import (
     MAX_STEP,
     MAX_TIME_NS,
     NULLABLE_TEXT,
+    ONCE_EACH,
     SCHEMAS,
     Locate,
     Trace,
@@ -50,6 +51,7 @@ from parsers.trace import (
     make_table,
     printable,
     read_once,
+    repeated_record,
     source_of,
     trace_from,
 )
@@ -520,10 +522,13 @@ def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
     processes = _process_names(events, source)
     ops: list[dict[str, Any]] = []
     transfers: list[dict[str, Any]] = []
+    at: dict[str, list[str]] = {"ops": [], "transfers": []}  # each row's event
     for e, where in _complete_events(events, source):
         args = e.get("args")
         if not isinstance(args, dict):
             raise TraceContentError(f"{where}: tracegen event without 'args'")
+        if e.get("cat") in ("op", "transfer"):
+            at["ops" if e.get("cat") == "op" else "transfers"].append(where)
         if e.get("cat") == "op":
             pid = _integer(e.get("pid"), _PID_BOUNDS, where, ".pid")
             if pid not in processes:
@@ -541,11 +546,18 @@ def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
         raise TraceFormatError(f"{source}: 'tracegen.tables' missing")
     built = {name: _own_table(name, tables.get(name), source)
              for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps")}
+    records = {"ops": make_table("ops", ops, where=source),
+               "transfers": make_table("transfers", transfers, where=source)}
+    for name, frame in records.items():  # as the tables' reader refuses them: tracegen writes each record once
+        if (repeat := repeated_record(name, frame)) is not None:
+            first = at[name][repeat[1]].removeprefix(f"{source}: ")
+            raise TraceContentError(f"{at[name][repeat[0]]}: repeats {first} exactly (tracegen writes each record "
+                                    "once: was the file edited?)")
     return trace_from(
         source, source=source_of(source, _text(extra.get("source", source), f"{source}: tracegen.source")),
         source_format=_text(extra.get("source_format", ""), f"{source}: tracegen.source_format"),
-        ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
-        lost=_own_lost(extra.get("lost"), source), skipped=_own_skipped(extra.get("skipped"), source), **built)
+        lost=_own_lost(extra.get("lost"), source), skipped=_own_skipped(extra.get("skipped"), source), **records,
+        **built)
 
 
 def _own_table(name: str, table: Any, source: str) -> pd.DataFrame:
@@ -564,8 +576,12 @@ def _own_table(name: str, table: Any, source: str) -> pd.DataFrame:
         at = f"{where}.rows[{r}]"
         for column, key, value in zip(columns, keys, row, strict=True):
             _cell(name, column, value, at, key)
-    return make_table(name, pd.DataFrame(rows, columns=columns), where=source,
-                      position=lambda r: f"tracegen.tables.{name}.rows[{r}]")
+    frame = make_table(name, pd.DataFrame(rows, columns=columns), where=source,
+                       position=lambda r: f"tracegen.tables.{name}.rows[{r}]")
+    if name in ONCE_EACH and (repeat := repeated_record(name, frame)) is not None:
+        raise TraceFormatError(f"{where}.rows[{repeat[0]}]: repeats rows[{repeat[1]}] exactly (tracegen writes each "
+                               "record once: was the file edited?)")
+    return frame
 
 
 def _own_lost(lost: Any, source: str) -> tuple[str, ...]:

@@ -37,7 +37,7 @@ from parsers.trace import (
     Trace,
     make_table,
     printable,
-    repeated_row,
+    repeated_record,
     row_naming,
     source_of,
     step_fault,
@@ -100,16 +100,6 @@ def table_files(in_dir: pathlib.Path) -> list[pathlib.Path]:
     return table_paths(in_dir, _manifest(in_dir / MANIFEST)["table_format"])
 
 
-def _repeated(name: str, frame: pd.DataFrame) -> tuple[int, int] | None:
-    """:func:`parsers.trace.repeated_row` of table ``name``, leaving out the transfers whose tensor name the format
-    lost (TF's timeline JSON): two received at the same moment, on two threads, are two equal rows."""
-    if name != "transfers":
-        return repeated_row(frame)
-    named = frame[frame["tensor_name"].notna()]
-    repeat = repeated_row(named.reset_index(drop=True))
-    return None if repeat is None else (int(named.index[repeat[0]]), int(named.index[repeat[1]]))
-
-
 def is_table_dir(path: pathlib.Path) -> bool:
     """Whether ``path`` is a directory written by :func:`write_tables`."""
     return path.is_dir() and (path / MANIFEST).is_file()
@@ -136,7 +126,7 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
         except (ValueError, TypeError, OverflowError, OSError, _ARROW.ArrowException) as exc:  # OSError: pyarrow's
             raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None  # corrupt column data
         tables[name] = make_table(name, frame, where=str(path), position=positions[name])
-        if name in ONCE_EACH and (repeat := _repeated(name, tables[name])) is not None:  # a file joined to itself
+        if name in ONCE_EACH and (repeat := repeated_record(name, tables[name])) is not None:  # a file joined to itself
             at, earlier = row_naming(name, str(path), positions[name]), positions[name] or (lambda r: f"row {r}")
             raise SchemaError(f"{at(repeat[0])}: repeats {earlier(repeat[1])} exactly (a table holds each "
                                    "record once: was the file joined to itself?)")

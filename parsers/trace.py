@@ -323,6 +323,17 @@ def repeated_row(frame: pd.DataFrame) -> tuple[int, int] | None:
     return row, int((group == group[row]).argmax())
 
 
+def repeated_record(name: str, frame: pd.DataFrame) -> tuple[int, int] | None:
+    """:func:`repeated_row` of table ``name`` (one of :data:`ONCE_EACH`), leaving out the transfers whose tensor
+    name the format lost (TF's timeline JSON): two received at the same moment, on two threads, are two equal
+    rows."""
+    if name != "transfers":
+        return repeated_row(frame)
+    named = frame[frame["tensor_name"].notna()]
+    repeat = repeated_row(named.reset_index(drop=True))
+    return None if repeat is None else (int(named.index[repeat[0]]), int(named.index[repeat[1]]))
+
+
 def check_table(name: str, frame: pd.DataFrame) -> None:
     """Raise SchemaError unless ``frame`` has exactly table ``name``'s columns, in order, with its dtypes."""
     schema = SCHEMAS[name]

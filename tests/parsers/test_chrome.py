@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parsers import TraceContentError, read_trace
+from parsers import TraceContentError, TraceFormatError, read_trace
 from parsers.chrome import ChromeWriter, assign_lanes, format_us, json_members, json_text, write_trace
 from parsers.perfetto import check_perfetto
 
@@ -91,6 +91,28 @@ def test_a_step_of_records_each_under_a_day_lasting_more_is_refused_naming_the_s
         read_trace(path)
     assert str(info.value) == (f"{path}: step 0 lasts 1.7 days, more than the day no training step takes: a time in "
                                "the trace is wrong")
+
+
+def test_own_chrome_with_a_record_repeated_is_refused_naming_both(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """tracegen writes each record once, and its tables' reader refuses a repeated row (a file joined to itself);
+    its Chrome JSON with an op event or a variable's row repeated read silently, and its tables then did not."""
+    path = tmp_path / "own.json"
+    write_trace(read_trace(step_pb), path)
+    doc = json.loads(path.read_text())
+    i = next(i for i, e in enumerate(doc["traceEvents"]) if e.get("cat") == "op")
+    doc["traceEvents"].append(dict(doc["traceEvents"][i]))
+    (tmp_path / "ops.json").write_text(json.dumps(doc))
+    with pytest.raises(TraceContentError) as info:
+        read_trace(tmp_path / "ops.json")
+    assert str(info.value) == (f"{tmp_path / 'ops.json'}: traceEvents[{len(doc['traceEvents']) - 1}]: repeats "
+                               f"traceEvents[{i}] exactly (tracegen writes each record once: was the file edited?)")
+    doc = json.loads(path.read_text())
+    rows = doc["tracegen"]["tables"]["variables"]["rows"]
+    rows.append(list(rows[0]))
+    (tmp_path / "variables.json").write_text(json.dumps(doc))
+    with pytest.raises(TraceFormatError, match=rf"tracegen\.tables\.variables\.rows\[{len(rows) - 1}\]: repeats "
+                                               r"rows\[0\] exactly"):
+        read_trace(tmp_path / "variables.json")
 
 
 def test_tf_timeline_op_inputs_become_graph_edges(model_dir: pathlib.Path) -> None:

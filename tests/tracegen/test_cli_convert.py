@@ -254,8 +254,8 @@ def test_two_timeline_transfers_of_one_moment_convert_to_tables_that_read_back(
     (trace / "step_001.json").write_text(json.dumps(doc))
     expected = _inspected(trace, capsys)
     assert expected["pull_count_recorded_per_step"] == [6] and expected["skipped"] == {}
-    for to in ("csv", "parquet"):
-        out = tmp_path / to
+    for to in ("csv", "parquet", "chrome"):
+        out = tmp_path / to if to != "chrome" else tmp_path / "chrome" / "t.json"
         assert main(["convert", str(trace), "--to", to, str(out)]) == 0
         assert "note:" not in capsys.readouterr().out  # nothing read once: both kept
         assert _inspected(out, capsys) == expected
