@@ -93,7 +93,8 @@ def test_a_step_of_records_each_under_a_day_lasting_more_is_refused_naming_the_s
                                "the trace is wrong")
 
 
-def test_own_chrome_with_a_record_repeated_is_refused_naming_both(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+def test_own_chrome_with_a_record_repeated_is_refused_naming_both(step_pb: pathlib.Path,
+                                                                  tmp_path: pathlib.Path) -> None:
     """tracegen writes each record once, and its tables' reader refuses a repeated row (a file joined to itself);
     its Chrome JSON with an op event or a variable's row repeated read silently, and its tables then did not."""
     path = tmp_path / "own.json"
