@@ -42,12 +42,16 @@ from parsers.trace import (
     MAX_STEP,
     MAX_TIME_NS,
     NULLABLE_TEXT,
+    ONCE_EACH,
     SCHEMAS,
+    Locate,
     Trace,
     device_role,
     direction_of,
     make_table,
     printable,
+    read_once,
+    repeated_record,
     source_of,
     trace_from,
 )
@@ -425,7 +429,7 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
         lane = _integer(e.get("tid", 0), BOUNDS["ops"]["lane"], where, ".tid")
         if name == "RecvTensor":
             transfers.append({"step": 0, "tensor_name": None, "src_device": None, "dst_device": device,
-                              "direction": direction_of(None, device), "size_bytes": None} | span)
+                              "direction": direction_of(None, device), "size_bytes": None, "lane": lane} | span)
             continue
         node_name = _text(args.get("name", name), where, ".args.name")
         op_type = _text(args.get("op", name), where, ".args.op")
@@ -437,10 +441,13 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
         raise TraceContentError(f"{source}: Chrome trace has no complete ('X') events")
     if not ops and not transfers:
         raise TraceContentError(f"{source}: no events in any '<device> Compute' process: not a TF timeline")
+    # an event repeated exactly is read once; two transfers of one moment on two threads are two ('lane' is
+    # no column of the transfers table, and is left out of it)
+    ops, transfers = read_once(ops, skipped), read_once(transfers, skipped)
     starts = [r["start_ns"] for r in ops + transfers]
     ends = [r["start_ns"] + r["dur_ns"] for r in ops + transfers]
     trace = trace_from(
-        source, source=source, source_format="tf-timeline-json",
+        source, _locator(events, source), source=source, source_format="tf-timeline-json",
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
         graph_nodes=make_table("graph_nodes", [{"device": d, "node_name": n, "op_type": t}
                                                for (d, n), t in nodes.items()], where=source),
@@ -455,6 +462,23 @@ def _read_tf(events: Sequence[Any], source: str) -> Trace:
         raise TraceContentError(f"{source}: no device of job 'worker' in the trace (devices: "
                                 f"{quoted(', '.join(trace.devices), 120)})")
     return trace
+
+
+def _locator(events: Sequence[Any], source: str) -> Locate:
+    """Where in ``events`` a TF timeline's op or transfer row was read from: ``SOURCE: traceEvents[22]``."""
+    def locate(table: str, record: Mapping[str, Any]) -> str | None:
+        wanted = record["node_name"] if table == "ops" else "RecvTensor"
+        for e, where in _complete_events(events, source):
+            args = e.get("args")
+            if not isinstance(args, dict):
+                args = {}
+            if (args.get("name", e.get("name")) if table == "ops" else e.get("name")) != wanted:
+                continue
+            with contextlib.suppress(TraceContentError):  # an event not read (another process's): not this one
+                if _span(e, where) == {"start_ns": record["start_ns"], "dur_ns": record["dur_ns"]}:
+                    return where
+        return None
+    return locate
 
 
 def _inputs(args: dict[str, Any], where: str) -> Iterable[tuple[str, int]]:
@@ -498,10 +522,13 @@ def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
     processes = _process_names(events, source)
     ops: list[dict[str, Any]] = []
     transfers: list[dict[str, Any]] = []
+    at: dict[str, list[str]] = {"ops": [], "transfers": []}  # each row's event
     for e, where in _complete_events(events, source):
         args = e.get("args")
         if not isinstance(args, dict):
             raise TraceContentError(f"{where}: tracegen event without 'args'")
+        if e.get("cat") in ("op", "transfer"):
+            at["ops" if e.get("cat") == "op" else "transfers"].append(where)
         if e.get("cat") == "op":
             pid = _integer(e.get("pid"), _PID_BOUNDS, where, ".pid")
             if pid not in processes:
@@ -519,11 +546,18 @@ def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
         raise TraceFormatError(f"{source}: 'tracegen.tables' missing")
     built = {name: _own_table(name, tables.get(name), source)
              for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps")}
+    records = {"ops": make_table("ops", ops, where=source),
+               "transfers": make_table("transfers", transfers, where=source)}
+    for name, frame in records.items():  # as the tables' reader refuses them: tracegen writes each record once
+        if (repeat := repeated_record(name, frame)) is not None:
+            first = at[name][repeat[1]].removeprefix(f"{source}: ")
+            raise TraceContentError(f"{at[name][repeat[0]]}: repeats {first} exactly (tracegen writes each record "
+                                    "once: was the file edited?)")
     return trace_from(
         source, source=source_of(source, _text(extra.get("source", source), f"{source}: tracegen.source")),
         source_format=_text(extra.get("source_format", ""), f"{source}: tracegen.source_format"),
-        ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
-        lost=_own_lost(extra.get("lost"), source), skipped=_own_skipped(extra.get("skipped"), source), **built)
+        lost=_own_lost(extra.get("lost"), source), skipped=_own_skipped(extra.get("skipped"), source), **records,
+        **built)
 
 
 def _own_table(name: str, table: Any, source: str) -> pd.DataFrame:
@@ -542,8 +576,12 @@ def _own_table(name: str, table: Any, source: str) -> pd.DataFrame:
         at = f"{where}.rows[{r}]"
         for column, key, value in zip(columns, keys, row, strict=True):
             _cell(name, column, value, at, key)
-    return make_table(name, pd.DataFrame(rows, columns=columns), where=source,
-                      position=lambda r: f"tracegen.tables.{name}.rows[{r}]")
+    frame = make_table(name, pd.DataFrame(rows, columns=columns), where=source,
+                       position=lambda r: f"tracegen.tables.{name}.rows[{r}]")
+    if name in ONCE_EACH and (repeat := repeated_record(name, frame)) is not None:
+        raise TraceFormatError(f"{where}.rows[{repeat[0]}]: repeats rows[{repeat[1]}] exactly (tracegen writes each "
+                               "record once: was the file edited?)")
+    return frame
 
 
 def _own_lost(lost: Any, source: str) -> tuple[str, ...]:

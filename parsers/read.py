@@ -232,26 +232,54 @@ def trace_inputs(path: str | os.PathLike[str]) -> list[pathlib.Path]:
 
 
 def would_join(path: pathlib.Path, trace: str | os.PathLike[str]) -> bool:
-    """Whether a new file at ``path`` would change what :func:`read_trace` reads of ``trace``, a folder: written
-    where the folder's trace files are (:func:`trace_inputs`), it would be read as one more of them (a Chrome JSON
-    beside the folder's one Chrome JSON step, a RunMetadata file beside its RunMetadata steps), or have the folder
-    refused (a trace file of no profiled host beside a TF2 profile's, any trace file beside converted tables). A
-    Chrome JSON beside RunMetadata steps is passed over for them, as a file named after a profiled host is: no."""
-    if (not pathlib.Path(trace).is_dir() or path.name in (*BESIDE, MANIFEST)
-            or not path.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES + XPLANE_SUFFIXES)):
+    """Whether a new file at ``path`` would change what :func:`read_trace` reads of ``trace``, a folder or a glob
+    pattern: written where the folder's trace files are (:func:`trace_inputs`), or where the pattern matches it, it
+    would be read as one more of them (a Chrome JSON beside the folder's one Chrome JSON step, a RunMetadata file
+    beside its RunMetadata steps), or have the trace refused (a trace file of no profiled host beside a TF2
+    profile's, any trace file beside converted tables). A Chrome JSON beside RunMetadata steps is passed over for
+    them, as a file named after a profiled host is: no."""
+    if path.name in (*BESIDE, MANIFEST) or not path.name.endswith(PROTO_SUFFIXES + JSON_SUFFIXES + XPLANE_SUFFIXES):
         return False
+    if is_pattern(trace):
+        return _would_match(path, os.fspath(trace))
     folder = os.path.realpath(path.parent)
-    read_here = [p for p in trace_inputs(trace) if os.path.realpath(p.parent) == folder]
+    read_here = [p for p in trace_inputs(trace) if os.path.realpath(p.parent) == folder] if pathlib.Path(
+        trace).is_dir() else []  # a file: nothing joins it
     if not read_here:
         return False
     if is_table_dir(read_here[0].parent):
         return True
     if profiles := [p for p in read_here if p.name.endswith(PROFILE_SUFFIXES)]:
-        hosts = {host_name(str(p)) for p in profiles}
-        return path.name.endswith(PROFILE_SUFFIXES) or not any(path.name.startswith(f"{h}.") for h in hosts)
+        return _joins_profile(path, profiles)
     there = read_here[0].parent
     listed = _files(there.iterdir(), str(there), lambda p: not p.name.startswith("."))
     return there / path.name in _chosen(sorted({*listed, there / path.name}))
+
+
+def is_pattern(trace: str | os.PathLike[str]) -> bool:
+    """Whether :func:`read_trace` reads ``trace`` as a glob pattern: it names nothing as it is, and holds magic."""
+    text = os.fspath(trace)
+    return bool(text) and "\0" not in text and not os.path.lexists(text) and glob.has_magic(text)
+
+
+def _would_match(path: pathlib.Path, pattern: str) -> bool:
+    """:func:`would_join` of a glob ``pattern``: whether ``path`` matches it (``*`` matching no leading dot, as
+    glob's does not) and would be chosen among its matches, or have them refused beside a TF2 profile's."""
+    if path.name.startswith(".") and not pathlib.PurePath(pattern).name.startswith("."):
+        return False
+    if not pathlib.PurePath(os.path.abspath(path)).match(os.path.abspath(pattern)):  # noqa: PTH100 - a pattern
+        return False
+    matches = _files((pathlib.Path(p) for p in glob.iglob(pattern)), pattern, lambda _: True)  # noqa: PTH207
+    if profiles := [p for p in matches if p.name.endswith(XPLANE_SUFFIXES)]:  # as _read_many tells a profile
+        return _joins_profile(path, profiles)
+    return path in _chosen(sorted({*matches, path}))
+
+
+def _joins_profile(path: pathlib.Path, profiles: list[pathlib.Path]) -> bool:
+    """Whether a trace file at ``path`` would be read with a TF2 profile's host files ``profiles``, or have them
+    refused: a host's file is; one named after a profiled host (its other tools' files) is passed over."""
+    hosts = {host_name(str(p)) for p in profiles}
+    return path.name.endswith(PROFILE_SUFFIXES) or not any(path.name.startswith(f"{h}.") for h in hosts)
 
 
 def _chosen(paths: list[pathlib.Path]) -> list[pathlib.Path]:

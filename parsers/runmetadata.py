@@ -12,7 +12,7 @@ import dataclasses
 import itertools
 import pathlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from google.protobuf import message, text_format
@@ -22,7 +22,17 @@ from parsers.files import not_utf8_at
 from parsers.labels import parse_op_type, parse_recv_label, split_input
 from parsers.limits import MAX_RECORDS, SCAN_BYTES, check_text_shape, check_wire_shape, check_wire_text
 from parsers.proto import tf_trace_pb2 as pb
-from parsers.trace import MAX_DUR_NS, MAX_SIZE_BYTES, MAX_TIME_NS, Trace, direction_of, make_table, trace_from
+from parsers.trace import (
+    MAX_DUR_NS,
+    MAX_SIZE_BYTES,
+    MAX_TIME_NS,
+    Locate,
+    Trace,
+    direction_of,
+    make_table,
+    read_once,
+    trace_from,
+)
 
 RECV_TENSOR = "RecvTensor"
 UNGRAPHED = ("", RECV_TENSOR, "_SOURCE")  # records that name no partition-graph node
@@ -222,8 +232,9 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
     _check_steps_follow(step_rows)
     graphs = [(f"{s.source}: {label}", g) for s in steps for label, g in _partition_graphs(s.metadata)]
     nodes, edges, rendezvous, variables = _read_graphs(graphs, skipped)
+    ops, transfers = read_once(ops, skipped), read_once(transfers, skipped)
     trace = trace_from(
-        source, source=source, source_format=source_format,
+        source, _locator(steps), source=source, source_format=source_format,
         ops=make_table("ops", ops, where=source), transfers=make_table("transfers", transfers, where=source),
         graph_nodes=make_table("graph_nodes", nodes, where=source),
         graph_edges=make_table("graph_edges", edges, where=source),
@@ -235,6 +246,20 @@ def read_steps(steps: Sequence[StepFile], source: str, source_format: str) -> Tr
     )
     check_has_worker(trace)
     return trace
+
+
+def _locator(steps: Sequence[StepFile]) -> Locate:
+    """Where an op or transfer row was read from: ``step_000.pb: dev_stats[1].node_stats[4]``."""
+    def locate(table: str, record: Mapping[str, Any]) -> str | None:
+        step = steps[int(record["step"])]
+        device, name = (record["device"], record["node_name"]) if table == "ops" else (record["dst_device"],
+                                                                                       RECV_TENSOR)
+        for d, dev in enumerate(step.metadata.step_stats.dev_stats):
+            for n, node in enumerate(dev.node_stats if dev.device == device else ()):
+                if node.node_name == name and _times_ns(node, "") == (record["start_ns"], record["dur_ns"]):
+                    return f"{step.source}: dev_stats[{d}].node_stats[{n}]"
+        return None
+    return locate
 
 
 def _check_graphs(step: StepFile) -> frozenset[tuple[str, str]]:

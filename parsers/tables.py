@@ -3,7 +3,8 @@
 Columns are exactly the schemas of :mod:`parsers.trace`. A directory written here reads back (``read_tables``,
 or ``read_trace`` on the directory) into an equal Trace. Every row of a CSV table ends with a line break: a file
 whose last row has none was cut short, and is refused. A row that repeats an earlier one exactly is refused in the
-tables where no trace holds a record twice (``parsers.trace.ONCE_EACH``): the file was joined to itself.
+tables where no trace holds a record twice (``parsers.trace.ONCE_EACH``; transfers whose tensor name was lost aside):
+the file was joined to itself.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from parsers.trace import (
     Trace,
     make_table,
     printable,
-    repeated_row,
+    repeated_record,
     row_naming,
     source_of,
     step_fault,
@@ -125,7 +126,7 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
         except (ValueError, TypeError, OverflowError, OSError, _ARROW.ArrowException) as exc:  # OSError: pyarrow's
             raise TraceFormatError(f"{path}: cannot read table {name!r}: {exc}") from None  # corrupt column data
         tables[name] = make_table(name, frame, where=str(path), position=positions[name])
-        if name in ONCE_EACH and (repeat := repeated_row(tables[name])) is not None:  # a file joined to itself
+        if name in ONCE_EACH and (repeat := repeated_record(name, tables[name])) is not None:  # a file joined to itself
             at, earlier = row_naming(name, str(path), positions[name]), positions[name] or (lambda r: f"row {r}")
             raise SchemaError(f"{at(repeat[0])}: repeats {earlier(repeat[1])} exactly (a table holds each "
                                    "record once: was the file joined to itself?)")

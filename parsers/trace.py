@@ -77,7 +77,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from parsers.errors import SchemaError, quoted
+from parsers.errors import SchemaError, TraceContentError, quoted
 
 STR = "string"
 INT = "int64"
@@ -287,8 +287,29 @@ def step_fault(tables: Mapping[str, pd.DataFrame]) -> tuple[str, int, str] | Non
 
 
 # Tables in which no trace holds a record twice: an op runs, a tensor is received, a node, a rendezvous key or a
-# variable is listed once. (Not graph_edges: ``Mul(x, x)`` has two equal input edges; steps: see step_fault.)
+# variable is listed once. (Not graph_edges: ``Mul(x, x)`` has two equal input edges; steps: see step_fault.) The
+# readers of TensorFlow's files read a record it wrote twice once (:func:`read_once`). A transfer whose tensor name
+# the format lost (TF's timeline JSON) is no record of its own: two received at the same moment are equal rows.
 ONCE_EACH = ("ops", "transfers", "graph_nodes", "rendezvous", "variables")
+REPEATED_RECORDS = "records TensorFlow wrote twice, exactly the same (node, device, times, thread): read once"
+
+
+def read_once(rows: Sequence[dict[str, Any]], skipped: dict[str, int],
+              key: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None) -> list[dict[str, Any]]:
+    """``rows`` (of ops or transfers, as a reader builds them) without those that repeat an earlier one exactly,
+    each ``key`` the same (default: every value), counted in ``skipped`` under :data:`REPEATED_RECORDS`. A
+    RunMetadata's step stats can hold one node's record twice, every field the same: read twice, the ops counted
+    one more a step, and the tables written from it were refused as a file joined to itself."""
+    seen: set[tuple[Any, ...]] = set()
+    kept = []
+    for row in rows:
+        mark = key(row) if key is not None else tuple(row.values())
+        if mark not in seen:
+            seen.add(mark)
+            kept.append(row)
+    if len(kept) < len(rows):
+        skipped[REPEATED_RECORDS] = skipped.get(REPEATED_RECORDS, 0) + len(rows) - len(kept)
+    return kept
 
 
 def repeated_row(frame: pd.DataFrame) -> tuple[int, int] | None:
@@ -300,6 +321,17 @@ def repeated_row(frame: pd.DataFrame) -> tuple[int, int] | None:
         return None
     row = int(repeats.argmax())
     return row, int((group == group[row]).argmax())
+
+
+def repeated_record(name: str, frame: pd.DataFrame) -> tuple[int, int] | None:
+    """:func:`repeated_row` of table ``name`` (one of :data:`ONCE_EACH`), leaving out the transfers whose tensor
+    name the format lost (TF's timeline JSON): two received at the same moment, on two threads, are two equal
+    rows."""
+    if name != "transfers":
+        return repeated_row(frame)
+    named = frame[frame["tensor_name"].notna()]
+    repeat = repeated_row(named.reset_index(drop=True))
+    return None if repeat is None else (int(named.index[repeat[0]]), int(named.index[repeat[1]]))
 
 
 def check_table(name: str, frame: pd.DataFrame) -> None:
@@ -393,10 +425,86 @@ def source_of(read_from: str, recorded: str) -> str:
     return read_from if recorded in ("", read_from) else f"{read_from} (from {recorded})"
 
 
-def trace_from(read_from: str, **fields: Any) -> Trace:
+Locate = Callable[[str, Mapping[str, Any]], "str | None"]  # (table, row) → the file and the record's place in it
+
+
+def trace_from(read_from: str, locate: Locate | None = None, /, **fields: Any) -> Trace:
     """A :class:`Trace` of ``fields``; a :class:`SchemaError` names ``read_from``, the file being read (the
-    trace's own ``source`` may name where it was first captured)."""
+    trace's own ``source`` may name where it was first captured). A step that lasts more than
+    :data:`MAX_STEP_NS` is refused (:func:`span_fault`), naming the record that makes it so: where ``locate``
+    finds it in the file read (``step_000.pb: dev_stats[1].node_stats[4]``, ``t.json: traceEvents[22]``), else
+    by its table's row."""
     try:
-        return Trace(**fields)
+        trace = Trace(**fields)
     except SchemaError as exc:
         raise SchemaError(f"{read_from}: {exc}") from None
+    fault = span_fault(trace)
+    if fault is not None:
+        name, row, why = fault
+        record = getattr(trace, name).iloc[row].to_dict()
+        found = locate(name, record) if locate is not None and name != "steps" else None
+        where = found or (read_from if name == "steps" else row_naming(name, read_from)(row))
+        raise TraceContentError(f"{where}: {why}")
+    return trace
+
+
+MAX_STEP_NS = 24 * 3600 * 10**9  # a day: no training step, nor any op or gap in one, lasts longer
+_YEAR_NS = 365.25 * 24 * 3600 * 10**9
+
+
+def _long(ns: int) -> str:
+    """A span of more than a day, as a person reads it: ``2.0 days``, ``56.9 years``."""
+    return f"{ns / _YEAR_NS:.1f} years" if ns >= _YEAR_NS else f"{ns / MAX_STEP_NS:.1f} days"
+
+
+def span_fault(trace: Trace) -> tuple[str, int, str] | None:
+    """The record that makes the first step lasting more than :data:`MAX_STEP_NS` so, as (table, row, what is
+    wrong): one op's time read wrong (a start of 0 in a timeline of epoch microseconds) made a step of 56 years,
+    which inspect reported as the step time. The record that runs for more than a day, else the one on the side of
+    the step's longest gap with fewer records, else (no record, or none apart) the step; None when every step is
+    shorter."""
+    steps = trace.steps
+    long = steps[(steps["end_ns"] - steps["start_ns"]) > MAX_STEP_NS]
+    if long.empty:
+        return None
+    step = int(long["step"].iloc[0])
+    records = []  # (start, end, table, row) of the step's records
+    for name in ("ops", "transfers"):
+        frame = getattr(trace, name)
+        mine = frame[frame["step"] == step]
+        records += [(int(s), int(s) + int(d), name, int(r))
+                    for r, s, d in zip(mine.index, mine["start_ns"], mine["dur_ns"], strict=True)]
+    records.sort()
+    lasts = int(long["end_ns"].iloc[0]) - int(long["start_ns"].iloc[0])
+    whole = "steps", int(long.index[0]), (f"step {step} lasts {_long(lasts)}, more than the day no training step "
+                                          "takes: a time in the trace is wrong")
+    if not records:  # a TF2 step's window, holding no record
+        return whole
+    start, end, name, row = max(records, key=lambda r: r[1] - r[0])
+    if end - start > MAX_STEP_NS:
+        return name, row, (f"{_what(trace, name, row)} runs for {_long(end - start)}, more than the day no op of a "
+                           "training step takes: a time in the trace is wrong")
+    gap, at, reach = 0, 0, records[0][1]
+    for i, (begin, finish, _, _) in enumerate(records[1:], start=1):
+        if begin - reach > gap:
+            gap, at = begin - reach, i
+        reach = max(reach, finish)
+    if gap == 0:  # records that follow one another without a gap: none stands out
+        return whole
+    before, after = records[:at], records[at:]
+    if len(before) <= len(after):
+        _, _, name, row = before[0]
+        where = f"ends {_long(gap)} before the step's other {len(after)} records start"
+    else:
+        _, _, name, row = max(after, key=lambda r: r[1])
+        where = f"starts {_long(gap)} after the step's other {len(before)} records end"
+    return name, row, (f"{_what(trace, name, row)} {where} (step {step} lasts {_long(lasts)}, more than the day no "
+                       "training step takes): a time in the trace is wrong")
+
+
+def _what(trace: Trace, name: str, row: int) -> str:
+    """Record ``row`` of table ``name`` in words: ``op 'Relu'``, ``transfer 'edge_3_w/read'``."""
+    if name == "ops":
+        return f"op {quoted(trace.ops['node_name'].iloc[row])}"
+    tensor = trace.transfers["tensor_name"].iloc[row]
+    return f"transfer {quoted(tensor if isinstance(tensor, str) else 'RecvTensor')}"

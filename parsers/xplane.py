@@ -61,6 +61,7 @@ from parsers.trace import (
     device_role,
     direction_of,
     make_table,
+    read_once,
     trace_from,
 )
 from parsers.xgraph import partition_tables
@@ -167,6 +168,7 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
         if len(kept) < len(ops):
             tally(skipped, "op events of no node of the step function's graphs (runtime events)", len(ops) - len(kept))
         ops = kept
+    ops, transfers = read_once(ops, skipped), read_once(transfers, skipped)
     first = {s: min((r["start_ns"] for r in ops + transfers if r["step"] == s), default=w[0])
              for s, w in enumerate(windows)}
     last = {s: max((r["start_ns"] + r["dur_ns"] for r in ops + transfers if r["step"] == s), default=w[1])

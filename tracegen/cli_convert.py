@@ -22,8 +22,9 @@ from parsers import read_trace
 from parsers.atomic import staged_set
 from parsers.chrome import write_trace
 from parsers.files import read_file
-from parsers.read import BESIDE, beside_dir, side_files, trace_files_in, trace_inputs, would_join
+from parsers.read import BESIDE, beside_dir, is_pattern, side_files, trace_files_in, trace_inputs, would_join
 from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, write_tables
+from parsers.trace import REPEATED_RECORDS
 from tracegen.errors import ConfigError
 from tracegen.outputs import folders_made, output_file, refuse_existing, refuse_input
 
@@ -147,6 +148,9 @@ def run_convert(args: argparse.Namespace) -> int:
     if carried.remove:
         print(f"removed {', '.join(str(p) for p in carried.remove)}: the trace has none, and predict would have "
               "read it with the converted trace")
+    if repeated := trace.skipped.get(REPEATED_RECORDS):  # read once, as every command reads them: written once
+        print(f"note: {repeated} record(s) that TensorFlow wrote twice, exactly the same, are written once, as "
+              "they were read (inspect counts them under 'skipped')")
     return 0
 
 
@@ -202,13 +206,18 @@ def _check_not_trace_file(out: pathlib.Path, trace: str) -> None:
     """ConfigError, whatever ``--force`` says, when ``out`` is one of the trace files in a folder the trace is read
     from (:func:`parsers.read.trace_inputs`, :func:`parsers.read.trace_files_in`): one read, or one passed over
     for others of the same steps (TensorFlow's timeline JSON beside its RunMetadata). ``convert mlp --to chrome
-    mlp/step_000.json --force`` replaced TensorFlow's timeline of step 0 with tracegen's JSON of all three steps."""
+    mlp/step_000.json --force`` replaced TensorFlow's timeline of step 0 with tracegen's JSON of all three steps.
+    Also when a new file at ``out`` would become part of the trace (:func:`parsers.read.would_join`: read from
+    a folder, or matched by a glob pattern)."""
     for folder in dict.fromkeys(p.parent for p in trace_inputs(trace)):
         for listed in trace_files_in(folder):
             with contextlib.suppress(OSError):  # either not there: not the same file
                 if out.samefile(listed):
-                    raise ConfigError(f"{out}: one of the trace's own files in {folder}, not an earlier run's "
-                                      "output; write it elsewhere")
+                    raise ConfigError(f"{out}: one of the trace's own files, not an earlier run's output; write "
+                                      "it elsewhere")  # its folder is in its path: not named again
     if not os.path.lexists(out) and would_join(out, trace):
-        raise ConfigError(f"{out}: would be read with the trace's files in {out.parent} from then on (or have the "
-                          "folder refused as two traces); write it elsewhere")
+        if is_pattern(trace):  # its matches may lie in several folders
+            raise ConfigError(f"{out}: matches the trace's pattern {trace!r}, so would be read as part of it; "
+                              "write it elsewhere")
+        raise ConfigError(f"{out}: would be read with the trace's files beside it from then on (or have the folder "
+                          "refused as two traces); write it elsewhere")

@@ -38,16 +38,15 @@ from typing import Any
 import pandas as pd
 
 from parsers.errors import quoted
-from parsers.trace import PULL, PUSH, Trace, device_role, task_index
+from parsers.trace import MAX_STEP_NS, PULL, PUSH, Trace, device_role, task_index
 from tracegen.errors import ModelError
-from tracegen.units import format_duration
 from tracegen.wire import LinkEstimate, estimate_wire
 
 SEND_OPS = frozenset({"_Send", "_HostSend"})
 RECV_OPS = frozenset({"_Recv", "_HostRecv"})
 APPLY_PREFIXES = ("ResourceApply", "Apply", "AssignAdd", "AssignSub", "ResourceSparseApply", "SparseApply",
                   "ResourceScatter", "ScatterSub", "ScatterAdd")  # AssignSub: TF2's plain SGD, var.assign_sub
-MAX_TASK_NS = 24 * 3600 * 10**9  # a day: no op or gap of a training step takes longer
+MAX_TASK_NS = MAX_STEP_NS  # a day: no op or gap of a training step takes longer (the readers refuse a step that does)
 MAX_TRANSFER_BYTES = 1 << 44  # 16 TiB: more than any tensor; keeps byte arithmetic exact in floats
 
 
@@ -436,7 +435,6 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
                 zip(trace.steps["step"], trace.steps["start_ns"], trace.steps["end_ns"], strict=True)}
     order = _topological(g, trace.source)
     timings = [_timing(g, obs, step, step_len[step], order) for step in complete]
-    every_step = timings
     if timing == "representative":
         ordered = sorted(timings, key=lambda t: (t.step_ns, t.traced_step))
         timings = [ordered[(len(ordered) - 1) // 2]]
@@ -445,7 +443,6 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
             dur_ns=tuple(_median_int(t.dur_ns[i] for t in timings) for i in range(n)),
             delay_ns=tuple(min(t.delay_ns[i] for t in timings) for i in range(n)),
             step_ns=_median_int(t.step_ns for t in timings))]
-    _check_day(trace, g, timings, every_step)
     start_med = [_median_int(obs[t][s][0] for s in complete if s in obs[t]) for t in range(n)]
     rank = [0] * n
     for r, t in enumerate(sorted(range(n), key=lambda t: (start_med[t], t))):
@@ -478,28 +475,6 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
 
 
 TF2_FORMATS = ("xplane", "trace-viewer")
-
-
-def _check_day(trace: Trace, g: _Graph, timings: Sequence[StepTiming], every_step: Sequence[StepTiming]) -> None:
-    """Refuse, naming the trace, the step (and its file) and the op, a duration or gap of the ``timings`` used
-    that is longer than :data:`MAX_TASK_NS` (:class:`StepModel` refuses it too, as 'timing 0: delay_ns must be
-    ...', naming none of them): one op's time read wrong (a start of 1 µs in a step of today) makes a gap of
-    decades. Only where a timing used holds one, so what is read is what was; the first such in the traced steps
-    is named."""
-    if all(0 <= v <= MAX_TASK_NS for t in timings for v in (*t.dur_ns, *t.delay_ns)):
-        return
-    sources = dict(zip(trace.steps["step"].astype(int), trace.steps["source"].astype(str), strict=True))
-    for t in every_step:
-        for task, (dur, delay) in enumerate(zip(t.dur_ns, t.delay_ns, strict=True)):
-            if not (0 <= dur <= MAX_TASK_NS and 0 <= delay <= MAX_TASK_NS):
-                what = (f"runs for {format_duration(dur)}" if not 0 <= dur <= MAX_TASK_NS else
-                        f"starts {format_duration(delay)} after its inputs were ready")
-                first = sources.get(t.traced_step, trace.source)  # a converted trace's: where it was captured
-                raise ModelError(f"{trace.source}: traced step {t.traced_step}"
-                                 f"{f' ({first})' if first != trace.source else ''}: "
-                                 f"{quoted(g.names[task], 80)} {what}, more than the day no op or gap of a training "
-                                 f"step takes (the step spans {format_duration(t.step_ns)}): a time in the trace is "
-                                 "wrong")
 
 
 def _dispatch_gap_ns(trace: Trace, complete: Sequence[int]) -> int:

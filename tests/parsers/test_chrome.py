@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parsers import TraceContentError, read_trace
+from parsers import TraceContentError, TraceFormatError, read_trace
 from parsers.chrome import ChromeWriter, assign_lanes, format_us, json_members, json_text, write_trace
 from parsers.perfetto import check_perfetto
 
@@ -37,6 +37,83 @@ def test_tf_timeline_has_the_same_records_as_its_runmetadata(model_dir: pathlib.
         assert chrome.transfers["tensor_name"].isna().all() and chrome.transfers["size_bytes"].isna().all()
         assert sorted(chrome.transfers["direction"]) == sorted(proto.transfers["direction"])
         assert any("sizes" in lost for lost in chrome.lost)
+
+
+def test_a_timeline_event_repeated_exactly_is_read_once(tmp_path: pathlib.Path) -> None:
+    """TensorFlow's timeline of a step whose stats hold a record twice holds its event twice: an op and a
+    RecvTensor so were read as two, one op and one transfer a step too many."""
+    mlp = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "mlp"
+    doc = json.loads((mlp / "step_001.json").read_text())
+    ops = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    recv = next(e for e in ops if e["name"] == "RecvTensor")
+    op = next(e for e in ops if e["name"] != "RecvTensor")
+    doc["traceEvents"] += [dict(op), dict(recv)]
+    (tmp_path / "step_001.json").write_text(json.dumps(doc))
+    once, twice = read_trace(mlp / "step_001.json"), read_trace(tmp_path / "step_001.json")
+    assert twice.ops.equals(once.ops) and twice.transfers.equals(once.transfers)
+    assert twice.skipped == {**once.skipped, "records TensorFlow wrote twice, exactly the same (node, device, times, "
+                                             "thread): read once": 2}
+
+
+def test_a_timeline_event_at_ts_0_among_epoch_times_is_refused_naming_it(tmp_path: pathlib.Path) -> None:
+    """One event of a TF timeline at ts 0 among epoch microseconds made a step of 56.9 years, which inspect printed
+    as the step time (1796064589477.215 ms)."""
+    mlp = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "mlp"
+    doc = json.loads((mlp / "step_000.json").read_text())
+    i, event = next((i, e) for i, e in enumerate(doc["traceEvents"]) if e.get("ph") == "X"
+                    and e["name"] != "RecvTensor")
+    event["ts"] = 0
+    path = tmp_path / "step_000.json"
+    path.write_text(json.dumps(doc))
+    whole = read_trace(mlp / "step_000.json")
+    with pytest.raises(TraceContentError) as info:
+        read_trace(path)
+    assert str(info.value) == (
+        f"{path}: traceEvents[{i}]: op {event['args']['name']!r} ends 56.9 years before the step's other "
+        f"{len(whole.ops) + len(whole.transfers) - 1} records start (step 0 lasts 56.9 years, more than the day no "
+        "training step takes): a time in the trace is wrong")
+
+
+def test_a_step_of_records_each_under_a_day_lasting_more_is_refused_naming_the_step(tmp_path: pathlib.Path) -> None:
+    """Two ops of 0.93 days each, the second starting before the first ends, make a step of 1.7 days without a gap
+    that one record stands apart by: the step is named (the search for the record on the short side of the longest
+    gap found none)."""
+    mlp = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "mlp"
+    doc = json.loads((mlp / "step_000.json").read_text())
+    events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    start = min(e["ts"] for e in events)
+    first, second = [e for e in events if e["name"] != "RecvTensor"][:2]
+    first["ts"], first["dur"] = start, 80_000 * 10**6
+    second["ts"], second["dur"] = start + 70_000 * 10**6, 80_000 * 10**6
+    path = tmp_path / "step_000.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TraceContentError) as info:
+        read_trace(path)
+    assert str(info.value) == (f"{path}: step 0 lasts 1.7 days, more than the day no training step takes: a time in "
+                               "the trace is wrong")
+
+
+def test_own_chrome_with_a_record_repeated_is_refused_naming_both(step_pb: pathlib.Path,
+                                                                  tmp_path: pathlib.Path) -> None:
+    """tracegen writes each record once, and its tables' reader refuses a repeated row (a file joined to itself);
+    its Chrome JSON with an op event or a variable's row repeated read silently, and its tables then did not."""
+    path = tmp_path / "own.json"
+    write_trace(read_trace(step_pb), path)
+    doc = json.loads(path.read_text())
+    i = next(i for i, e in enumerate(doc["traceEvents"]) if e.get("cat") == "op")
+    doc["traceEvents"].append(dict(doc["traceEvents"][i]))
+    (tmp_path / "ops.json").write_text(json.dumps(doc))
+    with pytest.raises(TraceContentError) as info:
+        read_trace(tmp_path / "ops.json")
+    assert str(info.value) == (f"{tmp_path / 'ops.json'}: traceEvents[{len(doc['traceEvents']) - 1}]: repeats "
+                               f"traceEvents[{i}] exactly (tracegen writes each record once: was the file edited?)")
+    doc = json.loads(path.read_text())
+    rows = doc["tracegen"]["tables"]["variables"]["rows"]
+    rows.append(list(rows[0]))
+    (tmp_path / "variables.json").write_text(json.dumps(doc))
+    with pytest.raises(TraceFormatError, match=rf"tracegen\.tables\.variables\.rows\[{len(rows) - 1}\]: repeats "
+                                               r"rows\[0\] exactly"):
+        read_trace(tmp_path / "variables.json")
 
 
 def test_tf_timeline_op_inputs_become_graph_edges(model_dir: pathlib.Path) -> None:

@@ -306,3 +306,57 @@ def test_a_text_step_that_is_not_utf8_names_its_line_and_byte(step_pb: pathlib.P
         read_trace(path)
     line = data[:at].count(b"\n") + 1
     assert str(info.value) == f"{path}: line {line}, byte {at}: text-format protobuf is not UTF-8"
+
+
+MLP = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "mlp"
+
+
+@pytest.mark.parametrize(("field", "said"), [
+    ("start", "op 'Relu' ends 56.9 years before the step's other {others} records start (step 0 lasts 56.9 years, "),
+    ("dur", "op 'Relu' runs for 2.0 days, more than the day no op of a training step takes"),
+], ids=["start", "dur"])
+def test_an_op_or_gap_longer_than_a_day_is_refused_as_the_step_is_read(tmp_path: pathlib.Path, field: str,
+                                                                       said: str) -> None:
+    """One op of a traced step moved to 1 µs (a clock read wrong) made a step of 57 years, and one recorded as
+    running two days a step longer than any: inspect reported them as the step time, and only predict, building a
+    model, refused them. Refused as read, naming the step's file, the record's place in it and the gap."""
+    run = pb.RunMetadata()
+    run.ParseFromString((MLP / "step_001.pb").read_bytes())
+    d, n, node = next((d, n, node) for d, dev in enumerate(run.step_stats.dev_stats) if "/job:worker" in dev.device
+                      for n, node in enumerate(dev.node_stats) if node.node_name == "Relu")
+    if field == "start":
+        node.all_start_micros, node.all_start_nanos = 1, 0
+    else:
+        node.all_end_rel_micros, node.all_end_rel_nanos = 2 * 86_400 * 10**6, 2 * 86_400 * 10**9
+    steps = tmp_path / "steps"  # of several steps, the message names the step's own file
+    steps.mkdir()
+    shutil.copy(MLP / "step_000.pb", steps)  # the step before it: one after it would overlap a 2-day op
+    (steps / "step_001.pb").write_bytes(run.SerializeToString())
+    whole = read_trace(MLP / "step_001.pb")
+    said = said.format(others=len(whole.ops) + len(whole.transfers) - 1)
+    for trace in (steps / "step_001.pb", steps):
+        if trace == steps and field == "start":  # moved to 1 µs, the step overlaps the one before it: refused so
+            continue
+        with pytest.raises(TraceContentError) as info:
+            read_trace(trace)
+        message = str(info.value)
+        assert message.startswith(f"{steps / 'step_001.pb'}: dev_stats[{d}].node_stats[{n}]: {said}"), message
+        assert message.endswith("a time in the trace is wrong") and len(message) <= 300, message
+
+
+@pytest.mark.parametrize("requested", [-1, 0])
+def test_a_recvtensor_of_minus_one_bytes_is_of_unknown_size(tmp_path: pathlib.Path, requested: int) -> None:
+    """TensorFlow labels a RecvTensor whose size it does not know '[-1B]' (and may leave requested_bytes -1 or
+    unset): the size is unknown (<NA>), as every other format's missing size is, never -1 bytes nor 1."""
+    run = pb.RunMetadata()
+    run.ParseFromString((MLP / "step_000.pb").read_bytes())
+    node = next(n for d in run.step_stats.dev_stats for n in d.node_stats if n.node_name == "RecvTensor")
+    node.timeline_label = "[-1B]" + node.timeline_label[node.timeline_label.index("]") + 1:]
+    for output in node.output:
+        output.tensor_description.allocation_description.requested_bytes = requested
+    path = tmp_path / "step_000.pb"
+    path.write_bytes(run.SerializeToString())
+    whole, read = read_trace(MLP / "step_000.pb"), read_trace(path)
+    unknown = read.transfers["size_bytes"].isna()
+    assert unknown.sum() == 1 and whole.transfers["size_bytes"].notna().all()
+    assert read.transfers[~unknown].equals(whole.transfers[~unknown])

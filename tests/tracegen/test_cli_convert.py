@@ -3,11 +3,13 @@ converted trace predicts what the trace predicts, and no other trace's files at 
 
 from __future__ import annotations
 
+import json
 import pathlib
 import shutil
 
 import pytest
 
+from parsers.proto import tf_trace_pb2
 from parsers.read import BESIDE
 from tracegen.cli import main
 
@@ -165,7 +167,8 @@ def test_force_never_replaces_a_trace_file_in_the_folder_it_reads(trace_in: str,
     before = {p: p.read_bytes() for p in trace.rglob("*") if p.is_file()}
     assert main(["convert", str(trace), "--to", "chrome", str(trace / name), "--force"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{trace / name}: one of the trace's own files in" in err, err
+    assert err.count("\n") == 1 and f"{trace / name}: one of the trace's own files" in err, err
+    assert err.count(str((trace / name).parent)) == 1, err  # its folder named once, in the path
     assert {p: p.read_bytes() for p in trace.rglob("*") if p.is_file()} == before
     assert main(["convert", str(trace), "--to", "chrome", str(trace / "chrome.json")]) == 0  # a new name is fine
 
@@ -185,10 +188,106 @@ def test_a_chrome_file_that_would_be_read_with_the_trace_in_its_folder_is_refuse
     for trace, out in ((steps, steps / "chrome.json"), (logdir, run / "chrome.json")):
         assert main(["convert", str(trace), "--to", "chrome", str(out), "--force"]) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and f"{out}: would be read with the trace's files in {out.parent}" in err, err
+        assert err.count("\n") == 1 and f"{out}: would be read with the trace's files beside it" in err, err
+        assert err.count(str(out.parent)) == 1, err  # the folder was named twice: in the path, then again
         assert not out.exists() and main(["inspect", str(trace)]) == 0
     assert main(["convert", str(logdir), "--to", "chrome", str(logdir / "chrome.json")]) == 0
     mlp = tmp_path / "mlp"
     shutil.copytree(MLP, mlp)
     assert main(["convert", str(mlp), "--to", "chrome", str(mlp / "chrome.json")]) == 0
     assert main(["convert", str(mlp), "--to", "chrome", str(mlp / "chrome.pb")]) == 2  # read as a step
+
+
+def _inspected(trace: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    """``inspect --json`` of ``trace``, less where it was read from."""
+    assert main(["inspect", "--json", str(trace)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    del summary["source"]
+    return summary
+
+
+@pytest.mark.parametrize("to", ["chrome", "parquet", "csv"])
+def test_a_record_tensorflow_wrote_twice_is_read_once_and_the_conversion_reads_back(
+        to: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A RunMetadata whose step stats hold a worker op's record and a RecvTensor's twice, every field the same (as
+    TensorFlow writes some), read with one op a step too many, and its tables were refused as a file joined to
+    itself ('ops.csv: line 28: repeats line 2 exactly'): the conversion of a readable trace did not read back."""
+    run = tf_trace_pb2.RunMetadata()
+    run.ParseFromString((MLP / "step_000.pb").read_bytes())
+    for kind in ("op", "transfer"):
+        dev, node = next((d, n) for d in run.step_stats.dev_stats if "/job:worker" in d.device for n in d.node_stats
+                         if (n.node_name == "RecvTensor") == (kind == "transfer") and n.node_name)
+        dev.node_stats.add().CopyFrom(node)
+    trace = tmp_path / "twice"
+    trace.mkdir()
+    (trace / "step_000.pb").write_bytes(run.SerializeToString())
+    once = tmp_path / "once"
+    once.mkdir()
+    shutil.copyfile(MLP / "step_000.pb", once / "step_000.pb")
+    expected = _inspected(once, capsys)
+    read = _inspected(trace, capsys)
+    assert read.pop("skipped") == {"records TensorFlow wrote twice, exactly the same (node, device, times, thread): "
+                                   "read once": 2}
+    assert expected.pop("skipped") == {}
+    assert read == expected  # the ops and transfers of the step as it was, once each
+    out = _out(tmp_path, to)
+    assert main(["convert", str(trace), "--to", to, str(out)]) == 0
+    assert "note: 2 record(s) that TensorFlow wrote twice, exactly the same, are written once" in (
+        capsys.readouterr().out)
+    converted = _inspected(out, capsys)
+    assert converted.pop("skipped") == {"records TensorFlow wrote twice, exactly the same (node, device, times, "
+                                        "thread): read once": 2}
+    assert converted == expected
+
+
+def test_two_timeline_transfers_of_one_moment_convert_to_tables_that_read_back(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """TF's timeline JSON names no tensor: two RecvTensor events of the same start and length on two threads are
+    two transfers, and two equal rows of the transfers table, which the tables' reader refused as a file joined to
+    itself."""
+    doc = json.loads((MLP / "step_001.json").read_text())
+    first, second = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e["name"] == "RecvTensor"][:2]
+    assert first["tid"] != second["tid"]
+    second["ts"], second["dur"] = first["ts"], first["dur"]
+    trace = tmp_path / "timeline"
+    trace.mkdir()
+    (trace / "step_001.json").write_text(json.dumps(doc))
+    expected = _inspected(trace, capsys)
+    assert expected["pull_count_recorded_per_step"] == [6] and expected["skipped"] == {}
+    for to in ("csv", "parquet", "chrome"):
+        out = tmp_path / to if to != "chrome" else tmp_path / "chrome" / "t.json"
+        assert main(["convert", str(trace), "--to", to, str(out)]) == 0
+        assert "note:" not in capsys.readouterr().out  # nothing read once: both kept
+        assert _inspected(out, capsys) == expected
+
+
+def test_a_chrome_file_the_traces_pattern_would_match_is_refused(tmp_path: pathlib.Path,
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trace given as a glob was not looked at as a folder is: ``convert 'DIR/step_*.json' --to chrome
+    DIR/step_009.json`` wrote a second Chrome JSON the pattern matches, and the pattern was refused from then on
+    ('2 Chrome JSON files'); a RunMetadata-named file among RunMetadata steps would be read as one more step."""
+    monkeypatch.chdir(tmp_path)  # paths as typed, relative: the message names two of them in its 300 characters
+    steps = pathlib.Path("steps")
+    steps.mkdir()
+    shutil.copyfile(MLP / "step_001.json", steps / "step_001.json")
+    mlp = pathlib.Path("mlp")
+    shutil.copytree(MLP, mlp)
+    other = pathlib.Path("other")  # a folder the pattern reaches into, holding no step yet
+    other.mkdir()
+    logdir = pathlib.Path("tf2")
+    shutil.copytree(ROOT / "data" / "traces" / "tf2_pss", logdir)
+    [run] = (logdir / "plugins" / "profile").iterdir()
+    for pattern, out in ((steps / "step_*.json", steps / "step_009.json"), (mlp / "step_*", mlp / "step_009.pb"),
+                         (pathlib.Path("*", "step_00[0-2].pb"), other / "step_000.pb"),
+                         (run / "*", run / "chrome.json")):  # a file of no profiled host: the profile refused
+        assert main(["convert", str(pattern), "--to", "chrome", str(out), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"tracegen convert: error: {out}: matches the trace's pattern {str(pattern)!r}, so would be "
+                       "read as part of it; write it elsewhere\n")
+        assert not out.exists() and main(["inspect", str(pattern)]) == 0
+    capsys.readouterr()
+    for pattern, out in ((steps / "step_*.json", steps / "chrome.json"), (mlp / "step_*", mlp / "step_009.json"),
+                         (steps / "step_*.json", steps / ".step_009.json")):  # not matched; passed over; hidden
+        assert main(["convert", str(pattern), "--to", "chrome", str(out)]) == 0
+        assert main(["inspect", str(pattern)]) == 0
