@@ -56,7 +56,9 @@ def busy_tasks(model: StepModel) -> int:
 def task_s(engine: str, n_workers: int) -> float:
     """One core's seconds for a task instance of a run of ``n_workers`` workers with ``engine``: its
     :data:`SECONDS_PER_TASK`, once more for every :data:`C_CORE_WORKERS_PER_COST` workers on the C core (module
-    docstring)."""
+    docstring). The one price of a task instance: every estimate goes through it (predict's and validate's
+    :func:`tracegen.predict.seconds_on_one_core` and :func:`tracegen.predict.run_seconds`, plan's and sweep's
+    :func:`run_s`), and with it the choice of processes and the time left said as runs end."""
     growth = n_workers / C_CORE_WORKERS_PER_COST if engine == "C core" else 0.0
     return SECONDS_PER_TASK[engine] * (1.0 + growth)
 

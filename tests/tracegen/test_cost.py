@@ -147,3 +147,22 @@ def test_a_sweep_and_a_plan_price_a_large_run_above_its_events_at_the_small_run_
     worker_steps = {n: n * (PlanConfig().sim_config(n, None).steps + WARMUP_STEPS) for n in (100, 3000)}
     small_s, large_s = (_likely_seconds(model, links, PlanConfig(workers=(n,))) for n in (100, 3000))
     assert large_s > 2 * small_s * worker_steps[3000] / worker_steps[100]
+
+
+def test_predicts_estimates_price_each_n_at_the_one_price_of_a_task_instance() -> None:
+    """predict's "roughly ... on one core", its refusals and its choice of processes priced every task instance at
+    the C core's cost in runs of up to 64 workers (``seconds_on_one_core``), while sweep and plan priced it at its
+    N: a run of 3000 workers costs a C core task instance (1 + 3000 / 1500) / (1 + 10 / 1500) times what one of
+    10 does (C_CORE_WORKERS_PER_COST), flat on the other engines."""
+    from tracegen.predict import EVENTS_PER_TASK, PredictConfig, engine_of, estimated_events, estimated_seconds
+
+    model = build_model(read_trace(ROOT / "data/traces/mlp"))
+    small, large = PredictConfig(workers=(10,)), PredictConfig(workers=(3000,))
+    engine = engine_of(small)
+    per_event = {n: estimated_seconds(model, c) / estimated_events(model, c) for n, c in ((10, small), (3000, large))}
+    assert per_event[10] == pytest.approx(task_s(engine, 10) / EVENTS_PER_TASK)
+    growth = (1 + 3000 / C_CORE_WORKERS_PER_COST) / (1 + 10 / C_CORE_WORKERS_PER_COST) if engine == "C core" else 1
+    assert per_event[3000] / per_event[10] == pytest.approx(growth)
+    both = PredictConfig(workers=(10, 3000))  # a curve: each N at its own price
+    assert estimated_seconds(model, both) == pytest.approx(estimated_seconds(model, small)
+                                                           + estimated_seconds(model, large))
