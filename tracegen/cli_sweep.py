@@ -51,7 +51,7 @@ from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import format_wait, parse_count, parse_number, parse_rate
 
 PROGRESS_EVERY_S = 2.0  # when stderr is not a terminal: one line at most this often
-MAX_SWEEP_EVENTS = 1e14  # about ten months on one core compiled (tracegen.cost): more is a typo, not a sweep
+MAX_SWEEP_EVENTS = 1e14  # over a year on one core compiled (tracegen.cost): more is a typo, not a sweep
 LARGE_GRID_POINTS = 100_000  # finding which points are left takes about 10 s a million here (each id a hash):
 # a grid this large is said to be under way, where the progress line came only after that silence
 

@@ -22,6 +22,19 @@ flat, 3.57 now); cnn 250-2000 by 250, 4.4 s (1.95, 3.79); resnet 100-1000 by 100
 6.5 s (6.3, 7.1). The compiled engine's grows far less (mlp on two shards: 1.28, 1.60 and 1.65 µs at N = 100, 1000
 and 3000) and is priced flat.
 
+Runs on several PS shards (``--ps-shards``, which the C core leaves to the compiled engine) cost that engine about
+what the same runs on one shard do, measured with ``time.process_time`` on 2026-12-06, 20:58-21:22 UTC (the
+compiled engine made to run every run, the least of 2-5 repeats taken in turn, 10 + 2 steps, round-robin
+placements; other sessions' tests on the second core at times) on ``data/shards`` (mlp_200mbit_k1, wide_1000mbit_k1,
+mlp_200mbit_k2_rr and wide_1000mbit_k3_rr, these two also on their traced PS tasks), ``data/traces`` mlp, cnn,
+resnet and tf2_pss and the six ``data/validation/dev`` traces, N = 8-3000: on two shards 1.05 times one (quartiles
+0.99-1.10 over 69 pairs), on three 1.10 (1.05-1.15 over 28). Within the spread between models, so not priced apart.
+What had moved is the compiled engine's own cost: 0.85-2.5 µs a task instance on one shard over those runs (1.38
+the middle; 1.16-1.19 in the machine's quieter stretches), 7.9-9.0 times the C core in runs taken in turn with it
+(the C core 0.13-0.34 µs, 0.17-0.22 the middle, as priced; the compiled engine built from the commit before the C
+core costs the same, so the engine did not slow down), and estimates of shard runs read 1.7 times too fast.
+Priced at 1.2 µs since. (Pure Python measured 23-27 µs on mlp and resnet at N = 32 the same evening; left at 13.)
+
 A synthetic trace (``--emit-traces``) costs what its recorded run costs (recorded runs go to the compiled or pure
 engine, never the C core) and the rest, the run's records handed over and its JSON written: 60-84 MB/s of JSON,
 measured on 2026-12-06 (after the writer's encoding was cached) with ``write_synthetic_trace`` on mlp at N = 4 and
@@ -40,7 +53,7 @@ from collections.abc import Sequence
 from tracegen.model import TRANSFER_KINDS, StepModel
 
 # one core, a task instance that takes time
-SECONDS_PER_TASK = {"C core": 0.19e-6, "compiled (mypyc)": 0.75e-6, "pure Python": 13e-6}
+SECONDS_PER_TASK = {"C core": 0.19e-6, "compiled (mypyc)": 1.2e-6, "pure Python": 13e-6}
 TRACE_WRITE_BYTES_PER_S = 65e6  # a synthetic trace's records and JSON, its run's simulation aside (module docstring)
 C_CORE_WORKERS_PER_COST = 1500.0  # N at which a C core task instance costs twice what it does at small N
 PROCESS_START_S = 1.0  # starting the simulations' processes (spawned: each imports numpy and tracegen)

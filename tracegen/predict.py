@@ -86,11 +86,11 @@ SLOW_EVENTS = 3_000_000  # about a second compiled, 13 s pure (tracegen.cost): a
 # seconds on one core (tracegen.cost): below it, starting processes costs about what they save (about a second to
 # start each, and each batch of N waits for its slowest; with 2 CPUs and the compiled engine, predict on the dev
 # resnet_100 trace, about 2.3e7 events: 6.3 s in one process, 6.5-8.3 s in two). In seconds, not events: the C
-# core runs the same events four times as fast, and the processes still take a second to start
+# core runs the same events several times as fast, and the processes still take a second to start
 PARALLEL_S = 7.5
 UNTRACED_SAY_S = 1.0  # seconds on one core tracing's cost may take to undo (prepared) before it is said
-MAX_UNEVEN_EVENTS = 3e8  # a minute compiled, 20 minutes pure: more, with uneven workers, is one far too slow
-MAX_EVENTS = 1e10  # about 40 minutes compiled, 12 hours pure: refused, it is a typo or a job for a sweep
+MAX_UNEVEN_EVENTS = 3e8  # two minutes compiled, 20 minutes pure: more, with uneven workers, is one far too slow
+MAX_EVENTS = 1e10  # about an hour compiled, 12 hours pure: refused, it is a typo or a job for a sweep
 # how far past the N at which the roofline saturates a curve's rate may still climb before it stalls, for the
 # estimate of what a run simulates (on the twelve validation traces, N = 1..64 with their profiles, the stall came at
 # 2.0-8.5x that N; four times it, plus the three points, covered ten)
