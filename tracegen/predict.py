@@ -288,8 +288,8 @@ def _worker_steps(model: StepModel, config: PredictConfig, spec: LinkSpec | None
 def traces_seconds(model: StepModel, config: PredictConfig) -> float:
     """One core's seconds for the synthetic traces of ``emit_traces``: their runs, one seed each, recorded (so not
     on the C core), and the writing of about :data:`TRACE_BYTES_PER_EVENT` bytes an event (:mod:`tracegen.cost`)."""
-    steps, workers = config.steps + config.warmup_steps, sum(set(config.emit_traces))
-    recorded_s = run_s(busy_tasks(model), workers, steps, native.reference_engine())
+    steps, tasks, engine = config.steps + config.warmup_steps, busy_tasks(model), native.reference_engine()
+    recorded_s = sum(run_s(tasks, n, steps, engine) for n in sorted(set(config.emit_traces)))  # each at its N
     return recorded_s + estimated_trace_events(model, config) * TRACE_BYTES_PER_EVENT / TRACE_WRITE_BYTES_PER_S
 
 

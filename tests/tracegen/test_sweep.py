@@ -826,16 +826,17 @@ def test_the_time_left_is_paced_by_each_points_priced_run_not_by_the_points(tmp_
 def test_a_points_price_is_the_one_n_aware_price_of_tracegen_cost() -> None:
     """sweep's time left and its grid line price a point as predict and plan price a run
     (:func:`tracegen.cost.task_s`): on the C core a task instance of a run of N = 3000 costs (1 + 3000 / 1500) /
-    (1 + 10 / 1500) times one of N = 10."""
+    (1 + 10 / 1500) times one of N = 10 (WORKERS_PER_COST, on the compiled engine too)."""
     from tracegen import native
-    from tracegen.cost import C_CORE_WORKERS_PER_COST, task_s
+    from tracegen.cost import WORKERS_PER_COST, task_s
     from tracegen.sweep import run_seconds
 
     inputs = build_inputs(str(TRACE), workers=[10, 3000], steps=4, warmup_steps=1)
     price, engine = run_seconds(inputs), native.engine()
     per_instance = {n: price(n, 1) / (n * inputs.model.n_tasks * 5) for n in (10, 3000)}
     assert per_instance[10] == pytest.approx(task_s(engine, 10))
-    growth = (1 + 3000 / C_CORE_WORKERS_PER_COST) / (1 + 10 / C_CORE_WORKERS_PER_COST) if engine == "C core" else 1
+    per_cost = WORKERS_PER_COST.get(engine)
+    growth = (1 + 3000 / per_cost) / (1 + 10 / per_cost) if per_cost else 1
     assert per_instance[3000] / per_instance[10] == pytest.approx(growth)
 
 
