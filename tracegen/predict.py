@@ -586,7 +586,7 @@ def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: in
     traces_s = traces_seconds(model, config)  # in this process
     uneven = bool(config.worker_speed or config.worker_link_bits_per_s)  # runs as long as the slowest worker's
     if uneven:  # on one core: how the others' extra steps fall among the processes is not worked out
-        planned_s = every_s = curves * estimated_seconds(model, config, spec) + traces_s  # every N asked, both
+        planned_s = every_s = curves * estimated_seconds(model, config, spec) + traces_s  # as estimated_events
     else:
         planned_s, every_s = (wall_s(curves * planned_runs(run_s_of, config, w, p, jobs), jobs) + traces_s
                               for w, p in ((likely, likely_probes), (config.workers, probes)))
