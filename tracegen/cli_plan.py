@@ -64,8 +64,9 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
                              "one page that opens offline (named for plan, as plan.csv is: predict's report.html "
                              "beside it stays)")
     parser.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
-                        help="local processes to simulate the pairs of instance types in, side by side; the plan "
-                             "is the same whatever J (default: the CPUs this process may use)")
+                        help="local processes to simulate the pairs of instance types in, side by side, when they "
+                             "take more than a few seconds; the plan is the same whatever J (default: the CPUs this "
+                             "process may use)")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier plan's plan.csv and plan.html in DIR (never another command's files)")
 

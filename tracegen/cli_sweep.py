@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import os
 import re
@@ -16,7 +15,6 @@ from parsers.catalogue import read_catalogue
 from parsers.linkprofile import read_link_profile
 from parsers.sweepdata import refuse_other_files
 from tracegen.cli_predict import add_shard_arguments, batch_note, shard_counts
-from tracegen.cost import run_s
 from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
@@ -28,12 +26,20 @@ from tracegen.predict import (
     MIN_STEPS,
     PAYLOAD_FRACTION,
     batch_size_of,
-    run_engine,
     task_events,
 )
 from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.simulate import MAX_STEPS
-from tracegen.sweep import MAX_PART_POINTS, MIN_PART_POINTS, PART_POINTS, Runner, SweepProgress, build_inputs, sweep
+from tracegen.sweep import (
+    MAX_PART_POINTS,
+    MIN_PART_POINTS,
+    PART_POINTS,
+    Runner,
+    SweepProgress,
+    build_inputs,
+    run_seconds,
+    sweep,
+)
 from tracegen.sweepgrid import (
     MAX_POINTS,
     MAX_WORKER_SPEED,
@@ -45,7 +51,7 @@ from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import format_wait, parse_count, parse_number, parse_rate
 
 PROGRESS_EVERY_S = 2.0  # when stderr is not a terminal: one line at most this often
-MAX_SWEEP_EVENTS = 1e14  # about ten months on one core compiled (tracegen.cost): more is a typo, not a sweep
+MAX_SWEEP_EVENTS = 1e14  # over a year on one core compiled (tracegen.cost): more is a typo, not a sweep
 LARGE_GRID_POINTS = 100_000  # finding which points are left takes about 10 s a million here (each id a hash):
 # a grid this large is said to be under way, where the progress line came only after that silence
 
@@ -185,23 +191,20 @@ def grid_events(inputs: SweepInputs) -> float:
 
 
 def grid_seconds(inputs: SweepInputs) -> float:
-    """About how long the whole grid takes on one core: each point's run (:func:`tracegen.cost.run_s`, every task
-    of the step counted, as :func:`grid_events` counts them), priced at the engine its PS arrangement goes to
-    (:func:`tracegen.predict.run_engine`: not the C core on several shards) and at its N (a task instance costs the
-    C core more in a larger run)."""
+    """About how long the whole grid takes on one core: each point's run (:func:`tracegen.sweep.run_seconds`, every
+    task of the step counted, as :func:`grid_events` counts them), priced at the engine its PS arrangement goes to
+    (not the C core on several shards) and at its N (a task instance costs the C core more in a larger run)."""
     grid = inputs.grid
-    per_n, first = grid.n_points / len(grid.workers) / len(grid.shards), next(grid.points())
-    engines = [run_engine(grid.sim_config(dataclasses.replace(first, ps_shards=s.n_shards))) for s in grid.shards]
-    steps = grid.steps + grid.warmup_steps
-    return per_n * sum(run_s(inputs.model.n_tasks, n, steps, engine) for engine in engines for n in grid.workers)
+    per_n, price = grid.n_points / len(grid.workers) / len(grid.shards), run_seconds(inputs)
+    return per_n * sum(price(n, s.n_shards) for s in grid.shards for n in grid.workers)
 
 
 class ProgressLine:
     """Points done / to do, points per second and time left, on stderr: rewritten in place on a terminal, one
     line every :data:`PROGRESS_EVERY_S` seconds otherwise, none where there is no stderr (``sys.stderr`` is None
-    in a process started with it closed). The time left is the time so far per simulated worker done
-    (:class:`~tracegen.sweep.SweepProgress`), times the workers left: not per point, as the grid's first points,
-    its smallest N, are its cheapest. ``clock``: seconds, monotonic."""
+    in a process started with it closed). The time left is the time so far per estimated second done
+    (:class:`~tracegen.sweep.SweepProgress`: each point priced at its N), times the estimated seconds left: not per
+    point, as the grid's first points, its smallest N, are its cheapest. ``clock``: seconds, monotonic."""
 
     def __init__(self, stream: TextIO | None, clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream
@@ -220,7 +223,7 @@ class ProgressLine:
         self.last = now
         elapsed = now - self.start
         rate = p.done / elapsed if elapsed > 0 else 0.0
-        done, todo = (p.workers_done, p.workers_todo) if p.workers_todo else (p.done, p.todo)
+        done, todo = (p.seconds_done, p.seconds_todo) if p.seconds_todo else (p.done, p.todo)
         left = f"{format_wait(elapsed * (todo - done) / done)} left" if rate > 0 and done else "time left unknown"
         line = (f"sweep: {p.done}/{p.todo} points ({p.resumed} already done), {rate:.1f} points/s, {left}, "
                 f"{p.parts_written} parts written")

@@ -19,8 +19,30 @@ measured with ``time.process_time`` on 2026-12-06, one PS shard, 4-10 steps: 0.1
 resnet), 0.27, 0.33 and 0.25 at N = 1000, 0.47 and 0.45 at N = 3000 (mlp, cnn). Whole sweep grids (10 + 2 steps,
 one core) took, against their estimate priced flat and priced so: mlp N = 500-3000 in steps of 500, 2.9 s (1.46
 flat, 3.57 now); cnn 250-2000 by 250, 4.4 s (1.95, 3.79); resnet 100-1000 by 100, 11.7 s (7.0, 10.3); mlp 1-300,
-6.5 s (6.3, 7.1). The compiled engine's grows far less (mlp on two shards: 1.28, 1.60 and 1.65 µs at N = 100, 1000
-and 3000) and is priced flat.
+6.5 s (6.3, 7.1). The compiled engine's grows less (mlp on two shards: 1.28, 1.60 and 1.65 µs at N = 100, 1000
+and 3000), and was priced flat until the measurement below.
+
+Runs on several PS shards (``--ps-shards``, which the C core leaves to the compiled engine) cost that engine about
+what the same runs on one shard do, measured with ``time.process_time`` on 2026-12-06, 20:58-21:22 UTC (the
+compiled engine made to run every run, the least of 2-5 repeats taken in turn, 10 + 2 steps, round-robin
+placements; other sessions' tests on the second core at times) on ``data/shards`` (mlp_200mbit_k1, wide_1000mbit_k1,
+mlp_200mbit_k2_rr and wide_1000mbit_k3_rr, these two also on their traced PS tasks), ``data/traces`` mlp, cnn,
+resnet and tf2_pss and the six ``data/validation/dev`` traces, N = 8-3000: on two shards 1.05 times one (quartiles
+0.99-1.10 over 69 pairs), on three 1.10 (1.05-1.15 over 28). Within the spread between models, so not priced apart.
+What had moved is the compiled engine's own cost: 0.85-2.5 µs a task instance on one shard over those runs (1.38
+the middle; 1.16-1.19 in the machine's quieter stretches), 7.9-9.0 times the C core in runs taken in turn with it
+(the C core 0.13-0.34 µs, 0.17-0.22 the middle, as priced; the compiled engine built from the commit before the C
+core costs the same, so the engine did not slow down), and estimates of shard runs read 1.7 times too fast.
+Priced at 1.2 µs since, at small N (the middle at N = 100 below: 1.20), and N-aware as the C core is, by that
+cost once more for every :data:`COMPILED_WORKERS_PER_COST` workers: runs of every N taken in turn (2026-12-06,
+21:27-21:30 UTC, the least of 2), mlp, cnn and wide_1000mbit_k1 on one and two shards cost 1.34-1.66 times (1.46
+the middle) at N = 1000 what they cost at 100, 1.35-1.75 (1.56) at 3000 (wide on two shards left out: its N = 100
+read 2.24 µs, noise); resnet and the dev embed trace, on one and two shards, 1.13-1.60 at 1000 (all nine: 1.42).
+The growth slows past 1000, which a line cannot follow: 4000 makes it 1.22 and 1.68 times at 1000 and 3000 (3000
+would make it 1.29 and 1.94). A whole grid, ``sweep data/traces/mlp --workers 500,1000,...,3000 --ps-shards 2
+--jobs 1`` (10 + 2 steps), took 13.7 and 16.7 s beyond a one-point sweep's start (21:35 UTC), estimated at 14 s so
+and at 5.8 s by 0.75 µs flat. (Pure Python measured 23-27 µs on mlp and resnet at N = 32 the same evening; left at
+13, flat.)
 
 A synthetic trace (``--emit-traces``) costs what its recorded run costs (recorded runs go to the compiled or pure
 engine, never the C core) and the rest, the run's records handed over and its JSON written: 60-84 MB/s of JSON,
@@ -40,9 +62,12 @@ from collections.abc import Sequence
 from tracegen.model import TRANSFER_KINDS, StepModel
 
 # one core, a task instance that takes time
-SECONDS_PER_TASK = {"C core": 0.19e-6, "compiled (mypyc)": 0.75e-6, "pure Python": 13e-6}
+SECONDS_PER_TASK = {"C core": 0.19e-6, "compiled (mypyc)": 1.2e-6, "pure Python": 13e-6}
 TRACE_WRITE_BYTES_PER_S = 65e6  # a synthetic trace's records and JSON, its run's simulation aside (module docstring)
 C_CORE_WORKERS_PER_COST = 1500.0  # N at which a C core task instance costs twice what it does at small N
+COMPILED_WORKERS_PER_COST = 4000.0  # as that, for the compiled engine (module docstring)
+# the engines whose task instance costs more in a larger run, and how much more (task_s); pure Python's is flat
+WORKERS_PER_COST = {"C core": C_CORE_WORKERS_PER_COST, "compiled (mypyc)": COMPILED_WORKERS_PER_COST}
 PROCESS_START_S = 1.0  # starting the simulations' processes (spawned: each imports numpy and tracegen)
 
 
@@ -55,10 +80,12 @@ def busy_tasks(model: StepModel) -> int:
 
 def task_s(engine: str, n_workers: int) -> float:
     """One core's seconds for a task instance of a run of ``n_workers`` workers with ``engine``: its
-    :data:`SECONDS_PER_TASK`, once more for every :data:`C_CORE_WORKERS_PER_COST` workers on the C core (module
-    docstring)."""
-    growth = n_workers / C_CORE_WORKERS_PER_COST if engine == "C core" else 0.0
-    return SECONDS_PER_TASK[engine] * (1.0 + growth)
+    :data:`SECONDS_PER_TASK`, once more for every :data:`WORKERS_PER_COST` workers on the C core and the compiled
+    engine (module docstring). The one price of a task instance: every estimate goes through it (predict's and
+    validate's :func:`tracegen.predict.seconds_on_one_core` and :func:`tracegen.predict.run_seconds`, plan's and
+    sweep's :func:`run_s`), and with it the choice of processes and the time left said as runs end."""
+    per_cost = WORKERS_PER_COST.get(engine)
+    return SECONDS_PER_TASK[engine] * (1.0 + (n_workers / per_cost if per_cost else 0.0))
 
 
 def run_s(tasks: int, n_workers: int, steps: float, engine: str) -> float:

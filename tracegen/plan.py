@@ -68,6 +68,7 @@ from tracegen.predict import (
     PredictConfig,
     likely_workers,
     prepared,
+    processes_for,
     run_engine,
     task_events,
 )
@@ -281,9 +282,10 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
          jobs: int = 1, placed: Sequence[Placement] = ()) -> Plan:
     """Every worker type x PS type x N of ``catalogue`` for the traced step ``model`` (module docstring).
     ``link_profile`` / ``single_worker``: the traced hosts' own (beside the trace), for what the traced PS was.
-    ``jobs`` > 1: the pairs are simulated side by side in that many local processes (:mod:`tracegen.processes`);
-    the plan is the same. ``placed``: the parameters on K PS shards for each K to consider
-    (:func:`tracegen.shards.placements`); none: the PS tasks as traced."""
+    ``jobs`` > 1: the pairs are simulated side by side in that many local processes (:mod:`tracegen.processes`)
+    when they would take :data:`tracegen.predict.PARALLEL_S` or more on one core, as predict's curves are
+    (:func:`tracegen.predict.processes_for`); the plan is the same. ``placed``: the parameters on K PS shards for
+    each K to consider (:func:`tracegen.shards.placements`); none: the PS tasks as traced."""
     if not 1 <= jobs <= MAX_JOBS:  # as predict and sweep: checked before any work
         raise ConfigError(f"'jobs' must be from 1 to {MAX_JOBS} (got {jobs})")
     report = progress or (lambda _line: None)
@@ -319,7 +321,8 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
                           "--step-budget")
     if events > SLOW_EVENTS:
         report(f"about {events:.2g} simulated events: roughly {format_wait(max(seconds, 1))} on one core")
-    sweeps = _simulate(todo, len(pair_keys), jobs, report)
+    # as predict: in processes only where starting them costs less than they save
+    sweeps = _simulate(todo, len(pair_keys), processes_for(seconds, jobs), report)
     pairs = [_pair(worker, ps, sweeps[key], mid, config.batch_size, k) for worker, ps, k, key, mid in pair_keys]
     options = [o for p in pairs for o in p.options]
     return Plan(model=model, config=config, pairs=tuple(pairs), chosen=cheapest(options, config.target_samples_per_s),

@@ -45,7 +45,7 @@ from parsers.trace import Trace
 from tracegen import fastcore, native
 from tracegen.band import anchored
 from tracegen.baselines import cycle_plateau, link_rates, roofline_saturates, step_costs
-from tracegen.cost import SECONDS_PER_TASK, TRACE_WRITE_BYTES_PER_S, busy_tasks, run_s, seconds_left, wall_s
+from tracegen.cost import TRACE_WRITE_BYTES_PER_S, busy_tasks, run_s, seconds_left, task_s, wall_s
 from tracegen.curve import (
     MAX_SATURATION_WORKERS,
     STALL_POINTS,
@@ -86,11 +86,11 @@ SLOW_EVENTS = 3_000_000  # about a second compiled, 13 s pure (tracegen.cost): a
 # seconds on one core (tracegen.cost): below it, starting processes costs about what they save (about a second to
 # start each, and each batch of N waits for its slowest; with 2 CPUs and the compiled engine, predict on the dev
 # resnet_100 trace, about 2.3e7 events: 6.3 s in one process, 6.5-8.3 s in two). In seconds, not events: the C
-# core runs the same events four times as fast, and the processes still take a second to start
+# core runs the same events several times as fast, and the processes still take a second to start
 PARALLEL_S = 7.5
 UNTRACED_SAY_S = 1.0  # seconds on one core tracing's cost may take to undo (prepared) before it is said
-MAX_UNEVEN_EVENTS = 3e8  # a minute compiled, 20 minutes pure: more, with uneven workers, is one far too slow
-MAX_EVENTS = 1e10  # about 40 minutes compiled, 12 hours pure: refused, it is a typo or a job for a sweep
+MAX_UNEVEN_EVENTS = 3e8  # two minutes compiled, 20 minutes pure: more, with uneven workers, is one far too slow
+MAX_EVENTS = 1e10  # about an hour compiled, 12 hours pure: refused, it is a typo or a job for a sweep
 # how far past the N at which the roofline saturates a curve's rate may still climb before it stalls, for the
 # estimate of what a run simulates (on the twelve validation traces, N = 1..64 with their profiles, the stall came at
 # 2.0-8.5x that N; four times it, plus the three points, covered ten)
@@ -115,27 +115,35 @@ def _worker_step_s(model: StepModel, config: PredictConfig, n_workers: int) -> l
     return times
 
 
-def check_uneven(model: StepModel, config: PredictConfig, events: float) -> None:
+def check_uneven(model: StepModel, config: PredictConfig, events: float, seconds: str) -> None:
     """ConfigError when workers that differ make a prediction of ``events`` simulate more than
     :data:`MAX_UNEVEN_EVENTS`: every worker trains until the slowest has run its steps, so a worker far slower
-    than the rest keeps them running for hours (the plateau search's hundreds of workers too)."""
+    than the rest keeps them running for hours (the plateau search's hundreds of workers too). ``seconds``: how
+    long that takes, said (:func:`budget`)."""
     if events <= MAX_UNEVEN_EVENTS or not (config.worker_speed or config.worker_link_bits_per_s):
         return
     n = max(*config.workers, len(config.worker_speed), len(config.worker_link_bits_per_s))
     times = _worker_step_s(model, config, n)
     slow = times.index(max(times))
     raise ConfigError(f"worker {slow + 1} of the worker classes takes about {times[slow]:.3g} s a step alone, and the "
-                      f"others train until it has run its steps: about {events:.2g} events, "
-                      f"{format_wait(seconds_on_one_core(events, engine_of(config)))} on one core (more than the "
-                      f"{MAX_UNEVEN_EVENTS:.0e} allowed when workers differ); give it a faster speed or link, or ask "
-                      "for fewer --steps")
+                      f"others train until it has run its steps: about {events:.2g} events, {seconds} (more than "
+                      f"the {MAX_UNEVEN_EVENTS:.0e} allowed when workers differ); give it a faster speed or link, or "
+                      "ask for fewer --steps")
 
 
-def seconds_on_one_core(events: float, engine: str | None = None) -> float:
-    """About how long ``events`` (:func:`task_events`) take on one core with ``engine`` (default: the one this
-    process runs, :func:`tracegen.native.engine`; a prediction's, :func:`engine_of`), every task taken to take
-    time (:mod:`tracegen.cost`)."""
-    return events / EVENTS_PER_TASK * SECONDS_PER_TASK[engine or native.engine()]
+def seconds_on_one_core(events: float, n_workers: int, engine: str | None = None) -> float:
+    """About how long ``events`` (:func:`task_events`) of runs of ``n_workers`` workers take on one core with
+    ``engine`` (default: the one this process runs, :func:`tracegen.native.engine`; a prediction's,
+    :func:`engine_of`), every task taken to take time: a task instance at :func:`tracegen.cost.task_s`'s price
+    for that engine and N, the one price of every estimate (a C core task instance costs more in a larger run)."""
+    return events / EVENTS_PER_TASK * task_s(engine or native.engine(), n_workers)
+
+
+def processes_for(one_core_s: float, jobs: int) -> int:
+    """How many of ``jobs`` local processes to run simulations estimated at ``one_core_s`` seconds on one core in
+    (predict's curves, plan's pairs): all of them from :data:`PARALLEL_S` on, else one, where starting them costs
+    about what they save."""
+    return jobs if one_core_s >= PARALLEL_S else 1
 
 
 def run_seconds(model: StepModel, config: PredictConfig) -> Callable[[int], float]:
@@ -245,27 +253,43 @@ def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | N
     every N asked, and every worker trains until the slowest has run its steps: the others' steps in that time,
     at most what the PS link ``spec`` carries (each step's bytes through each direction), counted too, and the
     plateau search's largest N with them (its slowest workers set how long it runs)."""
+    return task_events(model, config.seeds * sum(steps for _, steps in _worker_steps(model, config, spec, workers)))
+
+
+def estimated_seconds(model: StepModel, config: PredictConfig, spec: LinkSpec | None = None, *,
+                      workers: Sequence[int] | None = None) -> float:
+    """One core's seconds for the events of :func:`estimated_events`, each N's priced at that N on the engine its
+    runs go to (:func:`seconds_on_one_core`)."""
+    engine = engine_of(config)
+    return sum(seconds_on_one_core(task_events(model, config.seeds * steps), n, engine)
+               for n, steps in _worker_steps(model, config, spec, workers))
+
+
+def _worker_steps(model: StepModel, config: PredictConfig, spec: LinkSpec | None,
+                  workers: Sequence[int] | None) -> list[tuple[int, float]]:
+    """Each run of one curve (:func:`estimated_events`) as its N and the steps its workers run together (one
+    seed)."""
     steps = config.steps + config.warmup_steps
     uneven = bool(config.worker_speed or config.worker_link_bits_per_s)
     if not uneven:
-        return task_events(model, steps * config.seeds * sum(set(config.workers if workers is None else workers)))
+        return [(n, steps * n) for n in sorted(set(config.workers if workers is None else workers))]
     bound = math.inf
     if spec is not None:
         bound = min((spec.peak_bytes_per_s(d) / b for d, k in ((PULL, TaskKind.PULL), (PUSH, TaskKind.PUSH))
                      if (b := model.bytes_of(k)) > 0), default=math.inf)
-    total = 0.0
+    runs = []
     for n in (*config.workers, MAX_SATURATION_WORKERS):
         times = _worker_step_s(model, config, n)
         run_s = steps * max(times)
-        total += max(n * steps, min(sum(run_s / t for t in times), bound * run_s))
-    return task_events(model, config.seeds * total)
+        runs.append((n, max(n * steps, min(sum(run_s / t for t in times), bound * run_s))))
+    return runs
 
 
 def traces_seconds(model: StepModel, config: PredictConfig) -> float:
     """One core's seconds for the synthetic traces of ``emit_traces``: their runs, one seed each, recorded (so not
     on the C core), and the writing of about :data:`TRACE_BYTES_PER_EVENT` bytes an event (:mod:`tracegen.cost`)."""
-    steps, workers = config.steps + config.warmup_steps, sum(set(config.emit_traces))
-    recorded_s = run_s(busy_tasks(model), workers, steps, native.reference_engine())
+    steps, tasks, engine = config.steps + config.warmup_steps, busy_tasks(model), native.reference_engine()
+    recorded_s = sum(run_s(tasks, n, steps, engine) for n in sorted(set(config.emit_traces)))  # each at its N
     return recorded_s + estimated_trace_events(model, config) * TRACE_BYTES_PER_EVENT / TRACE_WRITE_BYTES_PER_S
 
 
@@ -428,9 +452,9 @@ def prepared(model: StepModel, config: PredictConfig, report: Callable[[str], No
     if events > MAX_EVENTS:
         raise ConfigError(f"undoing tracing's cost ({config.single_worker.source or 'single-worker measurement'}) "
                           f"would simulate one worker up to {MAX_RUNS} times, about {events:.2g} events, "
-                          f"{format_wait(seconds_on_one_core(events, engine_of(config)))} on one core (more than the "
-                          f"{MAX_EVENTS:.0e} allowed); ask for fewer steps or seeds")
-    run_s = seconds_on_one_core(run_events, engine_of(config))
+                          f"{format_wait(seconds_on_one_core(events, 1, engine_of(config)))} on one core (more than "
+                          f"the {MAX_EVENTS:.0e} allowed); ask for fewer steps or seeds")
+    run_s = seconds_on_one_core(run_events, 1, engine_of(config))
     if report is not None and MAX_RUNS * run_s > UNTRACED_SAY_S:
         each = f"roughly {format_wait(run_s)}" if run_s >= 1 else "under a second"
         report(f"undoing tracing's cost: simulating one worker a few times (at most {MAX_RUNS}), about "
@@ -555,18 +579,19 @@ def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: in
     likely_probes = probes[:LIKELY_PROBES] if likely[-1] == max(config.workers) else ()
     curve_events = curves * estimated_events(model, config, spec, workers=(*likely, *likely_probes))
     every_events = curves * estimated_events(model, config, spec, workers=(*config.workers, *probes))
-    # processes as before this estimate counted two probes, not three (the threshold is in those events)
+    # processes as before this estimate counted two probes, not three (the threshold is in those seconds)
     climbing = (*likely, *probes) if likely_probes else likely
-    climbing_s = seconds_on_one_core(curves * estimated_events(model, config, spec, workers=climbing),
-                                     engine_of(config))
-    jobs = config.jobs if climbing_s >= PARALLEL_S else 1
+    jobs = processes_for(curves * estimated_seconds(model, config, spec, workers=climbing), config.jobs)
     run_s_of = run_seconds(model, config)
     traces_s = traces_seconds(model, config)  # in this process
-    planned_s = wall_s(curves * planned_runs(run_s_of, config, likely, likely_probes, jobs), jobs) + traces_s
-    every_s = wall_s(curves * planned_runs(run_s_of, config, config.workers, probes, jobs), jobs) + traces_s
     uneven = bool(config.worker_speed or config.worker_link_bits_per_s)  # runs as long as the slowest worker's
+    if uneven:  # on one core: how the others' extra steps fall among the processes is not worked out
+        planned_s = every_s = curves * estimated_seconds(model, config, spec) + traces_s  # as estimated_events
+    else:
+        planned_s, every_s = (wall_s(curves * planned_runs(run_s_of, config, w, p, jobs), jobs) + traces_s
+                              for w, p in ((likely, likely_probes), (config.workers, probes)))
     for line in budget(model, config, out, curve_events, every_events=every_events, stalls_by=likely[-1],
-                       seconds=None if uneven else (planned_s, every_s), jobs=jobs):
+                       seconds=(planned_s, every_s), jobs=1 if uneven else jobs):
         report(line)
     report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
            + (f" in {jobs} processes" if jobs > 1 else ""))
@@ -578,32 +603,29 @@ def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: in
 
 
 def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events: float, *,
-           every_events: float | None = None, stalls_by: int | None = None,
-           seconds: tuple[float, float] | None = None, jobs: int = 1) -> list[str]:
+           seconds: tuple[float, float], every_events: float | None = None, stalls_by: int | None = None,
+           jobs: int = 1) -> list[str]:
     """What the run will cost, in lines to print; refused when it is too much: more events than
     :data:`MAX_EVENTS`, workers so uneven the others would train for hours, synthetic traces larger than the
     free space where they are to be written. ``curve_events``: the curves' events if their rate stalls by N =
     ``stalls_by`` (:func:`likely_workers`); ``every_events``: if it climbs to the largest N asked. ``seconds``:
-    how long each of the two takes in ``jobs`` processes (:func:`planned_runs`, :func:`tracegen.cost.wall_s`);
-    else the events on one core (:func:`seconds_on_one_core`), as for workers that differ, whose runs last as
-    long as the slowest worker's steps."""
+    how long each of the two takes, synthetic traces included, in ``jobs`` processes (:func:`planned_runs`,
+    :func:`tracegen.cost.wall_s`), on one core for 1 (:func:`estimated_seconds`, as for workers that differ, whose
+    runs last as long as the slowest worker's steps): every figure from :func:`tracegen.cost.task_s`'s price."""
     trace_events = estimated_trace_events(model, config)
     events = curve_events + trace_events
-    check_uneven(model, config, curve_events)
+    likely_s, every_s = seconds
+    where = f"in {jobs} processes" if jobs > 1 else "on one core"
+    check_uneven(model, config, curve_events, f"{format_wait(likely_s)} {where}")
     if events > MAX_EVENTS:
         traces = (f", {trace_events:.2g} of them for 'emit_traces' {format_workers(config.emit_traces)}"
                   if trace_events else "")
-        raise ConfigError(f"this prediction would simulate about {events:.2g} events, "
-                          f"{format_wait(seconds_on_one_core(events, engine_of(config)))} on one core (more than "
-                          f"the {MAX_EVENTS:.0e} "
-                          f"allowed){traces}; ask for fewer worker counts, traces, steps or seeds")
+        raise ConfigError(f"this prediction would simulate about {events:.2g} events, {format_wait(likely_s)} "
+                          f"{where} (more than the {MAX_EVENTS:.0e} allowed){traces}; ask for fewer worker counts, "
+                          "traces, steps or seeds")
     lines = ([trace_space(config, out, TRACE_BYTES_PER_EVENT * trace_events, traces_seconds(model, config))]
              if trace_events else [])
     every = events if every_events is None else every_events + trace_events
-    engine = engine_of(config)
-    likely_s, every_s = ((seconds_on_one_core(events, engine), seconds_on_one_core(every, engine)) if seconds is None
-                         else seconds)
-    where = f"in {jobs} processes" if seconds is not None and jobs > 1 else "on one core"
     if every > 2 * events and every > SLOW_EVENTS:
         lines.append(f"about {events:.2g} simulated events: roughly {format_wait(max(likely_s, 1))} {where} if the "
                      f"rate stalls by N={stalls_by}, as it likely does; {every:.2g} and "

@@ -43,6 +43,7 @@ from parsers.read import read_trace
 from parsers.singleworker import SingleWorker
 from parsers.sweepdata import COLUMNS, Contents, next_part_number, read_contents, write_part
 from parsers.trace import Trace
+from tracegen.cost import run_s
 from tracegen.curve import busiest_label
 from tracegen.errors import ConfigError, TracegenError
 from tracegen.instance import instance_links, on_instances
@@ -59,6 +60,7 @@ from tracegen.predict import (
     load_single_worker,
     prepared,
     profile_beside,
+    run_engine,
     single_worker_beside,
 )
 from tracegen.shards import holding, placements
@@ -99,16 +101,17 @@ class Runner(Protocol):
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SweepProgress:
     """Where a sweep is: ``done`` of the ``todo`` points this run computes; ``resumed`` were in the dataset;
-    ``workers_done`` of ``workers_todo``: the simulated workers of those points, summed, which is what the time a
-    point takes grows with (:func:`tracegen.predict.task_events`): points at N = 3000 take a thousand times those
-    at N = 3, so the points alone read the time left of ``--workers 1-3000`` as a third of what it was."""
+    ``seconds_done`` of ``seconds_todo``: those points' runs as one core's seconds (:func:`run_seconds`), which is
+    what the time a point takes grows with: points at N = 3000 take a thousand times those at N = 3 and more (a C
+    core task instance costs more in a larger run), so the points alone read the time left of
+    ``--workers 1-3000`` as a third of what it was."""
 
     done: int
     todo: int
     resumed: int
     parts_written: int
-    workers_done: int = 0
-    workers_todo: int = 0
+    seconds_done: float = 0.0
+    seconds_todo: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,6 +122,17 @@ class SweepSummary:
     resumed: int
     computed: int
     parts: tuple[pathlib.Path, ...]
+
+
+def run_seconds(inputs: SweepInputs) -> Callable[[int, int], float]:
+    """(N, PS shards) → one core's seconds for the run of a point of the grid with them (:func:`tracegen.cost.run_s`,
+    every task of the step counted, as :func:`tracegen.predict.task_events` counts them), priced at its N on the
+    engine its PS arrangement goes to (:func:`tracegen.predict.run_engine`: not the C core on several shards)."""
+    grid = inputs.grid
+    first, steps = next(grid.points()), grid.steps + grid.warmup_steps
+    engines = {s.n_shards: run_engine(grid.sim_config(dataclasses.replace(first, ps_shards=s.n_shards)))
+               for s in grid.shards}
+    return lambda n_workers, ps_shards: run_s(inputs.model.n_tasks, n_workers, steps, engines[ps_shards])
 
 
 def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
@@ -364,7 +378,9 @@ def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: 
     parts: list[pathlib.Path] = []
     done = 0
     turn = 0  # the grid position of the next row to go into a part
-    workers_todo, workers_done = sum(p.n_workers for p in todo), 0
+    price = run_seconds(inputs)
+    seconds = [price(p.n_workers, p.ps_shards) for p in todo]
+    seconds_todo, seconds_done = sum(seconds), 0.0
 
     def flush(size: int) -> None:
         nonlocal number
@@ -374,10 +390,10 @@ def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: 
             parts.append(write_part(target.root, number - 1, rows))
 
     def on_rows(rows: list[Row]) -> None:
-        nonlocal done, turn, workers_done
+        nonlocal done, turn, seconds_done
         for row in rows:
             early[position[row["point_id"]]] = row
-            workers_done += todo[position[row["point_id"]]].n_workers
+            seconds_done += seconds[position[row["point_id"]]]
         done += len(rows)
         while turn in early:
             buffer.append(early.pop(turn))
@@ -387,9 +403,9 @@ def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: 
         if done == len(todo) and buffer:
             flush(len(buffer))
         report(SweepProgress(done=done, todo=len(todo), resumed=resumed, parts_written=len(parts),
-                             workers_done=workers_done, workers_todo=workers_todo))
+                             seconds_done=seconds_done, seconds_todo=seconds_todo))
 
-    report(SweepProgress(done=0, todo=len(todo), resumed=resumed, parts_written=0, workers_todo=workers_todo))
+    report(SweepProgress(done=0, todo=len(todo), resumed=resumed, parts_written=0, seconds_todo=seconds_todo))
     try:
         if todo:
             runner.run(inputs, chunks_of(todo, runner.slots), on_rows)

@@ -81,6 +81,7 @@ from tracegen.predict import (
     budget,
     check_config_order,
     estimated_events,
+    estimated_seconds,
     prepared,
     profile_beside,
     single_worker_beside,
@@ -388,11 +389,12 @@ def _prepared_within_budget(model: StepModel, config: PredictConfig, link_profil
         with_bandwidth = dataclasses.replace(config, link_profile=None, bandwidth_bytes_per_s=bandwidth_bytes_per_s)
         by_bandwidth = (prepared(model, with_bandwidth, report), with_bandwidth)
     # the bandwidth's curves are three: its point and the two ends of its band
-    events = 0.0
+    events = seconds = 0.0
     for curves, by in ((1, by_profile), (3, by_bandwidth)):
         if by is not None:
             events += curves * estimated_events(by[0].model, by[1], by[0].links["mid"])
-    for line in budget(model, config, out, events):
+            seconds += curves * estimated_seconds(by[0].model, by[1], by[0].links["mid"])
+    for line in budget(model, config, out, events, seconds=(seconds, seconds)):
         report(line)
     return by_profile, by_bandwidth
 

@@ -9,8 +9,10 @@ import pytest
 from parsers import read_trace
 from tracegen.cost import (
     C_CORE_WORKERS_PER_COST,
+    COMPILED_WORKERS_PER_COST,
     PROCESS_START_S,
     SECONDS_PER_TASK,
+    WORKERS_PER_COST,
     busy_tasks,
     run_s,
     seconds_left,
@@ -31,10 +33,14 @@ def test_a_run_costs_each_busy_task_instance_the_same_but_a_large_run_costs_the_
         assert run_s(10, 4, 10, engine) == pytest.approx(2 * run_s(10, 4, 5, engine))
         assert run_s(20, 4, 5, engine) == pytest.approx(2 * run_s(10, 4, 5, engine))
         assert task_s(engine, 1) == pytest.approx(per_task, rel=1e-3)  # small runs: the constant measured there
-    for engine in ("compiled (mypyc)", "pure Python"):
-        assert run_s(10, 8, 5, engine) == pytest.approx(2 * run_s(10, 4, 5, engine))
+    assert run_s(10, 8, 5, "pure Python") == pytest.approx(2 * run_s(10, 4, 5, "pure Python"))
+    assert task_s("pure Python", 3000) == SECONDS_PER_TASK["pure Python"]  # flat: no growth measured
     assert task_s("C core", int(C_CORE_WORKERS_PER_COST)) == pytest.approx(2 * SECONDS_PER_TASK["C core"])
     assert run_s(10, 3000, 5, "C core") > 2 * 30 * run_s(10, 100, 5, "C core")
+    # the compiled engine's grows too, more slowly (shard runs, which the C core leaves to it: tracegen.cost)
+    compiled = "compiled (mypyc)"
+    assert task_s(compiled, int(COMPILED_WORKERS_PER_COST)) == pytest.approx(2 * SECONDS_PER_TASK[compiled])
+    assert run_s(10, 3000, 5, compiled) > 30 * run_s(10, 100, 5, compiled)
     assert SECONDS_PER_TASK["pure Python"] > 10 * SECONDS_PER_TASK["compiled (mypyc)"]
 
 
@@ -123,9 +129,9 @@ def test_a_synthetic_trace_is_priced_at_writing_its_bytes_not_at_the_c_core() ->
     steps = config.steps + config.warmup_steps
     written_s = task_events(model, steps * 32) * TRACE_BYTES_PER_EVENT / TRACE_WRITE_BYTES_PER_S
     assert traces_seconds(model, config) > written_s > 10 * run_s(busy_tasks(model), 32, steps, "C core")
-    # two traces, of 32 and of 64 workers, take three times what one of 32 does (each N once)
+    # two traces, of 32 and of 64 workers, take what each does alone (each N once, at its own N's price)
     assert traces_seconds(model, PredictConfig(emit_traces=(32, 64, 32))) == pytest.approx(
-        3 * traces_seconds(model, config))
+        traces_seconds(model, config) + traces_seconds(model, PredictConfig(emit_traces=(64,))))
 
 
 def test_a_sweep_and_a_plan_price_a_large_run_above_its_events_at_the_small_run_rate() -> None:
@@ -139,7 +145,7 @@ def test_a_sweep_and_a_plan_price_a_large_run_above_its_events_at_the_small_run_
     from tracegen.sweep import build_inputs
 
     if native.engine() != "C core":
-        pytest.skip(f"the engine here is the {native.engine()}, priced flat")
+        pytest.skip(f"the C core's growth with N is what this holds to; the engine here is the {native.engine()}")
     trace = ROOT / "data/traces/mlp"
     small, large = (build_inputs(trace, workers=(n,)) for n in (100, 3000))
     assert grid_seconds(large) > 2 * 30 * grid_seconds(small)
@@ -147,3 +153,23 @@ def test_a_sweep_and_a_plan_price_a_large_run_above_its_events_at_the_small_run_
     worker_steps = {n: n * (PlanConfig().sim_config(n, None).steps + WARMUP_STEPS) for n in (100, 3000)}
     small_s, large_s = (_likely_seconds(model, links, PlanConfig(workers=(n,))) for n in (100, 3000))
     assert large_s > 2 * small_s * worker_steps[3000] / worker_steps[100]
+
+
+def test_predicts_estimates_price_each_n_at_the_one_price_of_a_task_instance() -> None:
+    """predict's "roughly ... on one core", its refusals and its choice of processes priced every task instance at
+    the C core's cost in runs of up to 64 workers (``seconds_on_one_core``), while sweep and plan priced it at its
+    N: a run of 3000 workers costs a C core task instance (1 + 3000 / 1500) / (1 + 10 / 1500) times what one of
+    10 does (C_CORE_WORKERS_PER_COST; the compiled engine's by COMPILED_WORKERS_PER_COST), pure Python's flat."""
+    from tracegen.predict import EVENTS_PER_TASK, PredictConfig, engine_of, estimated_events, estimated_seconds
+
+    model = build_model(read_trace(ROOT / "data/traces/mlp"))
+    small, large = PredictConfig(workers=(10,)), PredictConfig(workers=(3000,))
+    engine = engine_of(small)
+    per_event = {n: estimated_seconds(model, c) / estimated_events(model, c) for n, c in ((10, small), (3000, large))}
+    assert per_event[10] == pytest.approx(task_s(engine, 10) / EVENTS_PER_TASK)
+    per_cost = WORKERS_PER_COST.get(engine)
+    growth = (1 + 3000 / per_cost) / (1 + 10 / per_cost) if per_cost else 1
+    assert per_event[3000] / per_event[10] == pytest.approx(growth)
+    both = PredictConfig(workers=(10, 3000))  # a curve: each N at its own price
+    assert estimated_seconds(model, both) == pytest.approx(estimated_seconds(model, small)
+                                                           + estimated_seconds(model, large))

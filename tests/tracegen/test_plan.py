@@ -121,7 +121,11 @@ def _catalogue_file(tmp_path: pathlib.Path, rows: list[str]) -> pathlib.Path:
 GOOD_ROWS = ["w1,worker,0.2,1.0,4,1e9,", "w2,both,0.5,2.0,8,2e9,", "ps,ps,1.0,1.0,8,2e8,"]
 
 
-def test_cli_is_deterministic_byte_for_byte(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_is_deterministic_byte_for_byte(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracegen.predict
+
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # a plan this short runs in one process, else
     cat = _catalogue_file(tmp_path, GOOD_ROWS)
     args = ["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--workers", "1-4", "--step-budget", "8",
             "--target-rate", "500"]
@@ -353,9 +357,12 @@ def test_a_tie_in_dollars_goes_to_fewer_workers_whatever_order_the_dollars_were_
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_pairs_simulated_once_for_another_are_counted_where_the_simulations_are_said(
-        model: StepModel, jobs: int) -> None:
+        model: StepModel, jobs: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The example catalogue's 12 pairs said 'simulating 9 pairs': its spot type, differing in price alone, is
     simulated with the type it copies, and nothing said so: three pairs seemed dropped."""
+    import tracegen.predict
+
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # jobs = 2 in two processes, however short the plan
     spot = inst("w1-spot", "worker", 0.05, 1.0)
     cat = Catalogue(instances=(*PLAN_CATALOGUE.instances, spot))
     config = dataclasses.replace(PLAN_CONFIG, workers=(1, 2))
@@ -368,6 +375,24 @@ def test_pairs_simulated_once_for_another_are_counted_where_the_simulations_are_
     lines.clear()
     plan(model, PLAN_CATALOGUE, config, link_profile=PLAN_PROFILE, jobs=jobs, progress=lines.append)
     assert not any("(of " in line for line in lines), lines
+
+
+def test_a_plan_too_short_to_gain_from_processes_runs_in_one(model: StepModel,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``plan`` on the mlp trace and the example catalogue took 0.86 s in one process and 1.94 s in the two its
+    default ``--jobs`` gave on 2 CPUs (docs/model.md): starting processes costs about a second. Its pairs now go
+    to processes only when they would take PARALLEL_S on one core, as predict's curves do."""
+    import tracegen.predict
+
+    config = dataclasses.replace(PLAN_CONFIG, workers=(1, 2))
+    lines: list[str] = []
+    alone = plan(model, PLAN_CATALOGUE, config, link_profile=PLAN_PROFILE, jobs=2, progress=lines.append)
+    assert lines and not any("processes" in line for line in lines), lines
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # the same plan, as if long enough
+    lines.clear()
+    side_by_side = plan(model, PLAN_CATALOGUE, config, link_profile=PLAN_PROFILE, jobs=2, progress=lines.append)
+    assert any(line.startswith("simulating 4 pairs in 2 processes") for line in lines), lines
+    assert side_by_side == alone
 
 
 def test_a_plan_of_a_trace_with_no_batch_size_says_samples_are_steps(

@@ -558,7 +558,15 @@ def test_a_long_list_of_worker_counts_is_not_refused_when_the_rate_stalls_long_b
     estimate counted every N asked, said 'roughly 7254 s' for a run of seconds at 1-1000, and refused 1-3000 as
     more than 1e10 events. The estimate now counts the N it likely simulates, and says what every N would cost."""
     from tracegen.outputs import OutputDir
-    from tracegen.predict import MAX_EVENTS, PredictConfig, budget, estimated_events, likely_workers, resolve_links
+    from tracegen.predict import (
+        MAX_EVENTS,
+        PredictConfig,
+        budget,
+        estimated_events,
+        estimated_seconds,
+        likely_workers,
+        resolve_links,
+    )
 
     model = build_model(read_trace(mlp_trace_dir))
     config = PredictConfig(workers=tuple(range(1, 3001)), bandwidth_bytes_per_s=125_000_000)
@@ -572,10 +580,11 @@ def test_a_long_list_of_worker_counts_is_not_refused_when_the_rate_stalls_long_b
     every = estimated_events(model, config, spec)
     assert estimated_events(model, config, spec, workers=likely) < MAX_EVENTS < every
     with OutputDir(tmp_path / "out", ["curve.csv"]) as out:
+        seconds = (estimated_seconds(model, config, spec, workers=likely), estimated_seconds(model, config, spec))
         lines = budget(model, config, out, estimated_events(model, config, spec, workers=likely), every_events=every,
-                       stalls_by=likely[-1])
+                       stalls_by=likely[-1], seconds=seconds)
         with pytest.raises(ConfigError, match=r"more than the 1e\+10 allowed"):
-            budget(model, dataclasses.replace(config, every_n=True), out, every)
+            budget(model, dataclasses.replace(config, every_n=True), out, every, seconds=(seconds[1], seconds[1]))
     assert any(f"if the rate stalls by N={likely[-1]}, as it likely does" in line and "N=3000" in line
                for line in lines)
 

@@ -790,32 +790,54 @@ def test_the_readme_sweep_runs_without_a_warning(
     assert "warning" not in output.err + output.out, output.err
 
 
-def test_the_time_left_is_paced_by_the_workers_simulated_not_by_the_points(tmp_path: pathlib.Path) -> None:
-    """A point costs about its N (tracegen.cost): '--workers 1-3000' said '77 s left' after its first 128 points,
-    the cheapest, of a grid its own grid line put at 10 minutes. A resumed sweep's later points weigh the same."""
+def test_the_time_left_is_paced_by_each_points_priced_run_not_by_the_points(tmp_path: pathlib.Path) -> None:
+    """A point costs about its N, and on the C core more (tracegen.cost): '--workers 1-3000' said '77 s left' after
+    its first 128 points, the cheapest, of a grid its own grid line put at 10 minutes; paced by the workers alone,
+    a point at N = 3000 weighed 300 times one at N = 10, where the C core takes about 600 times as long. A resumed
+    sweep's later points weigh the same."""
     import io
 
-    from tracegen.cli_sweep import ProgressLine
-    from tracegen.sweep import SweepProgress, sweep
+    from tracegen.cli_sweep import ProgressLine, grid_seconds
+    from tracegen.sweep import SweepProgress, run_seconds, sweep
     from tracegen.sweeprunner import LocalRunner
 
     seen: list[SweepProgress] = []
     inputs = build_inputs(str(TRACE), workers=[1, 3, 8], policies=["tf", "tictac"], steps=4, warmup_steps=1)
+    price = run_seconds(inputs)
     sweep(inputs, tmp_path / "s", LocalRunner(1), progress=seen.append)
-    assert (seen[0].workers_done, seen[0].workers_todo) == (0, 24)
-    done = [p.workers_done for p in seen[1:]]
-    assert done == sorted(done) and (seen[-1].workers_done, seen[-1].workers_todo) == (24, 24)
+    assert (seen[0].seconds_done, seen[0].seconds_todo) == (0, pytest.approx(grid_seconds(inputs)))
+    assert seen[0].seconds_todo == pytest.approx(2 * sum(price(n, 1) for n in (1, 3, 8)))
+    done = [p.seconds_done for p in seen[1:]]
+    assert done == sorted(done) and seen[-1].seconds_done == pytest.approx(seen[-1].seconds_todo)
     inputs = build_inputs(str(TRACE), workers=[1, 3, 8, 20], policies=["tf", "tictac"], steps=4, warmup_steps=1)
     resumed: list[SweepProgress] = []
     sweep(inputs, tmp_path / "s", LocalRunner(1), progress=resumed.append)
-    assert (resumed[0].resumed, resumed[0].todo, resumed[0].workers_todo) == (6, 2, 40)  # N = 20's two points only
+    assert (resumed[0].resumed, resumed[0].todo) == (6, 2)
+    assert resumed[0].seconds_todo == pytest.approx(2 * price(20, 1))  # N = 20's two points only
 
     now = [100.0]
     stream = io.StringIO()
     line = ProgressLine(stream, clock=lambda: now[0])
-    now[0] += 10.0  # 1 of 2 points done in 10 s, but 1 of 3 workers: the other point takes 20 s more, not 10
-    line(SweepProgress(done=1, todo=2, resumed=0, parts_written=0, workers_done=1, workers_todo=3))
+    now[0] += 10.0  # 1 of 2 points done in 10 s, but a third of the work: the other point takes 20 s more, not 10
+    line(SweepProgress(done=1, todo=2, resumed=0, parts_written=0, seconds_done=1.0, seconds_todo=3.0))
     assert "1/2 points (0 already done), 0.1 points/s, 20 s left" in stream.getvalue(), stream.getvalue()
+
+
+def test_a_points_price_is_the_one_n_aware_price_of_tracegen_cost() -> None:
+    """sweep's time left and its grid line price a point as predict and plan price a run
+    (:func:`tracegen.cost.task_s`): on the C core a task instance of a run of N = 3000 costs (1 + 3000 / 1500) /
+    (1 + 10 / 1500) times one of N = 10 (WORKERS_PER_COST, on the compiled engine too)."""
+    from tracegen import native
+    from tracegen.cost import WORKERS_PER_COST, task_s
+    from tracegen.sweep import run_seconds
+
+    inputs = build_inputs(str(TRACE), workers=[10, 3000], steps=4, warmup_steps=1)
+    price, engine = run_seconds(inputs), native.engine()
+    per_instance = {n: price(n, 1) / (n * inputs.model.n_tasks * 5) for n in (10, 3000)}
+    assert per_instance[10] == pytest.approx(task_s(engine, 10))
+    per_cost = WORKERS_PER_COST.get(engine)
+    growth = (1 + 3000 / per_cost) / (1 + 10 / per_cost) if per_cost else 1
+    assert per_instance[3000] / per_instance[10] == pytest.approx(growth)
 
 
 def test_a_sweep_of_a_trace_with_no_batch_size_says_samples_are_steps(
