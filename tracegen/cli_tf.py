@@ -166,8 +166,9 @@ def _validate(args: argparse.Namespace) -> int:
         if args.html:
             out.write("report.html", _validation_html(comparison, inputs, warnings, config, args.measured))
     print(f"inputs: measurements {inputs.measured}; trace {inputs.trace}; link profile "
-          f"{inputs.profile or 'none'}; single worker {inputs.single_worker or 'none'}; bandwidth from "
-          f"{inputs.bandwidth_from}")
+          f"{inputs.profile or 'none'}; single worker {inputs.single_worker or 'none'}; "
+          + (f"bandwidth from {inputs.bandwidth_from}" if inputs.bandwidth_bytes_per_s is not None else
+             "no bandwidth (no bandwidth-only predictors: give --bandwidth, or bandwidth_bits_per_s in the CSV)"))
     if (repeats := averaged(comparison)) is not None:
         print(repeats)
     print(f"measured knee N={comparison.measured_knee_n_workers}")

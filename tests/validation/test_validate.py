@@ -550,3 +550,18 @@ def test_an_order_file_is_named_as_the_policy_option_and_by_its_line(tmp_path: p
         err = capsys.readouterr().err
         assert err.startswith(f"tracegen validate: error: '--policy': order file {str(order)!r}: {said}"), err
         assert not (tmp_path / "out").exists()
+
+
+def test_validate_without_a_bandwidth_says_why_no_bandwidth_only_predictor_ran(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A user's own CSV of steps/s alone: no link rate is known, so the ``_bw`` predictors are not run, and the
+    inputs line says so and how to give one (it said 'bandwidth from none')."""
+    measured = tmp_path / "mine.csv"
+    measured.write_text("n_workers,steps_per_s\n1,10.8\n2,17.4\n")
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "bandwidth from" not in printed and "simulator_bw" not in printed
+    assert ("no bandwidth (no bandwidth-only predictors: give --bandwidth, or bandwidth_bits_per_s in the CSV)"
+            in printed)
