@@ -1,6 +1,7 @@
 """Helpers shared by the tracegen tests (``pythonpath`` in pyproject.toml puts ``tests/`` on the path): the small
-hand-made step whose one variable two workers share, and the inputs ``tracegen plan`` is tested on (the development
-mlp trace, its link profile and single-worker measurement, a three-instance catalogue)."""
+hand-made step whose one variable two workers share, the inputs ``tracegen plan`` is tested on (the development
+mlp trace, its link profile and single-worker measurement, a three-instance catalogue), and a quick ``tracegen
+predict`` for the command-line tests."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import pathlib
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
+from tracegen.cli import main
 from tracegen.model import StepModel, StepTiming, TaskKind
 from tracegen.plan import Plan, PlanConfig, plan
 from tracegen.wire import LinkEstimate
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 MS = 1_000_000
 
 
@@ -30,7 +33,7 @@ def shared_variable_model() -> StepModel:
                           method="given"))
 
 
-PLAN_TRACE = pathlib.Path(__file__).resolve().parents[1] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+PLAN_TRACE = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
 PLAN_PROFILE = read_link_profile(PLAN_TRACE / "link-profile.json")
 PLAN_SINGLE = read_single_worker(PLAN_TRACE / "single-worker.json")
 PLAN_CONFIG = PlanConfig(workers=(1, 2, 3, 4, 6), batch_size=32, step_budget=8)
@@ -50,3 +53,9 @@ PLAN_CATALOGUE = Catalogue(instances=(inst("w1", "worker", 0.2, 1.0), inst("w2",
 def run_plan(model: StepModel, catalogue: Catalogue = PLAN_CATALOGUE, config: PlanConfig = PLAN_CONFIG) -> Plan:
     """``plan`` of ``model`` on ``catalogue`` with the plan trace's link profile and single-worker measurement."""
     return plan(model, catalogue, config, link_profile=PLAN_PROFILE, single_worker=PLAN_SINGLE)
+
+
+def quick_predict(out: pathlib.Path, trace: pathlib.Path, *more: str) -> int:
+    """``tracegen predict`` of ``trace`` into ``out`` for N = 1 and 2, 3 steps, one seed, in one process."""
+    return main(["predict", str(trace), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--jobs", "1",
+                 "--out", str(out), *more])

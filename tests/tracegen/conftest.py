@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -45,3 +46,14 @@ def readme_command() -> Callable[[str], list[str]]:
         return shlex.split(blocks[0])[1:]
 
     return command
+
+
+@pytest.fixture
+def no_testbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The testbed fails the test if it runs: what is refused must be refused before a cluster is built."""
+    from validation import testbed
+
+    def no_cluster(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("the testbed ran")
+
+    monkeypatch.setattr(testbed, "run_testbed", no_cluster)

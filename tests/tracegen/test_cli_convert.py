@@ -1,5 +1,6 @@
-"""``tracegen convert`` carries the files the readers take from beside a trace (:mod:`tracegen.cli_convert`): a
-converted trace predicts what the trace predicts, and no other trace's files at the output are read with it."""
+"""``tracegen convert`` (:mod:`tracegen.cli_convert`): the outputs it refuses to write or replace, and the files the
+readers take from beside a trace, which it carries: a converted trace predicts what the trace predicts, and no other
+trace's files at the output are read with it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from parsers.proto import tf_trace_pb2
 from parsers.read import BESIDE
 from tracegen.cli import main
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from tracegen_support import ROOT
+
 DEV = ROOT / "data" / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"  # beside it: all three
 MLP = ROOT / "data" / "traces" / "mlp"  # beside it: meta.json only
 CNN = ROOT / "data" / "traces" / "cnn"
@@ -291,3 +293,133 @@ def test_a_chrome_file_the_traces_pattern_would_match_is_refused(tmp_path: pathl
                          (steps / "step_*.json", steps / ".step_009.json")):  # not matched; passed over; hidden
         assert main(["convert", str(pattern), "--to", "chrome", str(out)]) == 0
         assert main(["inspect", str(pattern)]) == 0
+
+
+def test_convert_refuses_to_overwrite_without_force(tmp_path: pathlib.Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "t.json"
+    out.write_text("precious")
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", "chrome", str(out)]) == 2
+    assert "already exists" in capsys.readouterr().err and out.read_text() == "precious"
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", "chrome", str(out), "--force"]) == 0
+    assert json.loads(out.read_text())["traceEvents"]
+
+
+def test_convert_says_when_the_output_is_of_the_wrong_kind(tmp_path: pathlib.Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    trace = str(ROOT / "data/traces/mlp")
+    assert main(["convert", trace, "--to", "chrome", str(tmp_path), "--force"]) == 2
+    assert f"{tmp_path}: a directory; --to chrome writes one file" in capsys.readouterr().err
+    (tmp_path / "f").write_text("precious")
+    assert main(["convert", trace, "--to", "csv", str(tmp_path / "f")]) == 2
+    assert "f: not a directory; --to csv writes" in capsys.readouterr().err
+    assert (tmp_path / "f").read_text() == "precious" and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "chrome"])
+def test_convert_refuses_an_empty_output_path(fmt: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert TRACE "" --to csv' (an unset "$OUT") wrote the eight tables into the current directory, where
+    predict, plan, sweep and validate refuse an empty --out (a hardening pass)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", fmt, ""]) == 2
+    what = "a file" if fmt == "chrome" else "a directory"
+    assert capsys.readouterr().err == f"tracegen convert: error: 'out' must name {what} (got an empty string)\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt", ["csv", "chrome"])
+def test_convert_refuses_standard_output(fmt: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert TRACE -' wrote a file named '-' (the usual sign for standard output), and its 'wrote' line said so
+    only in passing; it is refused, and './-' still names such a file."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", fmt, "-"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tracegen convert: error: 'out' '-': convert writes") and "./-" in err
+    assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
+    if fmt == "chrome":
+        assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", fmt, "./-"]) == 0
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["-", "meta.json"]  # and the trace's meta.json
+
+
+def test_convert_writes_no_chrome_trace_into_a_directory_of_tables(tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert tables --to chrome tables/all.json' was taken, and the tables could not be read again ('holds
+    converted tables and trace files too'); named trace.json, with --force, it replaced their manifest. The
+    converse (tables into a directory of steps) was refused already."""
+    tables = tmp_path / "tables"
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", "csv", str(tables)]) == 0
+    capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in tables.iterdir()}
+    for name in ("all.json", "trace.json"):
+        assert main(["convert", str(tables), "--to", "chrome", str(tables / name), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"tracegen convert: error: {tables}: holds converted tables (trace.json); a trace written "
+                       "there would be read with them, and they could not be read again: write it elsewhere\n")
+    assert {p.name: p.read_bytes() for p in tables.iterdir()} == before
+    assert main(["inspect", str(tables)]) == 0
+
+
+def test_convert_writes_no_tables_over_a_directory_of_steps(tmp_path: pathlib.Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert steps --to csv steps' wrote the tables beside the steps, and from then on every read of the
+    directory read the tables and passed over the steps without a word: a step deleted or added there changed
+    nothing (a hardening pass)."""
+    steps = tmp_path / "mlp"
+    shutil.copytree(ROOT / "data/traces/mlp", steps)
+    for fmt in ("csv", "parquet"):
+        assert main(["convert", str(steps), "--to", fmt, str(steps), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert f"{steps}: holds trace files (e.g. step_000.json)" in err and len(err.splitlines()) == 1, err
+    assert not (steps / "trace.json").exists() and not (steps / "ops.csv").exists()
+    assert main(["convert", str(steps), "--to", "csv", str(tmp_path / "tables")]) == 0
+    assert main(["convert", str(tmp_path / "tables"), "--to", "csv", str(tmp_path / "tables"), "--force"]) == 0
+
+
+def test_convert_force_in_another_format_removes_the_earlier_conversions_tables(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'convert cnn --to csv DIR --force' over an mlp conversion to Parquet left the seven Parquet tables of the mlp
+    beside the new CSV ones (a hardening pass): read with pandas, DIR/ops.parquet was the other trace. They go
+    once the new tables are written, and the summary says so; a file of the user's, not a table, stays."""
+    from parsers.tables import SCHEMAS
+
+    tables = tmp_path / "tables"
+    assert main(["convert", str(ROOT / "data/traces/mlp"), "--to", "parquet", str(tables)]) == 0
+    (tables / ".notes").write_text("mine")
+    capsys.readouterr()
+    assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "csv", str(tables), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("removed 7 file(s) of the earlier conversion in parquet: ops.parquet, "), out
+    assert sorted(p.name for p in tables.iterdir()) == sorted([".notes", "trace.json", "meta.json",  # cnn's
+                                                               *(f"{n}.csv" for n in SCHEMAS)])
+    assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "csv", str(tables), "--force"]) == 0
+    assert "removed" not in capsys.readouterr().out
+    assert main(["inspect", "--json", str(tables)]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == f"{tables} (from {ROOT / 'data/traces/cnn'})"
+
+
+def test_convert_never_replaces_a_file_of_the_trace_it_reads(tmp_path: pathlib.Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """``convert DIR DIR/meta.json --to chrome --force`` replaced the trace's own meta.json with a Chrome trace (and
+    a step file the same way): --force replaces an earlier output, never what the run reads."""
+    trace = tmp_path / "mlp"
+    shutil.copytree(ROOT / "data" / "traces" / "mlp", trace)
+    for name in ("meta.json", "step_000.pb"):
+        before = (trace / name).read_bytes()
+        assert main(["convert", str(trace), str(trace / name), "--to", "chrome", "--force"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{trace / name}: is an input of this run" in err, err
+        assert (trace / name).read_bytes() == before
+    assert main(["convert", str(trace), str(tmp_path / "out.json"), "--to", "chrome"]) == 0
+
+
+def test_convert_tables_then_inspect_them(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "parquet", str(tmp_path / "tables")]) == 0
+    capsys.readouterr()
+    assert main(["inspect", "--json", str(tmp_path / "tables")]) == 0
+    from_tables = json.loads(capsys.readouterr().out)
+    assert main(["inspect", "--json", str(ROOT / "data/traces/cnn")]) == 0
+    direct = json.loads(capsys.readouterr().out)
+    assert {k: v for k, v in from_tables.items() if k != "source"} == {k: v for k, v in direct.items()
+                                                                       if k != "source"}

@@ -1,0 +1,47 @@
+"""``tracegen predict``'s own options (:mod:`tracegen.cli_predict`): what it refuses before any work, and the plot
+it draws of a trace whatever the trace's name."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+
+import pytest
+
+from tracegen.cli import main
+
+from tracegen_support import ROOT
+from tracegen_support import quick_predict as _predict
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    # every N asked (the default stops where the rate stalls, which it estimates: not refused, and quick)
+    (["--workers", "1-100000", "--every-n"], "would simulate about"),
+    (["--workers", "1-100000", "--steps", "1000000"], "would simulate about"),
+    (["--workers", "+3"], "'--workers'"),
+    (["--seeds", "0"], "'--seeds' must be from 1"),
+    (["--jobs", "0"], "'--jobs' must be from 1 to 4096 (got 0)"),  # it said 'jobs', the library's field
+])
+def test_absurd_predictions_are_refused_before_any_work(argv: list[str], message: str, tmp_path: pathlib.Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["predict", str(ROOT / "data/traces/mlp"), *argv, "--out", str(tmp_path / "o")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o" / "curve.csv").exists()
+
+
+def test_an_empty_emit_traces_list_is_refused_not_taken_as_none(tmp_path: pathlib.Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """'--emit-traces ""' (a variable that came out empty) wrote no trace and said nothing; '--workers ""' was
+    refused."""
+    assert main(["predict", str(ROOT / "data/traces/mlp"), "--emit-traces", "", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "'--emit-traces': cannot read ''" in err and err.count("\n") == 1
+    assert not (tmp_path / "o" / "curve.csv").exists()
+
+
+def test_a_trace_named_like_a_formula_is_plotted_as_its_name(tmp_path: pathlib.Path) -> None:
+    trace = tmp_path / "run$\\frac$"  # matplotlib reads $...$ as mathtext: this one does not parse
+    shutil.copytree(ROOT / "data/traces/mlp", trace)
+    out = tmp_path / "out"
+    assert _predict(out, trace) == 0
+    assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")

@@ -1,0 +1,111 @@
+"""The commands that run real TensorFlow (:mod:`tracegen.cli_tf`: ``profile``, ``testbed``, ``netbench``): the
+options and outputs they refuse, each before any job starts."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from tracegen.cli import main
+
+
+@pytest.mark.parametrize(("widths", "said"), [(",,", "width 1 of ',,' must be a whole number"),
+                                              ("512,,512", "width 2 of '512,,512' must be a whole number"),
+                                              ("9" * 30, "must be less than 10^18")])
+def test_widths_with_an_empty_or_huge_entry_are_refused(widths: str, said: str, tmp_path: pathlib.Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """'--widths ,,' traced the zoo's default widths without a word (the empty entries were dropped)."""
+    with pytest.raises(SystemExit) as exited:
+        main(["profile", "--widths", widths, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and said in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("api", ["tf1", "tf2"])
+def test_profile_out_naming_a_file_says_so_before_any_job(api: str, tmp_path: pathlib.Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """It said only '/path: File exists', once TensorFlow's version had been looked up."""
+    import validation.capture
+    import validation.capture_tf2
+
+    def no_tensorflow() -> str:
+        raise AssertionError("looked for TensorFlow with an --out it cannot write into")
+
+    for module in (validation.capture, validation.capture_tf2):
+        monkeypatch.setattr(module, "tensorflow_version", no_tensorflow)
+    taken = tmp_path / "results"
+    taken.write_text("mine")
+    assert main(["profile", "--api", api, "--warmup", "0", "--out", str(taken)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{taken}: is a file, not a directory; --out names the directory" in err
+    assert taken.read_text() == "mine"
+    loop = tmp_path / "loop"  # said 'loop: File exists'
+    loop.symlink_to("loop")
+    assert main(["profile", "--api", api, "--warmup", "0", "--out", str(loop)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{loop}: a symbolic link that loops; --out names the directory" in err, err
+
+
+@pytest.mark.parametrize(("argv", "what"), [
+    (["profile"], "a directory"), (["profile", "--api", "tf2", "--warmup", "0"], "a directory"),
+    (["netbench", "run", "--ps", "127.0.0.1:7070"], "the profile's file"),
+])
+def test_an_empty_out_is_refused_not_read_as_the_current_directory(argv: list[str], what: str,
+                                                                   tmp_path: pathlib.Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """'--out ""' (an unset shell variable) is no path, as predict and sweep already said: pathlib reads '' as '.',
+    so profile traced into the current directory, and netbench run blamed '.' ('a directory; --out names the
+    profile's file'), a name the user never gave."""
+    import validation.capture
+    import validation.capture_tf2
+
+    def no_tensorflow() -> str:
+        raise AssertionError("looked for TensorFlow with an --out that names nothing")
+
+    for module in (validation.capture, validation.capture_tf2):
+        monkeypatch.setattr(module, "tensorflow_version", no_tensorflow)
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--out", ""]) == 2
+    err = capsys.readouterr().err
+    assert err == f"tracegen {argv[0]}: error: '--out' must name {what} (got an empty string)\n"
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("argv", "option"), [
+    (["profile", "--out", "trace", "--netbench"], "--netbench"), (["netbench", "run", "--ps"], "--ps"),
+])
+@pytest.mark.parametrize("bad", ["host", "host:", ":7070", "host:0", "[::1]:0", "[::1]:70700"])
+def test_a_bad_ps_address_is_named_by_its_option(argv: list[str], option: str, bad: str, tmp_path: pathlib.Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The refusal named the config's field, 'ps', an option neither command has ('profile --netbench host' said
+    "'ps' must be HOST:PORT ...")."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, bad]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"tracegen {argv[0]}: error: '{option}' must be HOST:PORT (an IPv6 address in brackets: "
+                   f"[::1]:PORT) with a port from 1 to 65535 (got {bad!r})\n")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--window", "0", "'window_s' (--window) must be > 0 (got 0.0)"),
+    ("--queue-latency", "-1", "'latency_ms' (--queue-latency) must be > 0 and <= 10000 (got -1.0)"),
+    ("--burst", "100", "'burst_bytes' (--burst) must be >= 1514 (one full Ethernet frame) (got 100)"),
+    ("--cpu-ps", "0", "'cpu_cap_ps' (--cpu-ps) must be > 0 cores (got 0.0)"),
+    ("--warmup", "0", "'warmup_steps' (--warmup) must be >= 1 (got 0)"),
+])
+@pytest.mark.usefixtures("no_testbed")
+def test_a_testbed_setting_is_refused_with_the_option_that_sets_it(option: str, value: str, said: str,
+                                                                    tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The settings' checks name their fields ('window_s', 'latency_ms'), which no option is called: the user of
+    ``--window 0`` or ``--queue-latency -1`` was left to guess which of some thirty options was meant."""
+    argv = ["testbed", "--bandwidth", "100Mbit/s", "--workers", "1", option, value, "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"tracegen testbed: error: {said}\n"
+    assert not (tmp_path / "o").exists()
