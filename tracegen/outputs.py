@@ -381,7 +381,7 @@ def refuse_input(target: pathlib.Path, inputs: Sequence[str | os.PathLike[str]],
         with contextlib.suppress(OSError):  # either not there: not the same file
             same = target.samefile(source)
         if same:  # said once where it is the one path ('DIR/report.md: is an input of this run (DIR/report.md)')
-            given = "" if os.path.abspath(target) == os.path.abspath(source) else f" (the same file as {source})"
+            given = "" if target.absolute() == pathlib.Path(source).absolute() else f" (the same file as {source})"
             raise ConfigError(f"{target}: is an input of this run{given}, not an earlier run's output; {instead}")
 
 
