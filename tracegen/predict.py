@@ -141,8 +141,8 @@ def seconds_on_one_core(events: float, n_workers: int, engine: str | None = None
 
 def processes_for(one_core_s: float, jobs: int) -> int:
     """How many of ``jobs`` local processes to run simulations estimated at ``one_core_s`` seconds on one core in
-    (predict's curves, plan's pairs): all of them from :data:`PARALLEL_S` on, else one, where starting them costs
-    about what they save."""
+    (predict's and validate's curves, plan's pairs, a sweep's grid): all of them from :data:`PARALLEL_S` on, else
+    one, where starting them costs about what they save."""
     return jobs if one_core_s >= PARALLEL_S else 1
 
 
