@@ -26,6 +26,7 @@ from tracegen.predict import (
     MIN_STEPS,
     PAYLOAD_FRACTION,
     batch_size_of,
+    processes_for,
     task_events,
 )
 from tracegen.processes import MAX_JOBS, available_cpus
@@ -103,8 +104,9 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--part-points", type=parse_count, default=PART_POINTS, metavar="K",
                         help=f"rows per part file: one is written each K finished points (default {PART_POINTS})")
     parser.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
-                        help="local worker processes, or the CPUs of a --ray local instance (default: the CPUs "
-                             "this process may use)")
+                        help="local worker processes, when the grid would take more than a few seconds on one "
+                             "core (the rows are the same whatever J), or the CPUs of a --ray local instance "
+                             "(default: the CPUs this process may use)")
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="run the points as tasks on the Ray cluster at ADDRESS (HOST:6379, an IPv6 address in "
                              "brackets, [2001:db8::5]:6379, or auto); "
@@ -264,7 +266,7 @@ def run_sweep(args: argparse.Namespace) -> int:
                           "catalogue's link_bits_per_s) that carries tensor bytes, and neither was given: a link "
                           "profile or the trace's link is measured payload")
     check_profiles(args.link_profile)
-    runner: Runner = RayRunner(args.ray, args.jobs) if args.ray is not None else LocalRunner(args.jobs)
+    ray = RayRunner(args.ray, args.jobs) if args.ray is not None else None  # its head checked before any work
     workers, bandwidths = parse_workers(args.workers, "--workers"), parse_bandwidths(args.bandwidth)
     speeds, ps_shards = parse_speeds(args.worker_speed), shard_counts(args)
     catalogue = read_catalogue(args.catalogue) if args.catalogue is not None else None
@@ -283,18 +285,24 @@ def run_sweep(args: argparse.Namespace) -> int:
         if (batch := batch_note(args.trace, args.batch_size)) is not None:  # the rows' samples_per_s
             print(batch)
         grid = inputs.grid
-        where = f"Ray at {args.ray}" if args.ray is not None else f"{args.jobs} local processes"
-        events = grid_events(inputs)
+        events, seconds = grid_events(inputs), grid_seconds(inputs)
         if events > MAX_SWEEP_EVENTS:  # a typo (--steps 1000000), not a job: refused before any point runs
             raise ConfigError(f"this grid would simulate about {events:.2g} events, "
-                              f"{format_wait(grid_seconds(inputs))} on one core (more than the "
+                              f"{format_wait(seconds)} on one core (more than the "
                               f"{MAX_SWEEP_EVENTS:.0e} allowed); ask for fewer or smaller --workers, fewer --steps or "
                               "split the grid")
+        # as predict: local processes only where the whole grid would take long enough to gain from them (a resumed
+        # grid's points left are not known yet: they are found in the dataset by sweep)
+        jobs = processes_for(seconds, args.jobs)
+        runner: Runner = ray if ray is not None else LocalRunner(jobs)
+        where = (f"on Ray at {args.ray}" if ray is not None else f"on {jobs} local processes" if jobs > 1
+                 else "in this process" + (f" (too short to gain from {args.jobs} local processes)"
+                                           if args.jobs > 1 else ""))
         print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
               f"counts x {len(grid.policies)} policies x "
               f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
-              f"{grid.steps} steps each; on {where}; about {events:.2g} events, roughly "
-              f"{format_wait(max(grid_seconds(inputs), 1))} on one core for the whole grid")
+              f"{grid.steps} steps each; {where}; about {events:.2g} events, roughly "
+              f"{format_wait(max(seconds, 1))} on one core for the whole grid")
         if grid.n_points >= LARGE_GRID_POINTS:
             sys.stdout.flush()  # the grid line first, where both go to one terminal or file
             print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and "

@@ -320,8 +320,8 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                    help="simulated warm-up steps per worker (default 3)")
     p.add_argument("--seeds", type=parse_count, default=3, metavar="S", help="simulations per worker count (default 3)")
     p.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
-                   help="local processes to run the simulations in; the report is the same whatever J (default: "
-                        "the CPUs this process may use)")
+                   help="local processes to run the simulations in when they take more than a few seconds; the "
+                        "report is the same whatever J (default: the CPUs this process may use)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for report.md, comparison.csv/.png")
     p.add_argument("--html", action="store_true",
                    help="also write DIR/report.html: measured points over every predictor, the errors and the "

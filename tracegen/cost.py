@@ -41,8 +41,18 @@ read 2.24 µs, noise); resnet and the dev embed trace, on one and two shards, 1.
 The growth slows past 1000, which a line cannot follow: 4000 makes it 1.22 and 1.68 times at 1000 and 3000 (3000
 would make it 1.29 and 1.94). A whole grid, ``sweep data/traces/mlp --workers 500,1000,...,3000 --ps-shards 2
 --jobs 1`` (10 + 2 steps), took 13.7 and 16.7 s beyond a one-point sweep's start (21:35 UTC), estimated at 14 s so
-and at 5.8 s by 0.75 µs flat. (Pure Python measured 23-27 µs on mlp and resnet at N = 32 the same evening; left at
-13, flat.)
+and at 5.8 s by 0.75 µs flat.
+
+Pure Python (``TRACEGEN_PURE=1``) had moved too, and is priced at 22 µs a task instance since, flat: measured with
+``time.process_time`` on 2026-12-06, 21:46-21:49 UTC (10 + 2 steps, each trace's profile as predict takes it, the
+least of 2 repeats taken in turn with the compiled engine on the same runs; other sessions on the second core) on
+``data/traces`` cnn, mlp, resnet and tf2_pss and the six ``data/validation/dev`` traces, at N = 1, 8 and 32:
+14.0-32.7 µs over the 30 runs (quartiles 18.6-24.2, 21.1 the middle), every one above the 13 priced before; by N,
+18.5 (14.0-24.2) at 1, 21.4 (17.0-32.7) at 8, 23.2 (19.1-32.5) at 32, the middle of 8 and 32 priced. 15 times the
+compiled engine in the middle of those runs (quartiles 8.6-19.2; the compiled engine 1.3-1.4 µs at N = 8 and 32,
+most at N = 1, where a run's set-up weighs). A run of 4 + 1 steps an hour before read the same: 13.6-35.0 µs. The
+rise from N = 8 to 32 (8 % in the middle) is within the spread between models (deep, embed and the dev resnet the
+dearest), so not priced by N.
 
 A synthetic trace (``--emit-traces``) costs what its recorded run costs (recorded runs go to the compiled or pure
 engine, never the C core) and the rest, the run's records handed over and its JSON written: 60-84 MB/s of JSON,
@@ -62,7 +72,7 @@ from collections.abc import Sequence
 from tracegen.model import TRANSFER_KINDS, StepModel
 
 # one core, a task instance that takes time
-SECONDS_PER_TASK = {"C core": 0.19e-6, "compiled (mypyc)": 1.2e-6, "pure Python": 13e-6}
+SECONDS_PER_TASK = {"C core": 0.19e-6, "compiled (mypyc)": 1.2e-6, "pure Python": 22e-6}
 TRACE_WRITE_BYTES_PER_S = 65e6  # a synthetic trace's records and JSON, its run's simulation aside (module docstring)
 C_CORE_WORKERS_PER_COST = 1500.0  # N at which a C core task instance costs twice what it does at small N
 COMPILED_WORKERS_PER_COST = 4000.0  # as that, for the compiled engine (module docstring)

@@ -375,12 +375,14 @@ def output_file(path: pathlib.Path, *, force: bool, what: str) -> Iterator[pathl
 
 def refuse_input(target: pathlib.Path, inputs: Sequence[str | os.PathLike[str]], instead: str) -> None:
     """ConfigError when ``target`` is one of the files this run reads, whatever ``--force`` says: ``instead`` says
-    what to do."""
+    what to do. The input is named too where it was given by another path (a link, another hard link)."""
     for source in inputs:
+        same = False
         with contextlib.suppress(OSError):  # either not there: not the same file
-            if target.samefile(source):
-                raise ConfigError(f"{target}: is an input of this run ({source}), not an earlier run's output; "
-                                  f"{instead}")
+            same = target.samefile(source)
+        if same:  # said once where it is the one path ('DIR/report.md: is an input of this run (DIR/report.md)')
+            given = "" if target.absolute() == pathlib.Path(source).absolute() else f" (the same file as {source})"
+            raise ConfigError(f"{target}: is an input of this run{given}, not an earlier run's output; {instead}")
 
 
 def refuse_existing(paths: Sequence[pathlib.Path], force: bool) -> None:

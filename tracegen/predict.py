@@ -82,15 +82,15 @@ PAYLOAD_FRACTION = 1448 / 1514  # TCP payload per Ethernet frame: MTU 1500, IPv4
 # the least line rate (1 kbit/s) it still leaves a byte per second, to which a payload rate is rounded up at least
 MIN_PAYLOAD_FRACTION = 0.01
 BAND_TWO_WAY = {"low": 0.5, "mid": 0.75, "high": 1.0}
-SLOW_EVENTS = 3_000_000  # about a second compiled, 13 s pure (tracegen.cost): above it, say what the run costs
+SLOW_EVENTS = 3_000_000  # about a second compiled, 22 s pure (tracegen.cost): above it, say what the run costs
 # seconds on one core (tracegen.cost): below it, starting processes costs about what they save (about a second to
 # start each, and each batch of N waits for its slowest; with 2 CPUs and the compiled engine, predict on the dev
 # resnet_100 trace, about 2.3e7 events: 6.3 s in one process, 6.5-8.3 s in two). In seconds, not events: the C
 # core runs the same events several times as fast, and the processes still take a second to start
 PARALLEL_S = 7.5
 UNTRACED_SAY_S = 1.0  # seconds on one core tracing's cost may take to undo (prepared) before it is said
-MAX_UNEVEN_EVENTS = 3e8  # two minutes compiled, 20 minutes pure: more, with uneven workers, is one far too slow
-MAX_EVENTS = 1e10  # about an hour compiled, 12 hours pure: refused, it is a typo or a job for a sweep
+MAX_UNEVEN_EVENTS = 3e8  # two minutes compiled, 40 minutes pure: more, with uneven workers, is one far too slow
+MAX_EVENTS = 1e10  # about an hour compiled, 20 hours pure: refused, it is a typo or a job for a sweep
 # how far past the N at which the roofline saturates a curve's rate may still climb before it stalls, for the
 # estimate of what a run simulates (on the twelve validation traces, N = 1..64 with their profiles, the stall came at
 # 2.0-8.5x that N; four times it, plus the three points, covered ten)
@@ -141,8 +141,8 @@ def seconds_on_one_core(events: float, n_workers: int, engine: str | None = None
 
 def processes_for(one_core_s: float, jobs: int) -> int:
     """How many of ``jobs`` local processes to run simulations estimated at ``one_core_s`` seconds on one core in
-    (predict's curves, plan's pairs): all of them from :data:`PARALLEL_S` on, else one, where starting them costs
-    about what they save."""
+    (predict's and validate's curves, plan's pairs, a sweep's grid): all of them from :data:`PARALLEL_S` on, else
+    one, where starting them costs about what they save."""
     return jobs if one_core_s >= PARALLEL_S else 1
 
 

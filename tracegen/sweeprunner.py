@@ -5,7 +5,9 @@ rows to the caller as soon as it finishes, and stop their workers on the way out
 last chunk, an error, Ctrl-C, SIGTERM):
 
 - :class:`LocalRunner`: ``jobs`` local processes (:mod:`tracegen.processes`: started fresh, SIGINT left to the
-  driver, terminated when it stops early, gone when it is killed outright), each holding the sweep's inputs once.
+  driver, terminated when it stops early, gone when it is killed outright), each holding the sweep's inputs once;
+  for one job, this process (starting one costs about a second, and gains nothing; the CLI asks for one where the
+  grid is too short to gain from more, :func:`tracegen.predict.processes_for`).
 - :class:`RayRunner`: ``ray.init(address=...)`` (``local``: start a Ray instance of ``jobs`` CPUs in this
   process, gone at ``ray.shutdown()``), the inputs put into the object store once, one Ray task per chunk; on
   the way out, unfinished tasks are cancelled and the driver disconnects. The cluster's nodes need this package
@@ -45,7 +47,8 @@ def _run_local_chunk(points: tuple[SweepPoint, ...]) -> list[Row]:
 
 
 class LocalRunner:
-    """``jobs`` local worker processes (module docstring; :class:`tracegen.processes.Processes`)."""
+    """``jobs`` local worker processes (module docstring; :class:`tracegen.processes.Processes`); for one job, this
+    process."""
 
     def __init__(self, jobs: int) -> None:
         if not 1 <= jobs <= 4096:
@@ -55,6 +58,10 @@ class LocalRunner:
     def run(self, inputs: SweepInputs, chunks: Sequence[tuple[SweepPoint, ...]],
             on_rows: Callable[[list[Row]], None]) -> None:
         """Run every chunk; ``on_rows`` gets each chunk's rows in the order chunks finish."""
+        if self.slots == 1:  # a stop raises here as in the driver's wait for processes: the sweep keeps its rows
+            for chunk in chunks:
+                on_rows(run_chunk(inputs, chunk))
+            return
         with Processes(_run_local_chunk, self.slots, initializer=_set_inputs, initargs=(inputs,)) as pool:
             pool.stream(enumerate(chunks), lambda _index, rows: on_rows(rows))
 

@@ -83,6 +83,7 @@ from tracegen.predict import (
     estimated_events,
     estimated_seconds,
     prepared,
+    processes_for,
     profile_beside,
     single_worker_beside,
 )
@@ -336,20 +337,20 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     shards, speeds = ps_placement(inputs.measured, runs, model, traced), worker_speeds(inputs, runs)
     config, costs, cluster = _as_measured(config, costs, model, shards, speeds, worker_links(inputs, runs), report)
     config = dataclasses.replace(config, single_worker=single)
-    by_profile, by_bandwidth = _prepared_within_budget(model, config, link_profile, inputs.bandwidth_bytes_per_s,
-                                                       out, report)
+    by_profile, by_bandwidth, jobs = _prepared_within_budget(model, config, link_profile,
+                                                             inputs.bandwidth_bytes_per_s, out, report)
     predictions: dict[str, Sequence[float]] = {}
     bands: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
     link_notes: dict[str, str] = {}
     profile_curve = None
-    with simulations(config.jobs) as processes:
+    with simulations(jobs) as processes:
         if by_profile is not None:
-            report(f"simulating with the link profile {inputs.profile}")
+            report(f"simulating with the link profile {inputs.profile}{_in_processes(jobs)}")
             profile_curve, spec, notes = _with_profile(*by_profile, costs, cluster, predictions, out, processes)
             link_notes["profile"] = spec.description
             _warn("with the link profile", notes, warnings, report)
         if by_bandwidth is not None:
-            report("simulating with the bandwidth only, and the two ends of its band")
+            report(f"simulating with the bandwidth only, and the two ends of its band{_in_processes(jobs)}")
             notes = _with_bandwidth(*by_bandwidth, costs, cluster, predictions, bands, out, processes)
             _warn("with the bandwidth only", notes, warnings, report)
     if not predictions:
@@ -377,9 +378,12 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
 
 def _prepared_within_budget(model: StepModel, config: PredictConfig, link_profile: LinkProfile | None,
                             bandwidth_bytes_per_s: int | None, out: OutputDir, report: Progress,
-                            ) -> tuple[tuple[Prepared, PredictConfig] | None, tuple[Prepared, PredictConfig] | None]:
+                            ) -> tuple[tuple[Prepared, PredictConfig] | None, tuple[Prepared, PredictConfig] | None,
+                                       int]:
     """The step and links each predictor simulates, with its config: with the link profile, with the bandwidth
-    alone (None: not given). What their curves will cost is said, or refused, before any of them
+    alone (None: not given), and the local processes to run their curves in: ``config``'s jobs where the curves
+    would take long enough on one core to gain from them, else one (:func:`tracegen.predict.processes_for`, as
+    predict's curves and plan's pairs). What their curves will cost is said, or refused, before any of them
     (:func:`tracegen.predict.budget`, as predict does): a typo of an N in the measurements is days of simulation."""
     by_profile = by_bandwidth = None
     if link_profile is not None:
@@ -396,7 +400,12 @@ def _prepared_within_budget(model: StepModel, config: PredictConfig, link_profil
             seconds += curves * estimated_seconds(by[0].model, by[1], by[0].links["mid"])
     for line in budget(model, config, out, events, seconds=(seconds, seconds)):
         report(line)
-    return by_profile, by_bandwidth
+    return by_profile, by_bandwidth, processes_for(seconds, config.jobs)
+
+
+def _in_processes(jobs: int) -> str:
+    """What a line that says what is simulated adds about where: nothing for this process."""
+    return f" in {jobs} processes" if jobs > 1 else ""
 
 
 def _staleness_rows(path: pathlib.Path, curve: Curve | None, warnings: list[str],

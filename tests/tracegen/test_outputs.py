@@ -12,7 +12,7 @@ import pytest
 
 from tracegen.cli import main
 from tracegen.errors import ConfigError
-from tracegen.outputs import OutputDir, refuse_existing
+from tracegen.outputs import OutputDir, refuse_existing, refuse_input
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MLP = ROOT / "data" / "traces" / "mlp"
@@ -282,3 +282,26 @@ def test_a_staged_file_that_cannot_be_written_is_named_where_it_was_to_go(tmp_pa
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [str(tmp_path / "out" / "curve.csv"), str(tmp_path / "out" / "traces/n4.json")]
     assert not (tmp_path / "out").exists()
+
+
+def test_an_output_that_is_an_input_is_named_once_and_the_input_where_it_is_another_path(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusal read 'OUT/report.md: is an input of this run (OUT/report.md)' when the output was the input
+    file itself: the one path said twice. It is said once then (however it was spelled), and the input still
+    named where it was given by another path, a link or another hard link, which alone says why."""
+    trace = tmp_path / "trace.json"
+    trace.write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    for given in (trace, "trace.json", f"./{trace.name}"):
+        with pytest.raises(ConfigError) as refused:
+            refuse_input(trace, [tmp_path / "other.json", given], "write it elsewhere")
+        assert str(refused.value) == (f"{trace}: is an input of this run, not an earlier run's output; write it "
+                                      "elsewhere")
+    (tmp_path / "link.json").symlink_to(trace)
+    os.link(trace, tmp_path / "hard.json")
+    for other in ("link.json", "hard.json"):
+        with pytest.raises(ConfigError) as refused:
+            refuse_input(tmp_path / other, [trace], "write it elsewhere")
+        assert str(refused.value) == (f"{tmp_path / other}: is an input of this run (the same file as {trace}), not "
+                                      "an earlier run's output; write it elsewhere")
+    refuse_input(tmp_path / "new.json", [trace, tmp_path / "gone.json"], "write it elsewhere")  # neither: no refusal

@@ -44,6 +44,10 @@ SMALL = ["--steps", "4", "--warmup-steps", "1"]
 LONG = [str(TRACE), "--workers", "1-40", "--policy", "tf,tictac", "--seeds", "2", *SMALL, "--part-points", "4",
         "--jobs", "2"]
 EXE = pathlib.Path(sys.executable).parent / "tracegen"
+# the command as EXE runs it, with the grid's points in --jobs processes however short it is (PARALLEL_S): a signal
+# must stop the workers too
+IN_PROCESSES = [sys.executable, "-c", "import sys, tracegen.predict; tracegen.predict.PARALLEL_S = 0; "
+                "from tracegen.entry import main; sys.exit(main(sys.argv[1:]))"]
 COMPUTED = re.compile(r"computed (\d+) points, (\d+) were already in")
 
 
@@ -64,7 +68,11 @@ def _direct(n: int, link: str, policy: str, speed: float, seed: int) -> tuple[fl
             r.n_events, r.end_ns)
 
 
-def test_rows_equal_direct_simulations(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_rows_equal_direct_simulations(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracegen.predict
+
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # the points in the two processes asked for
     profile = str(TRACE / "link-profile.json")
     out = tmp_path / "o'sweep"  # a quote: the DuckDB query printed must escape it as SQL does ('')
     argv = ["sweep", str(TRACE), "--workers", "1,3", "--bandwidth", "200Mbit/s", "--link-profile", profile,
@@ -72,6 +80,7 @@ def test_rows_equal_direct_simulations(tmp_path: pathlib.Path, capsys: pytest.Ca
             "--jobs", "2", "--out", str(out)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
+    assert "; on 2 local processes;" in printed, printed
     assert COMPUTED.search(printed).groups() == ("32", "0")  # type: ignore[union-attr]
     assert f"read_parquet('{tmp_path}/o''sweep/*.parquet')" in printed, printed
     rows = read_rows(out)
@@ -116,7 +125,7 @@ def _start_and_stop(out: pathlib.Path, sig: signal.Signals, tree: Any,
                     preexec: Callable[[], None] | None = None) -> tuple[int, str, list[int]]:
     """Start a sweep, send ``sig`` to it once a part exists; (exit code, stderr, workers still alive after).
     ``preexec``: the tests conftest's ``default_signals``, so that SIGINT works however the suite was started."""
-    with tree.started([str(EXE), "sweep", *LONG, "--out", str(out)], preexec) as proc:
+    with tree.started([*IN_PROCESSES, "sweep", *LONG, "--out", str(out)], preexec) as proc:
         deadline = time.monotonic() + 120
         while not part_paths(out) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -456,18 +465,45 @@ def test_a_fifo_is_refused_not_waited_on(what: str, tmp_path: pathlib.Path) -> N
     assert done.returncode == 2 and str(fifo) in done.stderr and "Traceback" not in done.stderr
 
 
-def test_an_uninterrupted_sweep_writes_the_same_bytes_whatever_its_processes(tmp_path: pathlib.Path) -> None:
+def _parts(tmp_path: pathlib.Path, grid: list[str], name: str, jobs: str,
+           capsys: pytest.CaptureFixture[str]) -> tuple[list[bytes], str]:
+    """The parts a sweep of ``grid`` in ``jobs`` writes into ``tmp_path / name``, and its grid line."""
+    capsys.readouterr()
+    assert main(["sweep", *grid, "--jobs", jobs, "--out", str(tmp_path / name)]) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("grid: ")]
+    assert len(said) == 1
+    return [p.read_bytes() for p in part_paths(tmp_path / name)], said[0]
+
+
+def test_an_uninterrupted_sweep_writes_the_same_bytes_whatever_its_processes(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Parts held rows in the order points finished: two processes gave other bytes from run to run."""
+    import tracegen.predict
+
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # --jobs 2 in two processes, however short the grid
     grid = [str(TRACE), "--workers", "1-12", "--policy", "tf,tictac", *SMALL, "--part-points", "5"]
+    one, said = _parts(tmp_path, grid, "one", "1", capsys)
+    assert len(one) == 5 and "; in this process;" in said  # 24 points in parts of 5
+    for name in ("two", "two-again"):
+        two, said = _parts(tmp_path, grid, name, "2", capsys)
+        assert two == one and "; on 2 local processes;" in said
 
-    def parts(name: str, jobs: str) -> list[bytes]:
-        assert main(["sweep", *grid, "--jobs", jobs, "--out", str(tmp_path / name)]) == 0
-        return [p.read_bytes() for p in part_paths(tmp_path / name)]
 
-    one = parts("one", "1")
-    assert len(one) == 5  # 24 points in parts of 5
-    assert parts("two", "2") == one
-    assert parts("two-again", "2") == one
+def test_a_sweep_too_short_to_gain_from_processes_runs_in_this_one(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """sweep started all --jobs processes whatever the grid, about a second each, for a grid of a fraction of a
+    second (and one process for --jobs 1). Its points now go to processes only when the grid would take
+    PARALLEL_S on one core, as predict's curves and plan's pairs do, else run in the sweep's own process; the
+    parts are the same bytes."""
+    import tracegen.predict
+
+    grid = [str(TRACE), "--workers", "1-6", "--policy", "tf,tictac", *SMALL, "--part-points", "5"]
+    alone, said = _parts(tmp_path, grid, "alone", "2", capsys)
+    assert "; in this process (too short to gain from 2 local processes);" in said, said
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # the same grid, as if long enough
+    side_by_side, said = _parts(tmp_path, grid, "side-by-side", "2", capsys)
+    assert "; on 2 local processes;" in said, said
+    assert len(alone) == 3 and side_by_side == alone  # 12 points in parts of 5
 
 
 def test_ps_shards_are_an_axis_placed_as_predict_places_them(tmp_path: pathlib.Path,

@@ -49,19 +49,52 @@ def test_validate_on_stored_measurements(config: str, tmp_path: pathlib.Path,
     assert "link profile: none" in report
 
 
-def test_the_report_is_the_same_in_one_process_or_two(tmp_path: pathlib.Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def _same_files(first: pathlib.Path, second: pathlib.Path) -> None:
+    names = sorted(str(p.relative_to(first)) for p in first.rglob("*") if p.is_file())
+    assert "report.md" in names and "prediction_bw/curve.csv" in names
+    assert names == sorted(str(p.relative_to(second)) for p in second.rglob("*") if p.is_file())
+    for name in names:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_the_report_is_the_same_in_one_process_or_two(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A campaign configuration with its link profile and its bandwidth: every file of the report, byte for
     byte, whatever --jobs."""
+    import tracegen.predict
+
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # jobs = 2 in two processes, however short the run
     folder = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
     for jobs in ("1", "2"):
         assert main(["validate", "--measured", str(folder), "--steps", "5", "--seeds", "2", "--jobs", jobs,
                      "--out", str(tmp_path / jobs)]) == 0
-    capsys.readouterr()
-    names = sorted(str(p.relative_to(tmp_path / "1")) for p in (tmp_path / "1").rglob("*") if p.is_file())
-    assert "report.md" in names and "prediction_bw/curve.csv" in names
-    for name in names:
-        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes(), name
+        said = capsys.readouterr()
+        assert ("in 2 processes" in said.out + said.err) == (jobs == "2"), said
+    _same_files(tmp_path / "1", tmp_path / "2")
+
+
+def test_a_validation_too_short_to_gain_from_processes_runs_in_one(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """validate started all --jobs processes whatever the work: about a second each to start, for simulations of
+    a fraction of a second. Its curves now go to processes only when they would take PARALLEL_S on one core, as
+    predict's and plan's do; the report is the same."""
+    import tracegen.predict
+
+    folder = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
+    argv = ["validate", "--measured", str(folder), "--steps", "5", "--seeds", "2", "--jobs", "2"]
+    assert main([*argv, "--out", str(tmp_path / "short")]) == 0
+    alone = capsys.readouterr()
+    assert "simulating with the link profile" in alone.out + alone.err
+    assert "processes" not in alone.out + alone.err, alone
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # the same validation, as if long enough
+    assert main([*argv, "--out", str(tmp_path / "forced")]) == 0
+    side_by_side = capsys.readouterr()
+    lines = (side_by_side.out + side_by_side.err).splitlines()
+    assert any(line.startswith("simulating with the link profile") and line.endswith("in 2 processes")
+               for line in lines), lines
+    assert any(line.startswith("simulating with the bandwidth only") and line.endswith("in 2 processes")
+               for line in lines), lines
+    _same_files(tmp_path / "short", tmp_path / "forced")
 
 
 def test_a_single_worker_measurement_the_replay_misses_is_a_warning_of_the_report(
