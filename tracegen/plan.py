@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import LinkProfile
 from parsers.singleworker import SingleWorker
-from tracegen.cost import run_s
+from tracegen.cost import busy_tasks, run_s
 from tracegen.curve import KNEE_FRACTION, idle_label, runs_bottleneck, saturation_workers, stalled_after
 from tracegen.errors import ConfigError
 from tracegen.instance import instance_links, on_instances
@@ -395,11 +395,12 @@ def _likely_events(model: StepModel, links: dict[str, LinkSpec], config: PlanCon
 
 def _likely_seconds(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
                     shard_of_task: tuple[int, ...] = ()) -> float:
-    """About how long :func:`_sweep` of one pair takes on one core: each of its likely runs (:func:`_likely_runs`,
-    every task of the step counted, as :func:`_likely_events` counts them) priced at its N on the engine the pair
-    goes to (:func:`tracegen.cost.run_s`: a task instance costs the C core more in a larger run)."""
+    """About how long :func:`_sweep` of one pair takes on one core: each of its likely runs (:func:`_likely_runs`)
+    priced, for the step's busy tasks (:func:`tracegen.cost.busy_tasks`, as predict prices them), at its N on the
+    engine the pair goes to (:func:`tracegen.cost.run_s`: a task instance costs the C core more in a larger run)."""
     engine = _engine(model, links, config, shard_of_task)
-    return sum(run_s(model.n_tasks, n, steps, engine) for n, steps in _likely_runs(model, links, config, shard_of_task))
+    tasks = busy_tasks(model)
+    return sum(run_s(tasks, n, steps, engine) for n, steps in _likely_runs(model, links, config, shard_of_task))
 
 
 def _engine(_model: StepModel, _links: dict[str, LinkSpec], config: PlanConfig,

@@ -43,7 +43,7 @@ from parsers.read import read_trace
 from parsers.singleworker import SingleWorker
 from parsers.sweepdata import COLUMNS, Contents, next_part_number, read_contents, write_part
 from parsers.trace import Trace
-from tracegen.cost import run_s
+from tracegen.cost import busy_tasks, run_s
 from tracegen.curve import busiest_label
 from tracegen.errors import ConfigError, TracegenError
 from tracegen.instance import instance_links, on_instances
@@ -125,14 +125,16 @@ class SweepSummary:
 
 
 def run_seconds(inputs: SweepInputs) -> Callable[[int, int], float]:
-    """(N, PS shards) → one core's seconds for the run of a point of the grid with them (:func:`tracegen.cost.run_s`,
-    every task of the step counted, as :func:`tracegen.predict.task_events` counts them), priced at its N on the
-    engine its PS arrangement goes to (:func:`tracegen.predict.run_engine`: not the C core on several shards)."""
+    """(N, PS shards) → one core's seconds for the run of a point of the grid with them (:func:`tracegen.cost.run_s`
+    of the step's busy tasks, as predict prices them: an op of no duration costs no event of its own), priced at its
+    N on the engine its PS arrangement goes to (:func:`tracegen.predict.run_engine`: not the C core on several
+    shards)."""
     grid = inputs.grid
     first, steps = next(grid.points()), grid.steps + grid.warmup_steps
     engines = {s.n_shards: run_engine(grid.sim_config(dataclasses.replace(first, ps_shards=s.n_shards)))
                for s in grid.shards}
-    return lambda n_workers, ps_shards: run_s(inputs.model.n_tasks, n_workers, steps, engines[ps_shards])
+    tasks = busy_tasks(inputs.model)
+    return lambda n_workers, ps_shards: run_s(tasks, n_workers, steps, engines[ps_shards])
 
 
 def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],

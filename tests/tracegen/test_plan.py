@@ -411,3 +411,17 @@ def test_a_plan_of_a_trace_with_no_batch_size_says_samples_are_steps(
     assert f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {trace / 'meta.json'} is not there" in out
     assert main([*argv, "--batch-size", "32", "--out", str(tmp_path / "b")]) == 0
     assert "samples/s are steps/s" not in capsys.readouterr().out
+
+
+def test_a_plans_time_estimate_counts_the_busy_tasks_as_predicts_does() -> None:
+    """A TF2 trace's ops of no duration cost the engine no event of their own: predict prices the busy tasks
+    (:func:`tracegen.cost.busy_tasks`), and plan priced every task, twice as many on ``tf2_pss``."""
+    from tracegen.cost import busy_tasks, run_s
+    from tracegen.plan import _engine, _likely_runs, _likely_seconds
+
+    tf2 = build_model(read_trace(ROOT / "data/traces/tf2_pss"))
+    links = {"mid": uniform_link((12_500_000.0, 12_500_000.0))}
+    assert busy_tasks(tf2) < tf2.n_tasks  # what makes the two counts differ
+    engine = _engine(tf2, links, PLAN_CONFIG)
+    assert _likely_seconds(tf2, links, PLAN_CONFIG) == pytest.approx(
+        sum(run_s(busy_tasks(tf2), n, steps, engine) for n, steps in _likely_runs(tf2, links, PLAN_CONFIG)))

@@ -864,12 +864,12 @@ def test_a_points_price_is_the_one_n_aware_price_of_tracegen_cost() -> None:
     (:func:`tracegen.cost.task_s`): on the C core a task instance of a run of N = 3000 costs (1 + 3000 / 1500) /
     (1 + 10 / 1500) times one of N = 10 (WORKERS_PER_COST, on the compiled engine too)."""
     from tracegen import native
-    from tracegen.cost import WORKERS_PER_COST, task_s
+    from tracegen.cost import WORKERS_PER_COST, busy_tasks, task_s
     from tracegen.sweep import run_seconds
 
     inputs = build_inputs(str(TRACE), workers=[10, 3000], steps=4, warmup_steps=1)
     price, engine = run_seconds(inputs), native.engine()
-    per_instance = {n: price(n, 1) / (n * inputs.model.n_tasks * 5) for n in (10, 3000)}
+    per_instance = {n: price(n, 1) / (n * busy_tasks(inputs.model) * 5) for n in (10, 3000)}
     assert per_instance[10] == pytest.approx(task_s(engine, 10))
     per_cost = WORKERS_PER_COST.get(engine)
     growth = (1 + 3000 / per_cost) / (1 + 10 / per_cost) if per_cost else 1
@@ -889,3 +889,15 @@ def test_a_sweep_of_a_trace_with_no_batch_size_says_samples_are_steps(
     assert f"note: samples/s are steps/s (a batch of 1): no --batch-size, and {trace / 'meta.json'} is not there" in out
     assert main([*argv, "--batch-size", "32", "--out", str(tmp_path / "b")]) == 0
     assert "samples/s are steps/s" not in capsys.readouterr().out
+
+
+def test_a_points_price_counts_the_busy_tasks_as_predicts_does() -> None:
+    """A TF2 trace's ops of no duration cost the engine no event of their own: predict prices the busy tasks
+    (:func:`tracegen.cost.busy_tasks`), and sweep and plan priced every task, twice as many on ``tf2_pss``."""
+    from tracegen import native
+    from tracegen.cost import busy_tasks, run_s
+    from tracegen.sweep import run_seconds
+
+    inputs = build_inputs(str(ROOT / "data/traces/tf2_pss"), workers=[4], steps=4, warmup_steps=1)
+    assert busy_tasks(inputs.model) < inputs.model.n_tasks  # what makes the two counts differ
+    assert run_seconds(inputs)(4, 1) == pytest.approx(run_s(busy_tasks(inputs.model), 4, 5, native.engine()))
