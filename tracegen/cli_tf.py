@@ -116,7 +116,8 @@ def _testbed_config(args: argparse.Namespace) -> TestbedConfig:
         only_single_worker=args.only_single_worker, ps_at_cap=args.ps_at_cap, staleness=args.staleness,
         ps_tasks=args.ps,
         placement=args.ps_placement, worker_caps=tuple(args.worker_caps or ()),
-        worker_links=tuple(args.worker_links or ()), api=args.api, cpu_cap_coordinator=args.cpu_coordinator)
+        worker_links=tuple(args.worker_links or ()), api=args.api, cpu_cap_coordinator=args.cpu_coordinator,
+        netbench_tensors=args.netbench_tensors, netbench_tensor_bytes=args.netbench_tensor_bytes)
 
 
 def _caps(text: str) -> tuple[float, ...]:
@@ -259,6 +260,12 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
                    help="limit for warm-up and for finishing after the window (default 300)")
     p.add_argument("--only-link-profile", action="store_true",
                    help="measure only the link profile, into DIR/trace/link-profile.json (refused if it exists)")
+    p.add_argument("--netbench-tensors", type=parse_count, metavar="N",
+                   help="tensors a netbench client step moves at most (netbench run's --tensors; default 32): with "
+                        "--netbench-tensor-bytes, a payload shaped like the model's (its parameters' count and "
+                        "mean size) rather than netbench's default")
+    p.add_argument("--netbench-tensor-bytes", type=parse_count, metavar="BYTES",
+                   help="bytes per netbench tensor (netbench run's --tensor-bytes; default 262144)")
     p.add_argument("--worker-caps", type=_caps, metavar="CORES,CORES,...",
                    help="each worker's own CPU cap, worker 0 first (a mixed cluster); workers beyond the list get "
                         "--cpu-worker")

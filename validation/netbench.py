@@ -55,7 +55,7 @@ from tracegen.signals import held
 from validation import Progress
 from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
-from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, step_sizes
+from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, TENSOR_BYTES, TENSORS, payload_fault, step_sizes
 from validation.ports import free_ports
 from validation.signals import terminating, wait_readable
 from validation.stderr import NO_OUTPUT, summarize_stderr
@@ -78,8 +78,8 @@ class NetbenchConfig:
     ps: str
     max_connections: int = 8
     window_s: float = 3.0
-    tensors: int = 32
-    tensor_bytes: int = 256 * 1024
+    tensors: int = TENSORS
+    tensor_bytes: int = TENSOR_BYTES
     target_step_s: float = 0.15
     tolerance: float = 0.05
     timeout_s: float = 120.0
@@ -91,10 +91,8 @@ class NetbenchConfig:
             raise ConfigError(f"'max_connections' must be from 1 to {MAX_WORKERS // 2} (got {self.max_connections})")
         if not 0.2 <= self.window_s <= 600:
             raise ConfigError(f"'window_s' must be from 0.2 to 600 seconds (got {self.window_s})")
-        if not 1 <= self.tensors <= 1000:
-            raise ConfigError(f"'tensors' must be from 1 to 1000 (got {self.tensors})")
-        if not 4 <= self.tensor_bytes <= 1 << 30:
-            raise ConfigError(f"'tensor_bytes' must be from 4 to {1 << 30} (got {self.tensor_bytes})")
+        if fault := payload_fault(self.tensors, self.tensor_bytes):
+            raise ConfigError(fault)
         if not 0.01 <= self.target_step_s <= 10:
             raise ConfigError(f"'target_step_s' must be from 0.01 to 10 seconds (got {self.target_step_s})")
         if not 0 < self.tolerance < 1:

@@ -28,6 +28,20 @@ from typing import Any
 FLOAT_BYTES = 4
 SMALL_TENSORS = 64  # the rpc_pull / rpc_push steps: this many small tensors, so that requests, not bytes, count
 SMALL_BYTES = 1024
+MAX_TENSORS = 1000  # a client step's tensors at most (netbench run's --tensors)
+TENSORS = 32  # netbench run's default payload: a client step's tensors at most, and their size
+TENSOR_BYTES = 256 * 1024
+MAX_TENSOR_BYTES = 1 << 30
+
+
+def payload_fault(tensors: int, tensor_bytes: int, names: tuple[str, str] = ("'tensors'", "'tensor_bytes'")) -> str:
+    """What is wrong with a payload of ``tensors`` per client step of ``tensor_bytes`` each, naming each as
+    ``names`` says (a field, or the option that sets it); '' when nothing is."""
+    if not 1 <= tensors <= MAX_TENSORS:
+        return f"{names[0]} must be from 1 to {MAX_TENSORS} (got {tensors})"
+    if not FLOAT_BYTES <= tensor_bytes <= MAX_TENSOR_BYTES:
+        return f"{names[1]} must be from {FLOAT_BYTES} to {MAX_TENSOR_BYTES} (got {tensor_bytes})"
+    return ""
 
 
 def _say(event: dict[str, Any]) -> None:

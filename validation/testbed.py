@@ -152,7 +152,8 @@ def _measure_profile(config: TestbedConfig, trace_dir: pathlib.Path, report: Pro
     report(f"link profile: tracegen netbench between the PS and one client host ({client:g} cores)")
     measure_link_profile(dataclasses.replace(config.cluster_config(1), cpu_cap_worker=client, worker_caps=(),
                                              worker_links=(), coordinator=False),
-                         trace_dir / PROFILE_NAME, progress=report)
+                         trace_dir / PROFILE_NAME, progress=report, tensors=config.netbench_tensors,
+                         tensor_bytes=config.netbench_tensor_bytes)
 
 
 def window_for(config: TestbedConfig, n_workers: int, done: Sequence[Measurement]) -> float:

@@ -10,6 +10,7 @@ from tracegen.placement import PLACEMENTS
 from validation.capture import MAX_TRACED_STEPS, MAX_WARMUP_STEPS
 from validation.cluster_config import MIN_RATE_BITS_PER_S, ClusterConfig, LinkShape
 from validation.errors import ConfigError
+from validation.netbench_node import TENSOR_BYTES, TENSORS, payload_fault
 from validation.zoo import ModelSpec
 
 MAX_SECONDS = 86_400  # the longest window or timeout: a day
@@ -53,6 +54,8 @@ class TestbedConfig:
     timeout_s: float = 300.0
     link_profile: bool = True
     netbench_client_cores: float | None = None
+    netbench_tensors: int | None = None  # netbench's tensors per client step and their size (None: its defaults)
+    netbench_tensor_bytes: int | None = None
     only_link_profile: bool = False
     only_single_worker: bool = False
     ps_at_cap: bool = False  # also the single worker against a PS capped so that it holds it at its cap
@@ -85,8 +88,23 @@ class TestbedConfig:
         for name, high in (("warmup_steps", MAX_WARMUP_STEPS), ("traced_steps", MAX_TRACED_STEPS)):  # as profile's
             if getattr(self, name) > high:  # else the cluster started, then ran into timeout_s or filled the disk
                 raise ConfigError(f"{name!r} must be at most {high} (got {getattr(self, name)})")
+        self._check_netbench()
         self._check_quantities()
         self.cluster_config(max(self.workers))  # checks the link, the caps and the subnet
+
+    def _check_netbench(self) -> None:
+        """netbench's payload, by ``netbench run``'s rule (:func:`validation.netbench_node.payload_fault`), before any
+        namespace is made; and only where a link profile is measured."""
+        if self.netbench_tensors is None and self.netbench_tensor_bytes is None:
+            return
+        if not self.link_profile:
+            raise ConfigError("--netbench-tensors and --netbench-tensor-bytes shape the link profile's payload, and "
+                              "--no-link-profile measures none")
+        fault = payload_fault(TENSORS if self.netbench_tensors is None else self.netbench_tensors,
+                              TENSOR_BYTES if self.netbench_tensor_bytes is None else self.netbench_tensor_bytes,
+                              ("--netbench-tensors", "--netbench-tensor-bytes"))
+        if fault:
+            raise ConfigError(fault)
 
     def _check_quantities(self) -> None:
         """Durations, the learning rate and the links' rates, each named as its option is."""

@@ -60,9 +60,11 @@ def default_client_cores(ps_cores: float) -> float:
 
 def measure_link_profile(cluster_config: ClusterConfig, out_path: pathlib.Path, *, max_connections: int = 8,
                          window_s: float = 3.0, timeout_s: float = 600.0,
-                         progress: Progress | None = None) -> LinkProfile:
+                         progress: Progress | None = None, tensors: int | None = None,
+                         tensor_bytes: int | None = None) -> LinkProfile:
     """Run netbench between the PS and one client host of ``cluster_config`` (its ``n_workers`` must be 1 and
-    its worker cap is the client host's) and write the profile to ``out_path``."""
+    its worker cap is the client host's) and write the profile to ``out_path``; ``tensors`` and ``tensor_bytes``
+    (when given) are ``netbench run``'s ``--tensors`` and ``--tensor-bytes``."""
     report = progress or (lambda _line: None)
     if cluster_config.n_workers != 1:
         raise ConfigError(f"a link profile is measured with one client host (got n_workers={cluster_config.n_workers})")
@@ -83,7 +85,9 @@ def measure_link_profile(cluster_config: ClusterConfig, out_path: pathlib.Path, 
         tmp.unlink(missing_ok=True)
         client = cluster.start("w0", [sys.executable, "-m", "tracegen", "netbench", "run", "--ps",
                                       f"{ps_ip}:{CONTROL_PORT}", "--out", str(tmp), "--force", "--connect-timeout",
-                                      "120", "--max-connections", str(max_connections), "--window", str(window_s)],
+                                      "120", "--max-connections", str(max_connections), "--window", str(window_s),
+                                      *(["--tensors", str(tensors)] if tensors is not None else []),
+                                      *(["--tensor-bytes", str(tensor_bytes)] if tensor_bytes is not None else [])],
                                stdout=subprocess.PIPE)
         assert client.popen.stdout is not None  # noqa: S101 - started with a pipe
         deadline = time.monotonic() + timeout_s

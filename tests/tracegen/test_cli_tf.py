@@ -98,6 +98,8 @@ def test_a_bad_ps_address_is_named_by_its_option(argv: list[str], option: str, b
     ("--burst", "100", "'burst_bytes' (--burst) must be >= 1514 (one full Ethernet frame) (got 100)"),
     ("--cpu-ps", "0", "'cpu_cap_ps' (--cpu-ps) must be > 0 cores (got 0.0)"),
     ("--warmup", "0", "'warmup_steps' (--warmup) must be >= 1 (got 0)"),
+    ("--netbench-tensors", "2000", "--netbench-tensors must be from 1 to 1000 (got 2000)"),
+    ("--netbench-tensor-bytes", "2", "--netbench-tensor-bytes must be from 4 to 1073741824 (got 2)"),
 ])
 @pytest.mark.usefixtures("no_testbed")
 def test_a_testbed_setting_is_refused_with_the_option_that_sets_it(option: str, value: str, said: str,
@@ -108,4 +110,17 @@ def test_a_testbed_setting_is_refused_with_the_option_that_sets_it(option: str, 
     argv = ["testbed", "--bandwidth", "100Mbit/s", "--workers", "1", option, value, "--out", str(tmp_path / "o")]
     assert main(argv) == 2
     assert capsys.readouterr().err == f"tracegen testbed: error: {said}\n"
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.usefixtures("no_testbed")
+def test_a_netbench_payload_without_a_link_profile_is_refused(tmp_path: pathlib.Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """--netbench-tensors shapes the profile's payload; with --no-link-profile nothing would use it, and the run
+    would have gone ahead as if it had."""
+    argv = ["testbed", "--bandwidth", "100Mbit/s", "--workers", "1", "--netbench-tensors", "8", "--no-link-profile",
+            "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == ("tracegen testbed: error: --netbench-tensors and --netbench-tensor-bytes shape "
+                                       "the link profile's payload, and --no-link-profile measures none\n")
     assert not (tmp_path / "o").exists()

@@ -454,7 +454,8 @@ def test_inside_the_emulated_cluster_the_profile_sees_the_shaped_link(tmp_path: 
                            cpu_cap_ps=0.5, cpu_cap_worker=1.0, subnet="10.79.6.0/24")
     lines: list[str] = []
     profile = measure_link_profile(config, tmp_path / "link-profile.json", max_connections=2, window_s=1.0,
-                                   progress=lines.append)
+                                   progress=lines.append, tensors=8, tensor_bytes=65536)
+    assert (profile.tensors, profile.tensor_bytes) == (8, 65536)  # testbed --netbench-tensors/--netbench-tensor-bytes
     payload = rate / 8 * 1448 / 1514
     for point in profile.points:
         # a point counts the tensors completed in its window; with two steps in flight per client, up to one
