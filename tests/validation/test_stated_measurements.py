@@ -279,3 +279,37 @@ def test_predicts_note_on_a_ps_bound_plateau_gives_the_stored_runs_range() -> No
 
     assert (f"the PS spent {min(fell):.0f}-{max(fell):.0f} % less CPU per step at N = 4-5 than at N = 1 on every "
             f"run that recorded it but one, where it rose {min(rose):.0f}-{max(rose):.0f} %") in ELASTIC_PS_CPU
+
+
+def test_the_netbench_payload_run_is_what_its_profiles_and_clusters_give() -> None:
+    """data/README.md's table of the run with the model's own payload ("remeasured/netbench_payload/"), and the
+    verdict under it, from the stored profiles, traces and clusters' measured.csv (its compare.py's rows)."""
+    import importlib.util
+
+    path = DATA / "remeasured" / "netbench_payload" / "compare.py"
+    spec = importlib.util.spec_from_file_location("netbench_payload_compare", path)
+    assert spec is not None and spec.loader is not None
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    found = compare.rows()
+    readme = page("data/README.md")
+    for r in found:
+        line = (f"| {r['name']} | {r['clients']}, {r['cores']:.3f} of {r['cap']:g} | {r['ms_per_mb']:.2f} | "
+                f"{r['figure_ms']:.1f} | {r['with_ops_ms']:.1f} | {r['cluster_ms']:.1f} | {r['error']:+.0%} |")
+        assert line in readme
+    held = sum(abs(r["error"]) <= compare.WITHIN for r in found)
+    assert held == 2 and len(found) == 5
+    assert "**The guess fails as written: within 15 % on two of the five**" in readme
+    alone = []  # the single-worker run's PS CPU per step, what the model uses now
+    for r in found:
+        campaign = compare.CLUSTERS[r["name"]]
+        single = DATA / campaign / "test" / r["name"] / "trace" / "single-worker.json"
+        alone.append(1e3 * json.loads(single.read_text())["ps_cpu_s_per_step"])
+    errors = [a / r["cluster_ms"] - 1 for a, r in zip(alone, found, strict=True)]
+    assert min(errors) > 0  # "high on all five"
+    assert (f"(+{', +'.join(f'{100 * e:.0f}' for e in errors)} %: "
+            f"{', '.join(f'{a:.1f}' for a in alone[:-1])} and {alone[-1]:.1f} ms a step)") in readme
+    mean_payload = sum(abs(r["error"]) for r in found) / len(found)
+    mean_alone = sum(errors) / len(errors)
+    said = f"misses by {100 * mean_payload:.0f} % on average against {100 * mean_alone:.0f} %"
+    assert said in " ".join(readme.split())
