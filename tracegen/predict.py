@@ -258,11 +258,12 @@ def estimated_events(model: StepModel, config: PredictConfig, spec: LinkSpec | N
 
 def estimated_seconds(model: StepModel, config: PredictConfig, spec: LinkSpec | None = None, *,
                       workers: Sequence[int] | None = None) -> float:
-    """One core's seconds for the events of :func:`estimated_events`, each N's priced at that N on the engine its
-    runs go to (:func:`seconds_on_one_core`)."""
-    engine = engine_of(config)
-    return sum(seconds_on_one_core(task_events(model, config.seeds * steps), n, engine)
-               for n, steps in _worker_steps(model, config, spec, workers))
+    """One core's seconds for the runs of :func:`estimated_events`, each N's priced at that N on the engine its
+    runs go to (:func:`tracegen.cost.task_s`), for the step's busy tasks, as :func:`run_seconds` prices a run (an
+    op of no duration costs no event of its own: half of a TF2 trace's tasks)."""
+    tasks, engine = busy_tasks(model), engine_of(config)
+    return sum(tasks * config.seeds * steps * task_s(engine, n) for n, steps in _worker_steps(model, config, spec,
+                                                                                             workers))
 
 
 def _worker_steps(model: StepModel, config: PredictConfig, spec: LinkSpec | None,

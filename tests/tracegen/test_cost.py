@@ -173,3 +173,15 @@ def test_predicts_estimates_price_each_n_at_the_one_price_of_a_task_instance() -
     both = PredictConfig(workers=(10, 3000))  # a curve: each N at its own price
     assert estimated_seconds(model, both) == pytest.approx(estimated_seconds(model, small)
                                                            + estimated_seconds(model, large))
+
+
+def test_predicts_curve_estimate_prices_the_busy_tasks_as_its_runs_are_priced() -> None:
+    """predict's and validate's choice of processes (``estimated_seconds``) priced every task, its progress
+    (``run_seconds``) the busy ones: on ``tf2_pss`` (35 of 71 tasks busy) the two disagreed by twice."""
+    from tracegen.cost import busy_tasks
+    from tracegen.predict import PredictConfig, estimated_seconds, run_seconds
+
+    model = build_model(read_trace(ROOT / "data/traces/tf2_pss"))
+    assert busy_tasks(model) < model.n_tasks  # what makes the two counts differ
+    config = PredictConfig(workers=(4,), seeds=1)
+    assert estimated_seconds(model, config, workers=(4,)) == pytest.approx(run_seconds(model, config)(4))
