@@ -4,6 +4,7 @@ mlp trace's files, the check of a one-line refusal, and a small link profile on 
 from __future__ import annotations
 
 import dataclasses
+import json
 import pathlib
 from collections.abc import Callable
 from typing import Any
@@ -53,6 +54,17 @@ def refused_after_edit(path: pathlib.Path, old: bytes, new: bytes, read: Callabl
     data = path.read_bytes()
     assert old in data
     path.write_bytes(data.replace(old, new))
+    with pytest.raises(error) as info:
+        read(path)
+    return str(info.value)
+
+
+def refused_without_key(path: pathlib.Path, key: str, read: Callable[[pathlib.Path], object],
+                        error: type[Exception]) -> str:
+    """The one-line refusal of ``read`` once the JSON document in ``path`` has lost its top-level ``key``."""
+    doc = json.loads(path.read_text())
+    del doc[key]
+    path.write_text(json.dumps(doc))
     with pytest.raises(error) as info:
         read(path)
     return str(info.value)

@@ -22,7 +22,7 @@ from parsers.linkprofile import (
     read_link_profile,
 )
 
-from parsers_support import check_message, profile_file, refused_after_edit
+from parsers_support import check_message, profile_file, refused_after_edit, refused_without_key
 
 DEV_TRACE = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
 
@@ -185,9 +185,4 @@ def test_profile_json_writes_keys_in_schema_order_and_rounds_rates() -> None:
 def test_link_profile_missing_format_or_version_is_said_to_be_missing(tmp_path: pathlib.Path, key: str,
                                                                        said: str) -> None:
     path = profile_file(tmp_path)
-    doc = json.loads(path.read_text())
-    del doc[key]
-    path.write_text(json.dumps(doc))
-    with pytest.raises(ProfileError) as caught:
-        read_link_profile(path)
-    assert str(caught.value) == f"{path}: {said}"
+    assert refused_without_key(path, key, read_link_profile, ProfileError) == f"{path}: {said}"

@@ -13,7 +13,7 @@ import pytest
 from parsers.linkprofile import CpuQuota
 from parsers.singleworker import AtCap, SingleWorker, SingleWorkerError, read_single_worker, write_single_worker
 
-from parsers_support import refused_after_edit
+from parsers_support import refused_after_edit, refused_without_key
 
 RECORD = SingleWorker(steps_per_s=5.5, window_s=40.0, ps_cpu_s_per_step=0.045, ps_cores=0.5,
                       ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=10_000), link_bits_per_s=500e6,
@@ -174,9 +174,4 @@ def test_bad_at_cap_is_named(tmp_path: pathlib.Path, old: bytes, new: bytes, why
 ])
 def test_a_missing_format_or_version_is_said_to_be_missing(tmp_path: pathlib.Path, key: str, said: str) -> None:
     path = _written(tmp_path)
-    doc = json.loads(path.read_text())
-    del doc[key]
-    path.write_text(json.dumps(doc))
-    with pytest.raises(SingleWorkerError) as caught:
-        read_single_worker(path)
-    assert str(caught.value) == f"{path}: {said}"
+    assert refused_without_key(path, key, read_single_worker, SingleWorkerError) == f"{path}: {said}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import pathlib
 import re
 from collections.abc import Callable
@@ -12,6 +11,8 @@ import pytest
 
 from parsers import SCHEMAS, TraceError, TraceFormatError, read_trace
 from parsers.tables import read_tables, write_tables
+
+from parsers_support import refused_without_key
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
 
@@ -324,9 +325,5 @@ def test_a_manifest_missing_a_key_tracegen_writes_is_refused_naming_it(step_pb: 
     tracegen writes holds all five keys, so one without a key was not written whole (or not by tracegen)."""
     write_tables(read_trace(step_pb), tmp_path, "csv")
     manifest = tmp_path / "trace.json"
-    doc = json.loads(manifest.read_text())
-    del doc[key]
-    manifest.write_text(json.dumps(doc))
-    with pytest.raises(TraceFormatError) as caught:
-        read_trace(tmp_path)
-    assert str(caught.value) == f"{manifest}: {key!r} is missing (tracegen writes it in every table manifest)"
+    assert (refused_without_key(manifest, key, lambda _: read_trace(tmp_path), TraceFormatError)
+            == f"{manifest}: {key!r} is missing (tracegen writes it in every table manifest)")
