@@ -1,16 +1,20 @@
 """Helpers shared by the tracegen tests (``pythonpath`` in pyproject.toml puts ``tests/`` on the path): the small
 hand-made step whose one variable two workers share, the inputs ``tracegen plan`` is tested on (the development
-mlp trace, its link profile and single-worker measurement, a three-instance catalogue), and a quick ``tracegen
-predict`` for the command-line tests."""
+mlp trace, its link profile and single-worker measurement, a three-instance catalogue), a quick ``tracegen
+predict`` for the command-line tests, and ``predict``'s arguments parsed and its curve.csv read back for the
+``test_predict*.py`` files."""
 
 from __future__ import annotations
 
+import argparse
+import csv
 import pathlib
 
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
 from tracegen.cli import main
+from tracegen.cli_predict import add_predict_arguments
 from tracegen.model import StepModel, StepTiming, TaskKind
 from tracegen.plan import Plan, PlanConfig, plan
 from tracegen.wire import LinkEstimate
@@ -59,3 +63,16 @@ def quick_predict(out: pathlib.Path, trace: pathlib.Path, *more: str) -> int:
     """``tracegen predict`` of ``trace`` into ``out`` for N = 1 and 2, 3 steps, one seed, in one process."""
     return main(["predict", str(trace), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--jobs", "1",
                  "--out", str(out), *more])
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed as ``tracegen predict``'s arguments, for ``run_predict``."""
+    parser = argparse.ArgumentParser(prog="tracegen predict")
+    add_predict_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def rows(path: pathlib.Path) -> list[dict[str, str]]:
+    """The rows of a CSV file such as curve.csv, each a dict keyed by the header's columns."""
+    with path.open() as fh:
+        return list(csv.DictReader(fh))
