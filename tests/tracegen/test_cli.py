@@ -1,6 +1,7 @@
 """The ``tracegen`` command as a whole (:mod:`tracegen.cli`): ``inspect`` against its golden files, help and
---version, the errors, exit codes and signals common to every command, the --out folder each one writes, and the
-README's examples. Tests of one subcommand alone are in ``test_cli_<module>.py`` (plan's and sweep's in
+--version, the usage errors and error lines common to every command, and the README's examples. The --out folder
+every command writes is tested in ``test_cli_outputs.py``; signals, closed pipes and full disks in
+``test_cli_signals.py``. Tests of one subcommand alone are in ``test_cli_<module>.py`` (plan's and sweep's in
 ``test_plan.py`` and ``test_sweep.py``)."""
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from typing import Any
 
 import pytest
 
-from tracegen.cli import Terminated, main
+from tracegen.cli import main
 
 from tracegen_support import ROOT
-from tracegen_support import quick_predict as _predict
 
 GOLDEN = ROOT / "tests" / "golden"
 
@@ -215,49 +215,6 @@ def test_version_names_the_package_and_its_engine() -> None:
                                                      "left on device\n"), argv
 
 
-def test_a_closed_pipe_ends_the_command_quietly() -> None:
-    """``tracegen inspect X | head -1``: the reader goes away; no error message, the SIGPIPE exit code."""
-    exe = pathlib.Path(sys.executable).parent / "tracegen"
-    script = f"'{exe}' inspect --json '{ROOT / 'data/traces/resnet'}' | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}"
-    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=120)
-    assert done.stderr == ""
-    assert done.stdout.strip() in ("0", "141")  # 0 when all was written before head left
-
-
-def _default_stop_signals() -> None:
-    import signal
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
-
-
-@pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
-def test_sigterm_removes_temporary_files_and_exits_143(sig: str, code: int, tmp_path: pathlib.Path) -> None:
-    """A prediction stopped by SIGTERM (or a closed terminal's SIGHUP, which exited 143 too) leaves neither
-    half-written outputs nor hidden temporary files, and says so in one line (with --jobs 2, a SIGHUP to the
-    process group killed multiprocessing's resource tracker, whose tracebacks followed it)."""
-    import signal
-
-    exe = pathlib.Path(sys.executable).parent / "tracegen"
-    # long enough, with any engine, to run in two processes and still be running when the signal comes
-    proc = subprocess.Popen([str(exe), "predict", str(ROOT / "data/traces/cnn"), "--workers", "1-40", "--every-n",
-                             "--steps", "300", "--jobs", "2", "--out", str(tmp_path / "out")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, preexec_fn=_default_stop_signals)  # noqa: PLW1509 - a SIGTERM or SIGHUP ignored by whoever started pytest must not be inherited; only the signal dispositions are touched
-    assert proc.stderr is not None
-    said = []
-    for line in proc.stderr:  # progress lines: the simulation is under way
-        said.append(line)
-        if "N=1 done" in line:
-            break
-    assert any("in 2 processes" in line for line in said), said
-    os.killpg(proc.pid, getattr(signal, sig))  # the whole group, as a closed terminal does
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == code and err.strip().splitlines()[-1] == f"tracegen predict: stopped by {sig}"
-    assert "Traceback" not in err and "Warning" not in err
-    assert not (tmp_path / "out").exists()  # it made the directory: nothing of it is left, its lock included
-
-
 @pytest.mark.parametrize("command", [
     ["predict", "--bandwidth", "1Gbit/s"],
     ["plan", "--catalogue", str(ROOT / "data/catalogue/example.csv")],
@@ -337,221 +294,6 @@ def test_every_options_help_gives_its_default_and_names_its_value() -> None:
     assert not unsaid and not unnamed, (unsaid, unnamed)
 
 
-def test_two_runs_into_one_directory_cannot_mix(tmp_path: pathlib.Path) -> None:
-    from tracegen.errors import ConfigError
-    from tracegen.outputs import OutputDir
-
-    with OutputDir(tmp_path, ["a"]) as first:
-        first.write("a", b"1")
-        with pytest.raises(ConfigError, match="another tracegen run is writing"), OutputDir(tmp_path, ["b"]):
-            pass
-    readonly = tmp_path / "ro"
-    readonly.mkdir(mode=0o500)
-    # root writes anywhere, so a folder's mode shows nothing to root (CI runs as root, and skipped this); sysfs
-    # takes no new file from root either (EACCES, or EROFS where it is mounted read-only)
-    unwritable = ([] if os.geteuid() == 0 else [readonly]) + ([pathlib.Path("/sys/kernel")]
-                                                              if sys.platform == "linux" else [])
-    assert unwritable, "neither a folder this user cannot write nor sysfs: nothing would be checked"
-    for folder in unwritable:
-        with pytest.raises(ConfigError, match=rf"^{folder}: cannot write here: "), OutputDir(folder, ["a"]):
-            pass
-
-
-def test_a_signal_passes_through_a_librarys_catch_all() -> None:
-    # SIGTERM's handler raises where the main thread is, maybe inside a library that catches Exception to retry
-    # or to wrap it; the signal must reach main() (exit 143), not be swallowed or become "error" (exit 1)
-    def library_call() -> None:
-        try:
-            raise Terminated("SIGTERM")
-        except Exception:  # noqa: BLE001, S110 - what a library may do
-            pass
-
-    with pytest.raises(Terminated):
-        library_call()
-
-
-def test_out_naming_a_file_says_so_and_leaves_it(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
-    taken = tmp_path / "results"
-    taken.write_text("mine")
-    assert main(["predict", str(ROOT / "data/traces/mlp"), "--workers", "1", "--steps", "3", "--seeds", "1",
-                 "--out", str(taken)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{taken}: is a file, not a directory" in err
-    fifo = tmp_path / "pipe"  # it was called a file too
-    os.mkfifo(fifo)
-    assert main(["predict", str(ROOT / "data/traces/mlp"), "--workers", "1", "--steps", "3", "--seeds", "1",
-                 "--out", str(fifo)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{fifo}: is a FIFO (named pipe), not a directory; --out names the" in err
-    assert taken.read_text() == "mine"
-
-
-def test_a_forced_run_that_fails_leaves_the_previous_outputs(tmp_path: pathlib.Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "out"
-    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1") == 0
-    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".tracegen.lock"}
-    assert _predict(out, tmp_path / "no-such-trace", "--force") == 2
-    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".tracegen.lock"}
-    assert after == before and pathlib.Path("curve.csv") in after
-    assert "no such file" in capsys.readouterr().err
-
-
-def test_a_failed_run_leaves_no_directory_of_its_own(tmp_path: pathlib.Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """A typo in the trace path used to leave an empty --out (and parents) holding a lock file."""
-    out = tmp_path / "new" / "out"
-    assert _predict(out, tmp_path / "no-such-trace") == 2
-    assert "no such file" in capsys.readouterr().err
-    assert list(tmp_path.iterdir()) == []
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    (mine / "notes.txt").write_text("mine")
-    assert _predict(mine / "out", tmp_path / "no-such-trace") == 2
-    assert [p.name for p in mine.iterdir()] == ["notes.txt"]  # what it did not create stays
-
-
-def test_a_refused_run_removes_the_lock_file_it_made_and_only_that(tmp_path: pathlib.Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    """A run refused in a directory that was there already (a user's curve.csv, no --force) left its
-    .tracegen.lock in it (a hardening pass): only a directory the run had made itself was cleaned up. An earlier
-    run's lock file stays, and a second run still cannot get in while the first holds the lock."""
-    from tracegen.errors import ConfigError
-    from tracegen.outputs import LOCK_NAME, OutputDir
-
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    (mine / "curve.csv").write_text("mine")
-    assert _predict(mine, ROOT / "data/traces/mlp") == 2
-    assert "curve.csv: already exists" in capsys.readouterr().err
-    assert sorted(p.name for p in mine.iterdir()) == ["curve.csv"] and (mine / "curve.csv").read_text() == "mine"
-    earlier = tmp_path / "earlier"
-    assert _predict(earlier, ROOT / "data/traces/mlp") == 0
-    assert (earlier / LOCK_NAME).is_file()
-    before = sorted(p.name for p in earlier.iterdir())
-    assert _predict(earlier, ROOT / "data/traces/mlp") == 2  # refused: curve.csv is there
-    assert sorted(p.name for p in earlier.iterdir()) == before  # the lock it found is not its to remove
-    with OutputDir(mine, ["a"]), pytest.raises(ConfigError, match="another tracegen run"), OutputDir(mine, ["b"]):
-        pass
-
-
-def test_a_forced_run_removes_only_what_the_previous_run_wrote(tmp_path: pathlib.Path) -> None:
-    out = tmp_path / "out"
-    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1,2") == 0
-    (out / "notes.txt").write_text("mine")
-    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1", "--force") == 0
-    assert (out / "traces/n1.json").is_file() and not (out / "traces/n2.json").exists()
-    assert (out / "notes.txt").read_text() == "mine"
-    assert _predict(out, ROOT / "data/traces/mlp", "--force") == 0  # no traces now: their folder goes too
-    assert not (out / "traces").exists() and (out / "notes.txt").read_text() == "mine"
-    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1", "--force") == 0
-    (out / "traces/mine.txt").write_text("mine")
-    assert _predict(out, ROOT / "data/traces/mlp", "--force") == 0  # a user's file there keeps it
-    assert sorted(p.name for p in (out / "traces").iterdir()) == ["mine.txt"]
-
-
-def test_a_forced_run_of_another_command_leaves_the_first_ones_files(tmp_path: pathlib.Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """plan --force into a predict's folder removed curve.csv, the plots and the traces (a hardening pass); with
-    --html, plan's page replaced predict's report.html (both were named so), and predict's curve then sat beside a
-    report of a plan. plan's page is plan.html now: both pages stay, each beside its own run's files."""
-    out = tmp_path / "out"
-    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1", "--html") == 0
-    predicted = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
-    page = (out / "report.html").read_bytes()
-    assert main(["plan", str(ROOT / "data/traces/mlp"), "--catalogue", str(ROOT / "data/catalogue/example.csv"),
-                 "--workers", "1-2", "--step-budget", "4", "--jobs", "1", "--html", "--force", "--out", str(out)]) == 0
-    assert f"wrote {out / 'plan.csv'}, {out / 'plan.html'}\n" in capsys.readouterr().out
-    kept = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
-    assert kept == sorted([*predicted, pathlib.Path("plan.csv"), pathlib.Path("plan.html")])
-    assert (out / "report.html").read_bytes() == page and b"Which cluster to rent" in (out / "plan.html").read_bytes()
-    assert _predict(out, ROOT / "data/traces/mlp", "--force") == 0  # its own older traces still go
-    assert not (out / "traces/n1.json").exists() and (out / "plan.csv").is_file()
-
-
-def test_only_tracegens_own_temporary_files_are_cleaned_up(tmp_path: pathlib.Path) -> None:
-    out = tmp_path / "out"
-    (out / "notes").mkdir(parents=True)
-    mine = [out / ".session.tmp", out / "notes" / ".draft.tmp"]
-    for path in mine:
-        path.write_text("important")
-    killed = out / ".curve.csv.0123456789abcdef.tmp"  # what a killed run's atomic write left
-    killed.write_text("half")
-    assert _predict(out, ROOT / "data/traces/mlp") == 0
-    assert all(p.read_text() == "important" for p in mine) and not killed.exists()
-
-
-def test_a_file_where_a_run_needs_a_folder_is_refused_before_anything_is_replaced(
-        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A user's file named ``traces`` in --out: the run wrote curve.csv and the plots, then failed on
-    traces/n1.json, and with --force had replaced the earlier run's curve.csv (found by a hardening pass)."""
-    from tracegen.errors import ConfigError
-    from tracegen.outputs import OutputDir
-
-    out = tmp_path / "out"
-    assert _predict(out, ROOT / "data/traces/mlp") == 0
-    capsys.readouterr()
-    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    (out / "traces").write_text("my notes")
-    assert _predict(out, ROOT / "data/traces/mlp", "--emit-traces", "1", "--force", "--steps", "4") == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{out / 'traces'}: is a file, not a directory" in err
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != "traces"} == before
-    assert (out / "traces").read_text() == "my notes"
-    fresh = tmp_path / "fresh"  # the same when the file appears during the run: nothing is moved into place
-
-    def run() -> None:
-        with OutputDir(fresh, ["a.csv", "t/n1.json"]) as o:
-            o.write("a.csv", b"1")
-            o.write("t/n1.json", b"{}")
-            (fresh / "t").write_text("mine")
-
-    with pytest.raises(ConfigError, match="is a file, not a directory"):
-        run()
-    assert sorted(p.name for p in fresh.iterdir()) == ["t"]
-
-
-def test_a_signal_while_outputs_move_into_place_waits_until_all_have(tmp_path: pathlib.Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """A SIGTERM between two renames left the new curve.csv beside the old plots (a hardening pass). Held until
-    all are in place, the stop then says so: 'stopped by SIGTERM' alone read as if the old outputs were kept."""
-    import signal
-
-    from tracegen.cli import Terminated, _terminate, _when
-    from tracegen.outputs import OutputDir
-
-    names = ["a.csv", "b.png", "t/c.json"]
-    for name in names:
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_text("old")
-    real_replace = pathlib.Path.replace
-    moved: list[str] = []
-
-    def replace_and_signal(self: pathlib.Path, target: pathlib.Path) -> pathlib.Path:
-        out = real_replace(self, target)
-        if ".tracegen-staging" in self.parts and ".tracegen-staging" not in pathlib.Path(target).parts:
-            moved.append(str(target))  # a staged file moved into place: signal after the first
-            if len(moved) == 1:
-                os.kill(os.getpid(), signal.SIGTERM)
-        return out
-
-    def run() -> None:
-        with OutputDir(tmp_path, names, force=True) as out:
-            for name in names:
-                out.write(name, b"new")
-
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        monkeypatch.setattr(pathlib.Path, "replace", replace_and_signal)
-        with pytest.raises(Terminated) as stop:
-            run()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    assert len(moved) == 3 and [(tmp_path / n).read_text() for n in names] == ["new"] * 3
-    assert _when(stop.value) == f" after its new outputs were in place (a.csv, b.png, t/c.json in {tmp_path})"
-    assert _when(KeyboardInterrupt()) == ""
-
-
 def test_an_error_line_holds_at_most_300_characters_after_its_prefix() -> None:
     """The README says 300; the command line cut at 500 (a trace converted 25 times named its 25 sources)."""
     from tracegen.cli import _one_line
@@ -577,126 +319,6 @@ def test_a_path_too_long_for_the_system_is_one_short_line(argv: list[str], tmp_p
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and len(err) <= 400 and " ... " in err, err
     assert err.startswith(f"tracegen {argv[0]}: error: ") and err.endswith("File name too long\n"), err
-
-
-def _run(argv: list[str], *, unbuffered: bool = False, **how: Any) -> subprocess.CompletedProcess[str]:
-    """The command in a process of its own (this checkout's), PYTHONUNBUFFERED as asked (pytest's may have it
-    set, users mostly do not)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | ({"PYTHONUNBUFFERED": "1"} if unbuffered
-                                                                              else {})
-    return subprocess.run([sys.executable, "-m", "tracegen", *argv], text=True, check=False, timeout=120, env=env,
-                          cwd=ROOT, **how)
-
-
-@pytest.mark.parametrize("unbuffered", [False, True])
-@pytest.mark.parametrize("command", ["inspect", "predict"])
-def test_a_full_disk_under_standard_output_is_said_in_words(command: str, unbuffered: bool,
-                                                             tmp_path: pathlib.Path) -> None:
-    """It printed 'error: : No space left on device' (a hardening pass); then 'cannot write its output', which
-    named no output, and only where PYTHONUNBUFFERED was set: without it (as users run it) the summary failed at
-    the interpreter's exit, in two lines of "Exception ignored ... OSError" and exit code 120."""
-    argv = ["inspect", str(ROOT / "data/traces/mlp")] if command == "inspect" else [
-        "predict", str(ROOT / "data/traces/mlp"), "--workers", "1", "--steps", "3", "--seeds", "1", "--jobs", "1",
-        "--out", str(tmp_path / "out")]
-    with pathlib.Path("/dev/full").open("w") as full:
-        done = _run(argv, unbuffered=unbuffered, stdout=full, stderr=subprocess.PIPE)
-    assert done.returncode == 2
-    assert done.stderr.splitlines()[-1:] == [f"tracegen {command}: error: cannot write to standard output: No space "
-                                             "left on device"], done.stderr
-    assert "Exception" not in done.stderr
-
-
-def _close_stderr() -> None:
-    os.close(2)
-
-
-def test_with_stderr_closed_notes_and_warnings_do_not_go_to_stdout(tmp_path: pathlib.Path) -> None:
-    """Started with 2>&- (a cron job, a service), Python has no sys.stderr, and print(file=None) writes to
-    standard output: the warning and the progress lines went into the summary a script reads (a hardening pass).
-    They are dropped, as a closed stderr asks; stdout is what it is with stderr elsewhere. A stderr that cannot be
-    written (2> /dev/full) is as good as closed: the first progress line ended the run (exit 1)."""
-    mlp = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"  # its single-worker.json gives a warning
-
-    def predict(out: str, **how: Any) -> subprocess.CompletedProcess[str]:
-        return _run(["predict", str(mlp), "--workers", "1", "--bandwidth", "200Mbit/s", "--steps", "3", "--seeds",
-                     "1", "--jobs", "1", "--out", str(tmp_path / out)], stdout=subprocess.PIPE, **how)
-
-    seen = predict("seen", stderr=subprocess.PIPE)
-    assert seen.returncode == 0 and "warning: " in seen.stderr and "simulating" in seen.stderr
-    closed = predict("closed", stderr=subprocess.DEVNULL, preexec_fn=_close_stderr)
-    assert closed.returncode == 0 and closed.stdout == seen.stdout.replace(str(tmp_path / "seen"),
-                                                                           str(tmp_path / "closed"))
-    with pathlib.Path("/dev/full").open("w") as full:
-        unwritable = predict("full", stderr=full)
-    assert unwritable.returncode == 0 and "wrote " in unwritable.stdout
-
-
-def test_a_ctrl_c_while_the_command_line_is_imported_is_one_line(monkeypatch: pytest.MonkeyPatch,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    """A Ctrl-C in the first second (pandas and pyarrow importing) printed a KeyboardInterrupt traceback (a
-    hardening pass): the import is where it lands, made to happen here."""
-    import builtins
-
-    from tracegen import entry
-
-    real_import = builtins.__import__
-
-    def interrupted(name: str, *args: Any, **kwargs: Any) -> Any:
-        fromlist = args[2] if len(args) > 2 else kwargs.get("fromlist")
-        if name == "tracegen" and "cli" in (fromlist or ()):
-            raise KeyboardInterrupt
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", interrupted)
-    assert entry.main(["inspect", "x"]) == 130
-    assert capsys.readouterr().err == "tracegen: interrupted\n"
-
-
-@pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
-def test_a_sigterm_while_the_command_line_is_imported_is_one_line(sig: str, code: int) -> None:
-    """A SIGTERM or SIGHUP in the first second (the command line's modules importing, before main() handles them)
-    killed the command without a word; it is one line and the exit code the shell reports, as a Ctrl-C there is.
-    Run in a process of its own: before the fix the signal kills whatever process it lands in."""
-    script = f"""
-import builtins, signal, sys
-from tracegen import entry
-real_import = builtins.__import__
-def stopped(name, *args, **kwargs):
-    fromlist = args[2] if len(args) > 2 else kwargs.get("fromlist")
-    if name == "tracegen" and "cli" in (fromlist or ()):
-        signal.raise_signal(signal.{sig})
-    return real_import(name, *args, **kwargs)
-builtins.__import__ = stopped
-sys.exit(entry.main(["inspect", "x"]))
-"""
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120,
-                          cwd=ROOT)
-    assert (done.returncode, done.stderr) == (code, f"tracegen: stopped by {sig}\n")
-
-
-def test_a_hangup_the_caller_ignores_stays_ignored(monkeypatch: pytest.MonkeyPatch,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    """``nohup tracegen predict ... &`` and a closed terminal: the command replaced nohup's ignored SIGHUP by its own
-    handler and stopped ('stopped by SIGHUP', exit 129), losing the run nohup was there to keep. A signal the
-    caller ignores is left ignored; the hangup lands here while the trace is read."""
-    import signal
-
-    from tracegen import cli
-
-    real = cli.read_trace
-
-    def hung_up(*args: Any, **kwargs: Any) -> Any:
-        signal.raise_signal(signal.SIGHUP)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(cli, "read_trace", hung_up)
-    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    try:
-        assert main(["inspect", str(ROOT / "data/traces/mlp")]) == 0
-        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGHUP, previous)
-    assert "stopped" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("argv", "said"), [
@@ -725,50 +347,6 @@ def test_every_list_of_counts_refuses_a_repeat_before_any_work(argv: list[str], 
     assert main([*argv, "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err == said + "\n"
     assert not (tmp_path / "o").exists()
-
-
-@pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
-def test_a_netbench_server_stopped_by_a_signal_says_so_with_the_shells_exit_code(sig: str, code: int) -> None:
-    """``netbench serve`` (and the testbed) turn SIGTERM and SIGHUP into their own exception to remove what they
-    started; the command printed it as an error ('error: received SIGTERM; stopping and removing what this run
-    started') with exit code 2, a usage error's, where every other command says 'stopped by SIGTERM', 143."""
-    import signal
-
-    from validation.ports import free_port
-
-    argv = [sys.executable, "-m", "tracegen", "netbench", "serve", "--bind", "127.0.0.1", "--port", str(free_port())]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            start_new_session=True,
-                            preexec_fn=_default_stop_signals)  # noqa: PLW1509 - only the signal dispositions are touched
-    try:
-        assert proc.stdout is not None
-        assert "listening on" in proc.stdout.readline()
-        proc.send_signal(getattr(signal, sig))
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert (proc.returncode, err) == (code, f"tracegen netbench: stopped by {sig}\n")
-
-
-def test_a_testbed_stopped_by_a_hangup_says_what_it_could_not_remove(monkeypatch: pytest.MonkeyPatch,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """What the emulated cluster could not remove rides on the stop as a note; the stop's one line keeps it."""
-    import signal
-
-    from validation import testbed
-    from validation.errors import TerminatedError
-
-    def hung_up(*_args: Any, **_kwargs: Any) -> None:
-        stop = TerminatedError("received SIGHUP (signal 1); removing the emulated cluster 3fa9c1", signal.SIGHUP)
-        stop.add_note("emulated cluster 3fa9c1: could not remove cgroup /sys/fs/cgroup/cpu/tracegen_3fa9c1_ps")
-        raise stop
-
-    monkeypatch.setattr(testbed, "run_testbed", hung_up)
-    assert main(["testbed", "--bandwidth", "100Mbit/s", "--workers", "1", "--out", "o"]) == 129
-    assert capsys.readouterr().err == ("tracegen testbed: stopped by SIGHUP emulated cluster 3fa9c1: could not remove "
-                                       "cgroup /sys/fs/cgroup/cpu/tracegen_3fa9c1_ps\n")
 
 
 def test_the_readme_quick_start_runs_as_written(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
@@ -834,30 +412,6 @@ def test_help_names_every_format_a_trace_may_be_in(command: str, capsys: pytest.
     text = " ".join(capsys.readouterr().out.split())
     for name in ("StepStats", ".pbtxt", ".json.gz", "xplane.pb", "trace-viewer", "tracegen convert"):
         assert name in text, name
-
-
-@pytest.mark.parametrize(("command", "option", "name", "content"), [
-    ("predict", "--placement", "shards.csv", "variable,shard\nfc1/kernel,0\nfc1/bias,1\nfc2/kernel,1\nfc2/bias,0\n"
-                                             "logits/kernel,0\nlogits/bias,1\n"),
-    ("predict", "--link-profile", "curve.csv", None),
-    ("plan", "--catalogue", "plan.csv", None),
-], ids=["placement", "link-profile", "catalogue"])
-def test_force_never_replaces_a_file_the_run_reads(command: str, option: str, name: str, content: str | None,
-                                                   tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """'predict --ps-shards 2 --placement out/shards.csv --out out --force' read the user's placement file, then
-    replaced it with its shards table; plan did the same to a catalogue named plan.csv. --force replaces an
-    earlier run's outputs, never what the run reads (as validate and convert already held)."""
-    trace = ROOT / "data" / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
-    source = {"--link-profile": trace / "link-profile.json", "--catalogue": ROOT / "data" / "catalogue" / "example.csv"}
-    given = tmp_path / name
-    given.write_bytes(content.encode() if content is not None else source[option].read_bytes())
-    before = given.read_bytes()
-    extra = ["--ps-shards", "2"] if option == "--placement" else []
-    assert main([command, str(trace), "--workers", "1-2", option, str(given), *extra, "--out", str(tmp_path),
-                 "--force"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{given}: is an input of this run" in err, err
-    assert given.read_bytes() == before
 
 
 @pytest.mark.parametrize(("argv", "said"), [
