@@ -1,10 +1,12 @@
 """The figure written down in data/README.md ("remeasured/netbench_payload/") for each profile measured by run.sh,
 beside the cluster's PS CPU per step at N = 5. Run from the repository root: python
-data/remeasured/netbench_payload/compare.py"""
+data/remeasured/netbench_payload/compare.py [FOLDER] (FOLDER: another run of run.sh, laid out the same way, such as
+data/remeasured/netbench_requests; default this one)"""
 
 from __future__ import annotations
 
 import pathlib
+import sys
 
 import pandas as pd
 
@@ -20,10 +22,11 @@ CLUSTERS = {"deep_300mbit_q5_b16k_ps05": "fresh3", "wide_2000mbit_q5_b16k_ps03":
 WANTED_CLIENTS, AT_CAP, WITHIN = 4, 0.95, 0.15
 
 
-def rows() -> list[dict[str, object]]:
+def rows(profiles: pathlib.Path = HERE) -> list[dict[str, object]]:
     """Per configuration: ``name``, the cluster's PS CPU per step at N = 5 (``cluster_ms``), and, where a profile
-    has a ``cycle`` point with the PS at its cap, that point's ``clients``, ``cores`` and ``cap``, its CPU per MB moved
-    (``ms_per_mb``), the figure (``figure_ms``), the same with the traced PS ops (``with_ops_ms``) and ``error``."""
+    (``profiles``/NAME/trace/link-profile.json) has a ``cycle`` point with the PS at its cap, that point's
+    ``clients``, ``cores`` and ``cap``, its CPU per MB moved (``ms_per_mb``), the figure (``figure_ms``), the same
+    with the traced PS ops (``with_ops_ms``) and ``error``."""
     found: list[dict[str, object]] = []
     for name, campaign in CLUSTERS.items():
         folder = DATA / campaign / "test" / name
@@ -32,7 +35,7 @@ def rows() -> list[dict[str, object]]:
         five = runs[runs["n_workers"] == 5]
         row: dict[str, object] = {"name": name, "cap": cap,
                                   "cluster_ms": 1e3 * float((five["ps_cpu_cores"] / five["steps_per_s"]).mean())}
-        profile_path = HERE / name / "trace" / "link-profile.json"
+        profile_path = profiles / name / "trace" / "link-profile.json"
         at_cap = [p for p in read_link_profile(profile_path).of_mode("cycle")
                   if p.ps_cpu_cores is not None and p.ps_cpu_cores >= AT_CAP * cap] if profile_path.is_file() else []
         if at_cap:
@@ -47,11 +50,11 @@ def rows() -> list[dict[str, object]]:
     return found
 
 
-def main() -> None:
+def main(argv: list[str]) -> None:
     print("| configuration | cycle point (clients, PS cores of cap) | ms of PS CPU per MB moved | the figure, ms a "
           "step | with the traced PS ops | cluster at N = 5 | error |")
     print("|---|---|---|---|---|---|---|")
-    found = rows()
+    found = rows(pathlib.Path(argv[0]) if argv else HERE)
     for r in found:
         if "figure_ms" not in r:
             print(f"| {r['name']} | none at its cap (no verdict) | | | | {r['cluster_ms']:.1f} | |")
@@ -65,4 +68,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
