@@ -506,6 +506,64 @@ def test_a_sweep_too_short_to_gain_from_processes_runs_in_this_one(
     assert len(alone) == 3 and side_by_side == alone  # 12 points in parts of 5
 
 
+def test_a_resumed_sweep_picks_its_processes_for_the_points_left(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resumed sweep chose its local processes from the whole grid's seconds, the points left not known there:
+    2 points left of a grid long enough for processes started --jobs of them (about a second each) and said 'on 2
+    local processes'. The points left decide now: those 2 run in this process, and the grid line says so; the
+    same grid fresh still runs in processes, and the resumed part is the same bytes either way."""
+    import tracegen.predict
+    import tracegen.sweeprunner
+    from tracegen.cli_sweep import grid_seconds
+
+    grid = [str(TRACE), "--policy", "tf,tictac", *SMALL, "--part-points", "5"]
+    whole = build_inputs(TRACE, workers=range(1, 13), policies=("tf", "tictac"), steps=4, warmup_steps=1,
+                         batch_size=batch_size_of(str(TRACE), None))
+    # the whole grid (24 points) long enough for processes, its 2 points at N = 12 alone not
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0.999 * grid_seconds(whole))
+    assert main(["sweep", *grid, "--workers", "1-11", "--jobs", "1", "--out", str(tmp_path / "in-process")]) == 0
+    shutil.copytree(tmp_path / "in-process", tmp_path / "in-processes")
+    fresh, said = _parts(tmp_path, [*grid, "--workers", "1-12"], "fresh", "2", capsys)
+    assert "; on 2 local processes;" in said, said
+
+    def no_processes(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("2 points left started local processes")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(tracegen.sweeprunner, "Processes", no_processes)
+        resumed, said = _parts(tmp_path, [*grid, "--workers", "1-12"], "in-process", "2", capsys)
+    assert "; the 2 points left in this process (too short to gain from 2 local processes);" in said, said
+    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # the same points left, as if long enough
+    side_by_side, said = _parts(tmp_path, [*grid, "--workers", "1-12"], "in-processes", "2", capsys)
+    assert "; the 2 points left on 2 local processes;" in said, said
+    assert side_by_side == resumed and len(resumed) == 5 + 1  # 22 points in parts of 5, then the 2 left
+    pd.testing.assert_frame_equal(read_rows(tmp_path / "in-process").sort_values("point_id", ignore_index=True),
+                                  read_rows(tmp_path / "fresh").sort_values("point_id", ignore_index=True))
+    assert len(fresh) == 5
+
+
+def test_processes_are_picked_for_the_seconds_of_the_points_left() -> None:
+    """The choice itself: a fresh grid long enough gets every --jobs process, a resumed one's few cheap points left
+    this process, its many costly ones the processes, and a grid with nothing left starts none."""
+    from tracegen.cli_sweep import local_runner
+    from tracegen.predict import PARALLEL_S
+    from tracegen.sweep import SweepProgress
+
+    def start(todo: int, resumed: int, seconds: float) -> SweepProgress:
+        return SweepProgress(done=0, todo=todo, resumed=resumed, parts_written=0, seconds_todo=seconds)
+
+    runner, where = local_runner(start(2000, 0, 10 * PARALLEL_S), 4)
+    assert (runner.slots, where) == (4, "on 4 local processes")
+    runner, where = local_runner(start(3, 1997, PARALLEL_S / 100), 4)
+    assert (runner.slots, where) == (1, "the 3 points left in this process (too short to gain from 4 local processes)")
+    runner, where = local_runner(start(1500, 500, 10 * PARALLEL_S), 4)
+    assert (runner.slots, where) == (4, "the 1500 points left on 4 local processes")
+    runner, where = local_runner(start(1, 1999, PARALLEL_S / 100), 1)
+    assert (runner.slots, where) == (1, "the 1 point left in this process")
+    runner, where = local_runner(start(0, 2000, 0.0), 4)
+    assert (runner.slots, where) == (1, "every point already done")
+
+
 def test_ps_shards_are_an_axis_placed_as_predict_places_them(tmp_path: pathlib.Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """Each K of --ps-shards is the simulation predict's shard table runs for K (the parameters placed on K
