@@ -1,11 +1,12 @@
 """Helpers shared by the tracegen tests (``pythonpath`` in pyproject.toml puts ``tests/`` on the path): the small
 hand-made step whose one variable two workers share, the inputs ``tracegen plan`` is tested on (the development
 mlp trace, its link profile and single-worker measurement, a three-instance catalogue), and a quick ``tracegen
-predict`` for the command-line tests."""
+predict`` for the command-line tests, and what the three ``tracegen sweep`` test files share."""
 
 from __future__ import annotations
 
 import pathlib
+import re
 
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import read_link_profile
@@ -59,3 +60,8 @@ def quick_predict(out: pathlib.Path, trace: pathlib.Path, *more: str) -> int:
     """``tracegen predict`` of ``trace`` into ``out`` for N = 1 and 2, 3 steps, one seed, in one process."""
     return main(["predict", str(trace), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--jobs", "1",
                  "--out", str(out), *more])
+
+
+SWEEP_TRACE = PLAN_TRACE  # tracegen sweep's tests sweep the same development mlp trace
+SWEEP_SMALL = ["--steps", "4", "--warmup-steps", "1"]  # sweep's options for a quick grid
+SWEEP_COMPUTED = re.compile(r"computed (\d+) points, (\d+) were already in")  # sweep's closing summary
