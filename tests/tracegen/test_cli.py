@@ -1,7 +1,7 @@
 """The ``tracegen`` command as a whole (:mod:`tracegen.cli`): ``inspect`` against its golden files, help and
 --version, the errors, exit codes and signals common to every command, the --out folder each one writes, and the
 README's examples. Tests of one subcommand alone are in ``test_cli_<module>.py`` (plan's and sweep's in
-``test_plan.py`` and ``test_sweep.py``)."""
+``test_plan.py`` and ``test_sweep*.py``)."""
 
 from __future__ import annotations
 
