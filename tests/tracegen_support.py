@@ -1,14 +1,15 @@
 """Helpers shared by the tracegen tests (``pythonpath`` in pyproject.toml puts ``tests/`` on the path): the small
 hand-made step whose one variable two workers share, the inputs ``tracegen plan`` is tested on (the development
 mlp trace, its link profile and single-worker measurement, a three-instance catalogue), a quick ``tracegen
-predict`` for the command-line tests, and ``predict``'s arguments parsed and its curve.csv read back for the
-``test_predict*.py`` files."""
+predict`` for the command-line tests, ``predict``'s arguments parsed and its curve.csv read back for the
+``test_predict*.py`` files, and what the three ``tracegen sweep`` test files share."""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import pathlib
+import re
 
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import read_link_profile
@@ -76,3 +77,8 @@ def rows(path: pathlib.Path) -> list[dict[str, str]]:
     """The rows of a CSV file such as curve.csv, each a dict keyed by the header's columns."""
     with path.open() as fh:
         return list(csv.DictReader(fh))
+
+
+SWEEP_TRACE = PLAN_TRACE  # tracegen sweep's tests sweep the same development mlp trace
+SWEEP_SMALL = ["--steps", "4", "--warmup-steps", "1"]  # sweep's options for a quick grid
+SWEEP_COMPUTED = re.compile(r"computed (\d+) points, (\d+) were already in")  # sweep's closing summary

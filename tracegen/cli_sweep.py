@@ -104,9 +104,9 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--part-points", type=parse_count, default=PART_POINTS, metavar="K",
                         help=f"rows per part file: one is written each K finished points (default {PART_POINTS})")
     parser.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
-                        help="local worker processes, when the grid would take more than a few seconds on one "
-                             "core (the rows are the same whatever J), or the CPUs of a --ray local instance "
-                             "(default: the CPUs this process may use)")
+                        help="local worker processes, when the points left of the grid would take more than a few "
+                             "seconds on one core (the rows are the same whatever J), or the CPUs of a --ray local "
+                             "instance (default: the CPUs this process may use)")
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="run the points as tasks on the Ray cluster at ADDRESS (HOST:6379, an IPv6 address in "
                              "brackets, [2001:db8::5]:6379, or auto); "
@@ -233,6 +233,22 @@ class ProgressLine:
         print(("\r\x1b[K" if self.tty else "") + line, end=end, file=self.stream, flush=True)
 
 
+def local_runner(start: SweepProgress, jobs: int) -> tuple[LocalRunner, str]:
+    """The local runner for the points a sweep has left (``start``: its first progress,
+    :data:`tracegen.sweep.RunnerFor`) and where the grid line says they run: ``jobs`` processes where those points
+    alone would take long enough on one core to gain from them, as predict's curves do
+    (:func:`tracegen.predict.processes_for`), else this process. A
+    resumed grid's few points left are not worth starting processes for, however large the grid."""
+    left = f"the {start.todo} point{'s' if start.todo != 1 else ''} left " if start.resumed else ""
+    if start.todo == 0:
+        return LocalRunner(1), "every point already done"
+    n = processes_for(start.seconds_todo, jobs)
+    if n > 1:
+        return LocalRunner(n), f"{left}on {n} local processes"
+    return LocalRunner(1), f"{left}in this process" + (f" (too short to gain from {jobs} local processes)"
+                                                       if jobs > 1 else "")
+
+
 def _check_options(args: argparse.Namespace) -> None:
     """The options read as numbers, by their names, before the trace is read or anything is said of the grid."""
     if not MIN_STEPS <= args.steps <= MAX_STEPS:  # fewer read fast: the window's edges cut steps whose pulls are done
@@ -291,23 +307,26 @@ def run_sweep(args: argparse.Namespace) -> int:
                               f"{format_wait(seconds)} on one core (more than the "
                               f"{MAX_SWEEP_EVENTS:.0e} allowed); ask for fewer or smaller --workers, fewer --steps or "
                               "split the grid")
-        # as predict: local processes only where the whole grid would take long enough to gain from them (a resumed
-        # grid's points left are not known yet: they are found in the dataset by sweep)
-        jobs = processes_for(seconds, args.jobs)
-        runner: Runner = ray if ray is not None else LocalRunner(jobs)
-        where = (f"on Ray at {args.ray}" if ray is not None else f"on {jobs} local processes" if jobs > 1
-                 else "in this process" + (f" (too short to gain from {args.jobs} local processes)"
-                                           if args.jobs > 1 else ""))
-        print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
-              f"counts x {len(grid.policies)} policies x "
-              f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
-              f"{grid.steps} steps each; {where}; about {events:.2g} events, roughly "
-              f"{format_wait(max(seconds, 1))} on one core for the whole grid")
+
+        def runner_for(start: SweepProgress) -> Runner:
+            """The runner for the points left, said with the grid once they are known (sweep finds them)."""
+            runner: Runner
+            if ray is not None:  # Ray whenever asked, however few the points left
+                runner, where = ray, f"on Ray at {args.ray}"
+            else:
+                runner, where = local_runner(start, args.jobs)
+            print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
+                  f"counts x {len(grid.policies)} policies x "
+                  f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
+                  f"{grid.steps} steps each; {where}; about {events:.2g} events, roughly "
+                  f"{format_wait(max(seconds, 1))} on one core for the whole grid", flush=True)
+            return runner
+
         if grid.n_points >= LARGE_GRID_POINTS:
-            sys.stdout.flush()  # the grid line first, where both go to one terminal or file
+            sys.stdout.flush()  # what was said before first, where both go to one terminal or file
             print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and "
                   "the ids in the parts there", file=sys.stderr, flush=True)
-        summary = sweep(inputs, target, runner, part_points=args.part_points, progress=ProgressLine(sys.stderr))
+        summary = sweep(inputs, target, runner_for, part_points=args.part_points, progress=ProgressLine(sys.stderr))
     print(f"computed {summary.computed} points, {summary.resumed} were already in {args.out}; "
           f"{len(summary.parts)} parts written")
     literal = str(args.out).replace("'", "''")  # a quote in the folder's name, as SQL writes it in a string

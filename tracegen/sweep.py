@@ -34,7 +34,7 @@ import math
 import os
 import pathlib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from parsers.catalogue import Catalogue
 from parsers.errors import quoted
@@ -88,6 +88,7 @@ CHUNKS_PER_SLOT = 4
 Row = dict[str, Any]
 
 
+@runtime_checkable
 class Runner(Protocol):
     """Runs chunks of points somewhere and hands back each chunk's rows as it finishes
     (:mod:`tracegen.sweeprunner`)."""
@@ -112,6 +113,11 @@ class SweepProgress:
     parts_written: int
     seconds_done: float = 0.0
     seconds_todo: float = 0.0
+
+
+RunnerFor = Callable[[SweepProgress], Runner]
+"""The runner for the points a sweep has left, from its first progress (``done`` 0 of ``todo``, ``resumed`` found,
+``seconds_todo`` of one core): called once, after the dataset is read and before any point runs."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -353,12 +359,14 @@ def points_left(inputs: SweepInputs, directory: pathlib.Path) -> list[tuple[str,
     return pending
 
 
-def sweep(inputs: SweepInputs, out: str | os.PathLike[str] | OutputDir, runner: Runner, *,
+def sweep(inputs: SweepInputs, out: str | os.PathLike[str] | OutputDir, runner: Runner | RunnerFor, *,
           part_points: int = PART_POINTS, progress: Callable[[SweepProgress], None] | None = None) -> SweepSummary:
     """Simulate the grid's points that ``out`` does not hold yet and add their rows to it (module docstring).
     ``out``: the dataset's directory, or an :class:`~tracegen.outputs.OutputDir` of it the caller has entered
     (``OutputDir(out, [])``), as the CLI does before it reads the trace: an unusable ``out`` is then refused
-    before any work, and before anything is said of the grid."""
+    before any work, and before anything is said of the grid. ``runner``: a :class:`Runner`, or a function that
+    gives one for the points left (:data:`RunnerFor`), as the CLI picks local processes only for points left that
+    take long enough to gain from them: a resumed grid's few points left run in this process."""
     if not MIN_PART_POINTS <= part_points <= MAX_PART_POINTS:
         raise ConfigError(f"'part_points' must be from {MIN_PART_POINTS} to 10^7 (got {part_points})")
     if isinstance(out, OutputDir):
@@ -367,7 +375,7 @@ def sweep(inputs: SweepInputs, out: str | os.PathLike[str] | OutputDir, runner: 
         return _sweep(inputs, target, runner, part_points, progress)
 
 
-def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: int,
+def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner | RunnerFor, part_points: int,
            progress: Callable[[SweepProgress], None] | None) -> SweepSummary:
     report = progress or (lambda _p: None)
     pending = points_left(inputs, target.root)
@@ -407,10 +415,12 @@ def _sweep(inputs: SweepInputs, target: OutputDir, runner: Runner, part_points: 
         report(SweepProgress(done=done, todo=len(todo), resumed=resumed, parts_written=len(parts),
                              seconds_done=seconds_done, seconds_todo=seconds_todo))
 
-    report(SweepProgress(done=0, todo=len(todo), resumed=resumed, parts_written=0, seconds_todo=seconds_todo))
+    start = SweepProgress(done=0, todo=len(todo), resumed=resumed, parts_written=0, seconds_todo=seconds_todo)
+    run = runner if isinstance(runner, Runner) else runner(start)
+    report(start)
     try:
         if todo:
-            runner.run(inputs, chunks_of(todo, runner.slots), on_rows)
+            run.run(inputs, chunks_of(todo, run.slots), on_rows)
     finally:
         buffer.extend(early.pop(k) for k in sorted(early))
         if buffer:  # what finished before an error or a signal: kept, so that a rerun does not redo it

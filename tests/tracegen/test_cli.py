@@ -2,7 +2,7 @@
 --version, the usage errors and error lines common to every command, and the README's examples. The --out folder
 every command writes is tested in ``test_cli_outputs.py``; signals, closed pipes and full disks in
 ``test_cli_signals.py``. Tests of one subcommand alone are in ``test_cli_<module>.py`` (plan's and sweep's in
-``test_plan.py`` and ``test_sweep.py``)."""
+``test_plan.py`` and ``test_sweep*.py``)."""
 
 from __future__ import annotations
 
