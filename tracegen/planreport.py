@@ -102,9 +102,14 @@ def assumptions(plan: Plan) -> list[str]:
 
 PAIR_HEADER = ("workers", "ps", "best N", "samples/s", "$/h", "$/1k smp", "hours", "$ total", "knee", "plateau",
                "band", "bottleneck")
-PAIR_NOTE = ("best N: the pair's fewest dollars per sample; plateau +: not reached by the largest N asked (the "
-             "bounds say more workers add more), a lower bound, as a band with + beside it; band: the plateau on a "
-             "half- and a full-duplex link of the same rate")
+def pair_note(samples: float) -> str:
+    """What the table's columns (:data:`PAIR_HEADER`) mean that their names do not say: ``hours`` and ``$ total``
+    alone left the reader to guess for how many samples (``--samples``, 1e8 unless given)."""
+    return (f"best N: the pair's fewest dollars per sample, at which samples/s, $/h, $/1k smp, hours, $ total and "
+            f"bottleneck are given; hours, $ total: to process {samples:g} samples (--samples); plateau +: not "
+            "reached by the largest N asked (the "
+            "bounds say more workers add more), a lower bound, as a band with + beside it; band: the plateau on a "
+            "half- and a full-duplex link of the same rate")
 
 
 def pair_cells(pair: Pair, samples: float) -> list[str]:
@@ -144,7 +149,7 @@ def plan_html(plan: Plan, inputs: list[tuple[str, str]]) -> bytes:
     return page("Which cluster to rent", [
         paragraph(answer(plan), "summary"),
         section("Options (each pair of a worker type and a PS type at its best N)",
-                table(PAIR_HEADER, rows, table_id="pairs"), paragraph(PAIR_NOTE)),
+                table(PAIR_HEADER, rows, table_id="pairs"), paragraph(pair_note(plan.config.samples))),
         section("Assumptions", *(paragraph(line) for line in assumptions(plan))),
         section("Inputs", definitions(inputs)),
     ])
