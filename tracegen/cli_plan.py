@@ -15,7 +15,7 @@ from tracegen.html_report import report_inputs
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
 from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
-from tracegen.planreport import PAIR_HEADER, PAIR_NOTE, answer, assumptions, pair_cells, plan_csv, plan_html
+from tracegen.planreport import PAIR_HEADER, answer, assumptions, pair_cells, pair_note, plan_csv, plan_html
 from tracegen.predict import (
     PAYLOAD_FRACTION,
     batch_size_of,
@@ -124,7 +124,7 @@ def _print(result: Plan, beside: list[str]) -> None:
     print(row(PAIR_HEADER))
     for pair in result.pairs:
         print(row(pair_cells(pair, cfg.samples)))
-    print(PAIR_NOTE)
+    print(pair_note(cfg.samples))
     print(answer(result))
     print("assumptions:")
     for line in assumptions(result):

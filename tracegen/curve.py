@@ -413,10 +413,20 @@ def unsimulated_text(curve: Curve) -> str:
 
 
 def knee_text(curve: Curve) -> str:
-    """The knee in words: ``N=k``; ``N=k or later`` against a plateau that is a lower bound; or not reached."""
+    """The knee in words: ``N=k``; ``N=k or later`` against a plateau that is a lower bound; or not reached.
+    Where the N just below the knee were not simulated (``--workers 1,2,100``, ``--workers 5``), the knee is
+    only known to lie among them or at k: ``N=k or earlier (N=3-99 not simulated)``; the bare ``N=100`` read
+    as a finding that 3..99 workers fall short."""
     if curve.knee_n_workers is None:
         return f"not reached by N={curve.points[-1].n_workers}"
-    return f"N={curve.knee_n_workers}" + ("" if curve.plateau_reached else " or later")
+    k = curve.knee_n_workers
+    below = max((p.n_workers for p in curve.points if p.n_workers < k), default=0)
+    if below == k - 1:
+        return f"N={k}" + ("" if curve.plateau_reached else " or later")
+    gap = f"N={below + 1}" if below + 1 == k - 1 else f"N={below + 1}-{k - 1}"
+    if not curve.plateau_reached:  # a higher plateau moves it later; the unsimulated N may hold it
+        return f"N={below + 1} or later ({gap} not simulated)"
+    return f"N={k} or earlier ({gap} not simulated)"
 
 
 def finite(x: float) -> float | None:

@@ -447,7 +447,7 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
     rank = [0] * n
     for r, t in enumerate(sorted(range(n), key=lambda t: (start_med[t], t))):
         rank[t] = r
-    size = _sizes(trace, g, sizes, notes)
+    size = _sizes(trace, g, sizes, notes, recorded=obs)
     succ: list[list[int]] = [[] for _ in range(n)]
     for t in range(n):
         for p in g.preds(t):
@@ -552,30 +552,37 @@ def _cycle_text(g: _Graph, indeg: Sequence[int]) -> str:
     return " -> ".join([*shown, quoted(g.names[cycle[0]], 80)])
 
 
-def _sizes(trace: Trace, g: _Graph, sizes: Sequence[Sequence[int]], notes: list[str]) -> list[int]:
-    """Median recorded bytes per transfer; a transfer never recorded takes its variable's size."""
+def _sizes(trace: Trace, g: _Graph, sizes: Sequence[Sequence[int]], notes: list[str], *,
+           recorded: Sequence[Mapping[int, object]]) -> list[int]:
+    """Median recorded bytes per transfer; a transfer never recorded with a size takes its variable's size, or
+    0 bytes where no variable is near it (a control edge). ``recorded``: per task, the steps it was traced in
+    (only for the note, which named a TF2 profile's control edge, traced in every step without a size and left at
+    0 bytes, 'absent from every traced step ... (size from the variable)')."""
     var_bytes = {(str(d), str(v)): int(b) for d, v, b in
                  zip(trace.variables["device"], trace.variables["name"], trace.variables["size_bytes"], strict=True)}
     by_task = {task: key for key, task in g.node_task.items()}
     size = [0] * len(g.names)
-    reconstructed = []
+    reconstructed: dict[tuple[bool, bool], list[str]] = {}  # (traced without a size, sized by a variable) -> names
     for tensor, t in g.tensor_task.items():
         if sizes[t]:
             size[t] = _median_int(sizes[t])
             continue
         near = (list(g.data[t]) if g.kinds[t] == TaskKind.PULL
                 else [c for c in range(len(g.names)) if t in g.data[c] and g.kinds[c] == TaskKind.APPLY])
+        found = None
         for task in near:
             found = next((var_bytes[by_task[p]] for p in [*sorted(g.data[task]), task]
                           if p in by_task and by_task[p] in var_bytes), None)
             if found is not None:
                 size[t] = found
                 break
-        reconstructed.append(tensor)
-    if reconstructed:
-        notes.append(f"{len(reconstructed)} transfers absent from every traced step were reconstructed from the "
-                     f"rendezvous (size from the variable): {', '.join(sorted(reconstructed)[:5])}"
-                     + (" ..." if len(reconstructed) > 5 else ""))
+        reconstructed.setdefault((bool(recorded[t]), found is not None), []).append(tensor)
+    for (traced, sized), names in sorted(reconstructed.items()):
+        where = ("traced but never with a size" if traced
+                 else "absent from every traced step were reconstructed from the rendezvous")
+        size_from = "size from the variable" if sized else "no variable near, 0 bytes"
+        notes.append(f"{len(names)} transfers {where} ({size_from}): {', '.join(sorted(names)[:5])}"
+                     + (" ..." if len(names) > 5 else ""))
     return size
 
 

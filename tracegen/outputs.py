@@ -186,7 +186,10 @@ class OutputDir:
         self._check_not_others()
         existing = [n for n in self.planned if os.path.lexists(self.root / n)]  # a dangling or looping link too
         if existing and not self.force:
-            raise ConfigError(f"{self.root / existing[0]}: already exists; pass --force to replace the previous run")
+            # 'the previous run' only where one wrote it: a user's own curve.csv is no run's, and --force replaces it
+            whose = ("the previous run" if existing[0] in self._manifest().get(self.command, [])
+                     else f"it (no earlier tracegen {self.command + ' ' if self.command else ''}run here wrote it)")
+            raise ConfigError(f"{self.root / existing[0]}: already exists; pass --force to replace {whose}")
         folders = [n for n in existing if not ((self.root / n).is_file() or (self.root / n).is_symlink())]
         if folders:
             raise ConfigError(f"{self.root / folders[0]}: is not a file; this run writes a file there")

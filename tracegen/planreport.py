@@ -102,9 +102,14 @@ def assumptions(plan: Plan) -> list[str]:
 
 PAIR_HEADER = ("workers", "ps", "best N", "samples/s", "$/h", "$/1k smp", "hours", "$ total", "knee", "plateau",
                "band", "bottleneck")
-PAIR_NOTE = ("best N: the pair's fewest dollars per sample; plateau +: not reached by the largest N asked (the "
-             "bounds say more workers add more), a lower bound, as a band with + beside it; band: the plateau on a "
-             "half- and a full-duplex link of the same rate")
+def pair_note(samples: float) -> str:
+    """What the table's columns (:data:`PAIR_HEADER`) mean that their names do not say: ``hours`` and ``$ total``
+    alone left the reader to guess for how many samples (``--samples``, 1e8 unless given)."""
+    return (f"best N: the pair's fewest dollars per sample, at which samples/s, $/h, $/1k smp, hours, $ total and "
+            f"bottleneck are given; hours, $ total: to process {samples:g} samples (--samples); knee <=k: the N "
+            "just below k were not asked (--workers), and it may lie among them; plateau +: not reached by the "
+            "largest N asked (the bounds say more workers add more), a lower bound, as a band with + beside it; "
+            "band: the plateau on a half- and a full-duplex link of the same rate")
 
 
 def pair_cells(pair: Pair, samples: float) -> list[str]:
@@ -116,8 +121,17 @@ def pair_cells(pair: Pair, samples: float) -> list[str]:
     ps = b.ps.name if pair.n_ps == 1 else f"{pair.n_ps} x {b.ps.name}"
     return [b.worker.name, ps, str(b.n_workers), fixed(b.samples_per_s, 0), fixed(b.usd_per_hour, 2),
             f"{b.usd_per_1000_samples:.3g}", brief(b.hours_for(samples), 2), brief(b.usd_for(samples), 2),
-            "-" if pair.knee_n_workers is None else str(pair.knee_n_workers),
-            fixed(pair.plateau_samples_per_s, 0) + more, band, b.bottleneck]
+            knee_cell(pair), fixed(pair.plateau_samples_per_s, 0) + more, band, b.bottleneck]
+
+
+def knee_cell(pair: Pair) -> str:
+    """The pair's knee in the table: ``-`` when not reached; ``<=k`` when the N just below it were not asked
+    (``--workers 1,2,32`` gave 'knee 32' where every N from 1 to 32 gave 11), as ``predict`` says 'or earlier'."""
+    k = pair.knee_n_workers
+    if k is None:
+        return "-"
+    below = max((o.n_workers for o in pair.options if o.n_workers < k), default=0)
+    return str(k) if below == k - 1 else f"<={k}"
 
 
 def _option(o: Option, samples: float) -> str:
@@ -144,7 +158,7 @@ def plan_html(plan: Plan, inputs: list[tuple[str, str]]) -> bytes:
     return page("Which cluster to rent", [
         paragraph(answer(plan), "summary"),
         section("Options (each pair of a worker type and a PS type at its best N)",
-                table(PAIR_HEADER, rows, table_id="pairs"), paragraph(PAIR_NOTE)),
+                table(PAIR_HEADER, rows, table_id="pairs"), paragraph(pair_note(plan.config.samples))),
         section("Assumptions", *(paragraph(line) for line in assumptions(plan))),
         section("Inputs", definitions(inputs)),
     ])

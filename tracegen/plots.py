@@ -128,8 +128,12 @@ def curve_axes(curve: Curve, band: tuple[Curve, Curve] | None = None) -> tuple[A
     if curve.knee_n_workers is not None:
         knee = next(p for p in curve.points if p.n_workers == curve.knee_n_workers)
         ax.axvline(knee.n_workers, color="grey", linestyle=":")
+        # to the right of the knee, but to its left in the right half of the axis: a knee at the last N asked ran
+        # off the figure, 'knee N=100' cut to 'knee N=10' (and the quick start's N=16 to N=1)
+        right = max(ns[-1], *curve.unsimulated_workers) if curve.unsimulated_workers else ns[-1]
+        left = knee.n_workers > (ns[0] + right) / 2
         ax.annotate(f"knee N={knee.n_workers}", (knee.n_workers, knee.steps_per_s), textcoords="offset points",
-                    xytext=(6, -14))
+                    xytext=(-6 if left else 6, -14), horizontalalignment="right" if left else "left")
     top = max(p.steps_per_s_high for p in curve.points)
     ax.axhline(curve.plateau_steps_per_s, color="grey", linestyle="--",
                label=f"plateau {'' if curve.plateau_reached else '>= '}{curve.plateau_steps_per_s:.3g} steps/s "

@@ -628,9 +628,14 @@ def budget(model: StepModel, config: PredictConfig, out: OutputDir, curve_events
              if trace_events else [])
     every = events if every_events is None else every_events + trace_events
     if every > 2 * events and every > SLOW_EVENTS:
+        largest = max(config.workers)
+        # likely to reach the largest N asked: the two differ in the plateau's search past it, not in where the
+        # rate stalls ('if the rate stalls by N=4, as it likely does; ... if it climbs to N=4' said both at once)
+        likely, climbs = ((f"rate stalls by N={stalls_by}, as it likely does", f"it climbs to N={largest}")
+                          if stalls_by is None or stalls_by < largest else
+                          (f"plateau past N={largest} is found soon, as it likely is", "the rate climbs far past it"))
         lines.append(f"about {events:.2g} simulated events: roughly {format_wait(max(likely_s, 1))} {where} if the "
-                     f"rate stalls by N={stalls_by}, as it likely does; {every:.2g} and "
-                     f"{format_wait(max(every_s, 1))} if it climbs to N={max(config.workers)}")
+                     f"{likely}; {every:.2g} and {format_wait(max(every_s, 1))} if {climbs}")
     elif every > SLOW_EVENTS:
         lines.append(f"about {every:.2g} simulated events: roughly {format_wait(max(every_s, 1))} {where}")
     return lines

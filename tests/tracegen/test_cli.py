@@ -168,6 +168,17 @@ def test_inspect_prints_a_human_summary(capsys: pytest.CaptureFixture[str]) -> N
     assert "not in this format" in out and "pulls      6 per step" in out
 
 
+def test_inspect_says_the_transfer_figures_are_medians_taken_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    # on the mlp trace the overlap's share (the median of each step's) is not overlap / in flight as printed
+    # (2.657 / 20.706 ms is 13 %, the line said 21 %): without the word, the line reads as inconsistent
+    assert main(["inspect", str(ROOT / "data/traces/mlp"), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert round(s["overlap_fraction"], 2) != round(s["overlap_ns"] / s["transfer_time_ns"], 2)
+    assert main(["inspect", str(ROOT / "data/traces/mlp")]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("transfers"))
+    assert line.endswith("of a step's transfer time (each the median over steps, taken apart)"), line
+
+
 def test_inspect_says_whether_predict_uses_the_link_estimate_or_the_profile_beside(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The 'link est.' line said 'what predict uses without --bandwidth' with a link profile beside the trace too,

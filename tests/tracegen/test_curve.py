@@ -201,3 +201,22 @@ def test_the_plateau_and_knee_in_words_say_a_lower_bound_is_one() -> None:
     assert (plateau_text(rising), knee_text(rising)) == ("at least 6.20 steps/s (still rising at N=5)",
                                                          "N=3 or later")
     assert knee_text(dataclasses.replace(rising, knee_n_workers=None)) == "not reached by N=3"
+
+
+def test_the_knee_in_words_does_not_claim_the_unsimulated_n_below_it_fall_short() -> None:
+    # --workers 1,2,100 put the knee at N=100 though nothing between 2 and 100 was simulated
+    from tracegen.curve import CurvePoint, knee, knee_text
+
+    def curve(ns: tuple[int, ...], rates: tuple[float, ...], reached: bool = True) -> Curve:
+        points = tuple(CurvePoint(n_workers=n, steps_per_s=r, steps_per_s_low=r, steps_per_s_high=r,
+                                  pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
+                                  bottleneck="workers") for n, r in zip(ns, rates, strict=True))
+        return Curve(points=points, plateau_steps_per_s=max(rates), saturation_workers=ns[-1],
+                     knee_n_workers=knee(points, max(rates)), link_bound_steps_per_s=math.inf,
+                     ps_bound_steps_per_s=math.inf, link_description="x", n_events=0, plateau_reached=reached)
+
+    assert knee_text(curve((1, 2, 100), (44.0, 82.0, 96.0))) == "N=100 or earlier (N=3-99 not simulated)"
+    assert knee_text(curve((5,), (92.0,))) == "N=5 or earlier (N=1-4 not simulated)"
+    assert knee_text(curve((1, 3), (1.0, 3.0))) == "N=3 or earlier (N=2 not simulated)"
+    assert knee_text(curve((1, 2, 100), (44.0, 82.0, 96.0), reached=False)) == "N=3 or later (N=3-99 not simulated)"
+    assert knee_text(curve((1, 2, 3), (1.0, 2.0, 3.0))) == "N=3"  # every N below it simulated: as before

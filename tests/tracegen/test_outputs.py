@@ -95,7 +95,8 @@ def test_a_link_to_nothing_where_an_output_goes_is_refused_and_kept(tmp_path: pa
     (out / "curve.csv").symlink_to(target)
     with pytest.raises(ConfigError) as info, OutputDir(out, ["curve.csv"]):
         pass
-    assert str(info.value) == f"{out / 'curve.csv'}: already exists; pass --force to replace the previous run"
+    assert str(info.value) == (f"{out / 'curve.csv'}: already exists; pass --force to replace it (no earlier "
+                               "tracegen run here wrote it)")
     with pytest.raises(ConfigError, match="already exists; pass --force to overwrite"):
         refuse_existing([out / "curve.csv"], force=False)
     assert (out / "curve.csv").readlink() == pathlib.Path(target)
@@ -305,3 +306,23 @@ def test_an_output_that_is_an_input_is_named_once_and_the_input_where_it_is_anot
         assert str(refused.value) == (f"{tmp_path / other}: is an input of this run (the same file as {trace}), not "
                                       "an earlier run's output; write it elsewhere")
     refuse_input(tmp_path / "new.json", [trace, tmp_path / "gone.json"], "write it elsewhere")  # neither: no refusal
+
+
+def test_a_users_own_file_where_an_output_goes_is_not_called_a_previous_runs(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A curve.csv of the user's own in --out was refused with 'pass --force to replace the previous run': no run
+    wrote it, and --force replaces it all the same. The refusal says so; a file an earlier predict here wrote is
+    still 'the previous run'."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "curve.csv").write_text("my own numbers\n")
+    argv = ["predict", str(MLP), "--workers", "1", "--steps", "3", "--seeds", "1", "--out", str(out)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"{out / 'curve.csv'}: already exists; pass --force to replace it (no earlier tracegen predict run here "
+        "wrote it)")
+    assert (out / "curve.csv").read_text() == "my own numbers\n"
+    assert main([*argv, "--force"]) == 0
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().endswith("already exists; pass --force to replace the previous run")

@@ -113,3 +113,32 @@ def test_a_band_beside_a_plateau_not_reached_is_marked_a_lower_bound_too(model: 
     for pair in result.pairs:
         plateau, band = pair_cells(pair, result.config.samples)[9:11]
         assert plateau.endswith("+") == band.endswith("+") == (not pair.plateau_reached), (plateau, band)
+
+
+def test_the_table_note_says_for_how_many_samples_hours_and_dollars_are(model: StepModel) -> None:
+    """The table's 'hours' and '$ total' columns were priced for --samples (1e8 unless given) with nothing in the
+    table or its note saying so: only the answer line's '... for 1e+08 samples' told, and only for one option."""
+    from tracegen.planreport import PAIR_HEADER, pair_cells, pair_note, plan_html
+
+    result = run_plan(model, config=dataclasses.replace(PLAN_CONFIG, samples=3_000_000))
+    note = pair_note(result.config.samples)
+    assert "hours, $ total: to process 3e+06 samples (--samples)" in note, note
+    cells = dict(zip(PAIR_HEADER, pair_cells(result.pairs[0], result.config.samples), strict=True))
+    best = result.pairs[0].best
+    assert float(cells["hours"]) == pytest.approx(3e6 / best.samples_per_s / 3600, rel=0.01)  # what the note says
+    assert "to process 3e+06 samples" in plan_html(result, []).decode()
+
+
+def test_a_knee_above_n_not_asked_is_shown_as_at_most(model: StepModel) -> None:
+    """``plan --workers 1,2,32`` printed each pair's knee as 32 on the example catalogue, where every N from 1 to 32
+    put it at 11 or 13: nothing between 2 and 32 was simulated. The cell says ``<=32``, as predict's 'or
+    earlier'. Here: every pair's knee is 2 with N = 1-4 and 6 asked, and 12 with 1 and 12 only."""
+    from tracegen.planreport import PAIR_HEADER, knee_cell, pair_cells
+
+    gapped = run_plan(model, config=dataclasses.replace(PLAN_CONFIG, workers=(1, 12)))
+    assert {p.knee_n_workers for p in gapped.pairs} == {12}  # what the simulations found: kept, in plan.csv too
+    for pair in gapped.pairs:
+        cells = dict(zip(PAIR_HEADER, pair_cells(pair, gapped.config.samples), strict=True))
+        assert cells["knee"] == "<=12", cells
+    whole = run_plan(model)  # every N up to the knee asked: the bare N, as before
+    assert [knee_cell(p) for p in whole.pairs] == [str(p.knee_n_workers) for p in whole.pairs]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
 import pathlib
 
+import pytest
+
 from parsers import read_trace
-from tracegen.curve import scaling_curve
+from tracegen.curve import Curve, CurvePoint, knee, scaling_curve
 from tracegen.html_report import prediction_html
 from tracegen.model import build_model
-from tracegen.plots import curve_axes, plot_title
+from tracegen.plots import curve_axes, finish_png, plot_title
 from tracegen.simulate import SimConfig, resolve_link
 
 
@@ -37,3 +40,27 @@ def test_a_plot_is_titled_by_the_traces_folder_and_its_parent() -> None:
     assert plot_title("data/validation/dev/cnn_300mbit_q5_b16k_ps03/trace") == "cnn_300mbit_q5_b16k_ps03/trace"
     assert plot_title("step_000.pb") == "step_000.pb"
     assert plot_title("/x/steps/step_*.pb") == "steps/step_*.pb"
+
+
+@pytest.mark.parametrize("ns", [tuple(range(1, 17)), (1, 2, 100), (1, 2, 3, 4)])
+def test_the_knees_label_stays_inside_the_figure(ns: tuple[int, ...]) -> None:
+    """A knee at the last N asked was labelled to its right, off the figure's edge: ``--workers 1,2,100``'s
+    curve.png read 'knee N=10', and a knee at N=16 would read 'knee N=1'."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    rates = [min(10.0 * n, 10.0 * ns[-1]) for n in ns]
+    points = tuple(CurvePoint(n_workers=n, steps_per_s=r, steps_per_s_low=r, steps_per_s_high=r,
+                              pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
+                              bottleneck="workers") for n, r in zip(ns, rates, strict=True))
+    curve = Curve(points=points, plateau_steps_per_s=max(rates), saturation_workers=ns[-1],
+                  knee_n_workers=knee(points, max(rates)), link_bound_steps_per_s=math.inf,
+                  ps_bound_steps_per_s=math.inf, link_description="x", n_events=0)
+    assert curve.knee_n_workers == ns[-1]
+    fig, ax = curve_axes(curve)
+    finish_png(fig, ax, ylabel="y", title="t", legend="lower right")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    [label] = [t for t in ax.texts if t.get_text().startswith("knee")]
+    assert label.get_text() == f"knee N={ns[-1]}"
+    box = label.get_window_extent(canvas.get_renderer())
+    assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1, (box, fig.bbox)

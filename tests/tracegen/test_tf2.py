@@ -37,6 +37,19 @@ def test_a_tf2_profile_makes_a_step_model_with_its_variables() -> None:
     assert model.step_gap_ns > 0  # the coordinator's dispatch of each next call
 
 
+def test_the_note_on_the_unsized_control_edge_says_what_was_done_with_it() -> None:
+    """The PS's 'updates applied' control edge is traced in every step without a size (parsers: an XSpace holds no
+    byte counts, and no variable covers it) and modelled at 0 bytes; predict's note said it was 'absent from every
+    traced step ... reconstructed from the rendezvous (size from the variable)', both untrue."""
+    trace = read_trace(TRACES / "tf2_pss")
+    model = build_model(trace)
+    edge = "edge_58_GroupCrossDeviceControlEdges_0/Identity"
+    traced = trace.transfers[trace.transfers["tensor_name"] == edge]
+    assert len(traced) == 3 and traced["size_bytes"].isna().all()  # one per step, none with a size
+    assert model.size_bytes[model.names.index(edge)] == 0
+    assert model.notes == (f"1 transfers traced but never with a size (no variable near, 0 bytes): {edge}",)
+
+
 def test_one_simulated_worker_replays_the_profiled_steps() -> None:
     # in-sample: the model is built from these very steps and gaps; what can fail is the replay of them
     trace = read_trace(TRACES / "tf2_pss")
