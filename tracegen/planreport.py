@@ -102,6 +102,8 @@ def assumptions(plan: Plan) -> list[str]:
 
 PAIR_HEADER = ("workers", "ps", "best N", "samples/s", "$/h", "$/1k smp", "hours", "$ total", "knee", "plateau",
                "band", "bottleneck")
+
+
 def pair_note(samples: float) -> str:
     """What the table's columns (:data:`PAIR_HEADER`) mean that their names do not say: ``hours`` and ``$ total``
     alone left the reader to guess for how many samples (``--samples``, 1e8 unless given)."""
