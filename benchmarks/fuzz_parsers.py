@@ -54,7 +54,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # loaded by file name (as the tests do), not run: the parts beside it must import
     sys.path.append(str(HERE))  # last, so that nothing in benchmarks/ can hide an installed module
 
-from fuzz_corpus import FAMILIES, Corpus, build_corpus  # noqa: E402 - found through HERE, put on the path above
+from fuzz_corpus import FAMILIES, Corpus, bomb, build_corpus  # noqa: E402 - found through HERE, put on the path above
 from fuzz_harness import (  # noqa: E402 - found through HERE, put on the path above
     MODEL_OUTCOMES,
     PROBLEMS,
@@ -71,7 +71,7 @@ from fuzz_harness import (  # noqa: E402 - found through HERE, put on the path a
 from fuzz_mutations import make_input  # noqa: E402 - found through HERE, put on the path above
 
 # What the tests (tests/parsers/conftest.py, test_fuzz.py) and other callers use, wherever it is defined.
-__all__ = ["FAMILIES", "SELF_CHECKS", "Corpus", "Limits", "Pool", "Tally", "build_corpus", "expected_outcome",
+__all__ = ["FAMILIES", "SELF_CHECKS", "Corpus", "Limits", "Pool", "Tally", "bomb", "build_corpus", "expected_outcome",
            "fuzz", "main", "make_input", "pool", "self_check", "table"]
 
 ROOT = HERE.parent
