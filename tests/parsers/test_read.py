@@ -186,3 +186,11 @@ def test_trace_inputs_are_the_files_read_trace_reads(tmp_path: pathlib.Path) -> 
     logdir = DATA / "traces" / "tf2_pss"
     assert trace_inputs(logdir) == sorted(logdir.rglob("*.xplane.pb")) != []
     assert trace_inputs(tmp_path / "absent") == []
+
+
+def test_a_file_beside_a_trace_that_is_a_link_to_nothing_is_listed(tmp_path: pathlib.Path) -> None:
+    """Left out (exists() is False for it), it was read as absent; listed, its reader says what the link is."""
+    shutil.copy(STEPS / "step_000.pb.gz", tmp_path)
+    (tmp_path / "link-profile.json").symlink_to("link-profile.json")  # round a loop
+    (tmp_path / "meta.json").symlink_to("moved.json")
+    assert [p.name for p in side_files(tmp_path)] == ["meta.json", "link-profile.json"]
