@@ -86,12 +86,14 @@ def meta_path(trace: str | os.PathLike[str]) -> pathlib.Path:
 
 
 def read_meta(trace: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The capture settings beside ``trace`` (:func:`meta_path`) as a JSON object, read strictly
+    """The capture settings beside ``trace`` (:func:`meta_path`) as a JSON object, plain or gzipped as the other
+    files beside it are (a gzipped one was refused as 'line 1, byte 1: JSON is not valid UTF-8'), read strictly
     (:func:`parsers.jsondoc.load_json`); None when there is no such file."""
     path = meta_path(trace)
     if not is_there(path):
         return None
-    doc = load_json(read_file(path, MAX_META_BYTES), str(path), parse_float=finite_float)
+    doc = load_json(expand(read_file(path, MAX_META_BYTES), str(path), MAX_META_BYTES), str(path),
+                    parse_float=finite_float)
     if not isinstance(doc, dict):
         raise TraceFormatError(f"{path}: capture settings must be a JSON object (got {quoted(doc)})")
     return doc
