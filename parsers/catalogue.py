@@ -36,6 +36,7 @@ import pathlib
 
 from parsers.csvfile import Cells, read_rows
 from parsers.errors import TraceError, TraceFormatError, quoted
+from parsers.files import broken_link
 from parsers.linkprofile import LinkProfile, read_link_profile
 
 FORMAT = "tracegen-catalogue"
@@ -143,8 +144,9 @@ def _instance(c: Cells, folder: pathlib.Path) -> Instance:
                             "catalogue)") from None
         if is_dir:
             raise c.fail(6, f"{str(where)!r} is a directory, not a file (a link profile, relative to the catalogue)")
-        if not exists:
-            raise c.fail(6, f"no such file {str(where)!r} (a link profile, relative to the catalogue)")
+        if not exists:  # a link round a loop or to a moved file 'exists' no more than a missing one: said as such
+            what = broken_link(where) or "no such file"
+            raise c.fail(6, f"{what}: {str(where)!r} (a link profile, relative to the catalogue)")
         try:
             profile = read_link_profile(where)
         except TraceError as exc:  # the profile's own message names its file and position; this names the row

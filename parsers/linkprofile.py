@@ -207,7 +207,9 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
 
 
 def _short(value: Any) -> str:
-    return quoted(value)
+    """``value`` quoted for a message; ``true``, ``false`` and ``null`` as the file wrote them, not as Python's
+    ``True`` and ``None``, which no JSON holds."""
+    return json.dumps(value) if value is None or isinstance(value, bool) else quoted(value)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

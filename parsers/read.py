@@ -70,7 +70,14 @@ def side_files(trace: str | os.PathLike[str]) -> list[pathlib.Path]:
     """The files of :data:`BESIDE` that are there beside ``trace`` (:func:`beside_dir`), in that order: what the
     commands that read the trace read with it (its batch size, its measured link, its untraced worker's rate)."""
     folder = beside_dir(trace)
-    return [folder / name for name in BESIDE if (folder / name).exists()]
+    return [folder / name for name in BESIDE if is_there(folder / name)]
+
+
+def is_there(path: pathlib.Path) -> bool:
+    """Whether ``path`` names something, a symbolic link that leads nowhere included: ``exists()`` says False for
+    one, and a ``link-profile.json`` linked round a loop or to a moved file was passed over as if absent, the
+    prediction made from the trace's own link without a word; read, it is refused saying what the link is."""
+    return os.path.lexists(path)
 
 
 def meta_path(trace: str | os.PathLike[str]) -> pathlib.Path:
@@ -79,12 +86,14 @@ def meta_path(trace: str | os.PathLike[str]) -> pathlib.Path:
 
 
 def read_meta(trace: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The capture settings beside ``trace`` (:func:`meta_path`) as a JSON object, read strictly
+    """The capture settings beside ``trace`` (:func:`meta_path`) as a JSON object, plain or gzipped as the other
+    files beside it are (a gzipped one was refused as 'line 1, byte 1: JSON is not valid UTF-8'), read strictly
     (:func:`parsers.jsondoc.load_json`); None when there is no such file."""
     path = meta_path(trace)
-    if not path.exists():
+    if not is_there(path):
         return None
-    doc = load_json(read_file(path, MAX_META_BYTES), str(path), parse_float=finite_float)
+    doc = load_json(expand(read_file(path, MAX_META_BYTES), str(path), MAX_META_BYTES), str(path),
+                    parse_float=finite_float)
     if not isinstance(doc, dict):
         raise TraceFormatError(f"{path}: capture settings must be a JSON object (got {quoted(doc)})")
     return doc

@@ -20,8 +20,8 @@ the PS process's CPU time). The file sits beside the trace, as ``link-profile.js
                        quota below the cores the PS may run on (as ps.cpu_quota in link-profile.json)
     window_s           how long it was measured, seconds
     link_bits_per_s    (optional, null when unknown) the line rate of the link the worker trained over, bits per
-                       second (a shaped link's rate): where tracing's cost is worked out when the prediction is
-                       for another link (:func:`tracegen.predict.prepared`)
+                       second, from 1e3 to 1e13 (a shaped link's rate): where tracing's cost is worked out when the
+                       prediction is for another link (:func:`tracegen.predict.prepared`)
     ps_at_cap          (optional, null when not measured) the same worker against the PS capped tighter, so that
                        it keeps the PS at its cap: {"ps_cores": 0.05, "steps_per_s": 5.1, "ps_cpu_s_per_step":
                        0.0098, "window_s": 30.0, "ps_cpu_quota": null or as above}; its CPU per step times its rate
@@ -52,6 +52,7 @@ from parsers.errors import TraceFormatError
 from parsers.files import read_expanded
 from parsers.jsondoc import finite_float, load_json
 from parsers.linkprofile import Checker, CpuQuota
+from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 
 FORMAT = "tracegen-single-worker"
 VERSION = 1
@@ -141,12 +142,23 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
     return SingleWorker(
         steps_per_s=steps_per_s,
         window_s=window_s,
-        link_bits_per_s=None if link is None else c.number(link, "link_bits_per_s", positive=True, high=1e13),
+        link_bits_per_s=None if link is None else _link_bits_per_s(c, link),
         ps_cpu_s_per_step=ps_cpu, ps_cores=ps_cores,
         ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota", ps_cores, "ps_cores"),
         ps_at_cap=None if doc.get("ps_at_cap") is None else _at_cap(c, doc["ps_at_cap"]),
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         notes=c.notes(doc), source=source)
+
+
+def _link_bits_per_s(c: Checker, raw: Any) -> float:
+    """``link_bits_per_s``: from 1e3 to 1e13, as a link's rate anywhere (a catalogue's, a worker class's). Any
+    number > 0 was taken: 1e-9 (a unit slip) became a link of 0 bytes/s, on which one replayed worker never reached
+    the measured rate, and tracing's cost was taken to be its bound (4x) without a word."""
+    value = c.number(raw, "link_bits_per_s", positive=True, high=MAX_LINK_BITS_PER_S)
+    if value < MIN_LINK_BITS_PER_S:
+        raise SingleWorkerError(f"{c.source}: link_bits_per_s must be bits per second from 1e3 to 1e13 (got "
+                                f"{json.dumps(raw)})")
+    return value
 
 
 def _at_cap(c: Checker, raw: Any) -> AtCap:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 
 from parsers.errors import quoted
 from parsers.linkprofile import PROFILE_NAME, LinkProfile, read_link_profile
-from parsers.read import beside_dir, meta_path, read_meta, read_trace
+from parsers.read import beside_dir, is_there, meta_path, read_meta, read_trace
 from parsers.singleworker import SINGLE_WORKER_NAME, SingleWorker, read_single_worker
 from parsers.trace import Trace
 from tracegen import fastcore, native
@@ -399,7 +399,8 @@ def beside(trace_path: str | os.PathLike[str], name: str) -> pathlib.Path | None
     """The file ``name`` in the trace's folder (the folder itself for a directory of steps; a TF2 profile's logdir:
     :func:`parsers.read.beside_dir`), if there."""
     found = beside_dir(trace_path) / name
-    return found if found.exists() else None  # not a file (a folder of that name): its reader says so
+    # not a file (a folder of that name, a link that leads nowhere): its reader says so
+    return found if is_there(found) else None
 
 
 def profile_beside(trace_path: str | os.PathLike[str]) -> pathlib.Path | None:

@@ -77,6 +77,7 @@ PREDICTED = {CURVE_COLUMNS: "a curve tracegen predicted (predict's or validate's
 
 MAX_MEASURED_BYTES = 16 << 20  # a campaign of thousands of runs is a few hundred kB
 MAX_MEASURED_ROWS = 100_000
+MAX_CSV_COLUMNS = 1000  # the testbed writes about 35
 
 
 HEADER_LINE = "header_line"  # csv_cells' frame.attrs key: the header's line number
@@ -330,15 +331,7 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
                 continue
             if header is None:
                 header, header_line = [c.strip() for c in cells], line  # 'n_workers, steps_per_s'
-                if header[0].startswith("#"):  # else the next line, the header, is blamed for its width
-                    raise ConfigError(f"{source}:{line}: a comment where the header should be (got "
-                                      f"{_short(','.join(cells))!r}): this CSV has no comment lines; its first line "
-                                      "names its columns")
-                named = len(header) - _trailing_blanks(header)  # a spreadsheet's empty columns: see below
-                if (twice := next((c for c, k in collections.Counter(header[:named]).items() if k > 1),
-                                  None)) is not None:
-                    raise ConfigError(f"{source}:{line}: column {_short(twice)!r} appears twice in the "
-                                      "header")
+                _check_header(header, source, line)
             elif len(cells) != len(header):
                 raise ConfigError(f"{source}:{line}: {len(cells)} cells, the header has {len(header)} "
                                   f"(got {_short(','.join(cells))!r}){_separator_hint(header)}")
@@ -364,6 +357,21 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=header or [], index=lines, dtype=str)
     frame.attrs[HEADER_LINE] = header_line
     return frame
+
+
+def _check_header(header: list[str], source: str, line: int) -> None:
+    """ConfigError for a header that is a comment, names more than :data:`MAX_CSV_COLUMNS` columns or one twice."""
+    if header[0].startswith("#"):  # else the next line, the header, is blamed for its width
+        raise ConfigError(f"{source}:{line}: a comment where the header should be (got "
+                          f"{_short(','.join(header))!r}): this CSV has no comment lines; its first line "
+                          "names its columns")
+    named = len(header) - _trailing_blanks(header)  # a spreadsheet's empty columns: see csv_cells
+    if named > MAX_CSV_COLUMNS:  # each is checked against the columns read, and becomes a frame's column: a 4 MB
+        # header of 400000 names took 36 s, the 16 MB a file may hold minutes
+        raise ConfigError(f"{source}:{line}: the header names {named} columns, more than {MAX_CSV_COLUMNS}: no "
+                          "run's measurements have so many")
+    if (twice := next((c for c, k in collections.Counter(header[:named]).items() if k > 1), None)) is not None:
+        raise ConfigError(f"{source}:{line}: column {_short(twice)!r} appears twice in the header")
 
 
 def _trailing_blanks(header: list[str]) -> int:

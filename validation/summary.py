@@ -10,9 +10,10 @@ share of exact knees).
 
 from __future__ import annotations
 
-import csv
 import io
+import os
 import pathlib
+import re
 import statistics
 import sys
 from collections.abc import Sequence
@@ -20,8 +21,10 @@ from collections.abc import Sequence
 import pandas as pd
 
 from parsers.atomic import write_bytes_atomic
+from parsers.errors import quoted
 from validation.compare import knee_of
 from validation.errors import ConfigError
+from validation.measured import HEADER_LINE, csv_cells, read_csv_text
 
 PREDICTORS = ("simulator", "roofline", "no_overlap", "ps_queue", "roofline_cycle", "simulator_bw", "roofline_bw",
               "no_overlap_bw", "ps_queue_bw")
@@ -29,18 +32,42 @@ SCORE_COLUMNS = ("set", "configuration", "predictor", "mape", "max_error", "knee
                  "n_points", "band_width")
 
 
+MAX_CAMPAIGN_BYTES = 1 << 20  # a campaign lists tens of configurations, a few kB
+SETS = ("dev", "test")
+# a configuration's name is a folder under REPORTS_DIR/<set>/: one path component, never '..', a '/' or a NUL
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}")
+
+
 def read_campaign(path: pathlib.Path) -> list[tuple[str, str]]:
-    """(set, name) of every configuration of a campaign CSV."""
-    try:
-        with path.open(encoding="utf-8", newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the campaign: {exc.strerror or exc}") from exc
-    out = []
-    for i, row in enumerate(rows, start=2):
-        if row.get("set") not in ("dev", "test") or not row.get("name"):
-            raise ConfigError(f"{path}:{i}: each row needs a name and a set of dev or test (got {row!r:.80})")
-        out.append((row["set"], row["name"]))
+    """(set, name) of every configuration of a campaign CSV: a header naming at least ``name`` and ``set`` (others
+    are ignored), then a row per configuration, each (set, name) once. Read as every CSV tracegen reads is
+    (:func:`validation.measured.read_csv_text`, :func:`validation.measured.csv_cells`): bounded, a FIFO or a
+    directory refused, UTF-8 with or without a byte-order mark, every row as wide as the header; a problem is
+    one line naming the file and the line."""
+    source = os.fspath(path)
+    frame = csv_cells(read_csv_text(source, MAX_CAMPAIGN_BYTES), source)
+    header_line = frame.attrs.get(HEADER_LINE, 1)
+    missing = [c for c in ("name", "set") if c not in frame.columns]
+    if missing:
+        raise ConfigError(f"{source}:{header_line}: missing column {missing[0]!r} (columns: "
+                          f"{', '.join(map(str, frame.columns))[:80] or 'none'}; required: name, set)")
+    if frame.empty:  # else an empty summary, as if every configuration had been left out for want of a report
+        raise ConfigError(f"{source}:{header_line}: the header and no configurations after it")
+    out: list[tuple[str, str]] = []
+    first: dict[tuple[str, str], int] = {}
+    for line, name_cell, set_cell in zip(frame.index, frame["name"], frame["set"], strict=True):
+        name, group = str(name_cell).strip(), str(set_cell).strip()
+        if group not in SETS or not name:
+            raise ConfigError(f"{source}:{line}: each row needs a name and a set of dev or test (got name "
+                              f"{quoted(name, 40)}, set {quoted(group, 40)})")
+        if not _NAME.fullmatch(name):  # a folder of REPORTS_DIR/<set>/: '../x' would read another tree's report
+            raise ConfigError(f"{source}:{line}: name {quoted(name, 60)} must be 1 to 200 characters of A-Z a-z "
+                              "0-9 . _ + - starting with a letter or digit: it names a report folder")
+        if (group, name) in first:  # scored twice, it would weigh twice in the set's means
+            raise ConfigError(f"{source}:{line}: configuration {name!r} of set {group!r} is already on line "
+                              f"{first[group, name]}; list each once")
+        first[group, name] = int(line)
+        out.append((group, name))
     return out
 
 
@@ -104,7 +131,14 @@ def summary_markdown(table: pd.DataFrame) -> str:
 
 def write_summary(reports: pathlib.Path, campaigns: Sequence[pathlib.Path]) -> pd.DataFrame:
     """Compute the scores and write ``scores.csv`` and ``summary.md`` into ``reports``."""
-    table = scores([c for path in campaigns for c in read_campaign(path)], reports)
+    listed: dict[tuple[str, str], pathlib.Path] = {}
+    for path in campaigns:
+        for config in read_campaign(path):
+            if config in listed:  # one report scored twice weighs twice in the set's means
+                raise ConfigError(f"{path}: configuration {config[1]!r} of set {config[0]!r} is also in "
+                                  f"{listed[config]}; list each in one campaign")
+            listed[config] = path
+    table = scores(list(listed), reports)
     buf = io.StringIO()
     table.to_csv(buf, index=False, float_format="%.4f", lineterminator="\n")
     write_bytes_atomic(reports / "scores.csv", buf.getvalue().encode())
@@ -114,11 +148,22 @@ def write_summary(reports: pathlib.Path, campaigns: Sequence[pathlib.Path]) -> p
 
 
 def main(argv: Sequence[str]) -> int:
-    """``python -m validation.summary REPORTS_DIR CAMPAIGN.csv [CAMPAIGN.csv ...]``."""
+    """``python -m validation.summary REPORTS_DIR CAMPAIGN.csv [CAMPAIGN.csv ...]``; a campaign or report that
+    cannot be used is one line on stderr and exit code 2, as tracegen's commands say it."""
     if len(argv) < 2:
         print("usage: python -m validation.summary REPORTS_DIR CAMPAIGN.csv [CAMPAIGN.csv ...]", file=sys.stderr)
         return 2
-    table = write_summary(pathlib.Path(argv[0]), [pathlib.Path(a) for a in argv[1:]])
+    reports, campaigns = pathlib.Path(argv[0]), [pathlib.Path(a) for a in argv[1:]]
+    try:
+        table = write_summary(reports, campaigns)
+        unscored = [f"{group}/{name}" for path in campaigns for group, name in read_campaign(path)
+                    if not (reports / group / name / "comparison.csv").is_file()]
+    except ConfigError as exc:
+        print(f"validation.summary: error: {exc}", file=sys.stderr)
+        return 2
+    if unscored:  # left out as scores() says; said here, or a misspelt name is a configuration gone without a word
+        print(f"note: {len(unscored)} configuration(s) have no {reports}/<set>/<name>/comparison.csv and are left "
+              f"out: {', '.join(unscored[:5])}{' ...' if len(unscored) > 5 else ''}", file=sys.stderr)
     print(summary_markdown(table), end="")
     return 0
 

@@ -132,6 +132,18 @@ def test_every_bad_value_is_one_line_naming_file_line_and_column(tmp_path: pathl
     assert why in msg and "\n" not in msg
 
 
+def test_a_link_profile_that_is_a_link_to_nothing_is_said_to_be_one(tmp_path: pathlib.Path) -> None:
+    """It was 'no such file', of a name the user can see listed in the folder."""
+    (tmp_path / "loop.json").symlink_to("loop.json")
+    (tmp_path / "moved.json").symlink_to("elsewhere.json")
+    for name, what in (("loop.json", "a symbolic link that loops"),
+                       ("moved.json", "a symbolic link to 'elsewhere.json', which does not exist")):
+        path = _write(tmp_path, [*GOOD, f"ok,ps,1,1,4,1e9,{name}"])
+        with pytest.raises(CatalogueError) as err:
+            read_catalogue(path)
+        assert str(err.value).startswith(f"{path}: line 8, column 7 (link_profile): {what}: "), str(err.value)
+
+
 @pytest.mark.parametrize(("change", "why"), [
     ({"first": "name,role"}, "line 1 must be '# tracegen-catalogue version 1'"),
     ({"first": "# tracegen-catalogue version 2"}, "line 1: version '2' is not supported"),

@@ -60,6 +60,10 @@ def _fifo(path: pathlib.Path) -> Iterator[pathlib.Path]:
     # the PS's cores feed the model's PS CPU: a bad figure was once taken for "unknown" and silently replaced
     (b'"cores": 2.0', b'"cores": -1', "ps.cores must be a number > 0 and <= 4096 (got -1)"),
     (b'"cores": 2.0', b'"cores": "two"', "ps.cores must be a number > 0 and <= 4096 (got 'two')"),
+    # quoted as the file wrote them: '(got True)' and '(got None)' named values no JSON holds
+    (b'"connections": 1', b'"connections": true', "connections must be an integer from 1 to 10000 (got true)"),
+    (b'"window_s": 2.0', b'"window_s": null', "window_s must be a number > 0 and <= 86400 (got null)"),
+    (b'"tensors": 4', b'"tensors": false', "payload.tensors must be an integer from 1 to 1000000 (got false)"),
 ])
 def test_link_profile_values(tmp_path: pathlib.Path, old: bytes, new: bytes, why: str) -> None:
     path = profile_file(tmp_path)

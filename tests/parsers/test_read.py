@@ -11,7 +11,7 @@ import pytest
 
 from parsers import TraceError, read_trace
 from parsers.errors import MAX_MESSAGE_CHARS
-from parsers.read import side_files, trace_inputs
+from parsers.read import read_meta, side_files, trace_inputs
 from parsers.tables import write_tables
 from tracegen.cli import main
 
@@ -186,3 +186,19 @@ def test_trace_inputs_are_the_files_read_trace_reads(tmp_path: pathlib.Path) -> 
     logdir = DATA / "traces" / "tf2_pss"
     assert trace_inputs(logdir) == sorted(logdir.rglob("*.xplane.pb")) != []
     assert trace_inputs(tmp_path / "absent") == []
+
+
+def test_a_file_beside_a_trace_that_is_a_link_to_nothing_is_listed(tmp_path: pathlib.Path) -> None:
+    """Left out (exists() is False for it), it was read as absent; listed, its reader says what the link is."""
+    shutil.copy(STEPS / "step_000.pb.gz", tmp_path)
+    (tmp_path / "link-profile.json").symlink_to("link-profile.json")  # round a loop
+    (tmp_path / "meta.json").symlink_to("moved.json")
+    assert [p.name for p in side_files(tmp_path)] == ["meta.json", "link-profile.json"]
+
+
+def test_a_gzipped_meta_json_is_read_as_the_other_files_beside_a_trace_are(tmp_path: pathlib.Path) -> None:
+    """link-profile.json and single-worker.json are read plain or gzipped; meta.json was refused as 'line 1,
+    byte 1: JSON is not valid UTF-8', a message about its text of a file that is gzip."""
+    shutil.copy(STEPS / "step_000.pb.gz", tmp_path)
+    (tmp_path / "meta.json").write_bytes(gzip.compress(b'{"batch_size": 64}'))
+    assert read_meta(tmp_path) == {"batch_size": 64}

@@ -54,6 +54,10 @@ def test_the_link_it_was_measured_on_may_be_unknown(tmp_path: pathlib.Path) -> N
     (b'"link_bits_per_s": 500000000.0', b'"link_bits_per_s": 0', "link_bits_per_s must be a number > 0"),
     (b'"link_bits_per_s": 500000000.0', b'"link_bits_per_s": "500Mbit/s"', "link_bits_per_s must be a number > 0"),
     (b'"link_bits_per_s": 500000000.0', b'"link_bits_per_s": 1e14', "link_bits_per_s must be a number > 0"),
+    # a unit slip: 1e-9 bits/s was read, became a link of 0 bytes/s, and tracing's cost its bound (4x), unsaid
+    (b'"link_bits_per_s": 500000000.0', b'"link_bits_per_s": 1e-9',
+     "link_bits_per_s must be bits per second from 1e3 to 1e13 (got 1e-09)"),
+    (b'"link_bits_per_s": 500000000.0', b'"link_bits_per_s": 999', "from 1e3 to 1e13 (got 999)"),
     (b'"version": 1', b'"version": 1.0', "'version' 1.0 is not supported"),  # 1.0 == True == 1 in Python
     (b'"version": 1', b'"version": true', "'version' true is not supported"),
     (b'"period_us": 10000', b'"period_us": 5', "ps_cpu_quota.period_us must be"),

@@ -45,3 +45,26 @@ def test_a_trace_named_like_a_formula_is_plotted_as_its_name(tmp_path: pathlib.P
     out = tmp_path / "out"
     assert _predict(out, trace) == 0
     assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")
+
+
+_MOVED = "a symbolic link to 'moved.json', which does not exist"
+
+
+@pytest.mark.parametrize(("name", "target", "more", "why"), [
+    ("link-profile.json", "link-profile.json", [], "a symbolic link that loops"),
+    ("single-worker.json", "moved.json", ["--bandwidth", "1Gbit/s"], _MOVED),
+    ("meta.json", "moved.json", ["--bandwidth", "1Gbit/s"], _MOVED),
+])
+def test_a_file_beside_the_trace_that_is_a_link_to_nothing_is_refused_not_passed_over(
+        name: str, target: str, more: list[str], why: str, tmp_path: pathlib.Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """exists() is False for a link round a loop or to a moved file: the link profile was passed over and the
+    trace's own link predicted without a word, the single worker's rate and the batch size likewise."""
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    shutil.copy(ROOT / "data/traces/mlp/step_000.pb", trace)
+    (trace / name).symlink_to(target)
+    assert _predict(tmp_path / "o", trace, *more) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{trace / name}: cannot read: {why}" in err, err
+    assert not (tmp_path / "o" / "curve.csv").exists()
