@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import pathlib
 import re
 
@@ -16,6 +17,7 @@ from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
 from tracegen.cli import main
 from tracegen.cli_predict import add_predict_arguments
+from tracegen.curve import Curve, CurvePoint, knee
 from tracegen.model import StepModel, StepTiming, TaskKind
 from tracegen.plan import Plan, PlanConfig, plan
 from tracegen.wire import LinkEstimate
@@ -82,3 +84,14 @@ def rows(path: pathlib.Path) -> list[dict[str, str]]:
 SWEEP_TRACE = PLAN_TRACE  # tracegen sweep's tests sweep the same development mlp trace
 SWEEP_SMALL = ["--steps", "4", "--warmup-steps", "1"]  # sweep's options for a quick grid
 SWEEP_COMPUTED = re.compile(r"computed (\d+) points, (\d+) were already in")  # sweep's closing summary
+
+
+def curve_of(ns: tuple[int, ...], rates: tuple[float, ...], *, reached: bool = True) -> Curve:
+    """A curve of the rates ``rates`` at ``ns`` (nothing busy, no bounds), its plateau their best and its knee
+    :func:`tracegen.curve.knee`'s, for the tests of how a knee is said and drawn."""
+    points = tuple(CurvePoint(n_workers=n, steps_per_s=r, steps_per_s_low=r, steps_per_s_high=r,
+                              pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
+                              bottleneck="workers") for n, r in zip(ns, rates, strict=True))
+    return Curve(points=points, plateau_steps_per_s=max(rates), saturation_workers=ns[-1],
+                 knee_n_workers=knee(points, max(rates)), link_bound_steps_per_s=math.inf,
+                 ps_bound_steps_per_s=math.inf, link_description="x", n_events=0, plateau_reached=reached)

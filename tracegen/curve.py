@@ -419,14 +419,29 @@ def knee_text(curve: Curve) -> str:
     as a finding that 3..99 workers fall short."""
     if curve.knee_n_workers is None:
         return f"not reached by N={curve.points[-1].n_workers}"
-    k = curve.knee_n_workers
-    below = max((p.n_workers for p in curve.points if p.n_workers < k), default=0)
+    k, below = curve.knee_n_workers, _simulated_below_knee(curve)
     if below == k - 1:
         return f"N={k}" + ("" if curve.plateau_reached else " or later")
     gap = f"N={below + 1}" if below + 1 == k - 1 else f"N={below + 1}-{k - 1}"
     if not curve.plateau_reached:  # a higher plateau moves it later; the unsimulated N may hold it
         return f"N={below + 1} or later ({gap} not simulated)"
     return f"N={k} or earlier ({gap} not simulated)"
+
+
+def knee_mark(curve: Curve) -> str:
+    """The knee as a chart marks it at its N (:func:`knee_text` in short): ``N=k``, or ``N<=k`` where the N just
+    below it were not simulated and the plateau is reached (the knee may lie among them); '' for no knee."""
+    k = curve.knee_n_workers
+    if k is None:
+        return ""
+    gap = _simulated_below_knee(curve) != k - 1
+    return f"N<={k}" if gap and curve.plateau_reached else f"N={k}"
+
+
+def _simulated_below_knee(curve: Curve) -> int:
+    """The largest N simulated below the knee (0 for none); the curve has a knee."""
+    k = curve.knee_n_workers or 0
+    return max((p.n_workers for p in curve.points if p.n_workers < k), default=0)
 
 
 def finite(x: float) -> float | None:

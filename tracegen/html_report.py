@@ -29,7 +29,7 @@ from typing import Protocol
 import pandas as pd
 
 from tracegen.band import band_edges
-from tracegen.curve import BUSY_THRESHOLD, EFFICIENT, Curve, knee_text, plateau_text, unsimulated_text
+from tracegen.curve import BUSY_THRESHOLD, EFFICIENT, Curve, knee_mark, knee_text, plateau_text, unsimulated_text
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
 from tracegen.units import fixed, percent
@@ -100,7 +100,7 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
                       high=tuple(p.steps_per_s_high for p in points), color=SPREAD_COLOR, opacity=0.25))
     rules = [Rule(label=f"plateau {curve.plateau_steps_per_s:.3g} steps/s", y=curve.plateau_steps_per_s)]
     if curve.knee_n_workers is not None:
-        rules.append(Rule(label=f"knee N={curve.knee_n_workers}", x=curve.knee_n_workers))
+        rules.append(Rule(label=f"knee {knee_mark(curve)}", x=curve.knee_n_workers))
     top = max(p.steps_per_s_high for p in points)
     if math.isfinite(curve.link_bound_steps_per_s) and curve.link_bound_steps_per_s < 1.5 * top:
         rules.append(Rule(label=f"link bound {curve.link_bound_steps_per_s:.3g}", y=curve.link_bound_steps_per_s,

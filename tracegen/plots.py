@@ -20,7 +20,7 @@ from typing import Any
 
 from parsers.trace import printable
 from tracegen.band import band_edges
-from tracegen.curve import Curve, format_workers
+from tracegen.curve import Curve, format_workers, knee_mark
 from tracegen.units import fixed
 
 CSV_COLUMNS = ("n_workers", "steps_per_s", "samples_per_s", "steps_per_s_low", "steps_per_s_high", "band_low",
@@ -132,7 +132,7 @@ def curve_axes(curve: Curve, band: tuple[Curve, Curve] | None = None) -> tuple[A
         # off the figure, 'knee N=100' cut to 'knee N=10' (and the quick start's N=16 to N=1)
         right = max(ns[-1], *curve.unsimulated_workers) if curve.unsimulated_workers else ns[-1]
         left = knee.n_workers > (ns[0] + right) / 2
-        ax.annotate(f"knee N={knee.n_workers}", (knee.n_workers, knee.steps_per_s), textcoords="offset points",
+        ax.annotate(f"knee {knee_mark(curve)}", (knee.n_workers, knee.steps_per_s), textcoords="offset points",
                     xytext=(-6 if left else 6, -14), horizontalalignment="right" if left else "left")
     top = max(p.steps_per_s_high for p in curve.points)
     ax.axhline(curve.plateau_steps_per_s, color="grey", linestyle="--",

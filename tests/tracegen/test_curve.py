@@ -17,6 +17,8 @@ from tracegen.metrics import ShardUse
 from tracegen.model import build_model
 from tracegen.simulate import SimConfig
 
+from tracegen_support import curve_of
+
 
 def test_a_point_s_bottleneck_agrees_with_the_utilisations_beside_it(mlp_trace_dir: pathlib.Path) -> None:
     """The bottleneck of a point was a vote of its seeds' own labels: the quick start's table printed push 78 %
@@ -205,18 +207,20 @@ def test_the_plateau_and_knee_in_words_say_a_lower_bound_is_one() -> None:
 
 def test_the_knee_in_words_does_not_claim_the_unsimulated_n_below_it_fall_short() -> None:
     # --workers 1,2,100 put the knee at N=100 though nothing between 2 and 100 was simulated
-    from tracegen.curve import CurvePoint, knee, knee_text
+    from tracegen.curve import knee_text
 
-    def curve(ns: tuple[int, ...], rates: tuple[float, ...], reached: bool = True) -> Curve:
-        points = tuple(CurvePoint(n_workers=n, steps_per_s=r, steps_per_s_low=r, steps_per_s_high=r,
-                                  pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
-                                  bottleneck="workers") for n, r in zip(ns, rates, strict=True))
-        return Curve(points=points, plateau_steps_per_s=max(rates), saturation_workers=ns[-1],
-                     knee_n_workers=knee(points, max(rates)), link_bound_steps_per_s=math.inf,
-                     ps_bound_steps_per_s=math.inf, link_description="x", n_events=0, plateau_reached=reached)
+    assert knee_text(curve_of((1, 2, 100), (44.0, 82.0, 96.0))) == "N=100 or earlier (N=3-99 not simulated)"
+    assert knee_text(curve_of((5,), (92.0,))) == "N=5 or earlier (N=1-4 not simulated)"
+    assert knee_text(curve_of((1, 3), (1.0, 3.0))) == "N=3 or earlier (N=2 not simulated)"
+    rising = curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)
+    assert knee_text(rising) == "N=3 or later (N=3-99 not simulated)"
+    assert knee_text(curve_of((1, 2, 3), (1.0, 2.0, 3.0))) == "N=3"  # every N below it simulated: as before
 
-    assert knee_text(curve((1, 2, 100), (44.0, 82.0, 96.0))) == "N=100 or earlier (N=3-99 not simulated)"
-    assert knee_text(curve((5,), (92.0,))) == "N=5 or earlier (N=1-4 not simulated)"
-    assert knee_text(curve((1, 3), (1.0, 3.0))) == "N=3 or earlier (N=2 not simulated)"
-    assert knee_text(curve((1, 2, 100), (44.0, 82.0, 96.0), reached=False)) == "N=3 or later (N=3-99 not simulated)"
-    assert knee_text(curve((1, 2, 3), (1.0, 2.0, 3.0))) == "N=3"  # every N below it simulated: as before
+
+def test_the_charts_knee_mark_says_at_most_where_the_n_below_it_were_not_simulated() -> None:
+    # curve.png and report.html marked 'knee N=100' for --workers 1,2,100, as the words once did
+    from tracegen.curve import knee_mark
+
+    assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0))) == "N<=100"
+    assert knee_mark(curve_of((1, 2, 3), (1.0, 2.0, 3.0))) == "N=3"
+    assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)) == "N=100"  # 'or later': not at most
