@@ -292,11 +292,13 @@ class Checker:
         return quota
 
     def number(self, value: Any, where: str, *, positive: bool = False,
-               high: float = MAX_RATE_BYTES_PER_S) -> float:
+               high: float = MAX_RATE_BYTES_PER_S, low: float | None = None) -> float:
+        """``value`` as a float: a JSON number, finite, > 0 (``positive``) or >= 0, or from ``low`` where given,
+        and <= ``high``."""
         ok = (not isinstance(value, bool) and isinstance(value, int | float)
               and not (isinstance(value, float) and not math.isfinite(value))
-              and (value > 0 if positive else value >= 0) and value <= high)
+              and (value >= low if low is not None else value > 0 if positive else value >= 0) and value <= high)
         if not ok:
-            raise self.error(f"{self.source}: {where} must be a number {'>' if positive else '>='} 0 and <= "
-                               f"{high:g} (got {_short(value)})")
+            least = f"from {low:g} to" if low is not None else f"{'>' if positive else '>='} 0 and <="
+            raise self.error(f"{self.source}: {where} must be a number {least} {high:g} (got {_short(value)})")
         return float(value)

@@ -142,23 +142,13 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
     return SingleWorker(
         steps_per_s=steps_per_s,
         window_s=window_s,
-        link_bits_per_s=None if link is None else _link_bits_per_s(c, link),
+        link_bits_per_s=None if link is None else c.number(link, "link_bits_per_s", low=MIN_LINK_BITS_PER_S,
+                                                            high=MAX_LINK_BITS_PER_S),
         ps_cpu_s_per_step=ps_cpu, ps_cores=ps_cores,
         ps_cpu_quota=c.cpu_quota({"cpu_quota": doc.get("ps_cpu_quota")}, "ps_cpu_quota", ps_cores, "ps_cores"),
         ps_at_cap=None if doc.get("ps_at_cap") is None else _at_cap(c, doc["ps_at_cap"]),
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         notes=c.notes(doc), source=source)
-
-
-def _link_bits_per_s(c: Checker, raw: Any) -> float:
-    """``link_bits_per_s``: from 1e3 to 1e13, as a link's rate anywhere (a catalogue's, a worker class's). Any
-    number > 0 was taken: 1e-9 (a unit slip) became a link of 0 bytes/s, on which one replayed worker never reached
-    the measured rate, and tracing's cost was taken to be its bound (4x) without a word."""
-    value = c.number(raw, "link_bits_per_s", positive=True, high=MAX_LINK_BITS_PER_S)
-    if value < MIN_LINK_BITS_PER_S:
-        raise SingleWorkerError(f"{c.source}: link_bits_per_s must be bits per second from 1e3 to 1e13 (got "
-                                f"{json.dumps(raw)})")
-    return value
 
 
 def _at_cap(c: Checker, raw: Any) -> AtCap:
