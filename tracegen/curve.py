@@ -28,7 +28,7 @@ import contextlib
 import dataclasses
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, LinkSpec
@@ -419,7 +419,8 @@ def knee_text(curve: Curve) -> str:
     as a finding that 3..99 workers fall short."""
     if curve.knee_n_workers is None:
         return f"not reached by N={curve.points[-1].n_workers}"
-    k, below = curve.knee_n_workers, _simulated_below_knee(curve)
+    k = curve.knee_n_workers
+    below = simulated_below((p.n_workers for p in curve.points), k)
     if below == k - 1:
         return f"N={k}" + ("" if curve.plateau_reached else " or later")
     gap = f"N={below + 1}" if below + 1 == k - 1 else f"N={below + 1}-{k - 1}"
@@ -434,14 +435,14 @@ def knee_mark(curve: Curve) -> str:
     k = curve.knee_n_workers
     if k is None:
         return ""
-    gap = _simulated_below_knee(curve) != k - 1
+    gap = simulated_below((p.n_workers for p in curve.points), k) != k - 1
     return f"N<={k}" if gap and curve.plateau_reached else f"N={k}"
 
 
-def _simulated_below_knee(curve: Curve) -> int:
-    """The largest N simulated below the knee (0 for none); the curve has a knee."""
-    k = curve.knee_n_workers or 0
-    return max((p.n_workers for p in curve.points if p.n_workers < k), default=0)
+def simulated_below(simulated: Iterable[int], k: int) -> int:
+    """The largest of the ``simulated`` N below the knee ``k`` (0 for none): below ``k - 1``, the N between were
+    not simulated, and the knee may lie among them (:func:`knee_text`, :func:`knee_mark`, plan's table)."""
+    return max((n for n in simulated if n < k), default=0)
 
 
 def finite(x: float) -> float | None:

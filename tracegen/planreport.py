@@ -29,7 +29,7 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
 
 from __future__ import annotations
 
-from tracegen.curve import STALL_GAIN, STALL_POINTS
+from tracegen.curve import STALL_GAIN, STALL_POINTS, simulated_below
 from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
 from tracegen.plan import WARMUP_STEPS, Option, Pair, Plan, n_ps
@@ -132,8 +132,7 @@ def knee_cell(pair: Pair) -> str:
     k = pair.knee_n_workers
     if k is None:
         return "-"
-    below = max((o.n_workers for o in pair.options if o.n_workers < k), default=0)
-    return str(k) if below == k - 1 else f"<={k}"
+    return str(k) if simulated_below((o.n_workers for o in pair.options), k) == k - 1 else f"<={k}"
 
 
 def _option(o: Option, samples: float) -> str:
