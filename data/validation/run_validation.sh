@@ -12,17 +12,24 @@ PYTHON=${PYTHON:-python}
 dir=${1:-data/validation}
 # SINGLE_WORKER=NAME: each configuration's single-worker input from $dir/NAME/<set>/<name>/trace/ instead of its
 # trace's (e.g. single_worker_x3: three one-worker jobs of their own, data/README.md), reports in reports_NAME/
-reports="$dir/reports${SINGLE_WORKER:+_$SINGLE_WORKER}"
+# LINK_PROFILE=NAME: each configuration's link profile from $dir/NAME/<set>/<name>/trace/ instead of its trace's
+# (profile_repeat: measured again), reports in reports_link_NAME/; configurations without one are skipped
+reports="$dir/reports${SINGLE_WORKER:+_$SINGLE_WORKER}${LINK_PROFILE:+_link_$LINK_PROFILE}"
 tail -n +2 "$dir/campaign.csv" | while IFS=, read -r name set _rest; do
   folder="$dir/$set/$name"
   [ -f "$folder/measured.csv" ] || { echo "skip $folder (not measured)"; continue; }
-  single=()
+  inputs=()
   if [ -n "${SINGLE_WORKER:-}" ]; then
     file="$dir/$SINGLE_WORKER/$set/$name/trace/single-worker.json"
     [ -f "$file" ] || { echo "skip $folder (no $file)"; continue; }
-    single=(--single-worker "$file")
+    inputs=(--single-worker "$file")
   fi
-  "$TRACEGEN" validate --measured "$folder" "${single[@]}" --out "$reports/$set/$name" --force > /dev/null
+  if [ -n "${LINK_PROFILE:-}" ]; then
+    file="$dir/$LINK_PROFILE/$set/$name/trace/link-profile.json"
+    [ -f "$file" ] || { echo "skip $folder (no $file)"; continue; }
+    inputs+=(--link-profile "$file")
+  fi
+  "$TRACEGEN" validate --measured "$folder" "${inputs[@]}" --out "$reports/$set/$name" --force > /dev/null
   echo "validated $folder"
 done
 "$PYTHON" -m validation.summary "$reports" "$dir/campaign.csv"
