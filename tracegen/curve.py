@@ -431,17 +431,24 @@ def knee_text(curve: Curve) -> str:
 
 def knee_mark(curve: Curve) -> str:
     """The knee as a chart marks it at its N (:func:`knee_text` in short): ``N=k``, or ``N<=k`` where the N just
-    below it were not simulated and the plateau is reached (the knee may lie among them); '' for no knee."""
+    below it were not simulated and the plateau is reached (:func:`knee_or_earlier`); '' for no knee."""
     k = curve.knee_n_workers
     if k is None:
         return ""
-    gap = simulated_below((p.n_workers for p in curve.points), k) != k - 1
-    return f"N<={k}" if gap and curve.plateau_reached else f"N={k}"
+    return f"N<={k}" if knee_or_earlier(curve) else f"N={k}"
+
+
+def knee_or_earlier(curve: Curve) -> bool:
+    """Whether the knee is marked ``<=k`` (:func:`knee_mark`, the shards table): the N just below it were not
+    simulated and the plateau is reached, so the knee may lie among them; False for no knee."""
+    k = curve.knee_n_workers
+    return (k is not None and curve.plateau_reached
+            and simulated_below((p.n_workers for p in curve.points), k) != k - 1)
 
 
 def simulated_below(simulated: Iterable[int], k: int) -> int:
     """The largest of the ``simulated`` N below the knee ``k`` (0 for none): below ``k - 1``, the N between were
-    not simulated, and the knee may lie among them (:func:`knee_text`, :func:`knee_mark`, plan's table)."""
+    not simulated, and the knee may lie among them (:func:`knee_text`, :func:`knee_or_earlier`, plan's table)."""
     return max((n for n in simulated if n < k), default=0)
 
 
