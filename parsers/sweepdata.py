@@ -35,6 +35,16 @@ Columns (units in the names; utilisations are fractions 0..1 over the steady win
   ``busiest_shard_utilisation`` (the busiest resource of any shard; one PS: the PS's), ``usd_per_hour`` (a
   catalogue pair's cluster: N workers and one PS per shard; null without a catalogue), ``n_events``,
   ``sim_end_ns`` (simulated time at the end of the run): what the point's simulation gave.
+
+``bottleneck`` and ``busiest_shard_resource`` answer two questions and may differ in a row.
+``busiest_shard_resource`` is the resource busiest against its peak, on any shard, whatever its utilisation.
+``bottleneck`` is the curve's label (``link-pull`` | ``link-push`` | ``ps-cpu`` | ``workers``): a link direction
+weighed against what it carries while the other direction is busy too (:func:`tracegen.curve.two_way_share`: 3/4
+of a rate given alone), on the shard busiest on that measure, and ``workers`` when nothing reaches 80 % on it (a
+row knows no other N, so never ``contention``). So they differ where nothing is busy (``workers`` beside a
+resource under 0.8) and where a link weighed so outranks a CPU busier against its peak, on that shard or another
+(``link-pull`` at 0.73 of its peak, 0.97 weighed, beside ``ps-cpu`` at 0.82); ``ps-cpu`` in ``bottleneck`` is
+``ps-cpu`` in ``busiest_shard_resource`` too.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from tracegen.predict import (
     single_worker_beside,
 )
 from tracegen.processes import MAX_JOBS, available_cpus
+from tracegen.shards import knee_cell as shard_knee_cell
 from tracegen.simulate import MAX_STEPS
 from tracegen.units import (
     fixed,
@@ -328,10 +329,10 @@ def _print(result: Prediction, config: PredictConfig) -> None:
               "it, it predicted one plateau better and one far worse (docs/validation.md, 'The PS's CPU is elastic')")
     if result.shards:
         print(f"PS shards ({result.shards[0].placement} placement): each a PS like the traced one, its own link")
-        print("   K  knee  plateau steps/s  at N  saturates                 pull bytes per shard")
+        print("   K   knee  plateau steps/s  at N  saturates                 pull bytes per shard")
         for r in result.shards:
-            k_knee = "-" if r.knee_n_workers is None else str(r.knee_n_workers)
-            print(f"{r.n_shards:4d}  {k_knee:>4}  {fixed(r.plateau_steps_per_s, 2):>15}  {r.plateau_workers:4d}  "
-                  f"shard {r.saturating_shard} {r.saturating_resource} {percent(r.saturating_utilisation):>4}".ljust(66)
+            k_knee = shard_knee_cell(r)
+            print(f"{r.n_shards:4d}  {k_knee:>5}  {fixed(r.plateau_steps_per_s, 2):>15}  {r.plateau_workers:4d}  "
+                  f"shard {r.saturating_shard} {r.saturating_resource} {percent(r.saturating_utilisation):>4}".ljust(67)
                   + " " + " / ".join(format_bytes(b) for b in r.shard_pull_bytes))
     print(f"wrote {', '.join(str(f) for f in result.files)}")

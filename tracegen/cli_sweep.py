@@ -233,13 +233,18 @@ class ProgressLine:
         print(("\r\x1b[K" if self.tty else "") + line, end=end, file=self.stream, flush=True)
 
 
+def points_left_said(start: SweepProgress) -> str:
+    """``the K points left `` where a sweep resumed (the grid line's words before where they run), else ''."""
+    return f"the {start.todo} point{'s' if start.todo != 1 else ''} left " if start.resumed else ""
+
+
 def local_runner(start: SweepProgress, jobs: int) -> tuple[LocalRunner, str]:
     """The local runner for the points a sweep has left (``start``: its first progress,
     :data:`tracegen.sweep.RunnerFor`) and where the grid line says they run: ``jobs`` processes where those points
     alone would take long enough on one core to gain from them, as predict's curves do
     (:func:`tracegen.predict.processes_for`), else this process. A
     resumed grid's few points left are not worth starting processes for, however large the grid."""
-    left = f"the {start.todo} point{'s' if start.todo != 1 else ''} left " if start.resumed else ""
+    left = points_left_said(start)
     if start.todo == 0:
         return LocalRunner(1), "every point already done"
     n = processes_for(start.seconds_todo, jobs)
@@ -282,7 +287,8 @@ def run_sweep(args: argparse.Namespace) -> int:
                           "catalogue's link_bits_per_s) that carries tensor bytes, and neither was given: a link "
                           "profile or the trace's link is measured payload")
     check_profiles(args.link_profile)
-    ray = RayRunner(args.ray, args.jobs) if args.ray is not None else None  # its head checked before any work
+    # the address's form checked here; whether a head answers, once points are found left to run (none left: no Ray)
+    ray = RayRunner(args.ray, args.jobs) if args.ray is not None else None
     workers, bandwidths = parse_workers(args.workers, "--workers"), parse_bandwidths(args.bandwidth)
     speeds, ps_shards = parse_speeds(args.worker_speed), shard_counts(args)
     catalogue = read_catalogue(args.catalogue) if args.catalogue is not None else None
@@ -311,10 +317,13 @@ def run_sweep(args: argparse.Namespace) -> int:
         def runner_for(start: SweepProgress) -> Runner:
             """The runner for the points left, said with the grid once they are known (sweep finds them)."""
             runner: Runner
-            if ray is not None:  # Ray whenever asked, however few the points left
-                runner, where = ray, f"on Ray at {args.ray}"
-            else:
+            if ray is not None and start.todo:  # Ray whenever asked, however few the points left
+                ray.check_head()  # before the grid line: a head that does not answer is one line, nothing said
+                runner, where = ray, f"{points_left_said(start)}on Ray at {args.ray}"
+            else:  # with no point left, said so, and Ray never asked: "on Ray at X" promised work that never ran
                 runner, where = local_runner(start, args.jobs)
+                if ray is not None:
+                    where += f": nothing left to run on Ray at {args.ray}"
             print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
                   f"counts x {len(grid.policies)} policies x "
                   f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "

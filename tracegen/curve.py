@@ -13,8 +13,8 @@ the knee is ``None`` ("not reached by N=<largest>"), never the largest N of a cu
 A point's bottleneck is the resource busiest in its runs, its utilisation averaged over the seeds: ``link-pull`` /
 ``link-push`` (a PS link direction carrying ≥ 80 % of what it carries while the other direction is busy too, as
 both are at a link-bound plateau: :func:`two_way_share`), ``ps-cpu`` (the PS's cores busy ≥ 80 %),
-of the busiest PS shard when there are several (the utilisation columns are the shards' mean); when none is that
-busy:
+of the PS shard busiest on that measure when there are several (:func:`labelled_shard`; the utilisation columns are
+the shards' mean); when none is that busy:
 ``workers`` while each worker still steps at :data:`EFFICIENT` of the smallest N's rate per worker or more (adding
 workers helps), and ``contention`` once it does not (workers wait on each other's transfers, requests and applies,
 though no single resource is saturated). Not the knee: a curve flat from N = 2 that climbs again later (workers in
@@ -35,11 +35,11 @@ from tracegen.link import PULL, PUSH, LinkSpec
 from tracegen.metrics import (
     ShardUse,
     Staleness,
-    busiest_shard,
     link_bound_steps_per_s,
     link_utilisation,
     ps_bound_steps_per_s,
     ps_cpu_utilisation,
+    shard_utilisations,
     staleness,
     steps_per_s,
 )
@@ -144,28 +144,44 @@ def ci95_half_width(values: Sequence[float]) -> float | None:
 
 def bottleneck(result: SimResult) -> str:
     """Name of the busiest resource of a run, or ``workers`` when none is busy (module docstring); with several
-    PS shards, of the busiest shard (their mean would hide one saturated shard among idle ones)."""
-    return busiest_label(busiest_shard(result), result.link_spec)
+    PS shards, of the shard busiest on that measure (:func:`labelled_shard`; their mean would hide one saturated
+    shard among idle ones)."""
+    return busiest_label(labelled_shard(shard_utilisations(result), result.link_spec), result.link_spec)
 
 
 def runs_bottleneck(runs: Sequence[SimResult]) -> str:
-    """The bottleneck of one N's runs (its seeds): of their busiest shards' utilisations, averaged over the runs
-    (with one PS, the figures a curve's table prints beside it), so that the label never contradicts them; a vote
-    of the runs' own labels called a point with 78 % push ``link-push`` and the next, 80 %, ``workers``."""
-    uses = [busiest_shard(r) for r in runs]
-    return busiest_label(ShardUse(shard=uses[0].shard, pull=statistics.fmean(u.pull for u in uses),
-                                  push=statistics.fmean(u.push for u in uses),
-                                  cpu=statistics.fmean(u.cpu for u in uses)), runs[0].link_spec)
+    """The bottleneck of one N's runs (its seeds): of each shard's utilisations averaged over the runs (with one PS,
+    the figures a curve's table prints beside it), so that the label never contradicts them; a vote of the runs'
+    own labels called a point with 78 % push ``link-push`` and the next, 80 %, ``workers``."""
+    per_run = [shard_utilisations(r) for r in runs]
+    means = [ShardUse(shard=k, pull=statistics.fmean(u[k].pull for u in per_run),
+                      push=statistics.fmean(u[k].push for u in per_run),
+                      cpu=statistics.fmean(u[k].cpu for u in per_run)) for k in range(len(per_run[0]))]
+    return busiest_label(labelled_shard(means, runs[0].link_spec), runs[0].link_spec)
+
+
+def labelled_shard(uses: Sequence[ShardUse], link: LinkSpec) -> ShardUse:
+    """The shard a bottleneck is named from: the one whose load is highest as :func:`busiest_label` weighs it (the
+    lower shard on a tie). Not :func:`tracegen.metrics.busiest_shard`, the busiest against each resource's peak: on
+    three greedy shards at N = 24 that was shard 2's CPU at 74 %, so the point said ``workers``, while shard 1's
+    pull link moved 69 % of its peak, 92 % of what it carries both ways."""
+    return max(uses, key=lambda u: (_load(u, link)[1], -u.shard))
+
+
+def _load(use: ShardUse, link: LinkSpec) -> tuple[str, float]:
+    """A shard's busiest resource and its load as :func:`busiest_label` weighs it."""
+    loads = (("link-pull", use.pull / two_way_share(link, PULL)),
+             ("link-push", use.push / two_way_share(link, PUSH)), ("ps-cpu", use.cpu))
+    return max(loads, key=lambda kv: kv[1])
 
 
 def busiest_label(busiest: ShardUse, link: LinkSpec) -> str:
-    """:func:`bottleneck` from the run's busiest shard, when that is already at hand. A link direction is weighed
-    against what it carries while the other direction is busy too (:func:`two_way_share`), as :func:`saturated`
-    weighs it: a link given by its bandwidth alone carries 3/4 of it each way then, so measured against its peak
-    it never reached 80 %, and its plateau, the link moving all it could, was labelled ``contention``."""
-    loads = (("link-pull", busiest.pull / two_way_share(link, PULL)),
-             ("link-push", busiest.push / two_way_share(link, PUSH)), ("ps-cpu", busiest.cpu))
-    name, value = max(loads, key=lambda kv: kv[1])
+    """:func:`bottleneck` from the shard it is named from (:func:`labelled_shard`), when that is already at hand. A
+    link direction is weighed against what it carries while the other direction is busy too
+    (:func:`two_way_share`), as :func:`saturated` weighs it: a link given by its bandwidth alone carries 3/4 of it
+    each way then, so measured against its peak it never reached 80 %, and its plateau, the link moving all it
+    could, was labelled ``contention``."""
+    name, value = _load(busiest, link)
     return name if value >= BUSY_THRESHOLD else "workers"
 
 
@@ -431,17 +447,24 @@ def knee_text(curve: Curve) -> str:
 
 def knee_mark(curve: Curve) -> str:
     """The knee as a chart marks it at its N (:func:`knee_text` in short): ``N=k``, or ``N<=k`` where the N just
-    below it were not simulated and the plateau is reached (the knee may lie among them); '' for no knee."""
+    below it were not simulated and the plateau is reached (:func:`knee_or_earlier`); '' for no knee."""
     k = curve.knee_n_workers
     if k is None:
         return ""
-    gap = simulated_below((p.n_workers for p in curve.points), k) != k - 1
-    return f"N<={k}" if gap and curve.plateau_reached else f"N={k}"
+    return f"N<={k}" if knee_or_earlier(curve) else f"N={k}"
+
+
+def knee_or_earlier(curve: Curve) -> bool:
+    """Whether the knee is marked ``<=k`` (:func:`knee_mark`, the shards table): the N just below it were not
+    simulated and the plateau is reached, so the knee may lie among them; False for no knee."""
+    k = curve.knee_n_workers
+    return (k is not None and curve.plateau_reached
+            and simulated_below((p.n_workers for p in curve.points), k) != k - 1)
 
 
 def simulated_below(simulated: Iterable[int], k: int) -> int:
     """The largest of the ``simulated`` N below the knee ``k`` (0 for none): below ``k - 1``, the N between were
-    not simulated, and the knee may lie among them (:func:`knee_text`, :func:`knee_mark`, plan's table)."""
+    not simulated, and the knee may lie among them (:func:`knee_text`, :func:`knee_or_earlier`, plan's table)."""
     return max((n for n in simulated if n < k), default=0)
 
 

@@ -4,6 +4,13 @@ For each k the parameters are placed (:mod:`tracegen.placement`), the curve is s
 like the traced one (its own link of the same spec, its own CPU), and the row gives the knee, the plateau and
 the shard that saturates there: the busiest resource of any shard in a run at the plateau's N. A shard that
 holds the one big tensor saturates first whatever k is — the table shows when more PS stop helping.
+
+The knee follows the curve's rule (:func:`tracegen.curve.knee_or_earlier`): where the N just below it were not
+simulated (``--workers 1,2,8``: N = 3-7) and the plateau is reached, the knee may lie among them, and the table
+prints ``<=8`` as ``predict``'s words say "N=8 or earlier (N=3-7 not simulated)". ``shards.csv`` keeps ``knee`` a
+number (pandas reads it as one; empty when not reached) and says the same in ``knee_or_earlier``: ``yes`` where
+the table prints ``<=k``, ``no`` where the knee is k itself, empty with no knee (``yes`` / ``no`` as ``plan.csv``
+writes its flags).
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from parsers.trace import Trace
-from tracegen.curve import Simulations, scaling_curve
+from tracegen.curve import Simulations, knee_or_earlier, scaling_curve
 from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
 from tracegen.metrics import busiest_shard
@@ -21,8 +28,8 @@ from tracegen.placement import Placement, creation_order, place, variable_order
 from tracegen.simulate import SimConfig, simulate
 from tracegen.variables import variable_map
 
-COLUMNS = ("n_shards", "placement", "knee", "plateau_steps_per_s", "plateau_workers", "saturating_shard",
-           "saturating_resource", "saturating_utilisation", "shard_pull_bytes")
+COLUMNS = ("n_shards", "placement", "knee", "knee_or_earlier", "plateau_steps_per_s", "plateau_workers",
+           "saturating_shard", "saturating_resource", "saturating_utilisation", "shard_pull_bytes")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +39,7 @@ class ShardRow:
     n_shards: int
     placement: str
     knee_n_workers: int | None
+    knee_or_earlier: bool  # the N just below the knee were not simulated: it may lie among them (module docstring)
     plateau_steps_per_s: float
     plateau_workers: int
     saturating_shard: int
@@ -76,11 +84,18 @@ def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig
         busiest = busiest_shard(at_plateau)
         resource, value = busiest.busiest
         rows.append(ShardRow(n_shards=k, placement=placement.how, knee_n_workers=curve.knee_n_workers,
-                             plateau_steps_per_s=curve.plateau_steps_per_s,
+                             knee_or_earlier=knee_or_earlier(curve), plateau_steps_per_s=curve.plateau_steps_per_s,
                              plateau_workers=curve.saturation_workers, saturating_shard=busiest.shard,
                              saturating_resource=resource, saturating_utilisation=value,
                              shard_pull_bytes=placement.bytes_per_shard(model)))
     return rows
+
+
+def knee_cell(row: ShardRow) -> str:
+    """The row's knee in the printed table: ``-`` when not reached, ``<=k`` where it may lie earlier, else k."""
+    if row.knee_n_workers is None:
+        return "-"
+    return f"<={row.knee_n_workers}" if row.knee_or_earlier else str(row.knee_n_workers)
 
 
 def shards_csv(rows: Sequence[ShardRow]) -> str:
@@ -89,6 +104,7 @@ def shards_csv(rows: Sequence[ShardRow]) -> str:
     for r in rows:
         lines.append(",".join([
             str(r.n_shards), r.placement, "" if r.knee_n_workers is None else str(r.knee_n_workers),
+            "" if r.knee_n_workers is None else ("yes" if r.knee_or_earlier else "no"),
             f"{r.plateau_steps_per_s:.4f}", str(r.plateau_workers), str(r.saturating_shard), r.saturating_resource,
             f"{r.saturating_utilisation:.4f}", ";".join(str(b) for b in r.shard_pull_bytes)]))
     return "\n".join(lines) + "\n"

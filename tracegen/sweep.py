@@ -44,7 +44,7 @@ from parsers.singleworker import SingleWorker
 from parsers.sweepdata import COLUMNS, Contents, next_part_number, read_contents, write_part
 from parsers.trace import Trace
 from tracegen.cost import busy_tasks, run_s
-from tracegen.curve import busiest_label
+from tracegen.curve import bottleneck
 from tracegen.errors import ConfigError, TracegenError
 from tracegen.instance import instance_links, on_instances
 from tracegen.metrics import busiest_shard, link_utilisation, ps_cpu_utilisation, steps_per_s
@@ -284,7 +284,7 @@ def run_point(inputs: SweepInputs, point: SweepPoint) -> Row:
         "warmup_steps": grid.warmup_steps, "link_model": grid.link_model, "batch_size": grid.batch_size,
         "steps_per_s": rate, "samples_per_s": rate * grid.batch_size, "pull_link_utilisation": use[0],
         "push_link_utilisation": use[1], "ps_cpu_utilisation": use[2],
-        "bottleneck": busiest_label(busiest, result.link_spec),
+        "bottleneck": bottleneck(result),
         "busiest_shard": busiest.shard, "busiest_shard_resource": busiest.busiest[0],
         "busiest_shard_utilisation": busiest.busiest[1],
         "usd_per_hour": None if pair is None else pair.usd_per_hour(point.n_workers, point.ps_shards),

@@ -44,8 +44,9 @@ from tracegen.simulate import SimConfig
 ID_FORMAT = 2  # bump when what a point id covers changes (2: every file under a trace directory, by its path)
 # bump with every change that gives other simulation results for the same inputs (2: 2026-12-04, a policy orders
 # the step-start requests, and the first transfer of a batch follows it; 3: 2026-12-05, a link direction is the
-# bottleneck at 80 % of what it carries while the other is busy too, not of its peak)
-MODEL_VERSION = 3
+# bottleneck at 80 % of what it carries while the other is busy too, not of its peak; 4: 2026-12-07, on several
+# shards the bottleneck is named from the shard busiest on that measure, not from the busiest against the peaks)
+MODEL_VERSION = 4
 MAX_POINTS = 10_000_000
 MIN_WORKER_SPEED = 0.001  # as a worker class's speed (parsers.workerclasses): 1e-300 overflowed a duration
 MAX_WORKER_SPEED = 1000.0

@@ -67,16 +67,25 @@ class LocalRunner:
 
 
 class RayRunner:
-    """Ray tasks on the cluster at ``address`` (``local``: a Ray instance of ``jobs`` CPUs started here)."""
+    """Ray tasks on the cluster at ``address`` (``local``: a Ray instance of ``jobs`` CPUs started here). Made
+    without touching the network (the address's form is checked); :meth:`check_head` asks whether a head
+    answers, which :meth:`run` does first: a resumed sweep with no point left never needs the cluster."""
 
     def __init__(self, address: str, jobs: int) -> None:
         if not address.strip():
             raise ConfigError("'ray' must be a cluster address such as HOST:6379, auto or local (got '')")
         if not 1 <= jobs <= 4096:
             raise ConfigError(f"'jobs' must be from 1 to 4096 (got {jobs})")
-        _check_reachable(address)
+        _check_form(address)
         self.address = address
         self.slots = jobs
+        self._head_answered = False
+
+    def check_head(self) -> None:
+        """ConfigError at once when nothing listens at a HOST:PORT address (Ray itself retries for minutes)."""
+        if not self._head_answered:
+            _check_reachable(self.address)
+            self._head_answered = True
 
     def _connect(self) -> Any:
         try:
@@ -103,6 +112,7 @@ class RayRunner:
     def run(self, inputs: SweepInputs, chunks: Sequence[tuple[SweepPoint, ...]],
             on_rows: Callable[[list[Row]], None]) -> None:
         """Run every chunk as a Ray task; ``on_rows`` gets each chunk's rows in the order tasks finish."""
+        self.check_head()
         ray = self._connect()
         pending: list[Any] = []
         try:
@@ -129,9 +139,15 @@ class RayRunner:
             ray.shutdown()
 
 
+def _check_form(address: str) -> None:
+    """ConfigError for a HOST:PORT address Ray would not read: an IPv6 address in brackets, as Ray reads it too
+    (the host was looked up as the name '[::1]'), a port from 1 to 65535."""
+    if ":" in address and "/" not in address:  # else local, auto, or a ray:// client address: Ray's own checks
+        split_address(address, "--ray")
+
+
 def _check_reachable(address: str) -> None:
-    """ConfigError at once when nothing listens at a HOST:PORT address (Ray itself retries for minutes); an IPv6
-    address in brackets, as Ray reads it too (the host was looked up as the name '[::1]')."""
+    """ConfigError at once when nothing listens at a HOST:PORT address (:func:`_check_form`)."""
     if ":" not in address or "/" in address:
         return  # local, auto, or a ray:// client address: Ray's own checks
     host, port = split_address(address, "--ray")

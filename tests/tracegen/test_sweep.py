@@ -319,3 +319,46 @@ def test_a_points_price_counts_the_busy_tasks_as_predicts_does() -> None:
     inputs = build_inputs(str(ROOT / "data/traces/tf2_pss"), workers=[4], steps=4, warmup_steps=1)
     assert busy_tasks(inputs.model) < inputs.model.n_tasks  # what makes the two counts differ
     assert run_seconds(inputs)(4, 1) == pytest.approx(run_s(busy_tasks(inputs.model), 4, 5, native.engine()))
+
+
+def test_the_bottleneck_and_the_busiest_shard_resource_differ_as_documented(tmp_path: pathlib.Path) -> None:
+    """The two columns answer two questions (parsers/sweepdata.py): ``busiest_shard_resource`` is the resource
+    busiest against its peak on any shard; ``bottleneck`` is the curve's label, a link direction weighed against
+    what it carries while the other is busy too, on the shard busiest on that measure, and ``workers`` below 80 %.
+    Checked here against each point's simulation, per shard; and on three greedy shards at N = 24 the bottleneck
+    said ``workers`` (shard 2's CPU at 74 %, the busiest against the peaks) while shard 1's pull link was busy."""
+    from tracegen.curve import BUSY_THRESHOLD, runs_bottleneck, two_way_share
+    from tracegen.link import PULL, PUSH
+    from tracegen.metrics import shard_utilisations
+    from tracegen.sweep import point_model
+
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(TRACE), "--workers", "1,8,24", "--bandwidth", "1Gbit/s", "--ps-shards", "1,3",
+                 "--placement", "greedy", *SMALL, "--jobs", "1", "--out", str(out)]) == 0
+    rows = read_rows(out)
+    inputs = build_inputs(str(TRACE), workers=[1, 8, 24], bandwidths={"1Gbit/s": parse_rate("1Gbit/s")},
+                          ps_shards=[1, 3], placement="greedy", steps=4, warmup_steps=1,
+                          batch_size=batch_size_of(str(TRACE), None))
+    points = {inputs.point_id(p): p for p in inputs.grid.points()}
+    kinds = set()
+    for row in rows.itertuples():
+        point = points[row.point_id]
+        result = simulate(point_model(inputs, point), inputs.grid.sim_config(point))
+        spec = result.link_spec
+        share = {"link-pull": two_way_share(spec, PULL), "link-push": two_way_share(spec, PUSH), "ps-cpu": 1.0}
+        raw = [(value, -u.shard, u.shard, name) for u in shard_utilisations(result)
+               for name, value in (("link-pull", u.pull), ("link-push", u.push), ("ps-cpu", u.cpu))]
+        weighed = [(value / share[name], neg, shard, name) for value, neg, shard, name in raw]
+        top, _, shard, name = max(weighed)
+        assert row.bottleneck == (name if top >= BUSY_THRESHOLD else "workers"), row
+        value, _, shard_raw, name_raw = max(raw)
+        assert (row.busiest_shard, row.busiest_shard_resource, row.busiest_shard_utilisation) == (
+            shard_raw, name_raw, value), row
+        assert row.bottleneck == runs_bottleneck([result])  # the label a curve or plan gives the same run
+        if row.bottleneck == "workers":  # nothing busy on the label's measure: nor against the peaks
+            assert row.busiest_shard_utilisation < BUSY_THRESHOLD
+            kinds.add("idle")
+        elif row.bottleneck != row.busiest_shard_resource:  # only a link weighed up outranks another resource
+            assert row.bottleneck.startswith("link-"), row
+            kinds.add("weighed" if shard == shard_raw else "another shard")
+    assert kinds == {"idle", "weighed", "another shard"}  # each way the two differ, met in this small grid

@@ -312,6 +312,33 @@ def test_processes_are_picked_for_the_seconds_of_the_points_left() -> None:
     assert (runner.slots, where) == (1, "every point already done")
 
 
+def test_a_resumed_sweep_with_nothing_left_needs_no_ray_head(tmp_path: pathlib.Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Every point already in --out: the grid line said "on Ray at X" of work that never ran, and a head that no
+    longer answered refused the rerun. Here nothing listens at the address (a port closed just now), so the
+    rerun succeeding shows Ray was never asked; with a point added to the grid, the same address is refused."""
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        port = closed.getsockname()[1]
+    out = tmp_path / "sweep"
+    grid = ["sweep", str(TRACE), "--workers", "1", *SMALL, "--jobs", "1", "--out", str(out)]
+    assert main(grid) == 0
+    rows = read_rows(out)
+    capsys.readouterr()
+    assert main([*grid, "--ray", f"127.0.0.1:{port}"]) == 0
+    printed = capsys.readouterr().out
+    assert f"; every point already done: nothing left to run on Ray at 127.0.0.1:{port};" in printed, printed
+    assert "on Ray at" not in printed.replace("nothing left to run on Ray at", "")
+    assert COMPUTED.search(printed).groups() == ("0", "1")  # type: ignore[union-attr]
+    pd.testing.assert_frame_equal(read_rows(out), rows)
+    grid[grid.index("--workers") + 1] = "1,2"  # a point left: Ray is needed, and the head is asked, before any work
+    assert main([*grid, "--ray", f"127.0.0.1:{port}"]) == 2
+    printed = capsys.readouterr()
+    assert printed.err == (f"tracegen sweep: error: --ray '127.0.0.1:{port}': no Ray head answers there "
+                           "(Connection refused)\n")
+    assert printed.out == ""  # refused before the grid line
+    pd.testing.assert_frame_equal(read_rows(out), rows)
+
+
 def test_a_large_grid_says_it_is_finding_the_points_left(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Ten million points printed nothing for about 90 s after the grid line (every point's id hashed, the parts'
