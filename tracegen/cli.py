@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from parsers import TraceError, read_trace
 from parsers.errors import one_line
+from parsers.traceviewer import clock_note
 from tracegen.cli_convert import add_convert_arguments, run_convert
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import TRACE_HELP, add_predict_arguments, run_predict
@@ -99,6 +100,8 @@ def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> st
                         "caps one worker's connection and gives the latency)"))
     if s["lost"]:
         lines.append("not in this format: " + "; ".join(s["lost"]))
+    if (clocks := clock_note(s["lost"])) is not None:
+        lines.append(f"note: {clocks}")
     if s["skipped"]:
         lines.append("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())))
     return "\n".join(lines)

@@ -39,6 +39,7 @@ import pandas as pd
 
 from parsers.errors import quoted
 from parsers.trace import MAX_STEP_NS, PULL, PUSH, Trace, device_role, task_index
+from parsers.traceviewer import clock_note
 from tracegen.errors import ModelError
 from tracegen.wire import LinkEstimate, estimate_wire
 
@@ -421,6 +422,8 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
         raise ModelError(f"'timing' must be one of {', '.join(TIMINGS)} (got {timing!r})")
     g, obs, sizes, step_start = _prepare(trace)
     notes = list(g.notes)
+    if (clocks := clock_note(trace.lost)) is not None:
+        notes.append(clocks)
     complete, why = _complete(g, obs, step_start)
     for step, reason in why.items():
         notes.append(f"traced step {step} left out: {reason}")
