@@ -271,6 +271,7 @@ def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | 
         "single worker": single,
         "model": f"{result.model.n_tasks} tasks; {len(result.model.timings)} complete traced steps of "
                  f"{result.model.n_traced_steps}",
+        **({"model notes": "; ".join(result.model.notes)} if result.model.notes else {}),  # as printed, 'note:'
         "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
                      f"seed(s) from {config.seed}; link model {config.link}, transfer order {config.policy}"
                      + (f"; {unsimulated_text(result.curve)}" if result.curve.unsimulated_workers else ""),

@@ -4,6 +4,7 @@ updates found, the coordinator's dispatch gap kept, and one simulated worker rep
 
 from __future__ import annotations
 
+import html
 import pathlib
 import statistics
 
@@ -117,3 +118,17 @@ def test_inspect_and_predict_say_the_trace_viewers_hosts_were_not_put_on_one_clo
         notes = [line for line in capsys.readouterr().out.splitlines()
                  if line.startswith("note:") and "no clock correction" in line]
         assert len(notes) == 2 * said, (trace, notes)
+
+
+def test_predicts_report_page_carries_the_notes_on_the_trace_it_printed(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """report.html named its inputs but none of the model's notes that predict prints: the page of a trace-viewer
+    prediction kept quiet that its hosts' times were merged with no clock correction."""
+    from tracegen.cli import main
+
+    assert main(["predict", str(TRACES / "tf2_pss_viewer"), "--workers", "1", "--steps", "3", "--seeds", "1",
+                 "--html", "--out", str(tmp_path / "o")]) == 0
+    printed = [line.removeprefix("note: ") for line in capsys.readouterr().out.splitlines()
+               if "no clock correction" in line]
+    page = html.unescape((tmp_path / "o" / "report.html").read_text())
+    assert printed and printed[0] in page
