@@ -69,7 +69,8 @@ def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> st
         f"steps      {s['n_steps']} traced; step time {_fmt_ms(s['step_time_ns'])} (median); per step: "
         + ", ".join(_fmt_ms(t) for t in s["step_time_ns_per_step"]),
         f"devices    {len(s['devices'])}: " + ", ".join(s["devices"]),
-        f"ops        {s['ops_per_step']} per step (median)",
+        # a median of an even number of steps is a float: '48.0 per step' beside whole counts read as a measurement
+        f"ops        {'unknown' if s['ops_per_step'] is None else format(s['ops_per_step'], 'g')} per step (median)",
         f"params     {s['n_variables'] if s['n_variables'] is not None else 'unknown'} variables, "
         f"{s['param_elements'] if s['param_elements'] is not None else 'unknown'} elements, "
         f"{_fmt_bytes(s['param_bytes'])}"

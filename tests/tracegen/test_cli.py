@@ -168,6 +168,17 @@ def test_inspect_prints_a_human_summary(capsys: pytest.CaptureFixture[str]) -> N
     assert "not in this format" in out and "pulls      6 per step" in out
 
 
+def test_inspect_gives_a_whole_median_op_count_as_a_whole_number(capsys: pytest.CaptureFixture[str]) -> None:
+    # the quick start's 12 steps, 48 ops each: the median of an even count is a float, and the line said
+    # 'ops        48.0 per step (median)' where the 3-step mlp trace's said '48 per step'
+    trace = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    assert main(["inspect", str(trace), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ops_per_step"] == 48  # what the line must say
+    assert main(["inspect", str(trace)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("ops "))
+    assert line == "ops        48 per step (median)", line
+
+
 def test_inspect_says_the_transfer_figures_are_medians_taken_apart(capsys: pytest.CaptureFixture[str]) -> None:
     # on the mlp trace the overlap's share (the median of each step's) is not overlap / in flight as printed
     # (2.657 / 20.706 ms is 13 %, the line said 21 %): without the word, the line reads as inconsistent
