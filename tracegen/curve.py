@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
@@ -340,15 +341,10 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
         one = points[0].steps_per_s / points[0].n_workers
         start = saturation_workers(one, min(link_bound, ps_bound), ns[-1])
 
-        probed: list[CurvePoint] = []
-
-        def at(n: int) -> float:
-            _points(model, config, [n], seeds, processes, lambda point, _runs: probed.append(point))
-            return probed[-1].steps_per_s
-
-        sat, plateau, reached = _plateau_past(points, start, at)
-        pinned = plateau >= (1 - STALL_GAIN) * min(link_bound, ps_bound)  # at the tighter bound, noise or not
-        noise = search_noise(points[-1], probed) if reached and not pinned else None
+        probed: list[CurvePoint] = []  # the points the search simulates past the asked N, in order
+        sat, plateau, reached = _plateau_past(points, start, functools.partial(
+            _probe, model, config, seeds, processes, probed))
+        noise = search_noise(points[-1], probed, plateau=plateau, bound=min(link_bound, ps_bound))
     knee_n = knee(points, plateau)
     first_rate = points[0].steps_per_s / points[0].n_workers
     points = [dataclasses.replace(p, bottleneck=idle_label(p.n_workers, p.steps_per_s, first_rate))
@@ -359,18 +355,29 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
                  unsimulated_workers=tuple(asked[len(ns):]), plateau_reached=reached, plateau_noise=noise)
 
 
-def search_noise(largest: CurvePoint, probed: Sequence[CurvePoint]) -> tuple[int, int, float] | None:
+def _probe(model: StepModel, config: SimConfig, seeds: int, processes: Simulations | None,
+           probed: list[CurvePoint], n: int) -> float:
+    """The rate simulated at ``n`` for the plateau search, its point appended to ``probed``."""
+    _points(model, config, [n], seeds, processes, lambda point, _runs: probed.append(point))
+    return probed[-1].steps_per_s
+
+
+def search_noise(largest: CurvePoint, probed: Sequence[CurvePoint], *, plateau: float = 0.0,
+                 bound: float = math.inf) -> tuple[int, int, float] | None:
     """Whether the plateau search past the asked range, which simulated ``probed`` after the asked ``largest``
-    and stopped on the last of them (a rise under :data:`STALL_GAIN` over the one before), stopped inside the
+    and stopped on the last of them, a rise under :data:`STALL_GAIN` over the one before, stopped inside the
     seeds' noise: (the N it stopped at, the N before, the wider 95 % half-width of the two) when that half-width is
     more than the 5 % (1 - :data:`KNEE_FRACTION`) between the plateau and the knee, let alone the STALL_GAIN the stop
-    was judged by; else None (the quick start's ±0.47 on 22.14 steps/s at N=64 is not: 2 %). One such comparison
-    is all that ends the search:
-    ``--steps 3`` on the bundled mlp trace stopped at N=5 on a 0.7 % rise over N=4 (±6.05 and ±9.08 steps/s) and
-    called 94.22 steps/s the plateau, where ``--steps 30`` went on to 96.33 at N=20, its link bound."""
-    if not probed:
+    was judged by; else None: the quick start's ±0.47 on 22.14 steps/s at N=64 (2 %), a last point that rose more
+    (the search ended still rising: a lower bound), and a ``plateau`` within STALL_GAIN of the tighter ``bound``,
+    pinned by it, noise or not. One such comparison is all that ends the search: ``--steps 3`` on the bundled mlp
+    trace stopped at N=5 on a 0.7 % rise over N=4 (±6.05 and ±9.08 steps/s) and called 94.22 steps/s the plateau,
+    where ``--steps 30`` went on to 96.33 at N=20, its link bound."""
+    if not probed or plateau >= (1 - STALL_GAIN) * bound:
         return None
     stop, before = probed[-1], (probed[-2] if len(probed) > 1 else largest)
+    if stop.steps_per_s >= before.steps_per_s * (1 + STALL_GAIN):
+        return None
     half = max(p.steps_per_s_ci95 or 0.0 for p in (stop, before))
     return (stop.n_workers, before.n_workers, half) if half > (1 - KNEE_FRACTION) * before.steps_per_s else None
 

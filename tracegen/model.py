@@ -421,9 +421,7 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
     if timing not in TIMINGS:
         raise ModelError(f"'timing' must be one of {', '.join(TIMINGS)} (got {timing!r})")
     g, obs, sizes, step_start = _prepare(trace)
-    notes = list(g.notes)
-    if (clocks := clock_note(trace.lost)) is not None:
-        notes.append(clocks)
+    notes = [*g.notes, *(n for n in (clock_note(trace.lost),) if n is not None)]
     complete, why = _complete(g, obs, step_start)
     for step, reason in why.items():
         notes.append(f"traced step {step} left out: {reason}")

@@ -473,8 +473,8 @@ def test_predicts_out_help_names_every_file_it_writes_and_jobs_its_threshold(tmp
 
     helps = {(prog, a.option_strings[-1]): a.help or "" for prog, a in _options(build_parser(), "tracegen")}
     out = tmp_path / "o"
-    assert main(["predict", str(ROOT / "data/traces/mlp"), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--ps-shards",
-                 "1", "--emit-traces", "1", "--html", "--out", str(out)]) == 0
+    assert main(["predict", str(ROOT / "data/traces/mlp"), "--workers", "1-2", "--steps", "3", "--seeds", "1",
+                 "--ps-shards", "1", "--emit-traces", "1", "--html", "--out", str(out)]) == 0
     written = {p.name if p.parent == out else f"{p.parent.name}/" for p in out.rglob("*")
                if p.is_file() and not p.name.startswith(".")}  # not its lock and record of what it wrote
     assert {w for w in written if w not in helps[("tracegen predict", "--out")]} == set()

@@ -244,11 +244,13 @@ def test_a_plateau_search_stopped_inside_the_seeds_noise_is_not_called_pinned() 
     assert search_noise(point(4, 100.0, 2.0), [point(5, 100.5, 4.0)]) is None  # over 1 %, under the knee's 5 %
     assert search_noise(point(4, 100.0, None), [point(5, 100.5, None)]) is None  # one seed: no interval to judge
     assert search_noise(point(4, 100.0, wide), []) is None  # no search ran
+    assert search_noise(point(4, 100.0, wide), [point(8, 120.0, wide)]) is None  # still rising: a lower bound
+    assert search_noise(point(4, 100.0, wide), [point(5, 100.5, 0.1)], plateau=100.5, bound=101.0) is None  # at it
     curve = curve_of((1, 2, 4), (40.0, 70.0, 100.0))
     noisy = dataclasses.replace(curve, plateau_steps_per_s=100.5, saturation_workers=5, plateau_noise=(5, 4, wide))
-    assert plateau_text(noisy).startswith("100.50 steps/s (simulated at N=5; not pinned: the search stopped at N=5 on "
-                                          "a rise under 1% from N=4, and the seeds' 95% interval there, ±10.00 steps/s, is "
-                                          "wider than the 5% that sets the knee")
+    assert plateau_text(noisy).startswith(
+        "100.50 steps/s (simulated at N=5; not pinned: the search stopped at N=5 on a rise under 1% from N=4, and the "
+        "seeds' 95% interval there, ±10.00 steps/s, is wider than the 5% that sets the knee")
     assert plateau_text(dataclasses.replace(noisy, plateau_noise=None)) == "100.50 steps/s (simulated at N=5)"
 
 
