@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from parsers import TraceError, read_trace
 from parsers.errors import one_line
+from parsers.traceviewer import clock_note
 from tracegen.cli_convert import add_convert_arguments, run_convert
 from tracegen.cli_plan import add_plan_arguments, run_plan
 from tracegen.cli_predict import TRACE_HELP, add_predict_arguments, run_predict
@@ -68,7 +69,8 @@ def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> st
         f"steps      {s['n_steps']} traced; step time {_fmt_ms(s['step_time_ns'])} (median); per step: "
         + ", ".join(_fmt_ms(t) for t in s["step_time_ns_per_step"]),
         f"devices    {len(s['devices'])}: " + ", ".join(s["devices"]),
-        f"ops        {s['ops_per_step']} per step (median)",
+        # a median of an even number of steps is a float: '48.0 per step' beside whole counts read as a measurement
+        f"ops        {'unknown' if s['ops_per_step'] is None else format(s['ops_per_step'], 'g')} per step (median)",
         f"params     {s['n_variables'] if s['n_variables'] is not None else 'unknown'} variables, "
         f"{s['param_elements'] if s['param_elements'] is not None else 'unknown'} elements, "
         f"{_fmt_bytes(s['param_bytes'])}"
@@ -99,6 +101,8 @@ def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> st
                         "caps one worker's connection and gives the latency)"))
     if s["lost"]:
         lines.append("not in this format: " + "; ".join(s["lost"]))
+    if (clocks := clock_note(s["lost"])) is not None:
+        lines.append(f"note: {clocks}")
     if s["skipped"]:
         lines.append("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())))
     return "\n".join(lines)

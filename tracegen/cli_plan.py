@@ -17,6 +17,7 @@ from tracegen.outputs import OutputDir
 from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
 from tracegen.planreport import PAIR_HEADER, answer, assumptions, pair_cells, pair_note, plan_csv, plan_html
 from tracegen.predict import (
+    PARALLEL_S,
     PAYLOAD_FRACTION,
     batch_size_of,
     load_profile,
@@ -65,8 +66,8 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
                              "beside it stays)")
     parser.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
                         help="local processes to simulate the pairs of instance types in, side by side, when they "
-                             "take more than a few seconds; the plan is the same whatever J (default: the CPUs this "
-                             "process may use)")
+                             f"would take {PARALLEL_S:g} s or more on one core; the plan is the same whatever J "
+                             "(default: the CPUs this process may use)")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier plan's plan.csv and plan.html in DIR (never another command's files)")
 

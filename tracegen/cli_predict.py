@@ -31,6 +31,7 @@ from tracegen.placement import MAX_SHARDS, PLACEMENTS
 from tracegen.policy import parse_policy
 from tracegen.predict import (
     MIN_STEPS,
+    PARALLEL_S,
     PAYLOAD_FRACTION,
     PredictConfig,
     Prediction,
@@ -107,11 +108,14 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=parse_count, metavar="B",
                         help="samples per step, for samples/s (default: meta.json beside the trace, else 1)")
     parser.add_argument("--emit-traces", default=None, metavar="LIST",
-                        help="also write synthetic Chrome traces DIR/traces/n{N}.json for these N, e.g. 1,4,16")
+                        help="also write synthetic Chrome traces DIR/traces/n{N}.json for these N, e.g. 1,4,16 "
+                             "(default: none)")
     parser.add_argument("--timing", choices=TIMINGS, default="steps",
                         help="op timings: steps = each simulated step replays one complete traced step, drawn at "
                              "random (default); representative = only the median one; median = per-op medians")
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory for curve.csv, curve.png, traces/")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="directory for curve.csv, curve.png, staleness.csv, staleness.png, and, when asked, "
+                             "shards.csv (--ps-shards), traces/ (--emit-traces) and report.html (--html)")
     parser.add_argument("--html", action="store_true",
                         help="also write DIR/report.html: the curve, band, knee, utilisations and inputs in one "
                              "page that opens offline (hover a chart for the values)")
@@ -121,8 +125,9 @@ def add_predict_arguments(parser: argparse.ArgumentParser) -> None:
     add_shard_arguments(parser, "also predict with K parameter servers, e.g. 1-4: writes shards.csv, one row per K "
                                 "with the knee, the plateau and the shard that saturates")
     parser.add_argument("--jobs", type=parse_count, default=available_cpus(), metavar="J",
-                        help="local processes to run the simulations in when the curve takes more than a few "
-                             "seconds; the files are the same whatever J (default: the CPUs this process may use)")
+                        help=f"local processes to run the simulations in when the curve would take {PARALLEL_S:g} s "
+                             "or more on one core; the files are the same whatever J (default: the CPUs this process "
+                             "may use)")
     parser.add_argument("--force", action="store_true",
                         help="replace an earlier prediction's files in DIR (all of them, not only those written "
                              "again; never another command's)")
@@ -272,6 +277,7 @@ def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | 
         "single worker": single,
         "model": f"{result.model.n_tasks} tasks; {len(result.model.timings)} complete traced steps of "
                  f"{result.model.n_traced_steps}",
+        **({"model notes": "; ".join(result.model.notes)} if result.model.notes else {}),  # as printed, 'note:'
         "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
                      f"seed(s) from {config.seed}; link model {config.link}, transfer order {config.policy}"
                      + (f"; {unsimulated_text(result.curve)}" if result.curve.unsimulated_workers else ""),

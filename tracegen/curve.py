@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
@@ -88,6 +89,10 @@ class Curve:
     n_events: int
     unsimulated_workers: tuple[int, ...] = ()  # asked N past the plateau, not simulated (``stop_at_plateau``)
     plateau_reached: bool = True  # False: the plateau search's last N still climbed; the plateau is a lower bound
+    # (N the search stopped at, N it was compared with, the wider 95 % half-width of the two, steps/s) when that stop,
+    # a rise under STALL_GAIN, lies deep inside the seeds' noise (:func:`search_noise`); None when it does not, when
+    # the plateau is at the tighter bound, or when no search ran
+    plateau_noise: tuple[int, int, float] | None = None
 
 
 def parse_workers(text: str, name: str = "workers") -> tuple[int, ...]:
@@ -342,7 +347,7 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
     link_bound, ps_bound = link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first)
     if stalled is None and find_plateau:  # every asked N simulated: the curve may have stalled among them
         stalled = stalled_after([p.steps_per_s for p in points], [saturated(p, first.link_spec) for p in points])
-    reached = True
+    reached, noise = True, None
     if stalled is not None:  # the plateau is known: the best rate simulated
         best = max(points, key=lambda p: (p.steps_per_s, -p.n_workers))
         sat, plateau = best.n_workers, best.steps_per_s
@@ -352,12 +357,10 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
         one = points[0].steps_per_s / points[0].n_workers
         start = saturation_workers(one, min(link_bound, ps_bound), ns[-1])
 
-        def at(n: int) -> float:
-            found: list[CurvePoint] = []
-            _points(model, config, [n], seeds, processes, lambda point, _runs: found.append(point))
-            return found[0].steps_per_s
-
-        sat, plateau, reached = _plateau_past(points, start, at)
+        probed: list[CurvePoint] = []  # the points the search simulates past the asked N, in order
+        sat, plateau, reached = _plateau_past(points, start, functools.partial(
+            _probe, model, config, seeds, processes, probed))
+        noise = search_noise(points[-1], probed, plateau=plateau, bound=min(link_bound, ps_bound))
     knee_n = knee(points, plateau)
     first_rate = points[0].steps_per_s / points[0].n_workers
     points = [dataclasses.replace(p, bottleneck=idle_label(p.n_workers, p.steps_per_s, first_rate))
@@ -365,7 +368,34 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
     return Curve(points=tuple(points), plateau_steps_per_s=plateau, saturation_workers=sat, knee_n_workers=knee_n,
                  link_bound_steps_per_s=link_bound, ps_bound_steps_per_s=ps_bound,
                  link_description=first.link_spec.description, n_events=n_events,
-                 unsimulated_workers=tuple(asked[len(ns):]), plateau_reached=reached)
+                 unsimulated_workers=tuple(asked[len(ns):]), plateau_reached=reached, plateau_noise=noise)
+
+
+def _probe(model: StepModel, config: SimConfig, seeds: int, processes: Simulations | None,
+           probed: list[CurvePoint], n: int) -> float:
+    """The rate simulated at ``n`` for the plateau search, its point appended to ``probed``."""
+    _points(model, config, [n], seeds, processes, lambda point, _runs: probed.append(point))
+    return probed[-1].steps_per_s
+
+
+def search_noise(largest: CurvePoint, probed: Sequence[CurvePoint], *, plateau: float = 0.0,
+                 bound: float = math.inf) -> tuple[int, int, float] | None:
+    """Whether the plateau search past the asked range, which simulated ``probed`` after the asked ``largest``
+    and stopped on the last of them, a rise under :data:`STALL_GAIN` over the one before, stopped inside the
+    seeds' noise: (the N it stopped at, the N before, the wider 95 % half-width of the two) when that half-width is
+    more than the 5 % (1 - :data:`KNEE_FRACTION`) between the plateau and the knee, let alone the STALL_GAIN the stop
+    was judged by; else None: the quick start's ±0.47 on 22.14 steps/s at N=64 (2 %), a last point that rose more
+    (the search ended still rising: a lower bound), and a ``plateau`` within STALL_GAIN of the tighter ``bound``,
+    pinned by it, noise or not. One such comparison is all that ends the search: ``--steps 3`` on the bundled mlp
+    trace stopped at N=5 on a 0.7 % rise over N=4 (±6.05 and ±9.08 steps/s) and called 94.22 steps/s the plateau,
+    where ``--steps 30`` went on to 96.33 at N=20, its link bound."""
+    if not probed or plateau >= (1 - STALL_GAIN) * bound:
+        return None
+    stop, before = probed[-1], (probed[-2] if len(probed) > 1 else largest)
+    if stop.steps_per_s >= before.steps_per_s * (1 + STALL_GAIN):
+        return None
+    half = max(p.steps_per_s_ci95 or 0.0 for p in (stop, before))
+    return (stop.n_workers, before.n_workers, half) if half > (1 - KNEE_FRACTION) * before.steps_per_s else None
 
 
 def _plateau_past(points: Sequence[CurvePoint], start: int, at: Callable[[int], float]) -> tuple[int, float, bool]:
@@ -415,8 +445,15 @@ def plateau_probes(largest: int, start: int = 0) -> tuple[int, ...]:
 
 
 def plateau_text(curve: Curve) -> str:
-    """The plateau in words: its rate and where it was simulated, or, when the search had not seen it stop
-    rising, that it is a lower bound."""
+    """The plateau in words: its rate and where it was simulated, and that it is not pinned where the search
+    stopped inside the seeds' noise (``plateau_noise``), or, when the search had not seen it stop rising, that it
+    is a lower bound."""
+    if curve.plateau_reached and curve.plateau_noise is not None:
+        stop, before, half = curve.plateau_noise
+        return (f"{fixed(curve.plateau_steps_per_s, 2)} steps/s (simulated at N={curve.saturation_workers}; not "
+                f"pinned: the search stopped at N={stop} on a rise under {STALL_GAIN:.0%} from N={before}, and the "
+                f"seeds' 95% interval there, ±{fixed(half, 2)} steps/s, is wider than the {1 - KNEE_FRACTION:.0%} "
+                "that sets the knee; more --steps or --seeds narrow it)")
     if curve.plateau_reached:
         return f"{fixed(curve.plateau_steps_per_s, 2)} steps/s (simulated at N={curve.saturation_workers})"
     return f"at least {fixed(curve.plateau_steps_per_s, 2)} steps/s (still rising at N={curve.saturation_workers})"

@@ -39,6 +39,7 @@ import pandas as pd
 
 from parsers.errors import quoted
 from parsers.trace import MAX_STEP_NS, PULL, PUSH, Trace, device_role, task_index
+from parsers.traceviewer import clock_note
 from tracegen.errors import ModelError
 from tracegen.wire import LinkEstimate, estimate_wire
 
@@ -420,7 +421,7 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
     if timing not in TIMINGS:
         raise ModelError(f"'timing' must be one of {', '.join(TIMINGS)} (got {timing!r})")
     g, obs, sizes, step_start = _prepare(trace)
-    notes = list(g.notes)
+    notes = [*g.notes, *(n for n in (clock_note(trace.lost),) if n is not None)]
     complete, why = _complete(g, obs, step_start)
     for step, reason in why.items():
         notes.append(f"traced step {step} left out: {reason}")

@@ -76,8 +76,9 @@ def assumptions(plan: Plan) -> list[str]:
         "worker ops and the gaps before them: traced time / the worker type's compute_speed (catalogue; the "
         "worker's cores are not used: compute_speed is its speed)",
         "PS ops (as CPU work" + (f", taken out of the traced PS's {traced.ps_cores:g}-core quota" if quota else "")
-        + f"), the gaps before them and the PS's CPU per transfer ({format_duration(rpc)} traced, "
-        + ("from single-worker.json" if plan.measured_rpc else "from the trace's link profile" if rpc else "none known")
+        + f"), the gaps before them and the PS's CPU per transfer ({format_duration(rpc)} on the traced hosts' PS, "
+        + ("from single-worker.json, measured untraced" if plan.measured_rpc
+           else "from the link profile beside the trace" if rpc else "none known")
         + ") / the PS type's compute_speed; the PS gets all the PS type's cores, no quota",
         "not scaled: the gaps before transfers, and one worker's connection, at most what the traced worker's moved "
         f"({format_rate(model.link.pull_bandwidth_bytes_per_s)} pulling) and the worker type's link_bits_per_s: "
@@ -108,7 +109,8 @@ def pair_note(samples: float) -> str:
     """What the table's columns (:data:`PAIR_HEADER`) mean that their names do not say: ``hours`` and ``$ total``
     alone left the reader to guess for how many samples (``--samples``, 1e8 unless given)."""
     return (f"best N: the pair's fewest dollars per sample, at which samples/s, $/h, $/1k smp, hours, $ total and "
-            f"bottleneck are given; hours, $ total: to process {samples:g} samples (--samples); knee <=k: the N "
+            f"bottleneck are given; hours, $ total: to process {samples:g} samples (--samples); knee -: not reached "
+            "by the largest N asked; knee <=k: the N "
             "just below k were not asked (--workers), and it may lie among them; plateau +: not reached by the "
             "largest N asked (the bounds say more workers add more), a lower bound, as a band with + beside it; "
             "band: the plateau on a half- and a full-duplex link of the same rate")

@@ -168,6 +168,17 @@ def test_inspect_prints_a_human_summary(capsys: pytest.CaptureFixture[str]) -> N
     assert "not in this format" in out and "pulls      6 per step" in out
 
 
+def test_inspect_gives_a_whole_median_op_count_as_a_whole_number(capsys: pytest.CaptureFixture[str]) -> None:
+    # the quick start's 12 steps, 48 ops each: the median of an even count is a float, and the line said
+    # 'ops        48.0 per step (median)' where the 3-step mlp trace's said '48 per step'
+    trace = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
+    assert main(["inspect", str(trace), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ops_per_step"] == 48  # what the line must say
+    assert main(["inspect", str(trace)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("ops "))
+    assert line == "ops        48 per step (median)", line
+
+
 def test_inspect_says_the_transfer_figures_are_medians_taken_apart(capsys: pytest.CaptureFixture[str]) -> None:
     # on the mlp trace the overlap's share (the median of each step's) is not overlap / in flight as printed
     # (2.657 / 20.706 ms is 13 %, the line said 21 %): without the word, the line reads as inconsistent
@@ -451,3 +462,21 @@ def test_a_message_about_a_file_keeps_its_words() -> None:
     assert with_option("m.csv:2: 'window_s' must be > 0", "testbed") == "m.csv:2: 'window_s' must be > 0"
     assert with_option("'window_s' must be > 0", "inspect") == "'window_s' must be > 0"  # no such option there
     assert with_option("'--steps' must be from 3", "predict") == "'--steps' must be from 3"
+
+
+def test_predicts_out_help_names_every_file_it_writes_and_jobs_its_threshold(tmp_path: pathlib.Path) -> None:
+    """predict --help said '--out DIR  directory for curve.csv, curve.png, traces/' (not staleness.csv, shards.csv,
+    report.html), and '--jobs' of predict and plan 'when it takes more than a few seconds' where the rule is
+    tracegen.predict.PARALLEL_S on one core."""
+    from tracegen.cli import build_parser
+    from tracegen.predict import PARALLEL_S
+
+    helps = {(prog, a.option_strings[-1]): a.help or "" for prog, a in _options(build_parser(), "tracegen")}
+    out = tmp_path / "o"
+    assert main(["predict", str(ROOT / "data/traces/mlp"), "--workers", "1-2", "--steps", "3", "--seeds", "1",
+                 "--ps-shards", "1", "--emit-traces", "1", "--html", "--out", str(out)]) == 0
+    written = {p.name if p.parent == out else f"{p.parent.name}/" for p in out.rglob("*")
+               if p.is_file() and not p.name.startswith(".")}  # not its lock and record of what it wrote
+    assert {w for w in written if w not in helps[("tracegen predict", "--out")]} == set()
+    for prog in ("tracegen predict", "tracegen plan"):
+        assert f"{PARALLEL_S:g} s or more on one core" in helps[(prog, "--jobs")]

@@ -224,3 +224,47 @@ def test_the_charts_knee_mark_says_at_most_where_the_n_below_it_were_not_simulat
     assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0))) == "N<=100"
     assert knee_mark(curve_of((1, 2, 3), (1.0, 2.0, 3.0))) == "N=3"
     assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)) == "N=100"  # 'or later': not at most
+
+
+def test_a_plateau_search_stopped_inside_the_seeds_noise_is_not_called_pinned() -> None:
+    # the search past the asked N ends on one comparison: a rise under 1 % from the N before. With the seeds' 95 %
+    # interval wider even than the 5 % between knee and plateau, the stop says little, and the words 'plateau X
+    # (simulated at N=5)' claimed it did
+    from tracegen.curve import KNEE_FRACTION, CurvePoint, plateau_text, search_noise
+
+    def point(n: int, rate: float, half: float | None) -> CurvePoint:
+        return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,
+                          pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
+                          bottleneck="workers", steps_per_s_ci95=half)
+
+    wide = 2 * (1 - KNEE_FRACTION) * 100.0
+    assert search_noise(point(4, 100.0, wide), [point(5, 100.5, 0.1)]) == (5, 4, wide)
+    assert search_noise(point(4, 100.0, 0.1), [point(8, 130.0, 0.2), point(16, 130.5, wide)]) == (16, 8, wide)
+    assert search_noise(point(4, 100.0, 0.1), [point(5, 100.5, 0.2)]) is None  # the noise under the 1 %
+    assert search_noise(point(4, 100.0, 2.0), [point(5, 100.5, 4.0)]) is None  # over 1 %, under the knee's 5 %
+    assert search_noise(point(4, 100.0, None), [point(5, 100.5, None)]) is None  # one seed: no interval to judge
+    assert search_noise(point(4, 100.0, wide), []) is None  # no search ran
+    assert search_noise(point(4, 100.0, wide), [point(8, 120.0, wide)]) is None  # still rising: a lower bound
+    assert search_noise(point(4, 100.0, wide), [point(5, 100.5, 0.1)], plateau=100.5, bound=101.0) is None  # at it
+    curve = curve_of((1, 2, 4), (40.0, 70.0, 100.0))
+    noisy = dataclasses.replace(curve, plateau_steps_per_s=100.5, saturation_workers=5, plateau_noise=(5, 4, wide))
+    assert plateau_text(noisy).startswith(
+        "100.50 steps/s (simulated at N=5; not pinned: the search stopped at N=5 on a rise under 1% from N=4, and the "
+        "seeds' 95% interval there, ±10.00 steps/s, is wider than the 5% that sets the knee")
+    assert plateau_text(dataclasses.replace(noisy, plateau_noise=None)) == "100.50 steps/s (simulated at N=5)"
+
+
+def test_predict_with_few_steps_says_its_plateau_is_not_pinned(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # `tracegen predict data/traces/mlp --workers 1-4 --steps 3` printed 'plateau 94.22 steps/s (simulated at
+    # N=5); knee: N=4' from one probe 0.7 % over N=4 (±6.05); --steps 30 went on to 96.33 at N=20 (knee not reached)
+    from tracegen.cli import main
+    from tracegen.curve import KNEE_FRACTION
+
+    assert main(["predict", str(mlp_trace_dir), "--workers", "1-4", "--steps", "3", "--out", str(tmp_path / "o")]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("plateau "))
+    assert "not pinned: the search stopped at N=" in line, line
+    half = float(line.split("interval there, ±")[1].split(" ")[0])
+    rows = (tmp_path / "o" / "curve.csv").read_text().splitlines()
+    largest = float(rows[-1].split(",")[1])  # N=4's steps/s, or the probe's before it: the 5 % is of ~that
+    assert half > (1 - KNEE_FRACTION) * largest

@@ -142,3 +142,23 @@ def test_a_knee_above_n_not_asked_is_shown_as_at_most(model: StepModel) -> None:
         assert cells["knee"] == "<=12", cells
     whole = run_plan(model)  # every N up to the knee asked: the bare N, as before
     assert [knee_cell(p) for p in whole.pairs] == [str(p.knee_n_workers) for p in whole.pairs]
+
+
+def test_the_ps_cpu_per_transfer_is_not_called_traced_when_it_was_measured_untraced(model: StepModel) -> None:
+    """plan's assumptions said '534 us traced, from single-worker.json' where predict, of the same figure, says
+    'measured untraced': single-worker.json is one worker run without tracing. They now agree."""
+    from tracegen.planreport import assumptions
+
+    line = next(x for x in assumptions(run_plan(model)) if "CPU per transfer" in x)
+    assert "from single-worker.json, measured untraced" in line and " traced, " not in line, line
+
+
+def test_the_table_note_says_what_a_knee_of_dash_means(model: StepModel) -> None:
+    """The table shows knee '-' where no asked N reaches 95 % of the plateau (the example catalogue's 12xlarge PS
+    rows); its note explained '<=k' and 'plateau +' but not '-'."""
+    from tracegen.planreport import knee_cell, pair_note
+
+    wide = Catalogue(instances=(inst("w", "worker", 0.2, 1.0), inst("wide", "ps", 1.0, 1.0, 10_000_000_000)))
+    result = run_plan(model, wide, dataclasses.replace(PLAN_CONFIG, workers=(1, 2)))
+    assert [knee_cell(p) for p in result.pairs] == ["-"]  # what the note must explain
+    assert "knee -: not reached by the largest N asked" in pair_note(result.config.samples)

@@ -4,6 +4,7 @@ updates found, the coordinator's dispatch gap kept, and one simulated worker rep
 
 from __future__ import annotations
 
+import html
 import pathlib
 import statistics
 
@@ -98,3 +99,36 @@ def test_a_profile_run_directory_finds_the_files_beside_its_logdir() -> None:
     assert logdir / "link-profile.json" in trace_files(run)  # a sweep's point ids cover them too
     assert logdir / "meta.json" in trace_files(host)
     assert trace_sha256(run) != trace_sha256(logdir)  # the run's files and the logdir's three, named as such
+
+
+def test_inspect_and_predict_say_the_trace_viewers_hosts_were_not_put_on_one_clock(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trace-viewer file counts each host's times from its own profile start; they are merged with no
+    correction (its steps read 11.0 and 9.8 ms against the .xplane.pb's 4.4 and 4.0): a `note:` line says so, on
+    the trace as converted too, and none is said of the XSpace, which keeps epoch times."""
+    from tracegen.cli import main
+
+    tables = tmp_path / "tables"
+    assert main(["convert", str(TRACES / "tf2_pss_viewer"), "--to", "csv", str(tables)]) == 0
+    for trace, said in ((TRACES / "tf2_pss_viewer", 1), (tables, 1), (TRACES / "tf2_pss", 0)):
+        capsys.readouterr()
+        assert main(["inspect", str(trace)]) == 0
+        assert main(["predict", str(trace), "--workers", "1", "--steps", "3", "--seeds", "1",
+                     "--out", str(tmp_path / f"out{said}{trace.name}")]) == 0
+        notes = [line for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("note:") and "no clock correction" in line]
+        assert len(notes) == 2 * said, (trace, notes)
+
+
+def test_predicts_report_page_carries_the_notes_on_the_trace_it_printed(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """report.html named its inputs but none of the model's notes that predict prints: the page of a trace-viewer
+    prediction kept quiet that its hosts' times were merged with no clock correction."""
+    from tracegen.cli import main
+
+    assert main(["predict", str(TRACES / "tf2_pss_viewer"), "--workers", "1", "--steps", "3", "--seeds", "1",
+                 "--html", "--out", str(tmp_path / "o")]) == 0
+    printed = [line.removeprefix("note: ") for line in capsys.readouterr().out.splitlines()
+               if "no clock correction" in line]
+    page = html.unescape((tmp_path / "o" / "report.html").read_text())
+    assert printed and printed[0] in page
