@@ -9,7 +9,8 @@ the trace of its own K-PS job (``data/shards/reports_own``). The TF2 campaign (`
 files without ``ps_at_cap``
 (``reports_alone``: what predict does now; its ``reports``, with ``ps_at_cap`` as the model used it before the
 holdout rejected it, are a record docs/ must show, not a claim). The campaign again with the single-worker input
-measured in three jobs of its own (``data/validation/reports_single_worker_x3``). And the mixed clusters
+measured in three jobs of its own (``data/validation/reports_single_worker_x3``), and with its test set's link
+profiles measured again (``data/validation/reports_link_profile_repeat``). And the mixed clusters
 (``data/mixed``: workers with CPU caps or links of their own) and the re-measured dev configuration
 (``data/remeasured``), each against the errors its stored ``comparison.csv`` shows; and the first testbed runs
 (``data/testbed``) from their trace and link rate alone."""
@@ -31,6 +32,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # data/<campaign>/{campaign.csv,reports/scores.csv}
 CAMPAIGNS = ("validation", "shards", "tf2", "fresh", "fresh2", "fresh3")
 SINGLE_WORKER_VARIANTS = (("validation", "single_worker_x3"), ("atcap", "alone"))  # run_validation.sh SINGLE_WORKER=
+PROFILE_VARIANTS = (("validation", "profile_repeat"),)  # run_validation.sh LINK_PROFILE=
 MAPE_TOLERANCE = 0.01
 MAX_TOLERANCE = 0.02
 
@@ -63,6 +65,7 @@ def hold_to_stated(comparison: Comparison, table: pd.DataFrame, name: str) -> No
 
 @pytest.mark.parametrize(("campaign", "reports"), [*((c, "reports") for c in CAMPAIGNS), ("shards", "reports_own"),
                                                   *((c, f"reports_{v}") for c, v in SINGLE_WORKER_VARIANTS),
+                                                  *((c, f"reports_link_{v}") for c, v in PROFILE_VARIANTS),
                                                   ("atcap", "reports")])
 def test_the_readme_shows_the_stated_summary(campaign: str, reports: str) -> None:
     """The main campaign's summary on the README's front page; every other one in the README or docs/."""
@@ -97,21 +100,30 @@ def test_shards_from_their_own_traces_are_no_worse_than_stated(name: str, tmp_pa
     assert inputs.single_worker == folder / "trace" / "single-worker.json"  # the K-PS job's own N = 1 run
 
 
+def input_variants() -> list[tuple[str, str, str, str]]:
+    """(campaign, reports folder, file replaced, configuration) of every campaign scored with one of its two-host
+    inputs from elsewhere: other single-worker files (three one-worker jobs of their own, ``single_worker_x3``, or
+    the same files without ``ps_at_cap``, ``atcap/alone``) or the link profiles measured again
+    (``profile_repeat``); the file comes from ``data/<campaign>/<variant>/<set>/<name>/trace/``."""
+    kinds = [*((c, f"reports_{v}", v, "single-worker.json") for c, v in SINGLE_WORKER_VARIANTS),
+             *((c, f"reports_link_{v}", v, "link-profile.json") for c, v in PROFILE_VARIANTS)]
+    return [(c, reports, f"{v}/{file}", n) for c, reports, v, file in kinds
+            for n in sorted(set(stated(c, reports)["configuration"]))]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("campaign", "variant", "name"),
-                         [(c, v, n) for c, v in SINGLE_WORKER_VARIANTS
-                          for n in sorted(set(stated(c, f"reports_{v}")["configuration"]))])
-def test_single_worker_variants_are_no_worse_than_stated(campaign: str, variant: str, name: str,
-                                                        tmp_path: pathlib.Path) -> None:
-    """A campaign scored with other single-worker files: three one-worker jobs of their own (``single_worker_x3``),
-    or the same files without ``ps_at_cap`` (``atcap/alone``)."""
+@pytest.mark.parametrize(("campaign", "reports", "replaced", "name"), input_variants())
+def test_input_variants_are_no_worse_than_stated(campaign: str, reports: str, replaced: str, name: str,
+                                                 tmp_path: pathlib.Path) -> None:
     folder, trace = inputs_of(campaign, name)
-    single = folder.parents[1] / variant / folder.parent.name / name / "trace" / "single-worker.json"
+    variant, file = replaced.split("/")
+    given = folder.parents[1] / variant / folder.parent.name / name / "trace" / file
+    own = {"single-worker.json": trace / "single-worker.json", "link-profile.json": trace / "link-profile.json"}
     with OutputDir(tmp_path, []) as out:
-        comparison, inputs, _ = validate(folder, trace, PredictConfig(), out, single_worker=single)
-    hold_to_stated(comparison, stated(campaign, f"reports_{variant}"), name)
-    assert inputs.single_worker == single  # not the trace's own
-    assert inputs.profile == trace / "link-profile.json"
+        comparison, inputs, _ = validate(folder, trace, PredictConfig(), out, **{
+            "single-worker.json": {"single_worker": given}, "link-profile.json": {"profile": given}}[file])
+    hold_to_stated(comparison, stated(campaign, reports), name)
+    assert (inputs.single_worker, inputs.profile) == tuple(given if f == file else own[f] for f in own)  # the rest own
 
 
 def stored_reports() -> list[tuple[str, str, str]]:
