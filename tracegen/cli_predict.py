@@ -20,6 +20,7 @@ from tracegen.curve import (
     knee_text,
     parse_workers,
     plateau_text,
+    stall_consequence,
     unsimulated_text,
 )
 from tracegen.errors import ConfigError
@@ -311,7 +312,7 @@ def _print(result: Prediction, config: PredictConfig) -> None:
     if curve.unsimulated_workers:
         print(f"{unsimulated_text(curve)} ({STALL_POINTS} worker counts in a row each under {STALL_GAIN:.0%} above "
               f"the best, with the PS's CPU or a link direction at least {SATURATED:.0%} busy, a direction of what it "
-              "carries while the other is busy too), so more workers do not raise it; --every-n simulates them")
+              f"carries while the other is busy too), {stall_consequence(curve)}; --every-n simulates them")
     print(f"plateau {plateau_text(curve)}; knee (95% of the plateau): {knee_text(curve)}; "
           f"link bound {fixed(curve.link_bound_steps_per_s, 2)} steps/s")
     if result.cycle_steps_per_s is not None:
