@@ -47,6 +47,7 @@ from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.shards import knee_cell as shard_knee_cell
 from tracegen.simulate import MAX_STEPS
 from tracegen.units import (
+    counted,
     fixed,
     format_bytes,
     format_duration,
@@ -276,7 +277,7 @@ def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | 
         "bandwidth": None if bandwidth is None else f"{format_rate(bandwidth)} line rate, "
                                                     f"{config.payload_fraction:.4f} of it payload",
         "single worker": single,
-        "model": f"{result.model.n_tasks} tasks; {len(result.model.timings)} complete traced steps of "
+        "model": f"{result.model.n_tasks} tasks; {counted(len(result.model.timings), 'complete traced step')} of "
                  f"{result.model.n_traced_steps}",
         **({"model notes": "; ".join(result.model.notes)} if result.model.notes else {}),  # as printed, 'note:'
         "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
@@ -289,7 +290,7 @@ def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | 
 
 def _print(result: Prediction, config: PredictConfig) -> None:
     curve, model = result.curve, result.model
-    print(f"model: {model.n_tasks} tasks; timings of {len(model.timings)} complete traced steps of "
+    print(f"model: {model.n_tasks} tasks; timings of {counted(len(model.timings), 'complete traced step')} of "
           f"{model.n_traced_steps} in {model.source}; median step {format_duration(model.measured_step_ns)}")
     for note in model.notes:
         print(f"note: {note}")
