@@ -208,7 +208,7 @@ def run_predict(args: argparse.Namespace) -> int:
         single_path = str(found)
     single = load_single_worker(single_path)
     if beside and single is not None:
-        notes.append(f"note: using {single_path}: {_what_it_gives(single)} (two hosts)")
+        notes.append(f"note: using {single_path}, measured on two hosts: {_what_it_gives(single)}")
     policy, order = parse_policy(args.policy, "--policy")
     ps_shards = shard_counts(args)
     speeds: tuple[float, ...] = ()
@@ -263,7 +263,7 @@ def _what_it_gives(single: SingleWorker) -> str:
     if single.ps_cpu_s_per_step is not None:
         gives.append("the PS's CPU per transfer request")
     if single.ps_cores is not None:
-        gives.append(f"the PS's cores ({single.ps_cores:g}{', a CPU quota' if single.ps_cpu_quota else ''})")
+        gives.append(f"the PS's {single.ps_cores:g} cores{' (a CPU quota)' if single.ps_cpu_quota else ''}")
     return ", ".join(gives)
 
 
