@@ -351,11 +351,9 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
     link_bound, ps_bound = link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first)
     if stalled is None and find_plateau:  # every asked N simulated: the curve may have stalled among them
         stalled = stalled_after([p.steps_per_s for p in points], [saturated(p, first.link_spec) for p in points])
-    reached, noise, stall_noise = True, None, None
+    reached, noise, stall_noise = True, None, stall_noise_of(points, stalled)
     if stalled is not None:  # the plateau is known: the best rate simulated
         best = max(points, key=lambda p: (p.steps_per_s, -p.n_workers))
-        before = max(points[:stalled], key=lambda p: (p.steps_per_s, -p.n_workers))  # the best it stalled under
-        stall_noise = noise_between(points[stalled], before)
         sat, plateau = best.n_workers, best.steps_per_s
     elif not find_plateau:
         sat, plateau = ns[-1], points[-1].steps_per_s
@@ -399,6 +397,15 @@ def search_noise(largest: CurvePoint, probed: Sequence[CurvePoint], *, plateau: 
     if not probed or plateau >= (1 - STALL_GAIN) * bound:
         return None
     return noise_between(probed[-1], probed[-2] if len(probed) > 1 else largest)
+
+
+def stall_noise_of(points: Sequence[CurvePoint], stalled: int | None) -> tuple[int, int, float] | None:
+    """``Curve.stall_noise`` of ``points`` that stalled at index ``stalled`` (:func:`stalled_after`; None: they did
+    not): :func:`noise_between` the point it stalled at and the best before it, which it did not rise 1 % above."""
+    if stalled is None or stalled < 1:
+        return None
+    before = max(points[:stalled], key=lambda p: (p.steps_per_s, -p.n_workers))
+    return noise_between(points[stalled], before)
 
 
 def noise_between(stop: CurvePoint, before: CurvePoint) -> tuple[int, int, float] | None:

@@ -276,6 +276,7 @@ def test_a_stall_inside_the_seeds_noise_does_not_say_more_workers_do_not_raise_i
     # raise it' at 20.75 steps/s with the seeds' ±3.45 there; --steps 30 simulated 21.96 at N=15
     from tracegen.cli import main
     from tracegen.curve import KNEE_FRACTION
+
     from tracegen_support import PLAN_TRACE
 
     out = tmp_path / "o"
