@@ -523,20 +523,30 @@ def knee_text(curve: Curve) -> str:
 
 
 def knee_mark(curve: Curve) -> str:
-    """The knee as a chart marks it at its N (:func:`knee_text` in short): ``N=k``, or ``N<=k`` where the N just
-    below it were not simulated and the plateau is reached (:func:`knee_or_earlier`); '' for no knee."""
-    k = curve.knee_n_workers
+    """The knee as a chart marks it at its N (:func:`knee_short` with ``N``): ``N=k``, ``N<=k`` or ``N>=a``; ''
+    for no knee."""
+    short = knee_short((p.n_workers for p in curve.points), curve.knee_n_workers, curve.plateau_reached)
+    return "" if not short else f"N={short}" if short[0].isdigit() else f"N{short}"
+
+
+def knee_short(simulated: Iterable[int], k: int | None, plateau_reached: bool) -> str:
+    """:func:`knee_text` in short, the one rule of the chart's mark, the shards table and plan's table: '' for no
+    knee ``k``; ``k`` where the N just below it were ``simulated`` and the plateau reached; ``<=k`` where they were
+    not ('N=k or earlier'); ``>=a`` against a plateau that is a lower bound ('N=a or later': ``a`` the first N
+    not simulated below ``k``, else ``k``). The marks showed a bare ``k`` where the words said 'N=3 or later'."""
     if k is None:
         return ""
-    return f"N<={k}" if knee_or_earlier(curve) else f"N={k}"
+    below = simulated_below(simulated, k)
+    if not plateau_reached:
+        return f">={below + 1}"
+    return str(k) if below == k - 1 else f"<={k}"
 
 
 def knee_or_earlier(curve: Curve) -> bool:
-    """Whether the knee is marked ``<=k`` (:func:`knee_mark`, the shards table): the N just below it were not
-    simulated and the plateau is reached, so the knee may lie among them; False for no knee."""
-    k = curve.knee_n_workers
-    return (k is not None and curve.plateau_reached
-            and simulated_below((p.n_workers for p in curve.points), k) != k - 1)
+    """Whether the knee is marked ``<=k`` (:func:`knee_short`): the N just below it were not simulated and the
+    plateau is reached, so the knee may lie among them; False for no knee."""
+    return knee_short((p.n_workers for p in curve.points), curve.knee_n_workers,
+                      curve.plateau_reached).startswith("<=")
 
 
 def simulated_below(simulated: Iterable[int], k: int) -> int:

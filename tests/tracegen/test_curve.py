@@ -223,7 +223,25 @@ def test_the_charts_knee_mark_says_at_most_where_the_n_below_it_were_not_simulat
 
     assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0))) == "N<=100"
     assert knee_mark(curve_of((1, 2, 3), (1.0, 2.0, 3.0))) == "N=3"
-    assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)) == "N=100"  # 'or later': not at most
+    assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)) == "N>=3"  # 'N=3 or later'
+
+
+@pytest.mark.parametrize(("ns", "rates", "reached"), [
+    ((1, 2, 100), (44.0, 82.0, 96.0), True), ((1, 2, 100), (44.0, 82.0, 96.0), False),
+    ((1, 2, 3), (1.0, 2.0, 3.0), True), ((1, 2, 3), (1.0, 2.0, 3.0), False), ((5,), (92.0,), True),
+    ((5,), (92.0,), False), ((1, 3), (1.0, 3.0), False)])
+def test_the_knees_short_mark_says_what_its_words_say(ns: tuple[int, ...], rates: tuple[float, ...],
+                                                      reached: bool) -> None:
+    # the chart, report.html and the shards table marked a bare 'N=100' where the words said 'N=3 or later'
+    from tracegen.curve import knee_mark, knee_short, knee_text
+
+    curve = curve_of(ns, rates, reached=reached)
+    words, mark = knee_text(curve), knee_mark(curve)
+    short = knee_short(ns, curve.knee_n_workers, reached)
+    n = words.split()[0]  # 'N=k', the N the words name
+    qualifier = "<=" if " or earlier" in words else ">=" if " or later" in words else "="
+    assert mark == n.replace("=", qualifier), (words, mark)
+    assert short == mark[1:].removeprefix("=")
 
 
 def test_a_plateau_search_stopped_inside_the_seeds_noise_is_not_called_pinned() -> None:
