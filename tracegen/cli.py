@@ -31,7 +31,7 @@ from tracegen.console import StdoutError, discard_stdout, standard_streams
 from tracegen.errors import TracegenError
 from tracegen.predict import profile_beside
 from tracegen.summary import summarize
-from tracegen.units import format_bytes
+from tracegen.units import counted, format_bytes
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -71,10 +71,10 @@ def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> st
         f"devices    {len(s['devices'])}: " + ", ".join(s["devices"]),
         # a median of an even number of steps is a float: '48.0 per step' beside whole counts read as a measurement
         f"ops        {'unknown' if s['ops_per_step'] is None else format(s['ops_per_step'], 'g')} per step (median)",
-        f"params     {s['n_variables'] if s['n_variables'] is not None else 'unknown'} variables, "
+        f"params     {'unknown variables' if s['n_variables'] is None else counted(s['n_variables'], 'variable')}, "
         f"{s['param_elements'] if s['param_elements'] is not None else 'unknown'} elements, "
         f"{_fmt_bytes(s['param_bytes'])}"
-        + (f"; plus {s['n_other_variables']} other variables ({_fmt_bytes(s['other_variable_bytes'])})"
+        + (f"; plus {counted(s['n_other_variables'], 'other variable')} ({_fmt_bytes(s['other_variable_bytes'])})"
            if s["n_other_variables"] else ""),
         f"pulls      {s['pull_count']} per step, {_fmt_bytes(s['pull_bytes'])}; recorded per step: "
         f"{s['pull_count_recorded_per_step']}",

@@ -20,6 +20,7 @@ from tracegen.curve import (
     knee_text,
     parse_workers,
     plateau_text,
+    stall_consequence,
     unsimulated_text,
 )
 from tracegen.errors import ConfigError
@@ -46,6 +47,7 @@ from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.shards import knee_cell as shard_knee_cell
 from tracegen.simulate import MAX_STEPS
 from tracegen.units import (
+    counted,
     fixed,
     format_bytes,
     format_duration,
@@ -206,7 +208,7 @@ def run_predict(args: argparse.Namespace) -> int:
         single_path = str(found)
     single = load_single_worker(single_path)
     if beside and single is not None:
-        notes.append(f"note: using {single_path}: {_what_it_gives(single)} (two hosts)")
+        notes.append(f"note: using {single_path}, measured on two hosts: {_what_it_gives(single)}")
     policy, order = parse_policy(args.policy, "--policy")
     ps_shards = shard_counts(args)
     speeds: tuple[float, ...] = ()
@@ -261,7 +263,7 @@ def _what_it_gives(single: SingleWorker) -> str:
     if single.ps_cpu_s_per_step is not None:
         gives.append("the PS's CPU per transfer request")
     if single.ps_cores is not None:
-        gives.append(f"the PS's cores ({single.ps_cores:g}{', a CPU quota' if single.ps_cpu_quota else ''})")
+        gives.append(f"the PS's {single.ps_cores:g} cores{' (a CPU quota)' if single.ps_cpu_quota else ''}")
     return ", ".join(gives)
 
 
@@ -275,7 +277,7 @@ def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | 
         "bandwidth": None if bandwidth is None else f"{format_rate(bandwidth)} line rate, "
                                                     f"{config.payload_fraction:.4f} of it payload",
         "single worker": single,
-        "model": f"{result.model.n_tasks} tasks; {len(result.model.timings)} complete traced steps of "
+        "model": f"{result.model.n_tasks} tasks; {counted(len(result.model.timings), 'complete traced step')} of "
                  f"{result.model.n_traced_steps}",
         **({"model notes": "; ".join(result.model.notes)} if result.model.notes else {}),  # as printed, 'note:'
         "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
@@ -288,7 +290,7 @@ def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | 
 
 def _print(result: Prediction, config: PredictConfig) -> None:
     curve, model = result.curve, result.model
-    print(f"model: {model.n_tasks} tasks; timings of {len(model.timings)} complete traced steps of "
+    print(f"model: {model.n_tasks} tasks; timings of {counted(len(model.timings), 'complete traced step')} of "
           f"{model.n_traced_steps} in {model.source}; median step {format_duration(model.measured_step_ns)}")
     for note in model.notes:
         print(f"note: {note}")
@@ -311,7 +313,7 @@ def _print(result: Prediction, config: PredictConfig) -> None:
     if curve.unsimulated_workers:
         print(f"{unsimulated_text(curve)} ({STALL_POINTS} worker counts in a row each under {STALL_GAIN:.0%} above "
               f"the best, with the PS's CPU or a link direction at least {SATURATED:.0%} busy, a direction of what it "
-              "carries while the other is busy too), so more workers do not raise it; --every-n simulates them")
+              f"carries while the other is busy too), {stall_consequence(curve)}; --every-n simulates them")
     print(f"plateau {plateau_text(curve)}; knee (95% of the plateau): {knee_text(curve)}; "
           f"link bound {fixed(curve.link_bound_steps_per_s, 2)} steps/s")
     if result.cycle_steps_per_s is not None:

@@ -93,6 +93,10 @@ class Curve:
     # a rise under STALL_GAIN, lies deep inside the seeds' noise (:func:`search_noise`); None when it does not, when
     # the plateau is at the tighter bound, or when no search ran
     plateau_noise: tuple[int, int, float] | None = None
+    # the same for the stall that ended the curve (``stop_at_plateau``, :func:`stalled_after`): (N it stalled at, the
+    # best N before it, the wider 95 % half-width of the two) when that is inside the seeds' noise
+    # (:func:`noise_between`); None when it is not, or the rate did not stall
+    stall_noise: tuple[int, int, float] | None = None
 
 
 def parse_workers(text: str, name: str = "workers") -> tuple[int, ...]:
@@ -347,7 +351,7 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
     link_bound, ps_bound = link_bound_steps_per_s(model, first), ps_bound_steps_per_s(model, first)
     if stalled is None and find_plateau:  # every asked N simulated: the curve may have stalled among them
         stalled = stalled_after([p.steps_per_s for p in points], [saturated(p, first.link_spec) for p in points])
-    reached, noise = True, None
+    reached, noise, stall_noise = True, None, stall_noise_of(points, stalled)
     if stalled is not None:  # the plateau is known: the best rate simulated
         best = max(points, key=lambda p: (p.steps_per_s, -p.n_workers))
         sat, plateau = best.n_workers, best.steps_per_s
@@ -368,7 +372,8 @@ def scaling_curve(model: StepModel, config: SimConfig, workers: Sequence[int], *
     return Curve(points=tuple(points), plateau_steps_per_s=plateau, saturation_workers=sat, knee_n_workers=knee_n,
                  link_bound_steps_per_s=link_bound, ps_bound_steps_per_s=ps_bound,
                  link_description=first.link_spec.description, n_events=n_events,
-                 unsimulated_workers=tuple(asked[len(ns):]), plateau_reached=reached, plateau_noise=noise)
+                 unsimulated_workers=tuple(asked[len(ns):]), plateau_reached=reached, plateau_noise=noise,
+                 stall_noise=stall_noise)
 
 
 def _probe(model: StepModel, config: SimConfig, seeds: int, processes: Simulations | None,
@@ -391,11 +396,34 @@ def search_noise(largest: CurvePoint, probed: Sequence[CurvePoint], *, plateau: 
     where ``--steps 30`` went on to 96.33 at N=20, its link bound."""
     if not probed or plateau >= (1 - STALL_GAIN) * bound:
         return None
-    stop, before = probed[-1], (probed[-2] if len(probed) > 1 else largest)
+    return noise_between(probed[-1], probed[-2] if len(probed) > 1 else largest)
+
+
+def stall_noise_of(points: Sequence[CurvePoint], stalled: int | None) -> tuple[int, int, float] | None:
+    """``Curve.stall_noise`` of ``points`` that stalled at index ``stalled`` (:func:`stalled_after`; None: they did
+    not): :func:`noise_between` the point it stalled at and the best before it, which it did not rise 1 % above."""
+    if stalled is None or stalled < 1:
+        return None
+    before = max(points[:stalled], key=lambda p: (p.steps_per_s, -p.n_workers))
+    return noise_between(points[stalled], before)
+
+
+def noise_between(stop: CurvePoint, before: CurvePoint) -> tuple[int, int, float] | None:
+    """Whether a rise under :data:`STALL_GAIN` from ``before`` to ``stop``, taken as the rate stopping, lies inside
+    the seeds' noise: (``stop``'s N, ``before``'s N, the wider 95 % half-width of the two) when that half-width is
+    more than the 5 % (1 - :data:`KNEE_FRACTION`) between the plateau and the knee; None when it is not, or when
+    ``stop`` rose more. The one rule of the plateau search's stop (:func:`search_noise`) and of the stall that ends
+    a curve (:func:`stalled_after`, ``Curve.stall_noise``)."""
     if stop.steps_per_s >= before.steps_per_s * (1 + STALL_GAIN):
         return None
     half = max(p.steps_per_s_ci95 or 0.0 for p in (stop, before))
     return (stop.n_workers, before.n_workers, half) if half > (1 - KNEE_FRACTION) * before.steps_per_s else None
+
+
+def noise_words(half: float) -> str:
+    """Why a stop judged inside the seeds' noise (:func:`noise_between`) does not pin the rate, in words."""
+    return (f"the seeds' 95% interval there, ±{fixed(half, 2)} steps/s, is wider than the {1 - KNEE_FRACTION:.0%} "
+            "that sets the knee")
 
 
 def _plateau_past(points: Sequence[CurvePoint], start: int, at: Callable[[int], float]) -> tuple[int, float, bool]:
@@ -451,9 +479,8 @@ def plateau_text(curve: Curve) -> str:
     if curve.plateau_reached and curve.plateau_noise is not None:
         stop, before, half = curve.plateau_noise
         return (f"{fixed(curve.plateau_steps_per_s, 2)} steps/s (simulated at N={curve.saturation_workers}; not "
-                f"pinned: the search stopped at N={stop} on a rise under {STALL_GAIN:.0%} from N={before}, and the "
-                f"seeds' 95% interval there, ±{fixed(half, 2)} steps/s, is wider than the {1 - KNEE_FRACTION:.0%} "
-                "that sets the knee; more --steps or --seeds narrow it)")
+                f"pinned: the search stopped at N={stop} on a rise under {STALL_GAIN:.0%} from N={before}, and "
+                f"{noise_words(half)}; more --steps or --seeds narrow it)")
     if curve.plateau_reached:
         return f"{fixed(curve.plateau_steps_per_s, 2)} steps/s (simulated at N={curve.saturation_workers})"
     return f"at least {fixed(curve.plateau_steps_per_s, 2)} steps/s (still rising at N={curve.saturation_workers})"
@@ -463,6 +490,19 @@ def unsimulated_text(curve: Curve) -> str:
     """Which asked N a stalled curve did not simulate, in words (its ``unsimulated_workers`` must be some)."""
     return (f"N={format_workers(curve.unsimulated_workers)} not simulated: the rate stalled by "
             f"N={curve.points[-1].n_workers}")
+
+
+def stall_consequence(curve: Curve) -> str:
+    """What a stalled curve's stall says of more workers (after :func:`unsimulated_text` and why it stalled): that
+    they do not raise the rate, or, where the stall lies inside the seeds' noise (``stall_noise``), that it is not
+    pinned: ``--steps 3`` on the bundled ps03 trace stalled by N=14 at 20.75 steps/s (±3.45), and ``--steps 30``
+    simulated 21.96 at N=15."""
+    if curve.stall_noise is None:
+        return "so more workers do not raise it"
+    stop, before, _ = curve.stall_noise
+    return (f"but that is not pinned: N={stop} is under {STALL_GAIN:.0%} above N={before}, and "
+            f"{noise_words(curve.stall_noise[2])}, so more workers may still raise it; more --steps or --seeds "
+            "narrow it")
 
 
 def knee_text(curve: Curve) -> str:
@@ -483,20 +523,30 @@ def knee_text(curve: Curve) -> str:
 
 
 def knee_mark(curve: Curve) -> str:
-    """The knee as a chart marks it at its N (:func:`knee_text` in short): ``N=k``, or ``N<=k`` where the N just
-    below it were not simulated and the plateau is reached (:func:`knee_or_earlier`); '' for no knee."""
-    k = curve.knee_n_workers
+    """The knee as a chart marks it at its N (:func:`knee_short` with ``N``): ``N=k``, ``N<=k`` or ``N>=a``; ''
+    for no knee."""
+    short = knee_short((p.n_workers for p in curve.points), curve.knee_n_workers, curve.plateau_reached)
+    return "" if not short else f"N={short}" if short[0].isdigit() else f"N{short}"
+
+
+def knee_short(simulated: Iterable[int], k: int | None, plateau_reached: bool) -> str:
+    """:func:`knee_text` in short, the one rule of the chart's mark, the shards table and plan's table: '' for no
+    knee ``k``; ``k`` where the N just below it were ``simulated`` and the plateau reached; ``<=k`` where they were
+    not ('N=k or earlier'); ``>=a`` against a plateau that is a lower bound ('N=a or later': ``a`` the first N
+    not simulated below ``k``, else ``k``). The marks showed a bare ``k`` where the words said 'N=3 or later'."""
     if k is None:
         return ""
-    return f"N<={k}" if knee_or_earlier(curve) else f"N={k}"
+    below = simulated_below(simulated, k)
+    if not plateau_reached:
+        return f">={below + 1}"
+    return str(k) if below == k - 1 else f"<={k}"
 
 
 def knee_or_earlier(curve: Curve) -> bool:
-    """Whether the knee is marked ``<=k`` (:func:`knee_mark`, the shards table): the N just below it were not
-    simulated and the plateau is reached, so the knee may lie among them; False for no knee."""
-    k = curve.knee_n_workers
-    return (k is not None and curve.plateau_reached
-            and simulated_below((p.n_workers for p in curve.points), k) != k - 1)
+    """Whether the knee is marked ``<=k`` (:func:`knee_short`): the N just below it were not simulated and the
+    plateau is reached, so the knee may lie among them; False for no knee."""
+    return knee_short((p.n_workers for p in curve.points), curve.knee_n_workers,
+                      curve.plateau_reached).startswith("<=")
 
 
 def simulated_below(simulated: Iterable[int], k: int) -> int:

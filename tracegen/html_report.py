@@ -29,7 +29,16 @@ from typing import Protocol
 import pandas as pd
 
 from tracegen.band import band_edges
-from tracegen.curve import BUSY_THRESHOLD, EFFICIENT, Curve, knee_mark, knee_text, plateau_text, unsimulated_text
+from tracegen.curve import (
+    BUSY_THRESHOLD,
+    EFFICIENT,
+    Curve,
+    knee_mark,
+    knee_text,
+    plateau_text,
+    stall_consequence,
+    unsimulated_text,
+)
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
 from tracegen.units import fixed, percent
@@ -79,8 +88,8 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
             f"bottleneck at N={ns[-1]}: {points[-1].bottleneck}.")
     parts = [paragraph(lead, "lead")]
     if curve.unsimulated_workers:
-        parts.append(paragraph(f"{unsimulated_text(curve)} at a saturated resource, so more workers do not raise "
-                               "it ('tracegen predict --every-n' simulates them)."))
+        parts.append(paragraph(f"{unsimulated_text(curve)} at a saturated resource, {stall_consequence(curve)} "
+                               "('tracegen predict --every-n' simulates them)."))
     if edges is not None:
         parts.append(paragraph("Only the link's bandwidth is known, so the plateau is not pinned: the orange band "
                                "runs from a half-duplex link (low) to a full-duplex one (high). A link profile "

@@ -79,12 +79,14 @@ def cfs_quota(quota: CpuQuota | None) -> CfsQuota | None:
     return None if quota is None else CfsQuota(host_cores=quota.host_cores, period_ns=quota.period_us * 1000)
 
 
-def quota_note(cores: float | None, quota: CpuQuota | None) -> str:
-    """What the description says about a PS cap enforced as a quota ("" when there is none)."""
+def quota_note(cores: float | None, quota: CpuQuota | None, source: str = "") -> str:
+    """What the description says about a PS cap enforced as a quota ("" when there is none); ``source``: the file
+    that said so, named in the same parentheses (a second pair after them, '(... on 2 cores) (from ...)', read as
+    two asides)."""
     if cores is None or quota is None or cores >= quota.host_cores:
         return ""
     return (f"; the PS's {cores:g} cores are a CFS quota ({quota.period_us / 1000:g} ms periods on "
-            f"{quota.host_cores:g} cores)")
+            f"{quota.host_cores:g} cores{f', from {source}' if source else ''})")
 
 
 def ps_cores(profile: LinkProfile) -> float | None:
@@ -159,8 +161,9 @@ def with_single_worker(spec: LinkSpec, model: StepModel, measured: SingleWorker)
                                                                               measured.ps_cpu_quota))
     elif spec.ps_quota is None and measured.ps_cpu_quota is not None and measured.ps_cores == spec.ps_cores:
         known = dataclasses.replace(spec, ps_quota=cfs_quota(measured.ps_cpu_quota),
-                                    description=spec.description + quota_note(spec.ps_cores, measured.ps_cpu_quota)
-                                    + f" (from {measured.source or 'the single-worker measurement'})")
+                                    description=spec.description + quota_note(
+                                        spec.ps_cores, measured.ps_cpu_quota,
+                                        measured.source or "the single-worker measurement"))
     elif measured.ps_cores and measured.ps_cores != spec.ps_cores:  # two PS sizes: which the link has, said
         known = dataclasses.replace(spec, description=f"{spec.description}; the PS's {spec.ps_cores:g} cores, not "
                                     f"the {measured.ps_cores:g} of {measured.source or 'the single-worker run'}")

@@ -41,6 +41,7 @@ from parsers.errors import quoted
 from parsers.trace import MAX_STEP_NS, PULL, PUSH, Trace, device_role, task_index
 from parsers.traceviewer import clock_note
 from tracegen.errors import ModelError
+from tracegen.units import counted
 from tracegen.wire import LinkEstimate, estimate_wire
 
 SEND_OPS = frozenset({"_Send", "_HostSend"})
@@ -579,10 +580,10 @@ def _sizes(trace: Trace, g: _Graph, sizes: Sequence[Sequence[int]], notes: list[
                 break
         reconstructed.setdefault((bool(recorded[t]), found is not None), []).append(tensor)
     for (traced, sized), names in sorted(reconstructed.items()):
-        where = ("traced but never with a size" if traced
-                 else "absent from every traced step were reconstructed from the rendezvous")
+        where = ("traced but never with a size" if traced else "absent from every traced step "
+                 f"{'was' if len(names) == 1 else 'were'} reconstructed from the rendezvous")
         size_from = "size from the variable" if sized else "no variable near, 0 bytes"
-        notes.append(f"{len(names)} transfers {where} ({size_from}): {', '.join(sorted(names)[:5])}"
+        notes.append(f"{counted(len(names), 'transfer')} {where} ({size_from}): {', '.join(sorted(names)[:5])}"
                      + (" ..." if len(names) > 5 else ""))
     return size
 

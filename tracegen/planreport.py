@@ -29,7 +29,7 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
 
 from __future__ import annotations
 
-from tracegen.curve import STALL_GAIN, STALL_POINTS, simulated_below
+from tracegen.curve import STALL_GAIN, STALL_POINTS, knee_short
 from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
 from tracegen.plan import WARMUP_STEPS, Option, Pair, Plan, n_ps
@@ -131,10 +131,7 @@ def pair_cells(pair: Pair, samples: float) -> list[str]:
 def knee_cell(pair: Pair) -> str:
     """The pair's knee in the table: ``-`` when not reached; ``<=k`` when the N just below it were not asked
     (``--workers 1,2,32`` gave 'knee 32' where every N from 1 to 32 gave 11), as ``predict`` says 'or earlier'."""
-    k = pair.knee_n_workers
-    if k is None:
-        return "-"
-    return str(k) if simulated_below((o.n_workers for o in pair.options), k) == k - 1 else f"<={k}"
+    return knee_short((o.n_workers for o in pair.options), pair.knee_n_workers, pair.plateau_reached) or "-"
 
 
 def _option(o: Option, samples: float) -> str:

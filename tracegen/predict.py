@@ -69,7 +69,7 @@ from tracegen.processes import MAX_JOBS
 from tracegen.shards import ShardRow, holding, placements, shard_table, shards_csv
 from tracegen.simulate import SimConfig, resolve_link
 from tracegen.synth import size_warning, write_synthetic_trace
-from tracegen.units import format_bytes, format_wait
+from tracegen.units import counted, format_bytes, format_wait
 from tracegen.untraced import MAX_RUNS, fit_untraced, mismatch_note, untraced_link, untraced_model
 
 # the fewest measured steps a curve may be simulated with: the steady window's edges cut steps into the part of
@@ -595,7 +595,7 @@ def _planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: in
     for line in budget(model, config, out, curve_events, every_events=every_events, stalls_by=likely[-1],
                        seconds=(planned_s, every_s), jobs=1 if uneven else jobs):
         report(line)
-    report(f"simulating {len(config.workers)} worker counts x {config.seeds} seeds"
+    report(f"simulating {counted(len(config.workers), 'worker count')} x {counted(config.seeds, 'seed')}"
            + (f" in {jobs} processes" if jobs > 1 else ""))
     if every_events + estimated_trace_events(model, config) <= SLOW_EVENTS:
         return jobs, None

@@ -5,9 +5,10 @@ like the traced one (its own link of the same spec, its own CPU), and the row gi
 the shard that saturates there: the busiest resource of any shard in a run at the plateau's N. A shard that
 holds the one big tensor saturates first whatever k is — the table shows when more PS stop helping.
 
-The knee follows the curve's rule (:func:`tracegen.curve.knee_or_earlier`): where the N just below it were not
+The knee follows the curve's rule (:func:`tracegen.curve.knee_short`): where the N just below it were not
 simulated (``--workers 1,2,8``: N = 3-7) and the plateau is reached, the knee may lie among them, and the table
-prints ``<=8`` as ``predict``'s words say "N=8 or earlier (N=3-7 not simulated)". ``shards.csv`` keeps ``knee`` a
+prints ``<=8`` as ``predict``'s words say "N=8 or earlier (N=3-7 not simulated)"; against a plateau that is a
+lower bound it prints ``>=3`` as they say "N=3 or later". ``shards.csv`` keeps ``knee`` a
 number (pandas reads it as one; empty when not reached) and says the same in ``knee_or_earlier``: ``yes`` where
 the table prints ``<=k``, ``no`` where the knee is k itself, empty with no knee (``yes`` / ``no`` as ``plan.csv``
 writes its flags).
@@ -19,7 +20,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from parsers.trace import Trace
-from tracegen.curve import Simulations, knee_or_earlier, scaling_curve
+from tracegen.curve import Simulations, knee_or_earlier, knee_short, scaling_curve
 from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
 from tracegen.metrics import busiest_shard
@@ -40,6 +41,7 @@ class ShardRow:
     placement: str
     knee_n_workers: int | None
     knee_or_earlier: bool  # the N just below the knee were not simulated: it may lie among them (module docstring)
+    knee_short: str  # the knee as the table prints it (tracegen.curve.knee_short): k, <=k or >=a; '' for none
     plateau_steps_per_s: float
     plateau_workers: int
     saturating_shard: int
@@ -84,7 +86,9 @@ def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig
         busiest = busiest_shard(at_plateau)
         resource, value = busiest.busiest
         rows.append(ShardRow(n_shards=k, placement=placement.how, knee_n_workers=curve.knee_n_workers,
-                             knee_or_earlier=knee_or_earlier(curve), plateau_steps_per_s=curve.plateau_steps_per_s,
+                             knee_or_earlier=knee_or_earlier(curve), knee_short=knee_short(
+                                 (p.n_workers for p in curve.points), curve.knee_n_workers, curve.plateau_reached),
+                             plateau_steps_per_s=curve.plateau_steps_per_s,
                              plateau_workers=curve.saturation_workers, saturating_shard=busiest.shard,
                              saturating_resource=resource, saturating_utilisation=value,
                              shard_pull_bytes=placement.bytes_per_shard(model)))
@@ -92,10 +96,9 @@ def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig
 
 
 def knee_cell(row: ShardRow) -> str:
-    """The row's knee in the printed table: ``-`` when not reached, ``<=k`` where it may lie earlier, else k."""
-    if row.knee_n_workers is None:
-        return "-"
-    return f"<={row.knee_n_workers}" if row.knee_or_earlier else str(row.knee_n_workers)
+    """The row's knee in the printed table: ``-`` when not reached, else the curve's short form (``knee_short``:
+    ``<=k`` where it may lie earlier, ``>=a`` where the plateau is a lower bound, else k)."""
+    return "-" if row.knee_n_workers is None else row.knee_short or str(row.knee_n_workers)
 
 
 def shards_csv(rows: Sequence[ShardRow]) -> str:

@@ -111,6 +111,12 @@ def _counted(value: float, unit: str) -> str:
     return f"{text} {unit}{'s' if plural else ''}"
 
 
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """``n`` and ``noun``, plural where ``n`` is not 1 (``plural``, or ``noun`` + ``s``): ``1 transfer``, ``3 other
+    variables``; output said '1 transfers' and '1 other variables'."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def fixed(value: float, decimals: int) -> str:
     """``value`` with ``decimals`` decimals, or its first three digits where those would show one digit or none:
     a rate of 0.0007 steps/s is not none, one sample's hours are not 0.000000, a cluster of $0.00001/h instances

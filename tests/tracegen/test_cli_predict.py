@@ -68,3 +68,14 @@ def test_a_file_beside_the_trace_that_is_a_link_to_nothing_is_refused_not_passed
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{trace / name}: cannot read: {why}" in err, err
     assert not (tmp_path / "o" / "curve.csv").exists()
+
+
+def test_one_seed_and_one_worker_count_are_not_plural(tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # 'simulating 1 worker counts x 1 seeds' and 'timings of 1 complete traced steps'
+    assert main(["predict", str(ROOT / "data/traces/mlp"), "--workers", "2", "--seeds", "1", "--steps", "3",
+                 "--jobs", "1", "--out", str(tmp_path / "o")]) == 0
+    got = capsys.readouterr()
+    text = got.out + got.err
+    assert "simulating 1 worker count x 1 seed" in text, text
+    assert "1 worker counts" not in text and "1 seeds" not in text

@@ -223,7 +223,25 @@ def test_the_charts_knee_mark_says_at_most_where_the_n_below_it_were_not_simulat
 
     assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0))) == "N<=100"
     assert knee_mark(curve_of((1, 2, 3), (1.0, 2.0, 3.0))) == "N=3"
-    assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)) == "N=100"  # 'or later': not at most
+    assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)) == "N>=3"  # 'N=3 or later'
+
+
+@pytest.mark.parametrize(("ns", "rates", "reached"), [
+    ((1, 2, 100), (44.0, 82.0, 96.0), True), ((1, 2, 100), (44.0, 82.0, 96.0), False),
+    ((1, 2, 3), (1.0, 2.0, 3.0), True), ((1, 2, 3), (1.0, 2.0, 3.0), False), ((5,), (92.0,), True),
+    ((5,), (92.0,), False), ((1, 3), (1.0, 3.0), False)])
+def test_the_knees_short_mark_says_what_its_words_say(ns: tuple[int, ...], rates: tuple[float, ...],
+                                                      reached: bool) -> None:
+    # the chart, report.html and the shards table marked a bare 'N=100' where the words said 'N=3 or later'
+    from tracegen.curve import knee_mark, knee_short, knee_text
+
+    curve = curve_of(ns, rates, reached=reached)
+    words, mark = knee_text(curve), knee_mark(curve)
+    short = knee_short(ns, curve.knee_n_workers, reached)
+    n = words.split()[0]  # 'N=k', the N the words name
+    qualifier = "<=" if " or earlier" in words else ">=" if " or later" in words else "="
+    assert mark == n.replace("=", qualifier), (words, mark)
+    assert short == mark[1:].removeprefix("=")
 
 
 def test_a_plateau_search_stopped_inside_the_seeds_noise_is_not_called_pinned() -> None:
@@ -268,3 +286,43 @@ def test_predict_with_few_steps_says_its_plateau_is_not_pinned(mlp_trace_dir: pa
     rows = (tmp_path / "o" / "curve.csv").read_text().splitlines()
     largest = float(rows[-1].split(",")[1])  # N=4's steps/s, or the probe's before it: the 5 % is of ~that
     assert half > (1 - KNEE_FRACTION) * largest
+
+
+def test_a_stall_inside_the_seeds_noise_does_not_say_more_workers_do_not_raise_it(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `predict <ps03 trace> --workers 1-16 --steps 3` said 'the rate stalled by N=14 ..., so more workers do not
+    # raise it' at 20.75 steps/s with the seeds' ±3.45 there; --steps 30 simulated 21.96 at N=15
+    from tracegen.cli import main
+    from tracegen.curve import KNEE_FRACTION
+
+    from tracegen_support import PLAN_TRACE
+
+    out = tmp_path / "o"
+    assert main(["predict", str(PLAN_TRACE), "--workers", "1-16", "--steps", "3", "--jobs", "1", "--out", str(out),
+                 "--html"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "not simulated: the rate stalled by" in x)
+    assert "so more workers do not raise it" not in line, line
+    assert "not pinned" in line and "more --steps or --seeds narrow it" in line, line
+    half = float(line.split("interval there, ±")[1].split(" ")[0])
+    rates = {int(r.split(",")[0]): float(r.split(",")[1]) for r in (out / "curve.csv").read_text().splitlines()[1:]}
+    assert half > (1 - KNEE_FRACTION) * max(rates.values())  # the claim checked against the curve written
+    page = (out / "report.html").read_text()
+    assert "so more workers do not raise" not in page and "not pinned" in page
+
+
+def test_the_stall_and_the_plateau_search_judge_the_noise_by_one_rule() -> None:
+    from tracegen.curve import KNEE_FRACTION, CurvePoint, noise_between, stall_consequence
+
+    def point(n: int, rate: float, half: float | None) -> CurvePoint:
+        return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,
+                          pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
+                          bottleneck="link-pull", steps_per_s_ci95=half)
+
+    wide = 2 * (1 - KNEE_FRACTION) * 100.0
+    assert noise_between(point(14, 100.0, wide), point(13, 100.0, 0.1)) == (14, 13, wide)
+    assert noise_between(point(14, 100.0, 0.2), point(13, 100.0, 0.1)) is None  # tight seeds: the stall holds
+    curve = curve_of((1, 2, 4), (40.0, 70.0, 100.0))
+    assert stall_consequence(curve) == "so more workers do not raise it"
+    noisy = stall_consequence(dataclasses.replace(curve, stall_noise=(14, 13, wide)))
+    assert noisy.startswith("but that is not pinned: N=14 is under 1% above N=13, and the seeds' 95% interval "
+                            "there, ±10.00 steps/s"), noisy

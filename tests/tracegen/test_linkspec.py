@@ -164,3 +164,17 @@ def test_ps_cpu_in_the_wrong_unit_names_the_file_and_the_key(mlp_trace_dir: path
     measured = dataclasses.replace(_measured(20.0, cores=None), source="sw.json")  # 20 ms written as 20 s
     with pytest.raises(ConfigError, match=r"sw\.json: 'ps_cpu_s_per_step' 20 s is .* s of the PS's CPU for each"):
         with_single_worker(from_bandwidth(10**8, model.link), model, measured)
+
+
+def test_a_quota_from_the_single_worker_file_is_one_aside_not_two(mlp_trace_dir: pathlib.Path) -> None:
+    """A spec that knew the PS's cores but not their quota took it from the single-worker file and said
+    '... CFS quota (10 ms periods on 2 cores) (from single-worker.json)': two asides in a row."""
+    from parsers.linkprofile import CpuQuota
+
+    model = build_model(read_trace(mlp_trace_dir))
+    known = dataclasses.replace(from_bandwidth(10**8, model.link), ps_cores=0.5)
+    measured = dataclasses.replace(_measured(None), ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=10_000),
+                                   source="sw.json")
+    got = with_single_worker(known, model, measured)
+    assert got.ps_quota is not None and ") (" not in got.description, got.description
+    assert got.description.endswith("the PS's 0.5 cores are a CFS quota (10 ms periods on 2 cores, from sw.json)")

@@ -201,13 +201,15 @@ def test_the_note_on_a_single_worker_file_beside_the_trace_says_what_it_gives(
     doc = json.loads((trace / "single-worker.json").read_text())
     argv = [str(trace), "--workers", "1", "--steps", "3", "--seeds", "1", "--bandwidth", "500Mbit/s"]
     assert run_predict(parse([*argv, "--out", str(tmp_path / "with")])) == 0
-    assert ("the PS's CPU per transfer request, the PS's cores (0.3, a CPU quota)"
-            in capsys.readouterr().out)
+    note = next(line for line in capsys.readouterr().out.splitlines() if "single-worker.json" in line)
+    assert note.endswith("the PS's CPU per transfer request, the PS's 0.3 cores (a CPU quota)"), note
+    assert ") (" not in note  # it ended '(0.3, a CPU quota) (two hosts)'
+    assert "measured on two hosts" in note
     doc["ps_cpu_s_per_step"] = None
     (trace / "single-worker.json").write_text(json.dumps(doc))
     assert run_predict(parse([*argv, "--out", str(tmp_path / "without")])) == 0
     note = next(line for line in capsys.readouterr().out.splitlines() if "single-worker.json" in line)
-    assert "one untraced worker's rate, the PS's cores (0.3, a CPU quota)" in note
+    assert "one untraced worker's rate, the PS's 0.3 cores (a CPU quota)" in note
     assert "per transfer" not in note
 
 

@@ -23,6 +23,8 @@ from tracegen.predict import PredictConfig, prepared
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
 
+from tracegen_support import curve_of
+
 
 def test_two_shards_of_a_balanced_link_bound_step_double_the_plateau() -> None:
     """Four equal parameters, a slow link: with two shards each link carries half the bytes, so the link bound
@@ -244,3 +246,16 @@ def test_too_many_shards_quote_what_was_written(command: str, mlp_trace_dir: pat
     err = capsys.readouterr().err
     assert err == f"tracegen {command}: error: '--ps-shards' must be from 1 to 64 shards (got '1-1000')\n"
     assert not (tmp_path / "o").exists()
+
+
+def test_the_shards_table_says_or_later_as_the_words_do() -> None:
+    # a curve still rising at its last N: the words say 'N=3 or later (N=3-99 not simulated)'; the table printed 100
+    from tracegen.curve import knee_short, knee_text
+    from tracegen.shards import ShardRow, knee_cell
+
+    rising = curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)
+    row = ShardRow(n_shards=1, placement="greedy", knee_n_workers=100, knee_or_earlier=False,
+                   knee_short=knee_short((1, 2, 100), 100, False), plateau_steps_per_s=96.0, plateau_workers=100,
+                   saturating_shard=0, saturating_resource="link-push", saturating_utilisation=0.9,
+                   shard_pull_bytes=(1,))
+    assert knee_text(rising).startswith("N=3 or later") and knee_cell(row) == ">=3"

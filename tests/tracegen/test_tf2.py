@@ -48,7 +48,7 @@ def test_the_note_on_the_unsized_control_edge_says_what_was_done_with_it() -> No
     traced = trace.transfers[trace.transfers["tensor_name"] == edge]
     assert len(traced) == 3 and traced["size_bytes"].isna().all()  # one per step, none with a size
     assert model.size_bytes[model.names.index(edge)] == 0
-    assert model.notes == (f"1 transfers traced but never with a size (no variable near, 0 bytes): {edge}",)
+    assert model.notes == (f"1 transfer traced but never with a size (no variable near, 0 bytes): {edge}",)
 
 
 def test_one_simulated_worker_replays_the_profiled_steps() -> None:

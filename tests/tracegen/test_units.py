@@ -8,6 +8,7 @@ from tracegen.errors import ConfigError
 from tracegen.units import (
     BRIEF_LIMIT,
     brief,
+    counted,
     fixed,
     format_duration,
     format_rate,
@@ -161,3 +162,11 @@ def test_a_rate_whose_case_leaves_bits_or_bytes_open_gets_no_guess(text: str) ->
     with pytest.raises(ConfigError, match=r"write e\.g\. 500Mbit/s") as info:
         parse_rate(text)
     assert "did you mean" not in str(info.value)
+
+
+def test_a_count_of_one_takes_the_singular() -> None:
+    # output said '1 transfers' (a model note) and '1 other variables' (inspect)
+    assert (counted(1, "transfer"), counted(0, "transfer"), counted(3, "transfer")) == (
+        "1 transfer", "0 transfers", "3 transfers")
+    assert counted(1, "other variable") == "1 other variable"
+    assert counted(2, "entry", "entries") == "2 entries"
