@@ -55,6 +55,16 @@ def _fmt_bytes(n: float | None) -> str:
     return format_bytes(n) if n < 1000 else f"{format_bytes(n)} ({int(n)} B)"
 
 
+def _moved_bytes(s: dict[str, Any], direction: str) -> str:
+    """A direction's bytes per step; where some tensors were never recorded with a size, the bytes of the rest
+    and how many (a TF2 profile's control edge: 'unknown' hid the 342 kB its other four pulls carry)."""
+    unsized, sized = s[f"{direction}_unsized"], s[f"{direction}_sized_bytes"]
+    if not unsized or sized is None:
+        return _fmt_bytes(s[f"{direction}_bytes"])
+    return (f"{_fmt_bytes(sized)} in the {s[f'{direction}_count'] - unsized} sized, "
+            f"{counted(unsized, 'tensor')} never recorded with a size (predict: its variable's size, else 0 B)")
+
+
 def _fmt_ms(ns: float | None) -> str:
     return "unknown" if ns is None else f"{ns / 1e6:.3f} ms"
 
@@ -76,9 +86,9 @@ def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> st
         f"{_fmt_bytes(s['param_bytes'])}"
         + (f"; plus {counted(s['n_other_variables'], 'other variable')} ({_fmt_bytes(s['other_variable_bytes'])})"
            if s["n_other_variables"] else ""),
-        f"pulls      {s['pull_count']} per step, {_fmt_bytes(s['pull_bytes'])}; recorded per step: "
+        f"pulls      {s['pull_count']} per step, {_moved_bytes(s, 'pull')}; recorded per step: "
         f"{s['pull_count_recorded_per_step']}",
-        f"pushes     {s['push_count']} per step, {_fmt_bytes(s['push_bytes'])}"
+        f"pushes     {s['push_count']} per step, {_moved_bytes(s, 'push')}"
         + (f" ({s['gradient_push_count']} gradients, {_fmt_bytes(s['gradient_push_bytes'])})"
            if s["gradient_push_count"] is not None else "")
         + f"; recorded per step: {s['push_count_recorded_per_step']}",

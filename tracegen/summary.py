@@ -10,7 +10,11 @@ Keys and their meaning (per-step quantities are the median over traced steps unl
   ``other_variable_bytes`` count the rest the PS holds (``global_step``, optimizer slots).
 - ``pull_count``, ``pull_bytes`` (PS → worker) and ``push_count``, ``push_bytes`` (worker → PS): the tensors a
   step moves, from the partition graphs' ``_Send``/``_Recv`` pairs (exact per step even when a traced step
-  missed records), their bytes as recorded. Without graphs: the median of what was recorded, bytes ``None``.
+  missed records), their bytes as recorded (``None`` when any of them never was). Without graphs: the median of
+  what was recorded, bytes ``None``. ``pull_unsized``, ``push_unsized``: with graphs, how many of those tensors were
+  never recorded with a size, and ``pull_sized_bytes``, ``push_sized_bytes`` the bytes of the rest (a TF2 profile's
+  control edge has no size: ``predict`` takes an unsized tensor's variable's size, or 0 bytes where none is near);
+  ``None`` without graphs.
 - ``gradient_push_count``, ``gradient_push_bytes``: pushes that flow into exactly one optimizer apply op (a
   shared input such as the learning rate feeds all of them; a sparse gradient counts its values and indices).
 - ``pull_count_recorded_per_step``, ``push_count_recorded_per_step``: records actually present per step.
@@ -113,19 +117,27 @@ def _tensor_bytes(transfers: pd.DataFrame) -> dict[str, int]:
 def _moved(trace: Trace, direction: str, only: set[str] | None = None) -> tuple[int, int | None]:
     """(count, bytes) of one direction per step, from the graph when present, else recorded medians: the bytes
     only when every recorded transfer has its size (a synthetic trace's do; TF's timeline JSON's do not)."""
+    count, sized, unsized = _moved_sized(trace, direction, only)
+    return count, None if unsized else sized
+
+
+def _moved_sized(trace: Trace, direction: str, only: set[str] | None = None) -> tuple[int, int | None, int | None]:
+    """(count, bytes of the tensors recorded with a size, how many never were) of one direction per step: from the
+    graph when present; else the recorded medians, with (bytes, None) when every record has its size and
+    (None, None) when one lacks it."""
     recorded = trace.transfers[trace.transfers["direction"] == direction]
     if trace.rendezvous.empty:
         counts = recorded.groupby("step").size().reindex(trace.steps["step"], fill_value=0)
         if recorded["size_bytes"].isna().any():
-            return int(statistics.median(counts)), None
+            return int(statistics.median(counts)), None, None
         sums = recorded.groupby("step")["size_bytes"].sum().reindex(trace.steps["step"], fill_value=0)
-        return int(statistics.median(counts)), int(statistics.median(sums))
+        return int(statistics.median(counts)), int(statistics.median(sums)), None
     tensors = set(trace.rendezvous.loc[trace.rendezvous["direction"] == direction, "tensor_name"])
     if only is not None:
         tensors &= only
     sizes = _tensor_bytes(recorded)
-    unknown = tensors - set(sizes)
-    return len(tensors), None if unknown else sum(sizes[t] for t in tensors)
+    known = tensors & set(sizes)
+    return len(tensors), sum(sizes[t] for t in known), len(tensors - known)
 
 
 def summarize(trace: Trace) -> dict[str, Any]:
@@ -133,8 +145,8 @@ def summarize(trace: Trace) -> dict[str, Any]:
     variables = trace.variables
     params = parameter_names(trace)
     is_param = variables["name"].isin(params)
-    pull_count, pull_bytes = _moved(trace, PULL)
-    push_count, push_bytes = _moved(trace, PUSH)
+    pull_count, pull_sized, pull_unsized = _moved_sized(trace, PULL)
+    push_count, push_sized, push_unsized = _moved_sized(trace, PUSH)
     grad_count, grad_bytes = _moved(trace, PUSH, gradient_tensors(trace)) if not trace.rendezvous.empty else (
         None, None)
     per_step = [_step_figures(trace, int(s)) for s in trace.steps["step"]]
@@ -152,9 +164,13 @@ def summarize(trace: Trace) -> dict[str, Any]:
         "n_other_variables": int((~is_param).sum()) if not variables.empty else None,
         "other_variable_bytes": int(variables.loc[~is_param, "size_bytes"].sum()) if not variables.empty else None,
         "pull_count": pull_count,
-        "pull_bytes": pull_bytes,
+        "pull_bytes": None if pull_unsized else pull_sized,
+        "pull_unsized": pull_unsized,
+        "pull_sized_bytes": None if pull_unsized is None else pull_sized,
         "push_count": push_count,
-        "push_bytes": push_bytes,
+        "push_bytes": None if push_unsized else push_sized,
+        "push_unsized": push_unsized,
+        "push_sized_bytes": None if push_unsized is None else push_sized,
         "gradient_push_count": grad_count,
         "gradient_push_bytes": grad_bytes,
         "pull_count_recorded_per_step": [f["pulls"] for f in per_step],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pathlib
 
 from parsers import read_trace
+from tracegen.cli import format_summary
 from tracegen.summary import summarize
 
 
@@ -49,3 +50,20 @@ def test_a_synthetic_trace_says_the_bytes_its_transfers_carry(model_dir: pathlib
     s = summarize(read_trace(tmp_path / "traces" / "n2.json"))
     full = summarize(read_trace(model_dir))
     assert (s["pull_bytes"], s["push_bytes"]) == (full["pull_bytes"], full["push_bytes"])
+
+
+def test_a_tf2_profile_says_the_bytes_of_its_sized_pulls_beside_its_unsized_control_edge() -> None:
+    """The TF2 profile's control edge is never recorded with a size: the step's pull bytes are unknown, but its
+    sized pulls carry every parameter, and inspect says so (it printed 'unknown' for the 342 kB)."""
+    s = summarize(read_trace(pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "tf2_pss"))
+    assert s["pull_bytes"] is None
+    assert s["pull_unsized"] == 1 and s["pull_count"] == s["n_variables"] + 1
+    assert s["pull_sized_bytes"] == s["param_bytes"] > 0
+    assert s["push_unsized"] == 0 and s["push_sized_bytes"] == s["push_bytes"]
+    pulls = next(line for line in format_summary(s).splitlines() if line.startswith("pulls"))
+    assert f"({s['param_bytes']} B) in the {s['n_variables']} sized, 1 tensor never recorded with a size" in pulls
+
+
+def test_chrome_input_has_no_count_of_unsized_tensors(model_dir: pathlib.Path) -> None:
+    s = summarize(read_trace(model_dir / "step_000.json"))
+    assert s["pull_unsized"] is None and s["pull_sized_bytes"] is None
