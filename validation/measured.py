@@ -11,15 +11,15 @@ and optionally ``repeat`` (int), ``batch_size`` (int, at most 10^9) and the PS l
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``, ``125MB/s``; a
 bare number is refused), not both. Several rows per N are repeats: a prediction is judged against their mean and shown
 against their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over
-each window, each from 0 to 10000, and the PS's context switches per second, empty when unknown) are read when present
-and shown beside the rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1
-kbit/s to 1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places
-parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's own
-link; ``worker_caps`` and ``worker_links`` hold a ';'-joined part per worker of the run (``n_workers`` of them) or are
-empty. Blank lines are skipped, as are columns after the last named one with no name and no cell (a spreadsheet's
-``...,tensorflow_version,,``); column names are unique, lower case as above, and every row has as many cells as the
-header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a decimal point and no
-thousands separators (``1234.5``, not ``1,234.5`` or ``1234,5``).
+each window, each from 0 to 10000, and the PS's context switches per second, up to 1e10, empty when unknown) are read
+when present and shown beside the rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000
+to 8e15 (1 kbit/s to 1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a
+prediction places parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a
+worker class's own link; ``worker_caps`` and ``worker_links`` hold a ';'-joined part per worker of the run
+(``n_workers`` of them) or are empty. Blank lines are skipped, as are columns after the last named one with no name and
+no cell (a spreadsheet's ``...,tensorflow_version,,``); column names are unique, lower case as above, and every row has
+as many cells as the header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a
+decimal point and no thousands separators (``1234.5``, not ``1,234.5`` or ``1234,5``).
 
 The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
 (:data:`SETTING_COLUMNS`: the model, its widths, the caps, the link's queue, ...), every row holds the same value
@@ -62,6 +62,7 @@ MIN_STEPS_PER_S = 1e-6
 CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
 SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
 CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS
+MAX_SWITCHES_PER_S = MAX_CPU_CORES * 1e6  # a context switch takes a core more than a microsecond
 
 # the testbed's settings of a run (validation.testbed_files), the same in every run compared at once; batch_size,
 # the link's rate, ps_tasks and placement are checked by validate, which reads them
@@ -413,11 +414,15 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
 
 def _cpu(text: str, column: str, source: str, line: int) -> float:
     """A cell of :data:`CPU_COLUMNS`: cores from 0 to a host's most (:data:`parsers.linkprofile.MAX_CPU_CORES`, as a
-    link profile's ``ps_cpu_cores``); 1e300 was read and shown as where the CPU went."""
+    link profile's ``ps_cpu_cores``), switches from 0 to as many as those cores could make; 1e300 was read and shown
+    as where the CPU went."""
     value: float = cell_number(text, float, column, source, line, positive=False)
     if column in CORE_COLUMNS and value > MAX_CPU_CORES:
         raise ConfigError(f"{source}:{line}: {column!r} must be from 0 to {MAX_CPU_CORES:g} cores: no host has more "
                           f"(got {_short(text.strip())!r})")
+    if column in SWITCH_COLUMNS and value > MAX_SWITCHES_PER_S:
+        raise ConfigError(f"{source}:{line}: {column!r} must be from 0 to {MAX_SWITCHES_PER_S:.0e} per second: a "
+                          f"switch takes a core over a microsecond (got {_short(text.strip())!r})")
     return value + 0.0  # '-0' is 0 cores, not -0.00 in the report
 
 

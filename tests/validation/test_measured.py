@@ -12,7 +12,7 @@ import pytest
 from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
 from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
 from validation.errors import ConfigError
-from validation.measured import CORE_COLUMNS, read_measured, suspect_repeats
+from validation.measured import CORE_COLUMNS, SWITCH_COLUMNS, read_measured, suspect_repeats
 
 
 def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
@@ -404,3 +404,12 @@ def test_cores_up_to_a_large_hosts_and_minus_zero_as_zero_are_read(tmp_path: pat
     runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s,host_busy_cores\n1,10,10000\n2,18,-0\n3,20,\n"))
     cores = runs["host_busy_cores"].tolist()
     assert cores[:2] == [10000.0, 0.0] and str(cores[1]) == "0.0" and cores[2] != cores[2]  # NaN: unknown
+
+
+@pytest.mark.parametrize("column", SWITCH_COLUMNS)
+def test_more_context_switches_than_any_host_makes_are_refused(tmp_path: pathlib.Path, column: str) -> None:
+    path = _csv(tmp_path, f"n_workers,steps_per_s,{column}\n1,10,1e10\n2,18,1e300\n")
+    with pytest.raises(ConfigError) as info:
+        read_measured(path)
+    assert str(info.value) == (f"{path}:3: {column!r} must be from 0 to 1e+10 per second: a switch takes a core over "
+                               "a microsecond (got '1e300')")
