@@ -57,6 +57,7 @@ PROFILE_NAME = "link-profile.json"  # the name a profile has beside a trace
 MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kB; anything this large is not one
 MAX_POINTS = 1000
 MAX_RATE_BYTES_PER_S = 10**15
+MAX_CPU_CORES = 10_000.0  # of a host: the largest machines have a few thousand; more is a unit mixed up
 KEYS = ("format", "version", "tool", "date", "ps", "client", "payload", "window_s", "idle_rtt_ns", "points", "notes")
 REQUIRED_KEYS = ("tool", "date", "ps", "client", "payload", "window_s", "points")
 PS_KEYS = ("address", "host", "cores", "tensorflow", "cpu_quota")
@@ -170,7 +171,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
                                              high=10_000),
             pull_bytes_per_s=c.number(c.key(raw, "pull_bytes_per_s", where), f"{where}.pull_bytes_per_s"),
             push_bytes_per_s=c.number(c.key(raw, "push_bytes_per_s", where), f"{where}.push_bytes_per_s"),
-            ps_cpu_cores=None if cpu is None else c.number(cpu, f"{where}.ps_cpu_cores", high=10_000.0),
+            ps_cpu_cores=None if cpu is None else c.number(cpu, f"{where}.ps_cpu_cores", high=MAX_CPU_CORES),
             probe_rtt_ns=None if rtt is None else c.integer(rtt, f"{where}.probe_rtt_ns", low=0, high=10**12),
             window_s=None if win is None else c.number(win, f"{where}.window_s", positive=True, high=86_400.0),
             step_bytes=None if sb is None else c.integer(sb, f"{where}.step_bytes", low=1, high=1 << 50),

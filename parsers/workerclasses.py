@@ -8,7 +8,8 @@ Format ``tracegen-worker-classes``, version 2 (UTF-8; the shared rules of :mod:`
     far,1,1.0,1e8
     standard,*,1.0,-
 
-    name    the class: 1 to 64 characters of ``A-Z a-z 0-9 . _ : + -``, unique in the file
+    name    the class: 1 to 64 characters of ``A-Z a-z 0-9 . _ : + -``, unique in the file whatever its case
+            (``Fast`` and ``fast`` name one class, so a second row of either is refused)
     count   how many workers of the class, 1 to 100000, or ``*`` (as many as the rest; last row only)
     speed   how fast its CPU runs the traced ops, relative to the node the trace was taken on: 0.5 = every op
             takes twice as long (from 0.001 to 1000)
@@ -99,12 +100,13 @@ def read_worker_classes(path: str | os.PathLike[str]) -> WorkerClasses:
                      max_bytes=MAX_BYTES, max_rows=MAX_CLASSES, what="worker classes", older={1: COLUMNS_V1})
     source = os.fspath(path)
     classes: list[WorkerClass] = []
-    seen: set[str] = set()
+    seen: dict[str, tuple[str, int]] = {}  # by the name in lower case, as a catalogue's: Fast and fast are one class
     for i, c in enumerate(rows):
         name = c.name(0)
-        if name in seen:
-            raise c.fail(0, "names another row's class again")
-        seen.add(name)
+        if (first := seen.get(name.casefold())) is not None:
+            again = "" if first[0] == name else f" ({first[0]!r}: names are the same whatever their case)"
+            raise c.fail(0, f"names the class of line {first[1]} again{again}")
+        seen[name.casefold()] = (name, c.line)
         if c.text(1) == "*":
             if i != len(rows) - 1:
                 raise c.fail(1, "'*' (all the remaining workers) may only be the last row's count")

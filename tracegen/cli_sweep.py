@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from parsers.catalogue import read_catalogue
+from parsers.errors import quoted
 from parsers.linkprofile import read_link_profile
 from parsers.sweepdata import refuse_other_files
 from tracegen.cli_predict import add_shard_arguments, batch_note, shard_counts
@@ -117,19 +118,20 @@ def parse_speeds(text: str) -> tuple[float, ...]:
     """``0.5,1,2`` → (0.5, 1.0, 2.0): finite numbers > 0."""
     speeds = []
     if not all(p.strip() for p in text.split(",")):  # "cannot read '' in ''" named nothing
-        raise ConfigError(f"'--worker-speed': {text!r} has an empty entry; give speeds comma-separated, e.g. 0.5,1,2")
+        raise ConfigError(f"'--worker-speed': {quoted(text)} has an empty entry; give speeds comma-separated, e.g. "
+                          "0.5,1,2")
     for piece in text.split(","):
         try:
             speed = parse_number(piece)
         except argparse.ArgumentTypeError:
-            raise ConfigError(f"'--worker-speed': cannot read {piece.strip()!r} in {text!r}; write e.g. 0.5,1,2"
-                              ) from None
+            raise ConfigError(f"'--worker-speed': cannot read {quoted(piece.strip())} in {quoted(text)}; write e.g. "
+                              "0.5,1,2") from None
         if not MIN_WORKER_SPEED <= speed <= MAX_WORKER_SPEED:
-            raise ConfigError(f"'--worker-speed': {piece.strip()!r} in {text!r} must be from {MIN_WORKER_SPEED:g} to "
-                              f"{MAX_WORKER_SPEED:g}")
+            raise ConfigError(f"'--worker-speed': {quoted(piece.strip())} in {quoted(text)} must be from "
+                              f"{MIN_WORKER_SPEED:g} to {MAX_WORKER_SPEED:g}")
         if speed in speeds:
-            raise ConfigError(f"'--worker-speed': {piece.strip()!r} in {text!r} is a speed given before; give each "
-                              "once")
+            raise ConfigError(f"'--worker-speed': {quoted(piece.strip())} in {quoted(text)} is a speed given before; "
+                              "give each once")
         speeds.append(speed)
     return tuple(speeds)
 
@@ -139,7 +141,7 @@ def parse_bandwidths(texts: list[str]) -> dict[str, int]:
     rates: dict[str, int] = {}
     for text in texts:
         if not all(p.strip() for p in text.split(",")):
-            raise ConfigError(f"'--bandwidth': {text!r} has an empty entry; give rates comma-separated, e.g. "
+            raise ConfigError(f"'--bandwidth': {quoted(text)} has an empty entry; give rates comma-separated, e.g. "
                               "100Mbit/s,1Gbit/s")
         pieces = text.split(",")
         for lead, rest in itertools.pairwise(pieces):  # '1,000Mbit/s', '1,5Gbit/s': "'1' has no unit"
@@ -147,15 +149,16 @@ def parse_bandwidths(texts: list[str]) -> dict[str, int]:
             if number.isascii() and number.isdigit() and re.match(r"[0-9]", rest):
                 meant = (f"{number}{more} (no thousands separator)" if re.match(r"[0-9]{3}(?![0-9])", rest)
                          else f"{number}.{more} (a decimal point)")
-                raise ConfigError(f"'--bandwidth': {text!r}: a comma separates rates, so {number!r} is one, with no "
-                                  f"unit; write {meant}, or give each rate its unit")
+                raise ConfigError(f"'--bandwidth': {quoted(text)}: a comma separates rates, so {quoted(number)} is "
+                                  f"one, with no unit; write {meant}, or give each rate its unit")
     for piece in (p.strip() for text in texts for p in text.split(",")):
         if piece in rates:
-            raise ConfigError(f"'--bandwidth': {piece!r} is given twice; give each link once")
+            raise ConfigError(f"'--bandwidth': {quoted(piece)} is given twice; give each link once")
         rates[piece] = parse_rate(piece, what="--bandwidth")
         same = next((label for label, rate in rates.items() if rate == rates[piece] and label != piece), None)
         if same is not None:
-            raise ConfigError(f"'--bandwidth': {same!r} and {piece!r} are the same rate; give each link once")
+            raise ConfigError(f"'--bandwidth': {quoted(same)} and {quoted(piece)} are the same rate; give each link "
+                              "once")
     return rates
 
 
@@ -176,10 +179,11 @@ def parse_policies(text: str) -> list[str]:
     their names against its transfers): refused by the option's name before any work."""
     policies = [p.strip() for p in text.split(",")]
     if not all(policies):
-        raise ConfigError(f"'--policy': {text!r} has an empty entry; give tf, tictac or order files, comma-separated")
+        raise ConfigError(f"'--policy': {quoted(text)} has an empty entry; give tf, tictac or order files, "
+                          "comma-separated")
     for i, policy in enumerate(policies):
         if policy in policies[:i]:
-            raise ConfigError(f"'--policy': {policy!r} is given twice in {text!r}; give each once")
+            raise ConfigError(f"'--policy': {quoted(policy)} is given twice in {quoted(text)}; give each once")
         parse_policy(policy, "--policy")
     return policies
 

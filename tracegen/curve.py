@@ -31,6 +31,7 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 
+from parsers.errors import quoted
 from tracegen.errors import ConfigError
 from tracegen.link import PULL, PUSH, LinkSpec
 from tracegen.metrics import (
@@ -110,18 +111,26 @@ def parse_workers(text: str, name: str = "workers") -> tuple[int, ...]:
         if not (lo_s.isascii() and lo_s.isdigit()) or (sep and not (hi_s.isascii() and hi_s.isdigit())):
             # "cannot read '' in ''" of an empty option, or of '1,,2', left the reader to find the nothing
             what = "" if piece else " (nothing given)" if not text.strip() else " (an empty entry)"
-            raise ConfigError(f"'{name}': cannot read {piece!r} in {text!r}{what}; write e.g. 1-16 or 1,2,4,8")
-        lo = int(lo_s)
-        hi = int(hi_s) if sep else lo
+            raise ConfigError(f"'{name}': cannot read {quoted(piece)} in {quoted(text)}{what}; write e.g. 1-16 or "
+                              "1,2,4,8")
+        lo = _count(lo_s)
+        hi = _count(hi_s) if sep else lo
         if lo < 1 or hi < lo or hi > MAX_WORKERS:
-            raise ConfigError(f"'{name}': {piece!r} must be N or LO-HI with 1 <= LO <= HI <= {MAX_WORKERS} "
-                              f"(got {text!r})")
+            raise ConfigError(f"'{name}': {quoted(piece)} must be N or LO-HI with 1 <= LO <= HI <= {MAX_WORKERS} "
+                              f"(got {quoted(text)})")
         again = next((n for n in range(lo, hi + 1) if n in out), None)
         if again is not None:
-            pieces = "" if out[again] == piece else f" ({out[again]!r} and {piece!r})"
-            raise ConfigError(f"'{name}': {text!r} lists N={again} twice{pieces}; give each N once")
+            pieces = "" if out[again] == piece else f" ({quoted(out[again])} and {quoted(piece)})"
+            raise ConfigError(f"'{name}': {quoted(text)} lists N={again} twice{pieces}; give each N once")
         out.update(dict.fromkeys(range(lo, hi + 1), piece))
     return tuple(sorted(out))
+
+
+def _count(digits: str) -> int:
+    """ASCII ``digits`` as a number, or a number beyond any N for more than 18 after leading zeros: ``int`` refuses
+    4300 digits and more with a ValueError, which was a traceback of ``--workers``."""
+    significant = digits.lstrip("0")
+    return int(significant or "0") if len(significant) <= 18 else 10**18
 
 
 def format_workers(workers: Sequence[int]) -> str:

@@ -170,7 +170,7 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
     for line, row in rows[1:]:
         if not row:
             continue
-        got = f"(got {','.join(row)!r})"
+        got = f"(got {quoted(','.join(row))})"
         rule = f"expected variable,shard with a shard from 0 to {n_shards - 1}, placing on {n_shards} shard(s)"
         if len(row) != 2:
             raise ConfigError(f"{source}: line {line}: {rule} {got}")
@@ -190,7 +190,7 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
             raise ConfigError(f"{source}: line {line}: {quoted(name)} is {what} (parameters: "
                               f"{_listed(variables.names)})")
         if name in given:
-            raise ConfigError(f"{source}: line {line}: {name!r} is placed twice (on shard {given[name]} above, "
+            raise ConfigError(f"{source}: line {line}: {quoted(name)} is placed twice (on shard {given[name]} above, "
                               f"now on shard {shard})")
         given[name] = shard
     missing = [n for n in variables.names if n not in given]

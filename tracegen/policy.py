@@ -150,7 +150,7 @@ def _order_lines(path: str | os.PathLike[str], option: str = "policy") -> dict[s
     for number, line in enumerate(text.split("\n"), start=1):
         name = line.split("#", 1)[0].strip()
         if name in seen:  # which place would it take? the file does not say
-            raise ConfigError(f"'{option}': order file {p!r}: line {number}: {name!r} is already on line "
+            raise ConfigError(f"'{option}': order file {p!r}: line {number}: {quoted(name)} is already on line "
                               f"{seen[name]}")
         if name:
             seen[name] = number
@@ -177,10 +177,10 @@ def check_order(model: StepModel, order: Sequence[str], source: str = "", name: 
         if source:  # the line of the first unknown name: the file was read a moment ago, so it reads again
             line = _order_lines(source, name).get(unknown[0]) if pathlib.Path(source).is_file() else None
             where = f"order file {source!r}" + ("" if line is None else f": line {line}")
-        more = f" (and {len(unknown) - 1} more: {', '.join(repr(u) for u in unknown[1:5])})" if unknown[1:] else ""
+        more = f" (and {len(unknown) - 1} more: {', '.join(quoted(u) for u in unknown[1:5])})" if unknown[1:] else ""
         first = next(model.names[t] for t in range(model.n_tasks) if model.kinds[t] in TRANSFER_KINDS)
-        raise ConfigError(f"'{name}': {where}: {unknown[0]!r} is not a transfer of the model{more}; its tensor names "
-                          f"are in transfers.csv of 'tracegen convert --to csv', e.g. {quoted(first, 40)}")
+        raise ConfigError(f"'{name}': {where}: {quoted(unknown[0])} is not a transfer of the model{more}; its tensor "
+                          f"names are in transfers.csv of 'tracegen convert --to csv', e.g. {quoted(first, 40)}")
 
 
 def step_start_pulls(model: StepModel) -> list[int]:

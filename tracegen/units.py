@@ -21,6 +21,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from parsers.csvfile import NUMBER
+from parsers.errors import quoted
 from tracegen.errors import ConfigError
 
 _PREFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
@@ -43,21 +44,21 @@ def parse_rate(text: str, *, what: str = "bandwidth") -> int:
     m = _RATE.match(text.strip())
     if m is None and (near := _BIT_RATE_ANY_CASE.match(text.strip())):  # '1gbit/s', '1MBIT/S': bits all the same
         prefix = near["prefix"].capitalize() if near["prefix"].lower() != "k" else "k"
-        raise ConfigError(f"{what!r}: cannot read {text!r} as a rate; did you mean {near['num']}{prefix}bit/s? "
+        raise ConfigError(f"{what!r}: cannot read {quoted(text)} as a rate; did you mean {near['num']}{prefix}bit/s? "
                           "(case matters: Gbit/s is bits per second, GB/s bytes)")
     if m is None:
-        raise ConfigError(f"{what!r}: cannot read {text!r} as a rate; write e.g. 500Mbit/s, 1Gbit/s, 10G "
+        raise ConfigError(f"{what!r}: cannot read {quoted(text)} as a rate; write e.g. 500Mbit/s, 1Gbit/s, 10G "
                           "(bits per second) or 125MB/s (bytes per second)")
     prefix, unit = m["prefix"], m["unit"]
     if unit == "" and prefix == "":
-        raise ConfigError(f"{what!r}: {text!r} has no unit (bits or bytes per second?); write e.g. 500Mbit/s, 10G "
-                          "(bits per second) or 62.5MB/s (bytes per second)")
+        raise ConfigError(f"{what!r}: {quoted(text)} has no unit (bits or bytes per second?); write e.g. 500Mbit/s, "
+                          "10G (bits per second) or 62.5MB/s (bytes per second)")
     bits = unit in ("bit/s", "bits/s", "bps", "b/s", "bit", "b") or (unit == "" and prefix != "")
     value = Decimal(m["num"]) * _PREFIX[prefix]
     exact = value / 8 if bits else value
     # compared as written, before it is made an int: 1e999 would be a thousand-digit one, and 0.999 kbit/s 125 B/s
     if not MIN_RATE_BYTES_PER_S <= exact <= MAX_RATE_BYTES_PER_S:
-        raise ConfigError(f"{what!r} must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got {text!r})")
+        raise ConfigError(f"{what!r} must be between 1 kbit/s and 8000 Tbit/s (1000 TB/s) (got {quoted(text)})")
     return int(exact.to_integral_value())
 
 
@@ -65,13 +66,13 @@ def parse_duration(text: str, *, what: str = "latency") -> int:
     """``50us`` → 50000 (ns). Raises ConfigError quoting ``text``."""
     m = _DURATION.match(text.strip())
     if m is None:
-        raise ConfigError(f"{what!r}: cannot read {text!r} as a duration; write e.g. 50us, 2ms, 0")
+        raise ConfigError(f"{what!r}: cannot read {quoted(text)} as a duration; write e.g. 50us, 2ms, 0")
     try:
         exact = Decimal(m["num"]) * _DURATION_NS[m["unit"]]
     except InvalidOperation as exc:  # pragma: no cover - the pattern admits only plain decimals
-        raise ConfigError(f"{what!r}: cannot read {text!r} as a duration") from exc
+        raise ConfigError(f"{what!r}: cannot read {quoted(text)} as a duration") from exc
     if exact > MAX_DURATION_NS:  # (before it is made an int: 1e999 would be a thousand-digit one)
-        raise ConfigError(f"{what!r} must be at most 1 hour (got {text!r})")
+        raise ConfigError(f"{what!r} must be at most 1 hour (got {quoted(text)})")
     return int(exact.to_integral_value())
 
 
@@ -165,9 +166,9 @@ def parse_count(text: str) -> int:
 
     stripped = text.strip()
     if not stripped.isascii() or not stripped.isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number written with digits 0-9 (got {text!r})")
+        raise argparse.ArgumentTypeError(f"must be a whole number written with digits 0-9 (got {quoted(text)})")
     if len(stripped) > 18:
-        raise argparse.ArgumentTypeError(f"must be less than 10^18 (got {text!r})")
+        raise argparse.ArgumentTypeError(f"must be less than 10^18 (got {quoted(text)})")
     return int(stripped)
 
 
@@ -184,7 +185,7 @@ def parse_whole(text: str, *, high: int = 10**18) -> int:
     if value is None or not 1 <= value <= high or value % 1:
         top = f"{high:.0e}".replace("e+", "e")
         raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {top}, e.g. 100000000 or 1e8 "
-                                         f"(got {text!r})")
+                                         f"(got {quoted(text)})")
     return int(value)
 
 
@@ -196,8 +197,8 @@ def parse_number(text: str) -> float:
 
     stripped = text.strip()
     if not NUMBER.fullmatch(stripped):
-        raise argparse.ArgumentTypeError(f"must be a number written with the digits 0-9 (got {text!r})")
+        raise argparse.ArgumentTypeError(f"must be a number written with the digits 0-9 (got {quoted(text)})")
     value = float(stripped)
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number (got {text!r})")
+        raise argparse.ArgumentTypeError(f"must be a finite number (got {quoted(text)})")
     return value

@@ -8,18 +8,18 @@ but for a near miss of one that is read, such as ``ps_task`` or ``Batch_size``, 
     steps_per_s           float  aggregate training steps per second of the run (from 1e-6 to 1e6)
 
 and optionally ``repeat`` (int), ``batch_size`` (int, at most 10^9) and the PS link's rate per direction, either as
-``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``, ``125MB/s``;
-a bare number is refused), not both. Several rows per N are repeats: a prediction is judged against their mean and
-shown against their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's
-cores over each window, and the PS's context switches per second, empty when unknown) are read when present and shown
-beside the rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000 to 8e15 (1 kbit/s
-to 1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a prediction places
-parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a worker class's
-own link; ``worker_caps`` and ``worker_links`` hold a ';'-joined part per worker of the run (``n_workers`` of
-them) or are empty. Blank lines are skipped, as are columns after the last named one with no name and no cell (a
-spreadsheet's ``...,tensorflow_version,,``); column names are unique, lower case as above, and every row has as many
-cells as the header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a decimal
-point and no thousands separators (``1234.5``, not ``1,234.5`` or ``1234,5``).
+``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``, ``125MB/s``; a
+bare number is refused), not both. Several rows per N are repeats: a prediction is judged against their mean and shown
+against their range. The testbed's CPU columns (:data:`CPU_COLUMNS`: the PS's, the workers' and the host's cores over
+each window, each from 0 to 10000, and the PS's context switches per second, up to 1e10, empty when unknown) are read
+when present and shown beside the rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000
+to 8e15 (1 kbit/s to 1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a
+prediction places parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a
+worker class's own link; ``worker_caps`` and ``worker_links`` hold a ';'-joined part per worker of the run
+(``n_workers`` of them) or are empty. Blank lines are skipped, as are columns after the last named one with no name and
+no cell (a spreadsheet's ``...,tensorflow_version,,``); column names are unique, lower case as above, and every row has
+as many cells as the header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a
+decimal point and no thousands separators (``1234.5``, not ``1,234.5`` or ``1234,5``).
 
 The runs of one file are of one job on one cluster: where it has a column of the testbed's run settings
 (:data:`SETTING_COLUMNS`: the model, its widths, the caps, the link's queue, ...), every row holds the same value
@@ -42,6 +42,7 @@ import pandas as pd
 
 from parsers.csvfile import NUMBER, Records, cell_float, cell_int
 from parsers.files import not_utf8_at, read_expanded
+from parsers.linkprofile import MAX_CPU_CORES
 from parsers.read import UTF8_BOM
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 from tracegen.errors import ConfigError as TracegenConfigError
@@ -61,6 +62,7 @@ MIN_STEPS_PER_S = 1e-6
 CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_softirq_cores", "host_steal_cores")
 SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
 CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS
+MAX_SWITCHES_PER_S = MAX_CPU_CORES * 1e6  # a context switch takes a core more than a microsecond
 
 # the testbed's settings of a run (validation.testbed_files), the same in every run compared at once; batch_size,
 # the link's rate, ps_tasks and placement are checked by validate, which reads them
@@ -407,8 +409,21 @@ def _read_optional(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None:
     _read_bandwidth(frame, out, source)
     for column in CPU_COLUMNS:  # testbed: where each window's CPU went (empty: unknown; older files lack them)
         if column in frame.columns:
-            out[column] = [cell_number(v, float, column, source, i, positive=False) if str(v).strip() else math.nan
-                           for i, v in _cells(frame, column)]
+            out[column] = [_cpu(v, column, source, i) if str(v).strip() else math.nan for i, v in _cells(frame, column)]
+
+
+def _cpu(text: str, column: str, source: str, line: int) -> float:
+    """A cell of :data:`CPU_COLUMNS`: cores from 0 to a host's most (:data:`parsers.linkprofile.MAX_CPU_CORES`, as a
+    link profile's ``ps_cpu_cores``), switches from 0 to as many as those cores could make; 1e300 was read and shown
+    as where the CPU went."""
+    value: float = cell_number(text, float, column, source, line, positive=False)
+    if column in CORE_COLUMNS and value > MAX_CPU_CORES:
+        raise ConfigError(f"{source}:{line}: {column!r} must be from 0 to {MAX_CPU_CORES:g} cores: no host has more "
+                          f"(got {_short(text.strip())!r})")
+    if column in SWITCH_COLUMNS and value > MAX_SWITCHES_PER_S:
+        raise ConfigError(f"{source}:{line}: {column!r} must be from 0 to {MAX_SWITCHES_PER_S:.0e} per second: a "
+                          f"switch takes a core over a microsecond (got {_short(text.strip())!r})")
+    return value + 0.0  # '-0' is 0 cores, not -0.00 in the report
 
 
 def _batch_size(text: str, source: str, line: int) -> int:

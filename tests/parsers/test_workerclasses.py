@@ -43,7 +43,10 @@ def test_classes_listed_past_the_workers_asked_are_named_with_their_line(tmp_pat
     (("slow,2,\uff10.5",), "line 3, column 3 (speed): must be a number >= 0.001 and <= 1000, written with the digits"),
     (("slow,+2,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000 (got '+2')"),
     (("rest,*,1", "slow,1,0.5"), "line 3, column 2 (count): '*' (all the remaining workers) may only be the last"),
-    (("a,1,1", "a,1,2"), "line 4, column 1 (name): names another row's class again (got 'a')"),
+    (("a,1,1", "a,1,2"), "line 4, column 1 (name): names the class of line 3 again (got 'a')"),
+    # read as two classes, as a catalogue's C5.XLARGE and c5.xlarge are not
+    (("Fast,1,2", "slow,1,0.5", "fast,1,1"), "line 5, column 1 (name): names the class of line 3 again ('Fast': "
+                                            "names are the same whatever their case) (got 'fast')"),
     (("bad name,1,1",), "line 3, column 1 (name): must be 1 to 64 characters"),
     (("slow,1",), "line 3: 2 cells, expected 3: column 3 (speed) is missing"),
     ((), "line 2: the header and no worker classes after it"),  # it named no line

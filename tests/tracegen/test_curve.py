@@ -116,6 +116,20 @@ def test_a_worker_count_given_twice_is_refused_not_dropped(text: str, said: str)
     assert str(refused.value) == said
 
 
+@pytest.mark.parametrize("text", ["1" * 5000, "1-" + "9" * 5000, "0" * 5000 + "1-" + "2" * 19])
+def test_a_worker_count_of_thousands_of_digits_is_refused_in_one_short_line(text: str) -> None:
+    """int() refuses 4300 digits and more with a ValueError: '--workers 111...1' was a traceback."""
+    with pytest.raises(ConfigError) as refused:
+        parse_workers(text, "--workers")
+    said = str(refused.value)
+    assert said.startswith("'--workers': '") and "must be N or LO-HI with 1 <= LO <= HI <=" in said
+    assert len(said) < 250
+
+
+def test_leading_zeros_are_read() -> None:
+    assert parse_workers("0" * 5000 + "2-03") == (2, 3)
+
+
 def _t_quantile_975(df: int) -> float:
     """Student's t at 97.5 % with ``df`` degrees of freedom, from its density (Simpson's rule, bisection): an
     independent reckoning of the table the curve's confidence intervals use."""

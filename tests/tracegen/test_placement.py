@@ -76,6 +76,24 @@ def test_a_placement_file_is_followed_and_checked(mlp_trace_dir: pathlib.Path, t
         place(model, 2, "nearest")
 
 
+def test_a_placement_row_of_thousands_of_characters_is_quoted_short(mlp_trace_dir: pathlib.Path,
+                                                                    tmp_path: pathlib.Path) -> None:
+    """A shard of 5000 digits was quoted whole with its row: the line ran to its 300 characters of them."""
+    model = build_model(read_trace(mlp_trace_dir))
+    names = place(model, 1, "round-robin").variables.names
+    path = tmp_path / "placement.csv"
+    path.write_text(f"variable,shard\n{names[0]},{'9' * 5000}\n")
+    with pytest.raises(ConfigError) as refused:
+        place(model, 2, str(path))
+    said = str(refused.value)
+    assert "placement.csv: line 2: has more than 400 characters (got '" in said and len(said) < 250
+    long_name = "v" * 5000
+    path.write_text(f"variable,shard\n{long_name},0\n{long_name},1\n")
+    with pytest.raises(ConfigError) as refused:  # a name the trace lacks, the first thing wrong with it
+        place(model, 2, str(path))
+    assert len(str(refused.value)) < 400
+
+
 def test_an_unclosed_quote_in_a_placement_file_is_named_on_its_line(mlp_trace_dir: pathlib.Path,
                                                                     tmp_path: pathlib.Path) -> None:
     """The quoted cell swallowed every row below it, and the refusal named the file's last line."""

@@ -11,7 +11,7 @@ from parsers import read_trace
 from tracegen.errors import ConfigError
 from tracegen.metrics import steps_per_s
 from tracegen.model import StepModel, StepTiming, TaskKind, build_model
-from tracegen.policy import MAX_ORDER_BYTES, issued_in_order, read_order, step_start_pulls
+from tracegen.policy import MAX_ORDER_BYTES, check_order, issued_in_order, read_order, step_start_pulls
 from tracegen.simulate import SimConfig, simulate
 from tracegen.wire import LinkEstimate
 
@@ -74,6 +74,25 @@ def test_an_order_file_naming_unknown_tensors_is_named(mlp_trace_dir: pathlib.Pa
     assert "(and 1 more: 'nor/this')" in err and err.count("\n") == 1
     assert main(["sweep", str(mlp_trace_dir), "--policy", f"tf,{path}", "--out", str(tmp_path / "s")]) == 2
     assert f"order file {str(path)!r}: line 4: 'no/such/tensor'" in capsys.readouterr().err
+
+
+def test_a_tensor_name_of_thousands_of_characters_is_quoted_short(mlp_trace_dir: pathlib.Path,
+                                                                   tmp_path: pathlib.Path) -> None:
+    """A 100000-character line was quoted whole: the line of 300 characters was cut in the middle of the name, and
+    'is not a transfer of the model' (or 'is already on line 1') never said."""
+    model = build_model(read_trace(mlp_trace_dir))
+    path = tmp_path / "order.txt"
+    path.write_text("x" * 100_000 + "\n")
+    with pytest.raises(ConfigError) as refused:
+        check_order(model, read_order(path), str(path), "--policy")
+    said = str(refused.value)
+    assert "order.txt': line 1: 'xxxx" in said and "x...x" in said and "xx' is not a transfer of the model" in said
+    assert len(said) < 400
+    path.write_text(("y" * 100_000 + "\n") * 2)
+    with pytest.raises(ConfigError) as refused:
+        read_order(path)
+    said = str(refused.value)
+    assert said.endswith("yy' is already on line 1") and "y...y" in said and len(said) < 250
 
 
 def reads_then_pulls(delays_us: tuple[int, ...]) -> StepModel:

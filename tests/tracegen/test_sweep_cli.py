@@ -146,6 +146,21 @@ def test_a_bad_grid_is_one_line_and_no_part(argv: list[str], message: str, tmp_p
     assert part_paths(out) == []
 
 
+@pytest.mark.parametrize(("option", "value", "rule"), [
+    ("--worker-speed", "1," + "9" * 5000, "; write e.g. 0.5,1,2"),
+    ("--worker-speed", "0.5,1," + "1" * 300 + ".5", "must be from 0.001 to 1000"),
+    ("--bandwidth", "1" * 5000 + "Gbit/s,1Gbit/s", "must be between 1 kbit/s and 8000 Tbit/s"),
+    ("--policy", "tf,tictac,tf," + "t" * 5000, "'tf' is given twice in"),
+])
+def test_a_value_of_thousands_of_characters_is_quoted_short(option: str, value: str, rule: str,
+                                                             tmp_path: pathlib.Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """'--worker-speed 1,999...9' was quoted whole, twice: the line ran to its 300 characters of digits."""
+    assert main(["sweep", str(TRACE), option, value, "--out", str(tmp_path / "sweep")]) == 2
+    err = capsys.readouterr().err
+    assert rule in err and err.count("\n") == 1 and len(err) < 250
+
+
 @pytest.mark.usefixtures("ipv6_loopback")
 def test_a_ray_head_at_an_ipv6_address_is_asked_for_there(tmp_path: pathlib.Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:

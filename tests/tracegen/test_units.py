@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import argparse
 import math
+from typing import Any
 
 import pytest
 
@@ -13,8 +15,11 @@ from tracegen.units import (
     format_duration,
     format_rate,
     format_wait,
+    parse_count,
     parse_duration,
+    parse_number,
     parse_rate,
+    parse_whole,
     percent,
 )
 
@@ -170,3 +175,29 @@ def test_a_count_of_one_takes_the_singular() -> None:
         "1 transfer", "0 transfers", "3 transfers")
     assert counted(1, "other variable") == "1 other variable"
     assert counted(2, "entry", "entries") == "2 entries"
+
+
+@pytest.mark.parametrize(("parse", "text", "rule"), [
+    (parse_rate, "1" * 5000, "has no unit (bits or bytes per second?)"),
+    (parse_rate, "1" * 5000 + "x", "as a rate; write e.g. 500Mbit/s"),
+    (parse_rate, "1" * 390 + "Gbit/s", "must be between 1 kbit/s and 8000 Tbit/s"),
+    (parse_duration, "1" * 5000 + "us", "must be at most 1 hour"),
+])
+def test_a_value_of_thousands_of_characters_is_quoted_short_beside_what_was_wrong(parse: Any, text: str,
+                                                                                    rule: str) -> None:
+    """'--bandwidth 111...1' (5000 digits) was quoted whole: the command line's one line of 300 characters was cut
+    before it said what was wrong ('has no unit')."""
+    with pytest.raises(ConfigError) as refused:
+        parse(text)
+    said = str(refused.value)
+    assert rule in said and len(said) < 250 and "'" + "1" * 20 in said  # the value, quoted shortened
+
+
+@pytest.mark.parametrize(("parse", "rule"), [(parse_count, "must be less than 10^18"),
+                                              (parse_number, "must be a finite number"),
+                                              (parse_whole, "must be a whole number from 1 to 1e18")])
+def test_a_numeric_option_of_thousands_of_digits_is_quoted_short(parse: Any, rule: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        parse("9" * 5000)
+    said = str(refused.value)
+    assert said.startswith(rule) and len(said) < 150

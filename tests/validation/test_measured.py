@@ -12,7 +12,7 @@ import pytest
 from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
 from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
 from validation.errors import ConfigError
-from validation.measured import read_measured, suspect_repeats
+from validation.measured import CORE_COLUMNS, SWITCH_COLUMNS, read_measured, suspect_repeats
 
 
 def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
@@ -388,3 +388,28 @@ def test_a_per_worker_cell_with_other_than_n_workers_parts_is_refused(tmp_path: 
 def test_an_empty_per_worker_cell_says_none_given(tmp_path: pathlib.Path) -> None:
     path = _csv(tmp_path, "n_workers,steps_per_s,worker_caps\n1,10,\n2,18,\n")
     assert read_measured(path)["worker_caps"].tolist() == [(), ()]
+
+
+@pytest.mark.parametrize("column", CORE_COLUMNS)
+@pytest.mark.parametrize("cell", ["1e300", "10000.5", "123456"])
+def test_cores_beyond_any_hosts_are_refused(tmp_path: pathlib.Path, column: str, cell: str) -> None:
+    # read as they were, 1e300 cores were shown in the report as where a window's CPU went
+    path = _csv(tmp_path, f"n_workers,steps_per_s,{column}\n1,10,3.5\n2,18,{cell}\n")
+    with pytest.raises(ConfigError) as info:
+        read_measured(path)
+    assert str(info.value) == f"{path}:3: {column!r} must be from 0 to 10000 cores: no host has more (got {cell!r})"
+
+
+def test_cores_up_to_a_large_hosts_and_minus_zero_as_zero_are_read(tmp_path: pathlib.Path) -> None:
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s,host_busy_cores\n1,10,10000\n2,18,-0\n3,20,\n"))
+    cores = runs["host_busy_cores"].tolist()
+    assert cores[:2] == [10000.0, 0.0] and str(cores[1]) == "0.0" and cores[2] != cores[2]  # NaN: unknown
+
+
+@pytest.mark.parametrize("column", SWITCH_COLUMNS)
+def test_more_context_switches_than_any_host_makes_are_refused(tmp_path: pathlib.Path, column: str) -> None:
+    path = _csv(tmp_path, f"n_workers,steps_per_s,{column}\n1,10,1e10\n2,18,1e300\n")
+    with pytest.raises(ConfigError) as info:
+        read_measured(path)
+    assert str(info.value) == (f"{path}:3: {column!r} must be from 0 to 1e+10 per second: a switch takes a core over "
+                               "a microsecond (got '1e300')")
