@@ -1,4 +1,4 @@
-"""The test set's link profiles measured again (data/README.md, "validation/profile_repeat/") beside the campaign's:
+"""The campaign's link profiles measured again (data/README.md, "validation/profile_repeat/") beside the campaign's:
 for each mode netbench measures, the change of each point's rate (both directions together) at every number of
 connections measured in both profiles. Run from the repository root: python data/validation/profile_repeat/compare.py"""
 
@@ -22,13 +22,14 @@ def changes(stored: LinkProfile, again: LinkProfile, mode: str) -> dict[int, flo
 
 
 def rows() -> list[dict[str, object]]:
-    """Per configuration measured again: its name and, per mode, the changes by connections."""
+    """Per configuration measured again, the test set's first: ``set/name`` and, per mode, the changes by
+    connections."""
     found: list[dict[str, object]] = []
-    for folder in sorted((HERE / "test").glob("*/trace")):
-        name = folder.parent.name
-        stored = read_link_profile(CAMPAIGN / "test" / name / "trace" / "link-profile.json")
+    for folder in sorted(HERE.glob("*/*/trace"), key=lambda f: (f.parts[-3] != "test", f.parts[-2])):
+        group, name = folder.parts[-3], folder.parent.name
+        stored = read_link_profile(CAMPAIGN / group / name / "trace" / "link-profile.json")
         again = read_link_profile(folder / "link-profile.json")
-        found.append({"name": name, "date": again.date} | {mode: changes(stored, again, mode) for mode in MODES})
+        found.append({"name": f"{group}/{name}", "date": again.date} | {mode: changes(stored, again, mode) for mode in MODES})
     return found
 
 
