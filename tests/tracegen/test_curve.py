@@ -10,7 +10,15 @@ import statistics
 import pytest
 
 from parsers import read_trace
-from tracegen.curve import BUSY_THRESHOLD, Curve, busiest_label, format_workers, parse_workers, scaling_curve
+from tracegen.curve import (
+    BUSY_THRESHOLD,
+    Curve,
+    CurvePoint,
+    busiest_label,
+    format_workers,
+    parse_workers,
+    scaling_curve,
+)
 from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
 from tracegen.metrics import ShardUse
@@ -205,7 +213,7 @@ def test_a_point_whose_workers_slow_down_with_no_resource_busy_says_contention()
 
 
 def test_the_plateau_and_knee_in_words_say_a_lower_bound_is_one() -> None:
-    from tracegen.curve import CurvePoint, knee_text, plateau_text
+    from tracegen.curve import knee_text, plateau_text
 
     points = tuple(CurvePoint(n_workers=n, steps_per_s=2.0 * n, steps_per_s_low=2.0 * n, steps_per_s_high=2.0 * n,
                               pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
@@ -258,16 +266,18 @@ def test_the_knees_short_mark_says_what_its_words_say(ns: tuple[int, ...], rates
     assert short == mark[1:].removeprefix("=")
 
 
+def point(n: int, rate: float, half: float | None) -> CurvePoint:
+    """A curve point of ``n`` workers at ``rate`` steps/s whose seeds' 95 % half-width is ``half``."""
+    return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,
+                      pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
+                      bottleneck="workers", steps_per_s_ci95=half)
+
+
 def test_a_plateau_search_stopped_inside_the_seeds_noise_is_not_called_pinned() -> None:
     # the search past the asked N ends on one comparison: a rise under 1 % from the N before. With the seeds' 95 %
     # interval wider even than the 5 % between knee and plateau, the stop says little, and the words 'plateau X
     # (simulated at N=5)' claimed it did
-    from tracegen.curve import KNEE_FRACTION, CurvePoint, plateau_text, search_noise
-
-    def point(n: int, rate: float, half: float | None) -> CurvePoint:
-        return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,
-                          pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
-                          bottleneck="workers", steps_per_s_ci95=half)
+    from tracegen.curve import KNEE_FRACTION, plateau_text, search_noise
 
     wide = 2 * (1 - KNEE_FRACTION) * 100.0
     assert search_noise(point(4, 100.0, wide), [point(5, 100.5, 0.1)]) == (5, 4, wide)
@@ -325,12 +335,7 @@ def test_a_stall_inside_the_seeds_noise_does_not_say_more_workers_do_not_raise_i
 
 
 def test_the_stall_and_the_plateau_search_judge_the_noise_by_one_rule() -> None:
-    from tracegen.curve import KNEE_FRACTION, CurvePoint, noise_between, stall_consequence
-
-    def point(n: int, rate: float, half: float | None) -> CurvePoint:
-        return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,
-                          pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
-                          bottleneck="link-pull", steps_per_s_ci95=half)
+    from tracegen.curve import KNEE_FRACTION, noise_between, stall_consequence
 
     wide = 2 * (1 - KNEE_FRACTION) * 100.0
     assert noise_between(point(14, 100.0, wide), point(13, 100.0, 0.1)) == (14, 13, wide)
