@@ -29,7 +29,8 @@ def rows() -> list[dict[str, object]]:
         group, name = folder.parts[-3], folder.parent.name
         stored = read_link_profile(CAMPAIGN / group / name / "trace" / "link-profile.json")
         again = read_link_profile(folder / "link-profile.json")
-        found.append({"name": f"{group}/{name}", "date": again.date} | {mode: changes(stored, again, mode) for mode in MODES})
+        found.append({"name": f"{group}/{name}", "date": again.date}
+                     | {mode: changes(stored, again, mode) for mode in MODES})
     return found
 
 
