@@ -551,16 +551,9 @@ def knee_short(simulated: Iterable[int], k: int | None, plateau_reached: bool) -
     return str(k) if below == k - 1 else f"<={k}"
 
 
-def knee_or_earlier(curve: Curve) -> bool:
-    """Whether the knee is marked ``<=k`` (:func:`knee_short`): the N just below it were not simulated and the
-    plateau is reached, so the knee may lie among them; False for no knee."""
-    return knee_short((p.n_workers for p in curve.points), curve.knee_n_workers,
-                      curve.plateau_reached).startswith("<=")
-
-
 def simulated_below(simulated: Iterable[int], k: int) -> int:
     """The largest of the ``simulated`` N below the knee ``k`` (0 for none): below ``k - 1``, the N between were
-    not simulated, and the knee may lie among them (:func:`knee_text`, :func:`knee_or_earlier`, plan's table)."""
+    not simulated, and the knee may lie among them (:func:`knee_text`, :func:`knee_short`)."""
     return max((n for n in simulated if n < k), default=0)
 
 

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from parsers.trace import Trace
-from tracegen.curve import Simulations, knee_or_earlier, knee_short, scaling_curve
+from tracegen.curve import Simulations, knee_short, scaling_curve
 from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
 from tracegen.metrics import busiest_shard
@@ -40,7 +40,6 @@ class ShardRow:
     n_shards: int
     placement: str
     knee_n_workers: int | None
-    knee_or_earlier: bool  # the N just below the knee were not simulated: it may lie among them (module docstring)
     knee_short: str  # the knee as the table prints it (tracegen.curve.knee_short): k, <=k or >=a; '' for none
     plateau_steps_per_s: float
     plateau_workers: int
@@ -48,6 +47,11 @@ class ShardRow:
     saturating_resource: str
     saturating_utilisation: float
     shard_pull_bytes: tuple[int, ...]
+
+    @property
+    def knee_or_earlier(self) -> bool:
+        """The N just below the knee were not simulated, so it may lie among them (``<=k``; module docstring)."""
+        return self.knee_short.startswith("<=")
 
 
 def placements(model: StepModel, trace: Trace, shards: Sequence[int], how: str) -> list[Placement]:
@@ -86,7 +90,7 @@ def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig
         busiest = busiest_shard(at_plateau)
         resource, value = busiest.busiest
         rows.append(ShardRow(n_shards=k, placement=placement.how, knee_n_workers=curve.knee_n_workers,
-                             knee_or_earlier=knee_or_earlier(curve), knee_short=knee_short(
+                             knee_short=knee_short(
                                  (p.n_workers for p in curve.points), curve.knee_n_workers, curve.plateau_reached),
                              plateau_steps_per_s=curve.plateau_steps_per_s,
                              plateau_workers=curve.saturation_workers, saturating_shard=busiest.shard,
@@ -98,7 +102,7 @@ def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig
 def knee_cell(row: ShardRow) -> str:
     """The row's knee in the printed table: ``-`` when not reached, else the curve's short form (``knee_short``:
     ``<=k`` where it may lie earlier, ``>=a`` where the plateau is a lower bound, else k)."""
-    return "-" if row.knee_n_workers is None else row.knee_short or str(row.knee_n_workers)
+    return row.knee_short or "-"
 
 
 def shards_csv(rows: Sequence[ShardRow]) -> str:

@@ -254,7 +254,7 @@ def test_the_shards_table_says_or_later_as_the_words_do() -> None:
     from tracegen.shards import ShardRow, knee_cell
 
     rising = curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)
-    row = ShardRow(n_shards=1, placement="greedy", knee_n_workers=100, knee_or_earlier=False,
+    row = ShardRow(n_shards=1, placement="greedy", knee_n_workers=100,
                    knee_short=knee_short((1, 2, 100), 100, False), plateau_steps_per_s=96.0, plateau_workers=100,
                    saturating_shard=0, saturating_resource="link-push", saturating_utilisation=0.9,
                    shard_pull_bytes=(1,))
