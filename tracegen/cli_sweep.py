@@ -50,7 +50,7 @@ from tracegen.sweepgrid import (
     file_sha256,
 )
 from tracegen.sweeprunner import LocalRunner, RayRunner
-from tracegen.units import format_wait, parse_count, parse_number, parse_rate
+from tracegen.units import counted, format_wait, parse_count, parse_number, parse_rate
 
 PROGRESS_EVERY_S = 2.0  # when stderr is not a terminal: one line at most this often
 MAX_SWEEP_EVENTS = 1e14  # over a year on one core compiled (tracegen.cost): more is a typo, not a sweep
@@ -239,7 +239,7 @@ class ProgressLine:
 
 def points_left_said(start: SweepProgress) -> str:
     """``the K points left `` where a sweep resumed (the grid line's words before where they run), else ''."""
-    return f"the {start.todo} point{'s' if start.todo != 1 else ''} left " if start.resumed else ""
+    return f"the {counted(start.todo, 'point')} left " if start.resumed else ""
 
 
 def local_runner(start: SweepProgress, jobs: int) -> tuple[LocalRunner, str]:
