@@ -8,6 +8,7 @@
 # repository root with nothing else busy: bash data/validation/run_campaign.sh [dev|test]
 # Another campaign laid out the same way (DIR/campaign.csv, DIR/<set>/<name>/): CAMPAIGN=DIR bash ... (data/fresh)
 # More testbed options for every configuration: TESTBED_ARGS="--ps-at-cap" bash ... (data/atcap)
+# Other worker counts than 1..5: WORKERS=1-8 bash ... (data/pastknee)
 set -euo pipefail
 TRACEGEN=${TRACEGEN:-tracegen}
 dir=${CAMPAIGN:-data/validation}
@@ -18,6 +19,6 @@ tail -n +2 "$dir/campaign.csv" | sort -t, -k2,2 | while IFS=, read -r name set m
   if [ -e "$out" ]; then echo "skip $out (exists)"; continue; fi
   echo "== $set $name"
   "$TRACEGEN" testbed --model "$model" --bandwidth "${rate}Mbit/s" --queue-latency "$queue" --burst "$burst" \
-    --cpu-ps "$ps" --cpu-worker "$worker" --workers 1-5 --repeats 1 --window 15 --window-steps 60 \
+    --cpu-ps "$ps" --cpu-worker "$worker" --workers "${WORKERS:-1-5}" --repeats 1 --window 15 --window-steps 60 \
     --max-window 30 --warmup 5 --traced-steps 12 --no-worker-traces ${TESTBED_ARGS:-} --out "$out" < /dev/null
 done
