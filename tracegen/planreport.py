@@ -109,8 +109,8 @@ def pair_note(samples: float) -> str:
     """What the table's columns (:data:`PAIR_HEADER`) mean that their names do not say: ``hours`` and ``$ total``
     alone left the reader to guess for how many samples (``--samples``, 1e8 unless given)."""
     return (f"best N: the pair's fewest dollars per sample, at which samples/s, $/h, $/1k smp, hours, $ total and "
-            f"bottleneck are given; hours, $ total: to process {samples:g} samples (--samples); knee -: not reached "
-            "by the largest N asked; knee <=k: the N "
+            f"bottleneck are given; hours, $ total: to process {samples:g} samples (--samples); knee >k: not reached "
+            "by N=k, the largest N asked; knee <=k: the N "
             "just below k were not asked (--workers), and it may lie among them; plateau +: not reached by the "
             "largest N asked (the bounds say more workers add more), a lower bound, as a band with + beside it; "
             "band: the plateau on a half- and a full-duplex link of the same rate")
@@ -129,9 +129,11 @@ def pair_cells(pair: Pair, samples: float) -> list[str]:
 
 
 def knee_cell(pair: Pair) -> str:
-    """The pair's knee in the table: ``-`` when not reached; ``<=k`` when the N just below it were not asked
-    (``--workers 1,2,32`` gave 'knee 32' where every N from 1 to 32 gave 11), as ``predict`` says 'or earlier'."""
-    return knee_short((o.n_workers for o in pair.options), pair.knee_n_workers, pair.plateau_reached) or "-"
+    """The pair's knee in the table, as ``predict``'s shards table has it (:func:`tracegen.curve.knee_short`):
+    ``<=k`` when the N just below it were not asked (``--workers 1,2,32`` gave 'knee 32' where every N from 1 to 32
+    gave 11), as ``predict`` says 'or earlier'; ``>k`` when not reached by N=k, the largest asked (it said ``-``,
+    not by which N)."""
+    return knee_short((o.n_workers for o in pair.options), pair.knee_n_workers, pair.plateau_reached)
 
 
 def _option(o: Option, samples: float) -> str:
