@@ -15,6 +15,9 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
     hours_for_samples, usd_for_samples  time and money to process the plan's ``samples``
     reaches_target                      yes / no; empty without a target
     knee_n_workers                      the pair's knee; empty when not reached in the asked N
+    knee_as_printed                     the pair's knee as the table and plan.html show it (predict's
+                                        ``tracegen.curve.knee_short``): k; ``<=k`` where the N just below k were not
+                                        asked ('N=k or earlier'); ``>k`` where not reached by N=k, the largest asked
     plateau_samples_per_s               the pair's plateau (when not reached: the best rate seen, a lower bound)
     plateau_n_workers                   where it was seen
     plateau_in_range                    yes / no: whether the plateau lies within the asked N
@@ -38,8 +41,9 @@ from tracegen.units import brief, fixed, format_duration, format_rate
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_ps", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
                "cluster_usd_per_hour", "usd_per_1000_samples", "hours_for_samples", "usd_for_samples",
-               "reaches_target", "knee_n_workers", "plateau_samples_per_s", "plateau_n_workers", "plateau_in_range",
-               "band_low_samples_per_s", "band_high_samples_per_s", "link_pinned", "best_of_pair", "chosen")
+               "reaches_target", "knee_n_workers", "knee_as_printed", "plateau_samples_per_s", "plateau_n_workers",
+               "plateau_in_range", "band_low_samples_per_s", "band_high_samples_per_s", "link_pinned", "best_of_pair",
+               "chosen")
 
 
 def _yes(flag: bool) -> str:
@@ -58,7 +62,7 @@ def plan_csv(plan: Plan) -> str:
                 fixed(o.samples_per_s, 4), o.bottleneck, fixed(o.usd_per_hour, 4), fixed(o.usd_per_1000_samples, 6),
                 fixed(o.hours_for(samples), 6), fixed(o.usd_for(samples), 4),
                 "" if target is None else _yes(o.samples_per_s >= target),
-                "" if pair.knee_n_workers is None else str(pair.knee_n_workers),
+                "" if pair.knee_n_workers is None else str(pair.knee_n_workers), knee_cell(pair),
                 fixed(pair.plateau_samples_per_s, 4), str(pair.saturation_workers), _yes(pair.plateau_reached),
                 "" if band is None else fixed(band[0], 4), "" if band is None else fixed(band[1], 4),
                 _yes(pair.ps.link_profile is not None), _yes(o is best), _yes(o is plan.chosen)]))

@@ -140,6 +140,9 @@ def test_a_knee_above_n_not_asked_is_shown_as_at_most(model: StepModel) -> None:
     for pair in gapped.pairs:
         cells = dict(zip(PAIR_HEADER, pair_cells(pair, gapped.config.samples), strict=True))
         assert cells["knee"] == "<=12", cells
+    for row in plan_csv(gapped).splitlines()[1:]:  # plan.csv says 'or earlier' too, beside the bare 12
+        written = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        assert (written["knee_n_workers"], written["knee_as_printed"]) == ("12", "<=12"), row
     whole = run_plan(model)  # every N up to the knee asked: the bare N, as before
     assert [knee_cell(p) for p in whole.pairs] == [str(p.knee_n_workers) for p in whole.pairs]
 
@@ -168,3 +171,7 @@ def test_a_knee_not_reached_says_by_which_n_as_predict_does(model: StepModel) ->
     assert cells["knee"] == ">2" == knee_short((1, 2), None, pair.plateau_reached), cells
     assert "knee >k: not reached by N=k, the largest N asked" in pair_note(result.config.samples)
     assert "<td>&gt;2</td>" in plan_html(result, []).decode()
+    # plan.csv left knee_n_workers empty, with no column saying by which N: knee_as_printed is the table's cell
+    for row in plan_csv(result).splitlines()[1:]:
+        written = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        assert (written["knee_n_workers"], written["knee_as_printed"]) == ("", ">2"), row
