@@ -534,17 +534,22 @@ def knee_text(curve: Curve) -> str:
 def knee_mark(curve: Curve) -> str:
     """The knee as a chart marks it at its N (:func:`knee_short` with ``N``): ``N=k``, ``N<=k`` or ``N>=a``; ''
     for no knee."""
+    if curve.knee_n_workers is None:  # nothing to mark at any N
+        return ""
     short = knee_short((p.n_workers for p in curve.points), curve.knee_n_workers, curve.plateau_reached)
-    return "" if not short else f"N={short}" if short[0].isdigit() else f"N{short}"
+    return f"N={short}" if short[0].isdigit() else f"N{short}"
 
 
 def knee_short(simulated: Iterable[int], k: int | None, plateau_reached: bool) -> str:
-    """:func:`knee_text` in short, the one rule of the chart's mark, the shards table and plan's table: '' for no
-    knee ``k``; ``k`` where the N just below it were ``simulated`` and the plateau reached; ``<=k`` where they were
-    not ('N=k or earlier'); ``>=a`` against a plateau that is a lower bound ('N=a or later': ``a`` the first N
-    not simulated below ``k``, else ``k``). The marks showed a bare ``k`` where the words said 'N=3 or later'."""
+    """:func:`knee_text` in short, the one rule of the chart's mark, the shards table and ``shards.csv``, plan's
+    table, ``plan.csv`` and ``plan.html``: ``k`` where the N just below the knee ``k`` were ``simulated`` and the
+    plateau reached; ``<=k`` where they were not ('N=k or earlier'); ``>=a`` against a plateau that is a lower
+    bound ('N=a or later': ``a`` the first N not simulated below ``k``, else ``k``); ``>n`` for no knee, ``n`` the
+    largest N simulated ('not reached by N=n'; '' when none was). The marks showed a bare ``k`` where the words
+    said 'N=3 or later', and the tables '-' or nothing where they said 'not reached by N=32'."""
+    simulated = list(simulated)
     if k is None:
-        return ""
+        return f">{max(simulated)}" if simulated else ""
     below = simulated_below(simulated, k)
     if not plateau_reached:
         return f">={below + 1}"

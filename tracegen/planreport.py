@@ -15,6 +15,9 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
     hours_for_samples, usd_for_samples  time and money to process the plan's ``samples``
     reaches_target                      yes / no; empty without a target
     knee_n_workers                      the pair's knee; empty when not reached in the asked N
+    knee_as_printed                     the pair's knee as the table and plan.html show it (predict's
+                                        ``tracegen.curve.knee_short``): k; ``<=k`` where the N just below k were not
+                                        asked ('N=k or earlier'); ``>k`` where not reached by N=k, the largest asked
     plateau_samples_per_s               the pair's plateau (when not reached: the best rate seen, a lower bound)
     plateau_n_workers                   where it was seen
     plateau_in_range                    yes / no: whether the plateau lies within the asked N
@@ -38,8 +41,9 @@ from tracegen.units import brief, fixed, format_duration, format_rate
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_ps", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
                "cluster_usd_per_hour", "usd_per_1000_samples", "hours_for_samples", "usd_for_samples",
-               "reaches_target", "knee_n_workers", "plateau_samples_per_s", "plateau_n_workers", "plateau_in_range",
-               "band_low_samples_per_s", "band_high_samples_per_s", "link_pinned", "best_of_pair", "chosen")
+               "reaches_target", "knee_n_workers", "knee_as_printed", "plateau_samples_per_s", "plateau_n_workers",
+               "plateau_in_range", "band_low_samples_per_s", "band_high_samples_per_s", "link_pinned", "best_of_pair",
+               "chosen")
 
 
 def _yes(flag: bool) -> str:
@@ -58,7 +62,7 @@ def plan_csv(plan: Plan) -> str:
                 fixed(o.samples_per_s, 4), o.bottleneck, fixed(o.usd_per_hour, 4), fixed(o.usd_per_1000_samples, 6),
                 fixed(o.hours_for(samples), 6), fixed(o.usd_for(samples), 4),
                 "" if target is None else _yes(o.samples_per_s >= target),
-                "" if pair.knee_n_workers is None else str(pair.knee_n_workers),
+                "" if pair.knee_n_workers is None else str(pair.knee_n_workers), knee_cell(pair),
                 fixed(pair.plateau_samples_per_s, 4), str(pair.saturation_workers), _yes(pair.plateau_reached),
                 "" if band is None else fixed(band[0], 4), "" if band is None else fixed(band[1], 4),
                 _yes(pair.ps.link_profile is not None), _yes(o is best), _yes(o is plan.chosen)]))
@@ -109,8 +113,8 @@ def pair_note(samples: float) -> str:
     """What the table's columns (:data:`PAIR_HEADER`) mean that their names do not say: ``hours`` and ``$ total``
     alone left the reader to guess for how many samples (``--samples``, 1e8 unless given)."""
     return (f"best N: the pair's fewest dollars per sample, at which samples/s, $/h, $/1k smp, hours, $ total and "
-            f"bottleneck are given; hours, $ total: to process {samples:g} samples (--samples); knee -: not reached "
-            "by the largest N asked; knee <=k: the N "
+            f"bottleneck are given; hours, $ total: to process {samples:g} samples (--samples); knee >k: not reached "
+            "by N=k, the largest N asked; knee <=k: the N "
             "just below k were not asked (--workers), and it may lie among them; plateau +: not reached by the "
             "largest N asked (the bounds say more workers add more), a lower bound, as a band with + beside it; "
             "band: the plateau on a half- and a full-duplex link of the same rate")
@@ -129,9 +133,11 @@ def pair_cells(pair: Pair, samples: float) -> list[str]:
 
 
 def knee_cell(pair: Pair) -> str:
-    """The pair's knee in the table: ``-`` when not reached; ``<=k`` when the N just below it were not asked
-    (``--workers 1,2,32`` gave 'knee 32' where every N from 1 to 32 gave 11), as ``predict`` says 'or earlier'."""
-    return knee_short((o.n_workers for o in pair.options), pair.knee_n_workers, pair.plateau_reached) or "-"
+    """The pair's knee in the table, as ``predict``'s shards table has it (:func:`tracegen.curve.knee_short`):
+    ``<=k`` when the N just below it were not asked (``--workers 1,2,32`` gave 'knee 32' where every N from 1 to 32
+    gave 11), as ``predict`` says 'or earlier'; ``>k`` when not reached by N=k, the largest asked (it said ``-``,
+    not by which N)."""
+    return knee_short((o.n_workers for o in pair.options), pair.knee_n_workers, pair.plateau_reached)
 
 
 def _option(o: Option, samples: float) -> str:

@@ -8,10 +8,10 @@ holds the one big tensor saturates first whatever k is — the table shows when 
 The knee follows the curve's rule (:func:`tracegen.curve.knee_short`): where the N just below it were not
 simulated (``--workers 1,2,8``: N = 3-7) and the plateau is reached, the knee may lie among them, and the table
 prints ``<=8`` as ``predict``'s words say "N=8 or earlier (N=3-7 not simulated)"; against a plateau that is a
-lower bound it prints ``>=3`` as they say "N=3 or later". ``shards.csv`` keeps ``knee`` a
-number (pandas reads it as one; empty when not reached) and says the same in ``knee_or_earlier``: ``yes`` where
-the table prints ``<=k``, ``no`` where the knee is k itself, empty with no knee (``yes`` / ``no`` as ``plan.csv``
-writes its flags).
+lower bound it prints ``>=3`` as they say "N=3 or later"; with no knee in the simulated N it prints ``>8`` as they
+say "not reached by N=8". ``shards.csv`` keeps ``knee`` a number (pandas reads it as one; empty when not reached)
+and writes the table's cell beside it in ``knee_as_printed`` (``8``, ``<=8``, ``>=3`` or ``>8``): a
+``knee_or_earlier`` flag there could say "or earlier" but not "or later" nor "not reached by N=8".
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from tracegen.placement import Placement, creation_order, place, variable_order
 from tracegen.simulate import SimConfig, simulate
 from tracegen.variables import variable_map
 
-COLUMNS = ("n_shards", "placement", "knee", "knee_or_earlier", "plateau_steps_per_s", "plateau_workers",
+COLUMNS = ("n_shards", "placement", "knee", "knee_as_printed", "plateau_steps_per_s", "plateau_workers",
            "saturating_shard", "saturating_resource", "saturating_utilisation", "shard_pull_bytes")
 
 
@@ -40,18 +40,13 @@ class ShardRow:
     n_shards: int
     placement: str
     knee_n_workers: int | None
-    knee_short: str  # the knee as the table prints it (tracegen.curve.knee_short): k, <=k or >=a; '' for none
+    knee_short: str  # the knee as the table prints it (tracegen.curve.knee_short): k, <=k, >=a, or >n for none
     plateau_steps_per_s: float
     plateau_workers: int
     saturating_shard: int
     saturating_resource: str
     saturating_utilisation: float
     shard_pull_bytes: tuple[int, ...]
-
-    @property
-    def knee_or_earlier(self) -> bool:
-        """The N just below the knee were not simulated, so it may lie among them (``<=k``; module docstring)."""
-        return self.knee_short.startswith("<=")
 
 
 def placements(model: StepModel, trace: Trace, shards: Sequence[int], how: str) -> list[Placement]:
@@ -100,9 +95,10 @@ def shard_table(model: StepModel, placed: Sequence[Placement], config: SimConfig
 
 
 def knee_cell(row: ShardRow) -> str:
-    """The row's knee in the printed table: ``-`` when not reached, else the curve's short form (``knee_short``:
-    ``<=k`` where it may lie earlier, ``>=a`` where the plateau is a lower bound, else k)."""
-    return row.knee_short or "-"
+    """The row's knee in the printed table and ``shards.csv``'s ``knee_as_printed``: the curve's short form
+    (``knee_short``: ``<=k`` where it may lie earlier, ``>=a`` where the plateau is a lower bound, ``>n`` where it
+    was not reached by the largest N simulated, else k). It printed ``-`` for the last, not saying by which N."""
+    return row.knee_short
 
 
 def shards_csv(rows: Sequence[ShardRow]) -> str:
@@ -111,7 +107,7 @@ def shards_csv(rows: Sequence[ShardRow]) -> str:
     for r in rows:
         lines.append(",".join([
             str(r.n_shards), r.placement, "" if r.knee_n_workers is None else str(r.knee_n_workers),
-            "" if r.knee_n_workers is None else ("yes" if r.knee_or_earlier else "no"),
+            knee_cell(r),
             f"{r.plateau_steps_per_s:.4f}", str(r.plateau_workers), str(r.saturating_shard), r.saturating_resource,
             f"{r.saturating_utilisation:.4f}", ";".join(str(b) for b in r.shard_pull_bytes)]))
     return "\n".join(lines) + "\n"

@@ -266,6 +266,18 @@ def test_the_knees_short_mark_says_what_its_words_say(ns: tuple[int, ...], rates
     assert short == mark[1:].removeprefix("=")
 
 
+@pytest.mark.parametrize("reached", [True, False])
+def test_the_knees_short_form_says_by_which_n_it_was_not_reached(reached: bool) -> None:
+    # the short form was '' with no knee: the shards table printed '-', plan's table '-' and both CSVs nothing,
+    # where the words say 'not reached by N=4'
+    from tracegen.curve import knee_mark, knee_short, knee_text
+
+    curve = dataclasses.replace(curve_of((1, 2, 4), (1.0, 2.0, 3.0), reached=reached), knee_n_workers=None)
+    words = knee_text(curve)
+    assert words.startswith("not reached by N=")
+    assert knee_short((1, 2, 4), None, reached) == ">" + words.removeprefix("not reached by N=")
+    assert knee_mark(curve) == ""  # a chart marks a knee at its N: none here
+
 def point(n: int, rate: float, half: float | None) -> CurvePoint:
     """A curve point of ``n`` workers at ``rate`` steps/s whose seeds' 95 % half-width is ``half``."""
     return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,

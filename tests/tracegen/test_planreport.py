@@ -140,6 +140,9 @@ def test_a_knee_above_n_not_asked_is_shown_as_at_most(model: StepModel) -> None:
     for pair in gapped.pairs:
         cells = dict(zip(PAIR_HEADER, pair_cells(pair, gapped.config.samples), strict=True))
         assert cells["knee"] == "<=12", cells
+    for row in plan_csv(gapped).splitlines()[1:]:  # plan.csv says 'or earlier' too, beside the bare 12
+        written = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        assert (written["knee_n_workers"], written["knee_as_printed"]) == ("12", "<=12"), row
     whole = run_plan(model)  # every N up to the knee asked: the bare N, as before
     assert [knee_cell(p) for p in whole.pairs] == [str(p.knee_n_workers) for p in whole.pairs]
 
@@ -153,12 +156,22 @@ def test_the_ps_cpu_per_transfer_is_not_called_traced_when_it_was_measured_untra
     assert "from single-worker.json, measured untraced" in line and " traced, " not in line, line
 
 
-def test_the_table_note_says_what_a_knee_of_dash_means(model: StepModel) -> None:
-    """The table shows knee '-' where no asked N reaches 95 % of the plateau (the example catalogue's 12xlarge PS
-    rows); its note explained '<=k' and 'plateau +' but not '-'."""
-    from tracegen.planreport import knee_cell, pair_note
+def test_a_knee_not_reached_says_by_which_n_as_predict_does(model: StepModel) -> None:
+    """Where no asked N reaches 95 % of the plateau (the example catalogue's 12xlarge PS rows), the table and
+    plan.html showed knee '-' and the note 'not reached by the largest N asked', never which N; predict says 'not
+    reached by N=2', and its shards table now '>2' (tracegen.curve.knee_short). plan says the same."""
+    from tracegen.curve import knee_short
+    from tracegen.planreport import PAIR_HEADER, pair_cells, pair_note, plan_html
 
     wide = Catalogue(instances=(inst("w", "worker", 0.2, 1.0), inst("wide", "ps", 1.0, 1.0, 10_000_000_000)))
     result = run_plan(model, wide, dataclasses.replace(PLAN_CONFIG, workers=(1, 2)))
-    assert [knee_cell(p) for p in result.pairs] == ["-"]  # what the note must explain
-    assert "knee -: not reached by the largest N asked" in pair_note(result.config.samples)
+    (pair,) = result.pairs
+    assert pair.knee_n_workers is None and max(o.n_workers for o in pair.options) == 2
+    cells = dict(zip(PAIR_HEADER, pair_cells(pair, result.config.samples), strict=True))
+    assert cells["knee"] == ">2" == knee_short((1, 2), None, pair.plateau_reached), cells
+    assert "knee >k: not reached by N=k, the largest N asked" in pair_note(result.config.samples)
+    assert "<td>&gt;2</td>" in plan_html(result, []).decode()
+    # plan.csv left knee_n_workers empty, with no column saying by which N: knee_as_printed is the table's cell
+    for row in plan_csv(result).splitlines()[1:]:
+        written = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
+        assert (written["knee_n_workers"], written["knee_as_printed"]) == ("", ">2"), row

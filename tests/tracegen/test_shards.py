@@ -93,7 +93,7 @@ def test_the_shards_knee_says_at_most_where_the_n_below_it_were_not_simulated(
         mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--workers 1,2,8: the table and shards.csv said knee 8 for every K, where the words above them said "N=8 or
     earlier (N=3-7 not simulated)", and with every N simulated two shards' knee is 5. Now the table says <=8 as
-    the words, the chart and plan's table do, and shards.csv keeps knee the number, knee_or_earlier saying so."""
+    the words, the chart and plan's table do, and shards.csv keeps knee the number, knee_as_printed saying so."""
     from tracegen.cli import main
 
     common = [str(mlp_trace_dir), "--steps", "4", "--seeds", "1", "--ps-shards", "1-2", "--placement", "greedy"]
@@ -108,10 +108,10 @@ def test_the_shards_knee_says_at_most_where_the_n_below_it_were_not_simulated(
     assert "knee (95% of the plateau): N=8 or earlier (N=3-7 not simulated)" in printed, printed
     table = _shard_table(printed)
     for k in (1, 2):
-        assert sparse.knee[k] == 8 and sparse.knee_or_earlier[k] == "yes"
+        assert sparse.knee[k] == 8 and sparse.knee_as_printed[k] == "<=8"
         assert table[k] == "<=8"
         # what '<=8' claims: simulated at every N, the knee lies at 8 or among the N not simulated
-        assert 3 <= every.knee[k] <= 8 and every.knee_or_earlier[k] == "no"
+        assert 3 <= every.knee[k] <= 8 and str(every.knee_as_printed[k]) == str(every.knee[k])
         assert _shard_table(every_printed)[k] == str(every.knee[k])
     assert (every.knee < 8).any()  # bare 8 was wrong here: not a finding that N = 3-7 fall short
 
@@ -251,7 +251,7 @@ def test_too_many_shards_quote_what_was_written(command: str, mlp_trace_dir: pat
 def test_the_shards_table_says_or_later_as_the_words_do() -> None:
     # a curve still rising at its last N: the words say 'N=3 or later (N=3-99 not simulated)'; the table printed 100
     from tracegen.curve import knee_short, knee_text
-    from tracegen.shards import ShardRow, knee_cell
+    from tracegen.shards import ShardRow, knee_cell, shards_csv
 
     rising = curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)
     row = ShardRow(n_shards=1, placement="greedy", knee_n_workers=100,
@@ -259,3 +259,23 @@ def test_the_shards_table_says_or_later_as_the_words_do() -> None:
                    saturating_shard=0, saturating_resource="link-push", saturating_utilisation=0.9,
                    shard_pull_bytes=(1,))
     assert knee_text(rising).startswith("N=3 or later") and knee_cell(row) == ">=3"
+    # shards.csv said knee 100, knee_or_earlier no: the knee at 100 itself, where the table says 'N=3 or later'
+    written = shards_csv([row]).splitlines()
+    assert dict(zip(written[0].split(","), written[1].split(","), strict=True))["knee_as_printed"] == ">=3"
+
+
+def test_a_knee_not_reached_says_by_which_n_in_the_table_and_shards_csv(
+        mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--workers 1,2: the words said "not reached by N=2", the table printed knee '-' and shards.csv left knee and
+    knee_or_earlier empty, not saying by which N. Now both say '>2', the table's cell."""
+    from tracegen.cli import main
+
+    assert main(["predict", str(mlp_trace_dir), "--steps", "4", "--seeds", "1", "--ps-shards", "1-2", "--placement",
+                 "greedy", "--workers", "1,2", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "knee (95% of the plateau): not reached by N=2" in printed, printed  # K = 1: predict's own curve
+    written = pd.read_csv(tmp_path / "shards.csv", dtype=str, keep_default_na=False).set_index("n_shards")
+    table = _shard_table(printed)
+    for k in ("1", "2"):
+        assert table[int(k)] == ">2" == written.knee_as_printed[k]
+        assert written.knee[k] == ""  # no knee among the N simulated: still no number
