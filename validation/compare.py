@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from tracegen.curve import KNEE_FRACTION
+from tracegen.curve import KNEE_FRACTION, format_workers
 from tracegen.plots import finish_png, new_figure
 from validation.errors import ConfigError
 from validation.measured import CORE_COLUMNS
@@ -38,6 +38,31 @@ def knee_of(workers: Sequence[int], rates: Sequence[float], fraction: float = KN
     measurements and every predictor alike, so that knees compare like for like)."""
     best = max(rates)
     return min(n for n, r in zip(workers, rates, strict=True) if r >= fraction * best)
+
+
+def knee_note(workers: Sequence[int]) -> str | None:
+    """What the knee can say, given the N measured: nothing with one N (a knee is a point of a curve: the knee of
+    one point was that point, for the measurements and every predictor alike), and, where some N from 1 to the
+    largest were not measured, that a knee at one of those shows as the next N measured (the knee of N = 1, 2, 4, 8
+    is 4 whether the curve flattened at 3 or at 4); None when every N from 1 up was measured."""
+    ns = sorted({int(n) for n in workers})
+    if len(ns) == 1:
+        return f"one N measured ({ns[0]}): no knee, which needs a curve; the scores are that one point's errors"
+    missing = sorted(set(range(1, ns[-1] + 1)) - set(ns))
+    if not missing:
+        return None
+    return (f"the knee is the smallest N measured ({_listed(ns)}) within {KNEE_FRACTION:.0%} of the highest: a knee at "
+            f"an N not measured ({_listed(missing)}) shows as the next N measured")
+
+
+def _listed(workers: Sequence[int]) -> str:
+    """``1-2, 4, 8``: worker counts in runs (:func:`tracegen.curve.format_workers`), readable in a sentence."""
+    return format_workers(workers).replace(",", ", ")
+
+
+def knee_cell(knee_n_workers: int, n_points: int) -> str:
+    """A knee as shown: ``-`` where one N was measured (:func:`knee_note`)."""
+    return "-" if n_points == 1 else str(knee_n_workers)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,15 +152,19 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
         cells = [f"{row[n]:.3f} ({row[f'{n}_error']:.1%})" for n in names]
         lines.append(f"| {row['n_workers']} | {row['n_repeats']} | {row['measured_mean']:.3f} | "
                      f"{row['measured_min']:.3f} to {row['measured_max']:.3f} | " + " | ".join(cells) + " |")
-    lines += ["", "## Scores", "", "| predictor | MAPE | max error | knee (measured "
-              f"{comparison.measured_knee_n_workers}) | inside measured range | means inside band | band width |",
-              "|---|---|---|---|---|---|---|"]
     n_points = len(comparison.table)
+    lines += ["", "## Scores", "", "| predictor | MAPE | max error | knee (measured "
+              f"{knee_cell(comparison.measured_knee_n_workers, n_points)}) | inside measured range | means inside band "
+              "| band width |",
+              "|---|---|---|---|---|---|---|"]
     for name, s in comparison.scores.items():
         band = (f"{s.in_band} of {n_points} | {s.band_width:.0%}" if s.in_band is not None and s.band_width is not None
                 else "- | -")
         inside = "- (one run per N)" if s.inside_range is None else f"{s.inside_range} of {n_points}"
-        lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {s.knee_n_workers} | {inside} | {band} |")
+        lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {knee_cell(s.knee_n_workers, n_points)} | "
+                     f"{inside} | {band} |")
+    if (note := knee_note(list(comparison.table["n_workers"]))) is not None:
+        lines += ["", f"{note[0].upper()}{note[1:]}."]
     return "\n".join(lines) + "\n"
 
 

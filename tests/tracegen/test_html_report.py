@@ -218,3 +218,21 @@ def test_plan_report_holds_the_answer_and_every_pair_and_renders(tmp_path: pathl
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(tmp_path / "report-plan.png", ARTIFACTS / "report-plan.png")
     assert console == [] and 'data-ready="1"' in dom
+
+
+def test_one_n_measured_shows_no_knee_and_notes_are_shown() -> None:
+    """With one N measured the page led with 'Measured knee N=4', drew a knee rule and gave each predictor that
+    knee: a knee is a point of a curve, which one N is not. A note (a knee among N with gaps) is shown."""
+    table = pd.DataFrame({"n_workers": [4], "n_repeats": [1], "measured_mean": [16.8], "measured_min": [16.8],
+                          "measured_max": [16.8], "sim": [17.0], "sim_error": [0.012]})
+    page = comparison_html(_Comparison(table=table, scores={"sim": _Score(knee_n_workers=4)},
+                                       measured_knee_n_workers=4), title="t", inputs=[],
+                           notes=["One N measured (4): no knee."]).decode()
+    assert "One N measured, no knee; lowest mean error: sim" in page and "Measured knee" not in page
+    assert "measured knee N=" not in page and "knee (measured -)" in page
+    assert _cells(page, "scores")[0][:4] == ["sim", "10.0%", "20.0%", "-"]
+    assert "<p>One N measured (4): no knee.</p>" in page
+    two = table.assign(n_workers=[2])
+    table = pd.concat([table.assign(n_workers=[1]), two], ignore_index=True)
+    page = comparison_html(_Comparison(table=table, scores={"sim": _Score()}), title="t", inputs=[]).decode()
+    assert "Measured knee N=2;" in page and "measured knee N=2</text>" in page and _cells(page, "scores")[0][3] == "2"

@@ -598,3 +598,27 @@ def test_validate_without_a_bandwidth_says_why_no_bandwidth_only_predictor_ran(
     assert "bandwidth from" not in printed and "simulator_bw" not in printed
     assert ("no bandwidth (no bandwidth-only predictors: give --bandwidth, or bandwidth_bits_per_s in the CSV)"
             in printed)
+
+
+@pytest.mark.parametrize(("rows", "knee", "note"), [
+    ("1,10.8\n2,17.4\n4,16.8\n8,17.2\n", "measured knee N=2",
+     "note: the knee is the smallest N measured (1-2, 4, 8) within 95% of the highest: a knee at an N not measured "
+     "(3, 5-7) shows as the next N measured"),
+    ("4,16.8\n", "measured knee -", "note: one N measured (4): no knee, which needs a curve")])
+def test_a_knee_of_n_with_gaps_or_of_one_n_is_said_for_what_it_is(rows: str, knee: str, note: str,
+                                                                  tmp_path: pathlib.Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A user's runs at N = 1, 2, 4, 8 (or at one N): the summary, report.md and report.html gave a knee as if
+    every N had been measured (one N: every predictor 'knee N=4', as if each had found the measured knee)."""
+    measured = tmp_path / "mine.csv"
+    measured.write_text("n_workers,steps_per_s\n" + rows)
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--html", "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert f"\n{knee}\n{note}" in printed
+    sentence = note.removeprefix("note: ")
+    sentence = sentence[0].upper() + sentence[1:]
+    assert sentence in (tmp_path / "out" / "report.md").read_text()
+    assert sentence.replace("'", "&#x27;") in (tmp_path / "out" / "report.html").read_text()
+    assert ("knee N=" in printed.split(note, 1)[1]) == (knee != "measured knee -")
