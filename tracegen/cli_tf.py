@@ -195,6 +195,7 @@ def _validation_html(comparison: Comparison, inputs: Inputs, warnings: list[str]
                      measured: str) -> bytes:
     from tracegen.html_report import comparison_html, report_inputs
     from validation.compare import knee_note
+    from validation.validate import single_worker_said
 
     note = knee_note(list(comparison.table["n_workers"]))
 
@@ -203,7 +204,7 @@ def _validation_html(comparison: Comparison, inputs: Inputs, warnings: list[str]
                  f"{config.payload_fraction:.4f} of it payload")
     pairs = report_inputs({
         "measurements": inputs.measured, "trace": inputs.trace, "link profile": inputs.profile,
-        "bandwidth": bandwidth, "single worker": inputs.single_worker,
+        "bandwidth": bandwidth, "single worker": single_worker_said(inputs),
         "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
                      f"seed(s); link model {config.link}, transfer order {config.policy}"})
     return comparison_html(comparison, title=f"Predicted vs measured: {measured}", inputs=pairs,

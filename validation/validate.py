@@ -477,13 +477,26 @@ def _with_bandwidth(prep: Prepared, config: PredictConfig, costs: StepCosts, clu
     return prep.notes
 
 
+def single_worker_said(inputs: Inputs) -> str:
+    """Where the single-worker input came from and what it set, for the report: from ``single-worker.json`` only,
+    never from the measurements' N = 1 rows, so a user whose CSV lacks N = 1, or who has no such file, is told what
+    stood in for it (a report that said 'none' left it to be guessed)."""
+    if inputs.single_worker is not None:
+        return (f"{inputs.single_worker} (one untraced worker's run: the rate a simulated worker is brought to where "
+                "the traced replay is slower, so N = 1's error is then no prediction, and the PS's CPU per step where "
+                "it gives one)")
+    cpu = ("the PS's CPU per transfer request from the link profile's small requests, which underrate it"
+           if inputs.profile else "no CPU per transfer request for the PS (the bandwidth only)")
+    return ("none (no --single-worker, no single-worker.json beside the trace; the measurements' N = 1 rows are no "
+            f"input): one worker replayed as traced, tracing's own cost included; {cpu}")
+
+
 def _settings(inputs: Inputs, model: Any, config: PredictConfig, link_notes: Mapping[str, str]) -> dict[str, Any]:
     return {
         "measurements": str(inputs.measured), "trace": str(inputs.trace),
         "complete traced steps used": f"{len(model.timings)} of {model.n_traced_steps}",
         "link profile": str(inputs.profile) if inputs.profile else "none (no link-profile.json beside the trace)",
-        "single worker": (str(inputs.single_worker) if inputs.single_worker
-                          else "none (no single-worker.json beside the trace)"),
+        "single worker": single_worker_said(inputs),
         "bandwidth": (f"{format_rate(inputs.bandwidth_bytes_per_s)} line rate from {inputs.bandwidth_from}, "
                       f"{config.payload_fraction:.4f} of it payload") if inputs.bandwidth_bytes_per_s else "none",
         **{f"link ({k})": v for k, v in link_notes.items()},

@@ -622,3 +622,35 @@ def test_a_knee_of_n_with_gaps_or_of_one_n_is_said_for_what_it_is(rows: str, kne
     assert sentence in (tmp_path / "out" / "report.md").read_text()
     assert sentence.replace("'", "&#x27;") in (tmp_path / "out" / "report.html").read_text()
     assert ("knee N=" in printed.split(note, 1)[1]) == (knee != "measured knee -")
+
+
+def test_without_a_single_worker_file_the_report_says_what_stood_in_for_it(tmp_path: pathlib.Path) -> None:
+    """A user's trace folder of steps alone and a CSV without N = 1: the report said 'single worker: none (no
+    single-worker.json beside the trace)', and left it to be guessed whether the CSV's runs stood in for it and how
+    one worker was simulated; with the file, that the simulated N = 1 is brought to its rate."""
+    folder = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03"
+    trace = tmp_path / "mytrace"
+    trace.mkdir()
+    for step in sorted((folder / "trace").glob("step_*.pb.gz")):
+        shutil.copy(step, trace)
+    measured = tmp_path / "mine.csv"
+    measured.write_text("n_workers,steps_per_s\n2,17.4\n3,17.5\n")
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--bandwidth", "500Mbit/s",
+                 "--steps", "3", "--seeds", "1", "--html", "--out", str(tmp_path / "out")]) == 0
+    said = ("single worker: none (no --single-worker, no single-worker.json beside the trace; the measurements' N = 1 "
+            "rows are no input): one worker replayed as traced, tracing's own cost included; no CPU per transfer "
+            "request for the PS (the bandwidth only)")
+    assert f"- {said}\n" in (tmp_path / "out" / "report.md").read_text()
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "<dt>single worker</dt><dd>" + said.split(": ", 1)[1].replace("'", "&#x27;") + "</dd>" in page
+    shutil.copy(folder / "trace" / "link-profile.json", trace)
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "profiled")]) == 0
+    assert ("tracing's own cost included; the PS's CPU per transfer request from the link profile's small requests, "
+            "which underrate it\n") in (tmp_path / "profiled" / "report.md").read_text()
+    shutil.copy(folder / "trace" / "single-worker.json", trace)
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "anchored")]) == 0
+    assert (f"- single worker: {trace / 'single-worker.json'} (one untraced worker's run: the rate a simulated worker "
+            "is brought to where the traced replay is slower, so N = 1's error is then no prediction"
+            ) in (tmp_path / "anchored" / "report.md").read_text()
