@@ -83,6 +83,7 @@ MAX_CSV_COLUMNS = 1000  # the testbed writes about 35
 
 
 HEADER_LINE = "header_line"  # csv_cells' frame.attrs key: the header's line number
+RATE_COLUMN = "rate_column"  # read_measured's frame.attrs key: the column the link's rate was read from
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -477,8 +478,10 @@ def _read_bandwidth(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None
                           "keep one")
     if "bandwidth_bits_per_s" in frame.columns:
         out["bandwidth_bytes_per_s"] = [_bandwidth(v, source, i) for i, v in _cells(frame, "bandwidth_bits_per_s")]
+        out.attrs[RATE_COLUMN] = "bandwidth_bits_per_s"
     elif "bandwidth" in frame.columns:
         out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in _cells(frame, "bandwidth")]
+        out.attrs[RATE_COLUMN] = "bandwidth"
 
 
 def _bandwidth(text: str, source: str, line: int) -> float:

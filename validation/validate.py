@@ -99,7 +99,7 @@ from validation.compare import (
     report_markdown,
 )
 from validation.errors import ConfigError
-from validation.measured import read_measured, suspect_repeats
+from validation.measured import RATE_COLUMN, read_measured, suspect_repeats
 from validation.staleness import (
     STALENESS_NAME,
     StalenessRow,
@@ -152,7 +152,8 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
     found = pathlib.Path(profile) if profile is not None else profile_beside(trace)
     bandwidth, source = bandwidth_bytes_per_s, "--bandwidth"
     if bandwidth is None and runs is not None and "bandwidth_bytes_per_s" in runs.columns:  # one rate: read_measured
-        bandwidth, source = round(runs["bandwidth_bytes_per_s"].iloc[0]), f"{path} (bandwidth_bits_per_s)"
+        bandwidth = round(runs["bandwidth_bytes_per_s"].iloc[0])
+        source = f"{path} ({runs.attrs.get(RATE_COLUMN, 'bandwidth_bits_per_s')})"
     single = pathlib.Path(single_worker) if single_worker is not None else single_worker_beside(trace)
     return Inputs(measured=path, trace=pathlib.Path(trace), profile=found, bandwidth_bytes_per_s=bandwidth,
                   bandwidth_from=source if bandwidth is not None else "none", single_worker=single)

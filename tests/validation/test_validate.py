@@ -654,3 +654,19 @@ def test_without_a_single_worker_file_the_report_says_what_stood_in_for_it(tmp_p
     assert (f"- single worker: {trace / 'single-worker.json'} (one untraced worker's run: the rate a simulated worker "
             "is brought to where the traced replay is slower, so N = 1's error is then no prediction"
             ) in (tmp_path / "anchored" / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("column", "rate"), [("bandwidth", "500Mbit/s"), ("bandwidth_bits_per_s", "5e8")])
+def test_the_link_rate_is_said_to_come_from_the_column_it_was_read_from(column: str, rate: str,
+                                                                        tmp_path: pathlib.Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A CSV whose rate is in 'bandwidth' (with its unit) was said to give it in 'bandwidth_bits_per_s', a column
+    it does not have: the reader looking for where the rate came from looked for the wrong column."""
+    measured = tmp_path / "mine.csv"
+    measured.write_text(f"n_workers,steps_per_s,{column}\n1,10.8,{rate}\n2,17.4,{rate}\n")
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    assert f"bandwidth from {measured} ({column})\n" in capsys.readouterr().out
+    assert (f"- bandwidth: 500 Mbit/s (62.5 MB/s) line rate from {measured} ({column}), "
+            in (tmp_path / "out" / "report.md").read_text())
