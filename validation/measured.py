@@ -155,18 +155,37 @@ def _refuse_uneven_parts(runs: pd.DataFrame, source: str) -> None:
                                       "each worker's value, ';'-joined, one per worker of the run")
 
 
+_UNIT_SUFFIX = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")  # 'steps_per_s (steps/s)', 'steps_per_s [1/s]'
+
+
 def _case_hint(name: str, frame: pd.DataFrame) -> str:
     """With a column that is ``name`` in other letter case (``N_workers``, from a spreadsheet): that names are
-    read as written, lower case."""
-    other = next((str(c) for c in frame.columns if str(c).strip().lower() == name), None)
-    return "" if other is None else f"; the header's {other!r} would be it: column names are lower case"
+    read as written, lower case; with one that is ``name`` and a unit in brackets (``steps_per_s (steps/s)``): that
+    names are written bare (the unit is the name's own); with a column of samples for the steps: how to have steps."""
+    columns = [str(c) for c in frame.columns]
+    other = next((c for c in columns if c.strip().lower() == name), None)
+    if other is not None:
+        return f"; the header's {other!r} would be it: column names are lower case"
+    unit = next((c for c in columns if _UNIT_SUFFIX.sub("", c).strip().lower() == name), None)
+    if unit is not None:
+        return f"; the header's {_short(unit)!r} would be it: write the name alone, its unit is the name's own"
+    samples = next((c for c in columns if "sample" in c.lower()), None) if name == "steps_per_s" else None
+    if samples is not None:
+        return (f"; {_short(samples)!r} is not read: give the steps per second of all workers together (samples/s "
+                "over the batch size)")
+    return ""
 
 
 def _refuse_near_miss(columns: list[str], header: str) -> None:
     """ConfigError for a column that is not read but is close to one that is read and absent (``ps_task``,
-    ``Batch_size``): ignored, the prediction would be made without what it says, and look right."""
+    ``Batch_size``), or is one with a unit in brackets (``batch_size (samples)``): ignored, the prediction would be
+    made without what it says, and look right."""
     absent = [c for c in READ_COLUMNS if c not in columns]
     for column in (c for c in columns if c not in READ_COLUMNS):
+        if (bare := _UNIT_SUFFIX.sub("", column).strip().lower()) != column.strip().lower() and bare in absent:
+            raise ConfigError(f"{header}: column {_short(column)!r} is no column validate reads; is it {bare!r}? "
+                              "Write the name alone, its unit is the name's own (the columns it does not read are "
+                              "ignored)")
         meant = difflib.get_close_matches(column.strip().lower(), absent, n=1, cutoff=0.8)
         if meant:
             raise ConfigError(f"{header}: column {_short(column)!r} is no column validate reads; is it {meant[0]!r}? "
@@ -485,8 +504,16 @@ def _read_bandwidth(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None
 
 
 def _bandwidth(text: str, source: str, line: int) -> float:
-    """A ``bandwidth_bits_per_s`` cell, in bytes per second: from 1 kbit/s to 8e15 bit/s, as ``--bandwidth``."""
-    bits = cell_number(text, float, "bandwidth_bits_per_s", source, line)
+    """A ``bandwidth_bits_per_s`` cell, in bytes per second: from 1 kbit/s to 8e15 bit/s, as ``--bandwidth``. A
+    rate written with its unit (``500Mbit/s``) is refused with where such a rate goes: ``bandwidth``."""
+    try:
+        bits = cell_number(text, float, "bandwidth_bits_per_s", source, line)
+    except ConfigError as exc:
+        try:
+            parse_rate(text, what="bandwidth")
+        except TracegenConfigError:
+            raise exc from None
+        raise ConfigError(f"{exc}; a rate with its unit goes in a column named 'bandwidth' instead") from None
     if not 8 * MIN_RATE_BYTES_PER_S <= bits <= 8 * MAX_RATE_BYTES_PER_S:
         raise ConfigError(f"{source}:{line}: 'bandwidth_bits_per_s' must be from 1000 (1 kbit/s) to 8e15 "
                           f"(got {_short(text)!r})")

@@ -413,3 +413,34 @@ def test_more_context_switches_than_any_host_makes_are_refused(tmp_path: pathlib
         read_measured(path)
     assert str(info.value) == (f"{path}:3: {column!r} must be from 0 to 1e+10 per second: a switch takes a core over "
                                "a microsecond (got '1e300')")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # a unit in the header, as a spreadsheet's column titles carry: the columns were listed, the unit not blamed
+    ("n_workers,steps_per_s (steps/s)\n1,2\n", "m.csv:1: missing column 'steps_per_s' (columns: n_workers, "
+     "steps_per_s (steps/s); required: n_workers, steps_per_s); the header's 'steps_per_s (steps/s)' would be it: "
+     "write the name alone, its unit is the name's own"),
+    ("n_workers [N],steps_per_s\n1,2\n", "the header's 'n_workers [N]' would be it: write the name alone"),
+    # an optional column with its unit was ignored without a word: the trace's batch size taken instead
+    ("n_workers,steps_per_s,batch_size (samples)\n1,2,64\n", "m.csv:1: column 'batch_size (samples)' is no column "
+     "validate reads; is it 'batch_size'? Write the name alone, its unit is the name's own"),
+    # samples per second, as a training log prints them: which column to give instead
+    ("n_workers,samples_per_s\n1,346\n", "'samples_per_s' is not read: give the steps per second of all workers "
+     "together (samples/s over the batch size)"),
+    # a rate with its unit in the column of bits per second: where such a rate goes
+    ("n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,500Mbit/s\n", "m.csv:2: 'bandwidth_bits_per_s' must be a "
+     "number (got '500Mbit/s'); a rate with its unit goes in a column named 'bandwidth' instead"),
+])
+def test_a_unit_where_a_name_or_number_goes_is_named(tmp_path: pathlib.Path, text: str, message: str) -> None:
+    path = _csv(tmp_path, text)
+    with pytest.raises(ConfigError) as error:
+        read_measured(path)
+    said = str(error.value).replace(str(path), "m.csv")  # the rule's 300 characters, the file named short
+    assert message in said and "\n" not in said and len(said) <= 300
+
+
+def test_a_bare_number_that_is_no_rate_is_refused_as_before(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(ConfigError, match=r"'bandwidth_bits_per_s' must be a number \(got 'fast'\)$"):
+        read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,fast\n"))
+    # a column with a bracketed note that names no column read is ignored, as any other
+    assert list(read_measured(_csv(tmp_path, "n_workers,steps_per_s,notes (free text)\n1,2,x\n"))["n_workers"]) == [1]
