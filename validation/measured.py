@@ -40,7 +40,7 @@ from typing import Any
 
 import pandas as pd
 
-from parsers.csvfile import NUMBER, Records, cell_float, cell_int
+from parsers.csvfile import INTEGER, NUMBER, Records, cell_float, cell_int
 from parsers.files import not_utf8_at, read_expanded
 from parsers.linkprofile import MAX_CPU_CORES
 from parsers.read import UTF8_BOM
@@ -107,7 +107,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         raise ConfigError(f"{header}: missing column {missing[0]!r} (columns: "
                           f"{_short(', '.join(map(str, frame.columns)) or 'none')}; required: "
                           f"{', '.join(REQUIRED_COLUMNS)}){_case_hint(missing[0], frame)}"
-                          f"{_separator_hint(list(map(str, frame.columns)))}")
+                          f"{_separator_hint(list(map(str, frame.columns)))}{_later_header_hint(frame)}")
     _refuse_near_miss([str(c) for c in frame.columns], header)
     if frame.empty:
         raise ConfigError(f"{header}: the header and no measurement rows after it")
@@ -173,6 +173,15 @@ def _case_hint(name: str, frame: pd.DataFrame) -> str:
     if samples is not None:
         return (f"; {_short(samples)!r} is not read: give the steps per second of all workers together (samples/s "
                 "over the batch size)")
+    return ""
+
+
+def _later_header_hint(frame: pd.DataFrame) -> str:
+    """With a row below the header that names every required column (a title line above the header, as a
+    spreadsheet's sheet may have): that the header is the file's first line."""
+    for line, cells in zip(frame.index, frame.itertuples(index=False, name=None), strict=True):
+        if all(c in {str(v).strip() for v in cells} for c in REQUIRED_COLUMNS):
+            return f"; line {line} names them: the header is the first line, so remove the lines above it"
     return ""
 
 
@@ -354,9 +363,14 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
             if header is None:
                 header, header_line = [c.strip() for c in cells], line  # 'n_workers, steps_per_s'
                 _check_header(header, source, line)
+            elif len(cells) != len(header) and cells[0].lstrip().startswith("#"):  # blamed for its width alone
+                # (a row as wide as the header is a row: a run named '#3')
+                raise ConfigError(f"{source}:{line}: a comment line (got {_short(','.join(cells))!r}): this CSV has "
+                                  "no comment lines; remove it, or put what it says in a column of its own")
             elif len(cells) != len(header):
                 raise ConfigError(f"{source}:{line}: {len(cells)} cells, the header has {len(header)} "
-                                  f"(got {_short(','.join(cells))!r}){_separator_hint(header)}")
+                                  f"(got {_short(','.join(cells))!r}){_separator_hint(header)}"
+                                  f"{_decimal_comma_hint(cells, len(header))}")
             elif len(rows) == MAX_MEASURED_ROWS:
                 raise ConfigError(f"{source}: more than {MAX_MEASURED_ROWS} rows")
             else:
@@ -381,8 +395,21 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
     return frame
 
 
+def _decimal_comma_hint(cells: list[str], width: int) -> str:
+    """With a row wider than the header that holds two whole numbers side by side (``1,10,8154``): that a number
+    written with a decimal comma splits in two at it (a spreadsheet's, in a locale that writes them). Which pair
+    was one number the row cannot tell (``1,10`` or ``10,8154``), so none is named."""
+    if len(cells) <= width or not any(INTEGER.fullmatch(a.strip()) and re.fullmatch(r"[0-9]+", b.strip())
+                                      for a, b in zip(cells, cells[1:], strict=False)):
+        return ""
+    return "; a number with a decimal comma (10,5) splits in two at it: write a decimal point (10.5)"
+
+
 def _check_header(header: list[str], source: str, line: int) -> None:
     """ConfigError for a header that is a comment, names more than :data:`MAX_CSV_COLUMNS` columns or one twice."""
+    if header[0].lower().startswith("sep=") and len(header) <= 2:  # a spreadsheet's line naming its separator
+        raise ConfigError(f"{source}:{line}: a spreadsheet's separator line (got {_short(','.join(header))!r}) where "
+                          "the header should be: remove it; the first line names the columns, separated by commas")
     if header[0].startswith("#"):  # else the next line, the header, is blamed for its width
         raise ConfigError(f"{source}:{line}: a comment where the header should be (got "
                           f"{_short(','.join(header))!r}): this CSV has no comment lines; its first line "

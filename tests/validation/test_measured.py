@@ -444,3 +444,33 @@ def test_a_bare_number_that_is_no_rate_is_refused_as_before(tmp_path: pathlib.Pa
         read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,fast\n"))
     # a column with a bracketed note that names no column read is ignored, as any other
     assert list(read_measured(_csv(tmp_path, "n_workers,steps_per_s,notes (free text)\n1,2,x\n"))["n_workers"]) == [1]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # a decimal comma in a comma-separated file: the row was refused for its width, the comma not named
+    ("n_workers,steps_per_s\n1,10,8154\n", "m.csv:2: 3 cells, the header has 2 (got '1,10,8154'); a number with a "
+     "decimal comma (10,5) splits in two at it: write a decimal point (10.5)"),
+    # Excel's line naming the separator: taken for a header of columns 'sep=' and ''
+    ("sep=,\nn_workers,steps_per_s\n1,10.8\n", "m.csv:1: a spreadsheet's separator line (got 'sep=,') where the "
+     "header should be: remove it"),
+    # a comment between the rows: refused for its width, as if a row had lost a cell
+    ("n_workers,steps_per_s\n1,10.8\n# second batch\n2,17\n", "m.csv:3: a comment line (got '# second batch'): "
+     "this CSV has no comment lines"),
+    # a title line above the header: 'missing column', with the header one line down unsaid
+    ("My runs,\nn_workers,steps_per_s\n1,10.8\n", "m.csv:1: missing column 'n_workers' (columns: My runs, ; "
+     "required: n_workers, steps_per_s); line 2 names them: the header is the first line, so remove the lines "
+     "above it"),
+])
+def test_a_spreadsheets_habits_are_named(tmp_path: pathlib.Path, text: str, message: str) -> None:
+    path = _csv(tmp_path, text)
+    with pytest.raises(ConfigError) as error:
+        read_measured(path)
+    said = str(error.value).replace(str(path), "m.csv")
+    assert said.startswith(message) and "\n" not in said and len(said) <= 300
+
+
+def test_a_row_as_wide_as_the_header_is_a_row_whatever_its_first_cell(tmp_path: pathlib.Path) -> None:
+    runs = read_measured(_csv(tmp_path, "run,n_workers,steps_per_s\n#1,1,10.8\n#2,2,17.4\n"))
+    assert list(runs["n_workers"]) == [1, 2]
+    with pytest.raises(ConfigError, match=r"m\.csv:2: 3 cells, the header has 2 \(got '1,a,b'\)$"):
+        read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,a,b\n"))  # no pair of numbers: no comma named
