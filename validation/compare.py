@@ -145,11 +145,16 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
     lines += [f"- {k}: {v}" for k, v in settings.items()]
     if warnings:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in warnings]
+    banded = [n for n in names if f"{n}_band_low" in comparison.table.columns]
     lines += ["", "## Steps per second, measured and predicted", "",
-              "| N | repeats | measured mean | measured range | " + " | ".join(f"{n} (error)" for n in names) + " |",
-              "|---|---|---|---|" + "---|" * len(names)]
+              "| N | repeats | measured mean | measured range | " + " | ".join(f"{n} (error)" for n in names)
+              + "".join(f" | {n} band" for n in banded) + " |",
+              "|---|---|---|---|" + "---|" * (len(names) + len(banded))]
     for row in comparison.table.to_dict("records"):
         cells = [f"{row[n]:.3f} ({row[f'{n}_error']:.1%})" for n in names]
+        cells += [f"{row[f'{n}_band_low']:.3f} to {row[f'{n}_band_high']:.3f}"
+                  + ("" if row[f"{n}_band_low"] <= row["measured_mean"] <= row[f"{n}_band_high"] else " (mean outside)")
+                  for n in banded]
         lines.append(f"| {row['n_workers']} | {row['n_repeats']} | {row['measured_mean']:.3f} | "
                      f"{row['measured_min']:.3f} to {row['measured_max']:.3f} | " + " | ".join(cells) + " |")
     n_points = len(comparison.table)
@@ -163,6 +168,11 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
         inside = "- (one run per N)" if s.inside_range is None else f"{s.inside_range} of {n_points}"
         lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {knee_cell(s.knee_n_workers, n_points)} | "
                      f"{inside} | {band} |")
+    if banded:
+        lines += ["", f"Band ({', '.join(banded)}): where each N's rate can lie with only the link's rate known, from "
+                  "its two directions no faster together than one to each at its full rate (docs/model.md); 'means "
+                  "inside band' counts the N whose measured mean lies in it, 'band width' is its median width over "
+                  "the mean."]
     if (note := knee_note(list(comparison.table["n_workers"]))) is not None:
         lines += ["", f"{note[0].upper()}{note[1:]}."]
     return "\n".join(lines) + "\n"

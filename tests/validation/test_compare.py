@@ -116,3 +116,17 @@ def test_a_knee_among_n_with_gaps_says_which_n_it_could_not_see(tmp_path: pathli
     assert ("The knee is the smallest N measured (1-2, 4, 8) within 95% of the highest: a knee at an N not measured "
             "(3, 5-7) shows as the next N measured." in text)
     assert "(1) shows as the next N measured" in (knee_note([2, 3, 4, 5]) or "")
+
+
+def test_the_band_is_shown_per_n_with_the_means_outside_it_named(tmp_path: pathlib.Path) -> None:
+    """report.md gave 'means inside band 3 of 4' and no band: which N fell outside, and by how much, was only in
+    comparison.csv, and what the band is was said nowhere in the report."""
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,1.0\n2,2.0\n3,4.0\n4,5.0\n"))
+    low, high = [1.0, 1.5, 3.0, 4.0], [1.35, 2.0, 3.6, 6.0]
+    text = report_markdown(compare(runs, {"b": [1.1, 1.8, 3.3, 5.0], "plain": [1.0, 2.0, 4.0, 5.0]},
+                                   {"b": (low, high)}), {}, "t")
+    assert "| N | repeats | measured mean | measured range | b (error) | plain (error) | b band |" in text
+    assert "| 2 | 1 | 2.000 | 2.000 to 2.000 | 1.800 (10.0%) | 2.000 (0.0%) | 1.500 to 2.000 |" in text
+    assert "| 3 | 1 | 4.000 | 4.000 to 4.000 | 3.300 (17.5%) | 4.000 (0.0%) | 3.000 to 3.600 (mean outside) |" in text
+    assert text.count("(mean outside)") == 1 and "Band (b): where each N's rate can lie" in text
+    assert "Band (" not in report_markdown(compare(runs, {"plain": [1.0, 2.0, 4.0, 5.0]}), {}, "t")
