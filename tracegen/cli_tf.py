@@ -318,8 +318,9 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
 
 def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measured", required=True, metavar="CSV|DIR",
-                   help="measurements CSV (n_workers, steps_per_s, ...; see validation.measured) or a testbed "
-                        "output directory")
+                   help="measurements CSV, a row per run: n_workers and steps_per_s (steps per second of all "
+                        "workers together), maybe repeat, batch_size, bandwidth (500Mbit/s) (README, 'Checking a "
+                        "prediction against your own runs'); or a testbed output directory")
     p.add_argument("--trace", metavar="TRACE",
                    help="the single-worker trace (default: DIR/trace of a testbed directory)")
     p.add_argument("--link-profile", metavar="FILE",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import pathlib
+import re
 import shutil
 
 import pandas as pd
@@ -670,3 +671,25 @@ def test_the_link_rate_is_said_to_come_from_the_column_it_was_read_from(column: 
     assert f"bandwidth from {measured} ({column})\n" in capsys.readouterr().out
     assert (f"- bandwidth: 500 Mbit/s (62.5 MB/s) line rate from {measured} ({column}), "
             in (tmp_path / "out" / "report.md").read_text())
+
+
+def test_the_readmes_own_runs_example_is_read_as_it_says(tmp_path: pathlib.Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """README's "Checking a prediction against your own runs": its CSV, as written, validated against the bundled
+    trace; its required columns are the reader's; the repeats it shows are averaged, the rate read with its unit."""
+    from validation.measured import REQUIRED_COLUMNS
+
+    readme = (DATA.parent / "README.md").read_text()
+    section = readme.split("### Checking a prediction against your own runs", 1)[1].split("\n### ", 1)[0]
+    blocks = section.split("```\n")[1::2]
+    assert blocks[0].startswith("tracegen validate --measured runs.csv --trace TRACE --out DIR")
+    runs = tmp_path / "runs.csv"
+    runs.write_text(blocks[1])
+    required = re.search(r"- Required: `(\w+)`, an integer from 1, and `(\w+)`", section)
+    assert required is not None and required.groups() == REQUIRED_COLUMNS
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(runs), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert f"bandwidth from {runs} (bandwidth)" in printed and "measured: N=2: 2 runs averaged" in printed
+    assert "simulator_bw" in printed and "note: the knee is the smallest N measured (1-2, 4)" in printed
