@@ -183,9 +183,13 @@ def comparison_html(comparison: ComparisonLike, *, title: str, inputs: Sequence[
                   y_label="steps per second (all workers)", tips=tuple(tips), areas=areas, series=tuple(series),
                   rules=() if one else (Rule(label=f"measured knee N={measured_knee}",
                                              x=comparison.measured_knee_n_workers),))
-    header = ["N", "repeats", "measured mean", "measured range", *(f"{name} (error)" for name in names)]
+    banded = [name for name in names if f"{name}_band_low" in t.columns]  # each N's band, as report.md shows it
+    header = ["N", "repeats", "measured mean", "measured range", *(f"{name} (error)" for name in names),
+              *(f"{name} band" for name in banded)]
     rows = [[str(n), str(int(t["n_repeats"].iloc[i])), f"{mean[i]:.3f}", f"{lows[i]:.3f} to {highs[i]:.3f}",
-             *(f"{float(t[name].iloc[i]):.3f} ({float(t[f'{name}_error'].iloc[i]):.1%})" for name in names)]
+             *(f"{float(t[name].iloc[i]):.3f} ({float(t[f'{name}_error'].iloc[i]):.1%})" for name in names),
+             *(_band_cell(float(t[f"{name}_band_low"].iloc[i]), float(t[f"{name}_band_high"].iloc[i]), mean[i])
+               for name in banded)]
             for i, n in enumerate(ns)]
     score_rows = []
     for name, s in comparison.scores.items():
@@ -201,6 +205,11 @@ def comparison_html(comparison: ComparisonLike, *, title: str, inputs: Sequence[
                                       table_id="scores")),
               section("Inputs", definitions(inputs))]
     return page(title, parts)
+
+
+def _band_cell(low: float, high: float, mean: float) -> str:
+    """One N's band in the errors table, marked where the measured mean lies outside it."""
+    return f"{low:.3f} to {high:.3f}" + ("" if low <= mean <= high else " (mean outside)")
 
 
 def _rate(steps_per_s: float) -> str:
