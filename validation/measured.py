@@ -33,6 +33,7 @@ import collections
 import csv
 import difflib
 import io
+import itertools
 import math
 import os
 import re
@@ -400,7 +401,7 @@ def _decimal_comma_hint(cells: list[str], width: int) -> str:
     written with a decimal comma splits in two at it (a spreadsheet's, in a locale that writes them). Which pair
     was one number the row cannot tell (``1,10`` or ``10,8154``), so none is named."""
     if len(cells) <= width or not any(INTEGER.fullmatch(a.strip()) and re.fullmatch(r"[0-9]+", b.strip())
-                                      for a, b in zip(cells, cells[1:], strict=False)):
+                                      for a, b in itertools.pairwise(cells)):
         return ""
     return "; a number with a decimal comma (10,5) splits in two at it: write a decimal point (10.5)"
 
