@@ -24,11 +24,12 @@ PER_STEP = {"ps_cpu_cores": ("PS CPU per step", 1e3, " ms"), "ps_wakeups_per_s":
 
 
 def measured_curve(measured: pd.DataFrame) -> pd.DataFrame:
-    """Per N: repeats, mean, min, max and standard deviation of the measured steps per second."""
+    """Per N: repeats, mean, min, max and standard deviation of the measured steps per second; the deviation of one
+    run is unknown (NaN, an empty cell in ``comparison.csv``), not 0: 0.0000 read as a run that repeats exactly."""
     grouped = measured.groupby("n_workers")["steps_per_s"]
     table = pd.DataFrame({
         "n_repeats": grouped.size(), "measured_mean": grouped.mean(), "measured_min": grouped.min(),
-        "measured_max": grouped.max(), "measured_std": grouped.std(ddof=1).fillna(0.0),
+        "measured_max": grouped.max(), "measured_std": grouped.std(ddof=1),
     })
     return table.reset_index()
 

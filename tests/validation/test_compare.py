@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from validation.compare import compare, cpu_markdown, knee_note, knee_of, report_markdown
+from validation.compare import compare, comparison_csv, cpu_markdown, knee_note, knee_of, report_markdown
 from validation.errors import ConfigError
 from validation.measured import read_measured
 
@@ -130,3 +130,12 @@ def test_the_band_is_shown_per_n_with_the_means_outside_it_named(tmp_path: pathl
     assert "| 3 | 1 | 4.000 | 4.000 to 4.000 | 3.300 (17.5%) | 4.000 (0.0%) | 3.000 to 3.600 (mean outside) |" in text
     assert text.count("(mean outside)") == 1 and "Band (b): where each N's rate can lie" in text
     assert "Band (" not in report_markdown(compare(runs, {"plain": [1.0, 2.0, 4.0, 5.0]}), {}, "t")
+
+
+def test_the_spread_of_one_run_is_unknown_not_zero(tmp_path: pathlib.Path) -> None:
+    """comparison.csv gave a user's single runs 'measured_std 0.0000', as if each N repeated exactly."""
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,1.0\n2,2.0\n2,2.0\n3,3.0\n3,3.2\n"))
+    text = comparison_csv(compare(runs, {"p": [1.0, 2.0, 3.1]})).decode()
+    rows = [line.split(",") for line in text.splitlines()]
+    std = rows[0].index("measured_std")
+    assert [row[std] for row in rows[1:]] == ["", "0.0000", "0.1414"]
