@@ -2,10 +2,12 @@
 
 Measurements come from ``tracegen testbed`` (``measured.csv``, schema in :mod:`validation.testbed_files`) or from
 anywhere else as a CSV (UTF-8, maybe gzipped) with one row per run and at least these columns (others are ignored,
-but for a near miss of one that is read, such as ``ps_task`` or ``Batch_size``, which is refused)::
+but for a near miss of one that is read, such as ``ps_task``, ``Batch_size`` or one with a unit,
+``batch_size (samples)``, which is refused)::
 
     n_workers             int    workers in the run (>= 1)
-    steps_per_s           float  aggregate training steps per second of the run (from 1e-6 to 1e6)
+    steps_per_s           float  aggregate training steps per second of the run, all workers together (from
+                                 1e-6 to 1e6)
 
 and optionally ``repeat`` (int), ``batch_size`` (int, at most 10^9) and the PS link's rate per direction, either as
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``, ``125MB/s``; a
