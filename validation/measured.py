@@ -256,6 +256,28 @@ def suspect_repeats(runs: pd.DataFrame, source: str) -> list[str]:
     return found[:5] + ([f"{source}: {len(found) - 5} more such lines"] if len(found) > 5 else [])
 
 
+PER_WORKER_FALL = 0.6  # a mean below this share of the smallest N's: no testbed curve (50 of them) fell below 1.0
+
+
+def suspect_per_worker(runs: pd.DataFrame, source: str) -> list[str]:
+    """A warning when the mean rate at a larger N is below :data:`PER_WORKER_FALL` of the smallest N's: that is how
+    each worker's own steps per second fall as workers are added, and ``steps_per_s`` counts all workers' steps
+    together; every prediction would be N times too high, and look it. Adding workers to an async PS job has not
+    cut the total rate so on any testbed run (the lowest ratio over 50 measured curves is 1.0), but it may, so the
+    runs are still compared."""
+    means = runs.groupby("n_workers")["steps_per_s"].mean()
+    if len(means) < 2:
+        return []
+    smallest, first = int(means.index[0]), float(means.iloc[0])
+    fallen = [(int(n), float(m)) for n, m in means.items() if m < PER_WORKER_FALL * first]
+    if not fallen:
+        return []
+    n, mean = fallen[-1]
+    return [f"{source}: steps_per_s at N={n} ({mean:.4g}) is {mean / first:.2f} of N={smallest}'s ({first:.4g}), as "
+            "each worker's own rate falls; steps_per_s counts the steps of all workers together: are these each "
+            "worker's?"]
+
+
 def _refuse_two_settings(frame: pd.DataFrame, source: str) -> None:
     """Every row's value of each of :data:`SETTING_COLUMNS` the file has is the first row's (module docstring)."""
     for column in (c for c in SETTING_COLUMNS if c in frame.columns):

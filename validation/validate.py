@@ -99,7 +99,7 @@ from validation.compare import (
     report_markdown,
 )
 from validation.errors import ConfigError
-from validation.measured import RATE_COLUMN, read_measured, suspect_repeats
+from validation.measured import RATE_COLUMN, read_measured, suspect_per_worker, suspect_repeats
 from validation.staleness import (
     STALENESS_NAME,
     StalenessRow,
@@ -324,7 +324,8 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     inputs = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s, runs, single_worker)
     # before mismatches: a refusal is its one message
     config = _with_batch_size(config, runs, inputs.measured, inputs.trace)
-    warnings = [*suspect_repeats(runs, str(inputs.measured)), *mismatches(inputs.trace, runs)]
+    warnings = [*suspect_repeats(runs, str(inputs.measured)), *suspect_per_worker(runs, str(inputs.measured)),
+                *mismatches(inputs.trace, runs)]
     for w in warnings:
         report(f"warning: {w}")
     config = dataclasses.replace(config, workers=tuple(sorted({int(n) for n in runs["n_workers"]})), emit_traces=())

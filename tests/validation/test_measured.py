@@ -12,7 +12,7 @@ import pytest
 from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
 from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
 from validation.errors import ConfigError
-from validation.measured import CORE_COLUMNS, SWITCH_COLUMNS, read_measured, suspect_repeats
+from validation.measured import CORE_COLUMNS, SWITCH_COLUMNS, read_measured, suspect_per_worker, suspect_repeats
 
 
 def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
@@ -474,3 +474,16 @@ def test_a_row_as_wide_as_the_header_is_a_row_whatever_its_first_cell(tmp_path: 
     assert list(runs["n_workers"]) == [1, 2]
     with pytest.raises(ConfigError, match=r"m\.csv:2: 3 cells, the header has 2 \(got '1,a,b'\)$"):
         read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,a,b\n"))  # no pair of numbers: no comma named
+
+
+def test_rates_falling_as_each_workers_own_do_are_asked_about(tmp_path: pathlib.Path) -> None:
+    """A user's log gives each worker's steps/s: 10.8 alone, 4.1 each of four. Read as all workers' together, every
+    prediction was 4x too high, and nothing asked whether the column held what it names."""
+    path = _csv(tmp_path, "n_workers,steps_per_s\n1,10.8\n2,8.7\n4,4.1\n4,4.3\n")
+    (warning,) = suspect_per_worker(read_measured(path), str(path))
+    assert warning == (f"{path}: steps_per_s at N=4 (4.2) is 0.39 of N=1's (10.8), as each worker's own rate falls; "
+                       "steps_per_s counts the steps of all workers together: are these each worker's?")
+    # a curve that flattens, or dips by less than 40 % past its top, is a curve of all workers' steps
+    assert suspect_per_worker(read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,10.8\n2,17.4\n5,11\n")),
+                              "m.csv") == []
+    assert suspect_per_worker(read_measured(_csv(tmp_path, "n_workers,steps_per_s\n3,4\n")), "m.csv") == []

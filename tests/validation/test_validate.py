@@ -693,3 +693,17 @@ def test_the_readmes_own_runs_example_is_read_as_it_says(tmp_path: pathlib.Path,
     printed = capsys.readouterr().out
     assert f"bandwidth from {runs} (bandwidth)" in printed and "measured: N=2: 2 runs averaged" in printed
     assert "simulator_bw" in printed and "note: the knee is the smallest N measured (1-2, 4)" in printed
+
+
+def test_each_workers_rate_given_for_all_workers_is_asked_about_in_the_report(tmp_path: pathlib.Path,
+                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """steps_per_s that fall as each worker's own do (the testbed's worker_steps_per_s, copied for steps_per_s):
+    the summary and report.md gave MAPEs of 200 % without a word on what the column counts."""
+    measured = tmp_path / "mine.csv"
+    measured.write_text("n_workers,steps_per_s\n1,10.8154\n2,8.70734\n3,5.76171\n")
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    said = f"{measured}: steps_per_s at N=3 (5.762) is 0.53 of N=1's (10.82), as each worker's own rate falls"
+    assert f"warning: {said}" in capsys.readouterr().out
+    assert f"- {said}" in (tmp_path / "out" / "report.md").read_text()
