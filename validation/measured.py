@@ -269,7 +269,7 @@ def suspect_per_worker(runs: pd.DataFrame, source: str) -> list[str]:
     if len(means) < 2:
         return []
     smallest, first = int(means.index[0]), float(means.iloc[0])
-    fallen = [(int(n), float(m)) for n, m in means.items() if m < PER_WORKER_FALL * first]
+    fallen = [(int(n), float(m)) for n, m in zip(means.index, means, strict=True) if m < PER_WORKER_FALL * first]
     if not fallen:
         return []
     n, mean = fallen[-1]

@@ -695,8 +695,8 @@ def test_the_readmes_own_runs_example_is_read_as_it_says(tmp_path: pathlib.Path,
     assert "simulator_bw" in printed and "note: the knee is the smallest N measured (1-2, 4)" in printed
 
 
-def test_each_workers_rate_given_for_all_workers_is_asked_about_in_the_report(tmp_path: pathlib.Path,
-                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_workers_rate_given_for_all_workers_is_asked_about_in_the_report(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """steps_per_s that fall as each worker's own do (the testbed's worker_steps_per_s, copied for steps_per_s):
     the summary and report.md gave MAPEs of 200 % without a word on what the column counts."""
     measured = tmp_path / "mine.csv"
