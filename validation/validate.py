@@ -281,8 +281,10 @@ def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, t
     return place(model, counts[0], hows[0], creation_order(trace))
 
 
-def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
-    """Where the trace's capture settings (its ``meta.json``) differ from the measurements' columns."""
+def mismatches(trace: pathlib.Path, runs: pd.DataFrame, source: str = "the measurements") -> list[str]:
+    """Where the trace's capture settings (its ``meta.json``) differ from the measurements' columns (``source``:
+    the measurements file, named with its values: the warning said "the measurements have ['64']", naming neither
+    file)."""
     meta = read_meta(trace)
     if meta is None:
         return [f"{meta_path(trace)}: no meta.json beside the trace; cannot check it matches the measurements"]
@@ -294,7 +296,8 @@ def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
         if column in runs.columns and value is not None:
             measured = sorted({str(v) for v in runs[column]})
             if measured != [str(value)]:
-                found.append(f"the trace was captured with {column} {value!r}, the measurements have {measured}")
+                found.append(f"{meta_path(trace)}: the trace was captured with {column} {value!r}, {source} has "
+                             f"{', '.join(repr(m) if isinstance(value, str) else m for m in measured)}")
     return found
 
 
@@ -325,7 +328,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     # before mismatches: a refusal is its one message
     config = _with_batch_size(config, runs, inputs.measured, inputs.trace)
     warnings = [*suspect_repeats(runs, str(inputs.measured)), *suspect_per_worker(runs, str(inputs.measured)),
-                *mismatches(inputs.trace, runs)]
+                *mismatches(inputs.trace, runs, str(inputs.measured))]
     for w in warnings:
         report(f"warning: {w}")
     config = dataclasses.replace(config, workers=tuple(sorted({int(n) for n in runs["n_workers"]})), emit_traces=())

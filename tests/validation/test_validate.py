@@ -128,7 +128,9 @@ def test_a_trace_of_another_model_is_flagged(tmp_path: pathlib.Path, capsys: pyt
     assert main(["validate", "--measured", str(mlp / "measured.csv"), "--trace", str(cnn / "trace"),
                  "--steps", "4", "--seeds", "1", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    assert "warning: the trace was captured with model 'cnn', the measurements have ['mlp']" in printed
+    # both files named, the value as written (it said "the measurements have ['mlp']", naming neither file)
+    assert (f"warning: {cnn / 'trace' / 'meta.json'}: the trace was captured with model 'cnn', "
+            f"{mlp / 'measured.csv'} has 'mlp'\n") in printed
     assert "## Warnings" in (tmp_path / "report.md").read_text()
 
 
@@ -707,3 +709,15 @@ def test_each_workers_rate_given_for_all_workers_is_asked_about_in_the_report(
     said = f"{measured}: steps_per_s at N=3 (5.762) is 0.53 of N=1's (10.82), as each worker's own rate falls"
     assert f"warning: {said}" in capsys.readouterr().out
     assert f"- {said}" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_batch_size_other_than_the_traces_names_both_files(tmp_path: pathlib.Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    measured = tmp_path / "mine.csv"
+    measured.write_text("n_workers,steps_per_s,batch_size\n1,10.8,64\n2,17.4,64\n")
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    said = f"{trace / 'meta.json'}: the trace was captured with batch_size 32, {measured} has 64"
+    assert f"warning: {said}\n" in capsys.readouterr().out
+    assert f"- {said}\n" in (tmp_path / "out" / "report.md").read_text()
