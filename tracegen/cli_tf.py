@@ -145,7 +145,7 @@ _INPUTS = (("measured", "--measured", "the measurements"), ("trace", "--trace", 
 
 def _validate(args: argparse.Namespace) -> int:
     from tracegen.outputs import OutputDir
-    from validation.compare import averaged
+    from validation.compare import averaged, knee_note
     from validation.validate import OUTPUT_FILES, input_files, validate
 
     for key, option, what in _INPUTS:
@@ -172,30 +172,43 @@ def _validate(args: argparse.Namespace) -> int:
              "no bandwidth (no bandwidth-only predictors: give --bandwidth, or bandwidth_bits_per_s in the CSV)"))
     if (repeats := averaged(comparison)) is not None:
         print(repeats)
-    print(f"measured knee N={comparison.measured_knee_n_workers}")
+    n_points = len(comparison.table)
+    print(f"measured knee {_knee(comparison.measured_knee_n_workers, n_points)}")
+    if (note := knee_note(list(comparison.table["n_workers"]))) is not None:
+        print(f"note: {note}")
     for name, score in comparison.scores.items():
-        band = "" if score.in_band is None else f"  inside band {score.in_band}/{len(comparison.table)}"
-        print(f"{name:14s} MAPE {score.mape:6.1%}  max error {score.max_error:6.1%}  knee N={score.knee_n_workers}"
+        band = "" if score.in_band is None else f"  inside band {score.in_band}/{n_points}"
+        print(f"{name:14s} MAPE {score.mape:6.1%}  max error {score.max_error:6.1%}  knee "
+              f"{_knee(score.knee_n_workers, n_points)}"
               + ("" if score.inside_range is None
                  else f"  inside measured range {score.inside_range}/{len(comparison.table)}") + band)
     print(f"wrote {', '.join(str(out.root / n) for n in out.written)}")
     return 0
 
 
+def _knee(n_workers: int, n_points: int) -> str:
+    """A knee in validate's summary: ``N=2``, or ``-`` where one N was measured (no curve, no knee)."""
+    return "-" if n_points == 1 else f"N={n_workers}"
+
+
 def _validation_html(comparison: Comparison, inputs: Inputs, warnings: list[str], config: PredictConfig,
                      measured: str) -> bytes:
     from tracegen.html_report import comparison_html, report_inputs
+    from validation.compare import knee_note
+    from validation.validate import single_worker_said
+
+    note = knee_note(list(comparison.table["n_workers"]))
 
     bandwidth = (None if inputs.bandwidth_bytes_per_s is None else
                  f"{format_rate(inputs.bandwidth_bytes_per_s)} line rate from {inputs.bandwidth_from}, "
                  f"{config.payload_fraction:.4f} of it payload")
     pairs = report_inputs({
         "measurements": inputs.measured, "trace": inputs.trace, "link profile": inputs.profile,
-        "bandwidth": bandwidth, "single worker": inputs.single_worker,
+        "bandwidth": bandwidth, "single worker": single_worker_said(inputs),
         "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
                      f"seed(s); link model {config.link}, transfer order {config.policy}"})
     return comparison_html(comparison, title=f"Predicted vs measured: {measured}", inputs=pairs,
-                           warnings=warnings)
+                           warnings=warnings, notes=[f"{note[0].upper()}{note[1:]}."] if note else [])
 
 
 def _model_names() -> tuple[str, ...]:
@@ -305,8 +318,9 @@ def _add_testbed(p: argparse.ArgumentParser) -> None:
 
 def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measured", required=True, metavar="CSV|DIR",
-                   help="measurements CSV (n_workers, steps_per_s, ...; see validation.measured) or a testbed "
-                        "output directory")
+                   help="measurements CSV, a row per run: n_workers and steps_per_s (steps per second of all "
+                        "workers together), maybe repeat, batch_size, bandwidth (500Mbit/s) (README, 'Checking a "
+                        "prediction against your own runs'); or a testbed output directory")
     p.add_argument("--trace", metavar="TRACE",
                    help="the single-worker trace (default: DIR/trace of a testbed directory)")
     p.add_argument("--link-profile", metavar="FILE",

@@ -151,14 +151,19 @@ def prediction_html(curve: Curve, *, title: str, inputs: Sequence[tuple[str, str
 
 
 def comparison_html(comparison: ComparisonLike, *, title: str, inputs: Sequence[tuple[str, str]],
-                    warnings: Sequence[str] = ()) -> bytes:
-    """The page of one validation: measured means and ranges over every predictor, the errors, the scores."""
+                    warnings: Sequence[str] = (), notes: Sequence[str] = ()) -> bytes:
+    """The page of one validation: measured means and ranges over every predictor, the errors, the scores; ``notes``
+    (what the scores can say: a knee among N with gaps) under the lead. With one N measured there is no knee (a
+    point of a curve): none is shown."""
     t, names = comparison.table, list(comparison.scores)
     ns = tuple(int(n) for n in t["n_workers"])
     mean, lows, highs = (tuple(float(v) for v in t[c]) for c in ("measured_mean", "measured_min", "measured_max"))
     best = min(names, key=lambda n: comparison.scores[n].mape)
-    parts = [paragraph(f"Measured knee N={comparison.measured_knee_n_workers}; lowest mean error: {best} "
-                       f"(MAPE {comparison.scores[best].mape:.1%}).", "lead")]
+    one = len(ns) == 1
+    measured_knee = "-" if one else str(comparison.measured_knee_n_workers)
+    parts = [paragraph(("One N measured, no knee" if one else f"Measured knee N={measured_knee}")
+                       + f"; lowest mean error: {best} (MAPE {comparison.scores[best].mape:.1%}).", "lead")]
+    parts += [paragraph(note) for note in notes]
     parts += [paragraph(f"Warning: {w}", "warn") for w in warnings]
     tips = []
     for i, n in enumerate(ns):
@@ -176,26 +181,35 @@ def comparison_html(comparison: ComparisonLike, *, title: str, inputs: Sequence[
                          line=False))
     chart = Chart(chart_id="comparison", title="Measured and predicted throughput", xs=ns, x_label="workers (N)",
                   y_label="steps per second (all workers)", tips=tuple(tips), areas=areas, series=tuple(series),
-                  rules=(Rule(label=f"measured knee N={comparison.measured_knee_n_workers}",
-                              x=comparison.measured_knee_n_workers),))
-    header = ["N", "repeats", "measured mean", "measured range", *(f"{name} (error)" for name in names)]
+                  rules=() if one else (Rule(label=f"measured knee N={measured_knee}",
+                                             x=comparison.measured_knee_n_workers),))
+    banded = [name for name in names if f"{name}_band_low" in t.columns]  # each N's band, as report.md shows it
+    header = ["N", "repeats", "measured mean", "measured range", *(f"{name} (error)" for name in names),
+              *(f"{name} band" for name in banded)]
     rows = [[str(n), str(int(t["n_repeats"].iloc[i])), f"{mean[i]:.3f}", f"{lows[i]:.3f} to {highs[i]:.3f}",
-             *(f"{float(t[name].iloc[i]):.3f} ({float(t[f'{name}_error'].iloc[i]):.1%})" for name in names)]
+             *(f"{float(t[name].iloc[i]):.3f} ({float(t[f'{name}_error'].iloc[i]):.1%})" for name in names),
+             *(_band_cell(float(t[f"{name}_band_low"].iloc[i]), float(t[f"{name}_band_high"].iloc[i]), mean[i])
+               for name in banded)]
             for i, n in enumerate(ns)]
     score_rows = []
     for name, s in comparison.scores.items():
         band = [f"{s.in_band} of {len(ns)}", f"{s.band_width:.0%}"] if (
             s.in_band is not None and s.band_width is not None) else ["-", "-"]
-        score_rows.append([name, f"{s.mape:.1%}", f"{s.max_error:.1%}", str(s.knee_n_workers),
+        score_rows.append([name, f"{s.mape:.1%}", f"{s.max_error:.1%}", "-" if one else str(s.knee_n_workers),
                            "- (one run per N)" if s.inside_range is None else f"{s.inside_range} of {len(ns)}", *band])
     parts += [section("Steps per second, measured and predicted", render(chart)),
               section("Errors per N", table(header, rows, table_id="errors")),
               section("Scores", table(["predictor", "MAPE", "max error",
-                                       f"knee (measured {comparison.measured_knee_n_workers})",
+                                       f"knee (measured {measured_knee})",
                                        "inside measured range", "means inside band", "band width"], score_rows,
                                       table_id="scores")),
               section("Inputs", definitions(inputs))]
     return page(title, parts)
+
+
+def _band_cell(low: float, high: float, mean: float) -> str:
+    """One N's band in the errors table, marked where the measured mean lies outside it."""
+    return f"{low:.3f} to {high:.3f}" + ("" if low <= mean <= high else " (mean outside)")
 
 
 def _rate(steps_per_s: float) -> str:

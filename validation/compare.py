@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from tracegen.curve import KNEE_FRACTION
+from tracegen.curve import KNEE_FRACTION, format_workers
 from tracegen.plots import finish_png, new_figure
 from validation.errors import ConfigError
 from validation.measured import CORE_COLUMNS
@@ -24,11 +24,12 @@ PER_STEP = {"ps_cpu_cores": ("PS CPU per step", 1e3, " ms"), "ps_wakeups_per_s":
 
 
 def measured_curve(measured: pd.DataFrame) -> pd.DataFrame:
-    """Per N: repeats, mean, min, max and standard deviation of the measured steps per second."""
+    """Per N: repeats, mean, min, max and standard deviation of the measured steps per second; the deviation of one
+    run is unknown (NaN, an empty cell in ``comparison.csv``), not 0: 0.0000 read as a run that repeats exactly."""
     grouped = measured.groupby("n_workers")["steps_per_s"]
     table = pd.DataFrame({
         "n_repeats": grouped.size(), "measured_mean": grouped.mean(), "measured_min": grouped.min(),
-        "measured_max": grouped.max(), "measured_std": grouped.std(ddof=1).fillna(0.0),
+        "measured_max": grouped.max(), "measured_std": grouped.std(ddof=1),
     })
     return table.reset_index()
 
@@ -38,6 +39,31 @@ def knee_of(workers: Sequence[int], rates: Sequence[float], fraction: float = KN
     measurements and every predictor alike, so that knees compare like for like)."""
     best = max(rates)
     return min(n for n, r in zip(workers, rates, strict=True) if r >= fraction * best)
+
+
+def knee_note(workers: Sequence[int]) -> str | None:
+    """What the knee can say, given the N measured: nothing with one N (a knee is a point of a curve: the knee of
+    one point was that point, for the measurements and every predictor alike), and, where some N from 1 to the
+    largest were not measured, that a knee at one of those shows as the next N measured (the knee of N = 1, 2, 4, 8
+    is 4 whether the curve flattened at 3 or at 4); None when every N from 1 up was measured."""
+    ns = sorted({int(n) for n in workers})
+    if len(ns) == 1:
+        return f"one N measured ({ns[0]}): no knee, which needs a curve; the scores are that one point's errors"
+    missing = sorted(set(range(1, ns[-1] + 1)) - set(ns))
+    if not missing:
+        return None
+    return (f"the knee is the smallest N measured ({_listed(ns)}) within {KNEE_FRACTION:.0%} of the highest: a knee at "
+            f"an N not measured ({_listed(missing)}) shows as the next N measured")
+
+
+def _listed(workers: Sequence[int]) -> str:
+    """``1-2, 4, 8``: worker counts in runs (:func:`tracegen.curve.format_workers`), readable in a sentence."""
+    return format_workers(workers).replace(",", ", ")
+
+
+def knee_cell(knee_n_workers: int, n_points: int) -> str:
+    """A knee as shown: ``-`` where one N was measured (:func:`knee_note`)."""
+    return "-" if n_points == 1 else str(knee_n_workers)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,22 +146,36 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
     lines += [f"- {k}: {v}" for k, v in settings.items()]
     if warnings:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in warnings]
+    banded = [n for n in names if f"{n}_band_low" in comparison.table.columns]
     lines += ["", "## Steps per second, measured and predicted", "",
-              "| N | repeats | measured mean | measured range | " + " | ".join(f"{n} (error)" for n in names) + " |",
-              "|---|---|---|---|" + "---|" * len(names)]
+              "| N | repeats | measured mean | measured range | " + " | ".join(f"{n} (error)" for n in names)
+              + "".join(f" | {n} band" for n in banded) + " |",
+              "|---|---|---|---|" + "---|" * (len(names) + len(banded))]
     for row in comparison.table.to_dict("records"):
         cells = [f"{row[n]:.3f} ({row[f'{n}_error']:.1%})" for n in names]
+        cells += [f"{row[f'{n}_band_low']:.3f} to {row[f'{n}_band_high']:.3f}"
+                  + ("" if row[f"{n}_band_low"] <= row["measured_mean"] <= row[f"{n}_band_high"] else " (mean outside)")
+                  for n in banded]
         lines.append(f"| {row['n_workers']} | {row['n_repeats']} | {row['measured_mean']:.3f} | "
                      f"{row['measured_min']:.3f} to {row['measured_max']:.3f} | " + " | ".join(cells) + " |")
-    lines += ["", "## Scores", "", "| predictor | MAPE | max error | knee (measured "
-              f"{comparison.measured_knee_n_workers}) | inside measured range | means inside band | band width |",
-              "|---|---|---|---|---|---|---|"]
     n_points = len(comparison.table)
+    lines += ["", "## Scores", "", "| predictor | MAPE | max error | knee (measured "
+              f"{knee_cell(comparison.measured_knee_n_workers, n_points)}) | inside measured range | means inside band "
+              "| band width |",
+              "|---|---|---|---|---|---|---|"]
     for name, s in comparison.scores.items():
         band = (f"{s.in_band} of {n_points} | {s.band_width:.0%}" if s.in_band is not None and s.band_width is not None
                 else "- | -")
         inside = "- (one run per N)" if s.inside_range is None else f"{s.inside_range} of {n_points}"
-        lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {s.knee_n_workers} | {inside} | {band} |")
+        lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {knee_cell(s.knee_n_workers, n_points)} | "
+                     f"{inside} | {band} |")
+    if banded:
+        lines += ["", f"Band ({', '.join(banded)}): where each N's rate can lie with only the link's rate known, from "
+                  "its two directions no faster together than one to each at its full rate (docs/model.md); 'means "
+                  "inside band' counts the N whose measured mean lies in it, 'band width' is its median width over "
+                  "the mean."]
+    if (note := knee_note(list(comparison.table["n_workers"]))) is not None:
+        lines += ["", f"{note[0].upper()}{note[1:]}."]
     return "\n".join(lines) + "\n"
 
 

@@ -2,10 +2,12 @@
 
 Measurements come from ``tracegen testbed`` (``measured.csv``, schema in :mod:`validation.testbed_files`) or from
 anywhere else as a CSV (UTF-8, maybe gzipped) with one row per run and at least these columns (others are ignored,
-but for a near miss of one that is read, such as ``ps_task`` or ``Batch_size``, which is refused)::
+but for a near miss of one that is read, such as ``ps_task``, ``Batch_size`` or one with a unit,
+``batch_size (samples)``, which is refused)::
 
     n_workers             int    workers in the run (>= 1)
-    steps_per_s           float  aggregate training steps per second of the run (from 1e-6 to 1e6)
+    steps_per_s           float  aggregate training steps per second of the run, all workers together (from
+                                 1e-6 to 1e6)
 
 and optionally ``repeat`` (int), ``batch_size`` (int, at most 10^9) and the PS link's rate per direction, either as
 ``bandwidth_bits_per_s`` (a number) or as ``bandwidth`` (text with its unit: ``500Mbit/s``, ``1Gbit/s``, ``125MB/s``; a
@@ -33,6 +35,7 @@ import collections
 import csv
 import difflib
 import io
+import itertools
 import math
 import os
 import re
@@ -40,7 +43,7 @@ from typing import Any
 
 import pandas as pd
 
-from parsers.csvfile import NUMBER, Records, cell_float, cell_int
+from parsers.csvfile import INTEGER, NUMBER, Records, cell_float, cell_int
 from parsers.files import not_utf8_at, read_expanded
 from parsers.linkprofile import MAX_CPU_CORES
 from parsers.read import UTF8_BOM
@@ -83,6 +86,7 @@ MAX_CSV_COLUMNS = 1000  # the testbed writes about 35
 
 
 HEADER_LINE = "header_line"  # csv_cells' frame.attrs key: the header's line number
+RATE_COLUMN = "rate_column"  # read_measured's frame.attrs key: the column the link's rate was read from
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -106,7 +110,7 @@ def read_measured(path: str | os.PathLike[str]) -> pd.DataFrame:
         raise ConfigError(f"{header}: missing column {missing[0]!r} (columns: "
                           f"{_short(', '.join(map(str, frame.columns)) or 'none')}; required: "
                           f"{', '.join(REQUIRED_COLUMNS)}){_case_hint(missing[0], frame)}"
-                          f"{_separator_hint(list(map(str, frame.columns)))}")
+                          f"{_separator_hint(list(map(str, frame.columns)))}{_later_header_hint(frame)}")
     _refuse_near_miss([str(c) for c in frame.columns], header)
     if frame.empty:
         raise ConfigError(f"{header}: the header and no measurement rows after it")
@@ -154,18 +158,46 @@ def _refuse_uneven_parts(runs: pd.DataFrame, source: str) -> None:
                                       "each worker's value, ';'-joined, one per worker of the run")
 
 
+_UNIT_SUFFIX = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")  # 'steps_per_s (steps/s)', 'steps_per_s [1/s]'
+
+
 def _case_hint(name: str, frame: pd.DataFrame) -> str:
     """With a column that is ``name`` in other letter case (``N_workers``, from a spreadsheet): that names are
-    read as written, lower case."""
-    other = next((str(c) for c in frame.columns if str(c).strip().lower() == name), None)
-    return "" if other is None else f"; the header's {other!r} would be it: column names are lower case"
+    read as written, lower case; with one that is ``name`` and a unit in brackets (``steps_per_s (steps/s)``): that
+    names are written bare (the unit is the name's own); with a column of samples for the steps: how to have steps."""
+    columns = [str(c) for c in frame.columns]
+    other = next((c for c in columns if c.strip().lower() == name), None)
+    if other is not None:
+        return f"; the header's {other!r} would be it: column names are lower case"
+    unit = next((c for c in columns if _UNIT_SUFFIX.sub("", c).strip().lower() == name), None)
+    if unit is not None:
+        return f"; the header's {_short(unit)!r} would be it: write the name alone, its unit is the name's own"
+    samples = next((c for c in columns if "sample" in c.lower()), None) if name == "steps_per_s" else None
+    if samples is not None:
+        return (f"; {_short(samples)!r} is not read: give the steps per second of all workers together (samples/s "
+                "over the batch size)")
+    return ""
+
+
+def _later_header_hint(frame: pd.DataFrame) -> str:
+    """With a row below the header that names every required column (a title line above the header, as a
+    spreadsheet's sheet may have): that the header is the file's first line."""
+    for line, cells in zip(frame.index, frame.itertuples(index=False, name=None), strict=True):
+        if all(c in {str(v).strip() for v in cells} for c in REQUIRED_COLUMNS):
+            return f"; line {line} names them: the header is the first line, so remove the lines above it"
+    return ""
 
 
 def _refuse_near_miss(columns: list[str], header: str) -> None:
     """ConfigError for a column that is not read but is close to one that is read and absent (``ps_task``,
-    ``Batch_size``): ignored, the prediction would be made without what it says, and look right."""
+    ``Batch_size``), or is one with a unit in brackets (``batch_size (samples)``): ignored, the prediction would be
+    made without what it says, and look right."""
     absent = [c for c in READ_COLUMNS if c not in columns]
     for column in (c for c in columns if c not in READ_COLUMNS):
+        if (bare := _UNIT_SUFFIX.sub("", column).strip().lower()) != column.strip().lower() and bare in absent:
+            raise ConfigError(f"{header}: column {_short(column)!r} is no column validate reads; is it {bare!r}? "
+                              "Write the name alone, its unit is the name's own (the columns it does not read are "
+                              "ignored)")
         meant = difflib.get_close_matches(column.strip().lower(), absent, n=1, cutoff=0.8)
         if meant:
             raise ConfigError(f"{header}: column {_short(column)!r} is no column validate reads; is it {meant[0]!r}? "
@@ -222,6 +254,28 @@ def suspect_repeats(runs: pd.DataFrame, source: str) -> list[str]:
                 else f"every value as on line {first[values]}")
         found.append(f"{source}:{line}: {what}: the same run twice? Averaged with it as a repeat of N={values[0]}")
     return found[:5] + ([f"{source}: {len(found) - 5} more such lines"] if len(found) > 5 else [])
+
+
+PER_WORKER_FALL = 0.6  # a mean below this share of the smallest N's: no testbed curve (50 of them) fell below 1.0
+
+
+def suspect_per_worker(runs: pd.DataFrame, source: str) -> list[str]:
+    """A warning when the mean rate at a larger N is below :data:`PER_WORKER_FALL` of the smallest N's: that is how
+    each worker's own steps per second fall as workers are added, and ``steps_per_s`` counts all workers' steps
+    together; every prediction would be N times too high, and look it. Adding workers to an async PS job has not
+    cut the total rate so on any testbed run (the lowest ratio over 50 measured curves is 1.0), but it may, so the
+    runs are still compared."""
+    means = runs.groupby("n_workers")["steps_per_s"].mean()
+    if len(means) < 2:
+        return []
+    smallest, first = int(means.index[0]), float(means.iloc[0])
+    fallen = [(int(n), float(m)) for n, m in zip(means.index, means, strict=True) if m < PER_WORKER_FALL * first]
+    if not fallen:
+        return []
+    n, mean = fallen[-1]
+    return [f"{source}: steps_per_s at N={n} ({mean:.4g}) is {mean / first:.2f} of N={smallest}'s ({first:.4g}), as "
+            "each worker's own rate falls; steps_per_s counts the steps of all workers together: are these each "
+            "worker's?"]
 
 
 def _refuse_two_settings(frame: pd.DataFrame, source: str) -> None:
@@ -334,9 +388,14 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
             if header is None:
                 header, header_line = [c.strip() for c in cells], line  # 'n_workers, steps_per_s'
                 _check_header(header, source, line)
+            elif len(cells) != len(header) and cells[0].lstrip().startswith("#"):  # blamed for its width alone
+                # (a row as wide as the header is a row: a run named '#3')
+                raise ConfigError(f"{source}:{line}: a comment line (got {_short(','.join(cells))!r}): this CSV has "
+                                  "no comment lines; remove it, or put what it says in a column of its own")
             elif len(cells) != len(header):
                 raise ConfigError(f"{source}:{line}: {len(cells)} cells, the header has {len(header)} "
-                                  f"(got {_short(','.join(cells))!r}){_separator_hint(header)}")
+                                  f"(got {_short(','.join(cells))!r}){_separator_hint(header)}"
+                                  f"{_decimal_comma_hint(cells, len(header))}")
             elif len(rows) == MAX_MEASURED_ROWS:
                 raise ConfigError(f"{source}: more than {MAX_MEASURED_ROWS} rows")
             else:
@@ -361,8 +420,21 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
     return frame
 
 
+def _decimal_comma_hint(cells: list[str], width: int) -> str:
+    """With a row wider than the header that holds two whole numbers side by side (``1,10,8154``): that a number
+    written with a decimal comma splits in two at it (a spreadsheet's, in a locale that writes them). Which pair
+    was one number the row cannot tell (``1,10`` or ``10,8154``), so none is named."""
+    if len(cells) <= width or not any(INTEGER.fullmatch(a.strip()) and re.fullmatch(r"[0-9]+", b.strip())
+                                      for a, b in itertools.pairwise(cells)):
+        return ""
+    return "; a number with a decimal comma (10,5) splits in two at it: write a decimal point (10.5)"
+
+
 def _check_header(header: list[str], source: str, line: int) -> None:
     """ConfigError for a header that is a comment, names more than :data:`MAX_CSV_COLUMNS` columns or one twice."""
+    if header[0].lower().startswith("sep=") and len(header) <= 2:  # a spreadsheet's line naming its separator
+        raise ConfigError(f"{source}:{line}: a spreadsheet's separator line (got {_short(','.join(header))!r}) where "
+                          "the header should be: remove it; the first line names the columns, separated by commas")
     if header[0].startswith("#"):  # else the next line, the header, is blamed for its width
         raise ConfigError(f"{source}:{line}: a comment where the header should be (got "
                           f"{_short(','.join(header))!r}): this CSV has no comment lines; its first line "
@@ -477,13 +549,23 @@ def _read_bandwidth(frame: pd.DataFrame, out: pd.DataFrame, source: str) -> None
                           "keep one")
     if "bandwidth_bits_per_s" in frame.columns:
         out["bandwidth_bytes_per_s"] = [_bandwidth(v, source, i) for i, v in _cells(frame, "bandwidth_bits_per_s")]
+        out.attrs[RATE_COLUMN] = "bandwidth_bits_per_s"
     elif "bandwidth" in frame.columns:
         out["bandwidth_bytes_per_s"] = [_rate(v, source, i) for i, v in _cells(frame, "bandwidth")]
+        out.attrs[RATE_COLUMN] = "bandwidth"
 
 
 def _bandwidth(text: str, source: str, line: int) -> float:
-    """A ``bandwidth_bits_per_s`` cell, in bytes per second: from 1 kbit/s to 8e15 bit/s, as ``--bandwidth``."""
-    bits = cell_number(text, float, "bandwidth_bits_per_s", source, line)
+    """A ``bandwidth_bits_per_s`` cell, in bytes per second: from 1 kbit/s to 8e15 bit/s, as ``--bandwidth``. A
+    rate written with its unit (``500Mbit/s``) is refused with where such a rate goes: ``bandwidth``."""
+    try:
+        bits = cell_number(text, float, "bandwidth_bits_per_s", source, line)
+    except ConfigError as exc:
+        try:
+            parse_rate(text, what="bandwidth")
+        except TracegenConfigError:
+            raise exc from None
+        raise ConfigError(f"{exc}; a rate with its unit goes in a column named 'bandwidth' instead") from None
     if not 8 * MIN_RATE_BYTES_PER_S <= bits <= 8 * MAX_RATE_BYTES_PER_S:
         raise ConfigError(f"{source}:{line}: 'bandwidth_bits_per_s' must be from 1000 (1 kbit/s) to 8e15 "
                           f"(got {_short(text)!r})")

@@ -99,7 +99,7 @@ from validation.compare import (
     report_markdown,
 )
 from validation.errors import ConfigError
-from validation.measured import read_measured, suspect_repeats
+from validation.measured import RATE_COLUMN, read_measured, suspect_per_worker, suspect_repeats
 from validation.staleness import (
     STALENESS_NAME,
     StalenessRow,
@@ -152,7 +152,8 @@ def resolve_inputs(measured: str | os.PathLike[str], trace: str | os.PathLike[st
     found = pathlib.Path(profile) if profile is not None else profile_beside(trace)
     bandwidth, source = bandwidth_bytes_per_s, "--bandwidth"
     if bandwidth is None and runs is not None and "bandwidth_bytes_per_s" in runs.columns:  # one rate: read_measured
-        bandwidth, source = round(runs["bandwidth_bytes_per_s"].iloc[0]), f"{path} (bandwidth_bits_per_s)"
+        bandwidth = round(runs["bandwidth_bytes_per_s"].iloc[0])
+        source = f"{path} ({runs.attrs.get(RATE_COLUMN, 'bandwidth_bits_per_s')})"
     single = pathlib.Path(single_worker) if single_worker is not None else single_worker_beside(trace)
     return Inputs(measured=path, trace=pathlib.Path(trace), profile=found, bandwidth_bytes_per_s=bandwidth,
                   bandwidth_from=source if bandwidth is not None else "none", single_worker=single)
@@ -280,8 +281,10 @@ def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, t
     return place(model, counts[0], hows[0], creation_order(trace))
 
 
-def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
-    """Where the trace's capture settings (its ``meta.json``) differ from the measurements' columns."""
+def mismatches(trace: pathlib.Path, runs: pd.DataFrame, source: str = "the measurements") -> list[str]:
+    """Where the trace's capture settings (its ``meta.json``) differ from the measurements' columns (``source``:
+    the measurements file, named with its values: the warning said "the measurements have ['64']", naming neither
+    file)."""
     meta = read_meta(trace)
     if meta is None:
         return [f"{meta_path(trace)}: no meta.json beside the trace; cannot check it matches the measurements"]
@@ -293,7 +296,8 @@ def mismatches(trace: pathlib.Path, runs: pd.DataFrame) -> list[str]:
         if column in runs.columns and value is not None:
             measured = sorted({str(v) for v in runs[column]})
             if measured != [str(value)]:
-                found.append(f"the trace was captured with {column} {value!r}, the measurements have {measured}")
+                found.append(f"{meta_path(trace)}: the trace was captured with {column} {value!r}, {source} has "
+                             f"{', '.join(repr(m) if isinstance(value, str) else m for m in measured)}")
     return found
 
 
@@ -323,7 +327,8 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     inputs = resolve_inputs(measured, trace, profile, config.bandwidth_bytes_per_s, runs, single_worker)
     # before mismatches: a refusal is its one message
     config = _with_batch_size(config, runs, inputs.measured, inputs.trace)
-    warnings = [*suspect_repeats(runs, str(inputs.measured)), *mismatches(inputs.trace, runs)]
+    warnings = [*suspect_repeats(runs, str(inputs.measured)), *suspect_per_worker(runs, str(inputs.measured)),
+                *mismatches(inputs.trace, runs, str(inputs.measured))]
     for w in warnings:
         report(f"warning: {w}")
     config = dataclasses.replace(config, workers=tuple(sorted({int(n) for n in runs["n_workers"]})), emit_traces=())
@@ -477,13 +482,26 @@ def _with_bandwidth(prep: Prepared, config: PredictConfig, costs: StepCosts, clu
     return prep.notes
 
 
+def single_worker_said(inputs: Inputs) -> str:
+    """Where the single-worker input came from and what it set, for the report: from ``single-worker.json`` only,
+    never from the measurements' N = 1 rows, so a user whose CSV lacks N = 1, or who has no such file, is told what
+    stood in for it (a report that said 'none' left it to be guessed)."""
+    if inputs.single_worker is not None:
+        return (f"{inputs.single_worker} (one untraced worker's run: the rate a simulated worker is brought to where "
+                "the traced replay is slower, so N = 1's error is then no prediction, and the PS's CPU per step where "
+                "it gives one)")
+    cpu = ("the PS's CPU per transfer request from the link profile's small requests, which underrate it"
+           if inputs.profile else "no CPU per transfer request for the PS (the bandwidth only)")
+    return ("none (no --single-worker, no single-worker.json beside the trace; the measurements' N = 1 rows are no "
+            f"input): one worker replayed as traced, tracing's own cost included; {cpu}")
+
+
 def _settings(inputs: Inputs, model: Any, config: PredictConfig, link_notes: Mapping[str, str]) -> dict[str, Any]:
     return {
         "measurements": str(inputs.measured), "trace": str(inputs.trace),
         "complete traced steps used": f"{len(model.timings)} of {model.n_traced_steps}",
         "link profile": str(inputs.profile) if inputs.profile else "none (no link-profile.json beside the trace)",
-        "single worker": (str(inputs.single_worker) if inputs.single_worker
-                          else "none (no single-worker.json beside the trace)"),
+        "single worker": single_worker_said(inputs),
         "bandwidth": (f"{format_rate(inputs.bandwidth_bytes_per_s)} line rate from {inputs.bandwidth_from}, "
                       f"{config.payload_fraction:.4f} of it payload") if inputs.bandwidth_bytes_per_s else "none",
         **{f"link ({k})": v for k, v in link_notes.items()},

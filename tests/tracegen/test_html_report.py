@@ -83,10 +83,16 @@ def test_validation_report_holds_the_measurements_and_every_predictor(validated:
         assert int(got[0]) == want["n_workers"] and float(got[2]) == pytest.approx(want["measured_mean"], abs=6e-4)
         low, high = (float(v) for v in got[3].split(" to "))
         assert (low, high) == pytest.approx((want["measured_min"], want["measured_max"]), abs=6e-4)
-        for name, cell in zip(names, got[4:], strict=True):
+        for name, cell in zip(names, got[4:-1], strict=True):
             value, error = re.fullmatch(r"(\S+) \((\S+)%\)", cell).groups()  # type: ignore[union-attr]
             assert float(value) == pytest.approx(want[name], abs=6e-4)
             assert float(error) == pytest.approx(100 * want[f"{name}_error"], abs=0.06)
+        band = re.fullmatch(r"(\S+) to (\S+)( \(mean outside\))?", got[-1])  # the bandwidth-only simulator's
+        assert band is not None
+        assert (float(band[1]), float(band[2])) == pytest.approx(
+            (want["simulator_bw_band_low"], want["simulator_bw_band_high"]), abs=6e-4)
+        assert (band[3] is None) == (want["simulator_bw_band_low"] <= want["measured_mean"]
+                                     <= want["simulator_bw_band_high"])
     assert "simulator_bw band" in page and "measured (mean, range)" in page
     assert f"<dd>{CONFIG / 'trace' / 'link-profile.json'}</dd>" in page
 
@@ -218,3 +224,32 @@ def test_plan_report_holds_the_answer_and_every_pair_and_renders(tmp_path: pathl
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(tmp_path / "report-plan.png", ARTIFACTS / "report-plan.png")
     assert console == [] and 'data-ready="1"' in dom
+
+
+def test_one_n_measured_shows_no_knee_and_notes_are_shown() -> None:
+    """With one N measured the page led with 'Measured knee N=4', drew a knee rule and gave each predictor that
+    knee: a knee is a point of a curve, which one N is not. A note (a knee among N with gaps) is shown."""
+    table = pd.DataFrame({"n_workers": [4], "n_repeats": [1], "measured_mean": [16.8], "measured_min": [16.8],
+                          "measured_max": [16.8], "sim": [17.0], "sim_error": [0.012]})
+    page = comparison_html(_Comparison(table=table, scores={"sim": _Score(knee_n_workers=4)},
+                                       measured_knee_n_workers=4), title="t", inputs=[],
+                           notes=["One N measured (4): no knee."]).decode()
+    assert "One N measured, no knee; lowest mean error: sim" in page and "Measured knee" not in page
+    assert "measured knee N=" not in page and "knee (measured -)" in page
+    assert _cells(page, "scores")[0][:4] == ["sim", "10.0%", "20.0%", "-"]
+    assert "<p>One N measured (4): no knee.</p>" in page
+    two = table.assign(n_workers=[2])
+    table = pd.concat([table.assign(n_workers=[1]), two], ignore_index=True)
+    page = comparison_html(_Comparison(table=table, scores={"sim": _Score()}), title="t", inputs=[]).decode()
+    assert "Measured knee N=2;" in page and "measured knee N=2</text>" in page and _cells(page, "scores")[0][3] == "2"
+
+
+def test_the_errors_table_shows_each_ns_band_and_the_means_outside_it() -> None:
+    """The page counted 'means inside band' but its errors table had no band: which N fell outside was unsaid."""
+    table = pd.DataFrame({"n_workers": [1, 2], "n_repeats": [1, 1], "measured_mean": [10.0, 17.0],
+                          "measured_min": [10.0, 17.0], "measured_max": [10.0, 17.0], "sim": [9.0, 18.0],
+                          "sim_error": [0.1, 0.06], "sim_band_low": [8.0, 12.0], "sim_band_high": [11.0, 16.5]})
+    page = comparison_html(_Comparison(table=table, scores={"sim": _Score(in_band=1, band_width=0.3)}), title="t",
+                           inputs=[]).decode()
+    assert "<th>sim band</th>" in page
+    assert [row[-1] for row in _cells(page, "errors")] == ["8.000 to 11.000", "12.000 to 16.500 (mean outside)"]

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from validation.compare import compare, cpu_markdown, knee_of, report_markdown
+from validation.compare import compare, comparison_csv, cpu_markdown, knee_note, knee_of, report_markdown
 from validation.errors import ConfigError
 from validation.measured import read_measured
 
@@ -95,3 +95,47 @@ def test_a_band_is_scored_by_hand(tmp_path: pathlib.Path) -> None:
     assert list(result.table["b_band_low"]) == low and list(result.table["b_band_high"]) == high
     # errors 0.1, 0.1, 0.175, 0: MAPE 0.09375; the knee is the first N at 95 % of the highest (5.0): N = 4
     assert "| b | 9.4% | 17.5% | 4 | - (one run per N) | 3 of 4 | 30% |" in report_markdown(result, {}, "t")
+
+
+def test_one_n_measured_has_no_knee_to_score(tmp_path: pathlib.Path) -> None:
+    """A user's CSV of one N: the report gave 'knee (measured 4)' and a knee of 4 to every predictor, each that one
+    point, as if every predictor had found the measured knee."""
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n4,16.8\n4,17.0\n"))
+    text = report_markdown(compare(runs, {"sim": [17.0]}), {}, "t")
+    assert "| knee (measured -) |" in text and "| sim | 0.6% | 0.6% | - | 1 of 1 |" in text
+    assert "One N measured (4): no knee, which needs a curve" in text
+    assert knee_note([4]) is not None and knee_note([1, 2, 3]) is None
+
+
+def test_a_knee_among_n_with_gaps_says_which_n_it_could_not_see(tmp_path: pathlib.Path) -> None:
+    """Measured at N = 1, 2, 4, 8 the knee is 4 whether the curve flattened at 3 or at 4: the report said 'knee
+    (measured 4)' as of every N. N = 1 missing is such a gap too."""
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,10\n2,15\n4,20\n8,20.5\n"))
+    text = report_markdown(compare(runs, {"sim": [10, 15, 20, 20]}), {}, "t")
+    assert "| knee (measured 4) |" in text and "| sim | 0.6% | 2.4% | 4 |" in text
+    assert ("The knee is the smallest N measured (1-2, 4, 8) within 95% of the highest: a knee at an N not measured "
+            "(3, 5-7) shows as the next N measured." in text)
+    assert "(1) shows as the next N measured" in (knee_note([2, 3, 4, 5]) or "")
+
+
+def test_the_band_is_shown_per_n_with_the_means_outside_it_named(tmp_path: pathlib.Path) -> None:
+    """report.md gave 'means inside band 3 of 4' and no band: which N fell outside, and by how much, was only in
+    comparison.csv, and what the band is was said nowhere in the report."""
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,1.0\n2,2.0\n3,4.0\n4,5.0\n"))
+    low, high = [1.0, 1.5, 3.0, 4.0], [1.35, 2.0, 3.6, 6.0]
+    text = report_markdown(compare(runs, {"b": [1.1, 1.8, 3.3, 5.0], "plain": [1.0, 2.0, 4.0, 5.0]},
+                                   {"b": (low, high)}), {}, "t")
+    assert "| N | repeats | measured mean | measured range | b (error) | plain (error) | b band |" in text
+    assert "| 2 | 1 | 2.000 | 2.000 to 2.000 | 1.800 (10.0%) | 2.000 (0.0%) | 1.500 to 2.000 |" in text
+    assert "| 3 | 1 | 4.000 | 4.000 to 4.000 | 3.300 (17.5%) | 4.000 (0.0%) | 3.000 to 3.600 (mean outside) |" in text
+    assert text.count("(mean outside)") == 1 and "Band (b): where each N's rate can lie" in text
+    assert "Band (" not in report_markdown(compare(runs, {"plain": [1.0, 2.0, 4.0, 5.0]}), {}, "t")
+
+
+def test_the_spread_of_one_run_is_unknown_not_zero(tmp_path: pathlib.Path) -> None:
+    """comparison.csv gave a user's single runs 'measured_std 0.0000', as if each N repeated exactly."""
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,1.0\n2,2.0\n2,2.0\n3,3.0\n3,3.2\n"))
+    text = comparison_csv(compare(runs, {"p": [1.0, 2.0, 3.1]})).decode()
+    rows = [line.split(",") for line in text.splitlines()]
+    std = rows[0].index("measured_std")
+    assert [row[std] for row in rows[1:]] == ["", "0.0000", "0.1414"]

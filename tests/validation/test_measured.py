@@ -12,7 +12,7 @@ import pytest
 from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
 from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
 from validation.errors import ConfigError
-from validation.measured import CORE_COLUMNS, SWITCH_COLUMNS, read_measured, suspect_repeats
+from validation.measured import CORE_COLUMNS, SWITCH_COLUMNS, read_measured, suspect_per_worker, suspect_repeats
 
 
 def _csv(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
@@ -413,3 +413,77 @@ def test_more_context_switches_than_any_host_makes_are_refused(tmp_path: pathlib
         read_measured(path)
     assert str(info.value) == (f"{path}:3: {column!r} must be from 0 to 1e+10 per second: a switch takes a core over "
                                "a microsecond (got '1e300')")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # a unit in the header, as a spreadsheet's column titles carry: the columns were listed, the unit not blamed
+    ("n_workers,steps_per_s (steps/s)\n1,2\n", "m.csv:1: missing column 'steps_per_s' (columns: n_workers, "
+     "steps_per_s (steps/s); required: n_workers, steps_per_s); the header's 'steps_per_s (steps/s)' would be it: "
+     "write the name alone, its unit is the name's own"),
+    ("n_workers [N],steps_per_s\n1,2\n", "the header's 'n_workers [N]' would be it: write the name alone"),
+    # an optional column with its unit was ignored without a word: the trace's batch size taken instead
+    ("n_workers,steps_per_s,batch_size (samples)\n1,2,64\n", "m.csv:1: column 'batch_size (samples)' is no column "
+     "validate reads; is it 'batch_size'? Write the name alone, its unit is the name's own"),
+    # samples per second, as a training log prints them: which column to give instead
+    ("n_workers,samples_per_s\n1,346\n", "'samples_per_s' is not read: give the steps per second of all workers "
+     "together (samples/s over the batch size)"),
+    # a rate with its unit in the column of bits per second: where such a rate goes
+    ("n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,500Mbit/s\n", "m.csv:2: 'bandwidth_bits_per_s' must be a "
+     "number (got '500Mbit/s'); a rate with its unit goes in a column named 'bandwidth' instead"),
+])
+def test_a_unit_where_a_name_or_number_goes_is_named(tmp_path: pathlib.Path, text: str, message: str) -> None:
+    path = _csv(tmp_path, text)
+    with pytest.raises(ConfigError) as error:
+        read_measured(path)
+    said = str(error.value).replace(str(path), "m.csv")  # the rule's 300 characters, the file named short
+    assert message in said and "\n" not in said and len(said) <= 300
+
+
+def test_a_bare_number_that_is_no_rate_is_refused_as_before(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(ConfigError, match=r"'bandwidth_bits_per_s' must be a number \(got 'fast'\)$"):
+        read_measured(_csv(tmp_path, "n_workers,steps_per_s,bandwidth_bits_per_s\n1,2,fast\n"))
+    # a column with a bracketed note that names no column read is ignored, as any other
+    assert list(read_measured(_csv(tmp_path, "n_workers,steps_per_s,notes (free text)\n1,2,x\n"))["n_workers"]) == [1]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # a decimal comma in a comma-separated file: the row was refused for its width, the comma not named
+    ("n_workers,steps_per_s\n1,10,8154\n", "m.csv:2: 3 cells, the header has 2 (got '1,10,8154'); a number with a "
+     "decimal comma (10,5) splits in two at it: write a decimal point (10.5)"),
+    # Excel's line naming the separator: taken for a header of columns 'sep=' and ''
+    ("sep=,\nn_workers,steps_per_s\n1,10.8\n", "m.csv:1: a spreadsheet's separator line (got 'sep=,') where the "
+     "header should be: remove it"),
+    # a comment between the rows: refused for its width, as if a row had lost a cell
+    ("n_workers,steps_per_s\n1,10.8\n# second batch\n2,17\n", "m.csv:3: a comment line (got '# second batch'): "
+     "this CSV has no comment lines"),
+    # a title line above the header: 'missing column', with the header one line down unsaid
+    ("My runs,\nn_workers,steps_per_s\n1,10.8\n", "m.csv:1: missing column 'n_workers' (columns: My runs, ; "
+     "required: n_workers, steps_per_s); line 2 names them: the header is the first line, so remove the lines "
+     "above it"),
+])
+def test_a_spreadsheets_habits_are_named(tmp_path: pathlib.Path, text: str, message: str) -> None:
+    path = _csv(tmp_path, text)
+    with pytest.raises(ConfigError) as error:
+        read_measured(path)
+    said = str(error.value).replace(str(path), "m.csv")
+    assert said.startswith(message) and "\n" not in said and len(said) <= 300
+
+
+def test_a_row_as_wide_as_the_header_is_a_row_whatever_its_first_cell(tmp_path: pathlib.Path) -> None:
+    runs = read_measured(_csv(tmp_path, "run,n_workers,steps_per_s\n#1,1,10.8\n#2,2,17.4\n"))
+    assert list(runs["n_workers"]) == [1, 2]
+    with pytest.raises(ConfigError, match=r"m\.csv:2: 3 cells, the header has 2 \(got '1,a,b'\)$"):
+        read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,a,b\n"))  # no pair of numbers: no comma named
+
+
+def test_rates_falling_as_each_workers_own_do_are_asked_about(tmp_path: pathlib.Path) -> None:
+    """A user's log gives each worker's steps/s: 10.8 alone, 4.1 each of four. Read as all workers' together, every
+    prediction was 4x too high, and nothing asked whether the column held what it names."""
+    path = _csv(tmp_path, "n_workers,steps_per_s\n1,10.8\n2,8.7\n4,4.1\n4,4.3\n")
+    (warning,) = suspect_per_worker(read_measured(path), str(path))
+    assert warning == (f"{path}: steps_per_s at N=4 (4.2) is 0.39 of N=1's (10.8), as each worker's own rate falls; "
+                       "steps_per_s counts the steps of all workers together: are these each worker's?")
+    # a curve that flattens, or dips by less than 40 % past its top, is a curve of all workers' steps
+    assert suspect_per_worker(read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,10.8\n2,17.4\n5,11\n")),
+                              "m.csv") == []
+    assert suspect_per_worker(read_measured(_csv(tmp_path, "n_workers,steps_per_s\n3,4\n")), "m.csv") == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import pathlib
+import re
 import shutil
 
 import pandas as pd
@@ -127,7 +128,9 @@ def test_a_trace_of_another_model_is_flagged(tmp_path: pathlib.Path, capsys: pyt
     assert main(["validate", "--measured", str(mlp / "measured.csv"), "--trace", str(cnn / "trace"),
                  "--steps", "4", "--seeds", "1", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    assert "warning: the trace was captured with model 'cnn', the measurements have ['mlp']" in printed
+    # both files named, the value as written (it said "the measurements have ['mlp']", naming neither file)
+    assert (f"warning: {cnn / 'trace' / 'meta.json'}: the trace was captured with model 'cnn', "
+            f"{mlp / 'measured.csv'} has 'mlp'\n") in printed
     assert "## Warnings" in (tmp_path / "report.md").read_text()
 
 
@@ -598,3 +601,123 @@ def test_validate_without_a_bandwidth_says_why_no_bandwidth_only_predictor_ran(
     assert "bandwidth from" not in printed and "simulator_bw" not in printed
     assert ("no bandwidth (no bandwidth-only predictors: give --bandwidth, or bandwidth_bits_per_s in the CSV)"
             in printed)
+
+
+@pytest.mark.parametrize(("rows", "knee", "note"), [
+    ("1,10.8\n2,17.4\n4,16.8\n8,17.2\n", "measured knee N=2",
+     "note: the knee is the smallest N measured (1-2, 4, 8) within 95% of the highest: a knee at an N not measured "
+     "(3, 5-7) shows as the next N measured"),
+    ("4,16.8\n", "measured knee -", "note: one N measured (4): no knee, which needs a curve")])
+def test_a_knee_of_n_with_gaps_or_of_one_n_is_said_for_what_it_is(rows: str, knee: str, note: str,
+                                                                  tmp_path: pathlib.Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A user's runs at N = 1, 2, 4, 8 (or at one N): the summary, report.md and report.html gave a knee as if
+    every N had been measured (one N: every predictor 'knee N=4', as if each had found the measured knee)."""
+    measured = tmp_path / "mine.csv"
+    measured.write_text("n_workers,steps_per_s\n" + rows)
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--html", "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert f"\n{knee}\n{note}" in printed
+    sentence = note.removeprefix("note: ")
+    sentence = sentence[0].upper() + sentence[1:]
+    assert sentence in (tmp_path / "out" / "report.md").read_text()
+    assert sentence.replace("'", "&#x27;") in (tmp_path / "out" / "report.html").read_text()
+    assert ("knee N=" in printed.split(note, 1)[1]) == (knee != "measured knee -")
+
+
+def test_without_a_single_worker_file_the_report_says_what_stood_in_for_it(tmp_path: pathlib.Path) -> None:
+    """A user's trace folder of steps alone and a CSV without N = 1: the report said 'single worker: none (no
+    single-worker.json beside the trace)', and left it to be guessed whether the CSV's runs stood in for it and how
+    one worker was simulated; with the file, that the simulated N = 1 is brought to its rate."""
+    folder = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03"
+    trace = tmp_path / "mytrace"
+    trace.mkdir()
+    for step in sorted((folder / "trace").glob("step_*.pb.gz")):
+        shutil.copy(step, trace)
+    measured = tmp_path / "mine.csv"
+    measured.write_text("n_workers,steps_per_s\n2,17.4\n3,17.5\n")
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--bandwidth", "500Mbit/s",
+                 "--steps", "3", "--seeds", "1", "--html", "--out", str(tmp_path / "out")]) == 0
+    said = ("single worker: none (no --single-worker, no single-worker.json beside the trace; the measurements' N = 1 "
+            "rows are no input): one worker replayed as traced, tracing's own cost included; no CPU per transfer "
+            "request for the PS (the bandwidth only)")
+    assert f"- {said}\n" in (tmp_path / "out" / "report.md").read_text()
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "<dt>single worker</dt><dd>" + said.split(": ", 1)[1].replace("'", "&#x27;") + "</dd>" in page
+    shutil.copy(folder / "trace" / "link-profile.json", trace)
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "profiled")]) == 0
+    assert ("tracing's own cost included; the PS's CPU per transfer request from the link profile's small requests, "
+            "which underrate it\n") in (tmp_path / "profiled" / "report.md").read_text()
+    shutil.copy(folder / "trace" / "single-worker.json", trace)
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "anchored")]) == 0
+    assert (f"- single worker: {trace / 'single-worker.json'} (one untraced worker's run: the rate a simulated worker "
+            "is brought to where the traced replay is slower, so N = 1's error is then no prediction"
+            ) in (tmp_path / "anchored" / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("column", "rate"), [("bandwidth", "500Mbit/s"), ("bandwidth_bits_per_s", "5e8")])
+def test_the_link_rate_is_said_to_come_from_the_column_it_was_read_from(column: str, rate: str,
+                                                                        tmp_path: pathlib.Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A CSV whose rate is in 'bandwidth' (with its unit) was said to give it in 'bandwidth_bits_per_s', a column
+    it does not have: the reader looking for where the rate came from looked for the wrong column."""
+    measured = tmp_path / "mine.csv"
+    measured.write_text(f"n_workers,steps_per_s,{column}\n1,10.8,{rate}\n2,17.4,{rate}\n")
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    assert f"bandwidth from {measured} ({column})\n" in capsys.readouterr().out
+    assert (f"- bandwidth: 500 Mbit/s (62.5 MB/s) line rate from {measured} ({column}), "
+            in (tmp_path / "out" / "report.md").read_text())
+
+
+def test_the_readmes_own_runs_example_is_read_as_it_says(tmp_path: pathlib.Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """README's "Checking a prediction against your own runs": its CSV, as written, validated against the bundled
+    trace; its required columns are the reader's; the repeats it shows are averaged, the rate read with its unit."""
+    from validation.measured import REQUIRED_COLUMNS
+
+    readme = (DATA.parent / "README.md").read_text()
+    section = readme.split("### Checking a prediction against your own runs", 1)[1].split("\n### ", 1)[0]
+    blocks = section.split("```\n")[1::2]
+    assert blocks[0].startswith("tracegen validate --measured runs.csv --trace TRACE --out DIR")
+    runs = tmp_path / "runs.csv"
+    runs.write_text(blocks[1])
+    required = re.search(r"- Required: `(\w+)`, an integer from 1, and `(\w+)`", section)
+    assert required is not None and required.groups() == REQUIRED_COLUMNS
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(runs), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert f"bandwidth from {runs} (bandwidth)" in printed and "measured: N=2: 2 runs averaged" in printed
+    assert "simulator_bw" in printed and "note: the knee is the smallest N measured (1-2, 4)" in printed
+
+
+def test_each_workers_rate_given_for_all_workers_is_asked_about_in_the_report(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """steps_per_s that fall as each worker's own do (the testbed's worker_steps_per_s, copied for steps_per_s):
+    the summary and report.md gave MAPEs of 200 % without a word on what the column counts."""
+    measured = tmp_path / "mine.csv"
+    measured.write_text("n_workers,steps_per_s\n1,10.8154\n2,8.70734\n3,5.76171\n")
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    said = f"{measured}: steps_per_s at N=3 (5.762) is 0.53 of N=1's (10.82), as each worker's own rate falls"
+    assert f"warning: {said}" in capsys.readouterr().out
+    assert f"- {said}" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_batch_size_other_than_the_traces_names_both_files(tmp_path: pathlib.Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    measured = tmp_path / "mine.csv"
+    measured.write_text("n_workers,steps_per_s,batch_size\n1,10.8,64\n2,17.4,64\n")
+    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    said = f"{trace / 'meta.json'}: the trace was captured with batch_size 32, {measured} has 64"
+    assert f"warning: {said}\n" in capsys.readouterr().out
+    assert f"- {said}\n" in (tmp_path / "out" / "report.md").read_text()
