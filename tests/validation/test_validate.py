@@ -399,8 +399,11 @@ def test_a_staleness_csv_tracegen_wrote_beside_the_measurements_is_not_taken_for
 
 
 @pytest.mark.parametrize(("column", "row", "said"), [
-    ("worker_caps", "2,10,0.25;1e300", "'worker_caps' 1e+300 cores is 4e+300 x the traced worker's cap"),
-    ("worker_caps", "2,10,0.25;0.000001", "'worker_caps' 1e-06 cores is 4e-06 x the traced worker's cap"),
+    ("worker_caps", "2,10,0.25;1e300", "'worker_caps' part 2 (worker 1) must be from 0.001 to 10000 cores (got "
+                                        "'1e300')"),
+    ("worker_caps", "2,10,0.25;0.000001", "'worker_caps' part 2 (worker 1) must be from 0.001 to 10000 cores (got "
+                                          "'0.000001')"),
+    ("worker_caps", "2,10,0.25;500", "'worker_caps' 500 cores is 2000 x the traced worker's cap"),
     ("worker_links", "2,10,100000000;1", "'worker_links' must be 0 (none) or from 1e3 to 1e13 bits/s (got '1')"),
     ("worker_links", "2,10,100000000;99999999999999999999999", "'worker_links' must be 0 (none) or from 1e3 to 1e13"),
     ("ps_tasks", "1,10,100000", "'ps_tasks' must be at most 64 (got '100000')"),
