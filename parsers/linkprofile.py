@@ -7,7 +7,8 @@
     tool        what wrote it, e.g. "tracegen netbench 0.2.0"
     date        when, ISO 8601 UTC ("2026-12-01T10:00:00Z")
     ps          {"address": "10.0.0.1:2222", "host": "...", "cores": 2.0, "tensorflow": "2.21.0"}
-                (``cores``: the CPU the PS may use, > 0 and <= 4096, or null when unknown)
+                (``cores``: the CPU the PS may use, from 0.001 (what a CFS quota can enforce) to 4096, or null
+                when unknown)
                 (optional in ps: "cpu_quota": {"host_cores": 2.0, "period_us": 10000} when ``cores`` is a CFS
                 quota -- cfs_quota_us / cfs_period_us of the PS's cgroup -- below the cores it may run on)
     client      {"address": "10.0.0.2", "host": "...", "cores": 2.0, "processes": 8}
@@ -21,8 +22,10 @@
                                     pushing in turn, as workers do), "rpc_pull" / "rpc_push" (k moving
                                     many small tensors: requests, not bytes, count)
                   connections       k, >= 1: client processes per direction, each its own gRPC connection
-                  pull_bytes_per_s  tensor bytes per second PS -> clients, summed over connections (>= 0)
-                  push_bytes_per_s  tensor bytes per second clients -> PS (>= 0)
+                  pull_bytes_per_s  tensor bytes per second PS -> clients, summed over connections (>= 0;
+                                    at least 125, 1 kbit/s, in the direction the mode measures: pull for
+                                    pull and rpc_pull, push for push and rpc_push, both for both and cycle)
+                  push_bytes_per_s  tensor bytes per second clients -> PS (>= 0; as pull_bytes_per_s)
                   ps_cpu_cores      (optional, null when unknown) CPU the PS process used, in cores
                   probe_rtt_ns      (optional, null when unknown) the small request's round trip meanwhile
                   window_s          (optional) this point's window, seconds
@@ -58,6 +61,12 @@ MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kB; anything this large is not
 MAX_POINTS = 1000
 MAX_RATE_BYTES_PER_S = 10**15
 MAX_CPU_CORES = 10_000.0  # of a host: the largest machines have a few thousand; more is a unit mixed up
+# a PS's CPU: 1 ms per 1 s period, the least a CFS quota enforces; 1e-300 cores was read, and the PS's work per
+# step became 1e+300 times its traced time: predict ran on without end
+MIN_CPU_CORES = 0.001
+# a point's rate in the direction it measured: 1 kbit/s, the least --bandwidth takes (tracegen.units); 5e-324 was
+# read, and predict said 'the simulation is too short ... with 256 workers', naming neither the file nor the rate
+MIN_RATE_BYTES_PER_S = 125.0
 KEYS = ("format", "version", "tool", "date", "ps", "client", "payload", "window_s", "idle_rtt_ns", "points", "notes")
 REQUIRED_KEYS = ("tool", "date", "ps", "client", "payload", "window_s", "points")
 PS_KEYS = ("address", "host", "cores", "tensorflow", "cpu_quota")
@@ -181,15 +190,16 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
         if (pt.mode, pt.connections) in seen:
             raise ProfileError(f"{source}: points[{i}] repeats mode {pt.mode!r} with {pt.connections} connections")
         seen.add((pt.mode, pt.connections))
-        moving = {"pull": pt.pull_bytes_per_s, "rpc_pull": pt.pull_bytes_per_s, "push": pt.push_bytes_per_s,
-                  "rpc_push": pt.push_bytes_per_s}.get(pt.mode, min(pt.pull_bytes_per_s, pt.push_bytes_per_s))
-        if moving <= 0:
-            raise ProfileError(f"{source}: points[{i}] ({pt.mode}, {pt.connections} connections) moved nothing in "
-                               "the direction it measured")
+        measured = {"pull": ("pull_bytes_per_s",), "rpc_pull": ("pull_bytes_per_s",), "push": ("push_bytes_per_s",),
+                    "rpc_push": ("push_bytes_per_s",)}.get(pt.mode, ("pull_bytes_per_s", "push_bytes_per_s"))
+        key = next((k for k in measured if getattr(pt, k) < MIN_RATE_BYTES_PER_S), None)
+        if key is not None:
+            raise ProfileError(f"{source}: points[{i}].{key} must be at least {MIN_RATE_BYTES_PER_S:g} (1 kbit/s) "
+                               f"in a {pt.mode} point, the direction it measured (got {_short(points_raw[i][key])})")
     notes = c.notes(doc)
     ps = c.known(c.mapping(c.key(doc, "ps", ""), "ps"), PS_KEYS, "ps")
     # the model takes the PS's CPU from it: a bad figure is an error, not unknown
-    cores = None if ps.get("cores") is None else c.number(ps["cores"], "ps.cores", positive=True, high=4096.0)
+    cores = None if ps.get("cores") is None else c.number(ps["cores"], "ps.cores", low=MIN_CPU_CORES, high=4096.0)
     idle = None if doc.get("idle_rtt_ns") is None else c.integer(doc["idle_rtt_ns"], "idle_rtt_ns", low=0,
                                                                  high=10**12)
     probes = [pt.probe_rtt_ns for pt in points if pt.probe_rtt_ns]
@@ -284,7 +294,7 @@ class Checker:
             return None
         raw = self.known(self.mapping(raw, where), QUOTA_KEYS, where, QUOTA_KEYS)
         quota = CpuQuota(host_cores=self.number(self.key(raw, "host_cores", where), f"{where}.host_cores",
-                                                positive=True, high=4096.0),
+                                                low=MIN_CPU_CORES, high=4096.0),
                          period_us=self.integer(self.key(raw, "period_us", where), f"{where}.period_us", low=1_000,
                                                 high=1_000_000))
         if cores is not None and quota.host_cores < cores:

@@ -58,8 +58,23 @@ def _fifo(path: pathlib.Path) -> Iterator[pathlib.Path]:
     (b'"notes": []', b'"notes": ' + b"[" * 5000 + b"]" * 5000, "JSON nested more than 64 deep"),
     (b'"connections": 1', b'"connections": 1e999999999', "number 1e999999999 is too large (beyond a float's range)"),
     # the PS's cores feed the model's PS CPU: a bad figure was once taken for "unknown" and silently replaced
-    (b'"cores": 2.0', b'"cores": -1', "ps.cores must be a number > 0 and <= 4096 (got -1)"),
-    (b'"cores": 2.0', b'"cores": "two"', "ps.cores must be a number > 0 and <= 4096 (got 'two')"),
+    (b'"cores": 2.0', b'"cores": -1', "ps.cores must be a number from 0.001 to 4096 (got -1)"),
+    (b'"cores": 2.0', b'"cores": "two"', "ps.cores must be a number from 0.001 to 4096 (got 'two')"),
+    # read, and the PS's work per step became 1e+300 times its traced time: predict ran on without end
+    (b'"cores": 2.0', b'"cores": 1e-300', "ps.cores must be a number from 0.001 to 4096 (got 1e-300)"),
+    (b'"cores": 2.0', b'"cores": 0.0009', "ps.cores must be a number from 0.001 to 4096 (got 0.0009)"),
+    # read, and predict said 'the simulation is too short ... with 256 workers', naming neither file nor rate
+    (b'"pull_bytes_per_s": 50000000.0', b'"pull_bytes_per_s": 5e-324',
+     "points[0].pull_bytes_per_s must be at least 125 (1 kbit/s) in a pull point, the direction it measured (got "
+     "5e-324)"),
+    (b'"pull_bytes_per_s": 50000000.0', b'"pull_bytes_per_s": 124', "(1 kbit/s) in a pull point, the direction it "
+                                                                   "measured (got 124)"),
+    (b'"pull_bytes_per_s": 50000000.0', b'"pull_bytes_per_s": 0', "(1 kbit/s) in a pull point, the direction it "
+                                                                 "measured (got 0)"),  # was 'moved nothing'
+    (b'"mode": "pull"', b'"mode": "push"', "points[0].push_bytes_per_s must be at least 125 (1 kbit/s) in a push "
+                                           "point, the direction it measured (got 0.0)"),
+    (b'"mode": "pull"', b'"mode": "cycle"', "points[0].push_bytes_per_s must be at least 125 (1 kbit/s) in a cycle "
+                                            "point"),
     # quoted as the file wrote them: '(got True)' and '(got None)' named values no JSON holds
     (b'"connections": 1', b'"connections": true', "connections must be an integer from 1 to 10000 (got true)"),
     (b'"window_s": 2.0', b'"window_s": null', "window_s must be a number > 0 and <= 86400 (got null)"),
