@@ -15,6 +15,7 @@ from parsers import read_trace
 from tracegen.cli import main
 from tracegen.model import TaskKind, build_model
 from validation.errors import ConfigError
+from validation.validate import mismatches
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "data"
 TESTBED = DATA / "testbed"
@@ -129,6 +130,20 @@ def test_a_trace_of_another_model_is_flagged(tmp_path: pathlib.Path, capsys: pyt
     printed = capsys.readouterr().out
     assert "warning: the trace was captured with model 'cnn', the measurements have ['mlp']" in printed
     assert "## Warnings" in (tmp_path / "report.md").read_text()
+
+
+def test_a_capture_setting_the_measurements_differ_from_is_warned_of_in_a_short_line(tmp_path: pathlib.Path) -> None:
+    """A meta.json of 20000 widths and a 5000-character model name made warning lines of 109 kB and 5 kB, printed
+    and written into the report as they were."""
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    (trace / "meta.json").write_text(json.dumps({"model": "m" * 5000, "widths": list(range(20000))}))
+    runs = pd.DataFrame({"model": ["mlp"], "widths": ["512;512"]})
+    said = mismatches(trace, runs)
+    assert len(said) == 2 and all(len(w) <= 300 for w in said), said
+    assert said[0].startswith("the trace was captured with model 'mmm") and "m...m" in said[0]
+    assert said[0].endswith("m', the measurements have ['mlp']")
+    assert said[1].startswith("the trace was captured with widths '0;1;2;3;") and "['512;512']" in said[1]
 
 
 @pytest.mark.parametrize("given", [False, True])
