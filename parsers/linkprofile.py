@@ -30,7 +30,9 @@
                   probe_rtt_ns      (optional, null when unknown) the small request's round trip meanwhile
                   window_s          (optional) this point's window, seconds
                   step_bytes        (optional) bytes one client step moved each way at this point
-                  transfers_per_s   (optional) tensors moved per second, both directions together
+                  transfers_per_s   (optional) tensors moved per second, both directions together; at an
+                                    rpc point the PS's CPU (ps_cpu_cores, else ps.cores) over it is its CPU
+                                    per request, at most 1 s
     notes       (optional) list of strings
 
 Rates are tensor payload: what TensorFlow's ``RecvTensor`` moved, not what the wire carried with headers.
@@ -67,6 +69,7 @@ MIN_CPU_CORES = 0.001
 # a point's rate in the direction it measured: 1 kbit/s, the least --bandwidth takes (tracegen.units); 5e-324 was
 # read, and predict said 'the simulation is too short ... with 256 workers', naming neither the file nor the rate
 MIN_RATE_BYTES_PER_S = 125.0
+MAX_REQUEST_CPU_S = 1.0  # the PS's CPU per small-tensor request an rpc point implies (tracegen.link's bound too)
 KEYS = ("format", "version", "tool", "date", "ps", "client", "payload", "window_s", "idle_rtt_ns", "points", "notes")
 REQUIRED_KEYS = ("tool", "date", "ps", "client", "payload", "window_s", "points")
 PS_KEYS = ("address", "host", "cores", "tensorflow", "cpu_quota")
@@ -206,6 +209,7 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
     if idle is not None and probes and idle > max(probes):  # every queueing delay would be nought
         raise ProfileError(f"{source}: idle_rtt_ns {idle} is longer than every point's probe_rtt_ns (the longest "
                            f"{max(probes)}): an idle link's round trip cannot exceed every loaded one")
+    _check_request_cpu(points, points_raw, cores, source)
     return LinkProfile(
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         ps=ps, client=c.mapping(c.key(doc, "client", ""), "client"),
@@ -215,6 +219,20 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
         window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
         points=tuple(points), notes=notes, source=source, cpu_quota=c.cpu_quota(ps, "ps.cpu_quota", cores, "ps.cores"),
         idle_rtt_ns=idle)
+
+
+def _check_request_cpu(points: list[ProfilePoint], raw: list[Any], cores: float | None, source: str) -> None:
+    """ProfileError for an rpc point whose CPU over its requests per second (the PS's CPU per request, as
+    :func:`tracegen.linkspec.rpc_cpu_ns` takes it: the point's ``ps_cpu_cores``, else ``ps.cores``) is more than
+    :data:`MAX_REQUEST_CPU_S`: 5e-324 transfers/s was read, and predict said "'rpc_cpu_ns' must be from 0 to 1e+09
+    (got (inf, inf))", naming neither the file nor the point."""
+    for i, pt in enumerate(points):
+        used = pt.ps_cpu_cores if pt.ps_cpu_cores is not None else cores
+        if (pt.mode in ("rpc_pull", "rpc_push") and used and pt.transfers_per_s
+                and used / pt.transfers_per_s > MAX_REQUEST_CPU_S):
+            raise ProfileError(f"{source}: points[{i}].transfers_per_s {_short(raw[i]['transfers_per_s'])} at "
+                               f"{used:g} cores is {used / pt.transfers_per_s:.3g} s of PS CPU per request; a small "
+                               f"tensor's request costs at most {MAX_REQUEST_CPU_S:g} s")
 
 
 def _short(value: Any) -> str:

@@ -128,6 +128,26 @@ def test_link_profile_quota_on_fewer_cores_than_it_gives_is_refused(tmp_path: pa
         check_message(str(info.value), path, "ps.cpu_quota.host_cores 0.1 is fewer than the 0.3 cores of ps.cores")
 
 
+@pytest.mark.parametrize(("rate", "said"), [("5e-324", "5e-324 at 0.2833 cores is inf s"),
+                                            ("0.25", "0.25 at 0.2833 cores is 1.13 s")])
+def test_an_rpc_point_of_more_than_a_second_of_ps_cpu_per_request_is_refused(tmp_path: pathlib.Path, rate: str,
+                                                                             said: str) -> None:
+    """5e-324 transfers/s was read, and predict (without a single-worker measurement, the PS's CPU per request from
+    the profile's rpc points) said "'rpc_cpu_ns' must be from 0 to 1e+09 (got (inf, inf))": no file, no point."""
+    doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
+    assert doc["points"][4]["mode"] == "rpc_pull" and doc["points"][4]["ps_cpu_cores"] == 0.2833
+    doc["points"][4]["transfers_per_s"] = float(rate)
+    path = tmp_path / "link-profile.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError) as info:
+        read_link_profile(path)
+    check_message(str(info.value), path, f"points[4].transfers_per_s {said} of PS CPU per request; a small tensor's "
+                                         "request costs at most 1 s")
+    doc["points"][4]["transfers_per_s"] = 0.2833  # a second of CPU a request: as much as the model takes
+    path.write_text(json.dumps(doc))
+    assert read_link_profile(path).points[4].transfers_per_s == 0.2833
+
+
 def test_link_profile_client_may_say_more(tmp_path: pathlib.Path) -> None:
     """``client`` describes the other host and nothing reads it: a key of one's own there is no error."""
     doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
