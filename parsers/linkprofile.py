@@ -27,7 +27,8 @@
                                     pull and rpc_pull, push for push and rpc_push, both for both and cycle)
                   push_bytes_per_s  tensor bytes per second clients -> PS (>= 0; as pull_bytes_per_s)
                   ps_cpu_cores      (optional, null when unknown) CPU the PS process used, in cores
-                  probe_rtt_ns      (optional, null when unknown) the small request's round trip meanwhile
+                  probe_rtt_ns      (optional, null when unknown) the small request's round trip meanwhile,
+                                    at most the point's window (``window_s``, else the profile's)
                   window_s          (optional) this point's window, seconds
                   step_bytes        (optional) bytes one client step moved each way at this point
                   transfers_per_s   (optional) tensors moved per second, both directions together; at an
@@ -210,15 +211,19 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
         raise ProfileError(f"{source}: idle_rtt_ns {idle} is longer than every point's probe_rtt_ns (the longest "
                            f"{max(probes)}): an idle link's round trip cannot exceed every loaded one")
     _check_request_cpu(points, points_raw, cores, source)
+    window_s = c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0)
+    for i, pt in enumerate(points):  # netbench takes the median of the round trips that start and end in the window
+        if pt.probe_rtt_ns is not None and pt.probe_rtt_ns > (pt.window_s or window_s) * 1e9:
+            raise ProfileError(f"{source}: points[{i}].probe_rtt_ns {pt.probe_rtt_ns} is longer than the point's "
+                               f"{pt.window_s or window_s:g} s window: a round trip measured in it ends inside it")
     return LinkProfile(
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         ps=ps, client=c.mapping(c.key(doc, "client", ""), "client"),
         tensors=c.integer(c.key(payload, "tensors", "payload"), "payload.tensors", low=1, high=1_000_000),
         tensor_bytes=c.integer(c.key(payload, "tensor_bytes", "payload"), "payload.tensor_bytes", low=1,
                                high=1 << 40),
-        window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
-        points=tuple(points), notes=notes, source=source, cpu_quota=c.cpu_quota(ps, "ps.cpu_quota", cores, "ps.cores"),
-        idle_rtt_ns=idle)
+        window_s=window_s, points=tuple(points), notes=notes, source=source,
+        cpu_quota=c.cpu_quota(ps, "ps.cpu_quota", cores, "ps.cores"), idle_rtt_ns=idle)
 
 
 def _check_request_cpu(points: list[ProfilePoint], raw: list[Any], cores: float | None, source: str) -> None:

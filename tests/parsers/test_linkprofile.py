@@ -148,6 +148,30 @@ def test_an_rpc_point_of_more_than_a_second_of_ps_cpu_per_request_is_refused(tmp
     assert read_link_profile(path).points[4].transfers_per_s == 0.2833
 
 
+def test_a_probe_round_trip_longer_than_its_window_is_refused(tmp_path: pathlib.Path) -> None:
+    """10^12 ns (1000 s) at the first pull point of a 3 s window was read, and predict said 'the simulation is too
+    short ... simulate more steps', of a round trip netbench cannot measure: it counts those inside the window."""
+    doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
+    assert doc["points"][0]["window_s"] == 3.0 and doc["points"][19]["window_s"] > 8
+    doc["points"][0]["probe_rtt_ns"] = 10**12
+    path = tmp_path / "link-profile.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError) as info:
+        read_link_profile(path)
+    assert str(info.value) == (f"{path}: points[0].probe_rtt_ns 1000000000000 is longer than the point's 3 s window: "
+                               "a round trip measured in it ends inside it")
+    doc["points"][0]["probe_rtt_ns"] = 3 * 10**9  # the whole window: read
+    doc["points"][19]["probe_rtt_ns"] = 8 * 10**9  # a point's own longer window counts, not the profile's 3 s
+    del doc["points"][1]["window_s"]
+    doc["points"][1]["probe_rtt_ns"] = 3 * 10**9 + 1  # a point without one has the profile's
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError, match=r"points\[1\]\.probe_rtt_ns 3000000001 is longer than the point's 3 s"):
+        read_link_profile(path)
+    doc["points"][1]["probe_rtt_ns"] = 3 * 10**9
+    path.write_text(json.dumps(doc))
+    assert read_link_profile(path).points[19].probe_rtt_ns == 8 * 10**9
+
+
 def test_link_profile_client_may_say_more(tmp_path: pathlib.Path) -> None:
     """``client`` describes the other host and nothing reads it: a key of one's own there is no error."""
     doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
