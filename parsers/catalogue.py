@@ -12,7 +12,9 @@ The first line names the format and its version; the header row follows, with ev
 
     name             the instance type: 1 to 64 characters of ``A-Z a-z 0-9 . _ : + -``, unique in the file
     role             ``worker`` (only workers of this type), ``ps`` (only the parameter server), ``both``
-    usd_per_hour     what one instance costs per hour, US dollars (> 0, at most 10000)
+    usd_per_hour     what one instance costs per hour, US dollars, from 0.000001 (a millionth of a dollar, a
+                     thousand times below any instance's price: less, such as 5e-324, is a slip that the costs
+                     divide down to $0) to 10000
     compute_speed    how fast its CPU runs the traced ops, relative to the node the trace was taken on:
                      2.0 = each op takes half as long (from 0.001 to 1000, as a worker's speed anywhere)
     cores            its CPU cores (vCPUs), from 0.01 to 4096; a PS gets them all
@@ -46,6 +48,9 @@ FIRST_LINE = f"# {FORMAT} version {VERSION}"
 ROLES = ("worker", "ps", "both")
 MAX_CATALOGUE_BYTES = 1 << 20
 MAX_INSTANCES = 1000
+# a millionth of a dollar an hour is a thousand times below the cheapest instance rented (about $0.001/h spot);
+# > 0 alone took 5e-324, a subnormal that each cost divides down to 0.0: a free cluster, ranked first
+MIN_USD_PER_HOUR, MAX_USD_PER_HOUR = 1e-6, 10_000.0
 PROFILE_RATE_SLACK = 0.05  # a profile may measure this much above the row's rate (a shaper's burst), no more
 
 
@@ -127,7 +132,10 @@ def _instance(c: Cells, folder: pathlib.Path) -> Instance:
     role = c.text(1)
     if role not in ROLES:
         raise c.fail(1, f"must be one of {', '.join(ROLES)}")
-    usd, speed, cores = (c.number(2, low=0, high=10_000), c.number(3, low=0.001, high=1000, low_open=False),
+    usd, speed, cores = (c.number(2, low=MIN_USD_PER_HOUR, high=MAX_USD_PER_HOUR, low_open=False,
+                                  rule="must be a number >= 0.000001 and <= 10000 (US dollars an hour: less than a "
+                                       "millionth of a dollar is no instance's price)"),
+                         c.number(3, low=0.001, high=1000, low_open=False),
                          c.number(4, low=0.01, high=4096, low_open=False))
     link = c.whole(5, low=1e3, high=1e13, unit="bits per second",  # '2.5Gbit/s', as --bandwidth takes it, was told
                    # only 'must be a number', of a cell that plainly holds one; the worker classes' column says this

@@ -84,12 +84,13 @@ class Cells:
             raise self.fail(col, rule)
         return value
 
-    def whole(self, col: int, *, low: float, high: float, unit: str, rule: str | None = None) -> int:
-        """A whole number of ``unit`` from ``low`` to ``high``, plain or with an exponent (``2.5e9``); a fraction is
-        refused, not rounded (:func:`cell_int`)."""
+    def whole(self, col: int, *, low: float, high: float, unit: str, rule: str | None = None,
+              exponent: bool = True) -> int:
+        """A whole number of ``unit`` from ``low`` to ``high``, plain or, where ``exponent``, with an exponent
+        (``2.5e9``, as a rate is quoted); a fraction is refused, not rounded (:func:`cell_int`)."""
         self.number(col, low=low, high=high, low_open=False, rule=rule)
         return cell_int(self.text(col), f"must be a whole number of {unit}", lambda why: self.fail(col, why),
-                        exponent=True)
+                        exponent=exponent)
 
 
 def _cell_decimal(cell: str, rule: str, fail: Callable[[str], Exception], pattern: re.Pattern[str]) -> Decimal:

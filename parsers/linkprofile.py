@@ -7,7 +7,8 @@
     tool        what wrote it, e.g. "tracegen netbench 0.2.0"
     date        when, ISO 8601 UTC ("2026-12-01T10:00:00Z")
     ps          {"address": "10.0.0.1:2222", "host": "...", "cores": 2.0, "tensorflow": "2.21.0"}
-                (``cores``: the CPU the PS may use, > 0 and <= 4096, or null when unknown)
+                (``cores``: the CPU the PS may use, from 0.001 (what a CFS quota can enforce) to 4096, or null
+                when unknown)
                 (optional in ps: "cpu_quota": {"host_cores": 2.0, "period_us": 10000} when ``cores`` is a CFS
                 quota -- cfs_quota_us / cfs_period_us of the PS's cgroup -- below the cores it may run on)
     client      {"address": "10.0.0.2", "host": "...", "cores": 2.0, "processes": 8}
@@ -21,13 +22,18 @@
                                     pushing in turn, as workers do), "rpc_pull" / "rpc_push" (k moving
                                     many small tensors: requests, not bytes, count)
                   connections       k, >= 1: client processes per direction, each its own gRPC connection
-                  pull_bytes_per_s  tensor bytes per second PS -> clients, summed over connections (>= 0)
-                  push_bytes_per_s  tensor bytes per second clients -> PS (>= 0)
+                  pull_bytes_per_s  tensor bytes per second PS -> clients, summed over connections (>= 0;
+                                    at least 125, 1 kbit/s, in the direction the mode measures: pull for
+                                    pull and rpc_pull, push for push and rpc_push, both for both and cycle)
+                  push_bytes_per_s  tensor bytes per second clients -> PS (>= 0; as pull_bytes_per_s)
                   ps_cpu_cores      (optional, null when unknown) CPU the PS process used, in cores
-                  probe_rtt_ns      (optional, null when unknown) the small request's round trip meanwhile
+                  probe_rtt_ns      (optional, null when unknown) the small request's round trip meanwhile,
+                                    at most the point's window (``window_s``, else the profile's)
                   window_s          (optional) this point's window, seconds
                   step_bytes        (optional) bytes one client step moved each way at this point
-                  transfers_per_s   (optional) tensors moved per second, both directions together
+                  transfers_per_s   (optional) tensors moved per second, both directions together; at an
+                                    rpc point the PS's CPU (ps_cpu_cores, else ps.cores) over it is its CPU
+                                    per request, at most 1 s
     notes       (optional) list of strings
 
 Rates are tensor payload: what TensorFlow's ``RecvTensor`` moved, not what the wire carried with headers.
@@ -58,6 +64,13 @@ MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kB; anything this large is not
 MAX_POINTS = 1000
 MAX_RATE_BYTES_PER_S = 10**15
 MAX_CPU_CORES = 10_000.0  # of a host: the largest machines have a few thousand; more is a unit mixed up
+# a PS's CPU: 1 ms per 1 s period, the least a CFS quota enforces; 1e-300 cores was read, and the PS's work per
+# step became 1e+300 times its traced time: predict ran on without end
+MIN_CPU_CORES = 0.001
+# a point's rate in the direction it measured: 1 kbit/s, the least --bandwidth takes (tracegen.units); 5e-324 was
+# read, and predict said 'the simulation is too short ... with 256 workers', naming neither the file nor the rate
+MIN_RATE_BYTES_PER_S = 125.0
+MAX_REQUEST_CPU_S = 1.0  # the PS's CPU per small-tensor request an rpc point implies (tracegen.link's bound too)
 KEYS = ("format", "version", "tool", "date", "ps", "client", "payload", "window_s", "idle_rtt_ns", "points", "notes")
 REQUIRED_KEYS = ("tool", "date", "ps", "client", "payload", "window_s", "points")
 PS_KEYS = ("address", "host", "cores", "tensorflow", "cpu_quota")
@@ -181,30 +194,50 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
         if (pt.mode, pt.connections) in seen:
             raise ProfileError(f"{source}: points[{i}] repeats mode {pt.mode!r} with {pt.connections} connections")
         seen.add((pt.mode, pt.connections))
-        moving = {"pull": pt.pull_bytes_per_s, "rpc_pull": pt.pull_bytes_per_s, "push": pt.push_bytes_per_s,
-                  "rpc_push": pt.push_bytes_per_s}.get(pt.mode, min(pt.pull_bytes_per_s, pt.push_bytes_per_s))
-        if moving <= 0:
-            raise ProfileError(f"{source}: points[{i}] ({pt.mode}, {pt.connections} connections) moved nothing in "
-                               "the direction it measured")
+        measured = {"pull": ("pull_bytes_per_s",), "rpc_pull": ("pull_bytes_per_s",), "push": ("push_bytes_per_s",),
+                    "rpc_push": ("push_bytes_per_s",)}.get(pt.mode, ("pull_bytes_per_s", "push_bytes_per_s"))
+        key = next((k for k in measured if getattr(pt, k) < MIN_RATE_BYTES_PER_S), None)
+        if key is not None:
+            raise ProfileError(f"{source}: points[{i}].{key} must be at least {MIN_RATE_BYTES_PER_S:g} (1 kbit/s) "
+                               f"in a {pt.mode} point, the direction it measured (got {_short(points_raw[i][key])})")
     notes = c.notes(doc)
     ps = c.known(c.mapping(c.key(doc, "ps", ""), "ps"), PS_KEYS, "ps")
     # the model takes the PS's CPU from it: a bad figure is an error, not unknown
-    cores = None if ps.get("cores") is None else c.number(ps["cores"], "ps.cores", positive=True, high=4096.0)
+    cores = None if ps.get("cores") is None else c.number(ps["cores"], "ps.cores", low=MIN_CPU_CORES, high=4096.0)
     idle = None if doc.get("idle_rtt_ns") is None else c.integer(doc["idle_rtt_ns"], "idle_rtt_ns", low=0,
                                                                  high=10**12)
     probes = [pt.probe_rtt_ns for pt in points if pt.probe_rtt_ns]
     if idle is not None and probes and idle > max(probes):  # every queueing delay would be nought
         raise ProfileError(f"{source}: idle_rtt_ns {idle} is longer than every point's probe_rtt_ns (the longest "
                            f"{max(probes)}): an idle link's round trip cannot exceed every loaded one")
+    _check_request_cpu(points, points_raw, cores, source)
+    window_s = c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0)
+    for i, pt in enumerate(points):  # netbench takes the median of the round trips that start and end in the window
+        if pt.probe_rtt_ns is not None and pt.probe_rtt_ns > (pt.window_s or window_s) * 1e9:
+            raise ProfileError(f"{source}: points[{i}].probe_rtt_ns {pt.probe_rtt_ns} is longer than the point's "
+                               f"{pt.window_s or window_s:g} s window: a round trip measured in it ends inside it")
     return LinkProfile(
         tool=c.text(c.key(doc, "tool", ""), "tool"), date=c.text(c.key(doc, "date", ""), "date"),
         ps=ps, client=c.mapping(c.key(doc, "client", ""), "client"),
         tensors=c.integer(c.key(payload, "tensors", "payload"), "payload.tensors", low=1, high=1_000_000),
         tensor_bytes=c.integer(c.key(payload, "tensor_bytes", "payload"), "payload.tensor_bytes", low=1,
                                high=1 << 40),
-        window_s=c.number(c.key(doc, "window_s", ""), "window_s", positive=True, high=86_400.0),
-        points=tuple(points), notes=notes, source=source, cpu_quota=c.cpu_quota(ps, "ps.cpu_quota", cores, "ps.cores"),
-        idle_rtt_ns=idle)
+        window_s=window_s, points=tuple(points), notes=notes, source=source,
+        cpu_quota=c.cpu_quota(ps, "ps.cpu_quota", cores, "ps.cores"), idle_rtt_ns=idle)
+
+
+def _check_request_cpu(points: list[ProfilePoint], raw: list[Any], cores: float | None, source: str) -> None:
+    """ProfileError for an rpc point whose CPU over its requests per second (the PS's CPU per request, as
+    :func:`tracegen.linkspec.rpc_cpu_ns` takes it: the point's ``ps_cpu_cores``, else ``ps.cores``) is more than
+    :data:`MAX_REQUEST_CPU_S`: 5e-324 transfers/s was read, and predict said "'rpc_cpu_ns' must be from 0 to 1e+09
+    (got (inf, inf))", naming neither the file nor the point."""
+    for i, pt in enumerate(points):
+        used = pt.ps_cpu_cores if pt.ps_cpu_cores is not None else cores
+        if (pt.mode in ("rpc_pull", "rpc_push") and used and pt.transfers_per_s
+                and used / pt.transfers_per_s > MAX_REQUEST_CPU_S):
+            raise ProfileError(f"{source}: points[{i}].transfers_per_s {_short(raw[i]['transfers_per_s'])} at "
+                               f"{used:g} cores is {used / pt.transfers_per_s:.3g} s of PS CPU per request; a small "
+                               f"tensor's request costs at most {MAX_REQUEST_CPU_S:g} s")
 
 
 def _short(value: Any) -> str:
@@ -284,7 +317,7 @@ class Checker:
             return None
         raw = self.known(self.mapping(raw, where), QUOTA_KEYS, where, QUOTA_KEYS)
         quota = CpuQuota(host_cores=self.number(self.key(raw, "host_cores", where), f"{where}.host_cores",
-                                                positive=True, high=4096.0),
+                                                low=MIN_CPU_CORES, high=4096.0),
                          period_us=self.integer(self.key(raw, "period_us", where), f"{where}.period_us", low=1_000,
                                                 high=1_000_000))
         if cores is not None and quota.host_cores < cores:

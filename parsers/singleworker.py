@@ -14,8 +14,9 @@ the PS process's CPU time). The file sits beside the trace, as ``link-profile.js
     date               when, ISO 8601 UTC
     steps_per_s        the worker's untraced training steps per second
     ps_cpu_s_per_step  (optional, null when unknown) CPU seconds the PS process used per step, all threads
-    ps_cores           (optional, null when unknown) the PS host's CPU cap or core count; with both known,
-                       ps_cpu_s_per_step x steps_per_s (cores used) may not exceed it
+    ps_cores           (optional, null when unknown) the PS host's CPU cap or core count, from 0.001 (what a CFS
+                       quota can enforce) to 4096; with both known, ps_cpu_s_per_step x steps_per_s (cores used)
+                       may not exceed it
     ps_cpu_quota       (optional, null when none) {"host_cores": 2.0, "period_us": 10000} when ps_cores is a CFS
                        quota below the cores the PS may run on (as ps.cpu_quota in link-profile.json)
     window_s           how long it was measured, seconds
@@ -51,7 +52,7 @@ from parsers.atomic import write_bytes_atomic
 from parsers.errors import TraceFormatError
 from parsers.files import read_expanded
 from parsers.jsondoc import finite_float, load_json
-from parsers.linkprofile import Checker, CpuQuota
+from parsers.linkprofile import MIN_CPU_CORES, Checker, CpuQuota
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
 
 FORMAT = "tracegen-single-worker"
@@ -130,7 +131,7 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
     cpu, cores = doc.get("ps_cpu_s_per_step"), doc.get("ps_cores")
     steps_per_s = c.number(c.key(doc, "steps_per_s", ""), "steps_per_s", positive=True, high=1e9)
     ps_cpu = None if cpu is None else c.number(cpu, "ps_cpu_s_per_step", high=86_400.0)
-    ps_cores = None if cores is None else c.number(cores, "ps_cores", positive=True, high=4096.0)
+    ps_cores = None if cores is None else c.number(cores, "ps_cores", low=MIN_CPU_CORES, high=4096.0)
     if ps_cpu is not None and ps_cores is not None and ps_cpu * steps_per_s > ps_cores * CPU_SLACK:
         raise SingleWorkerError(f"{source}: ps_cpu_s_per_step {ps_cpu:g} at steps_per_s {steps_per_s:g} is "
                                 f"{ps_cpu * steps_per_s:.3g} cores of CPU, more than ps_cores {ps_cores:g}")
@@ -154,7 +155,7 @@ def read_single_worker(path: str | os.PathLike[str]) -> SingleWorker:
 def _at_cap(c: Checker, raw: Any) -> AtCap:
     """The ``ps_at_cap`` object, checked: its figures, and that the PS really was at its cap."""
     c.known(c.mapping(raw, "ps_at_cap"), AT_CAP_KEYS, "ps_at_cap", AT_CAP_KEYS[:4])
-    cores = c.number(c.key(raw, "ps_cores", "ps_at_cap"), "ps_at_cap.ps_cores", positive=True, high=4096.0)
+    cores = c.number(c.key(raw, "ps_cores", "ps_at_cap"), "ps_at_cap.ps_cores", low=MIN_CPU_CORES, high=4096.0)
     rate = c.number(c.key(raw, "steps_per_s", "ps_at_cap"), "ps_at_cap.steps_per_s", positive=True, high=1e9)
     cpu = c.number(c.key(raw, "ps_cpu_s_per_step", "ps_at_cap"), "ps_at_cap.ps_cpu_s_per_step", positive=True,
                    high=86_400.0)

@@ -10,7 +10,8 @@ Format ``tracegen-worker-classes``, version 2 (UTF-8; the shared rules of :mod:`
 
     name    the class: 1 to 64 characters of ``A-Z a-z 0-9 . _ : + -``, unique in the file whatever its case
             (``Fast`` and ``fast`` name one class, so a second row of either is refused)
-    count   how many workers of the class, 1 to 100000, or ``*`` (as many as the rest; last row only)
+    count   how many workers of the class, 1 to 100000 in the digits 0-9 alone (``1e3`` and ``2.0`` are refused),
+            or ``*`` (as many as the rest; last row only)
     speed   how fast its CPU runs the traced ops, relative to the node the trace was taken on: 0.5 = every op
             takes twice as long (from 0.001 to 1000)
     link_bits_per_s  the rate of the worker's own network link, each way, bits per second as a provider quotes
@@ -112,7 +113,9 @@ def read_worker_classes(path: str | os.PathLike[str]) -> WorkerClasses:
                 raise c.fail(1, "'*' (all the remaining workers) may only be the last row's count")
             count = None
         else:
-            count = c.whole(1, low=1, high=MAX_COUNT, unit="workers or '*'")
+            # a count is written in digits, as any count of things: '1e3' or '2.0' workers is a slip (a rate's
+            # cell pasted into the wrong column), and was read as 1000 and 2
+            count = c.whole(1, low=1, high=MAX_COUNT, unit="workers or '*'", exponent=False)
         link = 0
         if len(c.columns) > 3 and c.text(3) != "-":  # a fraction is refused, as a catalogue's rate is
             link = c.whole(3, low=MIN_LINK_BITS_PER_S, high=MAX_LINK_BITS_PER_S, unit="bits per second",

@@ -149,6 +149,10 @@ def _order_lines(path: str | os.PathLike[str], option: str = "policy") -> dict[s
     # str.splitlines also ended one at \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029, and errors named later lines
     for number, line in enumerate(text.split("\n"), start=1):
         name = line.split("#", 1)[0].strip()
+        if "\r" in name:  # old Mac text: the whole file one line, refused as one unknown name shortened in the
+            # middle, the '\r' that joined them out of sight; no TensorFlow name holds one
+            raise ConfigError(f"'{option}': order file {p!r}: line {number}: {quoted(name)} holds a carriage "
+                              "return inside it: end each line with '\\n' or '\\r\\n', not '\\r' alone")
         if name in seen:  # which place would it take? the file does not say
             raise ConfigError(f"'{option}': order file {p!r}: line {number}: {quoted(name)} is already on line "
                               f"{seen[name]}")

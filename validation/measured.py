@@ -17,7 +17,8 @@ each window, each from 0 to 10000, and the PS's context switches per second, up 
 when present and shown beside the rates (:func:`validation.compare.cpu_markdown`). ``bandwidth_bits_per_s`` is from 1000
 to 8e15 (1 kbit/s to 1000 TB/s, as ``--bandwidth``). The testbed's ``ps_tasks`` is at most 64 (the PS shards a
 prediction places parameters on), and each worker's part of ``worker_links`` 0 (none) or from 1e3 to 1e13 bits/s, as a
-worker class's own link; ``worker_caps`` and ``worker_links`` hold a ';'-joined part per worker of the run
+worker class's own link, and of ``worker_caps`` from 0.001 (what a CFS quota can enforce) to 10000 cores;
+``worker_caps`` and ``worker_links`` hold a ';'-joined part per worker of the run
 (``n_workers`` of them) or are empty. Blank lines are skipped, as are columns after the last named one with no name and
 no cell (a spreadsheet's ``...,tensorflow_version,,``); column names are unique, lower case as above, and every row has
 as many cells as the header, separated by commas (a spreadsheet's ';' is named as such); numbers are written with a
@@ -55,6 +56,7 @@ from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
 from tracegen.predict import MAX_BATCH_SIZE
 from tracegen.simulate import MAX_WORKERS
 from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, parse_rate
+from validation.cluster_config import MAX_PERIOD_US, MIN_QUOTA_US
 from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
@@ -66,6 +68,8 @@ CORE_COLUMNS = ("ps_cpu_cores", "worker_cpu_cores", "host_busy_cores", "host_sof
 SWITCH_COLUMNS = ("ps_wakeups_per_s", "ps_preemptions_per_s")
 CPU_COLUMNS = CORE_COLUMNS + SWITCH_COLUMNS
 MAX_SWITCHES_PER_S = MAX_CPU_CORES * 1e6  # a context switch takes a core more than a microsecond
+# a worker's CPU cap: 1 ms of CPU per 1 s CFS period is the least the kernel enforces (validation.cluster_config)
+MIN_WORKER_CAP_CORES = MIN_QUOTA_US / MAX_PERIOD_US
 
 # the testbed's settings of a run (validation.testbed_files), the same in every run compared at once; batch_size,
 # the link's rate, ps_tasks and placement are checked by validate, which reads them
@@ -525,9 +529,18 @@ def _worker_link(text: str, source: str, line: int) -> int:
 
 
 def _caps(text: str, source: str, line: int) -> tuple[float, ...]:
-    """A ``worker_caps`` cell: cores per worker, ';'-joined (empty: none given)."""
-    return tuple(cell_number(part, float, "worker_caps", source, line)
-                 for part in _per_worker_parts(text, "worker_caps", source, line))
+    """A ``worker_caps`` cell: cores per worker, ';'-joined (empty: none given), each from the least a CFS quota
+    can enforce (:data:`MIN_WORKER_CAP_CORES`) to a host's most (:data:`parsers.linkprofile.MAX_CPU_CORES`). 1e300
+    was read, and refused only by validate, as a speed of 8e+300 x the traced worker's: neither the value as typed
+    nor which worker's part it was."""
+    caps = []
+    for k, part in enumerate(_per_worker_parts(text, "worker_caps", source, line)):
+        cap: float = cell_number(part, float, "worker_caps", source, line)
+        if not MIN_WORKER_CAP_CORES <= cap <= MAX_CPU_CORES:
+            raise ConfigError(f"{source}:{line}: 'worker_caps' part {k + 1} (worker {k}) must be from "
+                              f"{MIN_WORKER_CAP_CORES:g} to {MAX_CPU_CORES:g} cores (got {_short(part.strip())!r})")
+        caps.append(cap)
+    return tuple(caps)
 
 
 def _per_worker_parts(text: str, column: str, source: str, line: int) -> list[str]:

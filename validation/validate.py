@@ -46,7 +46,7 @@ from typing import Any
 
 import pandas as pd
 
-from parsers.errors import quoted
+from parsers.errors import MAX_QUOTED_CHARS, quoted
 from parsers.files import broken_link
 from parsers.linkprofile import LinkProfile, read_link_profile
 from parsers.read import meta_path, read_meta, read_trace
@@ -281,7 +281,7 @@ def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, t
     return place(model, counts[0], hows[0], creation_order(trace))
 
 
-def mismatches(trace: pathlib.Path, runs: pd.DataFrame, source: str = "the measurements") -> list[str]:
+def mismatches(trace: pathlib.Path, runs: pd.DataFrame, source: str = "the measurements file") -> list[str]:
     """Where the trace's capture settings (its ``meta.json``) differ from the measurements' columns (``source``:
     the measurements file, named with its values: the warning said "the measurements have ['64']", naming neither
     file)."""
@@ -296,8 +296,11 @@ def mismatches(trace: pathlib.Path, runs: pd.DataFrame, source: str = "the measu
         if column in runs.columns and value is not None:
             measured = sorted({str(v) for v in runs[column]})
             if measured != [str(value)]:
-                found.append(f"{meta_path(trace)}: the trace was captured with {column} {value!r}, {source} has "
-                             f"{', '.join(repr(m) if isinstance(value, str) else m for m in measured)}")
+                # shortened: a meta.json of 20000 widths made a warning line of 109 kB, printed and in the report
+                said = ", ".join(repr(m) if isinstance(value, str) else m for m in measured)
+                said = said if len(said) <= MAX_QUOTED_CHARS else said[: MAX_QUOTED_CHARS - 3] + "..."
+                found.append(f"{meta_path(trace)}: the trace was captured with {column} {quoted(value)}, {source} "
+                             f"has {said}")
     return found
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import pathlib
+from collections.abc import Callable
+from types import ModuleType
 
 import pytest
 
@@ -14,15 +16,6 @@ from tracegen.cli import main
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
 REAL_PB = TRACES / "mlp" / "step_000.pb"
 REAL_JSON = TRACES / "mlp" / "step_000.json"
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def _edited_pb(edit) -> bytes:  # type: ignore[no-untyped-def]
@@ -54,7 +47,6 @@ CASES = {
     "blank": (b"  \n\t ", "file is empty"),
     "garbage": (bytes(range(256)) * 4, "not a RunMetadata or StepStats protobuf"),
     "truncated_pb": (REAL_PB.read_bytes()[: len(REAL_PB.read_bytes()) // 2], "not a RunMetadata"),
-    "absurd_length": (b"\x0a" + _varint(1 << 40) + b"\x0a\x02ab", "not a RunMetadata"),
     "no_devices_pb": (b"\x08\x01", "no step_stats with named devices"),
     "truncated_json": (REAL_JSON.read_bytes()[:5000], "invalid JSON"),
     "json_not_trace": (b'{"hello": "world"}', "not a Chrome trace"),
@@ -82,7 +74,22 @@ CASES = {
 def test_bad_input_is_one_line_naming_the_file(case: str, tmp_path: pathlib.Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     data, why = CASES[case]
-    path = tmp_path / f"{case}.trace"
+    _refused_by_inspect(tmp_path / f"{case}.trace", data, why, capsys)
+
+
+def test_a_length_past_the_end_of_the_file_is_not_a_run_metadata(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+        benchmark_module: Callable[[str], ModuleType]) -> None:
+    """A field that claims 1 TiB of a 12-byte file. The wire encoder is the fuzzer's (benchmarks/fuzz_protobuf.py),
+    not a second copy here: loading fuzz_parsers puts benchmarks/ on the path fuzz_protobuf imports its parts by."""
+    benchmark_module("fuzz_parsers")
+    varint = benchmark_module("fuzz_protobuf").varint
+    _refused_by_inspect(tmp_path / "absurd_length.trace", b"\x0a" + varint(1 << 40) + b"\x0a\x02ab",
+                        "not a RunMetadata", capsys)
+
+
+def _refused_by_inspect(path: pathlib.Path, data: bytes, why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``tracegen inspect`` of ``data`` in ``path``: exit code 2, one line on stderr naming the file and ``why``."""
     path.write_bytes(data)
     assert main(["inspect", str(path)]) == 2
     out, err = capsys.readouterr()

@@ -88,16 +88,20 @@ def test_a_link_profile_faster_than_the_rows_own_rate_is_refused(tmp_path: pathl
     # one type typed twice, its case changed: plan priced it as two instance types
     ("SMALL", 1, "'SMALL' is already on line 5 as 'small' (names are the same whatever their case)"),
     ("ok,driver", 2, "must be one of worker, ps, both"),
-    ("ok,ps,0", 3, "must be a number > 0 and <= 10000"),
-    ("ok,ps,-1", 3, "must be a number > 0"),
+    ("ok,ps,0", 3, "must be a number >= 0.000001 and <= 10000 (US dollars an hour"),
+    ("ok,ps,-1", 3, "must be a number >= 0.000001"),
+    # a subnormal was read, and each cost divided down to $0.0: a free cluster, ranked the cheapest
+    ("ok,ps,5e-324", 3, "must be a number >= 0.000001 and <= 10000 (US dollars an hour: less than a millionth of a "
+                        "dollar is no instance's price) (got '5e-324')"),
+    ("ok,ps,0.0000009", 3, "no instance's price) (got '0.0000009')"),
     ("ok,ps,1e5", 3, "<= 10000"),
     ("ok,ps,cheap", 3, "must be a number"),
     ("ok,ps,nan", 3, "must be a number"),
     ("ok,ps,1_0", 3, "must be a number"),
     # full-width 12 and Arabic-Indic 3 were read as 12 and 3, '+2' as 2: a measured CSV refused all three
-    ("ok,ps,\uff11\uff12", 3, "must be a number > 0 and <= 10000, written with the digits 0-9 (got '\uff11\uff12')"),
-    ("ok,ps,\u0663", 3, "must be a number > 0 and <= 10000, written with the digits 0-9"),
-    ("ok,ps,+2", 3, "must be a number > 0 and <= 10000 (got '+2')"),
+    ("ok,ps,\uff11\uff12", 3, "no instance's price), written with the digits 0-9 (got '\uff11\uff12')"),
+    ("ok,ps,\u0663", 3, "no instance's price), written with the digits 0-9"),
+    ("ok,ps,+2", 3, "no instance's price) (got '+2')"),
     ("ok,ps,1,1,4,\uff11e9", 6, "must be bits per second from 1e3 to 1e13 (a plain number: 2.5e9 for 2.5 Gbit/s), "
                              "written with the digits 0-9"),
     ("ok,ps,1,0", 4, "must be a number >= 0.001 and <= 1000"),
@@ -130,6 +134,11 @@ def test_every_bad_value_is_one_line_naming_file_line_and_column(tmp_path: pathl
     msg = str(err.value)
     assert msg.startswith(f"{path}: line 8, column {column} ({COLUMNS[column - 1]}): "), msg
     assert why in msg and "\n" not in msg
+
+
+def test_prices_at_the_bounds_are_read(tmp_path: pathlib.Path) -> None:
+    path = _write(tmp_path, [*GOOD, "cheap,worker,0.000001,1,4,1e9,", "dear,ps,10000,1,4,1e9,"])
+    assert [i.usd_per_hour for i in read_catalogue(path).instances[-2:]] == [1e-6, 10_000.0]
 
 
 def test_a_link_profile_that_is_a_link_to_nothing_is_said_to_be_one(tmp_path: pathlib.Path) -> None:

@@ -58,8 +58,23 @@ def _fifo(path: pathlib.Path) -> Iterator[pathlib.Path]:
     (b'"notes": []', b'"notes": ' + b"[" * 5000 + b"]" * 5000, "JSON nested more than 64 deep"),
     (b'"connections": 1', b'"connections": 1e999999999', "number 1e999999999 is too large (beyond a float's range)"),
     # the PS's cores feed the model's PS CPU: a bad figure was once taken for "unknown" and silently replaced
-    (b'"cores": 2.0', b'"cores": -1', "ps.cores must be a number > 0 and <= 4096 (got -1)"),
-    (b'"cores": 2.0', b'"cores": "two"', "ps.cores must be a number > 0 and <= 4096 (got 'two')"),
+    (b'"cores": 2.0', b'"cores": -1', "ps.cores must be a number from 0.001 to 4096 (got -1)"),
+    (b'"cores": 2.0', b'"cores": "two"', "ps.cores must be a number from 0.001 to 4096 (got 'two')"),
+    # read, and the PS's work per step became 1e+300 times its traced time: predict ran on without end
+    (b'"cores": 2.0', b'"cores": 1e-300', "ps.cores must be a number from 0.001 to 4096 (got 1e-300)"),
+    (b'"cores": 2.0', b'"cores": 0.0009', "ps.cores must be a number from 0.001 to 4096 (got 0.0009)"),
+    # read, and predict said 'the simulation is too short ... with 256 workers', naming neither file nor rate
+    (b'"pull_bytes_per_s": 50000000.0', b'"pull_bytes_per_s": 5e-324',
+     "points[0].pull_bytes_per_s must be at least 125 (1 kbit/s) in a pull point, the direction it measured (got "
+     "5e-324)"),
+    (b'"pull_bytes_per_s": 50000000.0', b'"pull_bytes_per_s": 124', "(1 kbit/s) in a pull point, the direction it "
+                                                                   "measured (got 124)"),
+    (b'"pull_bytes_per_s": 50000000.0', b'"pull_bytes_per_s": 0', "(1 kbit/s) in a pull point, the direction it "
+                                                                 "measured (got 0)"),  # was 'moved nothing'
+    (b'"mode": "pull"', b'"mode": "push"', "points[0].push_bytes_per_s must be at least 125 (1 kbit/s) in a push "
+                                           "point, the direction it measured (got 0.0)"),
+    (b'"mode": "pull"', b'"mode": "cycle"', "points[0].push_bytes_per_s must be at least 125 (1 kbit/s) in a cycle "
+                                            "point"),
     # quoted as the file wrote them: '(got True)' and '(got None)' named values no JSON holds
     (b'"connections": 1', b'"connections": true', "connections must be an integer from 1 to 10000 (got true)"),
     (b'"window_s": 2.0', b'"window_s": null', "window_s must be a number > 0 and <= 86400 (got null)"),
@@ -111,6 +126,50 @@ def test_link_profile_quota_on_fewer_cores_than_it_gives_is_refused(tmp_path: pa
         with pytest.raises(ProfileError) as info:
             read_link_profile(path)
         check_message(str(info.value), path, "ps.cpu_quota.host_cores 0.1 is fewer than the 0.3 cores of ps.cores")
+
+
+@pytest.mark.parametrize(("rate", "said"), [("5e-324", "5e-324 at 0.2833 cores is inf s"),
+                                            ("0.25", "0.25 at 0.2833 cores is 1.13 s")])
+def test_an_rpc_point_of_more_than_a_second_of_ps_cpu_per_request_is_refused(tmp_path: pathlib.Path, rate: str,
+                                                                             said: str) -> None:
+    """5e-324 transfers/s was read, and predict (without a single-worker measurement, the PS's CPU per request from
+    the profile's rpc points) said "'rpc_cpu_ns' must be from 0 to 1e+09 (got (inf, inf))": no file, no point."""
+    doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
+    assert doc["points"][4]["mode"] == "rpc_pull" and doc["points"][4]["ps_cpu_cores"] == 0.2833
+    doc["points"][4]["transfers_per_s"] = float(rate)
+    path = tmp_path / "link-profile.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError) as info:
+        read_link_profile(path)
+    check_message(str(info.value), path, f"points[4].transfers_per_s {said} of PS CPU per request; a small tensor's "
+                                         "request costs at most 1 s")
+    doc["points"][4]["transfers_per_s"] = 0.2833  # a second of CPU a request: as much as the model takes
+    path.write_text(json.dumps(doc))
+    assert read_link_profile(path).points[4].transfers_per_s == 0.2833
+
+
+def test_a_probe_round_trip_longer_than_its_window_is_refused(tmp_path: pathlib.Path) -> None:
+    """10^12 ns (1000 s) at the first pull point of a 3 s window was read, and predict said 'the simulation is too
+    short ... simulate more steps', of a round trip netbench cannot measure: it counts those inside the window."""
+    doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
+    assert doc["points"][0]["window_s"] == 3.0 and doc["points"][19]["window_s"] > 8
+    doc["points"][0]["probe_rtt_ns"] = 10**12
+    path = tmp_path / "link-profile.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError) as info:
+        read_link_profile(path)
+    assert str(info.value) == (f"{path}: points[0].probe_rtt_ns 1000000000000 is longer than the point's 3 s window: "
+                               "a round trip measured in it ends inside it")
+    doc["points"][0]["probe_rtt_ns"] = 3 * 10**9  # the whole window: read
+    doc["points"][19]["probe_rtt_ns"] = 8 * 10**9  # a point's own longer window counts, not the profile's 3 s
+    del doc["points"][1]["window_s"]
+    doc["points"][1]["probe_rtt_ns"] = 3 * 10**9 + 1  # a point without one has the profile's
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError, match=r"points\[1\]\.probe_rtt_ns 3000000001 is longer than the point's 3 s"):
+        read_link_profile(path)
+    doc["points"][1]["probe_rtt_ns"] = 3 * 10**9
+    path.write_text(json.dumps(doc))
+    assert read_link_profile(path).points[19].probe_rtt_ns == 8 * 10**9
 
 
 def test_link_profile_client_may_say_more(tmp_path: pathlib.Path) -> None:

@@ -49,7 +49,7 @@ def test_the_link_it_was_measured_on_may_be_unknown(tmp_path: pathlib.Path) -> N
     (b'"steps_per_s": 5.5', b'"steps_per_s": 0', "steps_per_s must be a number > 0"),
     (b'"steps_per_s": 5.5', b'"steps_per_s": "fast"', "steps_per_s must be a number > 0"),
     (b'"ps_cpu_s_per_step": 0.045', b'"ps_cpu_s_per_step": -1', "ps_cpu_s_per_step must be a number >= 0"),
-    (b'"ps_cores": 0.5', b'"ps_cores": 1e9', "ps_cores must be a number > 0 and <= 4096"),
+    (b'"ps_cores": 0.5', b'"ps_cores": 1e9', "ps_cores must be a number from 0.001 to 4096 (got 1000000000.0)"),
     (b'"version": 1', b'"version": 2', "'version' 2 is not supported"),
     (b'"link_bits_per_s": 500000000.0', b'"link_bits_per_s": 0',
      "link_bits_per_s must be a number from 1000 to 1e+13"),
@@ -64,7 +64,7 @@ def test_the_link_it_was_measured_on_may_be_unknown(tmp_path: pathlib.Path) -> N
     (b'"version": 1', b'"version": 1.0', "'version' 1.0 is not supported"),  # 1.0 == True == 1 in Python
     (b'"version": 1', b'"version": true', "'version' true is not supported"),
     (b'"period_us": 10000', b'"period_us": 5', "ps_cpu_quota.period_us must be"),
-    (b'"host_cores": 2.0', b'"host_cores": -2', "ps_cpu_quota.host_cores must be a number > 0"),
+    (b'"host_cores": 2.0', b'"host_cores": -2', "ps_cpu_quota.host_cores must be a number from 0.001 to 4096"),
     (b'"host_cores": 2.0,', b'', "ps_cpu_quota"),
     (b'"format": "tracegen-single-worker"', b'"format": "tracegen-link-profile"', "'format' must be"),
     (b'"window_s": 40.0', b'"window_s": NaN', "NaN is not a JSON number"),
@@ -149,6 +149,18 @@ HELD = SingleWorker(steps_per_s=7.4, window_s=30.0, ps_cpu_s_per_step=0.019, ps_
                                     ps_cpu_quota=CpuQuota(host_cores=2.0, period_us=20_000)))
 
 
+def test_a_ps_below_what_a_cfs_quota_enforces_is_refused(tmp_path: pathlib.Path) -> None:
+    """1e-300 cores, with no CPU per step to check them against, was read, and the PS's work per step became
+    1e+300 times its traced time: predict ran on without end."""
+    path = tmp_path / "s.json"
+    write_single_worker(dataclasses.replace(RECORD, ps_cpu_s_per_step=None, ps_cpu_quota=None), path)
+    message = refused_after_edit(path, b'"ps_cores": 0.5', b'"ps_cores": 1e-300', read_single_worker,
+                                 SingleWorkerError)
+    assert message == f"{path}: ps_cores must be a number from 0.001 to 4096 (got 1e-300)"
+    path.write_bytes(path.read_bytes().replace(b'"ps_cores": 1e-300', b'"ps_cores": 0.001'))
+    assert read_single_worker(path).ps_cores == 0.001
+
+
 def test_at_cap_round_trip(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "s.json"
     write_single_worker(HELD, path)
@@ -160,7 +172,7 @@ def test_at_cap_round_trip(tmp_path: pathlib.Path) -> None:
     (b'"ps_cpu_s_per_step": 0.0098', b'"ps_cpu_s_per_step": 0.006',
      "ps_at_cap used 0.0306 cores (ps_cpu_s_per_step 0.006 at steps_per_s 5.1) of ps_cores 0.05: not at its cap"),
     (b'"ps_cpu_s_per_step": 0.0098', b'"ps_cpu_s_per_step": 0.1', "ps_at_cap used 0.51 cores"),
-    (b'"ps_cores": 0.05', b'"ps_cores": 0', "ps_at_cap.ps_cores must be a number > 0"),
+    (b'"ps_cores": 0.05', b'"ps_cores": 0', "ps_at_cap.ps_cores must be a number from 0.001 to 4096 (got 0)"),
     (b'"window_s": 30.0,\n    "ps_cpu_quota"', b'"ps_cpu_quota"', "ps_at_cap.window_s is missing"),
     (b'"period_us": 20000', b'"period_us": 5', "ps_at_cap.ps_cpu_quota.period_us must be"),
 ])

@@ -42,6 +42,13 @@ def test_classes_listed_past_the_workers_asked_are_named_with_their_line(tmp_pat
     (("slow,\uff12,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000, written with the digits"),
     (("slow,2,\uff10.5",), "line 3, column 3 (speed): must be a number >= 0.001 and <= 1000, written with the digits"),
     (("slow,+2,0.5",), "line 3, column 2 (count): must be a number >= 1 and <= 100000 (got '+2')"),
+    # read as 1000 and 2 workers: a count is written in digits, as a rate is not
+    (("slow,1e3,0.5",), "line 3, column 2 (count): must be a whole number of workers or '*', written in the digits "
+                        "0-9 alone: no exponent or decimal point (got '1e3')"),
+    (("slow,2.0,0.5",), "line 3, column 2 (count): must be a whole number of workers or '*', written in the digits "
+                        "0-9 alone: no exponent or decimal point (got '2.0')"),
+    (("slow,2E0,0.5",), "line 3, column 2 (count): must be a whole number of workers or '*', written in the digits "
+                        "0-9 alone: no exponent or decimal point (got '2E0')"),
     (("rest,*,1", "slow,1,0.5"), "line 3, column 2 (count): '*' (all the remaining workers) may only be the last"),
     (("a,1,1", "a,1,2"), "line 4, column 1 (name): names the class of line 3 again (got 'a')"),
     # read as two classes, as a catalogue's C5.XLARGE and c5.xlarge are not

@@ -57,6 +57,17 @@ def test_order_file_lines_are_numbered_at_newlines_as_an_editor_numbers_them(tmp
     assert read_order(path) == (f"p{brk}r",)
 
 
+def test_an_order_file_of_lines_ended_by_a_carriage_return_alone_is_told_so(tmp_path: pathlib.Path) -> None:
+    """Old Mac text is one line: it was refused as one unknown tensor, its name shortened in the middle, the
+    '\\r' between the names out of sight."""
+    path = tmp_path / "order.txt"
+    path.write_bytes(b"# order\na/read\rb/read\rc/read\r")
+    with pytest.raises(ConfigError) as info:
+        read_order(path)
+    assert str(info.value) == (f"'policy': order file {str(path)!r}: line 2: 'a/read\\rb/read\\rc/read' holds a "
+                               "carriage return inside it: end each line with '\\n' or '\\r\\n', not '\\r' alone")
+
+
 def test_an_order_file_naming_unknown_tensors_is_named(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """The error named the tensors but not the file they came from, and then not the line."""

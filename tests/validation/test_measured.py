@@ -400,6 +400,25 @@ def test_cores_beyond_any_hosts_are_refused(tmp_path: pathlib.Path, column: str,
     assert str(info.value) == f"{path}:3: {column!r} must be from 0 to 10000 cores: no host has more (got {cell!r})"
 
 
+@pytest.mark.parametrize(("cell", "part"), [("0.25;1e300", "1e300"), ("1E+5;0.5", "1E+5"), ("0.5;0.0001", "0.0001"),
+                                           ("0.5;5e-324", "5e-324")])
+def test_a_worker_cap_beyond_any_host_or_below_a_cfs_quota_is_refused_naming_its_cell(
+        tmp_path: pathlib.Path, cell: str, part: str) -> None:
+    """1e300 was read, and refused only by validate, as '1e+300 cores is 8e+300 x the traced worker's cap': the
+    value not as typed, nor which worker's part of the cell it was."""
+    path = _csv(tmp_path, f"n_workers,steps_per_s,worker_caps\n1,10,0.25\n2,18,{cell}\n")
+    k = cell.split(";").index(part)
+    with pytest.raises(ConfigError) as info:
+        read_measured(path)
+    assert str(info.value) == (f"{path}:3: 'worker_caps' part {k + 1} (worker {k}) must be from 0.001 to 10000 "
+                               f"cores (got {part!r})")
+
+
+def test_worker_caps_at_the_bounds_are_read(tmp_path: pathlib.Path) -> None:
+    path = _csv(tmp_path, "n_workers,steps_per_s,worker_caps\n2,18,0.001;10000\n")
+    assert read_measured(path)["worker_caps"].tolist() == [(0.001, 10000.0)]
+
+
 def test_cores_up_to_a_large_hosts_and_minus_zero_as_zero_are_read(tmp_path: pathlib.Path) -> None:
     runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s,host_busy_cores\n1,10,10000\n2,18,-0\n3,20,\n"))
     cores = runs["host_busy_cores"].tolist()

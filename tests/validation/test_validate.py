@@ -16,6 +16,7 @@ from parsers import read_trace
 from tracegen.cli import main
 from tracegen.model import TaskKind, build_model
 from validation.errors import ConfigError
+from validation.validate import mismatches
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "data"
 TESTBED = DATA / "testbed"
@@ -132,6 +133,21 @@ def test_a_trace_of_another_model_is_flagged(tmp_path: pathlib.Path, capsys: pyt
     assert (f"warning: {cnn / 'trace' / 'meta.json'}: the trace was captured with model 'cnn', "
             f"{mlp / 'measured.csv'} has 'mlp'\n") in printed
     assert "## Warnings" in (tmp_path / "report.md").read_text()
+
+
+def test_a_capture_setting_the_measurements_differ_from_is_warned_of_in_a_short_line(tmp_path: pathlib.Path) -> None:
+    """A meta.json of 20000 widths and a 5000-character model name made warning lines of 109 kB and 5 kB, printed
+    and written into the report as they were."""
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    (trace / "meta.json").write_text(json.dumps({"model": "m" * 5000, "widths": list(range(20000))}))
+    runs = pd.DataFrame({"model": ["mlp"], "widths": ["512;512"]})
+    said = mismatches(trace, runs)
+    assert len(said) == 2 and all(len(w) <= 300 for w in said), said
+    where = f"{trace / 'meta.json'}: "
+    assert said[0].startswith(f"{where}the trace was captured with model 'mmm") and "m..." in said[0]
+    assert said[0].endswith("m', the measurements file has 'mlp'")
+    assert said[1].startswith(f"{where}the trace was captured with widths '0;1;2;3;") and "has '512;512'" in said[1]
 
 
 @pytest.mark.parametrize("given", [False, True])
@@ -402,8 +418,11 @@ def test_a_staleness_csv_tracegen_wrote_beside_the_measurements_is_not_taken_for
 
 
 @pytest.mark.parametrize(("column", "row", "said"), [
-    ("worker_caps", "2,10,0.25;1e300", "'worker_caps' 1e+300 cores is 4e+300 x the traced worker's cap"),
-    ("worker_caps", "2,10,0.25;0.000001", "'worker_caps' 1e-06 cores is 4e-06 x the traced worker's cap"),
+    ("worker_caps", "2,10,0.25;1e300", "'worker_caps' part 2 (worker 1) must be from 0.001 to 10000 cores (got "
+                                        "'1e300')"),
+    ("worker_caps", "2,10,0.25;0.000001", "'worker_caps' part 2 (worker 1) must be from 0.001 to 10000 cores (got "
+                                          "'0.000001')"),
+    ("worker_caps", "2,10,0.25;500", "'worker_caps' 500 cores is 2000 x the traced worker's cap"),
     ("worker_links", "2,10,100000000;1", "'worker_links' must be 0 (none) or from 1e3 to 1e13 bits/s (got '1')"),
     ("worker_links", "2,10,100000000;99999999999999999999999", "'worker_links' must be 0 (none) or from 1e3 to 1e13"),
     ("ps_tasks", "1,10,100000", "'ps_tasks' must be at most 64 (got '100000')"),
