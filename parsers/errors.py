@@ -35,6 +35,13 @@ def quoted(value: Any, limit: int = MAX_QUOTED_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """``n`` and ``noun``, plural where ``n`` is not 1 (``plural``, or ``noun`` + ``s``): ``1 transfer``, ``3 other
+    variables``; output said '1 transfers' and '1 other variables'. Here, beside :func:`quoted`, so that the
+    parsers' messages count as ``tracegen.units.counted`` does ('line 2: 1 cells, expected 4')."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     """``text`` with line breaks and unprintable characters escaped, shortened in the middle to ``limit``."""
     head = text if len(text) <= 4 * limit else text[: 2 * limit] + text[-2 * limit :]

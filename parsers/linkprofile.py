@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from parsers.atomic import write_bytes_atomic
-from parsers.errors import TraceFormatError, quoted
+from parsers.errors import TraceFormatError, counted, quoted
 from parsers.files import read_expanded
 from parsers.jsondoc import finite_float, load_json
 
@@ -179,13 +179,14 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
     seen: set[tuple[str, int]] = set()
     for i, pt in enumerate(points):
         if (pt.mode, pt.connections) in seen:
-            raise ProfileError(f"{source}: points[{i}] repeats mode {pt.mode!r} with {pt.connections} connections")
+            raise ProfileError(f"{source}: points[{i}] repeats mode {pt.mode!r} with "
+                               f"{counted(pt.connections, 'connection')}")
         seen.add((pt.mode, pt.connections))
         moving = {"pull": pt.pull_bytes_per_s, "rpc_pull": pt.pull_bytes_per_s, "push": pt.push_bytes_per_s,
                   "rpc_push": pt.push_bytes_per_s}.get(pt.mode, min(pt.pull_bytes_per_s, pt.push_bytes_per_s))
         if moving <= 0:
-            raise ProfileError(f"{source}: points[{i}] ({pt.mode}, {pt.connections} connections) moved nothing in "
-                               "the direction it measured")
+            raise ProfileError(f"{source}: points[{i}] ({pt.mode}, {counted(pt.connections, 'connection')}) moved "
+                               "nothing in the direction it measured")
     notes = c.notes(doc)
     ps = c.known(c.mapping(c.key(doc, "ps", ""), "ps"), PS_KEYS, "ps")
     # the model takes the PS's CPU from it: a bad figure is an error, not unknown

@@ -21,6 +21,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from parsers.csvfile import NUMBER
+from parsers.errors import counted as counted  # noqa: PLC0414 - a re-export (mypy --strict): one helper, both packages
 from parsers.errors import quoted
 from tracegen.errors import ConfigError
 
@@ -110,12 +111,6 @@ def _counted(value: float, unit: str) -> str:
         text = f"{value:.0f}"
     plural = unit in ("day", "year") and text != "1"
     return f"{text} {unit}{'s' if plural else ''}"
-
-
-def counted(n: int, noun: str, plural: str = "") -> str:
-    """``n`` and ``noun``, plural where ``n`` is not 1 (``plural``, or ``noun`` + ``s``): ``1 transfer``, ``3 other
-    variables``; output said '1 transfers' and '1 other variables'."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def fixed(value: float, decimals: int) -> str:

@@ -51,7 +51,7 @@ from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
 from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
 from tracegen.predict import MAX_BATCH_SIZE
 from tracegen.simulate import MAX_WORKERS
-from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, parse_rate
+from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, counted, parse_rate
 from validation.errors import ConfigError
 
 REQUIRED_COLUMNS = ("n_workers", "steps_per_s")
@@ -335,7 +335,7 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
                 header, header_line = [c.strip() for c in cells], line  # 'n_workers, steps_per_s'
                 _check_header(header, source, line)
             elif len(cells) != len(header):
-                raise ConfigError(f"{source}:{line}: {len(cells)} cells, the header has {len(header)} "
+                raise ConfigError(f"{source}:{line}: {counted(len(cells), 'cell')}, the header has {len(header)} "
                                   f"(got {_short(','.join(cells))!r}){_separator_hint(header)}")
             elif len(rows) == MAX_MEASURED_ROWS:
                 raise ConfigError(f"{source}: more than {MAX_MEASURED_ROWS} rows")

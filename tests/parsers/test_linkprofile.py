@@ -64,6 +64,9 @@ def _fifo(path: pathlib.Path) -> Iterator[pathlib.Path]:
     (b'"connections": 1', b'"connections": true', "connections must be an integer from 1 to 10000 (got true)"),
     (b'"window_s": 2.0', b'"window_s": null', "window_s must be a number > 0 and <= 86400 (got null)"),
     (b'"tensors": 4', b'"tensors": false', "payload.tensors must be an integer from 1 to 1000000 (got false)"),
+    # one connection said '1 connections'
+    (b'"pull_bytes_per_s": 50000000.0', b'"pull_bytes_per_s": 0.0',
+     "points[0] (pull, 1 connection) moved nothing in the direction it measured"),
 ])
 def test_link_profile_values(tmp_path: pathlib.Path, old: bytes, new: bytes, why: str) -> None:
     path = profile_file(tmp_path)
@@ -94,6 +97,16 @@ def test_link_profile_unknown_keys_are_refused(tmp_path: pathlib.Path, edit: Cal
     with pytest.raises(ProfileError) as info:
         read_link_profile(path)
     check_message(str(info.value), path, why)
+
+
+def test_a_repeated_point_of_one_connection_is_said_in_the_singular(tmp_path: pathlib.Path) -> None:
+    doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
+    doc["points"].append(dict(doc["points"][0]))  # pull, one connection: said 'with 1 connections'
+    path = tmp_path / "link-profile.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError) as info:
+        read_link_profile(path)
+    assert str(info.value).endswith("repeats mode 'pull' with 1 connection"), str(info.value)
 
 
 def test_link_profile_quota_on_fewer_cores_than_it_gives_is_refused(tmp_path: pathlib.Path) -> None:
