@@ -187,7 +187,8 @@ def parse_whole(text: str, *, high: int = 10**18) -> int:
 def parse_number(text: str) -> float:
     """A finite decimal number written as a CSV cell's (:data:`parsers.csvfile.NUMBER`: digits 0-9, maybe a
     ``-``, a decimal point and an exponent; ``float`` would also take ``nan``, ``inf``, ``1_000``, ``+1`` and
-    ``٣``): for the command line's fractions and seconds."""
+    ``٣``): for the command line's fractions and seconds. A number too small for a float, which rounds it to 0,
+    is refused with the text typed: ``--payload-fraction 1e-400`` was refused as '(got 0.0)', a value not given."""
     import argparse
 
     stripped = text.strip()
@@ -196,4 +197,7 @@ def parse_number(text: str) -> float:
     value = float(stripped)
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number (got {quoted(text)})")
+    if value == 0 and any(c in "123456789" for c in re.split("[eE]", stripped)[0]):
+        raise argparse.ArgumentTypeError(f"{quoted(text)} is too small for a 64-bit float, which rounds it to 0; "
+                                         "write 0 where 0 is meant")
     return value

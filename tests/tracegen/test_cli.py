@@ -256,6 +256,23 @@ def test_a_payload_fraction_no_link_has_is_refused_not_rounded_up(command: list[
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("command", [
+    ["predict", "--bandwidth", "1Gbit/s"],
+    ["plan", "--catalogue", str(ROOT / "data/catalogue/example.csv")],
+])
+def test_a_payload_fraction_a_float_rounds_to_0_is_quoted_as_typed(command: list[str], tmp_path: pathlib.Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # --payload-fraction 1e-400 was refused with '(got 0.0)': the float had underflowed
+    argv = [command[0], str(ROOT / "data/traces/mlp"), *command[1:], "--payload-fraction", "1e-400", "--workers",
+            "1", "--out", str(tmp_path / "o")]
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument --payload-fraction: '1e-400' is too small for a 64-bit float" in err
+    assert "0.0" not in err and len(err) <= 300 and not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["predict", "t", "--steps"], "tracegen predict: error: argument --steps: expected one argument"),
     (["predict", "t", "--bandwidth", "-5Mbit/s", "--out", "o"],
