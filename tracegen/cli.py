@@ -314,9 +314,11 @@ def _when(stop: BaseException) -> str:
 
 
 def _one_line(text: str, limit: int = 300) -> str:
-    """A message on one line of bounded length (a library message may quote a long or multi-line value)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    """A message on one line of bounded length (a library message may quote a long or multi-line value), its
+    whitespace runs made one space and what is too long shortened as the trace reader's are
+    (:func:`parsers.errors.one_line`: the longest words in their middles): the end was cut, and with it the
+    line and the rule of 'validate --measured <a 400-character path>/m.csv'."""
+    return one_line(" ".join(text.split()), limit)
 
 
 if __name__ == "__main__":
