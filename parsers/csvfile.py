@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 
-from parsers.errors import TraceFormatError, quoted
+from parsers.errors import TraceFormatError, counted, quoted
 from parsers.files import not_utf8_at, read_expanded
 
 NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")  # [0-9], not \d: full-width digits are \d
@@ -197,7 +197,7 @@ def _rows(text: str, source: str, columns: tuple[str, ...],
             if rows and len(cells) != len(columns):
                 where = (f"column {len(cells) + 1} ({columns[len(cells)]}) is missing" if len(cells) < len(columns)
                          else f"column {len(columns) + 1} is one more than the header's")
-                raise error(f"{source}: line {line}: {len(cells)} cells, expected {len(columns)}: {where}")
+                raise error(f"{source}: line {line}: {counted(len(cells), 'cell')}, expected {len(columns)}: {where}")
             rows.append((line, tuple(c.strip() for c in cells)))
     except csv.Error as exc:
         raise error(f"{source}: line {reader.start}: not CSV: {exc}") from None

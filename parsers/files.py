@@ -15,7 +15,7 @@ import pathlib
 import stat
 import zlib
 
-from parsers.errors import TraceFormatError, quoted
+from parsers.errors import TraceFormatError, counted, quoted
 
 GZIP_MAGIC = b"\x1f\x8b"
 _OUT_CHUNK = 1 << 20  # gzip output taken at a time
@@ -152,8 +152,8 @@ def gunzip(data: bytes, source: str, max_bytes: int) -> bytes:
         if end == len(data):
             return out.getvalue()
         if not data.startswith(GZIP_MAGIC, end):
-            raise TraceFormatError(f"{source}: byte {end}: {len(data) - end} bytes of trailing data after the "
-                                   "last gzip member")
+            raise TraceFormatError(f"{source}: byte {end}: {counted(len(data) - end, 'byte')} of trailing data after "
+                                   "the last gzip member")
         start = end
     raise TraceFormatError(f"{source}: more than {MAX_GZIP_MEMBERS} gzip members")
 

@@ -52,7 +52,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from parsers.atomic import write_bytes_atomic
-from parsers.errors import TraceFormatError, quoted
+from parsers.errors import TraceFormatError, counted, quoted
 from parsers.files import read_expanded
 from parsers.jsondoc import finite_float, load_json
 
@@ -192,7 +192,8 @@ def _profile_from(doc: Any, source: str) -> LinkProfile:
     seen: set[tuple[str, int]] = set()
     for i, pt in enumerate(points):
         if (pt.mode, pt.connections) in seen:
-            raise ProfileError(f"{source}: points[{i}] repeats mode {pt.mode!r} with {pt.connections} connections")
+            raise ProfileError(f"{source}: points[{i}] repeats mode {pt.mode!r} with "
+                               f"{counted(pt.connections, 'connection')}")
         seen.add((pt.mode, pt.connections))
         measured = {"pull": ("pull_bytes_per_s",), "rpc_pull": ("pull_bytes_per_s",), "push": ("push_bytes_per_s",),
                     "rpc_push": ("push_bytes_per_s",)}.get(pt.mode, ("pull_bytes_per_s", "push_bytes_per_s"))

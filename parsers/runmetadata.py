@@ -17,7 +17,7 @@ from typing import Any
 
 from google.protobuf import message, text_format
 
-from parsers.errors import TraceContentError, TraceFormatError, one_line, quoted
+from parsers.errors import TraceContentError, TraceFormatError, counted, one_line, quoted
 from parsers.files import not_utf8_at
 from parsers.labels import parse_op_type, parse_recv_label, split_input
 from parsers.limits import MAX_RECORDS, SCAN_BYTES, check_text_shape, check_wire_shape, check_wire_text
@@ -305,9 +305,9 @@ def _check_one_graph(steps: Sequence[StepFile], node_sets: Sequence[frozenset[tu
             first = (step.source, keys)
         elif keys != first[1]:
             other = sorted(keys ^ first[1])
-            raise TraceContentError(f"{step.source}: its partition graphs differ from {first[0]}'s ({len(other)} "
-                                    f"nodes in one only, e.g. {quoted(other[0][1])}): the steps of one job, "
-                                    "one session.run, belong in one trace")
+            raise TraceContentError(f"{step.source}: its partition graphs differ from {first[0]}'s "
+                                    f"({counted(len(other), 'node')} in one only, e.g. {quoted(other[0][1])}): the "
+                                    "steps of one job, one session.run, belong in one trace")
 
 
 def _check_steps_follow(step_rows: Sequence[dict[str, Any]]) -> None:

@@ -494,10 +494,11 @@ def span_fault(trace: Trace) -> tuple[str, int, str] | None:
     before, after = records[:at], records[at:]
     if len(before) <= len(after):
         _, _, name, row = before[0]
-        where = f"ends {_long(gap)} before the step's other {len(after)} records start"
+        others = "other record starts" if len(after) == 1 else f"other {len(after)} records start"
+        where = f"ends {_long(gap)} before the step's {others}"
     else:
         _, _, name, row = max(after, key=lambda r: r[1])
-        where = f"starts {_long(gap)} after the step's other {len(before)} records end"
+        where = f"starts {_long(gap)} after the step's other {len(before)} records end"  # more than after: never 1
     return name, row, (f"{_what(trace, name, row)} {where} (step {step} lasts {_long(lasts)}, more than the day no "
                        "training step takes): a time in the trace is wrong")
 

@@ -43,7 +43,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from parsers.errors import TraceContentError, quoted
+from parsers.errors import TraceContentError, counted, quoted
 from parsers.limits import MAX_BYTES, MAX_RECORDS
 from parsers.registration import (
     INFERENCE,
@@ -189,7 +189,8 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
     else:
         lost.append("variable names (the profile names the step function's resource arguments, not variables)")
     if unsized:
-        lost.append(f"sizes of {sum(unsized.values())} of {len(transfers)} transfers ({len(unsized)} tensors: "
+        lost.append(f"sizes of {sum(unsized.values())} of {counted(len(transfers), 'transfer')} "
+                    f"({counted(len(unsized), 'tensor')}: "
                     f"{', '.join(sorted(unsized)[:6])}{', ...' if len(unsized) > 6 else ''}): no allocation event "
                     "or variable shape covers them")
     trace = trace_from(

@@ -83,7 +83,7 @@ def rows(path: pathlib.Path) -> list[dict[str, str]]:
 
 SWEEP_TRACE = PLAN_TRACE  # tracegen sweep's tests sweep the same development mlp trace
 SWEEP_SMALL = ["--steps", "4", "--warmup-steps", "1"]  # sweep's options for a quick grid
-SWEEP_COMPUTED = re.compile(r"computed (\d+) points, (\d+) were already in")  # sweep's closing summary
+SWEEP_COMPUTED = re.compile(r"computed (\d+) points?, (\d+) (?:was|were) already in")  # sweep's closing summary
 
 
 def curve_of(ns: tuple[int, ...], rates: tuple[float, ...], *, reached: bool = True) -> Curve:

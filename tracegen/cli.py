@@ -82,14 +82,14 @@ def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> st
         # a median of an even number of steps is a float: '48.0 per step' beside whole counts read as a measurement
         f"ops        {'unknown' if s['ops_per_step'] is None else format(s['ops_per_step'], 'g')} per step (median)",
         f"params     {'unknown variables' if s['n_variables'] is None else counted(s['n_variables'], 'variable')}, "
-        f"{s['param_elements'] if s['param_elements'] is not None else 'unknown'} elements, "
+        f"{'unknown elements' if s['param_elements'] is None else counted(s['param_elements'], 'element')}, "
         f"{_fmt_bytes(s['param_bytes'])}"
         + (f"; plus {counted(s['n_other_variables'], 'other variable')} ({_fmt_bytes(s['other_variable_bytes'])})"
            if s["n_other_variables"] else ""),
         f"pulls      {s['pull_count']} per step, {_moved_bytes(s, 'pull')}; recorded per step: "
         f"{s['pull_count_recorded_per_step']}",
         f"pushes     {s['push_count']} per step, {_moved_bytes(s, 'push')}"
-        + (f" ({s['gradient_push_count']} gradients, {_fmt_bytes(s['gradient_push_bytes'])})"
+        + (f" ({counted(s['gradient_push_count'], 'gradient')}, {_fmt_bytes(s['gradient_push_bytes'])})"
            if s["gradient_push_count"] is not None else "")
         + f"; recorded per step: {s['push_count_recorded_per_step']}",
         # each figure is its own median over the steps, and the share the median of each step's own: on the mlp
@@ -314,9 +314,11 @@ def _when(stop: BaseException) -> str:
 
 
 def _one_line(text: str, limit: int = 300) -> str:
-    """A message on one line of bounded length (a library message may quote a long or multi-line value)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    """A message on one line of bounded length (a library message may quote a long or multi-line value), its
+    whitespace runs made one space and what is too long shortened as the trace reader's are
+    (:func:`parsers.errors.one_line`: the longest words in their middles): the end was cut, and with it the
+    line and the rule of 'validate --measured <a 400-character path>/m.csv'."""
+    return one_line(" ".join(text.split()), limit)
 
 
 if __name__ == "__main__":

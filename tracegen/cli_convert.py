@@ -173,10 +173,10 @@ def _check_name(raw: str, to: str) -> None:
     dataset = to == "parquet" and out.suffix.lower() == ".parquet"  # a Parquet dataset is a folder named so
     if (to != "chrome" and not ends_in_sep and not dataset and not os.path.lexists(out)
             and out.suffix.lower() in FILE_SUFFIXES):
-        raise ConfigError(f"{raw}: --to {to} writes a directory of files (one per table, and trace.json), but the "
-                          f"name reads as one file ({out.suffix!r}): name a directory, e.g. "
-                          f"{out.with_name(out.name.split('.')[0] or 'tables')}, or end it in '/' ({raw}/) to use "
-                          "this name")
+        # the path once, not three times: a long one left no room for the suggestion in the line's 300 characters
+        raise ConfigError(f"{raw}: --to {to} writes a directory (a file per table, and trace.json), not one "
+                          f"{out.suffix!r} file: name a directory, e.g. "
+                          f"{out.with_name(out.name.split('.')[0] or 'tables')}, or end the name in '/' to use it")
 
 
 def _check_out(out: pathlib.Path, to: str, inputs: list[str | pathlib.Path]) -> None:

@@ -27,7 +27,7 @@ from tracegen.predict import (
 )
 from tracegen.processes import MAX_JOBS, available_cpus
 from tracegen.shards import holding, placements
-from tracegen.units import parse_count, parse_number, parse_whole
+from tracegen.units import counted, parse_count, parse_number, parse_whole
 
 
 def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
@@ -112,8 +112,9 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def _print(result: Plan, beside: list[str]) -> None:
     cfg, model = result.config, result.model
-    print(f"model: {model.n_tasks} tasks from {model.source}; batch {cfg.batch_size} samples per step; "
-          f"{len(result.pairs)} pairs x up to {len(cfg.workers)} worker counts, {result.n_simulations} simulations")
+    print(f"model: {counted(model.n_tasks, 'task')} from {model.source}; batch {cfg.batch_size} samples per step; "
+          f"{counted(len(result.pairs), 'pair')} x up to {counted(len(cfg.workers), 'worker count')}, "
+          f"{counted(result.n_simulations, 'simulation')}")
     if beside:
         print(f"the traced PS: {', '.join(beside)}")
     widths = (18, 14, 6, 10, 8, 9, 8, 9, 5, 9, 13)

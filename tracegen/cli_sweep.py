@@ -232,7 +232,7 @@ class ProgressLine:
         done, todo = (p.seconds_done, p.seconds_todo) if p.seconds_todo else (p.done, p.todo)
         left = f"{format_wait(elapsed * (todo - done) / done)} left" if rate > 0 and done else "time left unknown"
         line = (f"sweep: {p.done}/{p.todo} points ({p.resumed} already done), {rate:.1f} points/s, {left}, "
-                f"{p.parts_written} parts written")
+                f"{counted(p.parts_written, 'part')} written")
         end = "\n" if final or not self.tty else ""
         print(("\r\x1b[K" if self.tty else "") + line, end=end, file=self.stream, flush=True)
 
@@ -328,10 +328,12 @@ def run_sweep(args: argparse.Namespace) -> int:
                 runner, where = local_runner(start, args.jobs)
                 if ray is not None:
                     where += f": nothing left to run on Ray at {args.ray}"
-            print(f"grid: {len(grid.workers)} worker counts x {len(grid.links)} links x {len(grid.shards)} PS shard "
-                  f"counts x {len(grid.policies)} policies x "
-                  f"{len(grid.worker_speeds)} worker speeds x {len(grid.seeds)} seeds = {grid.n_points} points, "
-                  f"{grid.steps} steps each; {where}; about {events:.2g} events, roughly "
+            print(f"grid: {counted(len(grid.workers), 'worker count')} x {counted(len(grid.links), 'link')} x "
+                  f"{counted(len(grid.shards), 'PS shard count')} x "
+                  f"{counted(len(grid.policies), 'policy', 'policies')} x "
+                  f"{counted(len(grid.worker_speeds), 'worker speed')} x {counted(len(grid.seeds), 'seed')} = "
+                  f"{counted(grid.n_points, 'point')}, {counted(grid.steps, 'step')} each; {where}; about "
+                  f"{events:.2g} events, roughly "
                   f"{format_wait(max(seconds, 1))} on one core for the whole grid", flush=True)
             return runner
 
@@ -340,8 +342,9 @@ def run_sweep(args: argparse.Namespace) -> int:
             print(f"sweep: finding the points not yet in {args.out}: the id of each of {grid.n_points} points, and "
                   "the ids in the parts there", file=sys.stderr, flush=True)
         summary = sweep(inputs, target, runner_for, part_points=args.part_points, progress=ProgressLine(sys.stderr))
-    print(f"computed {summary.computed} points, {summary.resumed} were already in {args.out}; "
-          f"{len(summary.parts)} parts written")
+    were = "was" if summary.resumed == 1 else "were"
+    print(f"computed {counted(summary.computed, 'point')}, {summary.resumed} {were} already in {args.out}; "
+          f"{counted(len(summary.parts), 'part')} written")
     literal = str(args.out).replace("'", "''")  # a quote in the folder's name, as SQL writes it in a string
     query = f"SELECT * FROM read_parquet('{literal}/*.parquet') ORDER BY point_id"  # noqa: S608 - printed, not run
     try:

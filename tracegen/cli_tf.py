@@ -19,7 +19,7 @@ from tracegen.placement import PLACEMENTS
 from tracegen.policy import parse_policy
 from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
 from tracegen.processes import available_cpus
-from tracegen.units import format_rate, parse_count, parse_number, parse_rate
+from tracegen.units import counted, format_rate, parse_count, parse_number, parse_rate
 
 if TYPE_CHECKING:
     from validation.compare import Comparison
@@ -69,8 +69,8 @@ def _profile_tf2(args: argparse.Namespace, spec: Any) -> int:
         raise ConfigError(f"--steps must be from 1 to {MAX_TRACED_STEPS} (got {args.steps})")
     out = option_path(args.out)
     files = capture(out, steps=args.steps + 1, warmup=0, model=spec)
-    print(f"profiled {args.steps} step(s) of {args.model} (batch {args.batch_size}) after the first call, "
-          f"{len(files)} hosts, into {out} (a TensorBoard logdir)")
+    print(f"profiled {counted(args.steps, 'step')} of {args.model} (batch {args.batch_size}) after the first call, "
+          f"{counted(len(files), 'host')}, into {out} (a TensorBoard logdir)")
     return 0
 
 

@@ -483,15 +483,21 @@ def plateau_probes(largest: int, start: int = 0) -> tuple[int, ...]:
 
 def plateau_text(curve: Curve) -> str:
     """The plateau in words: its rate and where it was simulated, and that it is not pinned where the search
-    stopped inside the seeds' noise (``plateau_noise``), or, when the search had not seen it stop rising, that it
-    is a lower bound."""
+    stopped inside the seeds' noise (``plateau_noise``) or the curve stalled inside it (``stall_noise``: no search
+    ran past a stall, so the plateau rests on it as much; ``--steps 3`` on the bundled ps03 trace printed 'plateau
+    20.75 steps/s (simulated at N=13)' under a stall it called not pinned, and with ``--every-n`` said nothing of
+    the noise at all), or, when the search had not seen it stop rising, that it is a lower bound."""
+    at = f"{fixed(curve.plateau_steps_per_s, 2)} steps/s (simulated at N={curve.saturation_workers}"
     if curve.plateau_reached and curve.plateau_noise is not None:
         stop, before, half = curve.plateau_noise
-        return (f"{fixed(curve.plateau_steps_per_s, 2)} steps/s (simulated at N={curve.saturation_workers}; not "
-                f"pinned: the search stopped at N={stop} on a rise under {STALL_GAIN:.0%} from N={before}, and "
-                f"{noise_words(half)}; more --steps or --seeds narrow it)")
+        return (f"{at}; not pinned: the search stopped at N={stop} on a rise under {STALL_GAIN:.0%} from N={before}, "
+                f"and {noise_words(half)}; more --steps or --seeds narrow it)")
+    if curve.plateau_reached and curve.stall_noise is not None:
+        stop, before, half = curve.stall_noise
+        return (f"{at}; not pinned: the rate stalled at N={stop} on a rise under {STALL_GAIN:.0%} from N={before}, "
+                f"and {noise_words(half)}; more --steps or --seeds narrow it)")
     if curve.plateau_reached:
-        return f"{fixed(curve.plateau_steps_per_s, 2)} steps/s (simulated at N={curve.saturation_workers})"
+        return f"{at})"
     return f"at least {fixed(curve.plateau_steps_per_s, 2)} steps/s (still rising at N={curve.saturation_workers})"
 
 

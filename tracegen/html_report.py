@@ -41,7 +41,7 @@ from tracegen.curve import (
 )
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
-from tracegen.units import fixed, percent
+from tracegen.units import counted, fixed, percent
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
 BAND_COLOR, SPREAD_COLOR = "#ff7f0e", "#1f77b4"
@@ -167,7 +167,7 @@ def comparison_html(comparison: ComparisonLike, *, title: str, inputs: Sequence[
     parts += [paragraph(f"Warning: {w}", "warn") for w in warnings]
     tips = []
     for i, n in enumerate(ns):
-        lines = [f"N={n} ({int(t['n_repeats'].iloc[i])} runs)",
+        lines = [f"N={n} ({counted(int(t['n_repeats'].iloc[i]), 'run')})",
                  f"measured {mean[i]:.3f} (range {lows[i]:.3f} to {highs[i]:.3f})"]
         lines += [f"{name} {float(t[name].iloc[i]):.3f} (error {float(t[f'{name}_error'].iloc[i]):.1%})"
                   for name in names]

@@ -384,7 +384,8 @@ def _complete(g: _Graph, obs: Sequence[Mapping[int, tuple[int, int]]], step_star
             pulls = sum(1 for t in missing if g.kinds[t] == TaskKind.PULL)
             pushes = sum(1 for t in missing if g.kinds[t] == TaskKind.PUSH)
             applies = len(missing) - pulls - pushes
-            why[step] = f"{pulls} pulls, {pushes} pushes and {applies} apply ops unrecorded"
+            why[step] = (f"{counted(pulls, 'pull')}, {counted(pushes, 'push', 'pushes')} and "
+                         f"{counted(applies, 'apply op')} unrecorded")
         else:
             complete.append(step)
     return complete, why
@@ -429,7 +430,9 @@ def build_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int]
     if use_steps is not None:
         complete = [s for s in complete if s in set(use_steps)]
     if not complete:
-        raise ModelError(f"{trace.source}: none of the {len(step_start)} traced steps is complete ("
+        none = ("the 1 traced step is not complete" if len(step_start) == 1 else
+                f"none of the {len(step_start)} traced steps is complete")
+        raise ModelError(f"{trace.source}: {none} ("
                          + "; ".join(f"step {s}: {r}" for s, r in sorted(why.items())[:3])
                          + "); trace more steps (tracegen profile --steps 10)")
     n = len(g.names)

@@ -74,7 +74,7 @@ from tracegen.predict import (
 )
 from tracegen.processes import MAX_JOBS, Processes
 from tracegen.simulate import SimConfig, SimResult, simulate
-from tracegen.units import format_wait
+from tracegen.units import counted, format_wait
 
 STEP_BUDGET = 16
 MAX_STEP_BUDGET = 100_000  # measured steps per point: a coarse plan, not a long run
@@ -338,8 +338,9 @@ def _simulate(todo: dict[tuple[object, ...], tuple[str, Job]], n_pairs: int, job
     keys = list(todo)
     # 'simulating 9 pairs' of a catalogue of 12 read as 3 dropped: a spot type at another price alone is simulated
     # once with the type it copies, and its rows priced apart
-    alike = (f" (of {n_pairs}: {n_pairs - len(keys)} have another's speeds and links, and only their price is "
-             "their own)" if n_pairs > len(keys) else "")
+    copies = n_pairs - len(keys)
+    alike = (f" (of {n_pairs}: {copies} {'has' if copies == 1 else 'have'} another's speeds and links, and only "
+             f"{'its price is its' if copies == 1 else 'their price is their'} own)" if copies > 0 else "")
     if jobs > 1 and len(keys) > 1:
         report(f"simulating {len(keys)} pairs in {min(jobs, len(keys))} processes{alike}")
         with Processes(_sweep_job, min(jobs, len(keys))) as processes:
@@ -347,7 +348,7 @@ def _simulate(todo: dict[tuple[object, ...], tuple[str, Job]], n_pairs: int, job
                                  lambda i, _sweep: report(f"simulated {todo[keys[i]][0]}"))
         return dict(zip(keys, done, strict=True))
     if alike:
-        report(f"simulating {len(keys)} pairs{alike}")
+        report(f"simulating {counted(len(keys), 'pair')}{alike}")
     sweeps = {}
     for key in keys:
         report(f"simulating {todo[key][0]}")

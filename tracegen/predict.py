@@ -545,7 +545,7 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
             band = band_curves(prep, config, simulated, processes=processes)
         shards: list[ShardRow] = []
         if placed:
-            report(f"simulating {len(placed)} numbers of PS shards ({config.placement} placement)")
+            report(f"simulating {counted(len(placed), 'number')} of PS shards ({config.placement} placement)")
             shards = shard_table(model, placed, config.sim_config(None), links["mid"], config.workers,
                                  seeds=config.seeds, processes=processes, stop_at_plateau=not config.every_n)
     title = plot_title(tr.source)

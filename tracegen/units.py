@@ -21,6 +21,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from parsers.csvfile import NUMBER
+from parsers.errors import counted as counted  # noqa: PLC0414 - a re-export (mypy --strict): one helper, both packages
 from parsers.errors import quoted
 from tracegen.errors import ConfigError
 
@@ -112,12 +113,6 @@ def _counted(value: float, unit: str) -> str:
     return f"{text} {unit}{'s' if plural else ''}"
 
 
-def counted(n: int, noun: str, plural: str = "") -> str:
-    """``n`` and ``noun``, plural where ``n`` is not 1 (``plural``, or ``noun`` + ``s``): ``1 transfer``, ``3 other
-    variables``; output said '1 transfers' and '1 other variables'."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
-
-
 def fixed(value: float, decimals: int) -> str:
     """``value`` with ``decimals`` decimals, or its first three digits where those would show one digit or none:
     a rate of 0.0007 steps/s is not none, one sample's hours are not 0.000000, a cluster of $0.00001/h instances
@@ -192,7 +187,8 @@ def parse_whole(text: str, *, high: int = 10**18) -> int:
 def parse_number(text: str) -> float:
     """A finite decimal number written as a CSV cell's (:data:`parsers.csvfile.NUMBER`: digits 0-9, maybe a
     ``-``, a decimal point and an exponent; ``float`` would also take ``nan``, ``inf``, ``1_000``, ``+1`` and
-    ``٣``): for the command line's fractions and seconds."""
+    ``٣``): for the command line's fractions and seconds. A number too small for a float, which rounds it to 0,
+    is refused with the text typed: ``--payload-fraction 1e-400`` was refused as '(got 0.0)', a value not given."""
     import argparse
 
     stripped = text.strip()
@@ -201,4 +197,7 @@ def parse_number(text: str) -> float:
     value = float(stripped)
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number (got {quoted(text)})")
+    if value == 0 and any(c in "123456789" for c in re.split("[eE]", stripped)[0]):
+        raise argparse.ArgumentTypeError(f"{quoted(text)} is too small for a 64-bit float, which rounds it to 0; "
+                                         "write 0 where 0 is meant")
     return value

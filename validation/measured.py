@@ -55,7 +55,7 @@ from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
 from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
 from tracegen.predict import MAX_BATCH_SIZE
 from tracegen.simulate import MAX_WORKERS
-from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, parse_rate
+from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, counted, parse_rate
 from validation.cluster_config import MAX_PERIOD_US, MIN_QUOTA_US
 from validation.errors import ConfigError
 
@@ -397,7 +397,7 @@ def csv_cells(text: str, source: str) -> pd.DataFrame:
                 raise ConfigError(f"{source}:{line}: a comment line (got {_short(','.join(cells))!r}): this CSV has "
                                   "no comment lines; remove it, or put what it says in a column of its own")
             elif len(cells) != len(header):
-                raise ConfigError(f"{source}:{line}: {len(cells)} cells, the header has {len(header)} "
+                raise ConfigError(f"{source}:{line}: {counted(len(cells), 'cell')}, the header has {len(header)} "
                                   f"(got {_short(','.join(cells))!r}){_separator_hint(header)}"
                                   f"{_decimal_comma_hint(cells, len(header))}")
             elif len(rows) == MAX_MEASURED_ROWS:

@@ -60,10 +60,15 @@ def test_multi_member_gzip_reads_whole(tmp_path: pathlib.Path) -> None:
     assert read_trace(path).equals(read_trace(REAL_PB))
 
 
-@pytest.mark.parametrize("tail", [b"garbage", b"\0" * 8, b"\x1f"])
+@pytest.mark.parametrize("tail", [b"garbage", b"\0" * 8])  # one byte: the test below
 def test_trailing_data_after_the_last_member(tmp_path: pathlib.Path, tail: bytes) -> None:
     whole = gzip.compress(REAL_JSON.read_bytes())
     fails(tmp_path, "tail.json.gz", whole + tail, f"byte {len(whole)}: {len(tail)} bytes of trailing data")
+
+
+def test_one_byte_of_trailing_data_is_one_byte(tmp_path: pathlib.Path) -> None:
+    whole = gzip.compress(REAL_JSON.read_bytes())  # said '1 bytes of trailing data'
+    fails(tmp_path, "tail.json.gz", whole + b"\x1f", f"byte {len(whole)}: 1 byte of trailing data after the last gzip")
 
 
 def test_truncated_second_member(tmp_path: pathlib.Path) -> None:

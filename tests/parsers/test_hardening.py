@@ -531,6 +531,20 @@ def test_one_line_and_quoted() -> None:
     assert len(quoted([[list(range(10_000))]] * 10_000)) <= 60
 
 
+def test_one_line_shortens_the_longest_words_so_the_position_and_the_rule_survive() -> None:
+    # a whole-message cut kept the path's start and the last third: of a long path and a long value, both the
+    # position after the path and the rule before the value could go. Each long word is cut in its middle instead
+    path = "/data/" + "p" * 400 + "/m.csv:3:"
+    value = "'" + "v" * 500 + "'"
+    text = one_line(f"{path} 'steps_per_s' must be a number > 0 (got {value}); write e.g. 2.5")
+    assert len(text) <= MAX_MESSAGE_CHARS and text.startswith("/data/ppp") and "/m.csv:3: 'steps_per_s' must" in text
+    assert text.endswith("vvv'); write e.g. 2.5") and "(got 'vvv" in text, text
+    assert text.count(" ... ") == 2  # the path and the value, each once, to one length
+    short = one_line(" ".join(["word"] * 1000))  # no long word: the middle of the whole goes, as before
+    assert len(short) <= MAX_MESSAGE_CHARS and short.startswith("word word") and " ... " in short
+    assert one_line("x" * 2_000_000).count(" ... ") == 1  # a megabyte quickly, shortened once
+
+
 # ----------------------------------------------------------------------------- binary protobuf: byte positions
 
 

@@ -111,6 +111,16 @@ def test_link_profile_unknown_keys_are_refused(tmp_path: pathlib.Path, edit: Cal
     check_message(str(info.value), path, why)
 
 
+def test_a_repeated_point_of_one_connection_is_said_in_the_singular(tmp_path: pathlib.Path) -> None:
+    doc = json.loads((DEV_TRACE / "link-profile.json").read_bytes())
+    doc["points"].append(dict(doc["points"][0]))  # pull, one connection: said 'with 1 connections'
+    path = tmp_path / "link-profile.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError) as info:
+        read_link_profile(path)
+    assert str(info.value).endswith("repeats mode 'pull' with 1 connection"), str(info.value)
+
+
 def test_link_profile_quota_on_fewer_cores_than_it_gives_is_refused(tmp_path: pathlib.Path) -> None:
     """0.3 cores as a quota on a host of 0.1 cores cannot be: it was modelled as given (the PS ran at 0.1 cores,
     the quota's note dropped, tracing's undoing at its 4x limit: dev mlp N=2 19.55 -> 17.68), a hardening pass."""

@@ -132,6 +132,15 @@ def test_steps_of_two_jobs_in_one_directory_are_refused(tmp_path: pathlib.Path) 
         read_trace(tmp_path)
     (tmp_path / "step_002.pb").unlink()
     assert len(read_trace(tmp_path).steps) == 2
+    # one node more in one step's graphs said '(1 nodes in one only, ...)'
+    run = pb.RunMetadata()
+    run.ParseFromString((tmp_path / "step_001.pb").read_bytes())
+    graph = run.partition_graphs[0]
+    graph.node.add(name="extra", op="NoOp", device=graph.node[0].device)
+    (tmp_path / "step_001.pb").write_bytes(run.SerializeToString())
+    with pytest.raises(TraceContentError) as info:
+        read_trace(tmp_path)
+    assert "differ from " in str(info.value) and "'s (1 node in one only, e.g. 'extra'): " in str(info.value)
 
 
 def test_steps_joined_by_cat_are_refused_not_read_as_one_step(model_dir: pathlib.Path,
@@ -360,3 +369,19 @@ def test_a_recvtensor_of_minus_one_bytes_is_of_unknown_size(tmp_path: pathlib.Pa
     unknown = read.transfers["size_bytes"].isna()
     assert unknown.sum() == 1 and whole.transfers["size_bytes"].notna().all()
     assert read.transfers[~unknown].equals(whole.transfers[~unknown])
+
+
+def test_a_step_of_two_records_a_day_apart_names_the_other_in_the_singular() -> None:
+    # 'ends 3.0 days before the step's other 1 records start'
+    from parsers.trace import span_fault
+
+    trace = read_trace(MLP / "step_000.pb")
+    ops = trace.ops.iloc[:2].copy()
+    ops.loc[ops.index[0], "start_ns"] = int(ops["start_ns"].iloc[1]) - 3 * 86_400 * 10**9
+    steps = trace.steps.iloc[:1].copy()
+    steps.loc[steps.index[0], ["start_ns", "end_ns"]] = [int(ops["start_ns"].min()),
+                                                          int((ops["start_ns"] + ops["dur_ns"]).max())]
+    fields = {f: getattr(trace, f) for f in trace.__dataclass_fields__}
+    fault = span_fault(trace.__class__(**{**fields, "ops": ops, "transfers": trace.transfers.iloc[:0],
+                                          "steps": steps}))
+    assert fault is not None and " ends 3.0 days before the step's other record starts (step 0 " in fault[2], fault

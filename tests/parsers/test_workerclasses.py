@@ -56,6 +56,7 @@ def test_classes_listed_past_the_workers_asked_are_named_with_their_line(tmp_pat
                                             "names are the same whatever their case) (got 'fast')"),
     (("bad name,1,1",), "line 3, column 1 (name): must be 1 to 64 characters"),
     (("slow,1",), "line 3: 2 cells, expected 3: column 3 (speed) is missing"),
+    (("slow",), "line 3: 1 cell, expected 3: column 2 (count) is missing"),  # said '1 cells'
     ((), "line 2: the header and no worker classes after it"),  # it named no line
 ])
 def test_bad_rows_are_named(tmp_path: pathlib.Path, rows: tuple[str, ...], why: str) -> None:

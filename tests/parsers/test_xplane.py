@@ -65,6 +65,7 @@ def test_bundled_capture_reads_variables_pulls_and_pushes_per_step() -> None:
     assert 1.7e18 < trace.steps["start_ns"].min() < 1.9e18
     lost = " | ".join(trace.lost)
     assert "sizes of 3 of 27 transfers" in lost and CONTROL in lost and "byte counts" in lost
+    assert f"27 transfers (1 tensor: {CONTROL})" in lost, lost  # said '(1 tensors: ...)'
 
 
 def test_without_the_registration_sizes_come_only_from_allocations(tmp_path: pathlib.Path) -> None:

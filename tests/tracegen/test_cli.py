@@ -256,6 +256,23 @@ def test_a_payload_fraction_no_link_has_is_refused_not_rounded_up(command: list[
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("command", [
+    ["predict", "--bandwidth", "1Gbit/s"],
+    ["plan", "--catalogue", str(ROOT / "data/catalogue/example.csv")],
+])
+def test_a_payload_fraction_a_float_rounds_to_0_is_quoted_as_typed(command: list[str], tmp_path: pathlib.Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # --payload-fraction 1e-400 was refused with '(got 0.0)': the float had underflowed
+    argv = [command[0], str(ROOT / "data/traces/mlp"), *command[1:], "--payload-fraction", "1e-400", "--workers",
+            "1", "--out", str(tmp_path / "o")]
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument --payload-fraction: '1e-400' is too small for a 64-bit float" in err
+    assert "0.0" not in err and len(err) <= 300 and not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["predict", "t", "--steps"], "tracegen predict: error: argument --steps: expected one argument"),
     (["predict", "t", "--bandwidth", "-5Mbit/s", "--out", "o"],
@@ -321,7 +338,25 @@ def test_an_error_line_holds_at_most_300_characters_after_its_prefix() -> None:
     from tracegen.cli import _one_line
 
     line = _one_line("a.json (from " * 40 + "x): bad\nvalue")
-    assert len(line) == 300 and "\n" not in line and line.endswith("...")
+    assert len(line) <= 300 and "\n" not in line and line.startswith("a.json (from a.json")
+    assert line.endswith("x): bad value"), line  # what was wrong, at the end, was cut off
+
+
+def test_a_long_path_and_a_long_value_keep_the_line_and_the_rule(tmp_path: pathlib.Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # 'validate --measured <a 400-character path>/m.csv' printed '.../eeee...': the end cut, and with it the
+    # line number, the rule and the value; the path and the value are shortened in their middles instead
+    folder = tmp_path / ("d" * 200) / ("e" * 200)
+    folder.mkdir(parents=True)
+    measured = folder / "m.csv"
+    measured.write_text("n_workers,steps_per_s\n1,2\n2," + "7" * 380 + "\n")
+    assert main(["validate", "--trace", str(ROOT / "data/traces/mlp"), "--measured", str(measured), "--out",
+                 str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    message = err.removeprefix("tracegen validate: error: ").rstrip("\n")
+    assert err.count("\n") == 1 and len(message) <= 300, err
+    assert message.startswith(str(tmp_path)[:20]) and "/m.csv:3: 'steps_per_s' " in message, err
+    assert message.endswith("')") and "' is too large (got '777" in message, err
 
 
 @pytest.mark.parametrize("argv", [

@@ -128,8 +128,8 @@ def test_tables_named_like_a_file_are_refused_unless_the_name_ends_in_a_slash(
     out = tmp_path / name
     assert main(["convert", str(MLP), "--to", to, str(out)]) == 2
     err = capsys.readouterr().err
-    assert f"{out}: --to {to} writes a directory of files" in err
-    assert f"e.g. {tmp_path / name.partition('.')[0]}," in err
+    assert f"{out}: --to {to} writes a directory (a file per table, and trace.json), not one" in err
+    assert f"e.g. {tmp_path / name.partition('.')[0]}, or end the name in '/' to use it\n" in err, err
     assert err.count("\n") == 1 and not out.exists(), err
     assert main(["convert", str(MLP), "--to", to, f"{out}/"]) == 0  # a directory, as asked
     assert (out / "trace.json").is_file()

@@ -124,3 +124,18 @@ def test_a_netbench_payload_without_a_link_profile_is_refused(tmp_path: pathlib.
     assert capsys.readouterr().err == ("tracegen testbed: error: --netbench-tensors and --netbench-tensor-bytes shape "
                                        "the link profile's payload, and --no-link-profile measures none\n")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_tf2_profile_of_one_step_and_one_host_is_said_in_the_singular(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # said 'profiled 1 step(s) of mlp ..., 1 hosts, into'. Only the words are tested here: the capture is replaced
+    # by one that returns one host's file (test_capture.py runs the real one, which writes several)
+    import validation.capture_tf2
+
+    def one_host(out: pathlib.Path, **_kw: object) -> list[pathlib.Path]:
+        return [out / "plugins/profile/run/h.xplane.pb"]
+
+    monkeypatch.setattr(validation.capture_tf2, "capture", one_host)
+    assert main(["profile", "--api", "tf2", "--steps", "1", "--out", str(tmp_path / "o")]) == 0
+    line = capsys.readouterr().out
+    assert "profiled 1 step of " in line and ", 1 host, into " in line, line

@@ -336,7 +336,8 @@ def test_a_stall_inside_the_seeds_noise_does_not_say_more_workers_do_not_raise_i
     out = tmp_path / "o"
     assert main(["predict", str(PLAN_TRACE), "--workers", "1-16", "--steps", "3", "--jobs", "1", "--out", str(out),
                  "--html"]) == 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if "not simulated: the rate stalled by" in x)
+    printed = capsys.readouterr().out.splitlines()
+    line = next(x for x in printed if "not simulated: the rate stalled by" in x)
     assert "so more workers do not raise it" not in line, line
     assert "not pinned" in line and "more --steps or --seeds narrow it" in line, line
     half = float(line.split("interval there, ±")[1].split(" ")[0])
@@ -344,6 +345,32 @@ def test_a_stall_inside_the_seeds_noise_does_not_say_more_workers_do_not_raise_i
     assert half > (1 - KNEE_FRACTION) * max(rates.values())  # the claim checked against the curve written
     page = (out / "report.html").read_text()
     assert "so more workers do not raise" not in page and "not pinned" in page
+    # the plateau rests on that stall, and its own line said 'plateau 20.75 steps/s (simulated at N=13)' as if pinned
+    plateau = next(x for x in printed if x.startswith("plateau "))
+    assert "not pinned: the rate stalled at N=" in plateau.split("; knee (95%")[0], plateau
+    assert page.count("not pinned: the rate stalled at N=") == 1  # the page's lead, 'Plateau ...', says it too
+
+
+def test_every_n_past_a_stall_inside_the_seeds_noise_says_the_plateau_is_not_pinned(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # with --every-n no N goes unsimulated, so no line said the stall was noise; the plateau, which no search
+    # past the asked N checked because of that stall, read 'plateau 21.60 steps/s (simulated at N=15)'
+    from tracegen.cli import main
+    from tracegen.curve import KNEE_FRACTION
+
+    from tracegen_support import PLAN_TRACE
+
+    out = tmp_path / "o"
+    assert main(["predict", str(PLAN_TRACE), "--workers", "1-16", "--steps", "3", "--jobs", "1", "--every-n",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert not any("not simulated" in x for x in printed), printed
+    plateau = next(x for x in printed if x.startswith("plateau "))
+    assert "not pinned: the rate stalled at N=" in plateau and "more --steps or --seeds narrow it" in plateau, plateau
+    before = int(plateau.split("% from N=")[1].split(",")[0])
+    half = float(plateau.split("interval there, ±")[1].split(" ")[0])
+    rows = {int(r.split(",")[0]): r.split(",") for r in (out / "curve.csv").read_text().splitlines()[1:]}
+    assert len(rows) == 16 and half > (1 - KNEE_FRACTION) * float(rows[before][1])  # against the curve written
 
 
 def test_the_stall_and_the_plateau_search_judge_the_noise_by_one_rule() -> None:
@@ -357,3 +384,11 @@ def test_the_stall_and_the_plateau_search_judge_the_noise_by_one_rule() -> None:
     noisy = stall_consequence(dataclasses.replace(curve, stall_noise=(14, 13, wide)))
     assert noisy.startswith("but that is not pinned: N=14 is under 1% above N=13, and the seeds' 95% interval "
                             "there, ±10.00 steps/s"), noisy
+    # the plateau line says it too: no search ran past the stall, so the plateau rests on it
+    from tracegen.curve import plateau_text
+
+    assert plateau_text(curve) == "100.00 steps/s (simulated at N=4)"
+    assert plateau_text(dataclasses.replace(curve, stall_noise=(14, 13, wide))) == (
+        "100.00 steps/s (simulated at N=4; not pinned: the rate stalled at N=14 on a rise under 1% from N=13, and "
+        "the seeds' 95% interval there, ±10.00 steps/s, is wider than the 5% that sets the knee; more --steps or "
+        "--seeds narrow it)")

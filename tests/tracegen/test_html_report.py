@@ -137,6 +137,16 @@ def test_names_are_escaped() -> None:
     assert "<td>a&lt;b&amp;c</td>" in other and "a&lt;b&amp;c 18.000 (error 6.0%)" in other
 
 
+def test_a_validation_pages_tips_count_one_run_in_the_singular() -> None:
+    # an N measured once said 'N=1 (1 runs)'
+    table = pd.DataFrame({"n_workers": [1, 2], "n_repeats": [1, 2], "measured_mean": [10.0, 17.0],
+                          "measured_min": [10.0, 16.0], "measured_max": [10.0, 18.0], "sim": [9.0, 18.0],
+                          "sim_error": [0.1, 0.06]})
+    page = comparison_html(_Comparison(table=table, scores={"sim": _Score()}), title="t", inputs=[],
+                           warnings=[]).decode()
+    assert "N=1 (1 run)" in page and "N=2 (2 runs)" in page and "1 runs" not in page
+
+
 def test_report_loads_nothing_and_is_the_same_for_the_same_inputs(predicted: pathlib.Path,
                                                                    tmp_path: pathlib.Path) -> None:
     again = _predict(tmp_path, "--bandwidth", "500Mbit/s")

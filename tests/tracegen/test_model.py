@@ -4,6 +4,7 @@ import dataclasses
 import pathlib
 import statistics
 
+import pandas as pd
 import pytest
 
 from parsers import read_trace
@@ -52,6 +53,22 @@ def test_a_step_with_missing_records_is_never_replayed() -> None:
     with pytest.raises(ModelError, match="none of the 3 traced steps is complete"):
         build_model(trace.__class__(**{**{f: getattr(trace, f) for f in trace.__dataclass_fields__},
                                        "transfers": trace.transfers[trace.transfers["direction"] != "push"]}))
+
+
+def test_one_missing_record_and_one_traced_step_are_said_in_the_singular() -> None:
+    # said 'step 0: 1 pulls, 0 pushes and 0 apply ops unrecorded', and of a trace of one step, 'none of the 1
+    # traced steps is complete'
+    trace = read_trace(pathlib.Path(__file__).resolve().parents[2] / "data" / "testbed" / "cnn_300mbit" / "trace")
+    fields = {f: getattr(trace, f) for f in trace.__dataclass_fields__}
+    pulls = trace.transfers.index[(trace.transfers["direction"] == "pull") & (trace.transfers["step"] == 0)]
+    _, why = complete_steps(trace.__class__(**{**fields, "transfers": trace.transfers.drop(pulls[:1])}))
+    assert why[0] == "1 pull, 0 pushes and 0 apply ops unrecorded", why
+    one = {name: table[table["step"] == 1] for name, table in fields.items()
+           if isinstance(table, pd.DataFrame) and "step" in table.columns}
+    with pytest.raises(ModelError) as refused:
+        build_model(trace.__class__(**{**fields, **one}))
+    assert ": the 1 traced step is not complete (step 1: 0 pulls, 9 pushes and 0 apply ops unrecorded)" in str(
+        refused.value), refused.value
 
 
 def test_chrome_timeline_cannot_be_modelled(mlp_trace_dir: pathlib.Path) -> None:

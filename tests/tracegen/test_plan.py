@@ -167,6 +167,16 @@ def test_cli_bad_catalogue_is_one_line_and_exit_code_2(tmp_path: pathlib.Path, c
     assert not (tmp_path / "out" / "plan.csv").exists()
 
 
+def test_cli_one_pair_and_one_worker_count_are_said_in_the_singular(tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # said "model: ... 1 pairs x up to 1 worker counts"
+    cat = _catalogue_file(tmp_path, ["w1,worker,0.2,1.0,4,1e9,", "ps,ps,1.0,1.0,8,2e8,"])
+    assert main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--workers", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("model: "))
+    assert "; 1 pair x up to 1 worker count, " in line, line
+
+
 def test_cli_bad_options_are_one_line(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     cat = _catalogue_file(tmp_path, GOOD_ROWS)
     assert main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--target-rate", "-5", "--out", str(tmp_path)]) == 2
@@ -375,6 +385,17 @@ def test_pairs_simulated_once_for_another_are_counted_where_the_simulations_are_
     lines.clear()
     plan(model, PLAN_CATALOGUE, config, link_profile=PLAN_PROFILE, jobs=jobs, progress=lines.append)
     assert not any("(of " in line for line in lines), lines
+
+
+def test_one_pair_simulated_for_another_is_said_in_the_singular(model: StepModel) -> None:
+    # a worker type and its spot copy over one PS type said 'simulating 1 pairs (of 2: 1 have another's speeds ...'
+    cat = Catalogue(instances=(inst("w1", "worker", 0.2, 1.0), inst("w1-spot", "worker", 0.05, 1.0),
+                               inst("ps", "ps", 1.0, 1.0, 200_000_000)))
+    lines: list[str] = []
+    result = plan(model, cat, dataclasses.replace(PLAN_CONFIG, workers=(1, 2)), link_profile=PLAN_PROFILE,
+                  progress=lines.append)
+    assert len(result.pairs) == 2
+    assert "simulating 1 pair (of 2: 1 has another's speeds and links, and only its price is its own)" in lines, lines
 
 
 def test_a_plan_too_short_to_gain_from_processes_runs_in_one(model: StepModel,

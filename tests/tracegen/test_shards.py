@@ -42,6 +42,16 @@ def test_two_shards_of_a_balanced_link_bound_step_double_the_plateau() -> None:
     assert all(u.push > 0.8 for u in shard_utilisations(two))
 
 
+def test_predict_of_one_number_of_shards_says_it_in_the_singular(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # --ps-shards 2 said 'simulating 1 numbers of PS shards'
+    from tracegen.cli import main
+
+    assert main(["predict", str(mlp_trace_dir), "--workers", "1,2", "--steps", "3", "--seeds", "1", "--ps-shards",
+                 "2", "--out", str(tmp_path / "p")]) == 0
+    assert "simulating 1 number of PS shards (" in capsys.readouterr().err
+
+
 def test_predict_writes_the_shards_table(mlp_trace_dir: pathlib.Path, tmp_path: pathlib.Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     parser = argparse.ArgumentParser()

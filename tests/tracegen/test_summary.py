@@ -64,6 +64,14 @@ def test_a_tf2_profile_says_the_bytes_of_its_sized_pulls_beside_its_unsized_cont
     assert f"({s['param_bytes']} B) in the {s['n_variables']} sized, 1 tensor never recorded with a size" in pulls
 
 
+def test_one_gradient_and_one_element_are_said_in_the_singular() -> None:
+    # a one-variable model's summary said '1 elements' and '(1 gradients, 4 B)'
+    s = summarize(read_trace(pathlib.Path(__file__).resolve().parents[2] / "data" / "traces" / "tf2_pss"))
+    s.update(n_variables=1, param_elements=1, param_bytes=4, gradient_push_count=1, gradient_push_bytes=4)
+    text = format_summary(s)
+    assert "params     1 variable, 1 element, 4 B" in text and " (1 gradient, 4 B); " in text, text
+
+
 def test_chrome_input_has_no_count_of_unsized_tensors(model_dir: pathlib.Path) -> None:
     s = summarize(read_trace(model_dir / "step_000.json"))
     assert s["pull_unsized"] is None and s["pull_sized_bytes"] is None

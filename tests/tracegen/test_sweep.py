@@ -82,6 +82,21 @@ def test_rows_equal_direct_simulations(tmp_path: pathlib.Path, capsys: pytest.Ca
     pd.testing.assert_frame_equal(read_rows(out), rows)
 
 
+def test_a_sweep_of_one_point_says_it_in_the_singular(tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # said 'grid: 1 worker counts x 1 links x ... = 1 points' and 'computed 1 points, ...; 1 parts written', and
+    # run again, 'computed 0 points, 1 were already in'
+    argv = ["sweep", str(TRACE), "--workers", "2", "--bandwidth", "200Mbit/s", "--seeds", "1", *SMALL,
+            "--jobs", "1", "--out", str(tmp_path / "s")]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert ("grid: 1 worker count x 1 link x 1 PS shard count x 1 policy x 1 worker speed x 1 seed = 1 point, "
+            in printed), printed
+    assert f"computed 1 point, 0 were already in {tmp_path / 's'}; 1 part written" in printed, printed
+    assert main(argv) == 0
+    assert f"computed 0 points, 1 was already in {tmp_path / 's'}; 0 parts written" in capsys.readouterr().out
+
+
 def test_a_job_traced_with_two_ps_tasks_is_swept_on_both(tmp_path: pathlib.Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """mlp traced with two PS tasks (real TF, data/shards/): every point keeps each parameter on its traced PS and

@@ -148,6 +148,20 @@ def test_a_command_line_number_is_written_as_a_csv_cell_is(text: str) -> None:
     assert [parse_number(t) for t in ("0.5", ".5", "5.", "2e3", " 1 ", "-1")] == [0.5, 0.5, 5.0, 2000.0, 1.0, -1.0]
 
 
+@pytest.mark.parametrize("text", ["1e-400", "-2.5e-999", "0.000001e-330"])
+def test_a_command_line_number_a_float_rounds_to_0_is_refused_as_typed(text: str) -> None:
+    # --payload-fraction 1e-400 was refused as '(got 0.0)', a value the user never gave
+    import argparse
+
+    from tracegen.units import parse_number
+
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        parse_number(text)
+    assert str(refused.value) == (f"{text!r} is too small for a 64-bit float, which rounds it to 0; write 0 where 0 "
+                                  "is meant")
+    assert [parse_number(t) for t in ("0", "0.000", "0e-400", "-0", "5e-324")] == [0.0, 0.0, 0.0, 0.0, 5e-324]
+
+
 @pytest.mark.parametrize(("text", "meant"), [
     ("1gbit/s", "1Gbit/s"), ("1MBIT/S", "1Mbit/s"), ("500 mbit/s", "500Mbit/s"), ("2.5Gbit/S", "2.5Gbit/s"),
     ("1KBITS/S", "1kbit/s"), ("10gbit", "10Gbit/s"), ("1gibit/s", "1Gibit/s"), ("1KIBIT/S", "1Kibit/s"),

@@ -114,7 +114,7 @@ def test_blank_lines_do_not_shift_the_line_numbers(tmp_path: pathlib.Path) -> No
 
 @pytest.mark.parametrize(("text", "message"), [
     ("n_workers,steps_per_s\n3,2,7\n", r"m\.csv:2: 3 cells, the header has 2"),  # pandas took 3 as an index
-    ("n_workers,steps_per_s\n1,2\n2\n", r"m\.csv:3: 1 cells, the header has 2"),
+    ("n_workers,steps_per_s\n1,2\n2\n", r"m\.csv:3: 1 cell, the header has 2"),  # said "1 cells"
     ("n_workers,steps_per_s,n_workers\n1,2,5\n", r"m\.csv:1: column 'n_workers' appears twice in the header"),
 ])
 def test_rows_as_wide_as_the_header_and_unique_column_names(tmp_path: pathlib.Path, text: str, message: str) -> None:

@@ -61,7 +61,7 @@ HEADER = "n_workers,repeat,staleness,steps\n"
 
 @pytest.mark.parametrize(("rows", "message"), [
     ("1,0,0,50,9\n", r"staleness\.csv:2: 5 cells, the header has 4"),  # pandas took 1 as an index: N=0
-    ("1,0,0,50\n2\n", r"staleness\.csv:3: 1 cells, the header has 4"),
+    ("1,0,0,50\n2\n", r"staleness\.csv:3: 1 cell, the header has 4"),  # said "1 cells"
     ("1,0,x,50\n", r"staleness\.csv:2: 'staleness' must be an integer \(got 'x'\)"),  # was a TypeError
     ("1,0,0,fifty\n", r"staleness\.csv:2: 'steps' must be an integer \(got 'fifty'\)"),
     ("1,0,1.5,50\n", r"staleness\.csv:2: 'staleness' must be an integer \(got '1.5'\)"),  # int() made it 1
