@@ -5,7 +5,8 @@ small tolerance for floating-point noise, fails here; and the README (the main c
 show exactly the summary those scores make. The same for the PS-shards campaign (``data/shards``): each of its
 configurations predicted from its one-PS base configuration's inputs, and each of its K > 1 configurations again from
 the trace of its own K-PS job (``data/shards/reports_own``). The TF2 campaign (``data/tf2``) and the fresh holdouts
-(``data/fresh``, ``data/fresh2``, ``data/fresh3``) as the first. The PS-at-its-cap holdout (``data/atcap``) from its
+(``data/fresh``, ``data/fresh2``, ``data/fresh3``) and the holdout measured past the knee to N = 8
+(``data/pastknee``) as the first. The PS-at-its-cap holdout (``data/atcap``) from its
 files without ``ps_at_cap``
 (``reports_alone``: what predict does now; its ``reports``, with ``ps_at_cap`` as the model used it before the
 holdout rejected it, are a record docs/ must show, not a claim). The campaign again with the single-worker input
@@ -30,7 +31,7 @@ from validation.validate import validate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # data/<campaign>/{campaign.csv,reports/scores.csv}
-CAMPAIGNS = ("validation", "shards", "tf2", "fresh", "fresh2", "fresh3")
+CAMPAIGNS = ("validation", "shards", "tf2", "fresh", "fresh2", "fresh3", "pastknee")
 SINGLE_WORKER_VARIANTS = (("validation", "single_worker_x3"), ("atcap", "alone"))  # run_validation.sh SINGLE_WORKER=
 PROFILE_VARIANTS = (("validation", "profile_repeat"),)  # run_validation.sh LINK_PROFILE=
 MAPE_TOLERANCE = 0.01

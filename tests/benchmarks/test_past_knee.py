@@ -1,0 +1,72 @@
+"""The record of the campaign measured past the knee (``data/pastknee/``, ``benchmarks/past_knee.py``): the table the
+benchmark prints from the stored reports is the one docs/validation.md shows, and the README's and the docs' figures
+past the knee are computed again, from the stored ``comparison.csv`` and from ``predict`` with its defaults."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import pathlib
+import re
+from collections.abc import Callable
+from types import ModuleType
+
+import pandas as pd
+import pytest
+
+from tracegen.cli import main
+from validation.compare import knee_of
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+REPORTS = ROOT / "data" / "pastknee" / "reports" / "test"
+CONFIGS = ("deep_2000mbit_q20_b16k_ps03", "wide_100mbit_q100_b128k_ps03")
+
+
+def words(path: str) -> str:
+    return " ".join((ROOT / path).read_text().split())
+
+
+def comparison(name: str) -> pd.DataFrame:
+    return pd.read_csv(REPORTS / name / "comparison.csv").set_index("n_workers")
+
+
+def test_the_docs_show_the_benchmarks_table(benchmark_module: Callable[[str], ModuleType]) -> None:
+    bench = benchmark_module("past_knee")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert bench.main([]) == 0
+    assert sorted(bench.figures(REPORTS.parent)) == [f"test/{c}" for c in CONFIGS]  # nothing left out
+    assert printed.getvalue().strip() in (ROOT / "docs" / "validation.md").read_text()
+
+
+def test_the_simulator_above_the_points_past_the_knee_as_the_readme_says() -> None:
+    match = re.search(r"the simulator lay above every measured point, by (\d+)\u2013(\d+) % at N = 7 and 8",
+                      words("README.md"))
+    assert match is not None
+    over = [comparison(c).loc[n, "simulator"] / comparison(c).loc[n, "measured_mean"] - 1
+            for c in CONFIGS for n in (7, 8)]
+    assert (int(match[1]), int(match[2])) == (round(100 * min(over)), round(100 * max(over)))
+    knees = [knee_of(list(comparison(c).index), list(comparison(c)["measured_mean"])) for c in CONFIGS]
+    assert all((comparison(c).loc[k + 1:, "simulator"] > comparison(c).loc[k + 1:, "measured_mean"]).all()
+               for c, k in zip(CONFIGS, knees, strict=True))
+
+
+def test_predicts_plateau_against_the_measured_n6_to_8(tmp_path: pathlib.Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """'the plateau `predict` reports with its defaults was 19 and 24 % above the mean measured at N = 6-8' (an en
+    dash there), and the plateaus docs/validation.md quotes, from ``predict --workers 1-8`` on each trace as the docs
+    give the command."""
+    plateaus = []
+    for name in CONFIGS:
+        trace = ROOT / "data" / "pastknee" / "test" / name / "trace"
+        assert main(["predict", str(trace), "--workers", "1-8", "--out", str(tmp_path / name)]) == 0
+        said = re.search(r"^plateau ([\d.]+) steps/s \(simulated at N=(\d+)", capsys.readouterr().out, re.M)
+        assert said is not None
+        plateaus.append((said[1], said[2], float(said[1]) / comparison(name).loc[6:8, "measured_mean"].mean() - 1))
+    readme = re.search(r"the plateau `predict` reports with its defaults was (\d+) and (\d+) % above the mean "
+                       r"measured at N = 6\u20138", words("README.md"))
+    assert readme is not None
+    assert [int(readme[1]), int(readme[2])] == [round(100 * p[2]) for p in plateaus]
+    (deep, deep_n, _), (wide, wide_n, _) = plateaus
+    assert (f"{deep} steps/s on `deep` (simulated at N = {deep_n}) and {wide} on `wide` (simulated at N = {wide_n}"
+            in words("docs/validation.md"))
