@@ -70,3 +70,14 @@ def test_predicts_plateau_against_the_measured_n6_to_8(tmp_path: pathlib.Path,
     (deep, deep_n, _), (wide, wide_n, _) = plateaus
     assert (f"{deep} steps/s on `deep` (simulated at N = {deep_n}) and {wide} on `wide` (simulated at N = {wide_n}"
             in words("docs/validation.md"))
+
+
+def test_the_ps_cpu_per_step_on_deep_as_the_docs_say() -> None:
+    """docs/validation.md's 'the PS's CPU per step rose instead, from 30.1 ms at N = 1 to ...', from the run's own
+    ``measured.csv``."""
+    runs = pd.read_csv(ROOT / "data" / "pastknee" / "test" / CONFIGS[0] / "measured.csv").set_index("n_workers")
+    ms = 1e3 * runs["ps_cpu_cores"] / runs["steps_per_s"]
+    stated = (f"rose instead, from {ms[1]:.1f} ms at N = 1 to {ms[2:].min():.1f}\u2013{ms[2:].max():.1f} ms at "
+              f"N = 2\u2013{ms.index.max()} with the PS at its cap")
+    assert stated in words("docs/validation.md")
+    assert (runs.loc[2:, "ps_cpu_cores"] >= 0.95 * runs["cpu_cap_ps"].iloc[0]).all()  # "at its cap"
