@@ -607,15 +607,24 @@ def test_an_order_file_is_named_as_the_policy_option_and_by_its_line(tmp_path: p
         assert not (tmp_path / "out").exists()
 
 
+OWN_TRACE = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
+
+
+def validate_own(tmp_path: pathlib.Path, rows: str, *more: str) -> pathlib.Path:
+    """A user's own CSV (``rows``, header first) written to ``tmp_path/mine.csv`` and validated against the bundled
+    ``mlp_500`` trace, quickly (3 steps, one seed), into ``tmp_path/out``; the CSV's path."""
+    measured = tmp_path / "mine.csv"
+    measured.write_text(rows)
+    assert main(["validate", "--measured", str(measured), "--trace", str(OWN_TRACE), "--steps", "3", "--seeds", "1",
+                 *more, "--out", str(tmp_path / "out")]) == 0
+    return measured
+
+
 def test_validate_without_a_bandwidth_says_why_no_bandwidth_only_predictor_ran(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A user's own CSV of steps/s alone: no link rate is known, so the ``_bw`` predictors are not run, and the
     inputs line says so and how to give one (it said 'bandwidth from none')."""
-    measured = tmp_path / "mine.csv"
-    measured.write_text("n_workers,steps_per_s\n1,10.8\n2,17.4\n")
-    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
-    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
-                 "--out", str(tmp_path / "out")]) == 0
+    validate_own(tmp_path, "n_workers,steps_per_s\n1,10.8\n2,17.4\n")
     printed = capsys.readouterr().out
     assert "bandwidth from" not in printed and "simulator_bw" not in printed
     assert ("no bandwidth (no bandwidth-only predictors: give --bandwidth, or bandwidth_bits_per_s in the CSV)"
@@ -632,11 +641,7 @@ def test_a_knee_of_n_with_gaps_or_of_one_n_is_said_for_what_it_is(rows: str, kne
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """A user's runs at N = 1, 2, 4, 8 (or at one N): the summary, report.md and report.html gave a knee as if
     every N had been measured (one N: every predictor 'knee N=4', as if each had found the measured knee)."""
-    measured = tmp_path / "mine.csv"
-    measured.write_text("n_workers,steps_per_s\n" + rows)
-    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
-    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
-                 "--html", "--out", str(tmp_path / "out")]) == 0
+    validate_own(tmp_path, "n_workers,steps_per_s\n" + rows, "--html")
     printed = capsys.readouterr().out
     assert f"\n{knee}\n{note}" in printed
     sentence = note.removeprefix("note: ")
@@ -684,11 +689,7 @@ def test_the_link_rate_is_said_to_come_from_the_column_it_was_read_from(column: 
                                                                         capsys: pytest.CaptureFixture[str]) -> None:
     """A CSV whose rate is in 'bandwidth' (with its unit) was said to give it in 'bandwidth_bits_per_s', a column
     it does not have: the reader looking for where the rate came from looked for the wrong column."""
-    measured = tmp_path / "mine.csv"
-    measured.write_text(f"n_workers,steps_per_s,{column}\n1,10.8,{rate}\n2,17.4,{rate}\n")
-    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
-    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
-                 "--out", str(tmp_path / "out")]) == 0
+    measured = validate_own(tmp_path, f"n_workers,steps_per_s,{column}\n1,10.8,{rate}\n2,17.4,{rate}\n")
     assert f"bandwidth from {measured} ({column})\n" in capsys.readouterr().out
     assert (f"- bandwidth: 500 Mbit/s (62.5 MB/s) line rate from {measured} ({column}), "
             in (tmp_path / "out" / "report.md").read_text())
@@ -720,11 +721,7 @@ def test_each_workers_rate_given_for_all_workers_is_asked_about_in_the_report(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """steps_per_s that fall as each worker's own do (the testbed's worker_steps_per_s, copied for steps_per_s):
     the summary and report.md gave MAPEs of 200 % without a word on what the column counts."""
-    measured = tmp_path / "mine.csv"
-    measured.write_text("n_workers,steps_per_s\n1,10.8154\n2,8.70734\n3,5.76171\n")
-    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
-    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
-                 "--out", str(tmp_path / "out")]) == 0
+    measured = validate_own(tmp_path, "n_workers,steps_per_s\n1,10.8154\n2,8.70734\n3,5.76171\n")
     said = f"{measured}: steps_per_s at N=3 (5.762) is 0.53 of N=1's (10.82), as each worker's own rate falls"
     assert f"warning: {said}" in capsys.readouterr().out
     assert f"- {said}" in (tmp_path / "out" / "report.md").read_text()
@@ -732,11 +729,7 @@ def test_each_workers_rate_given_for_all_workers_is_asked_about_in_the_report(
 
 def test_a_batch_size_other_than_the_traces_names_both_files(tmp_path: pathlib.Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    measured = tmp_path / "mine.csv"
-    measured.write_text("n_workers,steps_per_s,batch_size\n1,10.8,64\n2,17.4,64\n")
-    trace = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"
-    assert main(["validate", "--measured", str(measured), "--trace", str(trace), "--steps", "3", "--seeds", "1",
-                 "--out", str(tmp_path / "out")]) == 0
-    said = f"{trace / 'meta.json'}: the trace was captured with batch_size 32, {measured} has 64"
+    measured = validate_own(tmp_path, "n_workers,steps_per_s,batch_size\n1,10.8,64\n2,17.4,64\n")
+    said = f"{OWN_TRACE / 'meta.json'}: the trace was captured with batch_size 32, {measured} has 64"
     assert f"warning: {said}\n" in capsys.readouterr().out
     assert f"- {said}\n" in (tmp_path / "out" / "report.md").read_text()
