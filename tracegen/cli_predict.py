@@ -12,6 +12,7 @@ from parsers.read import meta_path, read_meta, read_trace
 from parsers.singleworker import SingleWorker
 from parsers.workerclasses import read_worker_classes
 from tracegen.band import band_edges
+from tracegen.config import MIN_STEPS, PAYLOAD_FRACTION, PredictConfig
 from tracegen.curve import (
     MAX_SATURATION_WORKERS,
     SATURATED,
@@ -24,26 +25,15 @@ from tracegen.curve import (
     unsimulated_text,
 )
 from tracegen.errors import ConfigError
+from tracegen.inputs import batch_size_of, load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.link import LINK_MODELS
 from tracegen.linkspec import held_ps_bound
 from tracegen.model import TIMINGS
 from tracegen.outputs import OutputDir
 from tracegen.placement import MAX_SHARDS, PLACEMENTS
 from tracegen.policy import parse_policy
-from tracegen.predict import (
-    MIN_STEPS,
-    PARALLEL_S,
-    PAYLOAD_FRACTION,
-    PredictConfig,
-    Prediction,
-    batch_size_of,
-    load_profile,
-    load_single_worker,
-    predict,
-    profile_beside,
-    single_worker_beside,
-)
-from tracegen.processes import MAX_JOBS, available_cpus
+from tracegen.predict import Prediction, predict
+from tracegen.processes import MAX_JOBS, PARALLEL_S, available_cpus
 from tracegen.shards import knee_cell as shard_knee_cell
 from tracegen.simulate import MAX_STEPS
 from tracegen.units import (

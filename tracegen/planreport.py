@@ -32,11 +32,11 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
 
 from __future__ import annotations
 
+from tracegen.config import MIN_STEPS
 from tracegen.curve import STALL_GAIN, STALL_POINTS, knee_short
 from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
 from tracegen.plan import WARMUP_STEPS, Option, Pair, Plan, n_ps
-from tracegen.predict import MIN_STEPS
 from tracegen.units import brief, fixed, format_duration, format_rate
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_ps", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",

@@ -194,9 +194,11 @@ def test_a_point_whose_workers_slow_down_with_no_resource_busy_says_contention()
     direction short of busy. A point says ``workers`` exactly when its workers each step at EFFICIENT of N = 1's
     rate or more, whatever its place against the knee; the rest of the labels are busy resources'."""
     from parsers.read import read_trace
+    from tracegen.config import PredictConfig
     from tracegen.curve import EFFICIENT, idle_label
+    from tracegen.inputs import load_profile, load_single_worker
     from tracegen.model import build_model
-    from tracegen.predict import PredictConfig, load_profile, load_single_worker, prepared
+    from tracegen.preparation import prepared
 
     trace = "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
     config = PredictConfig(link_profile=load_profile(f"{trace}/link-profile.json"),

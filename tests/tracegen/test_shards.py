@@ -14,12 +14,13 @@ from parsers import read_trace
 from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
 from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.config import PredictConfig
 from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
 from tracegen.metrics import link_bound_steps_per_s, shard_utilisations, steps_per_s
 from tracegen.model import TaskKind, build_model
 from tracegen.placement import creation_order, place
-from tracegen.predict import PredictConfig, prepared
+from tracegen.preparation import prepared
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
 
