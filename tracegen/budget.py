@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 from tracegen.config import PredictConfig
 from tracegen.cost import seconds_left, wall_s
-from tracegen.curve import format_workers, plateau_probes
 from tracegen.errors import ConfigError
 from tracegen.estimate import (
     LIKELY_PROBES,
@@ -29,8 +28,10 @@ from tracegen.estimate import (
 from tracegen.link import LinkSpec
 from tracegen.model import StepModel
 from tracegen.outputs import OutputDir
+from tracegen.plateau import plateau_probes
 from tracegen.processes import processes_for
 from tracegen.units import counted, format_bytes, format_wait
+from tracegen.workercounts import format_workers
 
 SLOW_EVENTS = 3_000_000  # about a second compiled, 22 s pure (tracegen.cost): above it, say what the run costs
 
@@ -73,7 +74,7 @@ def planned(model: StepModel, config: PredictConfig, spec: LinkSpec, curves: int
     """What ``curves`` curves on the link ``spec`` will cost, said (:func:`budget`), and refused when too much:
     the processes to run them in and what to say as each N of the first is done (None for a short run)."""
     likely = likely_workers(model, config, spec)
-    # a curve that does not stall in the asked range goes on to its plateau past it (tracegen.curve.plateau_search)
+    # a curve that does not stall in the asked range goes on to its plateau past it (tracegen.plateau.plateau_search)
     probes = plateau_probes(max(config.workers), likely_plateau_start(model, config, spec))
     likely_probes = probes[:LIKELY_PROBES] if likely[-1] == max(config.workers) else ()
     curve_events = curves * estimated_events(model, config, spec, workers=(*likely, *likely_probes))

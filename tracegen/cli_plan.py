@@ -10,7 +10,6 @@ from parsers.catalogue import read_catalogue
 from parsers.read import read_trace
 from tracegen.cli_predict import add_shard_arguments, batch_note, int_option, shard_counts
 from tracegen.config import PAYLOAD_FRACTION
-from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.html_report import report_inputs
 from tracegen.inputs import batch_size_of, load_profile, load_single_worker, profile_beside, single_worker_beside
@@ -21,6 +20,7 @@ from tracegen.planreport import PAIR_HEADER, answer, assumptions, pair_cells, pa
 from tracegen.processes import MAX_JOBS, PARALLEL_S, available_cpus
 from tracegen.shards import holding, placements
 from tracegen.units import counted, parse_count, parse_number, parse_whole
+from tracegen.workercounts import parse_workers
 
 
 def add_plan_arguments(parser: argparse.ArgumentParser) -> None:

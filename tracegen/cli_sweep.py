@@ -17,7 +17,6 @@ from parsers.linkprofile import read_link_profile
 from parsers.sweepdata import refuse_other_files
 from tracegen.cli_predict import add_shard_arguments, batch_note, shard_counts
 from tracegen.config import MAX_BATCH_SIZE, MIN_PAYLOAD_FRACTION, MIN_STEPS, PAYLOAD_FRACTION
-from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.estimate import task_events
 from tracegen.inputs import batch_size_of
@@ -45,6 +44,7 @@ from tracegen.sweepgrid import (
 )
 from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import counted, format_wait, parse_count, parse_number, parse_rate
+from tracegen.workercounts import parse_workers
 
 PROGRESS_EVERY_S = 2.0  # when stderr is not a terminal: one line at most this often
 MAX_SWEEP_EVENTS = 1e14  # over a year on one core compiled (tracegen.cost): more is a typo, not a sweep

@@ -12,7 +12,6 @@ from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.cli_predict import simulation_counts
 from tracegen.config import PAYLOAD_FRACTION, PredictConfig
-from tracegen.curve import parse_workers
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.outputs import option_path, output_file, refuse_existing, refuse_non_folder
@@ -20,6 +19,7 @@ from tracegen.placement import PLACEMENTS
 from tracegen.policy import parse_policy
 from tracegen.processes import available_cpus
 from tracegen.units import counted, format_rate, parse_count, parse_number, parse_rate
+from tracegen.workercounts import parse_workers
 
 if TYPE_CHECKING:
     from validation.compare import Comparison

@@ -60,7 +60,7 @@ class PredictConfig:
     ps_shard_of_task: tuple[int, ...] = ()  # the curve itself on several PS shards (tracegen.placement)
     traced_ps_task: tuple[int, ...] = ()  # the traced job's PS tasks, when it had several (on_traced_ps_tasks)
     jobs: int = 1  # local processes for the curves' simulations (tracegen.processes); the files are the same
-    every_n: bool = False  # simulate every asked N, also those past a stalled rate (tracegen.curve.stalled_after)
+    every_n: bool = False  # simulate every asked N, also those past a stalled rate (tracegen.plateau.stalled_after)
 
     def __post_init__(self) -> None:
         if not 1 <= self.jobs <= MAX_JOBS:

@@ -13,9 +13,10 @@ from tracegen import fastcore, native
 from tracegen.baselines import link_rates, roofline_saturates, step_costs
 from tracegen.config import PredictConfig
 from tracegen.cost import TRACE_WRITE_BYTES_PER_S, busy_tasks, run_s, task_s
-from tracegen.curve import MAX_SATURATION_WORKERS, STALL_POINTS, batch_workers
+from tracegen.curve import batch_workers
 from tracegen.link import PULL, PUSH, LinkSpec
 from tracegen.model import TRANSFER_KINDS, StepModel, TaskKind
+from tracegen.plateau import MAX_SATURATION_WORKERS, STALL_POINTS
 from tracegen.simulate import SimConfig
 
 # how far past the N at which the roofline saturates a curve's rate may still climb before it stalls, for the
@@ -24,7 +25,7 @@ from tracegen.simulate import SimConfig
 STALL_MARGIN = 4
 
 # the plateau probes a curve that climbs through the asked N likely simulates: the first, where the roofline has
-# saturated, and the next, which finds the rate no higher and ends the search (tracegen.curve.plateau_search; the
+# saturated, and the next, which finds the rate no higher and ends the search (tracegen.plateau.plateau_search; the
 # estimate counted all three, and the resnet trace's 1-8 simulated 26 and 52, not 108 too)
 LIKELY_PROBES = 2
 
@@ -87,8 +88,8 @@ def planned_runs(run_s_of: Callable[[int], float], config: PredictConfig, worker
 
 
 def likely_workers(model: StepModel, config: PredictConfig, spec: LinkSpec | None) -> tuple[int, ...]:
-    """The asked N a curve likely simulates: in order until the rate stalls (:func:`tracegen.curve.stalled_after`),
-    taken to come :data:`tracegen.curve.STALL_POINTS` asked N after :data:`STALL_MARGIN` times the N at which the
+    """The asked N a curve likely simulates: in order until the rate stalls (:func:`tracegen.plateau.stalled_after`),
+    taken to come :data:`tracegen.plateau.STALL_POINTS` asked N after :data:`STALL_MARGIN` times the N at which the
     roofline saturates (the link ``spec``, and the PS's CPU when a single-worker measurement gives it). Every asked N
     with ``every_n``, workers that differ, several PS shards, or no link."""
     asked = tuple(sorted(set(config.workers)))
@@ -104,7 +105,7 @@ def likely_workers(model: StepModel, config: PredictConfig, spec: LinkSpec | Non
 
 
 def likely_plateau_start(model: StepModel, config: PredictConfig, spec: LinkSpec | None) -> int:
-    """Where the plateau search likely starts (:func:`tracegen.curve.saturation_workers`: one and a half times the
+    """Where the plateau search likely starts (:func:`tracegen.plateau.saturation_workers`: one and a half times the
     workers that saturate the tighter bound, at least the largest asked), with the roofline's single-worker rate
     and bound for the simulated ones: 0 (twice the largest asked) when no link gives a bound."""
     if spec is None:

@@ -28,7 +28,7 @@ catalogue take a few seconds on one core), and what it costs in accuracy:
 - Pairs that simulate the same thing are simulated once: the key is the scaled model's speeds and the links
   (two worker types of equal speed whose network card does not cap the traced connection share one sweep;
   different prices do not matter to the simulation).
-- Past the plateau a pair's N are not simulated: once they stall (:func:`tracegen.curve.stalled_after`: 3 N in
+- Past the plateau a pair's N are not simulated: once they stall (:func:`tracegen.plateau.stalled_after`: 3 N in
   a row each less than 1 % above the best rate so far), more workers only add cost (their throughput is no
   higher), so no cheapest option can be among them. Unlike ``predict``, the stall does not ask for a saturated
   resource: a flat stretch that would rise again ends the pair early (the cnn development trace and the example
@@ -50,10 +50,10 @@ from collections.abc import Callable, Sequence
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import LinkProfile
 from parsers.singleworker import SingleWorker
+from tracegen.bottleneck import idle_label, runs_bottleneck
 from tracegen.budget import MAX_EVENTS, SLOW_EVENTS
 from tracegen.config import MAX_BATCH_SIZE, MIN_PAYLOAD_FRACTION, MIN_STEPS, PAYLOAD_FRACTION, PredictConfig
 from tracegen.cost import busy_tasks, run_s
-from tracegen.curve import KNEE_FRACTION, idle_label, runs_bottleneck, saturation_workers, stalled_after
 from tracegen.errors import ConfigError
 from tracegen.estimate import likely_workers, run_engine, task_events
 from tracegen.instance import instance_links, on_instances
@@ -61,6 +61,7 @@ from tracegen.link import LinkSpec
 from tracegen.metrics import link_bound_steps_per_s, ps_bound_steps_per_s, steps_per_s
 from tracegen.model import StepModel
 from tracegen.placement import Placement
+from tracegen.plateau import KNEE_FRACTION, saturation_workers, stalled_after
 from tracegen.preparation import prepared
 from tracegen.processes import MAX_JOBS, Processes, processes_for
 from tracegen.simulate import SimConfig, SimResult, simulate

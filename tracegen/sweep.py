@@ -43,9 +43,9 @@ from parsers.read import read_trace
 from parsers.singleworker import SingleWorker
 from parsers.sweepdata import COLUMNS, Contents, next_part_number, read_contents, write_part
 from parsers.trace import Trace
+from tracegen.bottleneck import bottleneck
 from tracegen.config import MIN_PAYLOAD_FRACTION, PAYLOAD_FRACTION, PredictConfig
 from tracegen.cost import busy_tasks, run_s
-from tracegen.curve import bottleneck
 from tracegen.errors import ConfigError, TracegenError
 from tracegen.estimate import run_engine
 from tracegen.inputs import load_profile, load_single_worker, profile_beside, single_worker_beside

@@ -57,7 +57,7 @@ def test_the_cost_estimate_counts_the_plateau_search_s_worst_case(largest: int, 
     """What predict estimates for a curve still climbing at its largest N is what the search simulates when the
     rate keeps rising from where it starts: the same N, none missed (the estimate took twice the largest N for
     the start, and a search from 20 for a range up to 1 was estimated at 2, 4 and 8 workers, not 20, 40, 80)."""
-    from tracegen.curve import plateau_probes, plateau_search
+    from tracegen.plateau import plateau_probes, plateau_search
 
     asked: list[int] = []
 
@@ -74,8 +74,9 @@ def test_the_cost_estimate_s_plateau_probes_are_near_the_n_the_search_simulates(
     that saturates the bound (one and a half times it), and the estimate must count workers like those it
     simulates there, not 4, 8 and 16 (twice the range, then doubled), a sixth of the events at most."""
     from tracegen.config import PredictConfig
-    from tracegen.curve import plateau_probes, scaling_curve
+    from tracegen.curve import scaling_curve
     from tracegen.estimate import likely_plateau_start
+    from tracegen.plateau import plateau_probes
     from tracegen.preparation import resolve_links
 
     model = build_model(read_trace(mlp_trace_dir))
@@ -163,6 +164,7 @@ def test_the_estimate_counts_the_plateau_probes_the_search_simulates(mlp_trace_d
     from tracegen import curve
     from tracegen.config import PredictConfig
     from tracegen.estimate import LIKELY_PROBES, likely_plateau_start
+    from tracegen.plateau import plateau_probes
     from tracegen.preparation import resolve_links
 
     model = build_model(read_trace(mlp_trace_dir))
@@ -172,7 +174,7 @@ def test_the_estimate_counts_the_plateau_probes_the_search_simulates(mlp_trace_d
     run = curve.simulate_job
     monkeypatch.setattr(curve, "simulate_job", lambda job: simulated.append(job[1].n_workers) or run(job))
     curve.scaling_curve(model, config.sim_config(spec), config.workers, seeds=1, stop_at_plateau=True)
-    probes = curve.plateau_probes(2, likely_plateau_start(model, config, spec))
+    probes = plateau_probes(2, likely_plateau_start(model, config, spec))
     past = [n for n in simulated if n > 2]
     assert 1 <= len(past) <= LIKELY_PROBES < len(probes), (past, probes)  # one when the first is no higher
 

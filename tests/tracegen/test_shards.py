@@ -183,7 +183,7 @@ def test_a_placement_without_shards_is_refused(mlp_trace_dir: pathlib.Path, tmp_
 def test_the_bottleneck_is_the_busiest_shards_not_the_mean(mlp_trace_dir: pathlib.Path) -> None:
     """mlp on two round-robin shards: its kernels land on one shard, whose link saturates while the other's idles,
     and the shards' mean utilisation is under the busy threshold: the bottleneck said ``workers``."""
-    from tracegen.curve import BUSY_THRESHOLD, bottleneck
+    from tracegen.bottleneck import BUSY_THRESHOLD, bottleneck
     from tracegen.metrics import busiest_shard, link_utilisation, ps_cpu_utilisation, shard_utilisations
 
     trace = read_trace(mlp_trace_dir)
@@ -261,7 +261,7 @@ def test_too_many_shards_quote_what_was_written(command: str, mlp_trace_dir: pat
 
 def test_the_shards_table_says_or_later_as_the_words_do() -> None:
     # a curve still rising at its last N: the words say 'N=3 or later (N=3-99 not simulated)'; the table printed 100
-    from tracegen.curve import knee_short, knee_text
+    from tracegen.curvetext import knee_short, knee_text
     from tracegen.shards import ShardRow, knee_cell, shards_csv
 
     rising = curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)

@@ -344,7 +344,7 @@ def test_the_bottleneck_and_the_busiest_shard_resource_differ_as_documented(tmp_
     what it carries while the other is busy too, on the shard busiest on that measure, and ``workers`` below 80 %.
     Checked here against each point's simulation, per shard; and on three greedy shards at N = 24 the bottleneck
     said ``workers`` (shard 2's CPU at 74 %, the busiest against the peaks) while shard 1's pull link was busy."""
-    from tracegen.curve import BUSY_THRESHOLD, runs_bottleneck, two_way_share
+    from tracegen.bottleneck import BUSY_THRESHOLD, runs_bottleneck, two_way_share
     from tracegen.link import PULL, PUSH
     from tracegen.metrics import shard_utilisations
     from tracegen.sweep import point_model
