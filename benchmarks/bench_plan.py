@@ -3,7 +3,7 @@
 Runs ``tracegen plan data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace --catalogue
 data/catalogue/example.csv --out TMP`` as a user would (through :func:`tracegen.cli.main`, in this process, its
 own output silenced), once with ``--jobs 1``, once with the defaults (``--jobs``: the CPUs, used only when the
-pairs would take :data:`tracegen.predict.PARALLEL_S` on one core), and once in that many processes whatever the
+pairs would take :data:`tracegen.processes.PARALLEL_S` on one core), and once in that many processes whatever the
 estimate (the threshold set to 0 here), and prints the wall seconds of each, start-up and reading included. The
 issue's target: under 10 s on one core.
 
@@ -30,24 +30,24 @@ def main(argv: list[str]) -> None:
     trace = argv[0] if argv else str(TRACE)
     catalogue = argv[1] if len(argv) > 1 else str(CATALOGUE)
     start = time.perf_counter()
-    from tracegen import predict
+    from tracegen import processes
     from tracegen.cli import main as tracegen
     from tracegen.native import engine
     from tracegen.processes import available_cpus
 
     imported = time.perf_counter() - start
     print(f"engine: {engine()}")
-    threshold, cpus = predict.PARALLEL_S, available_cpus()
+    threshold, cpus = processes.PARALLEL_S, available_cpus()
     for label, extra, parallel_s in (("one core (--jobs 1)", ["--jobs", "1"], threshold),
                                      (f"CLI defaults (--jobs {cpus} here)", [], threshold),
                                      (f"{cpus} processes whatever the estimate", [], 0.0)):
-        predict.PARALLEL_S = parallel_s
+        processes.PARALLEL_S = parallel_s
         start = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(said := io.StringIO()):
             code = tracegen(["plan", trace, "--catalogue", catalogue, *extra, "--out", tmp])
         wall = time.perf_counter() - start + imported
-        predict.PARALLEL_S = threshold
+        processes.PARALLEL_S = threshold
         where = next((line.split(" in ")[-1].split(" (")[0] for line in said.getvalue().splitlines()
                       if " pairs in " in line), "one process")
         if code:

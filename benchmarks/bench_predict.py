@@ -17,8 +17,10 @@ import time
 
 from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
+from tracegen.config import PredictConfig
+from tracegen.inputs import profile_beside, single_worker_beside
 from tracegen.outputs import OutputDir
-from tracegen.predict import PredictConfig, predict, profile_beside, single_worker_beside
+from tracegen.predict import predict
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

@@ -2,8 +2,8 @@
 
 Prints what issue 10 asks for, measured in one run on one core:
 - a curve at every N from 1 to 64 as ``tracegen predict --workers 1-64`` runs it with its defaults
-  (:class:`tracegen.predict.PredictConfig`: link model ``conn``, 3 warm-up and 30 measured steps per worker, 3
-  seeds; the N simulated in order until the rate stalls, :func:`tracegen.curve.stalled_after`, the rest not
+  (:class:`tracegen.config.PredictConfig`: link model ``conn``, 3 warm-up and 30 measured steps per worker, 3
+  seeds; the N simulated in order until the rate stalls, :func:`tracegen.plateau.stalled_after`, the rest not
   simulated): wall time on one core, events, the N simulated (target: 5 s); then the same in as many local
   processes as this machine has CPUs, as ``predict --jobs`` does by default, and whether it is the same curve;
 - the same curve with ``--every-n``: all 64 N simulated (192 simulations, the plateau search past 64 left out),
@@ -32,14 +32,16 @@ import tempfile
 import time
 
 from tracegen import native
-from tracegen.curve import format_workers, scaling_curve, simulate_job
+from tracegen.config import PredictConfig
+from tracegen.curve import scaling_curve, simulate_job
+from tracegen.estimate import traces_seconds
 from tracegen.metrics import steps_per_s
 from tracegen.model import TaskKind
-from tracegen.predict import PredictConfig, traces_seconds
 from tracegen.processes import Processes, available_cpus
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synth import write_synthetic_trace
 from tracegen.synthetic import synthetic_model
+from tracegen.workercounts import format_workers
 
 HERE = pathlib.Path(__file__).resolve().parent
 

@@ -2,7 +2,7 @@
 benchmark, not a test; ``tests/benchmarks/test_simpy_yardstick.py`` checks the agreement on fewer steps).
 
 For every bundled trace in ``data/traces/`` that makes a step model, the curve ``tracegen predict`` computes with
-its defaults (:class:`tracegen.predict.PredictConfig`: N from 1 to 16, 3 warm-up and 30 measured steps
+its defaults (:class:`tracegen.config.PredictConfig`: N from 1 to 16, 3 warm-up and 30 measured steps
 per worker, seeds 0, 1, 2) and ``--every-n`` (every N simulated, none left out past the plateau), but on the
 ``fifo`` link model and the trace's own link with no PS CPU per transfer request — the job the SimPy model
 covers. Both models run the same (N, seed) points, each point a simulation and
@@ -25,10 +25,10 @@ from types import ModuleType
 
 from parsers.read import read_trace
 from tracegen import native
+from tracegen.config import PredictConfig
 from tracegen.errors import ModelError
 from tracegen.metrics import steps_per_s
 from tracegen.model import StepModel, build_model
-from tracegen.predict import PredictConfig
 from tracegen.simulate import SimConfig, SimResult, simulate
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -23,9 +23,9 @@ import pandas as pd
 
 from parsers.linkprofile import read_link_profile
 from parsers.read import read_trace
+from tracegen.config import PAYLOAD_FRACTION
 from tracegen.linkspec import check_profile
 from tracegen.model import TaskKind, build_model
-from tracegen.predict import PAYLOAD_FRACTION
 
 
 def rows(root: pathlib.Path) -> list[dict[str, object]]:

@@ -20,8 +20,8 @@ import tempfile
 
 import pandas as pd
 
+from tracegen.config import PredictConfig
 from tracegen.outputs import OutputDir
-from tracegen.predict import PredictConfig
 from validation.validate import validate
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -19,8 +19,8 @@ import dataclasses
 import math
 import statistics
 
+from tracegen.config import PredictConfig
 from tracegen.metrics import link_bound_steps_per_s, link_utilisation, ps_bound_steps_per_s, steps_per_s
-from tracegen.predict import PredictConfig
 from tracegen.simulate import critical_path_ns, resolve_link, simulate
 from tracegen.synthetic import synthetic_model
 

@@ -22,7 +22,7 @@ the PS process's CPU time). The file sits beside the trace, as ``link-profile.js
     window_s           how long it was measured, seconds
     link_bits_per_s    (optional, null when unknown) the line rate of the link the worker trained over, bits per
                        second, from 1e3 to 1e13 (a shaped link's rate): where tracing's cost is worked out when the
-                       prediction is for another link (:func:`tracegen.predict.prepared`)
+                       prediction is for another link (:func:`tracegen.preparation.prepared`)
     ps_at_cap          (optional, null when not measured) the same worker against the PS capped tighter, so that
                        it keeps the PS at its cap: {"ps_cores": 0.05, "steps_per_s": 5.1, "ps_cpu_s_per_step":
                        0.0098, "window_s": 30.0, "ps_cpu_quota": null or as above}; its CPU per step times its rate

@@ -30,7 +30,7 @@ Columns (units in the names; utilisations are fractions 0..1 over the steady win
   (a catalogue pair's instance types; null without a catalogue), ``steps``, ``warmup_steps``, ``link_model``
   (``conn`` | ``fifo`` | ``fair``), ``batch_size`` (samples per step): the point's parameters;
 - ``steps_per_s``, ``samples_per_s``, ``pull_link_utilisation``, ``push_link_utilisation``,
-  ``ps_cpu_utilisation`` (with several shards, their mean), ``bottleneck`` (:func:`tracegen.curve.bottleneck`),
+  ``ps_cpu_utilisation`` (with several shards, their mean), ``bottleneck`` (:func:`tracegen.bottleneck.bottleneck`),
   ``busiest_shard``, ``busiest_shard_resource`` (``link-pull`` | ``link-push`` | ``ps-cpu``) and
   ``busiest_shard_utilisation`` (the busiest resource of any shard; one PS: the PS's), ``usd_per_hour`` (a
   catalogue pair's cluster: N workers and one PS per shard; null without a catalogue), ``n_events``,
@@ -39,7 +39,7 @@ Columns (units in the names; utilisations are fractions 0..1 over the steady win
 ``bottleneck`` and ``busiest_shard_resource`` answer two questions and may differ in a row.
 ``busiest_shard_resource`` is the resource busiest against its peak, on any shard, whatever its utilisation.
 ``bottleneck`` is the curve's label (``link-pull`` | ``link-push`` | ``ps-cpu`` | ``workers``): a link direction
-weighed against what it carries while the other direction is busy too (:func:`tracegen.curve.two_way_share`: 3/4
+weighed against what it carries while the other direction is busy too (:func:`tracegen.bottleneck.two_way_share`: 3/4
 of a rate given alone), on the shard busiest on that measure, and ``workers`` when nothing reaches 80 % on it (a
 row knows no other N, so never ``contention``). So they differ where nothing is busy (``workers`` beside a
 resource under 0.8) and where a link weighed so outranks a CPU busier against its peak, on that shard or another

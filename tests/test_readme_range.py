@@ -9,9 +9,11 @@ import pathlib
 import re
 
 from parsers.read import read_trace
+from tracegen.config import PredictConfig
 from tracegen.curve import scaling_curve
+from tracegen.inputs import load_profile, load_single_worker
 from tracegen.model import build_model
-from tracegen.predict import PredictConfig, load_profile, load_single_worker, prepared
+from tracegen.preparation import prepared
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "data/validation/dev/mlp_500mbit_q100_b128k_ps03"

@@ -17,9 +17,10 @@ from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
 from tracegen.cli import main
 from tracegen.cli_predict import add_predict_arguments
-from tracegen.curve import Curve, CurvePoint, knee
+from tracegen.curve import Curve, CurvePoint
 from tracegen.model import StepModel, StepTiming, TaskKind
 from tracegen.plan import Plan, PlanConfig, plan
+from tracegen.plateau import knee
 from tracegen.wire import LinkEstimate
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -88,7 +89,7 @@ SWEEP_COMPUTED = re.compile(r"computed (\d+) points?, (\d+) (?:was|were) already
 
 def curve_of(ns: tuple[int, ...], rates: tuple[float, ...], *, reached: bool = True) -> Curve:
     """A curve of the rates ``rates`` at ``ns`` (nothing busy, no bounds), its plateau their best and its knee
-    :func:`tracegen.curve.knee`'s, for the tests of how a knee is said and drawn."""
+    :func:`tracegen.plateau.knee`'s, for the tests of how a knee is said and drawn."""
     points = tuple(CurvePoint(n_workers=n, steps_per_s=r, steps_per_s_low=r, steps_per_s_high=r,
                               pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
                               bottleneck="workers") for n, r in zip(ns, rates, strict=True))

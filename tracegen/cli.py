@@ -29,7 +29,7 @@ from tracegen.cli_sweep import add_sweep_arguments, run_sweep
 from tracegen.cli_tf import add_tf_commands
 from tracegen.console import StdoutError, discard_stdout, standard_streams
 from tracegen.errors import TracegenError
-from tracegen.predict import profile_beside
+from tracegen.inputs import profile_beside
 from tracegen.summary import summarize
 from tracegen.units import counted, format_bytes
 

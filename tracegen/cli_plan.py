@@ -9,25 +9,18 @@ from collections.abc import Sequence
 from parsers.catalogue import read_catalogue
 from parsers.read import read_trace
 from tracegen.cli_predict import add_shard_arguments, batch_note, int_option, shard_counts
-from tracegen.curve import parse_workers
+from tracegen.config import PAYLOAD_FRACTION
 from tracegen.errors import ConfigError
 from tracegen.html_report import report_inputs
+from tracegen.inputs import batch_size_of, load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
 from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
 from tracegen.planreport import PAIR_HEADER, answer, assumptions, pair_cells, pair_note, plan_csv, plan_html
-from tracegen.predict import (
-    PARALLEL_S,
-    PAYLOAD_FRACTION,
-    batch_size_of,
-    load_profile,
-    load_single_worker,
-    profile_beside,
-    single_worker_beside,
-)
-from tracegen.processes import MAX_JOBS, available_cpus
+from tracegen.processes import MAX_JOBS, PARALLEL_S, available_cpus
 from tracegen.shards import holding, placements
 from tracegen.units import counted, parse_count, parse_number, parse_whole
+from tracegen.workercounts import parse_workers
 
 
 def add_plan_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,38 +12,19 @@ from parsers.read import meta_path, read_meta, read_trace
 from parsers.singleworker import SingleWorker
 from parsers.workerclasses import read_worker_classes
 from tracegen.band import band_edges
-from tracegen.curve import (
-    MAX_SATURATION_WORKERS,
-    SATURATED,
-    STALL_GAIN,
-    STALL_POINTS,
-    knee_text,
-    parse_workers,
-    plateau_text,
-    stall_consequence,
-    unsimulated_text,
-)
+from tracegen.config import MIN_STEPS, PAYLOAD_FRACTION, PredictConfig
+from tracegen.curvetext import knee_text, plateau_text, stall_consequence, unsimulated_text
 from tracegen.errors import ConfigError
+from tracegen.inputs import batch_size_of, load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.link import LINK_MODELS
 from tracegen.linkspec import held_ps_bound
 from tracegen.model import TIMINGS
 from tracegen.outputs import OutputDir
 from tracegen.placement import MAX_SHARDS, PLACEMENTS
+from tracegen.plateau import MAX_SATURATION_WORKERS, SATURATED, STALL_GAIN, STALL_POINTS
 from tracegen.policy import parse_policy
-from tracegen.predict import (
-    MIN_STEPS,
-    PARALLEL_S,
-    PAYLOAD_FRACTION,
-    PredictConfig,
-    Prediction,
-    batch_size_of,
-    load_profile,
-    load_single_worker,
-    predict,
-    profile_beside,
-    single_worker_beside,
-)
-from tracegen.processes import MAX_JOBS, available_cpus
+from tracegen.predict import Prediction, predict
+from tracegen.processes import MAX_JOBS, PARALLEL_S, available_cpus
 from tracegen.shards import knee_cell as shard_knee_cell
 from tracegen.simulate import MAX_STEPS
 from tracegen.units import (
@@ -57,6 +38,7 @@ from tracegen.units import (
     parse_rate,
     percent,
 )
+from tracegen.workercounts import parse_workers
 
 # what the testbed's runs say of the PS's CPU per step as N grows (tests/validation/test_stated_measurements.py)
 ELASTIC_PS_CPU = ("the testbed the PS spent 9-46 % less CPU per step at N = 4-5 than at N = 1 on 16 of the 19 runs "

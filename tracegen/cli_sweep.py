@@ -16,21 +16,14 @@ from parsers.errors import quoted
 from parsers.linkprofile import read_link_profile
 from parsers.sweepdata import refuse_other_files
 from tracegen.cli_predict import add_shard_arguments, batch_note, shard_counts
-from tracegen.curve import parse_workers
+from tracegen.config import MAX_BATCH_SIZE, MIN_PAYLOAD_FRACTION, MIN_STEPS, PAYLOAD_FRACTION
 from tracegen.errors import ConfigError
+from tracegen.estimate import task_events
+from tracegen.inputs import batch_size_of
 from tracegen.link import LINK_MODELS
 from tracegen.outputs import OutputDir, option_path, refuse_non_folder
 from tracegen.policy import parse_policy
-from tracegen.predict import (
-    MAX_BATCH_SIZE,
-    MIN_PAYLOAD_FRACTION,
-    MIN_STEPS,
-    PAYLOAD_FRACTION,
-    batch_size_of,
-    processes_for,
-    task_events,
-)
-from tracegen.processes import MAX_JOBS, available_cpus
+from tracegen.processes import MAX_JOBS, available_cpus, processes_for
 from tracegen.simulate import MAX_STEPS
 from tracegen.sweep import (
     MAX_PART_POINTS,
@@ -51,6 +44,7 @@ from tracegen.sweepgrid import (
 )
 from tracegen.sweeprunner import LocalRunner, RayRunner
 from tracegen.units import counted, format_wait, parse_count, parse_number, parse_rate
+from tracegen.workercounts import parse_workers
 
 PROGRESS_EVERY_S = 2.0  # when stderr is not a terminal: one line at most this often
 MAX_SWEEP_EVENTS = 1e14  # over a year on one core compiled (tracegen.cost): more is a typo, not a sweep
@@ -189,7 +183,7 @@ def parse_policies(text: str) -> list[str]:
 
 
 def grid_events(inputs: SweepInputs) -> float:
-    """About how many events the whole grid simulates (:func:`tracegen.predict.task_events`): each point's workers
+    """About how many events the whole grid simulates (:func:`tracegen.estimate.task_events`): each point's workers
     x its warm-up and measured steps."""
     grid = inputs.grid
     per_n = grid.n_points / len(grid.workers)  # points at each worker count
@@ -246,7 +240,7 @@ def local_runner(start: SweepProgress, jobs: int) -> tuple[LocalRunner, str]:
     """The local runner for the points a sweep has left (``start``: its first progress,
     :data:`tracegen.sweep.RunnerFor`) and where the grid line says they run: ``jobs`` processes where those points
     alone would take long enough on one core to gain from them, as predict's curves do
-    (:func:`tracegen.predict.processes_for`), else this process. A
+    (:func:`tracegen.processes.processes_for`), else this process. A
     resumed grid's few points left are not worth starting processes for, however large the grid."""
     left = points_left_said(start)
     if start.todo == 0:

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.cli_predict import simulation_counts
-from tracegen.curve import parse_workers
+from tracegen.config import PAYLOAD_FRACTION, PredictConfig
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.outputs import option_path, output_file, refuse_existing, refuse_non_folder
 from tracegen.placement import PLACEMENTS
 from tracegen.policy import parse_policy
-from tracegen.predict import PAYLOAD_FRACTION, PredictConfig
 from tracegen.processes import available_cpus
 from tracegen.units import counted, format_rate, parse_count, parse_number, parse_rate
+from tracegen.workercounts import parse_workers
 
 if TYPE_CHECKING:
     from validation.compare import Comparison
@@ -39,7 +39,8 @@ def _profile(args: argparse.Namespace) -> int:
     config = ProfileConfig(model=spec, warmup_steps=5 if args.warmup is None else args.warmup,
                            traced_steps=args.steps)
     if args.netbench is not None:
-        from validation.netbench import NetbenchConfig, split_address
+        from validation.netbench import NetbenchConfig
+        from validation.netbench_control import split_address
 
         split_address(args.netbench, "--netbench")  # NetbenchConfig would name its field, 'ps'
         netbench = NetbenchConfig(ps=args.netbench)  # checked before the job runs
@@ -391,7 +392,7 @@ NETBENCH_HELP = ("measure the PS link as TensorFlow uses it, between two hosts: 
 
 
 def _netbench_serve(args: argparse.Namespace) -> int:
-    from validation.netbench import serve
+    from validation.netbench_server import serve
 
     serve(bind=args.bind, port=args.port, tf_port=args.tf_port, once=args.once, cores=args.cores,
           progress=lambda line: print(line, flush=True))
@@ -401,7 +402,8 @@ def _netbench_serve(args: argparse.Namespace) -> int:
 def _netbench_run(args: argparse.Namespace) -> int:
     from parsers.linkprofile import write_link_profile
     from tracegen.units import format_rate
-    from validation.netbench import NetbenchConfig, run_netbench, split_address
+    from validation.netbench import NetbenchConfig, run_netbench
+    from validation.netbench_control import split_address
 
     out = option_path(args.out, "the profile's file")  # '' was '.', 'a directory', a name the user never gave
     split_address(args.ps, "--ps")  # NetbenchConfig would name its field, 'ps'

@@ -11,7 +11,7 @@ doubling is lost in the spread between models. The C core (:mod:`tracegen.fastco
 2026-12-06 on nine of those traces at N = 1, 8, 32 and 64: 0.15-0.50 µs (0.19 the middle; the most at N = 1, where
 a run's set-up weighs), against 0.51-1.09 (0.69) compiled on the same runs. A run the C core does not take
 (:func:`tracegen.fastcore.takes_config`) costs what the compiled engine costs, and ``predict`` prices it so
-(:func:`tracegen.predict.engine_of`).
+(:func:`tracegen.estimate.engine_of`).
 
 The C core's cost of a task instance grows with N, by about its cost at small N for every
 :data:`C_CORE_WORKERS_PER_COST` workers (likely its run's state and event heap outgrowing the processor's caches),
@@ -92,7 +92,7 @@ def task_s(engine: str, n_workers: int) -> float:
     """One core's seconds for a task instance of a run of ``n_workers`` workers with ``engine``: its
     :data:`SECONDS_PER_TASK`, once more for every :data:`WORKERS_PER_COST` workers on the C core and the compiled
     engine (module docstring). The one price of a task instance: every estimate goes through it (predict's and
-    validate's :func:`tracegen.predict.seconds_on_one_core` and :func:`tracegen.predict.run_seconds`, plan's and
+    validate's :func:`tracegen.estimate.seconds_on_one_core` and :func:`tracegen.estimate.run_seconds`, plan's and
     sweep's :func:`run_s`), and with it the choice of processes and the time left said as runs end."""
     per_cost = WORKERS_PER_COST.get(engine)
     return SECONDS_PER_TASK[engine] * (1.0 + (n_workers / per_cost if per_cost else 0.0))

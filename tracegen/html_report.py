@@ -29,16 +29,9 @@ from typing import Protocol
 import pandas as pd
 
 from tracegen.band import band_edges
-from tracegen.curve import (
-    BUSY_THRESHOLD,
-    EFFICIENT,
-    Curve,
-    knee_mark,
-    knee_text,
-    plateau_text,
-    stall_consequence,
-    unsimulated_text,
-)
+from tracegen.bottleneck import BUSY_THRESHOLD, EFFICIENT
+from tracegen.curve import Curve
+from tracegen.curvetext import knee_mark, knee_text, plateau_text, stall_consequence, unsimulated_text
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
 from tracegen.units import counted, fixed, percent

@@ -19,10 +19,10 @@ are rebuilt with :func:`dataclasses.replace`, and every choice below is one line
   that a faster CPU does not shorten) and the trace's per-connection rate (what one traced worker's gRPC stack
   moved): both stay as traced, which errs on the slow side for faster workers.
 - ``link_bits_per_s`` of the **PS** type is the PS link, the one all workers share: its payload share (TCP/IP
-  and Ethernet headers taken off, :data:`tracegen.predict.PAYLOAD_FRACTION`) each way through
+  and Ethernet headers taken off, :data:`tracegen.config.PAYLOAD_FRACTION`) each way through
   :func:`tracegen.linkspec.from_bandwidth`. A rate alone does not pin the plateau (how much the two directions
   slow each other is unknown), so the link is three links, as ``predict --bandwidth`` has them: ``low``
-  (half-duplex), ``mid`` (the point prediction) and ``high`` (full duplex) (:data:`tracegen.predict.BAND_TWO_WAY`).
+  (half-duplex), ``mid`` (the point prediction) and ``high`` (full duplex) (:data:`tracegen.preparation.BAND_TWO_WAY`).
 - ``link_profile`` of the PS type, when given, pins that link: :func:`tracegen.linkspec.from_profile`, one link.
 - ``link_bits_per_s`` of the **worker** type caps each worker's connection (its payload share): a worker cannot
   move a tensor faster than its own network card.
@@ -37,10 +37,11 @@ from __future__ import annotations
 import dataclasses
 
 from parsers.catalogue import Instance
+from tracegen.config import PAYLOAD_FRACTION
 from tracegen.link import LinkSpec
 from tracegen.linkspec import from_bandwidth, from_profile
 from tracegen.model import StepModel, scaled_timing
-from tracegen.predict import BAND_TWO_WAY, PAYLOAD_FRACTION
+from tracegen.preparation import BAND_TWO_WAY
 
 
 def on_instances(model: StepModel, traced: LinkSpec, *, worker_speed: float, ps_speed: float) -> StepModel:

@@ -28,7 +28,7 @@ catalogue take a few seconds on one core), and what it costs in accuracy:
 - Pairs that simulate the same thing are simulated once: the key is the scaled model's speeds and the links
   (two worker types of equal speed whose network card does not cap the traced connection share one sweep;
   different prices do not matter to the simulation).
-- Past the plateau a pair's N are not simulated: once they stall (:func:`tracegen.curve.stalled_after`: 3 N in
+- Past the plateau a pair's N are not simulated: once they stall (:func:`tracegen.plateau.stalled_after`: 3 N in
   a row each less than 1 % above the best rate so far), more workers only add cost (their throughput is no
   higher), so no cheapest option can be among them. Unlike ``predict``, the stall does not ask for a saturated
   resource: a flat stretch that would rise again ends the pair early (the cnn development trace and the example
@@ -50,29 +50,20 @@ from collections.abc import Callable, Sequence
 from parsers.catalogue import Catalogue, Instance
 from parsers.linkprofile import LinkProfile
 from parsers.singleworker import SingleWorker
+from tracegen.bottleneck import idle_label, runs_bottleneck
+from tracegen.budget import MAX_EVENTS, SLOW_EVENTS
+from tracegen.config import MAX_BATCH_SIZE, MIN_PAYLOAD_FRACTION, MIN_STEPS, PAYLOAD_FRACTION, PredictConfig
 from tracegen.cost import busy_tasks, run_s
-from tracegen.curve import KNEE_FRACTION, idle_label, runs_bottleneck, saturation_workers, stalled_after
 from tracegen.errors import ConfigError
+from tracegen.estimate import likely_workers, run_engine, task_events
 from tracegen.instance import instance_links, on_instances
 from tracegen.link import LinkSpec
 from tracegen.metrics import link_bound_steps_per_s, ps_bound_steps_per_s, steps_per_s
 from tracegen.model import StepModel
 from tracegen.placement import Placement
-from tracegen.predict import (
-    MAX_BATCH_SIZE,
-    MAX_EVENTS,
-    MIN_PAYLOAD_FRACTION,
-    MIN_STEPS,
-    PAYLOAD_FRACTION,
-    SLOW_EVENTS,
-    PredictConfig,
-    likely_workers,
-    prepared,
-    processes_for,
-    run_engine,
-    task_events,
-)
-from tracegen.processes import MAX_JOBS, Processes
+from tracegen.plateau import KNEE_FRACTION, saturation_workers, stalled_after
+from tracegen.preparation import prepared
+from tracegen.processes import MAX_JOBS, Processes, processes_for
 from tracegen.simulate import SimConfig, SimResult, simulate
 from tracegen.units import counted, format_wait
 
@@ -283,8 +274,8 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
     """Every worker type x PS type x N of ``catalogue`` for the traced step ``model`` (module docstring).
     ``link_profile`` / ``single_worker``: the traced hosts' own (beside the trace), for what the traced PS was.
     ``jobs`` > 1: the pairs are simulated side by side in that many local processes (:mod:`tracegen.processes`)
-    when they would take :data:`tracegen.predict.PARALLEL_S` or more on one core, as predict's curves are
-    (:func:`tracegen.predict.processes_for`); the plan is the same. ``placed``: the parameters on K PS shards for
+    when they would take :data:`tracegen.processes.PARALLEL_S` or more on one core, as predict's curves are
+    (:func:`tracegen.processes.processes_for`); the plan is the same. ``placed``: the parameters on K PS shards for
     each K to consider (:func:`tracegen.shards.placements`); none: the PS tasks as traced."""
     if not 1 <= jobs <= MAX_JOBS:  # as predict and sweep: checked before any work
         raise ConfigError(f"'jobs' must be from 1 to {MAX_JOBS} (got {jobs})")
@@ -379,7 +370,7 @@ def _dollars(usd: float) -> float:
 def _likely_runs(model: StepModel, links: dict[str, LinkSpec], config: PlanConfig,
                  shard_of_task: tuple[int, ...] = ()) -> list[tuple[int, int]]:
     """The runs :func:`_sweep` of one pair likely simulates, each as (N, its steps with warm-up), once per seed:
-    each asked N until the rate likely stalls (:func:`tracegen.predict.likely_workers`: every asked N on several PS
+    each asked N until the rate likely stalls (:func:`tracegen.estimate.likely_workers`: every asked N on several PS
     shards, whose one-PS roofline saturates K times too early), and the band's two at the last."""
     sharded = shard_of_task if len(set(shard_of_task)) > 1 else ()
     ns = likely_workers(model, PredictConfig(workers=config.workers, ps_shard_of_task=sharded), links["mid"])
@@ -406,7 +397,7 @@ def _likely_seconds(model: StepModel, links: dict[str, LinkSpec], config: PlanCo
 
 def _engine(_model: StepModel, _links: dict[str, LinkSpec], config: PlanConfig,
             shard_of_task: tuple[int, ...] = ()) -> str:
-    """The engine one pair's runs go to (:func:`tracegen.predict.run_engine`): not the C core on several PS
+    """The engine one pair's runs go to (:func:`tracegen.estimate.run_engine`): not the C core on several PS
     shards."""
     sharded = shard_of_task if len(set(shard_of_task)) > 1 else ()
     return run_engine(config.sim_config(1, None, ps_shard_of_task=sharded))

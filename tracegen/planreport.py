@@ -16,7 +16,7 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
     reaches_target                      yes / no; empty without a target
     knee_n_workers                      the pair's knee; empty when not reached in the asked N
     knee_as_printed                     the pair's knee as the table and plan.html show it (predict's
-                                        ``tracegen.curve.knee_short``): k; ``<=k`` where the N just below k were not
+                                        ``tracegen.curvetext.knee_short``): k; ``<=k`` where the N just below k were not
                                         asked ('N=k or earlier'); ``>k`` where not reached by N=k, the largest asked
     plateau_samples_per_s               the pair's plateau (when not reached: the best rate seen, a lower bound)
     plateau_n_workers                   where it was seen
@@ -32,11 +32,12 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
 
 from __future__ import annotations
 
-from tracegen.curve import STALL_GAIN, STALL_POINTS, knee_short
+from tracegen.config import MIN_STEPS
+from tracegen.curvetext import knee_short
 from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
 from tracegen.plan import WARMUP_STEPS, Option, Pair, Plan, n_ps
-from tracegen.predict import MIN_STEPS
+from tracegen.plateau import STALL_GAIN, STALL_POINTS
 from tracegen.units import brief, fixed, format_duration, format_rate
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_ps", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
@@ -133,7 +134,7 @@ def pair_cells(pair: Pair, samples: float) -> list[str]:
 
 
 def knee_cell(pair: Pair) -> str:
-    """The pair's knee in the table, as ``predict``'s shards table has it (:func:`tracegen.curve.knee_short`):
+    """The pair's knee in the table, as ``predict``'s shards table has it (:func:`tracegen.curvetext.knee_short`):
     ``<=k`` when the N just below it were not asked (``--workers 1,2,32`` gave 'knee 32' where every N from 1 to 32
     gave 11), as ``predict`` says 'or earlier'; ``>k`` when not reached by N=k, the largest asked (it said ``-``,
     not by which N)."""

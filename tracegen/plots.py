@@ -20,8 +20,10 @@ from typing import Any
 
 from parsers.trace import printable
 from tracegen.band import band_edges
-from tracegen.curve import Curve, format_workers, knee_mark
+from tracegen.curve import Curve
+from tracegen.curvetext import knee_mark
 from tracegen.units import fixed
+from tracegen.workercounts import format_workers
 
 CSV_COLUMNS = ("n_workers", "steps_per_s", "samples_per_s", "steps_per_s_low", "steps_per_s_high", "band_low",
                "band_high", "pull_link_utilisation", "push_link_utilisation", "ps_cpu_utilisation", "bottleneck",

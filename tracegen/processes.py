@@ -17,6 +17,9 @@ exits as soon as it can tell). An exception raised by ``fn`` is raised again in 
 that dies (a signal, the out-of-memory killer) is a :class:`~tracegen.errors.ProcessDiedError`, the others
 stopped, even when it died while sending a result (the pool's own thread then waits for the rest of it forever,
 so the pool is watched here too, and a stop closes the pipe under that thread once the workers are gone).
+
+How many processes a run of simulations gets is :func:`processes_for`'s rule, the one predict, validate, plan and
+sweep share: all those asked for once the simulations would take :data:`PARALLEL_S` on one core, else one.
 """
 
 from __future__ import annotations
@@ -198,3 +201,18 @@ class Processes(Generic[In, Out]):
         finally:
             if not ok:  # an error or a signal: nothing still running is wanted
                 self.close(finished=False)
+
+
+# seconds on one core (tracegen.cost): below it, starting processes costs about what they save (about a second to
+# start each, and each batch of N waits for its slowest; with 2 CPUs and the compiled engine, predict on the dev
+# resnet_100 trace, about 2.3e7 events: 6.3 s in one process, 6.5-8.3 s in two). In seconds, not events: the C
+# core runs the same events several times as fast, and the processes still take a second to start
+PARALLEL_S = 7.5
+
+
+def processes_for(one_core_s: float, jobs: int) -> int:
+    """How many of ``jobs`` local processes to run simulations estimated at ``one_core_s`` seconds on one core in
+    (predict's and validate's curves, plan's pairs, a sweep's grid): all of them from :data:`PARALLEL_S` on, else
+    one, where starting them costs about what they save."""
+    return jobs if one_core_s >= PARALLEL_S else 1
+

@@ -5,7 +5,7 @@ like the traced one (its own link of the same spec, its own CPU), and the row gi
 the shard that saturates there: the busiest resource of any shard in a run at the plateau's N. A shard that
 holds the one big tensor saturates first whatever k is — the table shows when more PS stop helping.
 
-The knee follows the curve's rule (:func:`tracegen.curve.knee_short`): where the N just below it were not
+The knee follows the curve's rule (:func:`tracegen.curvetext.knee_short`): where the N just below it were not
 simulated (``--workers 1,2,8``: N = 3-7) and the plateau is reached, the knee may lie among them, and the table
 prints ``<=8`` as ``predict``'s words say "N=8 or earlier (N=3-7 not simulated)"; against a plateau that is a
 lower bound it prints ``>=3`` as they say "N=3 or later"; with no knee in the simulated N it prints ``>8`` as they
@@ -20,7 +20,8 @@ import dataclasses
 from collections.abc import Sequence
 
 from parsers.trace import Trace
-from tracegen.curve import Simulations, knee_short, scaling_curve
+from tracegen.curve import Simulations, scaling_curve
+from tracegen.curvetext import knee_short
 from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
 from tracegen.metrics import busiest_shard
@@ -40,7 +41,7 @@ class ShardRow:
     n_shards: int
     placement: str
     knee_n_workers: int | None
-    knee_short: str  # the knee as the table prints it (tracegen.curve.knee_short): k, <=k, >=a, or >n for none
+    knee_short: str  # the knee as the table prints it (tracegen.curvetext.knee_short): k, <=k, >=a, or >n for none
     plateau_steps_per_s: float
     plateau_workers: int
     saturating_shard: int

@@ -7,7 +7,7 @@ rows (:mod:`parsers.sweepdata`: the layout and the columns).
 
 One point is one :func:`~tracegen.simulate.simulate` run (:func:`run_point`): the grid's steps and warm-up
 steps, one seed, no averaging; its row holds its parameters and what :mod:`tracegen.metrics` says of the run.
-Links are built as ``predict`` builds them (:func:`tracegen.predict.prepared`, its point prediction for a
+Links are built as ``predict`` builds them (:func:`tracegen.preparation.prepared`, its point prediction for a
 rate alone; ``single-worker.json`` beside the trace applies to every link, tracing's cost undone included). A
 worker speed other than 1 runs the traced worker ops that many times as fast, as ``plan`` moves a step onto a
 faster worker type (:func:`tracegen.instance.on_instances`; the PS stays as traced). PS shards are placed as
@@ -43,26 +43,19 @@ from parsers.read import read_trace
 from parsers.singleworker import SingleWorker
 from parsers.sweepdata import COLUMNS, Contents, next_part_number, read_contents, write_part
 from parsers.trace import Trace
+from tracegen.bottleneck import bottleneck
+from tracegen.config import MIN_PAYLOAD_FRACTION, PAYLOAD_FRACTION, PredictConfig
 from tracegen.cost import busy_tasks, run_s
-from tracegen.curve import bottleneck
 from tracegen.errors import ConfigError, TracegenError
+from tracegen.estimate import run_engine
+from tracegen.inputs import load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.instance import instance_links, on_instances
 from tracegen.metrics import busiest_shard, link_utilisation, ps_cpu_utilisation, steps_per_s
 from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS
 from tracegen.policy import check_order, parse_policy
-from tracegen.predict import (
-    MIN_PAYLOAD_FRACTION,
-    PAYLOAD_FRACTION,
-    PredictConfig,
-    load_profile,
-    load_single_worker,
-    prepared,
-    profile_beside,
-    run_engine,
-    single_worker_beside,
-)
+from tracegen.preparation import prepared
 from tracegen.shards import holding, placements
 from tracegen.signals import held
 from tracegen.simulate import simulate
@@ -133,7 +126,7 @@ class SweepSummary:
 def run_seconds(inputs: SweepInputs) -> Callable[[int, int], float]:
     """(N, PS shards) → one core's seconds for the run of a point of the grid with them (:func:`tracegen.cost.run_s`
     of the step's busy tasks, as predict prices them: an op of no duration costs no event of its own), priced at its
-    N on the engine its PS arrangement goes to (:func:`tracegen.predict.run_engine`: not the C core on several
+    N on the engine its PS arrangement goes to (:func:`tracegen.estimate.run_engine`: not the C core on several
     shards)."""
     grid = inputs.grid
     first, steps = next(grid.points()), grid.steps + grid.warmup_steps

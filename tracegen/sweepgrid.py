@@ -35,10 +35,10 @@ from collections.abc import Iterator
 from parsers.catalogue import Instance
 from parsers.errors import TraceFormatError
 from parsers.read import BESIDE, beside_dir, trace_inputs
+from tracegen.config import MAX_BATCH_SIZE
 from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
 from tracegen.model import StepModel
-from tracegen.predict import MAX_BATCH_SIZE
 from tracegen.simulate import SimConfig
 
 ID_FORMAT = 2  # bump when what a point id covers changes (2: every file under a trace directory, by its path)
@@ -223,7 +223,7 @@ class SweepInputs:
     model: StepModel
     trace_sha256: str
     grid: SweepGrid
-    notes: tuple[str, ...] = ()  # what the inputs left unsure, per link (tracegen.predict.Prepared.notes)
+    notes: tuple[str, ...] = ()  # what the inputs left unsure, per link (tracegen.preparation.Prepared.notes)
 
     def point_id(self, point: SweepPoint) -> str:
         """The stable id of ``point`` (module docstring)."""

@@ -7,7 +7,7 @@ last chunk, an error, Ctrl-C, SIGTERM):
 - :class:`LocalRunner`: ``jobs`` local processes (:mod:`tracegen.processes`: started fresh, SIGINT left to the
   driver, terminated when it stops early, gone when it is killed outright), each holding the sweep's inputs once;
   for one job, this process (starting one costs about a second, and gains nothing; the CLI asks for one where the
-  points left are too short to gain from more, :func:`tracegen.predict.processes_for`).
+  points left are too short to gain from more, :func:`tracegen.processes.processes_for`).
 - :class:`RayRunner`: ``ray.init(address=...)`` (``local``: start a Ray instance of ``jobs`` CPUs in this
   process, gone at ``ray.shutdown()``), the inputs put into the object store once, one Ray task per chunk; on
   the way out, unfinished tasks are cancelled and the driver disconnects. The cluster's nodes need this package

@@ -123,8 +123,8 @@ def fixed(value: float, decimals: int) -> str:
 
 
 def percent(share: float) -> str:
-    """A share as whole percent, rounded down: ``0.7952`` is ``79%``, so that a figure shown beside a label
-    decided at a threshold (80 % busy, :data:`tracegen.curve.BUSY_THRESHOLD`) never looks past it when it is not."""
+    """A share as whole percent, rounded down: ``0.7952`` is ``79%``, so that a figure shown beside a label decided
+    at a threshold (80 % busy, :data:`tracegen.bottleneck.BUSY_THRESHOLD`) never looks past it when it is not."""
     return f"{math.floor(share * 100 + 1e-9):.0f}%" if math.isfinite(share) else f"{share}"
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from tracegen.curve import KNEE_FRACTION, format_workers
+from tracegen.plateau import KNEE_FRACTION
 from tracegen.plots import finish_png, new_figure
+from tracegen.workercounts import format_workers
 from validation.errors import ConfigError
 from validation.measured import CORE_COLUMNS
 
@@ -57,7 +58,7 @@ def knee_note(workers: Sequence[int]) -> str | None:
 
 
 def _listed(workers: Sequence[int]) -> str:
-    """``1-2, 4, 8``: worker counts in runs (:func:`tracegen.curve.format_workers`), readable in a sentence."""
+    """``1-2, 4, 8``: worker counts in runs (:func:`tracegen.workercounts.format_workers`), readable in a sentence."""
     return format_workers(workers).replace(",", ", ")
 
 

@@ -49,11 +49,11 @@ from parsers.files import not_utf8_at, read_expanded
 from parsers.linkprofile import MAX_CPU_CORES
 from parsers.read import UTF8_BOM
 from parsers.workerclasses import MAX_LINK_BITS_PER_S, MIN_LINK_BITS_PER_S
+from tracegen.config import MAX_BATCH_SIZE
 from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.placement import MAX_SHARDS
 from tracegen.planreport import CSV_COLUMNS as PLAN_COLUMNS
 from tracegen.plots import CSV_COLUMNS as CURVE_COLUMNS
-from tracegen.predict import MAX_BATCH_SIZE
 from tracegen.simulate import MAX_WORKERS
 from tracegen.units import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, counted, parse_rate
 from validation.cluster_config import MAX_PERIOD_US, MIN_QUOTA_US

@@ -24,51 +24,33 @@ by more than ``tolerance`` (or at ``max_connections``). ``run`` writes ``link-pr
 protocol is JSON lines over TCP (``hello``, ``start``, ``cpu``, ``stop``); like TensorFlow's own gRPC servers it
 has no authentication: use it on a network you trust. Every process either side starts is killed when the
 session ends, however it ends.
+
+This module is ``run``, its measurement and the profile it writes; ``serve`` is :mod:`validation.netbench_server`,
+the control connection between the two :mod:`validation.netbench_control`, and the TensorFlow processes either side
+starts :mod:`validation.netbench_child`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime
-import importlib.metadata
-import io
-import json
-import os
 import pathlib
-import select
-import signal
 import socket
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from parsers.linkprofile import LinkProfile, ProfilePoint
-from tracegen import address, own_version
+from tracegen import own_version
 from tracegen.address import join_address, unmapped
-from tracegen.errors import ConfigError as TracegenConfigError
 from tracegen.metrics import fraction_in_window
-from tracegen.signals import held
 from validation import Progress
-from validation.cpucap import cpu_allowance, cpu_quota
-from validation.errors import ConfigError, JobError
+from validation.cpucap import cpu_allowance
+from validation.errors import ConfigError
+from validation.netbench_child import Child, child_processes
+from validation.netbench_control import MAX_WORKERS, Control, split_address
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, TENSOR_BYTES, TENSORS, payload_fault, step_sizes
 from validation.ports import free_ports
-from validation.signals import terminating, wait_readable
-from validation.stderr import NO_OUTPUT, summarize_stderr
-from validation.testbed_window import node_env
-
-MAX_LINE_BYTES = 64 * 1024
-MAX_ERROR_CHARS = 500  # of an error sent to the client
-MAX_WORKERS = 256
-MAX_CORES = 4096  # the most CPU a link profile records for the PS host (parsers.linkprofile)
-# what serve says when it starts: the PS task is a TensorFlow server, which any host that reaches it may drive
-TRUST_NOTE = ("netbench serve: the PS task a session starts is a TensorFlow server, which takes no authentication "
-              "and runs what any client sends it: serve only on a network you trust (TensorFlow's SECURITY.md)")
-_LEAD_S = 1.0  # clients start moving this long before the window opens, so flows are up to speed
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,347 +86,6 @@ class NetbenchConfig:
                               f"(got {self.connect_timeout_s})")
 
 
-def split_address(text: str, what: str) -> tuple[str, int]:
-    """``HOST:PORT`` or ``[IPV6]:PORT`` → (host, port) (:func:`tracegen.address.split_address`); this package's
-    ConfigError."""
-    try:
-        return address.split_address(text, what)
-    except TracegenConfigError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def tensorflow_version() -> str:
-    """The installed TensorFlow's version, or ``unknown``."""
-    for dist in ("tensorflow-cpu", "tensorflow"):
-        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-            return importlib.metadata.version(dist)
-    return "unknown"
-
-
-def _node_argv(job: dict[str, Any]) -> list[str]:
-    return [sys.executable, "-m", "validation.netbench_node", json.dumps(job)]
-
-
-class _Child:
-    """One TensorFlow process of ours: JSON lines on its stdin/stdout, stderr to a file, killed by ``close``."""
-
-    def __init__(self, job: dict[str, Any], log_dir: pathlib.Path, name: str) -> None:
-        self.name = name
-        self.stderr_path = log_dir / f"{name.replace(' ', '_')}.stderr"
-        self._buffer = b""
-        with self.stderr_path.open("wb") as err:
-            self.popen = subprocess.Popen(_node_argv(job), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=err, env=node_env(), bufsize=0, start_new_session=True)
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.popen.stdin is not None  # noqa: S101 - created with a pipe
-        try:
-            self.popen.stdin.write((json.dumps(message) + "\n").encode())
-        except (BrokenPipeError, OSError) as exc:
-            raise JobError(f"netbench {self.name} exited: {self.stderr_tail()}") from exc
-
-    def receive(self, want: str, deadline_s: float) -> dict[str, Any]:
-        """The next ``{"event": want}`` line; JobError when the process dies or the deadline passes."""
-        assert self.popen.stdout is not None  # noqa: S101 - created with a pipe
-        fd = self.popen.stdout.fileno()
-        while True:
-            while b"\n" in self._buffer:
-                line, self._buffer = self._buffer.split(b"\n", 1)
-                if line.startswith(b"{"):
-                    event = json.loads(line)
-                    if isinstance(event, dict) and event.get("event") == want:
-                        return event
-            left = deadline_s - time.monotonic()
-            if left <= 0:
-                raise JobError(f"netbench {self.name}: no '{want}' in time ({self.stderr_tail()})")
-            readable, _, _ = select.select([fd], [], [], min(left, 1.0))
-            if not readable:
-                continue
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                code = self.popen.wait(timeout=10)
-                raise JobError(f"netbench {self.name} exited with code {code}: {self.stderr_tail()}")
-            self._buffer += chunk
-            if len(self._buffer) > 1 << 26:
-                raise JobError(f"netbench {self.name}: more than 64 MiB of output without the expected reply")
-
-    def stderr_tail(self) -> str:
-        try:
-            return summarize_stderr(self.stderr_path.read_text(errors="replace"))
-        except OSError:
-            return NO_OUTPUT
-
-    def close(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(timeout=10)
-        for stream in (self.popen.stdin, self.popen.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-
-
-@contextlib.contextmanager
-def _children() -> Iterator[tuple[list[_Child], pathlib.Path]]:
-    """A list to start children into, and a log folder; every child is killed and the folder removed on exit, with
-    Ctrl-C, SIGTERM and SIGHUP held back meanwhile (a second Ctrl-C while they were killed left the rest running)."""
-    log_dir = pathlib.Path(tempfile.mkdtemp(prefix="tracegen_netbench_"))
-    children: list[_Child] = []
-    try:
-        with terminating():
-            yield children, log_dir
-    finally:
-        with held():
-            for child in children:
-                child.close()
-            for path in log_dir.iterdir():
-                path.unlink(missing_ok=True)
-            log_dir.rmdir()
-
-
-# ------------------------------------------------------------------------------------------------- serve
-
-
-def _read_line(stream: io.BufferedIOBase) -> dict[str, Any] | None:
-    line = stream.readline(MAX_LINE_BYTES + 1)
-    if not line:
-        return None
-    if len(line) > MAX_LINE_BYTES:
-        raise ConfigError(f"control line longer than {MAX_LINE_BYTES} bytes")
-    try:
-        message = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        raise ConfigError(f"control line is not JSON: {line[:60]!r}") from None
-    if not isinstance(message, dict):
-        raise ConfigError(f"control line is not a JSON object: {line[:60]!r}")
-    return message
-
-
-def _send_line(stream: io.BufferedIOBase, message: dict[str, Any]) -> None:
-    stream.write((json.dumps(message) + "\n").encode())
-    stream.flush()
-
-
-def _process_cpu_s(pid: int) -> float:
-    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _check_workers(workers: Any) -> list[str]:
-    if not isinstance(workers, list) or not 1 <= len(workers) <= MAX_WORKERS:
-        raise ConfigError(f"'workers' must be a list of 1 to {MAX_WORKERS} HOST:PORT strings")
-    for w in workers:
-        if not isinstance(w, str):
-            raise ConfigError(f"'workers' must hold HOST:PORT strings (got {w!r:.60})")
-        split_address(w, "workers")
-    return workers
-
-
-def serve(*, bind: str = "0.0.0.0", port: int = 7070, tf_port: int = 2222, once: bool = False,  # noqa: S104
-          timeout_s: float = 120.0, cores: float | None = None, progress: Progress | None = None) -> None:
-    """Serve netbench sessions on ``bind:port`` until interrupted (one session with ``once``). ``bind`` may be an
-    IPv6 address (``::`` for every address, IPv4 ones too), bracketed or not. ``cores`` is what the profile records
-    as the PS host's CPU (default: this process's affinity and cgroup quota)."""
-    report = progress or (lambda _line: None)
-    if bind.startswith("[") and bind.endswith("]"):  # as in [::1]:7070
-        bind = bind[1:-1]
-    for what, value in (("port", port), ("tf_port", tf_port)):  # 0 would be a port nobody is told
-        if not 1 <= value <= 65_535:
-            raise ConfigError(f"'{what}' must be from 1 to 65535 (got {value})")
-    if tf_port == port:  # the PS task could not listen where serve does: found out at the first session
-        raise ConfigError(f"'tf_port' must differ from 'port', where serve listens (both {port})")
-    if cores is not None and not 0 < cores <= MAX_CORES:  # what the profile records, checked before any session
-        raise ConfigError(f"'cores' must be > 0 and at most {MAX_CORES} (got {cores:g})")
-    with contextlib.ExitStack() as stack:
-        try:
-            listener = stack.enter_context(_listen(bind, port))
-        except OSError as exc:  # an address not of this host, a port in use, a name that does not resolve
-            raise JobError(f"netbench serve cannot listen on {join_address(bind, port)}: {_why(exc)}") from None
-        _check_tf_port(bind, tf_port)
-        stack.enter_context(terminating())
-        report(f"netbench serve: listening on {join_address(bind, port)}; the PS task will use port {tf_port}")
-        report(TRUST_NOTE)
-        while True:
-            wait_readable(listener)  # not accept() alone: a SIGTERM could go unhandled there
-            conn, peer = listener.accept()
-            with conn:
-                client = unmapped(peer[0])
-                report(f"session from {client}")
-                try:
-                    _serve_session(conn, tf_port, timeout_s, cores or cpu_allowance(), report)
-                except (ConfigError, JobError, OSError) as exc:
-                    report(f"session from {client} ended: {exc}")
-            if once:
-                return
-
-
-def _check_tf_port(bind: str, tf_port: int) -> None:
-    """JobError when the PS task could not listen on ``tf_port`` now (another server has it): it was found out
-    only when a client came, by the client, as 'connection closed'."""
-    try:
-        with _listen(bind, tf_port):
-            pass
-    except OSError as exc:
-        raise JobError(f"netbench serve: the PS task cannot listen on {join_address(bind, tf_port)} "
-                       f"(--tf-port): {_why(exc)}") from None
-
-
-def _listen(bind: str, port: int) -> socket.socket:
-    """A socket listening on ``bind:port``: an IPv6 one where ``bind`` is an IPv6 address or a name with IPv6
-    addresses only (create_server makes an IPv4 one unless told, and said 'Address family for hostname not
-    supported' for ``::1``). ``::`` takes IPv4 connections too, as ``0.0.0.0`` is every IPv4 address and as the PS
-    task's gRPC server listens (create_server's IPv6 sockets take IPv6 alone unless told)."""
-    try:
-        infos = socket.getaddrinfo(bind or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except (OSError, UnicodeError):
-        infos = []  # a name that does not resolve: create_server says so, in its own words
-    if infos and all(info[0] == socket.AF_INET6 for info in infos):
-        return socket.create_server((bind, port), family=socket.AF_INET6, dualstack_ipv6=socket.has_dualstack_ipv6())
-    return socket.create_server((bind, port))
-
-
-def _why(exc: OSError) -> str:
-    """create_server's reason, without the address it repeats."""
-    return (exc.strerror or str(exc)).split(" (while attempting", 1)[0]
-
-
-class _SessionIO(io.RawIOBase):
-    """A session's socket, whose reads wait in slices (:func:`validation.signals.wait_readable`): a SIGTERM that
-    came just before a blocking read began would wait there, unhandled, for the client's next request."""
-
-    def __init__(self, conn: socket.socket) -> None:
-        super().__init__()
-        self._conn = conn
-
-    def readable(self) -> bool:
-        return True
-
-    def writable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        wait_readable(self._conn)
-        return self._conn.recv_into(buffer)
-
-    def write(self, data: Any) -> int:
-        self._conn.sendall(data)
-        return len(data)
-
-
-def _serve_session(conn: socket.socket, tf_port: int, timeout_s: float, cores: float, report: Progress) -> None:
-    """One session; a request it cannot serve ends it, and the client is told why first (it said only 'refused
-    'start': connection closed', the reason, a PS task that could not start, printed on the PS host alone)."""
-    raw = _SessionIO(conn)
-    stream = io.BufferedRWPair(raw, raw)
-    try:
-        _serve_requests(stream, unmapped(conn.getsockname()[0]), tf_port, timeout_s, cores, report)
-    except (ConfigError, JobError) as exc:
-        with contextlib.suppress(OSError):
-            _send_line(stream, {"ok": False, "error": str(exc)[:MAX_ERROR_CHARS]})
-        raise
-
-
-def _serve_requests(stream: io.BufferedIOBase, local_ip: str, tf_port: int, timeout_s: float, cores: float,
-                    report: Progress) -> None:
-    with _children() as (children, log_dir):
-        while True:
-            message = _read_line(stream)
-            if message is None or message.get("op") == "stop":
-                return
-            op = message.get("op")
-            if op == "hello":
-                _send_line(stream, {"ok": True, "host": socket.gethostname(), "cores": cores,
-                                    "cpu_quota": cpu_quota(), "tensorflow": tensorflow_version()})
-            elif op == "start" and not children:
-                workers = _check_workers(message.get("workers"))
-                ps_address = join_address(local_ip, tf_port)  # [::1]:2222: gRPC's form of IPv6
-                job = {"role": "ps", "cluster": {"ps": [ps_address], "worker": workers}}
-                children.append(_Child(job, log_dir, "ps"))
-                children[0].receive("ready", time.monotonic() + timeout_s)
-                report(f"PS task up at {ps_address} for {len(workers)} client slots")
-                _send_line(stream, {"ok": True, "ps": ps_address})
-            elif op == "cpu" and children:
-                _send_line(stream, {"ok": True, "cpu_s": _process_cpu_s(children[0].popen.pid),
-                                    "at_s": time.monotonic()})
-            else:
-                _send_line(stream, {"ok": False, "error": f"unexpected request {str(op)[:40]!r}"})
-
-
-# --------------------------------------------------------------------------------------------------- run
-
-
-class _Control:
-    """The client side of the control connection."""
-
-    def __init__(self, address: str, timeout_s: float, connect_timeout_s: float, report: Progress) -> None:
-        host, port = split_address(address, "ps")
-        deadline = time.monotonic() + connect_timeout_s
-        said = False
-        while True:  # a server that is still starting refuses connections for a moment: retry until the deadline
-            try:
-                self.sock = socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic()))
-                break
-            except ConnectionRefusedError as exc:
-                if time.monotonic() + 0.5 > deadline:
-                    ipv6 = " and listening on IPv6 (serve --bind ::)" if ":" in host else ""  # 0.0.0.0 is IPv4 alone
-                    raise JobError(f"cannot reach 'tracegen netbench serve' at {address}: {exc.strerror} for "
-                                   f"{connect_timeout_s:g} s; is it running there, on that port{ipv6}?") from exc
-                if not said:
-                    report(f"netbench: nothing listens at {address} yet; trying again for up to "
-                           f"{connect_timeout_s:g} s")
-                    said = True
-                time.sleep(0.5)
-            except TimeoutError as exc:  # nothing answered: a host that is down, or a firewall dropping packets
-                raise JobError(f"cannot reach 'tracegen netbench serve' at {address}: no answer within "
-                               f"{connect_timeout_s:g} s") from exc
-            except OSError as exc:
-                raise JobError(f"cannot reach 'tracegen netbench serve' at {address}: {exc.strerror or exc}") from exc
-        self.timeout_s = timeout_s
-        self.sock.settimeout(timeout_s)
-        self.stream = self.sock.makefile("rwb")
-        self.address = address
-        self.connect_timeout_s = connect_timeout_s
-
-    def hello(self) -> dict[str, Any]:
-        """The server's ``hello`` reply, waited for as long as the connection was (not the measurement's 120 s), and
-        a JobError that asks whether a netbench serve is what listens: a server of another kind that accepts and
-        says nothing (one that waits for its own protocol's first bytes) was waited for 120 s, then 'timed out'."""
-        self.sock.settimeout(self.connect_timeout_s)
-        try:
-            return self.ask({"op": "hello"})
-        except JobError as exc:
-            if not isinstance(exc.__cause__, (OSError, ConfigError)):
-                raise
-            why = (f"no reply to 'hello' within {self.connect_timeout_s:g} s"
-                   if isinstance(exc.__cause__, TimeoutError) else str(exc.__cause__))
-            raise JobError(f"netbench serve at {self.address}: {why}; is 'tracegen netbench serve' what listens "
-                           "there, on that port?") from exc
-        finally:
-            self.sock.settimeout(self.timeout_s)
-
-    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
-        try:
-            _send_line(self.stream, message)
-            reply = _read_line(self.stream)
-        except (OSError, ConfigError) as exc:
-            raise JobError(f"netbench serve at {self.address}: {exc}") from exc
-        if reply is None:  # no refusal: the server went away (stopped, or its host down)
-            raise JobError(f"netbench serve at {self.address} closed the connection during {message.get('op')!r} "
-                           "without a reply: was it stopped?")
-        if not reply.get("ok"):
-            raise JobError(f"netbench serve at {self.address} refused {message.get('op')!r}: "
-                           f"{reply.get('error', '(no reason given)')}")
-        return reply
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            _send_line(self.stream, {"op": "stop"})
-        with contextlib.suppress(OSError):
-            self.stream.close()
-            self.sock.close()
-
-
 def connection_counts(max_connections: int) -> list[int]:
     """1, 2, 4, ... up to ``max_connections`` (which ends the list even when it is not a power of two)."""
     counts = [1]
@@ -458,7 +99,7 @@ def connection_counts(max_connections: int) -> list[int]:
 def run_netbench(config: NetbenchConfig, progress: Progress | None = None) -> LinkProfile:
     """Measure the link profile against a ``serve`` at ``config.ps`` (module docstring)."""
     report = progress or (lambda _line: None)
-    control = _Control(config.ps, config.timeout_s, config.connect_timeout_s, report)
+    control = Control(config.ps, config.timeout_s, config.connect_timeout_s, report)
     try:
         hello = control.hello()
         client_ip = unmapped(control.sock.getsockname()[0])
@@ -467,7 +108,7 @@ def run_netbench(config: NetbenchConfig, progress: Progress | None = None) -> Li
         ps_address = control.ask({"op": "start", "workers": workers})["ps"]
         report(f"netbench: PS task at {ps_address} ({hello['cores']:g} cores, TensorFlow {hello['tensorflow']}); "
                f"clients on {client_ip}")
-        with _children() as (children, log_dir):
+        with child_processes() as (children, log_dir):
             bench = _Bench(config, control, {"ps": [ps_address], "worker": workers}, children, log_dir, report)
             idle_rtt_ns = bench.idle_rtt_ns()
             points = bench.measure_all()
@@ -494,8 +135,8 @@ MAX_WINDOW_S = 40.0
 class _Bench:
     """The client processes of one ``run`` and the measurement of each point."""
 
-    def __init__(self, config: NetbenchConfig, control: _Control, cluster: dict[str, list[str]],
-                 children: list[_Child], log_dir: pathlib.Path, report: Progress) -> None:
+    def __init__(self, config: NetbenchConfig, control: Control, cluster: dict[str, list[str]],
+                 children: list[Child], log_dir: pathlib.Path, report: Progress) -> None:
         self.config, self.control, self.cluster = config, control, cluster
         self.children, self.log_dir, self.report = children, log_dir, report
         self.tensor_bytes = (config.tensor_bytes // 4) * 4
@@ -503,19 +144,19 @@ class _Bench:
         first, self.probe = self._start([0, len(cluster["worker"]) - 1])  # client 0 initialises the variables
         self._loaders = [first]
 
-    def _start(self, indices: Sequence[int]) -> list[_Child]:
+    def _start(self, indices: Sequence[int]) -> list[Child]:
         started = []
         for i in indices:
             job = {"role": "client", "index": i, "cluster": self.cluster, "tensors": self.config.tensors,
                    "tensor_bytes": self.config.tensor_bytes}
-            started.append(_Child(job, self.log_dir, f"client {i}"))
+            started.append(Child(job, self.log_dir, f"client {i}"))
             self.children.append(started[-1])
         deadline = time.monotonic() + self.config.timeout_s
         for child in started:
             child.receive("ready", deadline)
         return started
 
-    def loaders(self, count: int) -> list[_Child]:
+    def loaders(self, count: int) -> list[Child]:
         """The first ``count`` loading clients, started as needed (client 0 first: it initialises)."""
         if len(self._loaders) < count:
             self._loaders += self._start(range(len(self._loaders), count))

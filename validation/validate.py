@@ -52,7 +52,7 @@ from parsers.linkprofile import LinkProfile, read_link_profile
 from parsers.read import meta_path, read_meta, read_trace
 from parsers.singleworker import read_single_worker
 from parsers.trace import Trace
-from tracegen.band import band_edges
+from tracegen.band import band_curves, band_edges
 from tracegen.baselines import (
     BASELINES,
     RateFn,
@@ -67,26 +67,18 @@ from tracegen.baselines import (
     roofline,
     step_costs,
 )
+from tracegen.budget import budget
+from tracegen.config import PredictConfig, check_config_order
 from tracegen.curve import Curve, Simulations, scaling_curve, simulations
+from tracegen.estimate import estimated_events, estimated_seconds
+from tracegen.inputs import batch_size_of, profile_beside, single_worker_beside
 from tracegen.link import LinkSpec
 from tracegen.model import StepModel, build_model
 from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS, Placement, creation_order, place, traced_placement
 from tracegen.plots import curve_csv
-from tracegen.predict import (
-    PredictConfig,
-    Prepared,
-    band_curves,
-    batch_size_of,
-    budget,
-    check_config_order,
-    estimated_events,
-    estimated_seconds,
-    prepared,
-    processes_for,
-    profile_beside,
-    single_worker_beside,
-)
+from tracegen.preparation import Prepared, prepared
+from tracegen.processes import processes_for
 from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED
 from tracegen.units import format_rate
 from validation import Progress
@@ -390,9 +382,9 @@ def _prepared_within_budget(model: StepModel, config: PredictConfig, link_profil
                                        int]:
     """The step and links each predictor simulates, with its config: with the link profile, with the bandwidth
     alone (None: not given), and the local processes to run their curves in: ``config``'s jobs where the curves
-    would take long enough on one core to gain from them, else one (:func:`tracegen.predict.processes_for`, as
+    would take long enough on one core to gain from them, else one (:func:`tracegen.processes.processes_for`, as
     predict's curves and plan's pairs). What their curves will cost is said, or refused, before any of them
-    (:func:`tracegen.predict.budget`, as predict does): a typo of an N in the measurements is days of simulation."""
+    (:func:`tracegen.budget.budget`, as predict does): a typo of an N in the measurements is days of simulation."""
     by_profile = by_bandwidth = None
     if link_profile is not None:
         with_profile = dataclasses.replace(config, link_profile=link_profile)
@@ -440,7 +432,7 @@ def _staleness_rows(path: pathlib.Path, curve: Curve | None, warnings: list[str]
 
 
 def _warn(which: str, notes: Sequence[str], warnings: list[str], report: Progress) -> None:
-    """What :func:`tracegen.predict.prepared` found about the inputs ``which`` predictor used, among the report's
+    """What :func:`tracegen.preparation.prepared` found about the inputs ``which`` predictor used, among the report's
     warnings."""
     for note in notes:
         warnings.append(f"{which}: {note}")

@@ -453,7 +453,7 @@ def test_the_readme_python_example_runs_as_written(monkeypatch: pytest.MonkeyPat
     assert parallel != blocks[1], "the second block no longer simulates range(1, 65): update this test"
     exec(parallel, names)  # noqa: S102
     assert names["curve"] == serial
-    from tracegen.predict import PredictConfig
+    from tracegen.config import PredictConfig
     from tracegen.simulate import SimConfig
     # what the text says of it: SimConfig's defaults, not predict's
     assert (SimConfig().steps, SimConfig().warmup_steps) == (10, 2) and "(10 steps after 2 warm-up" in text
@@ -502,9 +502,9 @@ def test_a_message_about_a_file_keeps_its_words() -> None:
 def test_predicts_out_help_names_every_file_it_writes_and_jobs_its_threshold(tmp_path: pathlib.Path) -> None:
     """predict --help said '--out DIR  directory for curve.csv, curve.png, traces/' (not staleness.csv, shards.csv,
     report.html), and '--jobs' of predict and plan 'when it takes more than a few seconds' where the rule is
-    tracegen.predict.PARALLEL_S on one core."""
+    tracegen.processes.PARALLEL_S on one core."""
     from tracegen.cli import build_parser
-    from tracegen.predict import PARALLEL_S
+    from tracegen.processes import PARALLEL_S
 
     helps = {(prog, a.option_strings[-1]): a.help or "" for prog, a in _options(build_parser(), "tracegen")}
     out = tmp_path / "o"

@@ -16,16 +16,11 @@ from hypothesis import strategies as st
 
 from parsers import read_trace
 from tracegen import fastcore, native
+from tracegen.config import PredictConfig
+from tracegen.inputs import load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.link import uniform_link
 from tracegen.model import StepModel, TaskKind, build_model
-from tracegen.predict import (
-    PredictConfig,
-    load_profile,
-    load_single_worker,
-    prepared,
-    profile_beside,
-    single_worker_beside,
-)
+from tracegen.preparation import prepared
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
 

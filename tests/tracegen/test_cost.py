@@ -81,7 +81,8 @@ def test_runs_the_c_core_does_not_take_are_priced_at_the_engine_that_runs_them()
     """With the C core on, a run of workers that differ, of several PS shards or on the ``fair`` link still goes
     to the compiled (or pure) engine, three to four times slower: its estimate priced it at the C core's rate."""
     from tracegen import native
-    from tracegen.predict import PredictConfig, engine_of
+    from tracegen.config import PredictConfig
+    from tracegen.estimate import engine_of
 
     plain = PredictConfig()
     assert engine_of(plain) == native.engine()
@@ -98,8 +99,8 @@ def test_a_sweep_and_a_plan_price_their_sharded_runs_at_the_engine_that_runs_the
     shards too, which the compiled (or pure) engine runs three to four times slower."""
     from tracegen import native
     from tracegen.cli_sweep import grid_events, grid_seconds
+    from tracegen.estimate import run_engine, task_events
     from tracegen.plan import PlanConfig, _engine
-    from tracegen.predict import run_engine, task_events
     from tracegen.sweep import build_inputs
 
     trace = ROOT / "data/traces/mlp"
@@ -121,8 +122,9 @@ def test_a_sweep_and_a_plan_price_their_sharded_runs_at_the_engine_that_runs_the
 def test_a_synthetic_trace_is_priced_at_writing_its_bytes_not_at_the_c_core() -> None:
     """``--emit-traces`` runs are recorded (never on the C core) and their JSON is written at tens of MB/s: priced
     as a curve's run on the C core, a 250 MB trace that took 10 s was said to take a tenth of a second."""
+    from tracegen.config import PredictConfig
     from tracegen.cost import TRACE_WRITE_BYTES_PER_S
-    from tracegen.predict import TRACE_BYTES_PER_EVENT, PredictConfig, task_events, traces_seconds
+    from tracegen.estimate import TRACE_BYTES_PER_EVENT, task_events, traces_seconds
 
     model = build_model(read_trace(ROOT / "data/traces/resnet"))
     config = PredictConfig(emit_traces=(32,))
@@ -160,7 +162,8 @@ def test_predicts_estimates_price_each_n_at_the_one_price_of_a_task_instance() -
     the C core's cost in runs of up to 64 workers (``seconds_on_one_core``), while sweep and plan priced it at its
     N: a run of 3000 workers costs a C core task instance (1 + 3000 / 1500) / (1 + 10 / 1500) times what one of
     10 does (C_CORE_WORKERS_PER_COST; the compiled engine's by COMPILED_WORKERS_PER_COST), pure Python's flat."""
-    from tracegen.predict import EVENTS_PER_TASK, PredictConfig, engine_of, estimated_events, estimated_seconds
+    from tracegen.config import PredictConfig
+    from tracegen.estimate import EVENTS_PER_TASK, engine_of, estimated_events, estimated_seconds
 
     model = build_model(read_trace(ROOT / "data/traces/mlp"))
     small, large = PredictConfig(workers=(10,)), PredictConfig(workers=(3000,))
@@ -178,8 +181,9 @@ def test_predicts_estimates_price_each_n_at_the_one_price_of_a_task_instance() -
 def test_predicts_curve_estimate_prices_the_busy_tasks_as_its_runs_are_priced() -> None:
     """predict's and validate's choice of processes (``estimated_seconds``) priced every task, its progress
     (``run_seconds``) the busy ones: on ``tf2_pss`` (35 of 71 tasks busy) the two disagreed by twice."""
+    from tracegen.config import PredictConfig
     from tracegen.cost import busy_tasks
-    from tracegen.predict import PredictConfig, estimated_seconds, run_seconds
+    from tracegen.estimate import estimated_seconds, run_seconds
 
     model = build_model(read_trace(ROOT / "data/traces/tf2_pss"))
     assert busy_tasks(model) < model.n_tasks  # what makes the two counts differ

@@ -10,20 +10,14 @@ import statistics
 import pytest
 
 from parsers import read_trace
-from tracegen.curve import (
-    BUSY_THRESHOLD,
-    Curve,
-    CurvePoint,
-    busiest_label,
-    format_workers,
-    parse_workers,
-    scaling_curve,
-)
+from tracegen.bottleneck import BUSY_THRESHOLD, busiest_label
+from tracegen.curve import Curve, CurvePoint, scaling_curve
 from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
 from tracegen.metrics import ShardUse
 from tracegen.model import build_model
 from tracegen.simulate import SimConfig
+from tracegen.workercounts import format_workers, parse_workers
 
 from tracegen_support import curve_of
 
@@ -52,7 +46,7 @@ def test_a_link_that_carries_less_both_ways_is_the_bottleneck_at_what_it_carries
     against its peak a direction never reached 80 %, and `predict --bandwidth 200Mbit/s` labelled every point of
     its link-bound plateau 'contention' (pull and push 69 %). A direction is now weighed against its two-way
     share, as the stall rule weighs it."""
-    from tracegen.curve import two_way_share
+    from tracegen.bottleneck import two_way_share
     from tracegen.link import PULL, PUSH
 
     model = build_model(read_trace(mlp_trace_dir))
@@ -194,9 +188,11 @@ def test_a_point_whose_workers_slow_down_with_no_resource_busy_says_contention()
     direction short of busy. A point says ``workers`` exactly when its workers each step at EFFICIENT of N = 1's
     rate or more, whatever its place against the knee; the rest of the labels are busy resources'."""
     from parsers.read import read_trace
-    from tracegen.curve import EFFICIENT, idle_label
+    from tracegen.bottleneck import EFFICIENT, idle_label
+    from tracegen.config import PredictConfig
+    from tracegen.inputs import load_profile, load_single_worker
     from tracegen.model import build_model
-    from tracegen.predict import PredictConfig, load_profile, load_single_worker, prepared
+    from tracegen.preparation import prepared
 
     trace = "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
     config = PredictConfig(link_profile=load_profile(f"{trace}/link-profile.json"),
@@ -213,7 +209,7 @@ def test_a_point_whose_workers_slow_down_with_no_resource_busy_says_contention()
 
 
 def test_the_plateau_and_knee_in_words_say_a_lower_bound_is_one() -> None:
-    from tracegen.curve import knee_text, plateau_text
+    from tracegen.curvetext import knee_text, plateau_text
 
     points = tuple(CurvePoint(n_workers=n, steps_per_s=2.0 * n, steps_per_s_low=2.0 * n, steps_per_s_high=2.0 * n,
                               pull_link_utilisation=0.0, push_link_utilisation=0.0, ps_cpu_utilisation=0.0,
@@ -229,7 +225,7 @@ def test_the_plateau_and_knee_in_words_say_a_lower_bound_is_one() -> None:
 
 def test_the_knee_in_words_does_not_claim_the_unsimulated_n_below_it_fall_short() -> None:
     # --workers 1,2,100 put the knee at N=100 though nothing between 2 and 100 was simulated
-    from tracegen.curve import knee_text
+    from tracegen.curvetext import knee_text
 
     assert knee_text(curve_of((1, 2, 100), (44.0, 82.0, 96.0))) == "N=100 or earlier (N=3-99 not simulated)"
     assert knee_text(curve_of((5,), (92.0,))) == "N=5 or earlier (N=1-4 not simulated)"
@@ -241,7 +237,7 @@ def test_the_knee_in_words_does_not_claim_the_unsimulated_n_below_it_fall_short(
 
 def test_the_charts_knee_mark_says_at_most_where_the_n_below_it_were_not_simulated() -> None:
     # curve.png and report.html marked 'knee N=100' for --workers 1,2,100, as the words once did
-    from tracegen.curve import knee_mark
+    from tracegen.curvetext import knee_mark
 
     assert knee_mark(curve_of((1, 2, 100), (44.0, 82.0, 96.0))) == "N<=100"
     assert knee_mark(curve_of((1, 2, 3), (1.0, 2.0, 3.0))) == "N=3"
@@ -255,7 +251,7 @@ def test_the_charts_knee_mark_says_at_most_where_the_n_below_it_were_not_simulat
 def test_the_knees_short_mark_says_what_its_words_say(ns: tuple[int, ...], rates: tuple[float, ...],
                                                       reached: bool) -> None:
     # the chart, report.html and the shards table marked a bare 'N=100' where the words said 'N=3 or later'
-    from tracegen.curve import knee_mark, knee_short, knee_text
+    from tracegen.curvetext import knee_mark, knee_short, knee_text
 
     curve = curve_of(ns, rates, reached=reached)
     words, mark = knee_text(curve), knee_mark(curve)
@@ -270,7 +266,7 @@ def test_the_knees_short_mark_says_what_its_words_say(ns: tuple[int, ...], rates
 def test_the_knees_short_form_says_by_which_n_it_was_not_reached(reached: bool) -> None:
     # the short form was '' with no knee: the shards table printed '-', plan's table '-' and both CSVs nothing,
     # where the words say 'not reached by N=4'
-    from tracegen.curve import knee_mark, knee_short, knee_text
+    from tracegen.curvetext import knee_mark, knee_short, knee_text
 
     curve = dataclasses.replace(curve_of((1, 2, 4), (1.0, 2.0, 3.0), reached=reached), knee_n_workers=None)
     words = knee_text(curve)
@@ -289,7 +285,8 @@ def test_a_plateau_search_stopped_inside_the_seeds_noise_is_not_called_pinned() 
     # the search past the asked N ends on one comparison: a rise under 1 % from the N before. With the seeds' 95 %
     # interval wider even than the 5 % between knee and plateau, the stop says little, and the words 'plateau X
     # (simulated at N=5)' claimed it did
-    from tracegen.curve import KNEE_FRACTION, plateau_text, search_noise
+    from tracegen.curvetext import plateau_text
+    from tracegen.plateau import KNEE_FRACTION, search_noise
 
     wide = 2 * (1 - KNEE_FRACTION) * 100.0
     assert search_noise(point(4, 100.0, wide), [point(5, 100.5, 0.1)]) == (5, 4, wide)
@@ -313,7 +310,7 @@ def test_predict_with_few_steps_says_its_plateau_is_not_pinned(mlp_trace_dir: pa
     # `tracegen predict data/traces/mlp --workers 1-4 --steps 3` printed 'plateau 94.22 steps/s (simulated at
     # N=5); knee: N=4' from one probe 0.7 % over N=4 (±6.05); --steps 30 went on to 96.33 at N=20 (knee not reached)
     from tracegen.cli import main
-    from tracegen.curve import KNEE_FRACTION
+    from tracegen.plateau import KNEE_FRACTION
 
     assert main(["predict", str(mlp_trace_dir), "--workers", "1-4", "--steps", "3", "--out", str(tmp_path / "o")]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("plateau "))
@@ -329,7 +326,7 @@ def test_a_stall_inside_the_seeds_noise_does_not_say_more_workers_do_not_raise_i
     # `predict <ps03 trace> --workers 1-16 --steps 3` said 'the rate stalled by N=14 ..., so more workers do not
     # raise it' at 20.75 steps/s with the seeds' ±3.45 there; --steps 30 simulated 21.96 at N=15
     from tracegen.cli import main
-    from tracegen.curve import KNEE_FRACTION
+    from tracegen.plateau import KNEE_FRACTION
 
     from tracegen_support import PLAN_TRACE
 
@@ -356,7 +353,7 @@ def test_every_n_past_a_stall_inside_the_seeds_noise_says_the_plateau_is_not_pin
     # with --every-n no N goes unsimulated, so no line said the stall was noise; the plateau, which no search
     # past the asked N checked because of that stall, read 'plateau 21.60 steps/s (simulated at N=15)'
     from tracegen.cli import main
-    from tracegen.curve import KNEE_FRACTION
+    from tracegen.plateau import KNEE_FRACTION
 
     from tracegen_support import PLAN_TRACE
 
@@ -374,7 +371,8 @@ def test_every_n_past_a_stall_inside_the_seeds_noise_says_the_plateau_is_not_pin
 
 
 def test_the_stall_and_the_plateau_search_judge_the_noise_by_one_rule() -> None:
-    from tracegen.curve import KNEE_FRACTION, noise_between, stall_consequence
+    from tracegen.curvetext import stall_consequence
+    from tracegen.plateau import KNEE_FRACTION, noise_between
 
     wide = 2 * (1 - KNEE_FRACTION) * 100.0
     assert noise_between(point(14, 100.0, wide), point(13, 100.0, 0.1)) == (14, 13, wide)
@@ -385,7 +383,7 @@ def test_the_stall_and_the_plateau_search_judge_the_noise_by_one_rule() -> None:
     assert noisy.startswith("but that is not pinned: N=14 is under 1% above N=13, and the seeds' 95% interval "
                             "there, ±10.00 steps/s"), noisy
     # the plateau line says it too: no search ran past the stall, so the plateau rests on it
-    from tracegen.curve import plateau_text
+    from tracegen.curvetext import plateau_text
 
     assert plateau_text(curve) == "100.00 steps/s (simulated at N=4)"
     assert plateau_text(dataclasses.replace(curve, stall_noise=(14, 13, wide))) == (

@@ -17,15 +17,10 @@ import pytest
 
 from parsers import read_trace
 from tracegen import native
+from tracegen.config import PredictConfig
+from tracegen.inputs import load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.model import build_model
-from tracegen.predict import (
-    PredictConfig,
-    load_profile,
-    load_single_worker,
-    prepared,
-    profile_beside,
-    single_worker_beside,
-)
+from tracegen.preparation import prepared
 from tracegen.simulate import SimConfig, simulate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -38,8 +33,9 @@ RUNS = textwrap.dedent("""
     from tracegen import native
     from tracegen.model import build_model
     from tracegen.placement import place
-    from tracegen.predict import (PredictConfig, load_profile, load_single_worker, prepared, profile_beside,
-                                  single_worker_beside)
+    from tracegen.config import PredictConfig
+    from tracegen.inputs import load_profile, load_single_worker, profile_beside, single_worker_beside
+    from tracegen.preparation import prepared
     from tracegen.simulate import SimConfig, simulate
 
     trace = sys.argv[1]  # as predict takes it: with the link profile and single-worker measurement beside it

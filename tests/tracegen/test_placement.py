@@ -10,10 +10,10 @@ import pathlib
 import pytest
 
 from parsers import read_trace
+from tracegen.config import PredictConfig
 from tracegen.errors import ConfigError
 from tracegen.model import TaskKind, build_model
 from tracegen.placement import MAX_SHARDS, creation_order, place, traced_placement, variable_bytes, variable_order
-from tracegen.predict import PredictConfig
 from tracegen.synthetic import synthetic_model
 from tracegen.variables import VariableMap, variable_map
 

@@ -123,9 +123,9 @@ GOOD_ROWS = ["w1,worker,0.2,1.0,4,1e9,", "w2,both,0.5,2.0,8,2e9,", "ps,ps,1.0,1.
 
 def test_cli_is_deterministic_byte_for_byte(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    import tracegen.predict
+    import tracegen.processes
 
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # a plan this short runs in one process, else
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0)  # a plan this short runs in one process, else
     cat = _catalogue_file(tmp_path, GOOD_ROWS)
     args = ["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--workers", "1-4", "--step-budget", "8",
             "--target-rate", "500"]
@@ -313,8 +313,8 @@ def test_a_sharded_plan_counts_every_asked_n_in_its_estimate() -> None:
     """plan's cost estimate took the one-PS roofline for every pair: on K shards the rate saturates about K times
     later, so it counted the asked N only up to where one PS would stall and said a fraction of the real cost (and
     let through plans past its limit). On shards it now counts every asked N, as predict's estimate does."""
+    from tracegen.estimate import EVENTS_PER_TASK
     from tracegen.plan import WARMUP_STEPS, _likely_events
-    from tracegen.predict import EVENTS_PER_TASK
     from tracegen.shards import placements
 
     trace_dir = ROOT / "data/validation/dev/deep_1000mbit_q100_b16k_ps05/trace"
@@ -370,9 +370,9 @@ def test_pairs_simulated_once_for_another_are_counted_where_the_simulations_are_
         model: StepModel, jobs: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The example catalogue's 12 pairs said 'simulating 9 pairs': its spot type, differing in price alone, is
     simulated with the type it copies, and nothing said so: three pairs seemed dropped."""
-    import tracegen.predict
+    import tracegen.processes
 
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # jobs = 2 in two processes, however short the plan
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0)  # jobs = 2 in two processes, however short the plan
     spot = inst("w1-spot", "worker", 0.05, 1.0)
     cat = Catalogue(instances=(*PLAN_CATALOGUE.instances, spot))
     config = dataclasses.replace(PLAN_CONFIG, workers=(1, 2))
@@ -403,13 +403,13 @@ def test_a_plan_too_short_to_gain_from_processes_runs_in_one(model: StepModel,
     """``plan`` on the mlp trace and the example catalogue took 0.86 s in one process and 1.94 s in the two its
     default ``--jobs`` gave on 2 CPUs (docs/model.md): starting processes costs about a second. Its pairs now go
     to processes only when they would take PARALLEL_S on one core, as predict's curves do."""
-    import tracegen.predict
+    import tracegen.processes
 
     config = dataclasses.replace(PLAN_CONFIG, workers=(1, 2))
     lines: list[str] = []
     alone = plan(model, PLAN_CATALOGUE, config, link_profile=PLAN_PROFILE, jobs=2, progress=lines.append)
     assert lines and not any("processes" in line for line in lines), lines
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # the same plan, as if long enough
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0)  # the same plan, as if long enough
     lines.clear()
     side_by_side = plan(model, PLAN_CATALOGUE, config, link_profile=PLAN_PROFILE, jobs=2, progress=lines.append)
     assert any(line.startswith("simulating 4 pairs in 2 processes") for line in lines), lines

@@ -159,8 +159,8 @@ def test_the_ps_cpu_per_transfer_is_not_called_traced_when_it_was_measured_untra
 def test_a_knee_not_reached_says_by_which_n_as_predict_does(model: StepModel) -> None:
     """Where no asked N reaches 95 % of the plateau (the example catalogue's 12xlarge PS rows), the table and
     plan.html showed knee '-' and the note 'not reached by the largest N asked', never which N; predict says 'not
-    reached by N=2', and its shards table now '>2' (tracegen.curve.knee_short). plan says the same."""
-    from tracegen.curve import knee_short
+    reached by N=2', and its shards table now '>2' (tracegen.curvetext.knee_short). plan says the same."""
+    from tracegen.curvetext import knee_short
     from tracegen.planreport import PAIR_HEADER, pair_cells, pair_note, plan_html
 
     wide = Catalogue(instances=(inst("w", "worker", 0.2, 1.0), inst("wide", "ps", 1.0, 1.0, 10_000_000_000)))

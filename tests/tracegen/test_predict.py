@@ -20,9 +20,9 @@ from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.cli import main
 from tracegen.cli_predict import run_predict
 from tracegen.errors import ConfigError
+from tracegen.inputs import batch_size_of
 from tracegen.model import TaskKind, build_model
 from tracegen.plots import CSV_COLUMNS
-from tracegen.predict import batch_size_of
 
 from tracegen_support import parse, rows
 

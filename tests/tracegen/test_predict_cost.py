@@ -57,7 +57,7 @@ def test_the_cost_estimate_counts_the_plateau_search_s_worst_case(largest: int, 
     """What predict estimates for a curve still climbing at its largest N is what the search simulates when the
     rate keeps rising from where it starts: the same N, none missed (the estimate took twice the largest N for
     the start, and a search from 20 for a range up to 1 was estimated at 2, 4 and 8 workers, not 20, 40, 80)."""
-    from tracegen.curve import plateau_probes, plateau_search
+    from tracegen.plateau import plateau_probes, plateau_search
 
     asked: list[int] = []
 
@@ -73,8 +73,11 @@ def test_the_cost_estimate_s_plateau_probes_are_near_the_n_the_search_simulates(
     """``--workers 1-2`` on the mlp trace at 10 Gbit/s climbs far past N = 2: the plateau search starts near the N
     that saturates the bound (one and a half times it), and the estimate must count workers like those it
     simulates there, not 4, 8 and 16 (twice the range, then doubled), a sixth of the events at most."""
-    from tracegen.curve import plateau_probes, scaling_curve
-    from tracegen.predict import PredictConfig, likely_plateau_start, resolve_links
+    from tracegen.config import PredictConfig
+    from tracegen.curve import scaling_curve
+    from tracegen.estimate import likely_plateau_start
+    from tracegen.plateau import plateau_probes
+    from tracegen.preparation import resolve_links
 
     model = build_model(read_trace(mlp_trace_dir))
     config = PredictConfig(workers=(1, 2), bandwidth_bytes_per_s=1_250_000_000, steps=3, warmup_steps=1, seeds=1)
@@ -89,7 +92,9 @@ def test_the_cost_estimate_s_plateau_probes_are_near_the_n_the_search_simulates(
 def test_a_worker_behind_a_slow_link_of_its_own_counts_in_the_cost(mlp_trace_dir: pathlib.Path) -> None:
     # the others train until it has run its steps: the estimate must see their extra steps (it said ~1 s for a
     # run of hours, and never warned)
-    from tracegen.predict import SLOW_EVENTS, PredictConfig, estimated_events
+    from tracegen.budget import SLOW_EVENTS
+    from tracegen.config import PredictConfig
+    from tracegen.estimate import estimated_events
 
     model = build_model(read_trace(mlp_trace_dir))
     even = PredictConfig(workers=(2,), steps=3, seeds=1)
@@ -107,16 +112,11 @@ def test_a_long_list_of_worker_counts_is_not_refused_when_the_rate_stalls_long_b
     """``--workers 1-3000`` on the mlp trace: predict stops where the rate stalls (N = 18 at 1 Gbit/s), but the
     estimate counted every N asked, said 'roughly 7254 s' for a run of seconds at 1-1000, and refused 1-3000 as
     more than 1e10 events. The estimate now counts the N it likely simulates, and says what every N would cost."""
+    from tracegen.budget import MAX_EVENTS, budget
+    from tracegen.config import PredictConfig
+    from tracegen.estimate import estimated_events, estimated_seconds, likely_workers
     from tracegen.outputs import OutputDir
-    from tracegen.predict import (
-        MAX_EVENTS,
-        PredictConfig,
-        budget,
-        estimated_events,
-        estimated_seconds,
-        likely_workers,
-        resolve_links,
-    )
+    from tracegen.preparation import resolve_links
 
     model = build_model(read_trace(mlp_trace_dir))
     config = PredictConfig(workers=tuple(range(1, 3001)), bandwidth_bytes_per_s=125_000_000)
@@ -162,7 +162,10 @@ def test_the_estimate_counts_the_plateau_probes_the_search_simulates(mlp_trace_d
     counted a third, twice the second's workers: on the resnet trace, 1-8, half what it said was that probe (108
     workers, never run)."""
     from tracegen import curve
-    from tracegen.predict import LIKELY_PROBES, PredictConfig, likely_plateau_start, resolve_links
+    from tracegen.config import PredictConfig
+    from tracegen.estimate import LIKELY_PROBES, likely_plateau_start
+    from tracegen.plateau import plateau_probes
+    from tracegen.preparation import resolve_links
 
     model = build_model(read_trace(mlp_trace_dir))
     config = PredictConfig(workers=(1, 2), bandwidth_bytes_per_s=bandwidth, steps=3, warmup_steps=1, seeds=1)
@@ -171,7 +174,7 @@ def test_the_estimate_counts_the_plateau_probes_the_search_simulates(mlp_trace_d
     run = curve.simulate_job
     monkeypatch.setattr(curve, "simulate_job", lambda job: simulated.append(job[1].n_workers) or run(job))
     curve.scaling_curve(model, config.sim_config(spec), config.workers, seeds=1, stop_at_plateau=True)
-    probes = curve.plateau_probes(2, likely_plateau_start(model, config, spec))
+    probes = plateau_probes(2, likely_plateau_start(model, config, spec))
     past = [n for n in simulated if n > 2]
     assert 1 <= len(past) <= LIKELY_PROBES < len(probes), (past, probes)  # one when the first is no higher
 
@@ -181,8 +184,11 @@ def test_a_likely_run_under_a_second_is_not_said_to_take_0_s(mlp_trace_dir: path
     """``--workers 1-3000`` on the dev mlp trace, compiled: 'about 1.2e+06 simulated events: roughly 0 s on one core
     if the rate stalls by N=11, ...' (the line for a run that may climb said 0 s; the line for one that may not
     already said at least 1 s; and the part for a run that climbs, under a second too on the C core, said 0 s)."""
+    from tracegen.budget import budget
+    from tracegen.config import PredictConfig
+    from tracegen.estimate import estimated_events, likely_workers
     from tracegen.outputs import OutputDir
-    from tracegen.predict import PredictConfig, budget, estimated_events, likely_workers, resolve_links
+    from tracegen.preparation import resolve_links
 
     model = build_model(read_trace(mlp_trace_dir))
     config = PredictConfig(workers=tuple(range(1, 3001)), bandwidth_bytes_per_s=125_000_000)
@@ -205,8 +211,9 @@ def test_the_cost_line_does_not_say_the_rate_both_stalls_by_and_climbs_to_the_la
     """``predict data/traces/cnn --workers 1-4``: 'roughly 1 s on one core if the rate stalls by N=4, as it likely
     does; 3.3e+06 and 1 s if it climbs to N=4'. Where the likely N reach the largest asked, the two estimates differ
     in the plateau's search past it, and the line says so."""
+    from tracegen.budget import budget
+    from tracegen.config import PredictConfig
     from tracegen.outputs import OutputDir
-    from tracegen.predict import PredictConfig, budget
 
     model = build_model(read_trace(mlp_trace_dir))
     config = PredictConfig(workers=(1, 2, 3, 4), bandwidth_bytes_per_s=125_000_000)
@@ -228,7 +235,7 @@ def test_undoing_tracings_cost_is_refused_before_it_simulates_past_the_budget(
     def simulated(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("simulated before the budget was checked")
 
-    monkeypatch.setattr("tracegen.predict.fit_untraced", simulated)
+    monkeypatch.setattr("tracegen.preparation.fit_untraced", simulated)
     folder = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03"
     where = ["predict", str(folder / "trace"), "--workers", "1-2"] if command == "predict" else [
         "validate", "--measured", str(folder)]
@@ -248,13 +255,13 @@ def test_undoing_tracings_cost_is_said_first_when_it_is_long(tmp_path: pathlib.P
                                                               said: bool) -> None:
     """'--steps 1000000 --seeds 1' on the dev mlp trace simulated one worker for about a minute to undo tracing's
     cost, in silence, before the curves' own estimate was printed; the default steps take no time and say nothing."""
-    import tracegen.predict
+    import tracegen.preparation
     from tracegen.untraced import MAX_RUNS
 
     def fit(*_args: object, **_kwargs: object) -> None:
         raise _FittingError
 
-    monkeypatch.setattr(tracegen.predict, "fit_untraced", fit)
+    monkeypatch.setattr(tracegen.preparation, "fit_untraced", fit)
     trace = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"
     with pytest.raises(_FittingError):
         run_predict(parse([str(trace), "--workers", "1", *(["--steps", steps] if steps else []), "--seeds", "1",

@@ -116,8 +116,10 @@ def test_tracings_cost_is_worked_out_on_the_link_the_single_worker_was_measured_
     their traced time) with a warning, and the band's N = 1 was scaled up to the link's bound. With the
     measurement's own link named in its file, the factor is the one found at 500 Mbit/s, whatever link is asked."""
     from parsers.singleworker import read_single_worker
+    from tracegen.band import band_curves
+    from tracegen.config import PredictConfig
     from tracegen.curve import scaling_curve
-    from tracegen.predict import PredictConfig, band_curves, prepared
+    from tracegen.preparation import prepared
     from tracegen.untraced import MAX_SPEED
 
     trace = pathlib.Path(__file__).resolve().parents[2] / "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace"

@@ -13,8 +13,9 @@ import pytest
 
 from parsers import read_trace
 from tracegen.cli_predict import run_predict
-from tracegen.curve import CurvePoint, knee, saturation_workers
+from tracegen.curve import CurvePoint
 from tracegen.model import build_model
+from tracegen.plateau import knee, saturation_workers
 
 from tracegen_support import parse, rows
 
@@ -34,7 +35,7 @@ def test_knee_is_measured_against_the_plateau_not_the_range_asked() -> None:
 
 
 def test_a_curve_stalls_after_three_points_each_under_one_percent_above_the_best() -> None:
-    from tracegen.curve import stalled_after
+    from tracegen.plateau import stalled_after
 
     assert stalled_after([1.0, 2.0, 2.01, 1.9, 2.0]) == 4
     assert stalled_after([1.0, 2.0, 2.01, 1.9, 2.03, 2.0, 2.0, 2.0]) == 7  # 2.03: 1.5 % over 2.0, counted anew
@@ -90,8 +91,9 @@ def test_a_link_given_by_its_bandwidth_saturates_at_what_it_carries_both_ways(
     """With ``--bandwidth`` each direction carries 3/4 of its rate while the other is busy, so measured against
     its peak it never looked 90 % busy: the stall rule never fired, and ``--workers 1-3000`` on the mlp trace was
     still simulating N = 183 after two minutes. A direction is now saturated at 90 % of its two-way ceiling."""
-    from tracegen.curve import SATURATED, saturated, two_way_share
+    from tracegen.bottleneck import two_way_share
     from tracegen.linkspec import from_bandwidth
+    from tracegen.plateau import SATURATED, saturated
 
     model = build_model(read_trace(mlp_trace_dir))
     link = from_bandwidth(125_000_000, model.link, two_way=0.75)
@@ -119,7 +121,7 @@ def test_saturation_workers_covers_the_bound() -> None:
 
 
 def test_the_plateau_search_doubles_n_while_the_rate_still_rises() -> None:
-    from tracegen.curve import PLATEAU_PROBES, plateau_search
+    from tracegen.plateau import PLATEAU_PROBES, plateau_search
 
     asked: list[int] = []
 
@@ -147,7 +149,8 @@ def test_the_plateau_search_doubles_n_while_the_rate_still_rises() -> None:
 
 def test_a_curve_that_reaches_the_cap_still_rising_has_not_reached_its_plateau() -> None:
     """_plateau_past tells plateau_search whether the asked curve still rose at its largest N."""
-    from tracegen.curve import STALL_GAIN, CurvePoint, _plateau_past
+    from tracegen.curve import CurvePoint, _plateau_past
+    from tracegen.plateau import STALL_GAIN
 
     def point(n: int, rate: float) -> CurvePoint:
         return CurvePoint(n_workers=n, steps_per_s=rate, steps_per_s_low=rate, steps_per_s_high=rate,

@@ -167,9 +167,9 @@ def test_predict_writes_the_same_bytes_with_two_processes(mlp_trace_dir: pathlib
     """predict's defaults on a bundled trace, in one process and in two. A curve this short (about 1.5 million
     events) runs in one by default, where starting processes costs what they save (PARALLEL_S): the
     threshold is lowered here so that --jobs 2 is used, and the files must be the same bytes."""
-    import tracegen.predict
+    import tracegen.processes
 
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0)
     for jobs in ("1", "2"):
         assert main(["predict", str(mlp_trace_dir), "--bandwidth", "1Gbit/s", "--jobs", jobs,
                      "--out", str(tmp_path / jobs)]) == 0

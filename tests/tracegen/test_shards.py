@@ -14,12 +14,13 @@ from parsers import read_trace
 from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
 from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.config import PredictConfig
 from tracegen.errors import ConfigError
 from tracegen.link import uniform_link
 from tracegen.metrics import link_bound_steps_per_s, shard_utilisations, steps_per_s
 from tracegen.model import TaskKind, build_model
 from tracegen.placement import creation_order, place
-from tracegen.predict import PredictConfig, prepared
+from tracegen.preparation import prepared
 from tracegen.simulate import SimConfig, simulate
 from tracegen.synthetic import synthetic_model
 
@@ -182,7 +183,7 @@ def test_a_placement_without_shards_is_refused(mlp_trace_dir: pathlib.Path, tmp_
 def test_the_bottleneck_is_the_busiest_shards_not_the_mean(mlp_trace_dir: pathlib.Path) -> None:
     """mlp on two round-robin shards: its kernels land on one shard, whose link saturates while the other's idles,
     and the shards' mean utilisation is under the busy threshold: the bottleneck said ``workers``."""
-    from tracegen.curve import BUSY_THRESHOLD, bottleneck
+    from tracegen.bottleneck import BUSY_THRESHOLD, bottleneck
     from tracegen.metrics import busiest_shard, link_utilisation, ps_cpu_utilisation, shard_utilisations
 
     trace = read_trace(mlp_trace_dir)
@@ -260,7 +261,7 @@ def test_too_many_shards_quote_what_was_written(command: str, mlp_trace_dir: pat
 
 def test_the_shards_table_says_or_later_as_the_words_do() -> None:
     # a curve still rising at its last N: the words say 'N=3 or later (N=3-99 not simulated)'; the table printed 100
-    from tracegen.curve import knee_short, knee_text
+    from tracegen.curvetext import knee_short, knee_text
     from tracegen.shards import ShardRow, knee_cell, shards_csv
 
     rising = curve_of((1, 2, 100), (44.0, 82.0, 96.0), reached=False)

@@ -10,10 +10,10 @@ import pytest
 
 from parsers import read_trace
 from tracegen.cli_predict import add_predict_arguments, run_predict
+from tracegen.config import PAYLOAD_FRACTION
 from tracegen.errors import ConfigError
 from tracegen.metrics import measurement_window, staleness
 from tracegen.model import TaskKind, build_model
-from tracegen.predict import PAYLOAD_FRACTION
 from tracegen.simulate import SimConfig, SimResult, simulate
 from tracegen.synth import write_synthetic_trace
 from tracegen.synthetic import synthetic_model

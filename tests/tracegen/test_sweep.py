@@ -18,10 +18,12 @@ from parsers.linkprofile import read_link_profile
 from parsers.singleworker import read_single_worker
 from parsers.sweepdata import COLUMNS, part_paths, read_point_ids, read_rows
 from tracegen.cli import main
+from tracegen.config import PredictConfig
+from tracegen.inputs import batch_size_of
 from tracegen.instance import on_instances
 from tracegen.metrics import link_utilisation, ps_cpu_utilisation, steps_per_s
 from tracegen.model import build_model
-from tracegen.predict import PredictConfig, batch_size_of, prepared
+from tracegen.preparation import prepared
 from tracegen.simulate import SimConfig, simulate
 from tracegen.sweep import build_inputs
 from tracegen.units import parse_rate
@@ -51,9 +53,9 @@ def _direct(n: int, link: str, policy: str, speed: float, seed: int) -> tuple[fl
 
 def test_rows_equal_direct_simulations(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import tracegen.predict
+    import tracegen.processes
 
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # the points in the two processes asked for
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0)  # the points in the two processes asked for
     profile = str(TRACE / "link-profile.json")
     out = tmp_path / "o'sweep"  # a quote: the DuckDB query printed must escape it as SQL does ('')
     argv = ["sweep", str(TRACE), "--workers", "1,3", "--bandwidth", "200Mbit/s", "--link-profile", profile,
@@ -342,7 +344,7 @@ def test_the_bottleneck_and_the_busiest_shard_resource_differ_as_documented(tmp_
     what it carries while the other is busy too, on the shard busiest on that measure, and ``workers`` below 80 %.
     Checked here against each point's simulation, per shard; and on three greedy shards at N = 24 the bottleneck
     said ``workers`` (shard 2's CPU at 74 %, the busiest against the peaks) while shard 1's pull link was busy."""
-    from tracegen.curve import BUSY_THRESHOLD, runs_bottleneck, two_way_share
+    from tracegen.bottleneck import BUSY_THRESHOLD, runs_bottleneck, two_way_share
     from tracegen.link import PULL, PUSH
     from tracegen.metrics import shard_utilisations
     from tracegen.sweep import point_model

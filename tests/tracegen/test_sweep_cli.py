@@ -22,7 +22,7 @@ import pytest
 
 from parsers.sweepdata import part_paths, read_rows
 from tracegen.cli import main
-from tracegen.predict import batch_size_of
+from tracegen.inputs import batch_size_of
 from tracegen.sweep import build_inputs
 from validation.ports import free_port
 
@@ -241,9 +241,9 @@ def _parts(tmp_path: pathlib.Path, grid: list[str], name: str, jobs: str,
 def test_an_uninterrupted_sweep_writes_the_same_bytes_whatever_its_processes(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Parts held rows in the order points finished: two processes gave other bytes from run to run."""
-    import tracegen.predict
+    import tracegen.processes
 
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # --jobs 2 in two processes, however short the grid
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0)  # --jobs 2 in two processes, however short the grid
     grid = [str(TRACE), "--workers", "1-12", "--policy", "tf,tictac", *SMALL, "--part-points", "5"]
     one, said = _parts(tmp_path, grid, "one", "1", capsys)
     assert len(one) == 5 and "; in this process;" in said  # 24 points in parts of 5
@@ -258,12 +258,12 @@ def test_a_sweep_too_short_to_gain_from_processes_runs_in_this_one(
     second (and one process for --jobs 1). Its points now go to processes only when the grid would take
     PARALLEL_S on one core, as predict's curves and plan's pairs do, else run in the sweep's own process; the
     parts are the same bytes."""
-    import tracegen.predict
+    import tracegen.processes
 
     grid = [str(TRACE), "--workers", "1-6", "--policy", "tf,tictac", *SMALL, "--part-points", "5"]
     alone, said = _parts(tmp_path, grid, "alone", "2", capsys)
     assert "; in this process (too short to gain from 2 local processes);" in said, said
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # the same grid, as if long enough
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0)  # the same grid, as if long enough
     side_by_side, said = _parts(tmp_path, grid, "side-by-side", "2", capsys)
     assert "; on 2 local processes;" in said, said
     assert len(alone) == 3 and side_by_side == alone  # 12 points in parts of 5
@@ -275,7 +275,7 @@ def test_a_resumed_sweep_picks_its_processes_for_the_points_left(
     2 points left of a grid long enough for processes started --jobs of them (about a second each) and said 'on 2
     local processes'. The points left decide now: those 2 run in this process, and the grid line says so; the
     same grid fresh still runs in processes, and the resumed part is the same bytes either way."""
-    import tracegen.predict
+    import tracegen.processes
     import tracegen.sweeprunner
     from tracegen.cli_sweep import grid_seconds
 
@@ -283,7 +283,7 @@ def test_a_resumed_sweep_picks_its_processes_for_the_points_left(
     whole = build_inputs(TRACE, workers=range(1, 13), policies=("tf", "tictac"), steps=4, warmup_steps=1,
                          batch_size=batch_size_of(str(TRACE), None))
     # the whole grid (24 points) long enough for processes, its 2 points at N = 12 alone not
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0.999 * grid_seconds(whole))
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0.999 * grid_seconds(whole))
     assert main(["sweep", *grid, "--workers", "1-11", "--jobs", "1", "--out", str(tmp_path / "in-process")]) == 0
     shutil.copytree(tmp_path / "in-process", tmp_path / "in-processes")
     fresh, said = _parts(tmp_path, [*grid, "--workers", "1-12"], "fresh", "2", capsys)
@@ -296,7 +296,7 @@ def test_a_resumed_sweep_picks_its_processes_for_the_points_left(
         patched.setattr(tracegen.sweeprunner, "Processes", no_processes)
         resumed, said = _parts(tmp_path, [*grid, "--workers", "1-12"], "in-process", "2", capsys)
     assert "; the 2 points left in this process (too short to gain from 2 local processes);" in said, said
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # the same points left, as if long enough
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0)  # the same points left, as if long enough
     side_by_side, said = _parts(tmp_path, [*grid, "--workers", "1-12"], "in-processes", "2", capsys)
     assert "; the 2 points left on 2 local processes;" in said, said
     assert side_by_side == resumed and len(resumed) == 5 + 1  # 22 points in parts of 5, then the 2 left
@@ -309,7 +309,7 @@ def test_processes_are_picked_for_the_seconds_of_the_points_left() -> None:
     """The choice itself: a fresh grid long enough gets every --jobs process, a resumed one's few cheap points left
     this process, its many costly ones the processes, and a grid with nothing left starts none."""
     from tracegen.cli_sweep import local_runner
-    from tracegen.predict import PARALLEL_S
+    from tracegen.processes import PARALLEL_S
     from tracegen.sweep import SweepProgress
 
     def start(todo: int, resumed: int, seconds: float) -> SweepProgress:

@@ -19,7 +19,7 @@ import pytest
 import parsers.sweepdata
 from parsers.sweepdata import part_paths, read_point_ids, read_rows
 from tracegen.cli import main
-from tracegen.predict import batch_size_of
+from tracegen.inputs import batch_size_of
 from tracegen.sweep import build_inputs, run_chunk, sweep
 
 from tracegen_support import ROOT
@@ -32,7 +32,7 @@ LONG = [str(TRACE), "--workers", "1-40", "--policy", "tf,tictac", "--seeds", "2"
         "--jobs", "2"]
 # the command as the installed tracegen runs it, with the grid's points in --jobs processes however short it is
 # (PARALLEL_S): a signal must stop the workers too
-IN_PROCESSES = [sys.executable, "-c", "import sys, tracegen.predict; tracegen.predict.PARALLEL_S = 0; "
+IN_PROCESSES = [sys.executable, "-c", "import sys, tracegen.processes; tracegen.processes.PARALLEL_S = 0; "
                 "from tracegen.entry import main; sys.exit(main(sys.argv[1:]))"]
 
 

@@ -86,7 +86,7 @@ def test_a_profile_run_directory_finds_the_files_beside_its_logdir() -> None:
     run directory or one host's file in it, as the README allows, predict found no link profile, single-worker
     measurement or meta.json 'beside the trace': it fell back to the link the trace shows and a batch of 1
     (samples/s 32x too low here) with no word of the files it passed over (a hardening pass)."""
-    from tracegen.predict import batch_size_of, profile_beside, single_worker_beside
+    from tracegen.inputs import batch_size_of, profile_beside, single_worker_beside
     from tracegen.sweepgrid import trace_files, trace_sha256
 
     logdir = TRACES.parent / "tf2" / "dev" / "mlp_500mbit_q100_b128k_ps03" / "trace"

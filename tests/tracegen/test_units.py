@@ -128,7 +128,7 @@ def test_fixed_never_rounds_a_figure_to_one_digit() -> None:
 def test_percent_rounds_down_so_a_share_never_looks_past_the_busy_threshold() -> None:
     """predict printed a PS's CPU 0.7952 busy as '80%' beside the label 'workers' (80 % is where a resource is
     named the bottleneck): shares are shown rounded down."""
-    from tracegen.curve import BUSY_THRESHOLD
+    from tracegen.bottleneck import BUSY_THRESHOLD
 
     assert percent(0.7952) == "79%" and percent(BUSY_THRESHOLD) == "80%"
     assert [percent(x / 100) for x in range(101)] == [f"{x}%" for x in range(101)]  # 0.29 * 100 is 28.999...

@@ -23,8 +23,8 @@ import pathlib
 import pandas as pd
 import pytest
 
+from tracegen.config import PredictConfig
 from tracegen.outputs import OutputDir
-from tracegen.predict import PredictConfig
 from validation.compare import Comparison
 from validation.summary import summary_markdown
 from validation.validate import validate

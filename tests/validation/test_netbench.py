@@ -19,11 +19,13 @@ import pytest
 from parsers.linkprofile import read_link_profile
 from tracegen.address import join_address
 from tracegen.cli import main
-from validation import netbench
+from validation import netbench_child, netbench_control, netbench_server
 from validation.cluster_config import ClusterConfig, LinkShape
 from validation.cluster_host import leftovers
 from validation.errors import ConfigError, JobError, TerminatedError
-from validation.netbench import NetbenchConfig, connection_counts, serve, split_address
+from validation.netbench import NetbenchConfig, connection_counts
+from validation.netbench_control import split_address
+from validation.netbench_server import serve
 from validation.ports import free_port, free_ports
 from validation.testbed_link import measure_link_profile
 
@@ -261,7 +263,8 @@ def test_serve_in_a_session_stops_on_a_sigterm_another_thread_took() -> None:
 def test_a_ps_task_that_cannot_start_is_explained_to_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reason was printed on the PS host only; 'netbench run' on the other host said 'refused 'start':
     connection closed'."""
-    monkeypatch.setattr(netbench, "_node_argv", lambda _job: [sys.executable, "-c", "raise SystemExit('no TF here')"])
+    monkeypatch.setattr(netbench_child, "_node_argv",
+                        lambda _job: [sys.executable, "-c", "raise SystemExit('no TF here')"])
     with _session() as (stream, _):
         stream.write(b'{"op": "start", "workers": ["127.0.0.1:1"]}\n')
         stream.flush()
@@ -313,7 +316,7 @@ def test_a_second_ctrl_c_while_the_children_are_killed_kills_them_all() -> None:
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a foreground run
     closed: list[int] = []
     try:
-        with pytest.raises(KeyboardInterrupt), netbench._children() as (children, _log_dir):  # noqa: PT012
+        with pytest.raises(KeyboardInterrupt), netbench_child.child_processes() as (children, _log_dir):  # noqa: PT012
             children.extend(_Closing(closed, i) for i in range(3))  # type: ignore[misc]
             raise KeyboardInterrupt  # the first Ctrl-C
     finally:
@@ -380,7 +383,7 @@ def test_serve_on_every_address_hands_out_the_ps_task_where_the_client_came(host
         jobs.append(job)
         return [sys.executable, "-c", _READY_THEN_WAIT]
 
-    monkeypatch.setattr(netbench, "_node_argv", ps_task)
+    monkeypatch.setattr(netbench_child, "_node_argv", ps_task)
     worker = f"{bracketed}:1"
     with _session(bind="::", host=host) as (stream, said):
         stream.write(json.dumps({"op": "start", "workers": [worker]}).encode() + b"\n")
@@ -390,7 +393,7 @@ def test_serve_on_every_address_hands_out_the_ps_task_where_the_client_came(host
         assert split_address(reply["ps"], "ps")[0] == host
     assert jobs == [{"role": "ps", "cluster": {"ps": [reply["ps"]], "worker": [worker]}}]
     assert said[0].startswith("netbench serve: listening on [::]:"), said
-    assert said[1] == netbench.TRUST_NOTE and "no authentication" in said[1]  # said before any session
+    assert said[1] == netbench_server.TRUST_NOTE and "no authentication" in said[1]  # said before any session
     assert f"session from {host}" in said
 
 
@@ -483,7 +486,7 @@ def test_a_server_that_goes_away_mid_run_is_not_said_to_refuse() -> None:
 
         helper = threading.Thread(target=serve_once, daemon=True)
         helper.start()
-        control = netbench._Control(f"127.0.0.1:{server.getsockname()[1]}", 10.0, 5.0, lambda _line: None)
+        control = netbench_control.Control(f"127.0.0.1:{server.getsockname()[1]}", 10.0, 5.0, lambda _line: None)
         try:
             with pytest.raises(JobError) as caught:
                 control.ask({"op": "cpu"})

@@ -63,9 +63,9 @@ def test_the_report_is_the_same_in_one_process_or_two(tmp_path: pathlib.Path, ca
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A campaign configuration with its link profile and its bandwidth: every file of the report, byte for
     byte, whatever --jobs."""
-    import tracegen.predict
+    import tracegen.processes
 
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # jobs = 2 in two processes, however short the run
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0)  # jobs = 2 in two processes, however short the run
     folder = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
     for jobs in ("1", "2"):
         assert main(["validate", "--measured", str(folder), "--steps", "5", "--seeds", "2", "--jobs", jobs,
@@ -80,7 +80,7 @@ def test_a_validation_too_short_to_gain_from_processes_runs_in_one(
     """validate started all --jobs processes whatever the work: about a second each to start, for simulations of
     a fraction of a second. Its curves now go to processes only when they would take PARALLEL_S on one core, as
     predict's and plan's do; the report is the same."""
-    import tracegen.predict
+    import tracegen.processes
 
     folder = DATA / "validation/dev/mlp_500mbit_q100_b128k_ps03"
     argv = ["validate", "--measured", str(folder), "--steps", "5", "--seeds", "2", "--jobs", "2"]
@@ -88,7 +88,7 @@ def test_a_validation_too_short_to_gain_from_processes_runs_in_one(
     alone = capsys.readouterr()
     assert "simulating with the link profile" in alone.out + alone.err
     assert "processes" not in alone.out + alone.err, alone
-    monkeypatch.setattr(tracegen.predict, "PARALLEL_S", 0)  # the same validation, as if long enough
+    monkeypatch.setattr(tracegen.processes, "PARALLEL_S", 0)  # the same validation, as if long enough
     assert main([*argv, "--out", str(tmp_path / "forced")]) == 0
     side_by_side = capsys.readouterr()
     lines = (side_by_side.out + side_by_side.err).splitlines()
@@ -535,12 +535,12 @@ def test_undoing_tracings_cost_is_said_first_when_it_is_long(tmp_path: pathlib.P
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """validate --steps 1000000 --seeds 1 on the dev mlp runs: a minute of one worker's runs, in silence, before the
     curves' own estimate; now a line says what it does and about how long, as predict does."""
-    import tracegen.predict
+    import tracegen.preparation
 
     def fit(*_args: object, **_kwargs: object) -> None:
         raise _FittingError
 
-    monkeypatch.setattr(tracegen.predict, "fit_untraced", fit)
+    monkeypatch.setattr(tracegen.preparation, "fit_untraced", fit)
     folder = DATA / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03"
     with pytest.raises(_FittingError):
         main(["validate", "--measured", str(folder), "--steps", "1000000", "--seeds", "1", "--out", str(tmp_path)])
