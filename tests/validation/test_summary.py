@@ -105,8 +105,11 @@ def test_stored_scores_are_the_stored_tables_errors(path: pathlib.Path) -> None:
         predicted, mean = table[row["predictor"]], table["measured_mean"]
         errors = (predicted - mean).abs() / mean
         where = (path.name, row["configuration"], row["predictor"])
-        assert row["mape"] == pytest.approx(errors.mean(), abs=2e-4), where
-        assert row["max_error"] == pytest.approx(errors.max(), abs=2e-4), where
+        # the files' 4 decimals: half a unit in each rate, divided by the mean (0.34 steps/s at 100 Mbit/s for a
+        # 17 MB step: 3.7e-4 of error), and half in the score itself
+        slack = float((0.5e-4 * (1 + predicted / mean) / mean).max()) + 1e-4
+        assert row["mape"] == pytest.approx(errors.mean(), abs=slack), where
+        assert row["max_error"] == pytest.approx(errors.max(), abs=slack), where
         assert row["n_points"] == len(table), where
         low = table.get(f"{row['predictor']}_band_low")
         if low is None:
