@@ -41,7 +41,7 @@ from tracegen.units import (
 from tracegen.workercounts import parse_workers
 
 # what the testbed's runs say of the PS's CPU per step as N grows (tests/validation/test_stated_measurements.py)
-ELASTIC_PS_CPU = ("the testbed the PS spent 9-46 % less CPU per step at N = 4-5 than at N = 1 on 16 of the 19 runs "
+ELASTIC_PS_CPU = ("the testbed the PS spent 9-46 % less CPU per step at N = 4-5 than at N = 1 on 17 of the 20 runs "
                   "that recorded it, where it rose 0-11 % on two and moved 2 % either way on one (its RPC threads "
                   "spend what spare CPU it has; docs/validation.md, 'The PS's CPU is elastic')")
 # what every command that reads a trace says it takes (parsers.read.read_trace reads them all)

@@ -19,7 +19,8 @@ from validation.compare import knee_of
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "data" / "pastknee" / "reports" / "test"
-CONFIGS = ("deep_2000mbit_q20_b16k_ps03", "wide_100mbit_q100_b128k_ps03")
+CONFIGS = ("deep_2000mbit_q20_b16k_ps03", "wide_100mbit_q100_b128k_ps03")  # the two the questions were asked of
+THIRD = "resnet_2000mbit_q100_b16k_ps03"  # the draw's third, added before it ran, reported beside them
 
 
 def words(path: str) -> str:
@@ -35,7 +36,7 @@ def test_the_docs_show_the_benchmarks_table(benchmark_module: Callable[[str], Mo
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         assert bench.main([]) == 0
-    assert sorted(bench.figures(REPORTS.parent)) == [f"test/{c}" for c in CONFIGS]  # nothing left out
+    assert sorted(bench.figures(REPORTS.parent)) == sorted(f"test/{c}" for c in (*CONFIGS, THIRD))  # none left out
     assert printed.getvalue().strip() in (ROOT / "docs" / "validation.md").read_text()
 
 
@@ -81,3 +82,14 @@ def test_the_ps_cpu_per_step_on_deep_as_the_docs_say() -> None:
               f"N = 2\u2013{ms.index.max()} with the PS at its cap")
     assert stated in words("docs/validation.md")
     assert (runs.loc[2:, "ps_cpu_cores"] >= 0.95 * runs["cpu_cap_ps"].iloc[0]).all()  # "at its cap"
+
+
+def test_the_third_is_below_every_point_from_n2_and_has_no_knee_by_n8() -> None:
+    """README: 'the third, a `resnet` still climbing at N = 8, it put below every point from N = 2'; docs: its N = 8
+    against N = 5."""
+    table = comparison(THIRD)
+    assert knee_of(list(table.index), list(table["measured_mean"])) == table.index.max() == 8
+    assert (table.loc[2:, "simulator"] < table.loc[2:, "measured_mean"]).all()
+    assert "the third, a `resnet` still climbing at N = 8, it put below every point from N = 2" in words("README.md")
+    ratio = table.loc[8, "measured_mean"] / table.loc[5, "measured_mean"]
+    assert f"({table.loc[8, 'measured_mean']:.2f} steps/s, {ratio:.2f} times its N = 5;" in words("docs/validation.md")
