@@ -93,3 +93,18 @@ def test_the_third_is_below_every_point_from_n2_and_has_no_knee_by_n8() -> None:
     assert "the third, a `resnet` still climbing at N = 8, it put below every point from N = 2" in words("README.md")
     ratio = table.loc[8, "measured_mean"] / table.loc[5, "measured_mean"]
     assert f"({table.loc[8, 'measured_mean']:.2f} steps/s, {ratio:.2f} times its N = 5;" in words("docs/validation.md")
+
+
+def test_the_figures_beyond_n1_as_the_docs_say(benchmark_module: Callable[[str], ModuleType]) -> None:
+    """docs/validation.md's MAPE over N = 2..8, where N = 1 (the single-worker input's own run) is no prediction:
+    for the two configurations the questions were asked of, and for all three, by ``accuracy_beyond_n1``'s own
+    ``errors`` and ``mape``."""
+    bench = benchmark_module("accuracy_beyond_n1")
+    two = {p: sum(bench.errors(comparison(c).reset_index(), p)[1:].mean() for c in CONFIGS) / len(CONFIGS)
+           for p in ("simulator", "roofline_cycle")}
+    text = words("docs/validation.md")
+    assert (f"over N = 2..8 the simulator scores {100 * two['simulator']:.1f} %, `roofline_cycle` "
+            f"{100 * two['roofline_cycle']:.1f} %.") in text
+    three = bench.mape("pastknee").set_index("predictor")["beyond_n1"]
+    assert (f"({100 * three['simulator']:.1f} % over N = 2..8, `roofline_cycle` {100 * three['roofline_cycle']:.1f} "
+            "%)") in text
