@@ -506,3 +506,31 @@ def test_rates_falling_as_each_workers_own_do_are_asked_about(tmp_path: pathlib.
     assert suspect_per_worker(read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,10.8\n2,17.4\n5,11\n")),
                               "m.csv") == []
     assert suspect_per_worker(read_measured(_csv(tmp_path, "n_workers,steps_per_s\n3,4\n")), "m.csv") == []
+
+
+def test_no_stored_curve_is_asked_about_as_the_docstring_says() -> None:
+    """``suspect_per_worker``'s docstring: over every curve measured in ``data/``, the lowest mean at a larger N
+    over the smallest N's; none is warned of, and the threshold stays well below it."""
+    from validation.measured import PER_WORKER_FALL
+
+    data = pathlib.Path(__file__).resolve().parents[2] / "data"
+    lowest = []
+    for path in sorted(data.rglob("measured.csv")):
+        runs = read_measured(path)
+        assert suspect_per_worker(runs, str(path)) == [], path
+        means = runs.groupby("n_workers")["steps_per_s"].mean()
+        if len(means) > 1:
+            lowest.append(float((means.iloc[1:] / means.iloc[0]).min()))
+    doc = " ".join((suspect_per_worker.__doc__ or "").split())
+    assert f"over the {len(lowest)} curves measured in ``data/`` the lowest is {min(lowest):.2f}" in doc
+    assert min(lowest) > PER_WORKER_FALL
+
+
+def test_the_least_cpu_cap_read_is_the_least_a_cfs_quota_enforces() -> None:
+    """A worker cap in measured.csv and the PS's cores in a link profile or single-worker file share one floor, the
+    testbed's: the parsers keep their own figure (they import nothing of validation), so it is held to it here."""
+    from parsers.linkprofile import MIN_CPU_CORES
+    from validation.cluster_config import MAX_PERIOD_US, MIN_QUOTA_US
+    from validation.measured import MIN_WORKER_CAP_CORES
+
+    assert MIN_CPU_CORES == MIN_WORKER_CAP_CORES == MIN_QUOTA_US / MAX_PERIOD_US
