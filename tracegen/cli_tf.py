@@ -12,6 +12,7 @@ from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.cli_predict import simulation_counts
 from tracegen.config import PAYLOAD_FRACTION, PredictConfig
+from tracegen.curvetext import scored_knee
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.outputs import option_path, output_file, refuse_existing, refuse_non_folder
@@ -188,8 +189,10 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _knee(n_workers: int, n_points: int) -> str:
-    """A knee in validate's summary: ``N=2``, or ``-`` where one N was measured (no curve, no knee)."""
-    return "-" if n_points == 1 else f"N={n_workers}"
+    """A knee in validate's summary: ``N=2``, or ``-`` where one N was measured (no curve, no knee), by the rule of
+    report.md's (:func:`tracegen.curvetext.scored_knee`)."""
+    cell = scored_knee(n_workers, n_points)
+    return cell if cell == "-" else f"N={cell}"
 
 
 def _validation_html(comparison: Comparison, inputs: Inputs, warnings: list[str], config: PredictConfig,

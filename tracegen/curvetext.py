@@ -105,3 +105,10 @@ def simulated_below(simulated: Iterable[int], k: int) -> int:
     """The largest of the ``simulated`` N below the knee ``k`` (0 for none): below ``k - 1``, the N between were
     not simulated, and the knee may lie among them (:func:`knee_text`, :func:`knee_short`)."""
     return max((n for n in simulated if n < k), default=0)
+
+
+def scored_knee(knee_n_workers: int, n_points: int) -> str:
+    """A knee of a curve scored against measurements, as validate's summary, report.md and report.html show it:
+    ``-`` where one N was measured (a knee is a point of a curve: the knee of one point was that point, for the
+    measurements and every predictor alike), else the N."""
+    return "-" if n_points == 1 else str(knee_n_workers)

@@ -31,7 +31,7 @@ import pandas as pd
 from tracegen.band import band_edges
 from tracegen.bottleneck import BUSY_THRESHOLD, EFFICIENT
 from tracegen.curve import Curve
-from tracegen.curvetext import knee_mark, knee_text, plateau_text, stall_consequence, unsimulated_text
+from tracegen.curvetext import knee_mark, knee_text, plateau_text, scored_knee, stall_consequence, unsimulated_text
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
 from tracegen.units import counted, fixed, percent
@@ -153,7 +153,7 @@ def comparison_html(comparison: ComparisonLike, *, title: str, inputs: Sequence[
     mean, lows, highs = (tuple(float(v) for v in t[c]) for c in ("measured_mean", "measured_min", "measured_max"))
     best = min(names, key=lambda n: comparison.scores[n].mape)
     one = len(ns) == 1
-    measured_knee = "-" if one else str(comparison.measured_knee_n_workers)
+    measured_knee = scored_knee(comparison.measured_knee_n_workers, len(ns))
     parts = [paragraph(("One N measured, no knee" if one else f"Measured knee N={measured_knee}")
                        + f"; lowest mean error: {best} (MAPE {comparison.scores[best].mape:.1%}).", "lead")]
     parts += [paragraph(note) for note in notes]
@@ -188,7 +188,7 @@ def comparison_html(comparison: ComparisonLike, *, title: str, inputs: Sequence[
     for name, s in comparison.scores.items():
         band = [f"{s.in_band} of {len(ns)}", f"{s.band_width:.0%}"] if (
             s.in_band is not None and s.band_width is not None) else ["-", "-"]
-        score_rows.append([name, f"{s.mape:.1%}", f"{s.max_error:.1%}", "-" if one else str(s.knee_n_workers),
+        score_rows.append([name, f"{s.mape:.1%}", f"{s.max_error:.1%}", scored_knee(s.knee_n_workers, len(ns)),
                            "- (one run per N)" if s.inside_range is None else f"{s.inside_range} of {len(ns)}", *band])
     parts += [section("Steps per second, measured and predicted", render(chart)),
               section("Errors per N", table(header, rows, table_id="errors")),

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from tracegen.curvetext import scored_knee
 from tracegen.plateau import KNEE_FRACTION
 from tracegen.plots import finish_png, new_figure
 from tracegen.workercounts import format_workers
@@ -60,11 +61,6 @@ def knee_note(workers: Sequence[int]) -> str | None:
 def _listed(workers: Sequence[int]) -> str:
     """``1-2, 4, 8``: worker counts in runs (:func:`tracegen.workercounts.format_workers`), readable in a sentence."""
     return format_workers(workers).replace(",", ", ")
-
-
-def knee_cell(knee_n_workers: int, n_points: int) -> str:
-    """A knee as shown: ``-`` where one N was measured (:func:`knee_note`)."""
-    return "-" if n_points == 1 else str(knee_n_workers)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,14 +157,14 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
                      f"{row['measured_min']:.3f} to {row['measured_max']:.3f} | " + " | ".join(cells) + " |")
     n_points = len(comparison.table)
     lines += ["", "## Scores", "", "| predictor | MAPE | max error | knee (measured "
-              f"{knee_cell(comparison.measured_knee_n_workers, n_points)}) | inside measured range | means inside band "
-              "| band width |",
+              f"{scored_knee(comparison.measured_knee_n_workers, n_points)}) | inside measured range | "
+              "means inside band | band width |",
               "|---|---|---|---|---|---|---|"]
     for name, s in comparison.scores.items():
         band = (f"{s.in_band} of {n_points} | {s.band_width:.0%}" if s.in_band is not None and s.band_width is not None
                 else "- | -")
         inside = "- (one run per N)" if s.inside_range is None else f"{s.inside_range} of {n_points}"
-        lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {knee_cell(s.knee_n_workers, n_points)} | "
+        lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {scored_knee(s.knee_n_workers, n_points)} | "
                      f"{inside} | {band} |")
     if banded:
         lines += ["", f"Band ({', '.join(banded)}): where each N's rate can lie with only the link's rate known, from "

@@ -258,7 +258,7 @@ def test_the_ps_cpu_per_step_fell_on_every_run_but_three() -> None:
     for name in rose:
         runs = pd.read_csv(DATA / name / "measured.csv")
         at_cap[name] = runs["ps_cpu_cores"].max() >= 0.9 * runs["cpu_cap_ps"].iloc[0]
-        assert pd.read_csv(DATA / name / "measured.csv")["n_workers"].max() == (8 if "pastknee" in name else 5)
+        assert runs["n_workers"].max() == (8 if "pastknee" in name else 5)  # "from one worker to eight"
     assert at_cap == {"fresh2/test/wide_2000mbit_q20_b128k_ps05": False, deep: True, wide: False}
     stated = (f"fell with N, by up to {max(falls.values()):.0f} %, on every testbed run that recorded it but three: "
               f"on `fresh2`'s `wide`, its PS short of its cap, it rose "
