@@ -12,7 +12,7 @@ from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.cli_predict import simulation_counts
 from tracegen.config import PAYLOAD_FRACTION, PredictConfig
-from tracegen.curvetext import scored_knee
+from tracegen.curvetext import range_score, scored_knee
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.outputs import option_path, output_file, refuse_existing, refuse_non_folder
@@ -183,7 +183,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"{name:14s} MAPE {score.mape:6.1%}  max error {score.max_error:6.1%}  knee "
               f"{_knee(score.knee_n_workers, n_points)}"
               + ("" if score.inside_range is None
-                 else f"  inside measured range {score.inside_range}/{len(comparison.table)}") + band)
+                 else f"  inside measured range {range_score(score.inside_range, score.with_repeats)}") + band)
     print(f"wrote {', '.join(str(out.root / n) for n in out.written)}")
     return 0
 

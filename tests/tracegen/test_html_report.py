@@ -115,6 +115,7 @@ class _Score:
     max_error: float = 0.2
     knee_n_workers: int = 2
     inside_range: int | None = 1
+    with_repeats: int = 2
     in_band: int | None = None
     band_width: float | None = None
 
