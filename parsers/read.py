@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from parsers.chrome import chrome_from_events, load_events
-from parsers.errors import TraceContentError, TraceFormatError, quoted
+from parsers.errors import TraceContentError, TraceFormatError, counted, quoted
 from parsers.files import GZIP_MAGIC, expand, read_file, refuse_unreadable
 from parsers.jsondoc import finite_float, load_json
 from parsers.limits import MAX_BYTES, MAX_FILES, SCAN_BYTES
@@ -339,8 +339,9 @@ def _read_profile(files: list[pathlib.Path], source: str, max_bytes: int,
     hosts = {host_name(str(p)) for p in files}
     if foreign := [p for p in others if not any(p.name.startswith(f"{host}.") for host in hosts)]:
         kind = ".xplane.pb" if files[0].name.endswith(XPLANE_SUFFIXES) else ".trace.json.gz"
-        raise TraceFormatError(f"{source}: holds a TF2 profile ({len(files)} {kind} file(s), e.g. {files[0].name}) "
-                               f"and {len(foreign)} trace file(s) of no profiled host (e.g. {foreign[0].name}); "
+        raise TraceFormatError(f"{source}: holds a TF2 profile ({counted(len(files), kind + ' file')}, e.g. "
+                               f"{files[0].name}) and {counted(len(foreign), 'trace file')} of no profiled host "
+                               f"(e.g. {foreign[0].name}); "
                                "which is meant, nothing tells: move one or the other to a directory of its own")
     if files[0].name.endswith(XPLANE_SUFFIXES):
         trace = read_xplane_files(files, source, max_bytes)

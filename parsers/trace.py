@@ -77,7 +77,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from parsers.errors import SchemaError, TraceContentError, quoted
+from parsers.errors import SchemaError, TraceContentError, counted, quoted
 
 STR = "string"
 INT = "int64"
@@ -282,7 +282,7 @@ def step_fault(tables: Mapping[str, pd.DataFrame]) -> tuple[str, int, str] | Non
         if unknown.any():
             row = int(unknown.to_numpy().nonzero()[0][0])
             return name, row, (f"step {int(table['step'].iloc[row])} is not in the steps table (which has "
-                               f"{len(known)} step(s))")
+                               f"{counted(len(known), 'step')})")
     return None
 
 

@@ -27,6 +27,7 @@ from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, 
 from parsers.trace import REPEATED_RECORDS
 from tracegen.errors import ConfigError
 from tracegen.outputs import folders_made, output_file, refuse_existing, refuse_input
+from tracegen.units import counted
 
 MAX_SIDE_BYTES = 1 << 20  # each reader's limit is at most this (a link profile's is 1 MiB)
 
@@ -137,11 +138,11 @@ def run_convert(args: argparse.Namespace) -> int:
         for path in stale:  # the replaced conversion's, of the old trace: removed once the new ones are written
             path.unlink(missing_ok=True)
         if stale:
-            print(f"removed {len(stale)} file(s) of the earlier conversion in {stale[0].suffix[1:]}: "
+            print(f"removed {counted(len(stale), 'file')} of the earlier conversion in {stale[0].suffix[1:]}: "
                   f"{', '.join(p.name for p in stale)}")
     for path in carried.remove:
         path.unlink(missing_ok=True)
-    print(f"wrote {len(written)} file(s): {', '.join(str(p) for p in written)}")
+    print(f"wrote {counted(len(written), 'file')}: {', '.join(str(p) for p in written)}")
     if names := carried.names():
         print(f"carried {', '.join(names)} from {beside_dir(args.trace)} into {beside_dir(written[0])}, where the "
               "commands that read the trace look for them")
@@ -149,8 +150,10 @@ def run_convert(args: argparse.Namespace) -> int:
         print(f"removed {', '.join(str(p) for p in carried.remove)}: the trace has none, and predict would have "
               "read it with the converted trace")
     if repeated := trace.skipped.get(REPEATED_RECORDS):  # read once, as every command reads them: written once
-        print(f"note: {repeated} record(s) that TensorFlow wrote twice, exactly the same, are written once, as "
-              "they were read (inspect counts them under 'skipped')")
+        one = repeated == 1
+        print(f"note: {counted(repeated, 'record')} that TensorFlow wrote twice, exactly the same, "
+              f"{'is' if one else 'are'} written once, as {'it was' if one else 'they were'} read (inspect counts "
+              f"{'it' if one else 'them'} under 'skipped')")
     return 0
 
 

@@ -262,8 +262,9 @@ def _html(result: Prediction, config: PredictConfig, trace: str, profile: str | 
         "model": f"{result.model.n_tasks} tasks; {counted(len(result.model.timings), 'complete traced step')} of "
                  f"{result.model.n_traced_steps}",
         **({"model notes": "; ".join(result.model.notes)} if result.model.notes else {}),  # as printed, 'note:'
-        "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
-                     f"seed(s) from {config.seed}; link model {config.link}, transfer order {config.policy}"
+        "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, "
+                     f"{counted(config.seeds, 'seed')} from {config.seed}; link model {config.link}, "
+                     f"transfer order {config.policy}"
                      + (f"; {unsimulated_text(result.curve)}" if result.curve.unsimulated_workers else ""),
         "batch size": config.batch_size})
     return prediction_html(result.curve, title=f"Predicted scaling: {trace}", inputs=inputs,

@@ -12,7 +12,7 @@ from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
 from tracegen.cli_predict import simulation_counts
 from tracegen.config import PAYLOAD_FRACTION, PredictConfig
-from tracegen.curvetext import scored_knee
+from tracegen.curvetext import range_score, scored_knee
 from tracegen.errors import ConfigError
 from tracegen.link import LINK_MODELS
 from tracegen.outputs import option_path, output_file, refuse_existing, refuse_non_folder
@@ -47,7 +47,7 @@ def _profile(args: argparse.Namespace) -> int:
         netbench = NetbenchConfig(ps=args.netbench)  # checked before the job runs
         refuse_existing([out / PROFILE_NAME], False)
     paths = profile(config, out)
-    print(f"traced {len(paths)} step(s) of {args.model} (batch {args.batch_size}) into {args.out}")
+    print(f"traced {counted(len(paths), 'step')} of {args.model} (batch {args.batch_size}) into {args.out}")
     if args.netbench is not None:
         from parsers.linkprofile import write_link_profile
         from validation.netbench import run_netbench
@@ -95,7 +95,7 @@ def _testbed(args: argparse.Namespace) -> int:
                                  (SINGLE_WORKER_NAME, config.only_single_worker)) if on]
         print("wrote " + ", ".join(str(result.trace_dir / n) for n in names))
         return 0
-    print(f"measured {len(result.measurements)} run(s) into {result.csv_path}; trace in {result.trace_dir}")
+    print(f"measured {counted(len(result.measurements), 'run')} into {result.csv_path}; trace in {result.trace_dir}")
     print("   N  repeat  steps/s  per worker")
     for m in result.measurements:
         print(f"{m.n_workers:4d}  {m.repeat:6d}  {m.steps_per_s:7.3f}  "
@@ -183,7 +183,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"{name:14s} MAPE {score.mape:6.1%}  max error {score.max_error:6.1%}  knee "
               f"{_knee(score.knee_n_workers, n_points)}"
               + ("" if score.inside_range is None
-                 else f"  inside measured range {score.inside_range}/{len(comparison.table)}") + band)
+                 else f"  inside measured range {range_score(score.inside_range, score.with_repeats)}") + band)
     print(f"wrote {', '.join(str(out.root / n) for n in out.written)}")
     return 0
 
@@ -209,8 +209,8 @@ def _validation_html(comparison: Comparison, inputs: Inputs, warnings: list[str]
     pairs = report_inputs({
         "measurements": inputs.measured, "trace": inputs.trace, "link profile": inputs.profile,
         "bandwidth": bandwidth, "single worker": single_worker_said(inputs),
-        "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, {config.seeds} "
-                     f"seed(s); link model {config.link}, transfer order {config.policy}"})
+        "simulated": f"{config.warmup_steps} warm-up + {config.steps} measured steps per worker, "
+                     f"{counted(config.seeds, 'seed')}; link model {config.link}, transfer order {config.policy}"})
     return comparison_html(comparison, title=f"Predicted vs measured: {measured}", inputs=pairs,
                            warnings=warnings, notes=[f"{note[0].upper()}{note[1:]}."] if note else [])
 
@@ -420,7 +420,7 @@ def _netbench_run(args: argparse.Namespace) -> int:
         profile = run_netbench(config, progress=lambda line: print(line, flush=True))
         write_link_profile(profile, out)
     best = max(profile.points, key=lambda p: p.pull_bytes_per_s + p.push_bytes_per_s)
-    print(f"most moved: {best.mode} with {best.connections} connection(s) per direction, pull "
+    print(f"most moved: {best.mode} with {counted(best.connections, 'connection')} per direction, pull "
           f"{format_rate(round(best.pull_bytes_per_s))}, push {format_rate(round(best.push_bytes_per_s))}")
     print(f"wrote {out}")
     return 0

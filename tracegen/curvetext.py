@@ -112,3 +112,11 @@ def scored_knee(knee_n_workers: int, n_points: int) -> str:
     ``-`` where one N was measured (a knee is a point of a curve: the knee of one point was that point, for the
     measurements and every predictor alike), else the N."""
     return "-" if n_points == 1 else str(knee_n_workers)
+
+
+def range_score(inside_range: int | None, with_repeats: int) -> str:
+    """A predictor's 'inside measured range' score as validate's summary, report.md and report.html say it: ``3 of
+    4 N with repeats``, the N run two or more times whose measured min-max range holds the prediction, of those N;
+    ``- (one run per N)`` where none ran twice (``inside_range`` None). An N run once has no range: its one value,
+    missed by a prediction 0.1 % off, was counted as a range missed, and the count was 'of' every N measured."""
+    return "- (one run per N)" if inside_range is None else f"{inside_range} of {with_repeats} N with repeats"

@@ -31,7 +31,15 @@ import pandas as pd
 from tracegen.band import band_edges
 from tracegen.bottleneck import BUSY_THRESHOLD, EFFICIENT
 from tracegen.curve import Curve
-from tracegen.curvetext import knee_mark, knee_text, plateau_text, scored_knee, stall_consequence, unsimulated_text
+from tracegen.curvetext import (
+    knee_mark,
+    knee_text,
+    plateau_text,
+    range_score,
+    scored_knee,
+    stall_consequence,
+    unsimulated_text,
+)
 from tracegen.htmlpage import Html, definitions, page, paragraph, section, table
 from tracegen.svgchart import Area, Chart, Rule, Series, render
 from tracegen.units import counted, fixed, percent
@@ -51,6 +59,8 @@ class ScoreLike(Protocol):
     def knee_n_workers(self) -> int: ...
     @property
     def inside_range(self) -> int | None: ...
+    @property
+    def with_repeats(self) -> int: ...
     @property
     def in_band(self) -> int | None: ...
     @property
@@ -189,7 +199,7 @@ def comparison_html(comparison: ComparisonLike, *, title: str, inputs: Sequence[
         band = [f"{s.in_band} of {len(ns)}", f"{s.band_width:.0%}"] if (
             s.in_band is not None and s.band_width is not None) else ["-", "-"]
         score_rows.append([name, f"{s.mape:.1%}", f"{s.max_error:.1%}", scored_knee(s.knee_n_workers, len(ns)),
-                           "- (one run per N)" if s.inside_range is None else f"{s.inside_range} of {len(ns)}", *band])
+                           range_score(s.inside_range, s.with_repeats), *band])
     parts += [section("Steps per second, measured and predicted", render(chart)),
               section("Errors per N", table(header, rows, table_id="errors")),
               section("Scores", table(["predictor", "MAPE", "max error",

@@ -29,7 +29,7 @@ import os
 import pathlib
 
 from parsers.csvfile import Records, cell_int
-from parsers.errors import quoted
+from parsers.errors import counted, quoted
 from parsers.files import broken_link, not_utf8_at, read_expanded
 from parsers.trace import Trace, device_role
 from tracegen.errors import ConfigError
@@ -171,7 +171,7 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
         if not row:
             continue
         got = f"(got {quoted(','.join(row))})"
-        rule = f"expected variable,shard with a shard from 0 to {n_shards - 1}, placing on {n_shards} shard(s)"
+        rule = f"expected variable,shard with a shard from 0 to {n_shards - 1}, placing on {counted(n_shards, 'shard')}"
         if len(row) != 2:
             raise ConfigError(f"{source}: line {line}: {rule} {got}")
 
@@ -195,7 +195,7 @@ def _from_file(path: str, variables: VariableMap, n_shards: int, created: list[s
         given[name] = shard
     missing = [n for n in variables.names if n not in given]
     if missing:
-        raise ConfigError(f"{source}: no shard for {len(missing)} parameter(s), e.g. {missing[0]!r}")
+        raise ConfigError(f"{source}: no shard for {counted(len(missing), 'parameter')}, e.g. {missing[0]!r}")
     return [given[n] for n in variables.names]
 
 

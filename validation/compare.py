@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from tracegen.curvetext import scored_knee
+from tracegen.curvetext import range_score, scored_knee
 from tracegen.plateau import KNEE_FRACTION
 from tracegen.plots import finish_png, new_figure
 from tracegen.workercounts import format_workers
@@ -71,6 +71,7 @@ class Score:
     max_error: float
     knee_n_workers: int
     inside_range: int | None  # measured ranges holding the prediction; None when every N ran once (no range)
+    with_repeats: int  # the N run two or more times: those whose range inside_range counts in
     in_band: int | None = None  # measured means inside the predictor's band (when it has one)
     band_width: float | None = None  # median over N of (band_high - band_low) / measured mean
 
@@ -92,13 +93,16 @@ def compare(measured: pd.DataFrame, predictions: Mapping[str, Sequence[float]],
     table = measured_curve(measured)
     scores = {}
     bands = bands or {}
+    repeated = table["n_repeats"] > 1
+    with_repeats = int(repeated.sum())
     for name, values in predictions.items():
         if len(values) != len(table):
             raise ConfigError(f"prediction {name!r} has {len(values)} points for {len(table)} measured worker "
                               "counts")
         table[name] = list(values)
         table[f"{name}_error"] = (table[name] - table["measured_mean"]).abs() / table["measured_mean"]
-        inside = (table[name] >= table["measured_min"]) & (table[name] <= table["measured_max"])
+        # an N run once has no range (min == max): only the N with repeats count, as range_score says
+        inside = repeated & (table[name] >= table["measured_min"]) & (table[name] <= table["measured_max"])
         in_band = width = None
         if name in bands:
             low, high = bands[name]
@@ -108,7 +112,7 @@ def compare(measured: pd.DataFrame, predictions: Mapping[str, Sequence[float]],
             width = float(((table[f"{name}_band_high"] - table[f"{name}_band_low"]) / mean).median())
         scores[name] = Score(mape=float(table[f"{name}_error"].mean()), max_error=float(table[f"{name}_error"].max()),
                              knee_n_workers=knee_of(list(table["n_workers"]), list(values)),
-                             inside_range=int(inside.sum()) if (table["n_repeats"] > 1).any() else None,
+                             inside_range=int(inside.sum()) if with_repeats else None, with_repeats=with_repeats,
                              in_band=in_band, band_width=width)
     return Comparison(table=table, scores=scores,
                       measured_knee_n_workers=knee_of(list(table["n_workers"]), list(table["measured_mean"])))
@@ -163,9 +167,8 @@ def report_markdown(comparison: Comparison, settings: Mapping[str, Any], title: 
     for name, s in comparison.scores.items():
         band = (f"{s.in_band} of {n_points} | {s.band_width:.0%}" if s.in_band is not None and s.band_width is not None
                 else "- | -")
-        inside = "- (one run per N)" if s.inside_range is None else f"{s.inside_range} of {n_points}"
         lines.append(f"| {name} | {s.mape:.1%} | {s.max_error:.1%} | {scored_knee(s.knee_n_workers, n_points)} | "
-                     f"{inside} | {band} |")
+                     f"{range_score(s.inside_range, s.with_repeats)} | {band} |")
     if banded:
         lines += ["", f"Band ({', '.join(banded)}): where each N's rate can lie with only the link's rate known, from "
                   "its two directions no faster together than one to each at its full rate (docs/model.md); 'means "

@@ -158,8 +158,8 @@ def _refuse_uneven_parts(runs: pd.DataFrame, source: str) -> None:
         if column in runs.columns:
             for line, n, parts in zip(runs.index, runs["n_workers"], runs[column], strict=True):
                 if parts and len(parts) != n:
-                    raise ConfigError(f"{source}:{line}: {column!r} has {len(parts)} part(s) for n_workers {n}; give "
-                                      "each worker's value, ';'-joined, one per worker of the run")
+                    raise ConfigError(f"{source}:{line}: {column!r} has {counted(len(parts), 'part')} for "
+                                      f"n_workers {n}; give each worker's value, ';'-joined, one per worker of the run")
 
 
 _UNIT_SUFFIX = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")  # 'steps_per_s (steps/s)', 'steps_per_s [1/s]'

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from parsers.atomic import write_bytes_atomic
-from parsers.errors import quoted
+from parsers.errors import counted, quoted
 from validation.compare import knee_of
 from validation.errors import ConfigError
 from validation.measured import HEADER_LINE, csv_cells, read_csv_text
@@ -162,8 +162,10 @@ def main(argv: Sequence[str]) -> int:
         print(f"validation.summary: error: {exc}", file=sys.stderr)
         return 2
     if unscored:  # left out as scores() says; said here, or a misspelt name is a configuration gone without a word
-        print(f"note: {len(unscored)} configuration(s) have no {reports}/<set>/<name>/comparison.csv and are left "
-              f"out: {', '.join(unscored[:5])}{' ...' if len(unscored) > 5 else ''}", file=sys.stderr)
+        verbs = ("has", "is") if len(unscored) == 1 else ("have", "are")
+        print(f"note: {counted(len(unscored), 'configuration')} {verbs[0]} no {reports}/<set>/<name>/comparison.csv "
+              f"and {verbs[1]} left out: {', '.join(unscored[:5])}{' ...' if len(unscored) > 5 else ''}",
+              file=sys.stderr)
     print(summary_markdown(table), end="")
     return 0
 

@@ -219,7 +219,8 @@ def collect(
         if remaining <= 0.0:
             missing = [i for i in range(len(workers)) if i not in got]
             tails = "; ".join(f"worker {i}: {workers[i].stderr_tail()}" for i in missing)
-            raise JobError(f"no '{want}' from worker(s) {missing} within {timeout_s:g} s ({tails})")
+            raise JobError(f"no '{want}' from {'worker' if len(missing) == 1 else 'workers'} "
+                           f"{', '.join(map(str, missing))} within {timeout_s:g} s ({tails})")
         try:
             index, line = events.get(timeout=min(0.5, remaining))
         except queue.Empty:

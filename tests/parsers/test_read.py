@@ -40,8 +40,8 @@ def test_steps_with_a_stray_xplane_file_are_refused(tmp_path: pathlib.Path, stra
     (folder / "notes.xplane.pb").write_bytes(host.read_bytes() if stray == "valid" else b"garbage")
     for path in (folder, f"{folder}/*.pb*", f"{folder}/*"):  # the directory, and patterns of its files
         assert main(["inspect", str(path)]) == 2
-        _one_line(capsys.readouterr().err, f"{path}: holds a TF2 profile (1 .xplane.pb file(s), e.g. notes.xplane.pb)",
-                  "and 12 trace file(s) of no profiled host (e.g. step_000.pb.gz)",
+        _one_line(capsys.readouterr().err, f"{path}: holds a TF2 profile (1 .xplane.pb file, e.g. notes.xplane.pb)",
+                  "and 12 trace files of no profiled host (e.g. step_000.pb.gz)",
                   "move one or the other to a directory of its own")
 
 
@@ -49,7 +49,7 @@ def test_steps_beside_trace_viewer_files_are_refused(tmp_path: pathlib.Path) -> 
     run = tmp_path / "run"
     shutil.copytree(VIEWER_RUN, run)
     shutil.copyfile(STEPS / "step_000.pb.gz", run / "step_000.pb.gz")
-    with pytest.raises(TraceError, match=r"3 \.trace\.json\.gz file\(s\).* 1 trace file\(s\) of no profiled host"):
+    with pytest.raises(TraceError, match=r"3 \.trace\.json\.gz files,.* 1 trace file of no profiled host"):
         read_trace(run)
 
 

@@ -156,7 +156,7 @@ def _edit_cell(path: pathlib.Path, line: int, column: str, value: str) -> None:
 @pytest.mark.parametrize(("table", "line", "column", "value", "why"), [
     ("ops", 6, "dur_ns", "-5", "'dur_ns' must be from 0 to"),
     ("transfers", 3, "direction", "sideways", "'direction' must be one of pull, push, other (got 'sideways')"),
-    ("ops", 8, "step", "99", "step 99 is not in the steps table (which has 1 step(s))"),
+    ("ops", 8, "step", "99", "step 99 is not in the steps table (which has 1 step)"),
     ("steps", 2, "end_ns", "1", "ends before it starts"),
 ])
 def test_a_bad_csv_row_is_named_by_its_file_and_line(step_pb: pathlib.Path, tmp_path: pathlib.Path, table: str,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import shutil
 
 import pytest
@@ -234,12 +235,41 @@ def test_a_record_tensorflow_wrote_twice_is_read_once_and_the_conversion_reads_b
     assert read == expected  # the ops and transfers of the step as it was, once each
     out = _out(tmp_path, to)
     assert main(["convert", str(trace), "--to", to, str(out)]) == 0
-    assert "note: 2 record(s) that TensorFlow wrote twice, exactly the same, are written once" in (
-        capsys.readouterr().out)
+    assert ("note: 2 records that TensorFlow wrote twice, exactly the same, are written once, as they were read "
+            "(inspect counts them under 'skipped')\n") in capsys.readouterr().out
     converted = _inspected(out, capsys)
     assert converted.pop("skipped") == {"records TensorFlow wrote twice, exactly the same (node, device, times, "
                                         "thread): read once": 2}
     assert converted == expected
+
+
+def test_one_record_tensorflow_wrote_twice_is_said_in_the_singular(tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The note said '1 record(s) that TensorFlow wrote twice, exactly the same, are written once'."""
+    run = tf_trace_pb2.RunMetadata()
+    run.ParseFromString((MLP / "step_000.pb").read_bytes())
+    dev, node = next((d, n) for d in run.step_stats.dev_stats if "/job:worker" in d.device for n in d.node_stats
+                     if n.node_name != "RecvTensor" and n.node_name)
+    dev.node_stats.add().CopyFrom(node)
+    trace = tmp_path / "twice"
+    trace.mkdir()
+    (trace / "step_000.pb").write_bytes(run.SerializeToString())
+    assert main(["convert", str(trace), "--to", "chrome", str(tmp_path / "once.json")]) == 0
+    assert ("note: 1 record that TensorFlow wrote twice, exactly the same, is written once, as it was read (inspect "
+            "counts it under 'skipped')\n") in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("to", ["chrome", "csv"])
+def test_the_files_written_are_counted_in_words(to: str, tmp_path: pathlib.Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """'wrote 1 file(s): mlp.json': one file (Chrome JSON) in the singular, the tables in the plural, each listed."""
+    assert main(["convert", str(MLP), "--to", to, str(_out(tmp_path, to))]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("wrote "))
+    said = re.fullmatch(r"wrote (\d+) (files?): (.*)", line)
+    assert said is not None, line
+    count = int(said[1])
+    assert count == len(said[3].split(", ")), line
+    assert (count == 1, said[2]) == ((True, "file") if to == "chrome" else (False, "files")), line
 
 
 def test_two_timeline_transfers_of_one_moment_convert_to_tables_that_read_back(
@@ -390,7 +420,7 @@ def test_convert_force_in_another_format_removes_the_earlier_conversions_tables(
     capsys.readouterr()
     assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "csv", str(tables), "--force"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("removed 7 file(s) of the earlier conversion in parquet: ops.parquet, "), out
+    assert out.startswith("removed 7 files of the earlier conversion in parquet: ops.parquet, "), out
     assert sorted(p.name for p in tables.iterdir()) == sorted([".notes", "trace.json", "meta.json",  # cnn's
                                                                *(f"{n}.csv" for n in SCHEMAS)])
     assert main(["convert", str(ROOT / "data/traces/cnn"), "--to", "csv", str(tables), "--force"]) == 0

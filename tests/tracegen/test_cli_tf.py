@@ -139,3 +139,18 @@ def test_a_tf2_profile_of_one_step_and_one_host_is_said_in_the_singular(
     assert main(["profile", "--api", "tf2", "--steps", "1", "--out", str(tmp_path / "o")]) == 0
     line = capsys.readouterr().out
     assert "profiled 1 step of " in line and ", 1 host, into " in line, line
+
+
+@pytest.mark.parametrize(("steps", "said"), [(1, "traced 1 step of mlp"), (3, "traced 3 steps of mlp")])
+def test_a_tf1_profile_counts_its_steps_in_words(steps: int, said: str, tmp_path: pathlib.Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """It said 'traced 1 step(s) of mlp'; as the TF2 test above, the capture is replaced (test_capture.py runs it)."""
+    import validation.capture
+
+    def traced(_config: object, out: pathlib.Path) -> list[pathlib.Path]:
+        return [out / f"step_{i:03d}.pb" for i in range(steps)]
+
+    monkeypatch.setattr(validation.capture, "profile", traced)
+    assert main(["profile", "--steps", str(steps), "--out", str(tmp_path / "o")]) == 0
+    assert capsys.readouterr().out.startswith(f"{said} (batch "), said

@@ -97,12 +97,25 @@ def test_validation_report_holds_the_measurements_and_every_predictor(validated:
     assert f"<dd>{CONFIG / 'trace' / 'link-profile.json'}</dd>" in page
 
 
+def test_the_simulated_line_counts_the_seeds_in_words(predicted: pathlib.Path, validated: pathlib.Path,
+                                                       tmp_path: pathlib.Path) -> None:
+    """The reports' inputs said '2 seed(s) from 0' (predict) and '2 seed(s)' (validate); one seed in the singular."""
+    assert re.search(r"measured steps per worker, 2 seeds from \d+; link model ",
+                     (predicted / "report.html").read_text(encoding="utf-8"))
+    assert "measured steps per worker, 2 seeds; link model " in (validated / "report.html").read_text(encoding="utf-8")
+    assert main(["predict", str(CONFIG / "trace"), "--workers", "1-2", "--steps", "3", "--seeds", "1", "--jobs", "1",
+                 "--html", "--out", str(tmp_path)]) == 0
+    assert re.search(r"measured steps per worker, 1 seed from \d+; link model ",
+                     (tmp_path / "report.html").read_text(encoding="utf-8"))
+
+
 @dataclasses.dataclass(frozen=True)
 class _Score:
     mape: float = 0.1
     max_error: float = 0.2
     knee_n_workers: int = 2
     inside_range: int | None = 1
+    with_repeats: int = 2
     in_band: int | None = None
     band_width: float | None = None
 

@@ -32,7 +32,8 @@ def test_scores_by_hand(tmp_path: pathlib.Path) -> None:
     assert flat.max_error == pytest.approx(0.45)
     assert (result.measured_knee_n_workers, good.knee_n_workers, flat.knee_n_workers) == (2, 2, 1)
     text = report_markdown(result, {"link": "x"}, "t")
-    assert "| good | 0.0% | 0.0% | 2 | 3 of 3 |" in text and "| flat | 30.0% | 45.0% | 1 | 1 of 3 |" in text
+    assert "| good | 0.0% | 0.0% | 2 | 3 of 3 N with repeats |" in text
+    assert "| flat | 30.0% | 45.0% | 1 | 1 of 3 N with repeats |" in text
 
 
 def test_one_run_per_n_has_no_range_to_be_inside(tmp_path: pathlib.Path) -> None:
@@ -44,7 +45,23 @@ def test_one_run_per_n_has_no_range_to_be_inside(tmp_path: pathlib.Path) -> None
     assert "| close | 0.0% | 0.1% | 2 | - (one run per N) |" in report_markdown(result, {}, "t")
     # one N measured twice: its range counts, the other N's one value is a range of one
     twice = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,1.0\n1,1.2\n2,2.0\n"))
-    assert compare(twice, {"close": [1.1, 2.001]}).scores["close"].inside_range == 1
+    score = compare(twice, {"close": [1.1, 2.001]}).scores["close"]
+    assert (score.inside_range, score.with_repeats) == (1, 1)
+
+
+def test_inside_measured_range_counts_only_the_n_with_repeats(tmp_path: pathlib.Path) -> None:
+    """N = 2 ran once: its one value was counted as a range, which a prediction of exactly that value was 'inside'
+    and one 0.1 % off was not, and the count was 'of' every N measured ('2 of 3'), not of the N with a range."""
+    runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n1,1.0\n1,1.2\n2,2.0\n3,1.9\n3,2.1\n"))
+    # N = 1: 1.1 inside 1.0-1.2; N = 2: one run, no range; N = 3: 3.0 above 1.9-2.1
+    result = compare(runs, {"exact": [1.1, 2.0, 3.0], "off": [1.1, 2.002, 3.0], "both": [1.2, 5.0, 1.9]})
+    assert {n: (s.inside_range, s.with_repeats) for n, s in result.scores.items()} == {
+        "exact": (1, 2), "off": (1, 2), "both": (2, 2)}
+    text = report_markdown(result, {}, "t")
+    assert "| inside measured range |" in text
+    for name, inside in (("exact", 1), ("off", 1), ("both", 2)):
+        row = next(line for line in text.splitlines() if line.startswith(f"| {name} |"))
+        assert f" | {inside} of 2 N with repeats | " in row, row
 
 
 def test_knee_is_the_first_point_reaching_95_percent() -> None:
@@ -102,7 +119,7 @@ def test_one_n_measured_has_no_knee_to_score(tmp_path: pathlib.Path) -> None:
     point, as if every predictor had found the measured knee."""
     runs = read_measured(_csv(tmp_path, "n_workers,steps_per_s\n4,16.8\n4,17.0\n"))
     text = report_markdown(compare(runs, {"sim": [17.0]}), {}, "t")
-    assert "| knee (measured -) |" in text and "| sim | 0.6% | 0.6% | - | 1 of 1 |" in text
+    assert "| knee (measured -) |" in text and "| sim | 0.6% | 0.6% | - | 1 of 1 N with repeats |" in text
     assert "One N measured (4): no knee, which needs a curve" in text
     assert knee_note([4]) is not None and knee_note([1, 2, 3]) is None
 

@@ -371,17 +371,18 @@ def test_a_worker_link_is_read_in_exponent_form_as_a_rate_is(tmp_path: pathlib.P
         read_measured(path)
 
 
-@pytest.mark.parametrize(("column", "cell", "parts"), [("worker_caps", "0.25;0.5;0.5", 3), ("worker_caps", "0.25", 1),
-                                                      ("worker_links", "100000000;0;0", 3)])
+@pytest.mark.parametrize(("column", "cell", "parts"), [("worker_caps", "0.25;0.5;0.5", "3 parts"),
+                                                      ("worker_caps", "0.25", "1 part"),
+                                                      ("worker_links", "100000000;0;0", "3 parts")])
 def test_a_per_worker_cell_with_other_than_n_workers_parts_is_refused(tmp_path: pathlib.Path, column: str, cell: str,
-                                                                       parts: int) -> None:
+                                                                       parts: str) -> None:
     """A run of 2 workers with 3 caps (or 1) was read, and validate took the longest run's parts for the cluster
     without a word: the testbed writes one part per worker of the run."""
     first = cell.split(";", maxsplit=1)[0]
     path = _csv(tmp_path, f"n_workers,steps_per_s,{column}\n1,10,{first}\n2,18,{cell}\n")
     with pytest.raises(ConfigError) as caught:
         read_measured(path)
-    assert str(caught.value) == (f"{path}:3: {column!r} has {parts} part(s) for n_workers 2; give each worker's "
+    assert str(caught.value) == (f"{path}:3: {column!r} has {parts} for n_workers 2; give each worker's "
                                  "value, ';'-joined, one per worker of the run")
 
 

@@ -188,4 +188,9 @@ def test_main_names_the_configurations_without_a_report(tmp_path: pathlib.Path,
     _report(tmp_path, "test", "a", "n_workers,measured_mean,simulator,simulator_error\n1,3,2,0.33333333\n")
     assert main([str(tmp_path), str(campaign)]) == 0
     err = capsys.readouterr().err
-    assert "1 configuration(s) have no" in err and "out: dev/misspelt\n" in err and "test/a" not in err
+    assert "note: 1 configuration has no " in err and "comparison.csv and is left out: dev/misspelt\n" in err
+    assert "test/a" not in err
+    campaign.write_text("name,set\na,test\nmisspelt,dev\nother,test\n")
+    assert main([str(tmp_path), str(campaign)]) == 0
+    err = capsys.readouterr().err
+    assert "note: 2 configurations have no " in err and "and are left out: dev/misspelt, test/other\n" in err

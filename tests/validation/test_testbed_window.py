@@ -80,7 +80,10 @@ def test_collect_refuses_a_ps_that_ended_and_a_deadline_that_passed(tmp_path: pa
     with pytest.raises(JobError, match="PS task 0 exited with code 2 while workers waited for 'warm'"):
         collect(events, pss=[_exited(tmp_path, "ps", 2)], workers=workers, want="warm",
                 deadline_s=time.monotonic() + 60, timeout_s=1.0)
-    with pytest.raises(JobError, match=r"no 'warm' from worker\(s\) \[0\] within 7 s"):
+    with pytest.raises(JobError, match=r"no 'warm' from worker 0 within 7 s \(worker 0: "):
+        collect(events, pss=[], workers=workers, want="warm", deadline_s=0.0, timeout_s=7.0)
+    workers.append(_exited(tmp_path, "w1", 0))  # 'from worker(s) [0, 1]'
+    with pytest.raises(JobError, match=r"no 'warm' from workers 0, 1 within 7 s \(worker 0: .*; worker 1: "):
         collect(events, pss=[], workers=workers, want="warm", deadline_s=0.0, timeout_s=7.0)
 
 

@@ -651,6 +651,29 @@ def test_a_knee_of_n_with_gaps_or_of_one_n_is_said_for_what_it_is(rows: str, kne
     assert ("knee N=" in printed.split(note, 1)[1]) == (knee != "measured knee -")
 
 
+def test_inside_measured_range_is_said_of_the_n_with_repeats_everywhere(tmp_path: pathlib.Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """N = 2 ran once: the summary said 'inside measured range k/3', report.md and report.html 'k of 3', counting
+    its one value as a range; each now counts the N run twice or more, and says so, in the same words."""
+    validate_own(tmp_path, "n_workers,steps_per_s\n1,10.8\n1,11.2\n2,17.4\n3,17.2\n3,17.7\n", "--html")
+    printed = capsys.readouterr().out
+    table = pd.read_csv(tmp_path / "out" / "comparison.csv")
+    repeated = table[table["n_repeats"] > 1]
+    assert list(repeated["n_workers"]) == [1, 3]
+    report = (tmp_path / "out" / "report.md").read_text()
+    page = (tmp_path / "out" / "report.html").read_text()
+    names = [c.removesuffix("_error") for c in table.columns if c.endswith("_error")]
+    assert names
+    for name in names:
+        inside = int(repeated[name].between(repeated["measured_min"], repeated["measured_max"]).sum())
+        said = f"{inside} of 2 N with repeats"
+        line = next(line for line in printed.splitlines() if line.startswith(f"{name} "))
+        assert f"inside measured range {said}" in line, line
+        row = next(line for line in report.splitlines() if line.startswith(f"| {name} |"))
+        assert f" | {said} | " in row, row
+        assert re.search(rf"<td>{re.escape(name)}</td>(<td>[^<]*</td>){{3}}<td>{said}</td>", page), name
+
+
 def test_without_a_single_worker_file_the_report_says_what_stood_in_for_it(tmp_path: pathlib.Path) -> None:
     """A user's trace folder of steps alone and a CSV without N = 1: the report said 'single worker: none (no
     single-worker.json beside the trace)', and left it to be guessed whether the CSV's runs stood in for it and how
