@@ -1,6 +1,7 @@
 """Where a replay of one worker misses its own traced step (a diagnosis, not a test):
-``python benchmarks/replay_gaps.py [TRACE ...]`` (default: every trace of ``leave_one_out.py`` whose error of the
-mean is over 5 % in docs/validation.md, and two that are within it, for contrast).
+``python benchmarks/replay_gaps.py [TRACE ...]`` (default: the `deep` traces of ``leave_one_out.py`` whose error of
+the mean is over 5 % in docs/validation.md, two that are within it for contrast, and the four of
+``data/remeasured/deep_caps/``, the CPU caps lifted in turn).
 
 For each complete traced step, a model built from that step alone (:func:`tracegen.model.build_model` with
 ``use_steps``) replays one worker for 3 steps with the trace's own link estimate, as
@@ -26,7 +27,9 @@ DEFAULT = ("data/pastknee/test/deep_2000mbit_q20_b16k_ps03/trace", "data/atcap/t
            "data/fresh/test/deep_200mbit_q5_b16k_ps05/trace",
            "data/remeasured/deep_replay/deep_150mbit_q5_b128k_ps03/trace",
            "data/validation/dev/deep_1000mbit_q100_b16k_ps05/trace",
-           "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace")
+           "data/validation/dev/mlp_500mbit_q100_b128k_ps03/trace",
+           *(f"data/remeasured/deep_caps/{caps}/trace" for caps in ("w0.25_ps0.3", "w0.9_ps0.3", "w0.25_ps0.9",
+                                                                   "w0.9_ps0.9")))
 VARIANTS = ("as traced", "no compute gaps", "no PS-op gaps", "no transfer gaps", "unlimited link")
 
 
