@@ -1,11 +1,12 @@
 """Where a replay of one worker misses its own traced step (a diagnosis, not a test):
-``python benchmarks/replay_gaps.py [TRACE ...]`` (default: the `deep` traces of ``leave_one_out.py`` whose error of
-the mean is over 5 % in docs/validation.md, two that are within it for contrast, and the four of
+``python benchmarks/replay_gaps.py [TRACE ...]`` (default: the `deep` traces whose leave-one-step-out error of
+the mean was over 5 % before :mod:`tracegen.selfreplay`, two that were within it for contrast, and the four of
 ``data/remeasured/deep_caps/``, the CPU caps lifted in turn).
 
 For each complete traced step, a model built from that step alone (:func:`tracegen.model.build_model` with
-``use_steps``) replays one worker for 3 steps with the trace's own link estimate, as
-:func:`tracegen.replay.leave_one_out` does, and its mean step time is compared with the step it was built from:
+``use_steps``) replays one worker for 3 steps with the trace's own link estimate as it is (as
+:func:`tracegen.replay.leave_one_out` did before :mod:`tracegen.selfreplay` held its replay to the traced
+steps), and its mean step time is compared with the step it was built from:
 the *in-sample* error, which no step-to-step variability explains. Then the same with the traced gaps before one
 kind of task set to zero (the gap is the time from a task's last input being ready to its start, which the replay
 adds after the task's inputs are ready in the replay) and with an unlimited link, to show which part of the

@@ -18,6 +18,7 @@ from tracegen.outputs import OutputDir
 from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
 from tracegen.planreport import PAIR_HEADER, answer, assumptions, pair_cells, pair_note, plan_csv, plan_html
 from tracegen.processes import MAX_JOBS, PARALLEL_S, available_cpus
+from tracegen.selfreplay import replayed_model
 from tracegen.shards import holding, placements
 from tracegen.units import counted, parse_count, parse_number, parse_whole
 from tracegen.workercounts import parse_workers
@@ -81,7 +82,7 @@ def run_plan(args: argparse.Namespace) -> int:
     with OutputDir(args.out, ["plan.csv", *(["plan.html"] * args.html)], force=args.force, command="plan",
                    inputs=[p for p in read if p]) as out:
         trace = read_trace(args.trace)
-        model = build_model(trace)
+        model = replayed_model(build_model(trace))
         if (note := batch_note(args.trace, args.batch_size)) is not None:  # --target-rate is in samples/s
             print(note)
         if ps_shards:

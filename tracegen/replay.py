@@ -1,10 +1,11 @@
 """The leave-one-step-out check: does a model built from some traced steps predict a step it has not seen?
 
-For each complete traced step i, a model is built from the *other* complete steps only, one worker is simulated
-for ``steps`` steps (each drawing one of those timings, seeded; a job traced with several PS tasks keeps each
-parameter on its traced PS, each with its own link, as ``predict`` does), and its mean step time is compared with step
-i's measured length. Two figures summarise a trace: the mean absolute error over the held-out steps (how well one
-unseen step is predicted, which includes that step's own luck), and the error of the mean (the mean of the
+For each complete traced step i, a model is built from the *other* complete steps only (and held to them as
+``predict`` holds its model, :mod:`tracegen.selfreplay`: the replay of those steps gives back their mean), one worker
+is simulated for ``steps`` steps (each drawing one of those timings, seeded; a job traced with several PS tasks keeps
+each parameter on its traced PS, each with its own link, as ``predict`` does), and its mean step time is compared
+with step i's measured length. Two figures summarise a trace: the mean absolute error over the held-out steps (how
+well one unseen step is predicted, which includes that step's own luck), and the error of the mean (the mean of the
 predictions against the mean of the held-out steps: the bias that throughput, a mean, inherits).
 """
 
@@ -18,6 +19,7 @@ from tracegen.errors import ModelError
 from tracegen.link import LinkSpec
 from tracegen.metrics import step_time_ns
 from tracegen.model import build_model, complete_steps
+from tracegen.selfreplay import replayed_model
 from tracegen.simulate import SimConfig, simulate
 
 
@@ -65,7 +67,7 @@ def leave_one_out(trace: Trace, *, link_spec: LinkSpec | None = None, steps: int
                        strict=True))
     held = []
     for step in complete:
-        model = build_model(trace, use_steps=[s for s in complete if s != step])
+        model = replayed_model(build_model(trace, use_steps=[s for s in complete if s != step]))
         result = simulate(model, SimConfig(steps=steps, warmup_steps=0, seed=seed, link_spec=link_spec,
                                            ps_shard_of_task=model.traced_ps_task))
         held.append(HeldOut(step=step, measured_ns=int(lengths[step]),

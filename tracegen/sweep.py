@@ -56,6 +56,7 @@ from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS
 from tracegen.policy import check_order, parse_policy
 from tracegen.preparation import prepared
+from tracegen.selfreplay import replayed_model
 from tracegen.shards import holding, placements
 from tracegen.signals import held
 from tracegen.simulate import simulate
@@ -157,7 +158,7 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     if placement != "round-robin" and not ps_shards:
         raise ConfigError(f"'placement' {placement!r} places parameters on the shards of 'ps_shards'; give those too")
     trace = read_trace(trace_path)  # first: the reader refuses what is not a trace file (a FIFO)
-    model = build_model(trace)
+    model = replayed_model(build_model(trace))
     sha = trace_sha256(trace_path)
     single = load_single_worker(single_worker_beside(trace_path))
 

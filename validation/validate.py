@@ -79,6 +79,7 @@ from tracegen.placement import PLACEMENTS, Placement, creation_order, place, tra
 from tracegen.plots import curve_csv
 from tracegen.preparation import Prepared, prepared
 from tracegen.processes import processes_for
+from tracegen.selfreplay import replayed_model
 from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED
 from tracegen.units import format_rate
 from validation import Progress
@@ -330,7 +331,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     # every input file read before any work, so that a bad one is refused at once and before a line says it is used
     link_profile = None if inputs.profile is None else read_link_profile(inputs.profile)
     traced = read_trace(inputs.trace)
-    model = build_model(traced, timing=config.timing)
+    model = replayed_model(build_model(traced, timing=config.timing))
     check_config_order(model, config)  # else the simulation refused it, naming no file
     single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
     costs = step_costs(model, single)
