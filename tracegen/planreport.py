@@ -38,7 +38,7 @@ from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
 from tracegen.plan import WARMUP_STEPS, Option, Pair, Plan, n_ps
 from tracegen.plateau import STALL_GAIN, STALL_POINTS
-from tracegen.units import brief, fixed, format_duration, format_rate
+from tracegen.units import brief, counted, fixed, format_duration, format_rate
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_ps", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
                "cluster_usd_per_hour", "usd_per_1000_samples", "hours_for_samples", "usd_for_samples",
@@ -98,8 +98,9 @@ def assumptions(plan: Plan) -> list[str]:
          + (" (the traced job's PS tasks, each keeping its traced parameters)" if n_ps(model) > 1 else ""))
         + " at the catalogue's usd_per_hour, nothing else (storage, traffic, idle time); "
         f"{cfg.batch_size} samples per step",
-        f"each point: {cfg.seeds} seed(s) from {cfg.seed}, {cfg.step_budget} measured steps over all workers (at "
-        f"least {MIN_STEPS} each) after {WARMUP_STEPS} warm-up step each, coarser than predict's; N past a "
+        f"each point: {counted(cfg.seeds, 'seed')} from {cfg.seed}, {counted(cfg.step_budget, 'measured step')} "
+        f"over all workers (at least {MIN_STEPS} each) after {counted(WARMUP_STEPS, 'warm-up step')} each, coarser "
+        "than predict's; N past a "
         f"plateau ({STALL_POINTS} in a row adding < {STALL_GAIN:.0%}) not simulated: they only add cost. Confirm "
         "the chosen option with 'tracegen predict'",
         *(f"warning: {note}" for note in plan.notes),

@@ -175,3 +175,16 @@ def test_a_knee_not_reached_says_by_which_n_as_predict_does(model: StepModel) ->
     for row in plan_csv(result).splitlines()[1:]:
         written = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
         assert (written["knee_n_workers"], written["knee_as_printed"]) == ("", ">2"), row
+
+
+@pytest.mark.parametrize(("seeds", "budget", "said"), [
+    (1, 16, "each point: 1 seed from 0, 16 measured steps over all workers"),
+    (3, 1, "each point: 3 seeds from 0, 1 measured step over all workers"),
+])
+def test_the_assumptions_count_seeds_and_steps_in_words(model: StepModel, seeds: int, budget: int, said: str) -> None:
+    """The assumptions said 'each point: 1 seed(s) from 0'."""
+    from tracegen.planreport import assumptions
+
+    result = run_plan(model, config=dataclasses.replace(PLAN_CONFIG, workers=(1,), seeds=seeds, step_budget=budget))
+    line = next(a for a in assumptions(result) if a.startswith("each point: "))
+    assert line.startswith(said) and "(s)" not in line and "after 1 warm-up step each" in line, line
