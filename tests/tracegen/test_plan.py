@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import itertools
 import pathlib
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from parsers.singleworker import read_single_worker
 from tracegen.cli import main
 from tracegen.link import uniform_link
 from tracegen.model import StepModel, build_model
-from tracegen.plan import Plan, PlanConfig, plan
+from tracegen.plan import NOISE_MARGIN, Plan, PlanConfig, plan
 from tracegen.planreport import CSV_COLUMNS, plan_csv
 
 from tracegen_support import (
@@ -496,3 +497,15 @@ def test_with_a_target_options_just_short_of_it_are_within_noise_and_far_short_o
     assert unreachable.chosen is None
     assert within_noise(unreachable, 0.15) == (chosen, short)  # 90 >= 105 x 0.85 = 89.25; 80 is not
 
+
+def test_the_noise_line_follows_the_answer_in_the_terminal_and_plan_html(tmp_path: pathlib.Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    cat = _catalogue_file(tmp_path, GOOD_ROWS)
+    assert main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--workers", "1-4", "--html",
+                 "--out", str(tmp_path / "out")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("cheapest per sample: "))
+    assert lines[at + 1].startswith(f"within plan's noise ({NOISE_MARGIN:.0%}, benchmarks/plan_noise.py) of the "
+                                    "cheapest: "), lines[at + 1]
+    page = (tmp_path / "out" / "plan.html").read_text(encoding="utf-8")
+    assert html.escape(lines[at + 1]) in page
