@@ -34,7 +34,7 @@ the largest difference among them; and whether the option cheapest per sample by
 priced) is plan's choice, one it named, or neither. Then the summary figure over all traces: for every point, the
 pairs' best N, the chosen options and the options named within noise, the median, 90th percentile and largest
 absolute difference, and the count of traces where predict's cheapest was plan's choice, named, or neither.
-:data:`tracegen.plan.NOISE_MARGIN` is the largest at the pairs' best N, rounded up to a whole per cent.
+:data:`tracegen.plan.NOISE_MARGIN` is the largest over every point, rounded up to a whole per cent.
 
 Run: ``python benchmarks/plan_noise.py [CATALOGUE] [CAMPAIGN]`` (about ten minutes on two cores, 2026-12-07; the
 pairs run in as many processes as this process may use).
