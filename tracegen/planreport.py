@@ -31,8 +31,8 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
     within_noise                        yes on the other options that plan's own noise cannot tell from the chosen
                                         one (``tracegen.plan.within_noise``): usd_per_1000_samples at most
                                         ``NOISE_MARGIN`` (a fraction, measured by benchmarks/plan_noise.py) above the
-                                        chosen's and, with a target, samples_per_s at most that below it; when no
-                                        option reaches the target, yes on those within the margin below it
+                                        chosen's and, with a target, samples_per_s at most that below the target;
+                                        when no option reaches the target, yes on those within the margin below it
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from tracegen.config import MIN_STEPS
 from tracegen.curvetext import knee_short
 from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
-from tracegen.plan import NOISE_MARGIN, STEP_BUDGET, WARMUP_STEPS, Option, Pair, Plan, n_ps, within_noise
+from tracegen.plan import NOISE_MARGIN, WARMUP_STEPS, Option, Pair, Plan, PlanConfig, n_ps, within_noise
 from tracegen.plateau import STALL_GAIN, STALL_POINTS
 from tracegen.units import brief, counted, fixed, format_duration, format_rate
 from tracegen.workercounts import format_workers
@@ -174,8 +174,9 @@ def noise_line(plan: Plan) -> str:
     range), or that there are none; with a target none reaches, the options within the noise below it."""
     cfg = plan.config
     measured = f"{NOISE_MARGIN:.0%}, benchmarks/plan_noise.py"
-    if (cfg.step_budget, cfg.seeds) != (STEP_BUDGET, 1):  # the benchmark measured plan's defaults only
-        measured += f", measured at --step-budget {STEP_BUDGET} and --seeds 1, not at these"
+    default = PlanConfig()
+    if (cfg.step_budget, cfg.seeds) != (default.step_budget, default.seeds):  # the benchmark measured these only
+        measured += f", measured at --step-budget {default.step_budget} and --seeds {default.seeds}, not at these"
     of = ("below the target" if plan.chosen is None
           else "of the cheapest" if cfg.target_samples_per_s is None else "of the choice")
     near = within_noise(plan)
