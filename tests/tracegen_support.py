@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import math
 import pathlib
 import re
@@ -19,7 +20,7 @@ from tracegen.cli import main
 from tracegen.cli_predict import add_predict_arguments
 from tracegen.curve import Curve, CurvePoint
 from tracegen.model import StepModel, StepTiming, TaskKind
-from tracegen.plan import Plan, PlanConfig, plan
+from tracegen.plan import Option, Pair, Plan, PlanConfig, cheapest, fastest, plan
 from tracegen.plateau import knee
 from tracegen.wire import LinkEstimate
 
@@ -61,6 +62,29 @@ PLAN_CATALOGUE = Catalogue(instances=(inst("w1", "worker", 0.2, 1.0), inst("w2",
 def run_plan(model: StepModel, catalogue: Catalogue = PLAN_CATALOGUE, config: PlanConfig = PLAN_CONFIG) -> Plan:
     """``plan`` of ``model`` on ``catalogue`` with the plan trace's link profile and single-worker measurement."""
     return plan(model, catalogue, config, link_profile=PLAN_PROFILE, single_worker=PLAN_SINGLE)
+
+
+def hand_option(worker: str, samples_per_s: float, *, n: int = 1, usd: float = 1.0, ps_usd: float = 1.0) -> Option:
+    """A hand-made option: ``n`` workers of a type named ``worker`` at ``usd`` an hour and a PS named ``ps`` at
+    ``ps_usd``, giving ``samples_per_s`` (a batch of one)."""
+    return Option(worker=inst(worker, "worker", usd, 1.0), ps=inst("ps", "ps", ps_usd, 1.0), n_workers=n,
+                  steps_per_s=samples_per_s, samples_per_s=samples_per_s, bottleneck="workers")
+
+
+def hand_plan(base: Plan, options: list[Option], **config: object) -> Plan:
+    """``base`` (for its model and links) with ``options`` instead of its own, a pair per worker type in their
+    order, its config changed by ``config``, and the chosen and fastest picked from them as :func:`plan` picks."""
+    by_worker: dict[str, list[Option]] = {}
+    for o in options:
+        by_worker.setdefault(o.worker.name, []).append(o)
+    pairs = tuple(Pair(worker=os[0].worker, ps=os[0].ps, options=tuple(os),
+                       plateau_samples_per_s=max(o.samples_per_s for o in os),
+                       saturation_workers=max(os, key=lambda o: o.samples_per_s).n_workers, beyond_workers=None,
+                       knee_n_workers=None, band_samples_per_s=None, link_description="hand-made")
+                  for os in by_worker.values())
+    cfg = dataclasses.replace(base.config, **config)  # type: ignore[arg-type]
+    return dataclasses.replace(base, config=cfg, pairs=pairs, chosen=cheapest(options, cfg.target_samples_per_s),
+                               fastest=fastest(options))
 
 
 def quick_predict(out: pathlib.Path, trace: pathlib.Path, *more: str) -> int:

@@ -16,7 +16,7 @@ from tracegen.inputs import batch_size_of, load_profile, load_single_worker, pro
 from tracegen.model import build_model
 from tracegen.outputs import OutputDir
 from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
-from tracegen.planreport import PAIR_HEADER, answer, assumptions, pair_cells, pair_note, plan_csv, plan_html
+from tracegen.planreport import PAIR_HEADER, answer, assumptions, noise_line, pair_cells, pair_note, plan_csv, plan_html
 from tracegen.processes import MAX_JOBS, PARALLEL_S, available_cpus
 from tracegen.selfreplay import replayed_model
 from tracegen.shards import holding, placements
@@ -122,6 +122,7 @@ def _print(result: Plan, beside: list[str]) -> None:
         print(row(pair_cells(pair, cfg.samples)))
     print(pair_note(cfg.samples))
     print(answer(result))
+    print(noise_line(result))
     print("assumptions:")
     for line in assumptions(result):
         print(f"  - {line}")

@@ -24,7 +24,9 @@ catalogue take a few seconds on one core), and what it costs in accuracy:
 - Each point is one seed (``seeds``) of ``step_budget`` measured steps over all workers together (at least
   :data:`MIN_STEPS` per worker) after :data:`WARMUP_STEPS` warm-up step each: a large N needs fewer steps per
   worker for the same count of sampled steps. ``predict`` runs 30 steps per worker and 3 seeds; ``plan`` is for
-  ranking options — confirm the chosen one with ``tracegen predict``.
+  ranking options — confirm the chosen one with ``tracegen predict``. How far one option's rate lies from
+  ``predict``'s was measured (``benchmarks/plan_noise.py``, :data:`NOISE_MARGIN`): the options whose dollars per
+  sample lie within that of the chosen one's are named beside it (:func:`within_noise`), as plan cannot rank them.
 - Pairs that simulate the same thing are simulated once: the key is the scaled model's speeds and the links
   (two worker types of equal speed whose network card does not cap the traced connection share one sweep;
   different prices do not matter to the simulation).
@@ -72,6 +74,16 @@ MAX_STEP_BUDGET = 100_000  # measured steps per point: a coarse plan, not a long
 MAX_SEEDS = 100  # seeds per point
 WARMUP_STEPS = 1
 MAX_SAMPLES = 1e18
+
+# How far one option's samples/s from plan's defaults (STEP_BUDGET, one seed) may lie from predict's (30 steps per
+# worker, 3 seeds) for the same N on the same instances, and so its dollars per sample: measured by
+# benchmarks/plan_noise.py on 2026-12-07 over the 12 validation traces x the example catalogue's pairs, every N plan
+# simulated (2573 points): median 0.7 %, 90th percentile 4.9 %, largest 22.7 % (test/deep_200, c5.4xlarge +
+# c5.2xlarge, N = 18); at the pairs' best N alone (117 points) the largest was 14.7 %, but a margin of 15 % missed
+# predict's own cheapest option on test/deep_200 (N = 25 of c5.xlarge + c5.4xlarge, 18 % under predict in plan, so
+# 18 % dearer than the choice where predict has it 4 % cheaper). The margin is the largest over every point, rounded
+# up: one option's error, not the gap two options erring opposite ways could open (docs/model.md, "plan's own noise").
+NOISE_MARGIN = 0.23
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -353,6 +365,24 @@ def cheapest(options: Sequence[Option], target_samples_per_s: float | None) -> O
     reaching = [o for o in options if target_samples_per_s is None or o.samples_per_s >= target_samples_per_s]
     return min(reaching, key=lambda o: (_dollars(o.usd_per_1000_samples), _dollars(o.usd_per_hour), o.n_workers,
                                         o.worker.line, o.ps.line, o.n_ps), default=None)
+
+
+def within_noise(plan: Plan, margin: float = NOISE_MARGIN) -> tuple[Option, ...]:
+    """The options other than the chosen one that plan's own noise (:data:`NOISE_MARGIN`, a fraction: how far one
+    option's figures may lie from ``predict``'s) cannot tell from it, pair by pair, N ascending: their dollars per
+    1,000 samples at most ``1 + margin`` times the chosen's and, with a target, their samples/s at least ``1 -
+    margin`` times it (an option just short of it may reach it). With a target that no option reaches: those whose
+    samples/s lie within the margin below it. Both ends count as within (compared as :func:`_dollars` compares)."""
+    target = plan.config.target_samples_per_s
+    near_target = [o for o in plan.options
+                   if target is None or _dollars(o.samples_per_s) >= _dollars(target * (1 - margin))]
+    chosen = plan.chosen
+    if chosen is None:  # a target none reaches
+        return tuple(near_target)
+    if not math.isfinite(chosen.usd_per_1000_samples):  # nothing processed: no dollars per sample to compare
+        return ()
+    limit = _dollars(chosen.usd_per_1000_samples * (1 + margin))
+    return tuple(o for o in near_target if o is not chosen and _dollars(o.usd_per_1000_samples) <= limit)
 
 
 def fastest(options: Sequence[Option]) -> Option:

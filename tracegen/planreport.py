@@ -28,6 +28,11 @@ ascending; the N past a pair's plateau that were not simulated have no row (:mod
     link_pinned                         yes when the PS type's link profile pinned the link
     best_of_pair                        yes on the pair's fewest-dollars-per-sample option
     chosen                              yes on the cheapest option reaching the target (or per sample)
+    within_noise                        yes on the other options that plan's own noise cannot tell from the chosen
+                                        one (``tracegen.plan.within_noise``): usd_per_1000_samples at most
+                                        ``NOISE_MARGIN`` (a fraction, measured by benchmarks/plan_noise.py) above the
+                                        chosen's and, with a target, samples_per_s at most that below the target;
+                                        when no option reaches the target, yes on those within the margin below it
 """
 
 from __future__ import annotations
@@ -36,15 +41,16 @@ from tracegen.config import MIN_STEPS
 from tracegen.curvetext import knee_short
 from tracegen.htmlpage import definitions, page, paragraph, section, table
 from tracegen.link import PULL
-from tracegen.plan import WARMUP_STEPS, Option, Pair, Plan, n_ps
+from tracegen.plan import NOISE_MARGIN, WARMUP_STEPS, Option, Pair, Plan, PlanConfig, n_ps, within_noise
 from tracegen.plateau import STALL_GAIN, STALL_POINTS
-from tracegen.units import brief, fixed, format_duration, format_rate
+from tracegen.units import brief, counted, fixed, format_duration, format_rate
+from tracegen.workercounts import format_workers
 
 CSV_COLUMNS = ("worker_type", "ps_type", "n_ps", "n_workers", "steps_per_s", "samples_per_s", "bottleneck",
                "cluster_usd_per_hour", "usd_per_1000_samples", "hours_for_samples", "usd_for_samples",
                "reaches_target", "knee_n_workers", "knee_as_printed", "plateau_samples_per_s", "plateau_n_workers",
                "plateau_in_range", "band_low_samples_per_s", "band_high_samples_per_s", "link_pinned", "best_of_pair",
-               "chosen")
+               "chosen", "within_noise")
 
 
 def _yes(flag: bool) -> str:
@@ -55,6 +61,7 @@ def plan_csv(plan: Plan) -> str:
     """The plan's options as CSV (module docstring)."""
     samples, target = plan.config.samples, plan.config.target_samples_per_s
     lines = [",".join(CSV_COLUMNS)]
+    near = {id(o) for o in within_noise(plan)}
     for pair in plan.pairs:
         best, band = pair.best, pair.band_samples_per_s
         for o in pair.options:
@@ -66,7 +73,8 @@ def plan_csv(plan: Plan) -> str:
                 "" if pair.knee_n_workers is None else str(pair.knee_n_workers), knee_cell(pair),
                 fixed(pair.plateau_samples_per_s, 4), str(pair.saturation_workers), _yes(pair.plateau_reached),
                 "" if band is None else fixed(band[0], 4), "" if band is None else fixed(band[1], 4),
-                _yes(pair.ps.link_profile is not None), _yes(o is best), _yes(o is plan.chosen)]))
+                _yes(pair.ps.link_profile is not None), _yes(o is best), _yes(o is plan.chosen),
+                _yes(id(o) in near)]))
     return "\n".join(lines) + "\n"
 
 
@@ -98,8 +106,9 @@ def assumptions(plan: Plan) -> list[str]:
          + (" (the traced job's PS tasks, each keeping its traced parameters)" if n_ps(model) > 1 else ""))
         + " at the catalogue's usd_per_hour, nothing else (storage, traffic, idle time); "
         f"{cfg.batch_size} samples per step",
-        f"each point: {cfg.seeds} seed(s) from {cfg.seed}, {cfg.step_budget} measured steps over all workers (at "
-        f"least {MIN_STEPS} each) after {WARMUP_STEPS} warm-up step each, coarser than predict's; N past a "
+        f"each point: {counted(cfg.seeds, 'seed')} from {cfg.seed}, {counted(cfg.step_budget, 'measured step')} "
+        f"over all workers (at least {MIN_STEPS} each) after {counted(WARMUP_STEPS, 'warm-up step')} each, coarser "
+        "than predict's; N past a "
         f"plateau ({STALL_POINTS} in a row adding < {STALL_GAIN:.0%}) not simulated: they only add cost. Confirm "
         "the chosen option with 'tracegen predict'",
         *(f"warning: {note}" for note in plan.notes),
@@ -159,11 +168,46 @@ def answer(plan: Plan) -> str:
     return f"cheapest reaching {target:g} samples/s: {_option(plan.chosen, cfg.samples)}"
 
 
+def noise_line(plan: Plan) -> str:
+    """What plan's own noise leaves open beside its answer (:func:`tracegen.plan.within_noise`): the other options
+    it cannot tell from the chosen one, pair by pair (their N, dollars per 1,000 samples and samples/s, each a
+    range), or that there are none; with a target none reaches, the options within the noise below it."""
+    cfg = plan.config
+    measured = f"{NOISE_MARGIN:.0%}, benchmarks/plan_noise.py"
+    default = PlanConfig()
+    if (cfg.step_budget, cfg.seeds) != (default.step_budget, default.seeds):  # the benchmark measured these only
+        measured += f", measured at --step-budget {default.step_budget} and --seeds {default.seeds}, not at these"
+    of = ("below the target" if plan.chosen is None
+          else "of the cheapest" if cfg.target_samples_per_s is None else "of the choice")
+    near = within_noise(plan)
+    noun = "option" if plan.chosen is None else "other option"
+    if not near:
+        return f"within plan's noise ({measured}) {of}: no {noun}"
+    pairs: dict[tuple[str, str, int], list[Option]] = {}
+    for o in near:
+        pairs.setdefault((o.worker.name, o.ps.name, o.n_ps), []).append(o)
+    groups = []
+    for (worker, ps, k), options in pairs.items():
+        usd = _span([f"{o.usd_per_1000_samples:.3g}" for o in options])
+        rate = _span([fixed(o.samples_per_s, 0) for o in options])
+        groups.append(f"{format_workers([o.n_workers for o in options])} x {worker} + {'' if k == 1 else f'{k} x '}"
+                      f"PS {ps} (${usd} per 1000 samples, {rate} samples/s)")
+    return (f"within plan's noise ({measured}) {of}: {counted(len(near), noun)}, "
+            f"{'; '.join(groups)}; confirm with 'tracegen predict'")
+
+
+def _span(cells: list[str]) -> str:
+    """The lowest and highest of the figures ``cells`` as ``low-high``, or the one figure when they are one."""
+    low, high = min(cells, key=float), max(cells, key=float)
+    return low if low == high else f"{low}-{high}"
+
+
 def plan_html(plan: Plan, inputs: list[tuple[str, str]]) -> bytes:
     """The plan as one self-contained page: the answer, the table of pairs, the assumptions and the inputs."""
     rows = [pair_cells(pair, plan.config.samples) for pair in plan.pairs]
     return page("Which cluster to rent", [
         paragraph(answer(plan), "summary"),
+        paragraph(noise_line(plan)),
         section("Options (each pair of a worker type and a PS type at its best N)",
                 table(PAIR_HEADER, rows, table_id="pairs"), paragraph(pair_note(plan.config.samples))),
         section("Assumptions", *(paragraph(line) for line in assumptions(plan))),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import itertools
 import pathlib
 from collections.abc import Callable
@@ -15,10 +16,20 @@ from parsers.singleworker import read_single_worker
 from tracegen.cli import main
 from tracegen.link import uniform_link
 from tracegen.model import StepModel, build_model
-from tracegen.plan import PlanConfig, plan
+from tracegen.plan import NOISE_MARGIN, Plan, PlanConfig, plan
 from tracegen.planreport import CSV_COLUMNS, plan_csv
 
-from tracegen_support import PLAN_CATALOGUE, PLAN_CONFIG, PLAN_PROFILE, PLAN_SINGLE, PLAN_TRACE, inst, run_plan
+from tracegen_support import (
+    PLAN_CATALOGUE,
+    PLAN_CONFIG,
+    PLAN_PROFILE,
+    PLAN_SINGLE,
+    PLAN_TRACE,
+    hand_option,
+    hand_plan,
+    inst,
+    run_plan,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -446,3 +457,55 @@ def test_a_plans_time_estimate_counts_the_busy_tasks_as_predicts_does() -> None:
     engine = _engine(tf2, links, PLAN_CONFIG)
     assert _likely_seconds(tf2, links, PLAN_CONFIG) == pytest.approx(
         sum(run_s(busy_tasks(tf2), n, steps, engine) for n, steps in _likely_runs(tf2, links, PLAN_CONFIG)))
+
+
+@pytest.fixture(scope="module")
+def one_n(model: StepModel) -> Plan:
+    """A quick plan of the plan trace: the model and links the hand-made plans borrow."""
+    return run_plan(model, config=dataclasses.replace(PLAN_CONFIG, workers=(1,)))
+
+
+def test_the_options_within_the_margin_of_the_cheapest_are_within_noise_its_edge_included(one_n: Plan) -> None:
+    """Four options at $2/h: the cheapest, one 10 % dearer per sample, one exactly 15 % dearer (the margin's edge,
+    within, though in floats it comes out a last bit over), one 20 % dearer (outside); named in the plan's order,
+    the chosen one not among them."""
+    from tracegen.plan import within_noise
+
+    cheapest = hand_option("a", 90.0)
+    inside, edge, outside = hand_option("b", 90 / 1.10), hand_option("c", 90 / 1.15), hand_option("d", 90 / 1.20)
+    result = hand_plan(one_n, [outside, edge, cheapest, inside])
+    assert result.chosen is cheapest
+    assert edge.usd_per_1000_samples > cheapest.usd_per_1000_samples * 1.15  # what the edge case is about
+    assert within_noise(result, 0.15) == (edge, inside)
+    assert within_noise(result, 0.09) == ()
+    assert within_noise(result, 0.25) == (outside, edge, inside)
+
+
+def test_with_a_target_options_just_short_of_it_are_within_noise_and_far_short_or_dear_ones_not(one_n: Plan) -> None:
+    """Target 100 samples/s: the choice costs $2/h at 100; a cheaper option at 90 samples/s (10 % short: may reach
+    it) is within, one at 80 (20 % short) is not, however cheap; one reaching it 10 % dearer is within, 25 % dearer
+    not. With a target none reaches, those within the margin below it."""
+    from tracegen.plan import within_noise
+
+    chosen = hand_option("a", 100.0)
+    short, far_short = hand_option("b", 90.0, usd=0.5), hand_option("c", 80.0, usd=0.5)
+    dearer, too_dear = hand_option("d", 100.0, usd=1.2), hand_option("e", 120.0, usd=2.0)
+    result = hand_plan(one_n, [chosen, short, far_short, dearer, too_dear], target_samples_per_s=100.0)
+    assert result.chosen is chosen
+    assert within_noise(result, 0.15) == (short, dearer)
+    unreachable = hand_plan(one_n, [chosen, short, far_short], target_samples_per_s=105.0)
+    assert unreachable.chosen is None
+    assert within_noise(unreachable, 0.15) == (chosen, short)  # 90 >= 105 x 0.85 = 89.25; 80 is not
+
+
+def test_the_noise_line_follows_the_answer_in_the_terminal_and_plan_html(tmp_path: pathlib.Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    cat = _catalogue_file(tmp_path, GOOD_ROWS)
+    assert main(["plan", str(PLAN_TRACE), "--catalogue", str(cat), "--workers", "1-4", "--html",
+                 "--out", str(tmp_path / "out")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("cheapest per sample: "))
+    assert lines[at + 1].startswith(f"within plan's noise ({NOISE_MARGIN:.0%}, benchmarks/plan_noise.py) of the "
+                                    "cheapest: "), lines[at + 1]
+    page = (tmp_path / "out" / "plan.html").read_text(encoding="utf-8")
+    assert html.escape(lines[at + 1]) in page

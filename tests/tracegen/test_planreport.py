@@ -11,9 +11,10 @@ import pytest
 from parsers import read_trace
 from parsers.catalogue import Catalogue
 from tracegen.model import StepModel, build_model
+from tracegen.plan import NOISE_MARGIN, STEP_BUDGET, Option, Plan
 from tracegen.planreport import CSV_COLUMNS, plan_csv
 
-from tracegen_support import PLAN_CONFIG, PLAN_TRACE, inst, run_plan
+from tracegen_support import PLAN_CONFIG, PLAN_TRACE, hand_option, hand_plan, inst, run_plan
 
 
 @pytest.fixture(scope="module")
@@ -175,3 +176,65 @@ def test_a_knee_not_reached_says_by_which_n_as_predict_does(model: StepModel) ->
     for row in plan_csv(result).splitlines()[1:]:
         written = dict(zip(CSV_COLUMNS, row.split(","), strict=True))
         assert (written["knee_n_workers"], written["knee_as_printed"]) == ("", ">2"), row
+
+
+@pytest.fixture(scope="module")
+def one_n(model: StepModel) -> Plan:
+    """A quick plan of the plan trace at plan's default coarseness: the model and links hand-made plans borrow."""
+    return run_plan(model, config=dataclasses.replace(PLAN_CONFIG, workers=(1,), step_budget=STEP_BUDGET, seeds=1))
+
+
+def _near_and_far(one_n: Plan) -> tuple[Plan, list[Option]]:
+    """The cheapest (a), two options of b (N = 1 and 2) within half plan's margin of it, c twice the margin off."""
+    cheapest = hand_option("a", 100.0)
+    b1 = hand_option("b", 100 / (1 + NOISE_MARGIN / 2))
+    b2 = hand_option("b", 1.5 * 100 / (1 + NOISE_MARGIN / 4), n=2)  # $3/h
+    far = hand_option("c", 100 / (1 + 2 * NOISE_MARGIN))
+    return hand_plan(one_n, [cheapest, b1, b2, far]), [cheapest, b1, b2, far]
+
+
+def test_the_noise_line_names_the_options_plan_cannot_tell_from_the_cheapest(one_n: Plan) -> None:
+    from tracegen.planreport import noise_line
+
+    result, (_a, b1, b2, _far) = _near_and_far(one_n)
+    usd = sorted(f"{o.usd_per_1000_samples:.3g}" for o in (b1, b2))
+    rate = sorted((f"{o.samples_per_s:.0f}" for o in (b1, b2)), key=float)
+    assert noise_line(result) == (
+        f"within plan's noise ({NOISE_MARGIN:.0%}, benchmarks/plan_noise.py) of the cheapest: 2 other options, "
+        f"1-2 x b + PS ps (${usd[0]}-{usd[1]} per 1000 samples, {rate[0]}-{rate[1]} samples/s); "
+        "confirm with 'tracegen predict'")
+    alone = hand_plan(one_n, [result.options[0], result.options[-1]])
+    assert noise_line(alone) == (f"within plan's noise ({NOISE_MARGIN:.0%}, benchmarks/plan_noise.py) of the "
+                                 "cheapest: no other option")
+    # with a target: 'of the choice'; with other settings than the benchmark measured, said so
+    targeted = hand_plan(one_n, list(result.options), target_samples_per_s=50.0)
+    assert " of the choice: 2 other options, " in noise_line(targeted)
+    finer = hand_plan(one_n, list(result.options), step_budget=64)
+    assert f"({NOISE_MARGIN:.0%}, benchmarks/plan_noise.py, measured at --step-budget 16 and --seeds 1, not at " \
+           "these) of the cheapest: " in noise_line(finer)
+    none = hand_plan(one_n, list(result.options), target_samples_per_s=1000.0)
+    assert noise_line(none).endswith(" below the target: no option")
+    short = hand_plan(one_n, list(result.options), target_samples_per_s=b2.samples_per_s * (1 + NOISE_MARGIN / 2))
+    assert short.chosen is None and " below the target: 1 option, 2 x b + PS ps (" in noise_line(short)
+
+
+def test_plan_csv_marks_the_options_within_noise(one_n: Plan) -> None:
+    result, options = _near_and_far(one_n)
+    rows = [dict(zip(CSV_COLUMNS, line.split(","), strict=True)) for line in plan_csv(result).splitlines()[1:]]
+    assert CSV_COLUMNS[-2:] == ("chosen", "within_noise")
+    assert [(r["worker_type"], r["n_workers"], r["chosen"], r["within_noise"]) for r in rows] == [
+        ("a", "1", "yes", "no"), ("b", "1", "no", "yes"), ("b", "2", "no", "yes"), ("c", "1", "no", "no")]
+    assert len(rows) == len(options)
+
+
+@pytest.mark.parametrize(("seeds", "budget", "said"), [
+    (1, 16, "each point: 1 seed from 0, 16 measured steps over all workers"),
+    (3, 1, "each point: 3 seeds from 0, 1 measured step over all workers"),
+])
+def test_the_assumptions_count_seeds_and_steps_in_words(one_n: Plan, seeds: int, budget: int, said: str) -> None:
+    """The assumptions said 'each point: 1 seed(s) from 0'."""
+    from tracegen.planreport import assumptions
+
+    result = dataclasses.replace(one_n, config=dataclasses.replace(one_n.config, seeds=seeds, step_budget=budget))
+    line = next(a for a in assumptions(result) if a.startswith("each point: "))
+    assert line.startswith(said) and "(s)" not in line and "after 1 warm-up step each" in line, line
