@@ -26,8 +26,9 @@ Keys and their meaning (per-step quantities are the median over traced steps unl
 - ``pull_rate_bytes_per_s``, ``push_rate_bytes_per_s``: bytes moved ÷ time any transfer of that direction
   was in flight (the observed rate of that direction of the link).
 - ``link_estimate``: what ``tracegen predict`` uses when no ``--bandwidth`` is given
-  (:func:`tracegen.model.estimate_link`: ``pull_bandwidth_bytes_per_s``, ``push_bandwidth_bytes_per_s``,
-  ``latency_ns``, ``method``); ``None`` when the trace cannot be modelled (no partition graphs).
+  (the trace's estimate as :func:`tracegen.selfreplay.replayed_model` holds it to the traced steps:
+  ``pull_bandwidth_bytes_per_s``, ``push_bandwidth_bytes_per_s``, ``latency_ns``, ``method``, which says by how much
+  it was raised, if at all); ``None`` when the trace cannot be modelled (no partition graphs).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from intervaltree import IntervalTree
 
 from parsers.trace import PULL, PUSH, Trace, device_role
 from tracegen.errors import ModelError
-from tracegen.model import estimate_link
+from tracegen.model import build_model
+from tracegen.selfreplay import replayed_model
 
 # Rendezvous ops: their recorded span covers waiting for the network, so they are not computation.
 TRANSFER_OPS = ("_Recv", "_Send", "_HostRecv", "_HostSend", "_Retval", "_Arg")
@@ -194,7 +196,7 @@ def _link_estimate(trace: Trace) -> dict[str, Any] | None:
     if trace.rendezvous.empty:
         return None
     try:
-        link = estimate_link(trace)
+        link = replayed_model(build_model(trace)).link
     except ModelError:
         return None
     return {"pull_bandwidth_bytes_per_s": link.pull_bandwidth_bytes_per_s,

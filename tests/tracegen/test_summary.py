@@ -75,3 +75,19 @@ def test_one_gradient_and_one_element_are_said_in_the_singular() -> None:
 def test_chrome_input_has_no_count_of_unsized_tensors(model_dir: pathlib.Path) -> None:
     s = summarize(read_trace(model_dir / "step_000.json"))
     assert s["pull_unsized"] is None and s["pull_sized_bytes"] is None
+
+
+def test_the_link_estimate_is_the_one_predict_uses_once_held_to_the_steps() -> None:
+    """A deep trace whose replay runs slow as estimated: inspect gives the rates predict simulates, raised, and says
+    so; not the raw estimate."""
+    from tracegen.model import build_model
+    from tracegen.selfreplay import replayed_model
+
+    trace = read_trace(pathlib.Path(__file__).resolve().parents[2] / "data" / "atcap" / "test"
+                       / "deep_500mbit_q100_b16k_ps03" / "trace")
+    raw, used = build_model(trace).link, replayed_model(build_model(trace)).link
+    assert used.pull_bandwidth_bytes_per_s > raw.pull_bandwidth_bytes_per_s
+    said = summarize(trace)["link_estimate"]
+    assert (said["pull_bandwidth_bytes_per_s"], said["push_bandwidth_bytes_per_s"], said["method"]) == (
+        used.pull_bandwidth_bytes_per_s, used.push_bandwidth_bytes_per_s, used.method)
+    assert "raised" in said["method"]
