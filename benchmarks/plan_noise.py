@@ -58,10 +58,10 @@ from tracegen.inputs import load_profile, load_single_worker, profile_beside, si
 from tracegen.instance import instance_links, on_instances
 from tracegen.link import LinkSpec
 from tracegen.metrics import steps_per_s
-from tracegen.model import StepModel, build_model
+from tracegen.model import StepModel
 from tracegen.plan import NOISE_MARGIN, PlanConfig, plan, within_noise
 from tracegen.processes import Processes, available_cpus
-from tracegen.selfreplay import replayed_model
+from tracegen.selfreplay import step_model
 from tracegen.simulate import simulate
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -123,7 +123,7 @@ def rates(job: Job) -> list[tuple[float, float]]:
 def trace_points(trace: pathlib.Path, catalogue: Catalogue, jobs: int = 1, name: str = "") -> list[Point]:
     """Every option ``plan`` gives ``trace`` with ``catalogue`` and its defaults (module docstring), each pair of
     equal speeds and links once, with predict's rate beside plan's."""
-    model = replayed_model(build_model(read_trace(trace)))  # as tracegen plan builds it
+    model = step_model(read_trace(trace))  # as tracegen plan builds it
     profile, single = load_profile(profile_beside(trace)), load_single_worker(single_worker_beside(trace))
     result = plan(model, catalogue, PlanConfig(), link_profile=profile, single_worker=single)
     todo: dict[tuple[object, ...], Job] = {}

@@ -13,12 +13,11 @@ from tracegen.config import PAYLOAD_FRACTION
 from tracegen.errors import ConfigError
 from tracegen.html_report import report_inputs
 from tracegen.inputs import batch_size_of, load_profile, load_single_worker, profile_beside, single_worker_beside
-from tracegen.model import build_model
 from tracegen.outputs import OutputDir
 from tracegen.plan import STEP_BUDGET, Plan, PlanConfig, plan
 from tracegen.planreport import PAIR_HEADER, answer, assumptions, noise_line, pair_cells, pair_note, plan_csv, plan_html
 from tracegen.processes import MAX_JOBS, PARALLEL_S, available_cpus
-from tracegen.selfreplay import replayed_model
+from tracegen.selfreplay import step_model
 from tracegen.shards import holding, placements
 from tracegen.units import counted, parse_count, parse_number, parse_whole
 from tracegen.workercounts import parse_workers
@@ -82,7 +81,7 @@ def run_plan(args: argparse.Namespace) -> int:
     with OutputDir(args.out, ["plan.csv", *(["plan.html"] * args.html)], force=args.force, command="plan",
                    inputs=[p for p in read if p]) as out:
         trace = read_trace(args.trace)
-        model = replayed_model(build_model(trace))
+        model = step_model(trace)
         if (note := batch_note(args.trace, args.batch_size)) is not None:  # --target-rate is in samples/s
             print(note)
         if ps_shards:

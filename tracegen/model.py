@@ -256,11 +256,6 @@ def _concurrency(intervals: Sequence[tuple[int, int]]) -> int:
     return best
 
 
-def estimate_link(trace: Trace) -> LinkEstimate:
-    """Effective per-direction rate and per-transfer latency of the PS link (module docstring)."""
-    return build_model(trace).link
-
-
 def _kind_for(device: str, op_type: str, node_name: str) -> TaskKind:
     if device_role(device) == "worker":
         return TaskKind.COMPUTE

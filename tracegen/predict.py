@@ -43,12 +43,12 @@ from tracegen.budget import planned
 from tracegen.config import PredictConfig, check_config_order
 from tracegen.curve import Curve, scaling_curve, simulations
 from tracegen.linkspec import at_cap_plateau
-from tracegen.model import StepModel, build_model
+from tracegen.model import StepModel
 from tracegen.outputs import OutputDir
 from tracegen.placement import Placement
 from tracegen.plots import curve_csv, curve_png, plot_title, staleness_csv, staleness_png
 from tracegen.preparation import prepared
-from tracegen.selfreplay import replayed_model
+from tracegen.selfreplay import step_model
 from tracegen.shards import ShardRow, holding, placements, shard_table, shards_csv
 from tracegen.synth import size_warning, write_synthetic_trace
 from tracegen.units import counted
@@ -85,7 +85,7 @@ def predict(trace: Trace | str | os.PathLike[str], config: PredictConfig, out: O
     """Run the pipeline of the module docstring and write its files into ``out``."""
     report = progress or (lambda _line: None)
     tr = trace if isinstance(trace, Trace) else read_trace(trace)
-    traced = replayed_model(build_model(tr, timing=config.timing))
+    traced = step_model(tr, timing=config.timing)
     check_config_order(traced, config)
     config = config.on_traced_ps_tasks(traced)
     if traced.traced_ps_task:

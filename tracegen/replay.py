@@ -18,8 +18,8 @@ from parsers.trace import Trace
 from tracegen.errors import ModelError
 from tracegen.link import LinkSpec
 from tracegen.metrics import step_time_ns
-from tracegen.model import build_model, complete_steps
-from tracegen.selfreplay import replayed_model
+from tracegen.model import complete_steps
+from tracegen.selfreplay import step_model
 from tracegen.simulate import SimConfig, simulate
 
 
@@ -67,7 +67,7 @@ def leave_one_out(trace: Trace, *, link_spec: LinkSpec | None = None, steps: int
                        strict=True))
     held = []
     for step in complete:
-        model = replayed_model(build_model(trace, use_steps=[s for s in complete if s != step]))
+        model = step_model(trace, use_steps=[s for s in complete if s != step])
         result = simulate(model, SimConfig(steps=steps, warmup_steps=0, seed=seed, link_spec=link_spec,
                                            ps_shard_of_task=model.traced_ps_task))
         held.append(HeldOut(step=step, measured_ns=int(lengths[step]),

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from collections.abc import Sequence
 
+from parsers.trace import Trace
 from tracegen.metrics import step_time_ns
-from tracegen.model import StepModel
+from tracegen.model import StepModel, build_model
 from tracegen.simulate import SimConfig, simulate
 
 TOLERANCE = 0.005  # relative: a replay this close to the traced steps' mean is left as it is
@@ -33,6 +35,12 @@ MAX_FACTOR = 4.0  # a connection that must move four times what its records say 
 MAX_ITERATIONS = 20
 STEPS_PER_TIMING = 3
 MIN_STEPS = 30
+
+
+def step_model(trace: Trace, *, timing: str = "steps", use_steps: Sequence[int] | None = None) -> StepModel:
+    """The step model every command simulates: :func:`tracegen.model.build_model` of ``trace`` (its arguments),
+    held to the traced steps it was built from (:func:`replayed_model`)."""
+    return replayed_model(build_model(trace, timing=timing, use_steps=use_steps))
 
 
 def replayed_model(model: StepModel) -> StepModel:

@@ -42,8 +42,7 @@ from intervaltree import IntervalTree
 
 from parsers.trace import PULL, PUSH, Trace, device_role
 from tracegen.errors import ModelError
-from tracegen.model import build_model
-from tracegen.selfreplay import replayed_model
+from tracegen.selfreplay import step_model
 
 # Rendezvous ops: their recorded span covers waiting for the network, so they are not computation.
 TRANSFER_OPS = ("_Recv", "_Send", "_HostRecv", "_HostSend", "_Retval", "_Arg")
@@ -196,7 +195,7 @@ def _link_estimate(trace: Trace) -> dict[str, Any] | None:
     if trace.rendezvous.empty:
         return None
     try:
-        link = replayed_model(build_model(trace)).link
+        link = step_model(trace).link
     except ModelError:
         return None
     return {"pull_bandwidth_bytes_per_s": link.pull_bandwidth_bytes_per_s,

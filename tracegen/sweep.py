@@ -51,12 +51,12 @@ from tracegen.estimate import run_engine
 from tracegen.inputs import load_profile, load_single_worker, profile_beside, single_worker_beside
 from tracegen.instance import instance_links, on_instances
 from tracegen.metrics import busiest_shard, link_utilisation, ps_cpu_utilisation, steps_per_s
-from tracegen.model import StepModel, build_model
+from tracegen.model import StepModel
 from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS
 from tracegen.policy import check_order, parse_policy
 from tracegen.preparation import prepared
-from tracegen.selfreplay import replayed_model
+from tracegen.selfreplay import step_model
 from tracegen.shards import holding, placements
 from tracegen.signals import held
 from tracegen.simulate import simulate
@@ -158,7 +158,7 @@ def build_inputs(trace_path: str | os.PathLike[str], *, workers: Sequence[int],
     if placement != "round-robin" and not ps_shards:
         raise ConfigError(f"'placement' {placement!r} places parameters on the shards of 'ps_shards'; give those too")
     trace = read_trace(trace_path)  # first: the reader refuses what is not a trace file (a FIFO)
-    model = replayed_model(build_model(trace))
+    model = step_model(trace)
     sha = trace_sha256(trace_path)
     single = load_single_worker(single_worker_beside(trace_path))
 

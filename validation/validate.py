@@ -73,13 +73,13 @@ from tracegen.curve import Curve, Simulations, scaling_curve, simulations
 from tracegen.estimate import estimated_events, estimated_seconds
 from tracegen.inputs import batch_size_of, profile_beside, single_worker_beside
 from tracegen.link import LinkSpec
-from tracegen.model import StepModel, build_model
+from tracegen.model import StepModel
 from tracegen.outputs import OutputDir
 from tracegen.placement import PLACEMENTS, Placement, creation_order, place, traced_placement
 from tracegen.plots import curve_csv
 from tracegen.preparation import Prepared, prepared
 from tracegen.processes import processes_for
-from tracegen.selfreplay import replayed_model
+from tracegen.selfreplay import step_model
 from tracegen.sweepgrid import MAX_WORKER_SPEED, MIN_WORKER_SPEED
 from tracegen.units import format_rate
 from validation import Progress
@@ -331,7 +331,7 @@ def validate(measured: str | os.PathLike[str], trace: str | os.PathLike[str] | N
     # every input file read before any work, so that a bad one is refused at once and before a line says it is used
     link_profile = None if inputs.profile is None else read_link_profile(inputs.profile)
     traced = read_trace(inputs.trace)
-    model = replayed_model(build_model(traced, timing=config.timing))
+    model = step_model(traced, timing=config.timing)
     check_config_order(model, config)  # else the simulation refused it, naming no file
     single = None if inputs.single_worker is None else read_single_worker(inputs.single_worker)
     costs = step_costs(model, single)

@@ -11,7 +11,15 @@ import pytest
 
 from parsers import read_trace
 from tracegen.model import StepModel, build_model
-from tracegen.selfreplay import MAX_FACTOR, TOLERANCE, mean_step_ns, raised, replay_factor, replayed_model
+from tracegen.selfreplay import (
+    MAX_FACTOR,
+    TOLERANCE,
+    mean_step_ns,
+    raised,
+    replay_factor,
+    replayed_model,
+    step_model,
+)
 from tracegen.synthetic import synthetic_model
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -68,3 +76,4 @@ def test_a_bundled_deep_trace_replays_its_steps_mean_once_held_to_it() -> None:
     assert mean_step_ns(model, 1.0) > traced_mean * (1 + TOLERANCE)  # the miss this module is for
     fitted = replayed_model(model)
     assert mean_step_ns(fitted, 1.0) == pytest.approx(traced_mean, rel=TOLERANCE)
+    assert step_model(read_trace(DEEP)).link == fitted.link  # what every command simulates

@@ -7,7 +7,7 @@ import statistics
 
 from parsers import read_trace
 from tracegen.metrics import step_time_ns
-from tracegen.model import build_model, estimate_link
+from tracegen.model import build_model
 from tracegen.simulate import SimConfig, simulate
 from tracegen.wire import LARGE_TRANSFER_BYTES, busy_time
 
@@ -47,7 +47,7 @@ def test_link_rate_is_not_lowered_by_a_small_transfer_that_waited() -> None:
 
 
 def test_link_estimate_is_positive_and_documented(real_trace_dir: pathlib.Path) -> None:
-    est = estimate_link(read_trace(real_trace_dir))
+    est = build_model(read_trace(real_trace_dir)).link
     assert est.pull_bandwidth_bytes_per_s > 0
     assert est.push_bandwidth_bytes_per_s > 0
     assert 0 <= est.latency_ns < 10**8
