@@ -169,7 +169,7 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
     sends, host_devices = _sends(events, skipped)
     clock_lost: list[str] = []
     if host_files is not None:
-        aligned, clock_lost = align_clocks(events, sends, host_devices, host_files, source)
+        aligned, clock_lost = _align_clocks(events, sends, host_devices, host_files, source)
         if aligned is not events:  # some host's events moved: the _Send records must hold the moved ones
             events = aligned
             sends, _ = _sends(events, {})
@@ -299,7 +299,7 @@ def _step_calls(events: Sequence[Event], source: str) -> tuple[str, list[Event]]
 
 # ------------------------------------------------------------------------------------------ the hosts' clocks
 
-def align_clocks(events: Sequence[Event], sends: Sequence[_Send], host_devices: Mapping[str, str],
+def _align_clocks(events: Sequence[Event], sends: Sequence[_Send], host_devices: Mapping[str, str],
                  host_files: Mapping[str, str], source: str) -> tuple[Sequence[Event], list[str]]:
     """``events`` with each host's times put onto the clock of the host of the step calls, where causality
     requires it (module docstring), and what ``Trace.lost`` says of it; TraceContentError when no offsets between
@@ -317,9 +317,9 @@ def align_clocks(events: Sequence[Event], sends: Sequence[_Send], host_devices: 
     offsets: dict[str, tuple[int, float, float]] = {}
     if any(ahead_ns < 0 for ahead_ns, _ in bounds.values()):  # else every clock as it is satisfies them all
         offsets = _least_offsets(hosts, reference, {k: v[0] for k, v in bounds.items()}, host_files)
-    lost = [f"one clock for all hosts: {host}'s clock reads {lo / 1e6:+.3f} to {hi / 1e6:+.3f} ms ahead of "
-            f"{reference}'s, by the transfers and step calls between them (each tensor received after it was sent); "
-            f"its events were moved by {-ahead_ns / 1e6:+.3f} ms, the least move that has them so"
+    lost = [f"one clock for all hosts: {host}'s clock reads {_span(lo, hi)} {reference}'s (so that each tensor is "
+            f"received after it was sent, and each step runs within its call); its events were moved by "
+            f"{-ahead_ns / 1e6:+.3f} ms, the least move that has it so"
             for host, (ahead_ns, lo, hi) in sorted(offsets.items()) if ahead_ns]
     linked = _linked(reference, bounds)
     if len(linked) < len(hosts):
@@ -386,6 +386,15 @@ def _ahead(ns: float, *, upper: bool, of: str = "") -> str:
     if (ns >= 0) == upper:
         return f"at {'most' if upper else 'least'} {abs(ns) / 1e6:.3f} ms ahead{f' of {of}' if of else ''}"
     return f"at {'least' if upper else 'most'} {abs(ns) / 1e6:.3f} ms behind{f' {of}' if of else ''}"
+
+
+def _span(lo: float, hi: float) -> str:
+    """How far a clock reads ahead of another, from ``lo`` to ``hi`` ns, in words: '... ms behind', '... ahead of'."""
+    if lo >= 0:
+        return f"{lo / 1e6:.3f} to {hi / 1e6:.3f} ms ahead of"
+    if hi <= 0:
+        return f"{-hi / 1e6:.3f} to {-lo / 1e6:.3f} ms behind"
+    return f"from {-lo / 1e6:.3f} ms behind to {hi / 1e6:.3f} ms ahead of"
 
 
 def _least_offsets(hosts: Sequence[str], reference: str, bounds: Mapping[tuple[str, str], int],
