@@ -48,11 +48,11 @@ calls (the coordinator's; the reference), as far as causality requires and no fu
   slack, the shortest transfer each way: 0.1 to 0.5 ms on the bundled profiles), nothing moves. Else each host's
   events move by the least offset that has every bound hold, hosts nearest the reference first, and
   ``Trace.lost`` says by how much and in what range its clock read: what is left of a skew is within the slack,
-  which causality cannot tell from transfer time. Where no offsets satisfy them all (a clock that stepped during
-  the profile, events edited, ``_Send``s and ``_Recv``s cut off so that order pairs the wrong ones), the profile is
-  refused: TraceContentError names the two files and the two bounds that contradict each other. A host no bound
-  joins to the reference keeps its times, and ``Trace.lost`` says so. A trace viewer's hosts
-  (:mod:`parsers.traceviewer`) are merged as they are.
+  which causality cannot tell from transfer time (the transfer that bounded the move then lasts 0 ns). Where no
+  offsets satisfy them all (a clock that stepped during the profile, events edited, ``_Send``s and ``_Recv``s
+  cut off so that order pairs the wrong ones), the profile is refused: TraceContentError names the two files and
+  the two bounds that contradict each other. A host no bound joins to the reference keeps its times, and
+  ``Trace.lost`` says so. A trace viewer's hosts (:mod:`parsers.traceviewer`) are merged as they are.
 
 The step function's registration, and the variables it describes, are read by :mod:`parsers.registration`.
 """
