@@ -13,7 +13,10 @@ What is read, from the events of each host's ``/host:CPU`` plane:
 - transfers: ``_Send`` events whose rendezvous ``key`` (``src;incarnation;dst;edge_N_tensor;frame``) joins two
   tasks; the direction follows from the devices (PS → worker = pull, worker → PS = push). A transfer starts with
   its ``_Send`` and ends when the receiving host's matching ``_Recv`` (``<producer>/_N``) is done; without one
-  it lasts as long as the ``_Send``;
+  it lasts as long as the ``_Send``. The k-th ``_Send`` of a (receiving device, producer), in its host's time
+  order, is matched with the k-th such ``_Recv`` done, in the receiving host's, which compares no two hosts'
+  clocks; where the two counts differ (a host's profile cut some off) a ``_Send`` is matched, once the clocks are
+  one (below), with the first unused ``_Recv`` done after it starts within its step, and ``skipped`` counts it;
 - steps: the events of the step function's ``tf.function`` calls on a ``python`` line (stat
   ``tf_function_call``; the most frequent such function), else the ``EagerExecute`` events of the most frequent
   ``__inference_*`` function; every record is assigned to the step whose call it starts in;
@@ -31,6 +34,26 @@ What is read, from the events of each host's ``/host:CPU`` plane:
   ``skipped``). A transfer starts when its ``_Recv`` starts on the receiving host, if that is after the
   ``_Send`` (the receiver asks for the tensor when its executor reaches the ``_Recv``).
 
+The hosts' clocks: each host times its events on its own clock, and hosts apart agree only as well as NTP keeps
+them (0.1 to 10 ms), as long as a step's transfers. So they are put onto one, the clock of the host of the step
+calls (the coordinator's; the reference), as far as causality requires and no further:
+
+- what bounds them: a tensor is received (its ``_Recv`` done) after it was sent (its ``_Send`` started), so each
+  matched pair bounds how far the receiver's clock reads ahead of the sender's from above; pulls (PS → worker) and
+  pushes (worker → PS) bound a worker and a PS from both sides. A step call starts before the worker runs it
+  (``EagerLocalExecute: __inference_<step>_N``) and ends after (the coordinator waits for the result; every
+  bundled profile shows it), which bounds the coordinator and the worker from both sides: matched by order, and
+  only where one host runs the step function, once a call (with several workers the calls are not told apart);
+- the rule: where every bound holds with the clocks as they are (one machine, or clocks that agree within the
+  slack, the shortest transfer each way: 0.1 to 0.5 ms on the bundled profiles), nothing moves. Else each host's
+  events move by the least offset that has every bound hold, hosts nearest the reference first, and
+  ``Trace.lost`` says by how much and in what range its clock read: what is left of a skew is within the slack,
+  which causality cannot tell from transfer time (the transfer that bounded the move then lasts 0 ns). Where no
+  offsets satisfy them all (a clock that stepped during the profile, events edited, ``_Send``s and ``_Recv``s
+  cut off so that order pairs the wrong ones), the profile is refused: TraceContentError names the two files and
+  the two bounds that contradict each other. A host no bound joins to the reference keeps its times, and
+  ``Trace.lost`` says so. A trace viewer's hosts (:mod:`parsers.traceviewer`) are merged as they are.
+
 The step function's registration, and the variables it describes, are read by :mod:`parsers.registration`.
 """
 
@@ -38,9 +61,10 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 import pathlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from parsers.errors import TraceContentError, counted, quoted
@@ -57,6 +81,7 @@ from parsers.runmetadata import DTYPE_BYTES, check_has_worker
 from parsers.trace import (
     MAX_DUR_NS,
     MAX_SIZE_BYTES,
+    MAX_TIME_NS,
     Trace,
     device_role,
     direction_of,
@@ -71,6 +96,8 @@ SEND_OPS = frozenset({"_Send", "_HostSend"})
 # Ops whose input ``value_input`` has the shape of the variable their resource input 0 holds.
 DENSE_UPDATES = {"AssignSubVariableOp": 1, "AssignAddVariableOp": 1, "AssignVariableOp": 1,
                  "ResourceApplyGradientDescent": 2}
+MAX_CLOCK_HOSTS = 64  # hosts whose clocks are put onto one (cubic in their number) where some must move
+_RUN = "EagerLocalExecute: "  # a worker's run of a function the coordinator called
 _OP_EVENT = re.compile(r"^(?P<node>[\w.][\w.\-/>]*):(?P<op>[A-Za-z_][\w>]*)$")
 PS_LOST = (
     "byte counts of transfers (an XSpace records none: sizes come from allocation events and variable shapes)",
@@ -99,14 +126,16 @@ def read_xspaces(contents: Sequence[tuple[str, bytes]], source: str) -> Trace:
     skipped: dict[str, int] = {}
     lanes: dict[tuple[str, int], int] = {}
     events: list[Event] = []
+    files: dict[str, str] = {}
     for path, data in sorted(contents, key=lambda c: host_name(c[0])):
+        files[host_name(path)] = path
         space = parse_xspace(data, path)
         n = sum(len(line.events) for plane in space.planes for line in plane.lines)
         if len(events) + n > MAX_RECORDS:
             raise TraceContentError(f"{source}: more than {MAX_RECORDS} events in the profile")
         events.extend(host_events(space, path, lanes, skipped))
         del space
-    return trace_from_events(events, source, skipped)
+    return trace_from_events(events, source, skipped, host_files=files)
 
 
 def _op_rows(events: Sequence[Event], host_devices: Mapping[str, str], step_of: Callable[[int], int | None],
@@ -130,10 +159,20 @@ def _op_rows(events: Sequence[Event], host_devices: Mapping[str, str], step_of: 
 
 
 def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, int], *,
-                      source_format: str = "xplane", lost: Sequence[str] = ()) -> Trace:
+                      source_format: str = "xplane", lost: Sequence[str] = (),
+                      host_files: Mapping[str, str] | None = None) -> Trace:
     """The Trace the hosts' CPU-plane ``events`` make (module docstring), whatever file they came from;
-    ``lost``: what the format lost beyond an XSpace's own losses."""
+    ``lost``: what the format lost beyond an XSpace's own losses. ``host_files``, the file each host's events came
+    from: given, the hosts' clocks are checked against each other and put onto one (module docstring); None (the
+    trace viewer's hosts, each counting from its own profile start) merges the hosts' times as they are, and
+    matches a ``_Send`` with the first ``_Recv`` done after it starts."""
     sends, host_devices = _sends(events, skipped)
+    clock_lost: list[str] = []
+    if host_files is not None:
+        aligned, clock_lost = _align_clocks(events, sends, host_devices, host_files, source)
+        if aligned is not events:  # some host's events moved: the _Send records must hold the moved ones
+            events = aligned
+            sends, _ = _sends(events, {})
     step_name, windows = _steps(events, source)
     functions = registered_functions(events, skipped)
     step_fdefs = step_functions(functions, step_name)
@@ -158,7 +197,8 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
 
     ops = _op_rows(events, host_devices, step_of, skipped)
     transfers, rendezvous, unsized = _transfers(sends, events, host_devices, step_of, (allocations, nodes,
-                                                                                       variables), skipped)
+                                                                                       variables), skipped,
+                                                by_order=host_files is not None)
     workers = {d for d in host_devices.values() if device_role(d) == "worker"}
     graph_nodes, graph_edges = partition_tables(step_fdefs, rendezvous, next(iter(workers)) if len(workers) == 1
                                                 else None, skipped)
@@ -182,7 +222,7 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
                       "dtype": v.dtype, "shape": "x".join(map(str, v.dims)) or "scalar",
                       "n_elements": v.size_bytes // DTYPE_BYTES[v.dtype], "size_bytes": v.size_bytes}
                      for v in variables.values()]
-    lost = [*(PS_LOST if not graph_nodes else PS_LOST[:1]), *lost]
+    lost = [*(PS_LOST if not graph_nodes else PS_LOST[:1]), *lost, *clock_lost]
     if not variables:
         lost.append(f"variables and their shapes: no host's profile holds the registration of the step function "
                     f"{quoted(step_name)} with its arguments' shapes (the PS's profile of its first call does)")
@@ -236,19 +276,195 @@ def _sends(events: Sequence[Event], skipped: dict[str, int]) -> tuple[list[_Send
 
 def _steps(events: Sequence[Event], source: str) -> tuple[str, list[tuple[int, int]]]:
     """The step function's name and its calls' [start, end] windows, in time order."""
+    name, calls = _step_calls(events, source)
+    return name, sorted((e.start_ns, e.end_ns) for e in calls)
+
+
+def _step_calls(events: Sequence[Event], source: str) -> tuple[str, list[Event]]:
+    """The step function's name and the events of its calls (module docstring)."""
     calls = [e for e in events if "tf_function_call" in e.stats]
     if calls:
         counts = collections.Counter(e.name for e in calls)
         name = max(counts, key=lambda n: (counts[n], -min(e.start_ns for e in calls if e.name == n)))
-        return name, sorted((e.start_ns, e.end_ns) for e in calls if e.name == name)
+        return name, [e for e in calls if e.name == name]
     executes = [(m["name"], e) for e in events if e.name == "EagerExecute" and e.stats.get("is_func") in (1, "1")
                 and isinstance(e.stats.get("eager_op"), str) and (m := INFERENCE.match(e.stats["eager_op"]))]
     if executes:
         counts = collections.Counter(n for n, _ in executes)
         name = max(counts, key=lambda n: counts[n])
-        return name, sorted((e.start_ns, e.end_ns) for n, e in executes if n == name)
+        return name, [e for n, e in executes if n == name]
     raise TraceContentError(f"{source}: no step events: no tf.function call on a python line (stat "
                             "'tf_function_call') and no EagerExecute of a function")
+
+
+# ------------------------------------------------------------------------------------------ the hosts' clocks
+
+def _align_clocks(events: Sequence[Event], sends: Sequence[_Send], host_devices: Mapping[str, str],
+                 host_files: Mapping[str, str], source: str) -> tuple[Sequence[Event], list[str]]:
+    """``events`` with each host's times put onto the clock of the host of the step calls, where causality
+    requires it (module docstring), and what ``Trace.lost`` says of it; TraceContentError when no offsets between
+    the hosts' clocks have every tensor received after it was sent."""
+    step_name, calls = _step_calls(events, source)
+    hosts = sorted({e.host for e in events})
+    if len(hosts) < 2:
+        return events, []
+    by_host = collections.Counter(e.host for e in calls)
+    reference = min(by_host, key=lambda h: (-by_host[h], h))
+    bounds = _clock_bounds(events, sends, host_devices, step_name, [e for e in calls if e.host == reference])
+    for a, b in sorted(bounds):
+        if (b, a) in bounds and bounds[(a, b)][0] + bounds[(b, a)][0] < 0:
+            raise TraceContentError(_contradiction(a, b, bounds, host_files))
+    offsets: dict[str, tuple[int, float, float]] = {}
+    if any(ahead_ns < 0 for ahead_ns, _ in bounds.values()):  # else every clock as it is satisfies them all
+        offsets = _least_offsets(hosts, reference, {k: v[0] for k, v in bounds.items()}, host_files)
+    lost = [f"one clock for all hosts: {host}'s clock reads {_span(lo, hi)} {reference}'s (so that each tensor is "
+            f"received after it was sent, and each step runs within its call); its events were moved by "
+            f"{-ahead_ns / 1e6:+.3f} ms, the least move that has it so"
+            for host, (ahead_ns, lo, hi) in sorted(offsets.items()) if ahead_ns]
+    linked = _linked(reference, bounds)
+    if len(linked) < len(hosts):
+        lost.append(f"the offset between the clocks of {reference} (the step calls) and of "
+                    f"{', '.join(h for h in hosts if h not in linked)}: no transfer or step call between them bounds "
+                    "it; their times are merged as recorded")
+    if not any(ahead_ns for ahead_ns, _, _ in offsets.values()):
+        return events, lost
+    moved = []
+    for event in events:
+        ahead_ns = offsets.get(event.host, (0, 0, 0))[0]
+        if ahead_ns and not 0 <= event.start_ns - ahead_ns <= MAX_TIME_NS - 1 - event.dur_ns:
+            raise TraceContentError(f"{event.where}: moved by {-ahead_ns / 1e6:+.3f} ms onto {reference}'s clock, "
+                                    "it would start before 0 or end after 2**62 ns")
+        moved.append(dataclasses.replace(event, start_ns=event.start_ns - ahead_ns) if ahead_ns else event)
+    return moved, lost
+
+
+def _clock_bounds(events: Sequence[Event], sends: Sequence[_Send], host_devices: Mapping[str, str], step_name: str,
+                  calls: Sequence[Event]) -> dict[tuple[str, str], tuple[int, str]]:
+    """For each (host a, host b) that some events bound: how far b's clock reads ahead of a's at most, in ns, and
+    what says so. A tensor is received (its ``_Recv`` done) after it was sent (its ``_Send`` started); a step call
+    starts before, and ends after, the worker's run of it (when one host runs the step function, once a call)."""
+    bounds: dict[tuple[str, str], tuple[int, str]] = {}
+
+    def bound(a: str, b: str, ahead_ns: int, why: str) -> None:
+        if a != b and ((a, b) not in bounds or ahead_ns < bounds[(a, b)][0]):
+            bounds[(a, b)] = (ahead_ns, why)
+
+    recvs, _ = _received(events, host_devices)
+    paired = _pairs(sends, recvs)
+    for send in sends:
+        done = paired.get(id(send.event))
+        if done is not None:
+            bound(send.event.host, done.host, done.end_ns - send.event.start_ns, "transfers")
+    runs = [e for e in events if e.host != (calls[0].host if calls else None) and e.name.startswith(_RUN)
+            and (m := INFERENCE.match(e.name.removeprefix(_RUN))) and m["name"] == step_name and not m["part"]]
+    if calls and len({e.host for e in runs}) == 1 and len(runs) == len(calls):
+        for call, run in zip(sorted(calls, key=lambda e: e.start_ns), sorted(runs, key=lambda e: e.start_ns),
+                             strict=True):
+            bound(call.host, run.host, run.start_ns - call.start_ns, "step calls")
+            bound(run.host, call.host, call.end_ns - run.end_ns, "step calls")
+    return bounds
+
+
+def _contradiction(a: str, b: str, bounds: Mapping[tuple[str, str], tuple[int, str]],
+                   host_files: Mapping[str, str]) -> str:
+    """What is wrong when hosts ``a`` and ``b``'s ``bounds`` (:func:`_clock_bounds`) contradict each other."""
+    (ahead_ns, why), (back_ns, back_why) = bounds[(a, b)], bounds[(b, a)]
+    first = "the first's"
+    return (f"{_two_files(host_files.get(a, a), host_files.get(b, b))}: no clock offset has every tensor received "
+            f"after it was sent: their {why if why == back_why else 'transfers and step calls'} put the second's "
+            f"clock {_ahead(ahead_ns, upper=True, of=first)} and {_ahead(-back_ns, upper=False)}")
+
+
+def _two_files(first: str, second: str) -> str:
+    """Two files named for a message: the second by its name alone when it is beside the first."""
+    a, b = pathlib.PurePath(first), pathlib.PurePath(second)
+    return f"{first} and {b.name if a.parent == b.parent and str(a.parent) != '.' else second}"
+
+
+def _ahead(ns: float, *, upper: bool, of: str = "") -> str:
+    """``ns`` as a bound on how far a clock reads ahead of ``of``'s: an ``upper`` bound, or a lower one."""
+    if (ns >= 0) == upper:
+        return f"at {'most' if upper else 'least'} {abs(ns) / 1e6:.3f} ms ahead{f' of {of}' if of else ''}"
+    return f"at {'least' if upper else 'most'} {abs(ns) / 1e6:.3f} ms behind{f' {of}' if of else ''}"
+
+
+def _span(lo: float, hi: float) -> str:
+    """How far a clock reads ahead of another, from ``lo`` to ``hi`` ns, in words: '... ms behind', '... ahead of'."""
+    if lo >= 0:
+        return f"{lo / 1e6:.3f} to {hi / 1e6:.3f} ms ahead of"
+    if hi <= 0:
+        return f"{-hi / 1e6:.3f} to {-lo / 1e6:.3f} ms behind"
+    return f"from {-lo / 1e6:.3f} ms behind to {hi / 1e6:.3f} ms ahead of"
+
+
+def _least_offsets(hosts: Sequence[str], reference: str, bounds: Mapping[tuple[str, str], int],
+                   host_files: Mapping[str, str]) -> dict[str, tuple[int, float, float]]:
+    """How far each host's clock reads ahead of ``reference``'s (ns), each the value nearest 0 that the ``bounds``
+    (``(a, b)``: b's clock reads at most so far ahead of a's) allow once the hosts before it are fixed, hosts
+    taken nearest the reference first; with the range it had."""
+    hosts = [h for h in hosts if h == reference or any(h in pair for pair in bounds)]  # the others stay
+    if len(hosts) > MAX_CLOCK_HOSTS:
+        raise TraceContentError(f"{', '.join(host_files.get(h, h) for h in hosts[:2])}, ...: the clocks of "
+                                f"{len(hosts)} hosts disagree with the order of their transfers; at most "
+                                f"{MAX_CLOCK_HOSTS} are put onto one clock")
+    index = {h: i for i, h in enumerate(hosts)}
+    n = len(hosts)
+    dist: list[list[float]] = [[0 if i == j else math.inf for j in range(n)] for i in range(n)]  # ints or inf
+    for (a, b), ahead_ns in bounds.items():
+        dist[index[a]][index[b]] = min(dist[index[a]][index[b]], ahead_ns)
+    for k in range(n):  # Floyd-Warshall: the tightest bound along any chain of hosts
+        for i in range(n):
+            for j in range(n):
+                dist[i][j] = min(dist[i][j], dist[i][k] + dist[k][j])
+    cycle = [h for h in hosts if dist[index[h]][index[h]] < 0]
+    if cycle:
+        raise TraceContentError(f"{', '.join(host_files.get(h, h) for h in cycle)}: no offsets between these hosts' "
+                                "clocks have every tensor received after it was sent: the bounds that their transfers "
+                                "and step calls set contradict each other around a cycle of hosts")
+
+    def fix(a: int, b: int, ahead: float) -> None:
+        for i in range(n):
+            for j in range(n):
+                dist[i][j] = min(dist[i][j], dist[i][a] + ahead + dist[b][j])
+
+    r = index[reference]
+    out: dict[str, tuple[int, float, float]] = {}
+    for host in _nearest_first(hosts, reference, bounds):
+        h = index[host]
+        if h == r:
+            continue
+        lo, hi = -dist[h][r], dist[r][h]
+        ahead_ns = int(min(max(0, lo), hi))
+        out[host] = (ahead_ns, lo, hi)
+        fix(r, h, ahead_ns)
+        fix(h, r, -ahead_ns)
+    return out
+
+
+def _nearest_first(hosts: Sequence[str], reference: str, bounds: Iterable[tuple[str, str]]) -> list[str]:
+    """``hosts`` in breadth-first order from ``reference`` over the hosts that ``bounds`` join, each host's
+    neighbours by name; hosts joined to none of them after, the same way from each one left, by name."""
+    neighbours: dict[str, set[str]] = collections.defaultdict(set)
+    for a, b in bounds:
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    order: list[str] = []
+    for root in [reference, *hosts]:
+        if root in order:
+            continue
+        queue = collections.deque([root])
+        order.append(root)
+        while queue:
+            for nxt in sorted(neighbours[queue.popleft()]):
+                if nxt not in order:
+                    order.append(nxt)
+                    queue.append(nxt)
+    return order
+
+
+def _linked(reference: str, bounds: Iterable[tuple[str, str]]) -> set[str]:
+    """The hosts that ``bounds`` join to ``reference``, itself included."""
+    return set(_nearest_first([reference], reference, bounds))
 
 
 def _allocations(events: Sequence[Event]) -> dict[tuple[str, str], set[int]]:
@@ -285,11 +501,12 @@ def _size(send: _Send, sizes: tuple[dict[tuple[str, str], set[int]], dict[str, A
     return None
 
 
-def _transfers(sends: Sequence[_Send], events: Sequence[Event], host_devices: dict[str, str], step_of: Any,
-               sizes: Any, skipped: dict[str, int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
-                                                             dict[str, int]]:
+def _received(events: Sequence[Event], host_devices: Mapping[str, str]
+              ) -> tuple[dict[tuple[str, str], list[Event]], dict[tuple[str, str], list[int]]]:
+    """The ``_Recv`` done events on each (receiving device, producer), in the order they were done; and the
+    starts of each (host, ``_Recv`` node)'s ``_Recv``s."""
     recvs: dict[tuple[str, str], list[Event]] = collections.defaultdict(list)
-    asked: dict[tuple[str, str], list[int]] = collections.defaultdict(list)  # (host, _Recv node) -> its starts
+    asked: dict[tuple[str, str], list[int]] = collections.defaultdict(list)
     for event in events:
         name = event.stats.get("name")
         if event.stats.get("kernel_type") != "_Recv" or not isinstance(name, str) or event.host not in host_devices:
@@ -298,7 +515,37 @@ def _transfers(sends: Sequence[_Send], events: Sequence[Event], host_devices: di
             recvs[(host_devices[event.host], name.rsplit("/_", 1)[0])].append(event)
         elif event.name == "ExecutorState::ProcessAsync::Start":
             asked[(event.host, name)].append(event.start_ns)
-    used: set[int] = set()
+    for done in recvs.values():
+        done.sort(key=lambda r: r.end_ns)
+    return recvs, asked
+
+
+def _pairs(sends: Sequence[_Send], recvs: Mapping[tuple[str, str], Sequence[Event]]) -> dict[int, Event]:
+    """The ``_Recv`` done event of each ``_Send`` (by ``id`` of its event) that order alone matches: the k-th
+    ``_Send`` of a (receiving device, producer), on its host's clock, with the k-th ``_Recv`` done, on the
+    receiving host's; only where both come from one host each and their counts agree."""
+    keyed: dict[tuple[str, str], list[_Send]] = collections.defaultdict(list)
+    for send in sends:
+        keyed[(send.dst, send.producer)].append(send)
+    out: dict[int, Event] = {}
+    for key, sent in keyed.items():
+        done = recvs.get(key, [])
+        if len(done) != len(sent) or len({s.event.host for s in sent}) != 1 or len({r.host for r in done}) != 1:
+            continue
+        for send, recv in zip(sorted(sent, key=lambda s: s.event.start_ns), done, strict=True):
+            out[id(send.event)] = recv
+    return out
+
+
+def _transfers(sends: Sequence[_Send], events: Sequence[Event], host_devices: dict[str, str], step_of: Any,
+               sizes: Any, skipped: dict[str, int], *, by_order: bool
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+    """The transfers, rendezvous and unsized tensors (module docstring). A ``_Send`` is matched with the first
+    unused ``_Recv`` done after it starts (the hosts' clocks must agree); ``by_order`` (the clocks were put onto
+    one): by order (:func:`_pairs`) where it can be, else by time within its step."""
+    recvs, asked = _received(events, host_devices)
+    paired = _pairs(sends, recvs) if by_order else {}
+    used = {id(r) for r in paired.values()}
     rows: list[dict[str, Any]] = []
     pairs: dict[tuple[str, str, str], dict[str, Any]] = {}
     unsized: dict[str, int] = collections.Counter()
@@ -308,8 +555,13 @@ def _transfers(sends: Sequence[_Send], events: Sequence[Event], host_devices: di
             tally(skipped, "_Send events outside every step")
             continue
         start = send.event.start_ns
-        done = next((r for r in sorted(recvs.get((send.dst, send.producer), []), key=lambda r: r.end_ns)
-                     if r.end_ns >= start and id(r) not in used), None)
+        done = paired.get(id(send.event))
+        if done is None:
+            done = next((r for r in recvs.get((send.dst, send.producer), []) if r.end_ns >= start
+                         and id(r) not in used and (not by_order or step_of(r.end_ns) == step)), None)
+            if done is not None and by_order:
+                tally(skipped, "transfers matched with a _Recv by time, not order (their tensor's _Send and _Recv "
+                               "counts differ: a host's profile cut some off)")
         if done is None:
             tally(skipped, "transfers timed by their _Send alone (no matching _Recv done on the receiving host)")
             dur = send.event.dur_ns
