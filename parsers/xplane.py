@@ -61,13 +61,13 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import math
 import pathlib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from parsers.errors import TraceContentError, counted, quoted
+from parsers.hostclocks import contradiction, least_offsets, linked, span
 from parsers.limits import MAX_BYTES, MAX_RECORDS
 from parsers.registration import (
     INFERENCE,
@@ -96,7 +96,6 @@ SEND_OPS = frozenset({"_Send", "_HostSend"})
 # Ops whose input ``value_input`` has the shape of the variable their resource input 0 holds.
 DENSE_UPDATES = {"AssignSubVariableOp": 1, "AssignAddVariableOp": 1, "AssignVariableOp": 1,
                  "ResourceApplyGradientDescent": 2}
-MAX_CLOCK_HOSTS = 64  # hosts whose clocks are put onto one (cubic in their number) where some must move
 _RUN = "EagerLocalExecute: "  # a worker's run of a function the coordinator called
 _OP_EVENT = re.compile(r"^(?P<node>[\w.][\w.\-/>]*):(?P<op>[A-Za-z_][\w>]*)$")
 PS_LOST = (
@@ -313,18 +312,18 @@ def _align_clocks(events: Sequence[Event], sends: Sequence[_Send], host_devices:
     bounds = _clock_bounds(events, sends, host_devices, step_name, [e for e in calls if e.host == reference])
     for a, b in sorted(bounds):
         if (b, a) in bounds and bounds[(a, b)][0] + bounds[(b, a)][0] < 0:
-            raise TraceContentError(_contradiction(a, b, bounds, host_files))
+            raise TraceContentError(contradiction(a, b, bounds, host_files))
     offsets: dict[str, tuple[int, float, float]] = {}
     if any(ahead_ns < 0 for ahead_ns, _ in bounds.values()):  # else every clock as it is satisfies them all
-        offsets = _least_offsets(hosts, reference, {k: v[0] for k, v in bounds.items()}, host_files)
-    lost = [f"one clock for all hosts: {host}'s clock reads {_span(lo, hi)} {reference}'s (so that each tensor is "
+        offsets = least_offsets(hosts, reference, {k: v[0] for k, v in bounds.items()}, host_files)
+    lost = [f"one clock for all hosts: {host}'s clock reads {span(lo, hi)} {reference}'s (so that each tensor is "
             f"received after it was sent, and each step runs within its call); its events were moved by "
             f"{-ahead_ns / 1e6:+.3f} ms, the least move that has it so"
             for host, (ahead_ns, lo, hi) in sorted(offsets.items()) if ahead_ns]
-    linked = _linked(reference, bounds)
-    if len(linked) < len(hosts):
+    joined = linked(reference, bounds)
+    if len(joined) < len(hosts):
         lost.append(f"the offset between the clocks of {reference} (the step calls) and of "
-                    f"{', '.join(h for h in hosts if h not in linked)}: no transfer or step call between them bounds "
+                    f"{', '.join(h for h in hosts if h not in joined)}: no transfer or step call between them bounds "
                     "it; their times are merged as recorded")
     if not any(ahead_ns for ahead_ns, _, _ in offsets.values()):
         return events, lost
@@ -363,108 +362,6 @@ def _clock_bounds(events: Sequence[Event], sends: Sequence[_Send], host_devices:
             bound(call.host, run.host, run.start_ns - call.start_ns, "step calls")
             bound(run.host, call.host, call.end_ns - run.end_ns, "step calls")
     return bounds
-
-
-def _contradiction(a: str, b: str, bounds: Mapping[tuple[str, str], tuple[int, str]],
-                   host_files: Mapping[str, str]) -> str:
-    """What is wrong when hosts ``a`` and ``b``'s ``bounds`` (:func:`_clock_bounds`) contradict each other."""
-    (ahead_ns, why), (back_ns, back_why) = bounds[(a, b)], bounds[(b, a)]
-    first = "the first's"
-    return (f"{_two_files(host_files.get(a, a), host_files.get(b, b))}: no clock offset has every tensor received "
-            f"after it was sent: their {why if why == back_why else 'transfers and step calls'} put the second's "
-            f"clock {_ahead(ahead_ns, upper=True, of=first)} and {_ahead(-back_ns, upper=False)}")
-
-
-def _two_files(first: str, second: str) -> str:
-    """Two files named for a message: the second by its name alone when it is beside the first."""
-    a, b = pathlib.PurePath(first), pathlib.PurePath(second)
-    return f"{first} and {b.name if a.parent == b.parent and str(a.parent) != '.' else second}"
-
-
-def _ahead(ns: float, *, upper: bool, of: str = "") -> str:
-    """``ns`` as a bound on how far a clock reads ahead of ``of``'s: an ``upper`` bound, or a lower one."""
-    if (ns >= 0) == upper:
-        return f"at {'most' if upper else 'least'} {abs(ns) / 1e6:.3f} ms ahead{f' of {of}' if of else ''}"
-    return f"at {'least' if upper else 'most'} {abs(ns) / 1e6:.3f} ms behind{f' {of}' if of else ''}"
-
-
-def _span(lo: float, hi: float) -> str:
-    """How far a clock reads ahead of another, from ``lo`` to ``hi`` ns, in words: '... ms behind', '... ahead of'."""
-    if lo >= 0:
-        return f"{lo / 1e6:.3f} to {hi / 1e6:.3f} ms ahead of"
-    if hi <= 0:
-        return f"{-hi / 1e6:.3f} to {-lo / 1e6:.3f} ms behind"
-    return f"from {-lo / 1e6:.3f} ms behind to {hi / 1e6:.3f} ms ahead of"
-
-
-def _least_offsets(hosts: Sequence[str], reference: str, bounds: Mapping[tuple[str, str], int],
-                   host_files: Mapping[str, str]) -> dict[str, tuple[int, float, float]]:
-    """How far each host's clock reads ahead of ``reference``'s (ns), each the value nearest 0 that the ``bounds``
-    (``(a, b)``: b's clock reads at most so far ahead of a's) allow once the hosts before it are fixed, hosts
-    taken nearest the reference first; with the range it had."""
-    hosts = [h for h in hosts if h == reference or any(h in pair for pair in bounds)]  # the others stay
-    if len(hosts) > MAX_CLOCK_HOSTS:
-        raise TraceContentError(f"{', '.join(host_files.get(h, h) for h in hosts[:2])}, ...: the clocks of "
-                                f"{len(hosts)} hosts disagree with the order of their transfers; at most "
-                                f"{MAX_CLOCK_HOSTS} are put onto one clock")
-    index = {h: i for i, h in enumerate(hosts)}
-    n = len(hosts)
-    dist: list[list[float]] = [[0 if i == j else math.inf for j in range(n)] for i in range(n)]  # ints or inf
-    for (a, b), ahead_ns in bounds.items():
-        dist[index[a]][index[b]] = min(dist[index[a]][index[b]], ahead_ns)
-    for k in range(n):  # Floyd-Warshall: the tightest bound along any chain of hosts
-        for i in range(n):
-            for j in range(n):
-                dist[i][j] = min(dist[i][j], dist[i][k] + dist[k][j])
-    cycle = [h for h in hosts if dist[index[h]][index[h]] < 0]
-    if cycle:
-        raise TraceContentError(f"{', '.join(host_files.get(h, h) for h in cycle)}: no offsets between these hosts' "
-                                "clocks have every tensor received after it was sent: the bounds that their transfers "
-                                "and step calls set contradict each other around a cycle of hosts")
-
-    def fix(a: int, b: int, ahead: float) -> None:
-        for i in range(n):
-            for j in range(n):
-                dist[i][j] = min(dist[i][j], dist[i][a] + ahead + dist[b][j])
-
-    r = index[reference]
-    out: dict[str, tuple[int, float, float]] = {}
-    for host in _nearest_first(hosts, reference, bounds):
-        h = index[host]
-        if h == r:
-            continue
-        lo, hi = -dist[h][r], dist[r][h]
-        ahead_ns = int(min(max(0, lo), hi))
-        out[host] = (ahead_ns, lo, hi)
-        fix(r, h, ahead_ns)
-        fix(h, r, -ahead_ns)
-    return out
-
-
-def _nearest_first(hosts: Sequence[str], reference: str, bounds: Iterable[tuple[str, str]]) -> list[str]:
-    """``hosts`` in breadth-first order from ``reference`` over the hosts that ``bounds`` join, each host's
-    neighbours by name; hosts joined to none of them after, the same way from each one left, by name."""
-    neighbours: dict[str, set[str]] = collections.defaultdict(set)
-    for a, b in bounds:
-        neighbours[a].add(b)
-        neighbours[b].add(a)
-    order: list[str] = []
-    for root in [reference, *hosts]:
-        if root in order:
-            continue
-        queue = collections.deque([root])
-        order.append(root)
-        while queue:
-            for nxt in sorted(neighbours[queue.popleft()]):
-                if nxt not in order:
-                    order.append(nxt)
-                    queue.append(nxt)
-    return order
-
-
-def _linked(reference: str, bounds: Iterable[tuple[str, str]]) -> set[str]:
-    """The hosts that ``bounds`` join to ``reference``, itself included."""
-    return set(_nearest_first([reference], reference, bounds))
 
 
 def _allocations(events: Sequence[Event]) -> dict[tuple[str, str], set[int]]:

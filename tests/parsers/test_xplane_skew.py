@@ -10,7 +10,7 @@ import pathlib
 import pandas as pd
 import pytest
 
-from parsers import TraceContentError, read_trace, xplane
+from parsers import TraceContentError, hostclocks, read_trace
 from parsers.proto import xplane_pb2 as pb
 from parsers.xplane import trace_from_events
 from parsers.xspace import Event, host_events, host_name, parse_xspace
@@ -183,9 +183,9 @@ def test_least_offsets_by_hand() -> None:
     """Bounds (a, b): b's clock reads at most so far ahead of a's. A reads 2 to 5 ns ahead of the reference R: it
     moves the least, 2; B reads within 1 ns of A, so 1 to 3 ahead of R once A is fixed: 1; C, joined to none, stays."""
     bounds = {("R", "A"): 5, ("A", "R"): -2, ("A", "B"): 1, ("B", "A"): 1}
-    assert xplane._least_offsets(["A", "B", "C", "R"], "R", bounds, {}) == {"A": (2, 2, 5), "B": (1, 1, 3)}
+    assert hostclocks.least_offsets(["A", "B", "C", "R"], "R", bounds, {}) == {"A": (2, 2, 5), "B": (1, 1, 3)}
     # Around a cycle of three hosts each reads a nanosecond behind the one before: no pair contradicts itself, the
     # cycle does.
     cycle = {("A", "B"): -1, ("B", "C"): -1, ("C", "A"): -1}
     with pytest.raises(TraceContentError, match=r"^a\.pb, b\.pb, c\.pb: no offsets between these hosts' clocks"):
-        xplane._least_offsets(["A", "B", "C"], "A", cycle, {"A": "a.pb", "B": "b.pb", "C": "c.pb"})
+        hostclocks.least_offsets(["A", "B", "C"], "A", cycle, {"A": "a.pb", "B": "b.pb", "C": "c.pb"})
