@@ -12,9 +12,11 @@ instead of the XSpace. It is the XSpace's host plane flattened:
 
 So it is read by turning it back into the XSpace reader's events (:func:`parsers.xplane.trace_from_events`): ops,
 ``_Send`` transfers with their rendezvous keys, steps from the ``tf_function_call`` events. What it lost, beyond
-what an XSpace already lacks, goes into ``Trace.lost``: times are relative to each host's profile start (hosts
-align only as well as their profiles started together), and the plugin drops ``MemoryAllocation`` events, so a
-transfer's size can come only from the step function's registration.
+what an XSpace already lacks, goes into ``Trace.lost``: times are relative to each host's profile start, so the
+hosts' clocks are put onto one as an XSpace's are, as far as causality requires (:mod:`parsers.xplane`: each
+tensor received after it was sent, each step run within its call), and what is left of their offsets lies within
+what causality cannot tell; and the plugin drops ``MemoryAllocation`` events, so a transfer's size can come only
+from the step function's registration.
 
 Input: one such file (plain or gzipped), or a profile run directory / TensorBoard logdir holding them (when a run
 also holds ``.xplane.pb`` files, those are read instead: they carry more).
@@ -31,8 +33,8 @@ from parsers.trace import Trace
 from parsers.xplane import trace_from_events
 from parsers.xspace import HOST_PLANE, Event, host_name
 
-HOST_CLOCKS_LOST = ("absolute times: each host's events count from its own profile start (hosts align as well as "
-                    "those did)")
+HOST_CLOCKS_LOST = ("absolute times: each host's events count from its own profile start (the hosts are put onto "
+                    "one clock as far as causality requires)")
 VIEWER_LOST = (
     HOST_CLOCKS_LOST,
     "allocation events (the trace viewer drops MemoryAllocation): sizes only from variable shapes",
@@ -41,16 +43,16 @@ VIEWER_LOST = (
 
 def clock_note(lost: Sequence[str]) -> str | None:
     """The one line a reader of a trace whose ``lost`` holds :data:`HOST_CLOCKS_LOST` is told (``inspect``,
-    ``predict``), else None: the hosts' times were merged with no clock correction, as if their profiles had started
-    at one instant, and what that moves. ``Trace.lost`` alone said it as a property of the format, not as an
-    assumption the numbers printed rest on (the bundled profile's steps: 11.0 and 9.8 ms here, 4.4 and 4.0 ms in
-    its ``.xplane.pb``)."""
+    ``predict``), else None: the hosts' times were put onto one clock by causality alone, and what that leaves.
+    ``Trace.lost`` alone said it as a property of the format, not as an assumption the numbers printed rest on
+    (merged as they were, the bundled profile's steps read 11.0 and 9.8 ms, against 4.4 and 4.0 ms in its
+    ``.xplane.pb``; put onto one clock, 4.3 and 4.0)."""
     if HOST_CLOCKS_LOST not in lost:
         return None
-    return ("trace-viewer JSON: each host's times count from its own profile start and are merged as if the "
-            "profiles started at one instant (no clock correction is made): step times and transfers between hosts "
-            "are off by however far apart they started; the hosts' .xplane.pb files, where there are any, keep epoch "
-            "times: give those instead")
+    return ("trace-viewer JSON: each host's times count from its own profile start, and were put onto one clock only "
+            "as far as each tensor received after it was sent and each step run within its call require: a transfer "
+            "between hosts may be timed short by what causality cannot tell (up to the shortest transfer each way); "
+            "the hosts' .xplane.pb files, where there are any, keep epoch times: give those instead")
 
 
 def is_trace_viewer(events: Sequence[Any]) -> bool:
@@ -66,7 +68,8 @@ def read_trace_viewer(contents: Sequence[tuple[str, bytes]], source: str) -> Tra
     events: list[Event] = []
     for path, data in sorted(contents, key=lambda c: host_name(c[0])):
         events.extend(viewer_events(load_events(data, path)[0], host_name(path), path, lanes, skipped))
-    return trace_from_events(events, source, skipped, source_format="trace-viewer", lost=VIEWER_LOST)
+    return trace_from_events(events, source, skipped, source_format="trace-viewer", lost=VIEWER_LOST,
+                             host_files={host_name(p): p for p, _ in contents})
 
 
 def trace_from_viewer_events(events: Sequence[Any], source: str) -> Trace:

@@ -52,7 +52,9 @@ calls (the coordinator's; the reference), as far as causality requires and no fu
   offsets satisfy them all (a clock that stepped during the profile, events edited, ``_Send``s and ``_Recv``s
   cut off so that order pairs the wrong ones), the profile is refused: TraceContentError names the two files and
   the two bounds that contradict each other. A host no bound joins to the reference keeps its times, and
-  ``Trace.lost`` says so. A trace viewer's hosts (:mod:`parsers.traceviewer`) are merged as they are.
+  ``Trace.lost`` says so. Where a host moved earlier would start before 0 (a trace viewer's hosts,
+  :mod:`parsers.traceviewer`, count from each one's profile start), every host moves later by as much, which
+  changes no time between two events, and ``Trace.lost`` says that too.
 
 The step function's registration, and the variables it describes, are read by :mod:`parsers.registration`.
 """
@@ -162,9 +164,9 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
                       host_files: Mapping[str, str] | None = None) -> Trace:
     """The Trace the hosts' CPU-plane ``events`` make (module docstring), whatever file they came from;
     ``lost``: what the format lost beyond an XSpace's own losses. ``host_files``, the file each host's events came
-    from: given, the hosts' clocks are checked against each other and put onto one (module docstring); None (the
-    trace viewer's hosts, each counting from its own profile start) merges the hosts' times as they are, and
-    matches a ``_Send`` with the first ``_Recv`` done after it starts."""
+    from: given, the hosts' clocks are checked against each other and put onto one (module docstring); None (one
+    trace-viewer file read alone) merges the hosts' times as they are, and matches a ``_Send`` with the first
+    ``_Recv`` done after it starts."""
     sends, host_devices = _sends(events, skipped)
     clock_lost: list[str] = []
     if host_files is not None:
@@ -327,13 +329,20 @@ def _align_clocks(events: Sequence[Event], sends: Sequence[_Send], host_devices:
                     "it; their times are merged as recorded")
     if not any(ahead_ns for ahead_ns, _, _ in offsets.values()):
         return events, lost
+    # a host whose times count from its profile's start (a trace viewer's) moved earlier would start before 0:
+    # then every host's events move later by as much, which changes no time between two events
+    lift_ns = max((offsets.get(e.host, (0, 0, 0))[0] - e.start_ns for e in events), default=0)
+    lift_ns = max(0, lift_ns)
+    if lift_ns:
+        lost.append(f"the hosts' common clock: every host's events were moved {lift_ns / 1e6:.3f} ms later, so that "
+                    "none starts before 0 once the clocks are one")
     moved = []
     for event in events:
-        ahead_ns = offsets.get(event.host, (0, 0, 0))[0]
-        if ahead_ns and not 0 <= event.start_ns - ahead_ns <= MAX_TIME_NS - 1 - event.dur_ns:
-            raise TraceContentError(f"{event.where}: moved by {-ahead_ns / 1e6:+.3f} ms onto {reference}'s clock, "
-                                    "it would start before 0 or end after 2**62 ns")
-        moved.append(dataclasses.replace(event, start_ns=event.start_ns - ahead_ns) if ahead_ns else event)
+        shift_ns = lift_ns - offsets.get(event.host, (0, 0, 0))[0]
+        if shift_ns and event.start_ns + shift_ns > MAX_TIME_NS - 1 - event.dur_ns:
+            raise TraceContentError(f"{event.where}: moved by {shift_ns / 1e6:+.3f} ms onto {reference}'s clock, "
+                                    "it would end after 2**62 ns")
+        moved.append(dataclasses.replace(event, start_ns=event.start_ns + shift_ns) if shift_ns else event)
     return moved, lost
 
 

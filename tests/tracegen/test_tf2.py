@@ -11,6 +11,7 @@ import statistics
 import pytest
 
 from parsers import read_trace
+from parsers.traceviewer import HOST_CLOCKS_LOST, clock_note
 from tracegen.errors import ModelError
 from tracegen.metrics import steps_per_s
 from tracegen.model import TaskKind, build_model
@@ -18,6 +19,7 @@ from tracegen.simulate import SimConfig, simulate
 from tracegen.variables import variable_map
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "data" / "traces"
+CLOCK_NOTE = str(clock_note([HOST_CLOCKS_LOST]))  # the line inspect and predict print of a trace viewer's hosts
 # validation.capture_tf2.MODEL: float32 w1 256x320, b1 320, w2 320x10, b2 10
 VARIABLE_BYTES = sorted(4 * n for n in (256 * 320, 320, 320 * 10, 10))
 
@@ -101,11 +103,11 @@ def test_a_profile_run_directory_finds_the_files_beside_its_logdir() -> None:
     assert trace_sha256(run) != trace_sha256(logdir)  # the run's files and the logdir's three, named as such
 
 
-def test_inspect_and_predict_say_the_trace_viewers_hosts_were_not_put_on_one_clock(
+def test_inspect_and_predict_say_the_trace_viewers_hosts_were_put_on_one_clock_by_causality_alone(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A trace-viewer file counts each host's times from its own profile start; they are merged with no
-    correction (its steps read 11.0 and 9.8 ms against the .xplane.pb's 4.4 and 4.0): a `note:` line says so, on
-    the trace as converted too, and none is said of the XSpace, which keeps epoch times."""
+    """A trace-viewer file counts each host's times from its own profile start; they are put onto one clock only as
+    far as causality requires: a `note:` line says so, on the trace as converted too, and none is said of the
+    XSpace, which keeps epoch times."""
     from tracegen.cli import main
 
     tables = tmp_path / "tables"
@@ -116,19 +118,19 @@ def test_inspect_and_predict_say_the_trace_viewers_hosts_were_not_put_on_one_clo
         assert main(["predict", str(trace), "--workers", "1", "--steps", "3", "--seeds", "1",
                      "--out", str(tmp_path / f"out{said}{trace.name}")]) == 0
         notes = [line for line in capsys.readouterr().out.splitlines()
-                 if line.startswith("note:") and "no clock correction" in line]
+                 if line.startswith("note:") and CLOCK_NOTE in line]
         assert len(notes) == 2 * said, (trace, notes)
 
 
 def test_predicts_report_page_carries_the_notes_on_the_trace_it_printed(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """report.html named its inputs but none of the model's notes that predict prints: the page of a trace-viewer
-    prediction kept quiet that its hosts' times were merged with no clock correction."""
+    prediction kept quiet that its hosts' times were put onto one clock by causality alone."""
     from tracegen.cli import main
 
     assert main(["predict", str(TRACES / "tf2_pss_viewer"), "--workers", "1", "--steps", "3", "--seeds", "1",
                  "--html", "--out", str(tmp_path / "o")]) == 0
     printed = [line.removeprefix("note: ") for line in capsys.readouterr().out.splitlines()
-               if "no clock correction" in line]
+               if CLOCK_NOTE in line]
     page = html.unescape((tmp_path / "o" / "report.html").read_text())
     assert printed and printed[0] in page
