@@ -76,8 +76,11 @@ def test_a_link_profile_faster_than_the_rows_own_rate_is_refused(tmp_path: pathl
     assert message.startswith(f"{tmp_path / 'cat.csv'}: line 7, column 6 (link_bits_per_s): ")
     assert "link profile 'p.json' measured 487 Mbit/s of payload one way, more than this rate carries" in message
     assert message.endswith("(got '1e8')")
-    # within 5 % of the rate it is measurement, not a mistake: 487 Mbit/s of payload on a 470 Mbit/s row is taken
-    read_catalogue(_write(tmp_path, [*GOOD[:2], "server,ps,2.04,2,48,470000000,p.json"]))
+    # within 5 % of the rate it is measurement, not a mistake: 487 Mbit/s of payload on a 470 Mbit/s row is taken,
+    # the profile and the rate both kept (not raising alone passed a row whose profile was dropped)
+    server = read_catalogue(_write(tmp_path, [*GOOD[:2], "server,ps,2.04,2,48,470000000,p.json"])).instances[-1]
+    assert (server.name, server.link_bits_per_s) == ("server", 470_000_000)
+    assert server.link_profile == read_link_profile(tmp_path / "p.json")
 
 
 @pytest.mark.parametrize(("row", "column", "why"), [
