@@ -126,8 +126,11 @@ def test_the_synthetic_trace_of_a_bundled_trace_matches_golden(tmp_path: pathlib
     name = f"synth_mlp_n2_ps{shards}.json"
     write_synthetic_trace(model, SimConfig(n_workers=2, steps=1, warmup_steps=0, ps_shard_of_task=placed),
                           tmp_path / name)
-    if os.environ.get("UPDATE_GOLDEN"):
-        (GOLDEN / name).write_bytes((tmp_path / name).read_bytes())
+    # rewritten, the file would be compared with itself: a run with UPDATE_GOLDEN set passed whatever was written
+    fresh, golden = (tmp_path / name).read_bytes(), GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN") and (not golden.is_file() or fresh != golden.read_bytes()):
+        golden.write_bytes(fresh)
+        pytest.fail(f"{golden}: rewritten (UPDATE_GOLDEN): review its diff, then run again without UPDATE_GOLDEN")
     assert (tmp_path / name).read_text().splitlines() == (GOLDEN / name).read_text().splitlines()
     trace = read_trace(tmp_path / name)
     assert {"pull", "push"} == set(trace.transfers["direction"]) and len(trace.ops) > 0
