@@ -102,8 +102,10 @@ def test_a_step_with_none_of_the_workers_ops_is_not_complete(mlp_trace_dir: path
     write_tables(read_trace(mlp_trace_dir), tmp_path, "csv")
     ops = tmp_path / "ops.csv"
     ops.write_text(ops.read_text().splitlines()[0] + "\n")
-    with pytest.raises(ModelError, match=r"none of the 3 traced steps is complete \(step 0: none of the worker's "):
+    with pytest.raises(ModelError) as refused:  # the trace named, as every message of a file does
         build_model(read_trace(tmp_path))
+    assert str(refused.value).startswith(f"{tmp_path} (from ") and (
+        ": none of the 3 traced steps is complete (step 0: none of the worker's ") in str(refused.value), refused.value
 
 
 def test_a_job_with_every_variable_on_the_worker_is_named_as_such(mlp_trace_dir: pathlib.Path) -> None:
