@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import pathlib
 import tempfile
 from typing import Any
@@ -103,17 +104,54 @@ def _slots(doc: Any) -> list[tuple[Any, Any]]:
     return found
 
 
+def _holds_the_schema(profile: Any) -> None:
+    """What a profile the reader takes promises the model (parsers/linkprofile.py's rules), checked here on the
+    values, not by the reader's own checks: whatever the edit, a profile read is one the model may use."""
+    from parsers.linkprofile import MAX_RATE_BYTES_PER_S, MIN_RATE_BYTES_PER_S, MODES
+
+    assert 0 < profile.window_s <= 86_400 and profile.tensors >= 1 and profile.tensor_bytes >= 1, profile
+    assert 1 <= len(profile.points) == len({(p.mode, p.connections) for p in profile.points}), profile.points
+    for p in profile.points:
+        assert p.mode in MODES and 1 <= p.connections <= 10_000, p
+        rates = (p.pull_bytes_per_s, p.push_bytes_per_s)
+        assert all(math.isfinite(r) and 0 <= r <= MAX_RATE_BYTES_PER_S for r in rates), p
+        measured = {"pull": rates[:1], "rpc_pull": rates[:1], "push": rates[1:], "rpc_push": rates[1:]}.get(p.mode,
+                                                                                                          rates)
+        assert min(measured) >= MIN_RATE_BYTES_PER_S, p  # the direction the point measured carried something
+    probes = [p.probe_rtt_ns for p in profile.points if p.probe_rtt_ns]
+    assert profile.idle_rtt_ns is None or not probes or profile.idle_rtt_ns <= max(probes), profile
+
+
 def _check_profile(data: bytes) -> None:
-    from parsers.linkprofile import LinkProfile, ProfileError, read_link_profile
+    from parsers.linkprofile import ProfileError, read_link_profile
 
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "link-profile.json"
         path.write_bytes(data)
         try:
-            assert isinstance(read_link_profile(path), LinkProfile)
+            profile = read_link_profile(path)
         except ProfileError as exc:
             text = str(exc)
             assert len(text.splitlines()) == 1 and len(text) <= 300 and str(path) in text, text
+        else:  # 'isinstance(read_link_profile(path), LinkProfile)' held of any profile the reader returned
+            _holds_the_schema(profile)
+
+
+def test_every_number_of_the_profile_at_its_edges_gives_a_profile_or_one_line_error() -> None:
+    """The swaps below pick a slot and a value at random and rarely land a small number on a measured rate: each
+    number of the profile's first point and of its header set, in turn, to values either side of the rules' limits,
+    so that a rule the reader stops checking lets through a profile _holds_the_schema refuses."""
+    doc = json.loads(PROFILE)
+    first = doc["points"][0]
+    numbers = [(doc, "window_s"), (doc, "idle_rtt_ns"), (doc["payload"], "tensors"), (doc["payload"], "tensor_bytes"),
+               *((first, key) for key, value in first.items() if isinstance(value, int | float))]
+    assert len(numbers) >= 10
+    for container, key in numbers:
+        for value in (-1, 0, 0.5, 124.9, 125, 10**9, 10**12 + 1, 10**15 + 1):
+            kept = container[key]
+            container[key] = value
+            _check_profile(json.dumps(doc).encode())
+            container[key] = kept
 
 
 @settings(max_examples=150, deadline=None)

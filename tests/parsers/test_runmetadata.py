@@ -109,8 +109,10 @@ def test_several_chrome_files_are_refused_as_steps(model_dir: pathlib.Path, tmp_
 
     for p in model_dir.glob("step_*.json"):
         (tmp_path / p.name).write_bytes(p.read_bytes())
-    with pytest.raises(TraceContentError, match="cannot be merged"):
+    with pytest.raises(TraceContentError) as info:  # the folder named, and what to do
         read_trace(tmp_path)
+    said = str(info.value)
+    assert said.startswith(f"{tmp_path}: ") and said.endswith("so steps cannot be merged: pass one file"), said
 
 
 def test_gzipped_steps_read_like_plain_ones(model_dir: pathlib.Path, tmp_path: pathlib.Path) -> None:

@@ -103,13 +103,15 @@ def test_a_link_rate_that_is_not_a_whole_number_is_refused_on_both_sides_of_the_
 
 
 def test_wrong_version_and_not_a_file(tmp_path: pathlib.Path) -> None:
-    with pytest.raises(WorkerClassError, match=r"line 1: version '3' is not supported \(this reader knows version "
-                                               r"1 or 2\)"):
+    at = f"^{re.escape(str(tmp_path / 'classes.csv'))}: "  # the file named first (the rule alone passed without it)
+    with pytest.raises(WorkerClassError, match=at + r"line 1: version '3' is not supported \(this reader knows "
+                                               r"version 1 or 2\)"):
         read_worker_classes(_write(tmp_path, "a,1,1", first="# tracegen-worker-classes version 3"))
-    with pytest.raises(WorkerClassError, match=r"line 1 must be '# tracegen-worker-classes version 1'"):
+    with pytest.raises(WorkerClassError, match=at + r"line 1 must be '# tracegen-worker-classes version 1'"):
         read_worker_classes(_write(tmp_path, "a,1,1", first="#  tracegen-worker-classes version 1"))
-    with pytest.raises(WorkerClassError, match=r"classes\.csv"):
+    with pytest.raises(WorkerClassError) as info:  # 'classes.csv' alone passed any error of any such file
         read_worker_classes(tmp_path / "missing" / "classes.csv")
+    assert str(info.value).startswith(f"{tmp_path / 'missing' / 'classes.csv'}: cannot read: "), info.value
 
 
 def test_a_header_of_another_version_is_named(tmp_path: pathlib.Path) -> None:

@@ -11,6 +11,7 @@ import shutil
 
 import pytest
 
+from parsers import read_trace
 from parsers.proto import tf_trace_pb2
 from parsers.read import BESIDE
 from tracegen.cli import main
@@ -142,6 +143,8 @@ def test_a_parquet_dataset_may_be_named_as_datasets_are(tmp_path: pathlib.Path) 
     """A folder of Parquet files named x.parquet is how Spark and DuckDB users name a dataset: not refused."""
     assert main(["convert", str(MLP), "--to", "parquet", str(tmp_path / "x.parquet")]) == 0
     assert (tmp_path / "x.parquet" / "trace.json").is_file()
+    # and it is the trace, read back by its dataset's name (a manifest alone passed, whatever the tables held)
+    assert read_trace(tmp_path / "x.parquet").equals(read_trace(MLP))
 
 
 def test_a_chrome_file_named_as_a_folder_or_as_tables_is_refused(tmp_path: pathlib.Path,

@@ -52,6 +52,7 @@ def test_a_placement_file_is_followed_and_checked(mlp_trace_dir: pathlib.Path, t
     model = build_model(read_trace(mlp_trace_dir))
     names = place(model, 1, "round-robin").variables.names
     path = tmp_path / "placement.csv"
+    at = f"^{re.escape(str(path))}: "  # each refusal names the file first (the rule alone passed without it)
     path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
     plain = "".join(f"{n.removeprefix('ps:')},{i % 3}\n" for i, n in enumerate(names))  # as inspect names them
     path.write_text("variable,shard\n" + plain)
@@ -62,17 +63,17 @@ def test_a_placement_file_is_followed_and_checked(mlp_trace_dir: pathlib.Path, t
     assert place(model, 3, str(path)).shard_of_variable == tuple(i % 3 for i in range(len(names)))
     path.write_text("variable,shard\n" + "".join(f"{n},{i % 3}\n" for i, n in enumerate(names)))
     wanted = r"line 4: expected variable,shard with a shard from 0 to 1, placing on 2 shards \(got '.*,2'\)"
-    with pytest.raises(ConfigError, match=wanted):
+    with pytest.raises(ConfigError, match=at + wanted):
         place(model, 2, str(path))
     path.write_text("variable,shard\n" + f"{names[0]},\u00b2\n")  # a digit to str.isdigit, not to int()
-    with pytest.raises(ConfigError, match=r"line 2: expected variable,shard with a shard from 0 to 1"):
+    with pytest.raises(ConfigError, match=at + r"line 2: expected variable,shard with a shard from 0 to 1"):
         place(model, 2, str(path))
     path.write_text("variable,shard\n" + "".join(f"{n},0\n" for n in names) + f"{names[0]},1\n")
-    with pytest.raises(ConfigError, match=rf"line {len(names) + 2}: '{names[0]}' is placed twice"):
+    with pytest.raises(ConfigError, match=at + rf"line {len(names) + 2}: '{names[0]}' is placed twice"):
         place(model, 2, str(path))
     path.write_text("variable,shard\n" + f"{names[0]},0\n")
     with pytest.raises(ConfigError,
-                       match=rf"no shard for {len(names) - 1} parameters, e\.g\. '{re.escape(names[1])}'$"):
+                       match=at + rf"no shard for {len(names) - 1} parameters, e\.g\. '{re.escape(names[1])}'$"):
         place(model, 2, str(path))
     with pytest.raises(ConfigError, match="round-robin, greedy or a placement file"):
         place(model, 2, "nearest")
@@ -84,12 +85,13 @@ def test_a_placement_files_errors_count_one_shard_and_one_parameter_in_the_singu
     model = build_model(read_trace(mlp_trace_dir))
     names = place(model, 1, "round-robin").variables.names
     path = tmp_path / "placement.csv"
+    at = f"^{re.escape(str(path))}: "  # each refusal names the file first (the rule alone passed without it)
     path.write_text("variable,shard\n" + f"{names[0]},1\n")
-    with pytest.raises(ConfigError, match=r"line 2: expected variable,shard with a shard from 0 to 0, placing on "
+    with pytest.raises(ConfigError, match=at + r"line 2: expected variable,shard with a shard from 0 to 0, placing on "
                                           r"1 shard \(got '.*,1'\)$"):
         place(model, 1, str(path))
     path.write_text("variable,shard\n" + "".join(f"{n},0\n" for n in names[:-1]))
-    with pytest.raises(ConfigError, match=rf"no shard for 1 parameter, e\.g\. '{re.escape(names[-1])}'$"):
+    with pytest.raises(ConfigError, match=at + rf"no shard for 1 parameter, e\.g\. '{re.escape(names[-1])}'$"):
         place(model, 1, str(path))
 
 

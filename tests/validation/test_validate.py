@@ -208,8 +208,9 @@ def test_a_glob_of_step_files_is_a_trace_to_validate(tmp_path: pathlib.Path) -> 
     pattern = str(dev / "trace" / "step_*.pb.gz")
     inputs = resolve_inputs(dev / "measured.csv", pattern, None, None)
     assert str(inputs.trace) == pattern
-    with pytest.raises(ConfigError, match="no such trace"):
+    with pytest.raises(ConfigError) as info:  # the path given, and the option it came from
         resolve_inputs(dev / "measured.csv", tmp_path / "step_000.pb.gz", None, None)
+    assert str(info.value) == f"{tmp_path / 'step_000.pb.gz'}: no such trace (--trace)"
 
 
 def test_validate_refuses_a_folder_without_measurements(tmp_path: pathlib.Path,
