@@ -381,13 +381,15 @@ def output_file(path: pathlib.Path, *, force: bool, what: str) -> Iterator[pathl
 
 
 def refuse_sweep_dataset(folder: pathlib.Path) -> None:
-    """ConfigError when ``folder`` holds a sweep's Parquet parts (:mod:`parsers.sweepdata`): any other file written
-    there (predict's ``curve.csv``) made pandas and pyarrow fail to read the dataset, and the sweep refuse to resume
-    into it, and no ``--force`` makes that the user's wish."""
-    if parts := part_paths(folder):
-        raise ConfigError(f"{folder}: holds a sweep's Parquet parts ({parts[0].name}, ...); a file written there "
-                          "would stop pandas and pyarrow reading the dataset, and the sweep resuming: write into "
-                          "another directory")
+    """ConfigError when ``folder``, or a folder it is in, holds a sweep's Parquet parts (:mod:`parsers.sweepdata`):
+    any other file written there or below (predict's ``curve.csv``) made pandas and pyarrow fail to read the
+    dataset, and the sweep refuse to resume into it, and no ``--force`` makes that the user's wish."""
+    for place in (folder, *folder.absolute().parents):
+        if parts := part_paths(place):
+            where = "there" if place is folder else "in a folder inside it"
+            raise ConfigError(f"{place}: holds a sweep's Parquet parts ({parts[0].name}, ...); a file written {where} "
+                              "would stop pandas and pyarrow reading the dataset, and the sweep resuming: write into "
+                              "another directory")
 
 
 def refuse_input(target: pathlib.Path, inputs: Sequence[str | os.PathLike[str]], instead: str) -> None:

@@ -355,3 +355,18 @@ def test_no_command_writes_into_a_sweeps_dataset(tmp_path: pathlib.Path, capsys:
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and f"{sweep}: holds a sweep's Parquet parts (part-000000.parquet" in err, err
         assert sorted(p.name for p in sweep.iterdir()) == before
+
+
+def test_no_command_writes_into_a_folder_inside_a_sweeps_dataset(tmp_path: pathlib.Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """pandas and pyarrow read a dataset's folders too: predict --out DATASET/pred broke it as curve.csv beside the
+    parts did."""
+    sweep = tmp_path / "sweep"
+    assert main(["sweep", str(MLP), "--workers", "1", "--steps", "3", "--out", str(sweep)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(MLP), "--workers", "1", "--steps", "3", "--seeds", "1", "--out",
+                 str(sweep / "pred" / "n1")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and (f"{sweep}: holds a sweep's Parquet parts (part-000000.parquet, ...); a file "
+                                     "written in a folder inside it would stop") in err, err
+    assert sorted(p.name for p in sweep.iterdir()) == [".tracegen.lock", "part-000000.parquet"]
