@@ -58,6 +58,10 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+_BROKEN_STRING = {"Unterminated string starting at": "a string that does not end",
+                  "Invalid control character at": "a control character (a tab or a line end) inside a string"}
+
+
 def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = finite_decimal,
               error: type[TraceFormatError] = TraceFormatError) -> Any:
     """Parse ``data`` as strict JSON; ``error`` names ``source`` and the line and column, byte or key path."""
@@ -74,7 +78,8 @@ def load_json(data: bytes, source: str, *, parse_float: Callable[[str], Any] = f
         doc = json.loads(text.removeprefix(_BOM), parse_float=parse_float, parse_constant=_refuse_constant,
                          object_pairs_hook=functools.partial(_unique_keys, twice))
     except json.JSONDecodeError as exc:
-        raise error(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        what = _BROKEN_STRING.get(exc.msg, exc.msg)  # Python's own ends in 'at', its position cut off for ours
+        raise error(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {what}") from None
     except RecursionError:
         raise error(f"{source}: JSON nested too deeply to be read") from None
     except _TooLargeError as exc:

@@ -116,7 +116,8 @@ def read_bytes(path: pathlib.Path, max_bytes: int = MAX_BYTES) -> bytes:
         if data.startswith(magic):
             raise TraceFormatError(f"{path}: {what}, not a trace (it begins with {data[:len(magic)]!r})"
                                    + ("; decompress it: a trace is read plain or gzipped" if "compressed" in what
-                                      else ""))
+                                      else "; converted tables are read as their folder: give the folder"
+                                      if "Parquet" in what else ""))
     return data
 
 
@@ -125,7 +126,8 @@ def read_bytes(path: pathlib.Path, max_bytes: int = MAX_BYTES) -> bytes:
 _NOT_A_TRACE = ((b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"),
                 (b"%PDF-", "a PDF document"), (b"PK\x03\x04", "a zip archive"), (b"\x7fELF", "an executable (ELF)"),
                 (b"BZh", "bzip2-compressed data"), (b"\xfd7zXZ\x00", "xz-compressed data"),
-                (b"\x28\xb5\x2f\xfd", "zstd-compressed data"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"))
+                (b"\x28\xb5\x2f\xfd", "zstd-compressed data"), (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
+                (b"PAR1", "a Parquet file"))  # one of convert's tables, or a sweep's part
 
 
 def looks_like_json(data: bytes) -> bool:

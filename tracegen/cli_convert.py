@@ -26,7 +26,7 @@ from parsers.read import BESIDE, beside_dir, is_pattern, side_files, trace_files
 from parsers.tables import MANIFEST, earlier_tables, is_table_dir, table_paths, write_tables
 from parsers.trace import REPEATED_RECORDS
 from tracegen.errors import ConfigError
-from tracegen.outputs import folders_made, output_file, refuse_existing, refuse_input
+from tracegen.outputs import folders_made, output_file, refuse_existing, refuse_input, refuse_sweep_dataset
 from tracegen.units import counted
 
 MAX_SIDE_BYTES = 1 << 20  # each reader's limit is at most this (a link profile's is 1 MiB)
@@ -191,6 +191,7 @@ def _check_out(out: pathlib.Path, to: str, inputs: list[str | pathlib.Path]) -> 
     if to != "chrome" and out.is_dir() and (steps := trace_files_in(out)):
         raise ConfigError(f"{out}: holds trace files (e.g. {steps[0].name}); tables written there would be read "
                           "instead of them from then on: write them into another directory")
+    refuse_sweep_dataset(out.parent if to == "chrome" else out)
     if to == "chrome" and is_table_dir(out.parent):  # read_trace refuses tables with trace files beside them
         raise ConfigError(f"{out.parent}: holds converted tables ({MANIFEST}); a trace written there would be "
                           "read with them, and they could not be read again: write it elsewhere")

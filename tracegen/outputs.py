@@ -42,6 +42,7 @@ from typing import IO, Any
 
 from parsers.atomic import is_temporary, named_by_no_owner, owner_gone, write_bytes_atomic
 from parsers.files import broken_link, not_regular
+from parsers.sweepdata import part_paths
 from tracegen.errors import ConfigError
 from tracegen.signals import held
 
@@ -180,6 +181,8 @@ class OutputDir:
         if os.path.lexists(manifest) and not manifest.is_file():
             raise ConfigError(f"{manifest}: {broken_link(manifest) or 'is not a file'}; tracegen lists the files of "
                               "its runs here in that file: move it away")
+        if self.planned:  # a sweep's own run writes parts alone, and names none in advance
+            refuse_sweep_dataset(self.root)
         for name in self.planned:
             self._check_folders(name)
             self._check_not_input(self.root / name)
@@ -371,9 +374,22 @@ def output_file(path: pathlib.Path, *, force: bool, what: str) -> Iterator[pathl
     folders created as an :class:`OutputDir`'s are, and writable (:func:`check_writable`, ``what`` naming the file
     in its message). Folders created for it are removed again when the block fails."""
     refuse_existing([path], force)
+    refuse_sweep_dataset(path.parent)
     with folders_made(path.parent, what):
         check_writable(path.parent, what)
         yield path
+
+
+def refuse_sweep_dataset(folder: pathlib.Path) -> None:
+    """ConfigError when ``folder``, or a folder it is in, holds a sweep's Parquet parts (:mod:`parsers.sweepdata`):
+    any other file written there or below (predict's ``curve.csv``) made pandas and pyarrow fail to read the
+    dataset, and the sweep refuse to resume into it, and no ``--force`` makes that the user's wish."""
+    for place in (folder, *folder.absolute().parents):
+        if parts := part_paths(place):
+            where = "there" if place is folder else "in a folder inside it"
+            raise ConfigError(f"{place}: holds a sweep's Parquet parts ({parts[0].name}, ...); a file written {where} "
+                              "would stop pandas and pyarrow reading the dataset, and the sweep resuming: write into "
+                              "another directory")
 
 
 def refuse_input(target: pathlib.Path, inputs: Sequence[str | os.PathLike[str]], instead: str) -> None:

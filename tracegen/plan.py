@@ -74,6 +74,7 @@ MAX_STEP_BUDGET = 100_000  # measured steps per point: a coarse plan, not a long
 MAX_SEEDS = 100  # seeds per point
 WARMUP_STEPS = 1
 MAX_SAMPLES = 1e18
+PREPARE_SAID = 1000  # pairs from which preparing them is said first: about 0.3 to 4 ms each on the mlp trace
 
 # How far one option's samples/s from plan's defaults (STEP_BUDGET, one seed) may lie from predict's (30 steps per
 # worker, 3 seeds) for the same N on the same instances, and so its dollars per sample: measured by
@@ -298,6 +299,12 @@ def plan(model: StepModel, catalogue: Catalogue, config: PlanConfig, *, link_pro
     measured_rpc = single_worker is not None and single_worker.ps_cpu_s_per_step is not None
     arrangements = ([(p.n_shards, p.shard_of_task if p.n_shards > 1 else ()) for p in placed]
                     or [(n_ps(model), model.traced_ps_task)])
+    n_pairs = len(catalogue.workers) * len(catalogue.servers) * len(arrangements)
+    if n_pairs >= PREPARE_SAID:  # each costs ms before the estimate (a 200-type catalogue was silent for 83 s)
+        shards = f" x {len(arrangements)} PS counts" if len(arrangements) > 1 else ""
+        report(f"preparing {n_pairs:,} pairs of instance types ({len(catalogue.workers)} worker types x "
+               f"{len(catalogue.servers)} PS types{shards}): the traced step scaled to each pair's speeds and links "
+               "before their cost is estimated")
     todo: dict[tuple[object, ...], tuple[str, Job]] = {}
     scaled: dict[tuple[float, float], StepModel] = {}  # the step on each pair of speeds, moved once
     pair_keys = []

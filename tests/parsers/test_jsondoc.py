@@ -62,3 +62,23 @@ def test_json_that_is_not_utf8_names_the_line_and_the_byte_of_the_file(tmp_path:
         read_trace(path)
     bad = data.index(b"\xe9")
     assert str(info.value) == f"{path}: line 3, byte {bad}: JSON is not valid UTF-8"
+
+
+@pytest.mark.parametrize(("text", "where", "what"), [
+    ('{"format": "x",\n  "tool": "cut off', "2:11", "a string that does not end"),
+    ('{"format": "x",\n  "tool": "a\tb"}', "2:13", "a control character (a tab or a line end) inside a string"),
+])
+def test_json_broken_inside_a_string_says_what_is_there_not_a_dangling_at(tmp_path: pathlib.Path, text: str,
+                                                                        where: str, what: str) -> None:
+    """Python's messages for these end in 'at', its position cut off for the file's own: a truncated Chrome trace
+    ended in 'invalid JSON: Unterminated string starting at', a tab in a link profile's string in 'Invalid control
+    character at' (a hardening pass)."""
+    readers = [(tmp_path / "link-profile.json", read_link_profile, ProfileError),
+               (tmp_path / "single-worker.json", read_single_worker, SingleWorkerError),
+               (tmp_path / "meta.json", lambda _path: read_meta(tmp_path), TraceFormatError),
+               (tmp_path / "trace.json", read_trace, TraceFormatError)]
+    for path, read, error in readers:
+        path.write_text(text)
+        with pytest.raises(error) as info:
+            read(path)
+        assert str(info.value) == f"{path}:{where}: invalid JSON: {what}"

@@ -105,6 +105,18 @@ def test_a_file_of_another_kind_is_named_as_such(tmp_path: pathlib.Path, head: b
         _one_line(capsys.readouterr().err, f"{named}: {what}")
 
 
+def test_one_table_of_converted_tables_is_named_as_such(tmp_path: pathlib.Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """One Parquet table of a conversion (or a sweep's part) given as the trace was parsed as a protobuf, and the
+    error told of 'byte 53: field 6 has wire type 7' (a hardening pass): it names what the file is, and that the
+    tables are read as their folder."""
+    tables = tmp_path / "tables"
+    write_tables(read_trace(STEPS), tables, "parquet")
+    assert main(["inspect", str(tables / "ops.parquet")]) == 2
+    _one_line(capsys.readouterr().err, f"{tables / 'ops.parquet'}: a Parquet file, not a trace (it begins with "
+              "b'PAR1'); converted tables are read as their folder: give the folder")
+
+
 def test_the_files_beside_a_trace_are_found_where_its_readers_look() -> None:
     """``convert`` carries them to its output: beside a directory of steps, a step file or a glob of them, and a TF2
     profile's run directory (in its logdir, beside plugins/); a name not there is left out."""

@@ -327,3 +327,47 @@ def test_a_users_own_file_where_an_output_goes_is_not_called_a_previous_runs(
     capsys.readouterr()
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().endswith("already exists; pass --force to replace the previous run")
+
+
+DEV = ROOT / "data" / "validation" / "dev" / "mlp_500mbit_q100_b128k_ps03"
+
+
+@pytest.mark.parametrize("args", [["predict", str(MLP), "--workers", "1", "--steps", "3", "--seeds", "1",
+                                   "--out", "{}"],
+                                  ["plan", str(MLP), "--catalogue", str(MLP.parents[1] / "catalogue/example.csv"),
+                                   "--workers", "1", "--out", "{}"],
+                                  ["validate", "--measured", str(DEV / "measured.csv"), "--trace", str(DEV / "trace"),
+                                   "--steps", "3", "--seeds", "1", "--out", "{}"],
+                                  ["convert", str(MLP), "--to", "chrome", "{}/chrome.json"],
+                                  ["convert", str(MLP), "--to", "csv", "{}"]],
+                         ids=["predict", "plan", "validate", "convert-chrome", "convert-csv"])
+def test_no_command_writes_into_a_sweeps_dataset(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                 args: list[str]) -> None:
+    """predict, plan, validate and convert wrote their files beside a sweep's Parquet parts without a word (a
+    hardening pass): pandas.read_parquet of the folder then failed on curve.csv ('Parquet magic bytes not found'),
+    and the sweep refused to resume there. Refused before any work, naming the folder and a part; --force does not
+    change that, and the dataset is left as it was."""
+    sweep = tmp_path / "sweep"
+    assert main(["sweep", str(MLP), "--workers", "1", "--steps", "3", "--out", str(sweep)]) == 0
+    capsys.readouterr()
+    before = sorted(p.name for p in sweep.iterdir())
+    for force in ([], ["--force"]):
+        assert main([a.format(sweep) for a in args] + force) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{sweep}: holds a sweep's Parquet parts (part-000000.parquet" in err, err
+        assert sorted(p.name for p in sweep.iterdir()) == before
+
+
+def test_no_command_writes_into_a_folder_inside_a_sweeps_dataset(tmp_path: pathlib.Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """pandas and pyarrow read a dataset's folders too: predict --out DATASET/pred broke it as curve.csv beside the
+    parts did."""
+    sweep = tmp_path / "sweep"
+    assert main(["sweep", str(MLP), "--workers", "1", "--steps", "3", "--out", str(sweep)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(MLP), "--workers", "1", "--steps", "3", "--seeds", "1", "--out",
+                 str(sweep / "pred" / "n1")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and (f"{sweep}: holds a sweep's Parquet parts (part-000000.parquet, ...); a file "
+                                     "written in a folder inside it would stop") in err, err
+    assert sorted(p.name for p in sweep.iterdir()) == [".tracegen.lock", "part-000000.parquet"]

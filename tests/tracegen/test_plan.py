@@ -509,3 +509,17 @@ def test_the_noise_line_follows_the_answer_in_the_terminal_and_plan_html(tmp_pat
                                     "cheapest: "), lines[at + 1]
     page = (tmp_path / "out" / "plan.html").read_text(encoding="utf-8")
     assert html.escape(lines[at + 1]) in page
+
+
+def test_a_catalogue_of_many_pairs_says_so_before_it_prepares_them(model: StepModel) -> None:
+    """A catalogue of 200 types was silent for 83 s (a hardening pass), the traced step scaled to each of its
+    40,000 pairs, before the line that priced the simulation itself at 33 s: it looked hung. The first line now
+    says how many pairs it prepares, before that work, and a small catalogue is not told so."""
+    alike = Catalogue(instances=tuple(inst(f"t{i}", "both", 0.5, 1.0) for i in range(32)))  # one simulation
+    said: list[str] = []
+    plan(model, alike, PLAN_CONFIG, link_profile=PLAN_PROFILE, single_worker=PLAN_SINGLE, progress=said.append)
+    assert said[0] == ("preparing 1,024 pairs of instance types (32 worker types x 32 PS types): the traced step "
+                       "scaled to each pair's speeds and links before their cost is estimated")
+    said.clear()
+    plan(model, PLAN_CATALOGUE, PLAN_CONFIG, link_profile=PLAN_PROFILE, single_worker=PLAN_SINGLE, progress=said.append)
+    assert not any(line.startswith("preparing") for line in said), said
