@@ -212,7 +212,7 @@ def run_predict(args: argparse.Namespace) -> int:
                           "or the trace's link is measured payload")
     config = PredictConfig(
         workers=workers, link_profile=load_profile(profile_path), single_worker=single,
-        bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth),
+        bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth, what="--bandwidth"),
         payload_fraction=args.payload_fraction, link=args.link, policy=policy, order=order,
         order_file=args.policy if order else "", steps=steps,
         warmup_steps=warmup, seeds=seeds, ps_threads=args.ps_threads,

@@ -109,7 +109,7 @@ def _testbed_config(args: argparse.Namespace) -> TestbedConfig:
 
     return TestbedConfig(
         out_dir=option_path(args.out), model=args.model, workers=parse_workers(args.workers, "--workers"),
-        bandwidth_bits_per_s=8 * parse_rate(args.bandwidth), batch_size=args.batch_size,
+        bandwidth_bits_per_s=8 * parse_rate(args.bandwidth, what="--bandwidth"), batch_size=args.batch_size,
         widths=tuple(args.widths or ()), burst_bytes=args.burst, latency_ms=args.queue_latency,
         repeats=args.repeats, window_s=args.window, window_steps=args.window_steps, max_window_s=args.max_window,
         trace_workers=not args.no_worker_traces and args.api == "tf1", warmup_steps=args.warmup, cpu_cap_ps=args.cpu_ps,
@@ -156,7 +156,8 @@ def _validate(args: argparse.Namespace) -> int:
     steps, warmup, seeds, jobs = simulation_counts(args)  # as predict checks them: 2 steps read fast
     policy, order = parse_policy(args.policy, "--policy")
     config = PredictConfig(
-        bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth), link=args.link,
+        bandwidth_bytes_per_s=None if args.bandwidth is None else parse_rate(args.bandwidth, what="--bandwidth"),
+        link=args.link,
         policy=policy, order=order, order_file=args.policy if order else "", steps=steps,
         warmup_steps=warmup, seeds=seeds, payload_fraction=args.payload_fraction, jobs=jobs)
     with OutputDir(args.out, [*OUTPUT_FILES, *(["report.html"] * args.html)], force=args.force,

@@ -239,6 +239,24 @@ def test_version_names_the_package_and_its_engine() -> None:
                                                      "left on device\n"), argv
 
 
+@pytest.mark.parametrize(("argv", "said"), [
+    (["predict", "{trace}", "--bandwidth", "fast"],
+     "tracegen predict: error: '--bandwidth': cannot read 'fast' as a rate"),
+    (["validate", "--trace", "{trace}", "--measured", "{trace}", "--bandwidth", "0"],
+     "tracegen validate: error: '--bandwidth': '0' has no unit"),
+    (["testbed", "--model", "mlp", "--bandwidth", "fast"],
+     "tracegen testbed: error: '--bandwidth': cannot read 'fast'"),
+])
+def test_a_bad_bandwidth_names_the_option_as_typed(argv: list[str], said: str, tmp_path: pathlib.Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The rate was named 'bandwidth', a setting no option of these commands is called (a hardening pass)."""
+    trace = str(ROOT / "data/traces/mlp")
+    assert main([a.format(trace=trace) for a in argv] + ["--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(said), err
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("command", [
     ["predict", "--bandwidth", "1Gbit/s"],
     ["plan", "--catalogue", str(ROOT / "data/catalogue/example.csv")],
