@@ -4,6 +4,8 @@ refused for, said the same way whichever file it is."""
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -13,16 +15,20 @@ from parsers.read import read_meta
 from parsers.singleworker import SingleWorkerError, read_single_worker
 
 
+def json_readers(folder: pathlib.Path) -> list[tuple[pathlib.Path, Callable[[pathlib.Path], Any], type[Exception]]]:
+    """Each JSON input's reader, the file it reads in ``folder`` and the error it raises: every one goes through
+    :func:`parsers.jsondoc.load_json`. A Chrome trace's numbers are read exactly (Decimal): it said "'dur' out of
+    range ... (got Decimal('1E+400') µs)", not the number as written nor its line."""
+    return [(folder / "link-profile.json", read_link_profile, ProfileError),
+            (folder / "single-worker.json", read_single_worker, SingleWorkerError),
+            (folder / "meta.json", lambda _path: read_meta(folder), TraceFormatError),
+            (folder / "trace.json", read_trace, TraceFormatError)]
+
+
 @pytest.mark.parametrize("data", [b"", b" \n\t\n", b"\xef\xbb\xbf\n"])
 def test_an_empty_json_input_says_so_not_invalid_json(tmp_path: pathlib.Path, data: bytes) -> None:
     """An empty link profile said 'invalid JSON: Expecting value' at 1:1, as if its content were wrong."""
-    readers = [(tmp_path / "link-profile.json", read_link_profile, ProfileError),
-               (tmp_path / "single-worker.json", read_single_worker, SingleWorkerError),
-               (tmp_path / "meta.json", lambda _path: read_meta(tmp_path), TraceFormatError),
-               # a Chrome trace's numbers are read exactly (Decimal): it said "'dur' out of range ... (got
-               # Decimal('1E+400') µs)", not the number as written nor its line
-               (tmp_path / "trace.json", read_trace, TraceFormatError)]
-    for path, read, error in readers:
+    for path, read, error in json_readers(tmp_path):
         path.write_bytes(data)
         with pytest.raises(error) as info:
             read(path)
@@ -73,11 +79,7 @@ def test_json_broken_inside_a_string_says_what_is_there_not_a_dangling_at(tmp_pa
     """Python's messages for these end in 'at', its position cut off for the file's own: a truncated Chrome trace
     ended in 'invalid JSON: Unterminated string starting at', a tab in a link profile's string in 'Invalid control
     character at' (a hardening pass)."""
-    readers = [(tmp_path / "link-profile.json", read_link_profile, ProfileError),
-               (tmp_path / "single-worker.json", read_single_worker, SingleWorkerError),
-               (tmp_path / "meta.json", lambda _path: read_meta(tmp_path), TraceFormatError),
-               (tmp_path / "trace.json", read_trace, TraceFormatError)]
-    for path, read, error in readers:
+    for path, read, error in json_readers(tmp_path):
         path.write_text(text)
         with pytest.raises(error) as info:
             read(path)
