@@ -21,8 +21,9 @@ MAX_CLOCK_HOSTS = 64  # hosts whose clocks are put onto one (cubic in their numb
 
 
 def contradiction(a: str, b: str, bounds: Mapping[tuple[str, str], tuple[int, str]],
-                   host_files: Mapping[str, str]) -> str:
-    """What is wrong when hosts ``a`` and ``b``'s ``bounds`` (:func:`_clock_bounds`) contradict each other."""
+                  host_files: Mapping[str, str]) -> str:
+    """What is wrong when hosts ``a`` and ``b``'s ``bounds`` (each with what set it: ``transfers`` or ``step
+    calls``) contradict each other; ``host_files`` names each host's file."""
     (ahead_ns, why), (back_ns, back_why) = bounds[(a, b)], bounds[(b, a)]
     first = "the first's"
     return (f"{_two_files(host_files.get(a, a), host_files.get(b, b))}: no clock offset has every tensor received "
@@ -53,7 +54,7 @@ def span(lo: float, hi: float) -> str:
 
 
 def least_offsets(hosts: Sequence[str], reference: str, bounds: Mapping[tuple[str, str], int],
-                   host_files: Mapping[str, str]) -> dict[str, tuple[int, float, float]]:
+                  host_files: Mapping[str, str]) -> dict[str, tuple[int, float, float]]:
     """How far each host's clock reads ahead of ``reference``'s (ns), each the value nearest 0 that the ``bounds``
     (``(a, b)``: b's clock reads at most so far ahead of a's) allow once the hosts before it are fixed, hosts
     taken nearest the reference first; with the range it had."""
