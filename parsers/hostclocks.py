@@ -38,10 +38,11 @@ def _two_files(first: str, second: str) -> str:
 
 
 def _ahead(ns: float, *, upper: bool, of: str = "") -> str:
-    """``ns`` as a bound on how far a clock reads ahead of ``of``'s: an ``upper`` bound, or a lower one."""
-    if (ns >= 0) == upper:
-        return f"at {'most' if upper else 'least'} {abs(ns) / 1e6:.3f} ms ahead{f' of {of}' if of else ''}"
-    return f"at {'least' if upper else 'most'} {abs(ns) / 1e6:.3f} ms behind{f' {of}' if of else ''}"
+    """``ns`` as a bound on how far a clock reads ahead of ``of``'s, in words: an ``upper`` bound (at most 2 ms
+    ahead; at least 2 ms behind when ``ns`` is -2 ms), or a lower one (at least 2 ms ahead; at most 2 ms behind)."""
+    if ns >= 0:
+        return f"at {'most' if upper else 'least'} {ns / 1e6:.3f} ms ahead{f' of {of}' if of else ''}"
+    return f"at {'least' if upper else 'most'} {-ns / 1e6:.3f} ms behind{f' {of}' if of else ''}"
 
 
 def span(lo: float, hi: float) -> str:
