@@ -191,7 +191,8 @@ def _check_out(out: pathlib.Path, to: str, inputs: list[str | pathlib.Path]) -> 
     if to != "chrome" and out.is_dir() and (steps := trace_files_in(out)):
         raise ConfigError(f"{out}: holds trace files (e.g. {steps[0].name}); tables written there would be read "
                           "instead of them from then on: write them into another directory")
-    refuse_sweep_dataset(out.parent if to == "chrome" else out)
+    if to != "chrome":  # a Chrome file's folder is checked where it is written (output_file)
+        refuse_sweep_dataset(out)
     if to == "chrome" and is_table_dir(out.parent):  # read_trace refuses tables with trace files beside them
         raise ConfigError(f"{out.parent}: holds converted tables ({MANIFEST}); a trace written there would be "
                           "read with them, and they could not be read again: write it elsewhere")
