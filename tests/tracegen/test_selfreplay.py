@@ -1,5 +1,6 @@
 """The replay held to its traced steps (tracegen/selfreplay.py): a replay slower than the steps is sped up until
-it gives their mean back, one already as fast is left alone, and the factor keeps to its bounds."""
+it gives their mean back, one faster gets a larger per-transfer latency until it does, one as fast is left alone,
+and the factor and the latency keep to their bounds."""
 
 from __future__ import annotations
 
@@ -17,13 +18,16 @@ from tracegen.selfreplay import (
     mean_step_ns,
     raised,
     replay_factor,
+    replay_latency_ns,
     replayed_model,
     step_model,
+    with_latency,
 )
 from tracegen.synthetic import synthetic_model
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEEP = ROOT / "data" / "atcap" / "test" / "deep_500mbit_q100_b16k_ps03" / "trace"  # replays slow as it is
+TF2 = ROOT / "data" / "traces" / "tf2_pss"  # replays fast as it is: each transfer costs more than the shortest
 
 
 def small() -> StepModel:
@@ -50,13 +54,38 @@ def test_a_replay_slower_than_its_steps_is_sped_up_to_their_mean() -> None:
     assert fitted.timings == claimed.timings and fitted.size_bytes == claimed.size_bytes
 
 
-def test_a_replay_as_fast_as_its_steps_or_faster_is_left_alone() -> None:
+def test_a_replay_as_fast_as_its_steps_is_left_alone() -> None:
+    claimed = with_traced_steps(small(), round(mean_step_ns(small(), 1.0)))
+    assert replay_factor(claimed) == 1.0
+    assert replay_latency_ns(claimed) == claimed.link.latency_ns
+    assert replayed_model(claimed) is claimed
+
+
+def test_a_replay_faster_than_its_steps_gets_a_larger_latency_until_it_gives_their_mean() -> None:
     model = small()
     replayed = mean_step_ns(model, 1.0)
-    for claimed_ns in (round(replayed), round(replayed * 1.3)):
-        claimed = with_traced_steps(model, claimed_ns)
-        assert replay_factor(claimed) == 1.0
-        assert replayed_model(claimed) is claimed
+    claimed = with_traced_steps(model, round(replayed * 1.3))
+    assert replay_factor(claimed) == 1.0
+    latency = replay_latency_ns(claimed)
+    assert latency > model.link.latency_ns
+    fitted = replayed_model(claimed)
+    assert fitted.link.latency_ns == latency
+    assert (fitted.link.pull_bandwidth_bytes_per_s, fitted.link.push_bandwidth_bytes_per_s) == (
+        model.link.pull_bandwidth_bytes_per_s, model.link.push_bandwidth_bytes_per_s)  # a cost per transfer, not a rate
+    assert mean_step_ns(fitted, 1.0) == pytest.approx(replayed * 1.3, rel=TOLERANCE)
+    assert "its latency raised 0.050 -> " in fitted.link.method
+
+
+def test_the_latency_stays_below_the_steps_it_gives_back() -> None:
+    claimed = with_traced_steps(small(), 10**12)  # a thousand seconds a step: transfers in series share it
+    latency = replay_latency_ns(claimed)
+    assert latency < 10**12
+    assert mean_step_ns(with_latency(claimed, latency), 1.0) == pytest.approx(10**12, rel=TOLERANCE)
+
+
+def test_the_latency_is_never_lowered() -> None:
+    with pytest.raises(ValueError, match="'latency_ns' must be at least the estimate's 50000 \\(got 49999\\)"):
+        with_latency(small(), 49_999)
 
 
 def test_steps_no_link_can_give_back_get_the_largest_factor() -> None:
@@ -77,3 +106,12 @@ def test_a_bundled_deep_trace_replays_its_steps_mean_once_held_to_it() -> None:
     fitted = replayed_model(model)
     assert mean_step_ns(fitted, 1.0) == pytest.approx(traced_mean, rel=TOLERANCE)
     assert step_model(read_trace(DEEP)).link == fitted.link  # what every command simulates
+
+
+def test_the_bundled_tf2_trace_replays_its_steps_mean_once_held_to_it() -> None:
+    model = build_model(read_trace(TF2))
+    traced_mean = statistics.fmean(t.step_ns for t in model.timings)
+    assert mean_step_ns(model, 1.0) < traced_mean * (1 - TOLERANCE)  # the miss the latency is raised for
+    fitted = replayed_model(model)
+    assert fitted.link.latency_ns > model.link.latency_ns
+    assert mean_step_ns(fitted, 1.0) == pytest.approx(traced_mean, rel=TOLERANCE)
