@@ -79,8 +79,9 @@ from parsers.registration import (
     registered_functions,
     step_functions,
 )
-from parsers.runmetadata import DTYPE_BYTES, check_has_worker
+from parsers.runmetadata import check_has_worker
 from parsers.trace import (
+    DTYPE_BYTES,
     MAX_DUR_NS,
     MAX_SIZE_BYTES,
     MAX_TIME_NS,
