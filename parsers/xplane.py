@@ -42,8 +42,10 @@ calls (the coordinator's; the reference), as far as causality requires and no fu
   matched pair bounds how far the receiver's clock reads ahead of the sender's from above; pulls (PS → worker) and
   pushes (worker → PS) bound a worker and a PS from both sides. A step call starts before the worker runs it
   (``EagerLocalExecute: __inference_<step>_N``) and ends after (the coordinator waits for the result; every
-  bundled profile shows it), which bounds the coordinator and the worker from both sides: matched by order, and
-  only where one host runs the step function, once a call (with several workers the calls are not told apart);
+  bundled profile shows it), which bounds the coordinator and each worker from both sides, where the profile holds
+  one run a call: with one worker matched by order; with several, whose runs of which calls are not recorded, by
+  the offsets that put each of a worker's runs in some call at least as long, its k-th run starting after the k-th
+  call to start and its k-th from the last ending before the k-th call from the last ends;
 - the rule: where every bound holds with the clocks as they are (one machine, or clocks that agree within the
   slack, the shortest transfer each way: 0.1 to 0.5 ms on the bundled profiles), nothing moves. Else each host's
   events move by the least offset that has every bound hold, hosts nearest the reference first, and
@@ -351,7 +353,8 @@ def _clock_bounds(events: Sequence[Event], sends: Sequence[_Send], host_devices:
                   calls: Sequence[Event]) -> dict[tuple[str, str], tuple[int, str]]:
     """For each (host a, host b) that some events bound: how far b's clock reads ahead of a's at most, in ns, and
     what says so. A tensor is received (its ``_Recv`` done) after it was sent (its ``_Send`` started); a step call
-    starts before, and ends after, the worker's run of it (when one host runs the step function, once a call)."""
+    starts before, and ends after, the worker's run of it (where the profile holds one run of the step function a
+    call: with one worker matched by order, with several :func:`_within_calls`)."""
     bounds: dict[tuple[str, str], tuple[int, str]] = {}
 
     def bound(a: str, b: str, ahead_ns: int, why: str) -> None:
@@ -364,14 +367,72 @@ def _clock_bounds(events: Sequence[Event], sends: Sequence[_Send], host_devices:
         done = paired.get(id(send.event))
         if done is not None:
             bound(send.event.host, done.host, done.end_ns - send.event.start_ns, "transfers")
-    runs = [e for e in events if e.host != (calls[0].host if calls else None) and e.name.startswith(_RUN)
+    coordinator = calls[0].host if calls else None
+    runs = [e for e in events if e.host != coordinator and e.name.startswith(_RUN)
             and (m := INFERENCE.match(e.name.removeprefix(_RUN))) and m["name"] == step_name and not m["part"]]
-    if calls and len({e.host for e in runs}) == 1 and len(runs) == len(calls):
+    if coordinator is None or len(runs) != len(calls):  # some call's run, or some run's call, is not in the profile
+        return bounds
+    by_host: dict[str, list[Event]] = collections.defaultdict(list)
+    for run in runs:
+        by_host[run.host].append(run)
+    if len(by_host) == 1:  # one worker: its k-th run is the k-th call's
         for call, run in zip(sorted(calls, key=lambda e: e.start_ns), sorted(runs, key=lambda e: e.start_ns),
                              strict=True):
             bound(call.host, run.host, run.start_ns - call.start_ns, "step calls")
             bound(run.host, call.host, call.end_ns - run.end_ns, "step calls")
+        return bounds
+    for host, mine in sorted(by_host.items()):
+        lo, hi = _within_calls(mine, calls)
+        bound(coordinator, host, hi, "step calls")
+        bound(host, coordinator, -lo, "step calls")
     return bounds
+
+
+def _within_calls(runs: Sequence[Event], calls: Sequence[Event]) -> tuple[int, int]:
+    """How far a worker's clock may read ahead of the coordinator's (ns, from the first to the second) where its
+    ``runs`` each lie in a step call of their own, the worker's among several (which runs which call is not
+    recorded). A worker's k-th run (by start) lies in a call of its own, as do its k - 1 before it, each starting no
+    later: so at least k calls start by its start, and the k-th call to start does; likewise its k-th run from the
+    last (by end) ends by the k-th call from the last's end. Within that range, the offsets that put every run in
+    some call at least as long as it (the range's hull: a run may fit more than one call)."""
+    starts = sorted(call.start_ns for call in calls)
+    ends = sorted((call.end_ns for call in calls), reverse=True)
+    hi = min(run.start_ns - start for run, start in zip(sorted(runs, key=lambda e: e.start_ns), starts, strict=False))
+    lo = max(run.end_ns - end for run, end in zip(sorted(runs, key=lambda e: -e.end_ns), ends, strict=False))
+    feasible = [(lo, hi)]
+    for run in runs:  # each run in a call: the coordinator's start <= the run's start, the run's end <= its end
+        fits = sorted((run.end_ns - call.end_ns, run.start_ns - call.start_ns) for call in calls
+                      if call.dur_ns >= run.dur_ns)
+        feasible = _overlap(feasible, _merged(fits))
+        if not feasible:  # no offset puts every run in a call: the order's range alone, which the transfers check
+            return lo, hi
+    return feasible[0][0], feasible[-1][1]
+
+
+def _merged(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted ``spans`` (lo, hi), those that overlap or touch made one."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in spans:
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _overlap(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where two sorted lists of disjoint spans (lo, hi) overlap, as one such list."""
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
 
 
 def _allocations(events: Sequence[Event]) -> dict[tuple[str, str], set[int]]:
