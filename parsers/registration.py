@@ -19,8 +19,7 @@ from google.protobuf import text_format
 from parsers.errors import TraceContentError, quoted
 from parsers.limits import check_text_shape
 from parsers.proto import tf_trace_pb2 as tfpb
-from parsers.runmetadata import DTYPE_BYTES
-from parsers.trace import MAX_SIZE_BYTES
+from parsers.trace import DTYPE_BYTES, MAX_SIZE_BYTES
 from parsers.xspace import Event, tally
 
 # A traced tf.function as the runtime names it, and its per-device components after partitioning.

@@ -23,6 +23,7 @@ from parsers.labels import parse_op_type, parse_recv_label, split_input
 from parsers.limits import MAX_RECORDS, SCAN_BYTES, check_text_shape, check_wire_shape, check_wire_text
 from parsers.proto import tf_trace_pb2 as pb
 from parsers.trace import (
+    DTYPE_BYTES,
     MAX_DUR_NS,
     MAX_SIZE_BYTES,
     MAX_TIME_NS,
@@ -40,11 +41,6 @@ PLAIN_DEVICE = re.compile(r"/job:[^/]+/replica:\d+/task:\d+/device:[^/:]+:\d+") 
 VARIABLE_OPS = frozenset({"VarHandleOp", "VariableV2", "Variable"})
 SEND_OPS = frozenset({"_Send", "_HostSend"})
 RECV_OPS = frozenset({"_Recv", "_HostRecv"})
-# Bytes per element of the dtypes a variable can have; others (string, resource, variant) are skipped.
-DTYPE_BYTES = {
-    "float32": 4, "float64": 8, "int32": 4, "uint8": 1, "int16": 2, "int8": 1, "complex64": 8, "int64": 8,
-    "bool": 1, "bfloat16": 2, "uint16": 2, "complex128": 16, "float16": 2, "uint32": 4, "uint64": 8,
-}
 _DTYPE_NAMES = {
     "DT_FLOAT": "float32", "DT_DOUBLE": "float64", "DT_INT32": "int32", "DT_UINT8": "uint8", "DT_INT16": "int16",
     "DT_INT8": "int8", "DT_COMPLEX64": "complex64", "DT_INT64": "int64", "DT_BOOL": "bool",

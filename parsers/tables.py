@@ -36,8 +36,10 @@ from parsers.trace import (
     Position,
     Trace,
     make_table,
+    outside_step,
     printable,
     repeated_record,
+    row_contradiction,
     row_naming,
     source_of,
     step_fault,
@@ -130,10 +132,14 @@ def read_tables(in_dir: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -
             at, earlier = row_naming(name, str(path), positions[name]), positions[name] or (lambda r: f"row {r}")
             raise SchemaError(f"{at(repeat[0])}: repeats {earlier(repeat[1])} exactly (a table holds each "
                                    "record once: was the file joined to itself?)")
-    fault = step_fault(tables)
-    if fault is not None:  # as the Trace would refuse it, but naming the table's file and the row's line there
-        name, row, why = fault
-        raise SchemaError(f"{row_naming(name, str(source / f'{name}.{fmt}'), positions[name])(row)}: {why}")
+        if (contradiction := row_contradiction(name, tables[name])) is not None:  # columns that say two things
+            row, why = contradiction
+            raise SchemaError(f"{row_naming(name, str(path), positions[name])(row)}: {why}")
+    for check in (step_fault, outside_step):  # the second once each step is listed once
+        fault = check(tables)
+        if fault is not None:  # step_fault as the Trace would refuse it, but naming the table's file and line there
+            name, row, why = fault
+            raise SchemaError(f"{row_naming(name, str(source / f'{name}.{fmt}'), positions[name])(row)}: {why}")
     return trace_from(str(source), source=source_of(str(source), manifest["source"]),
                       source_format=manifest["source_format"], lost=manifest["lost"], skipped=manifest["skipped"],
                       **tables)

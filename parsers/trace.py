@@ -65,12 +65,18 @@ Ranges (``BOUNDS``, checked by :func:`make_table`, so that sums and differences 
 int64): times ``0 <= t < 2**62`` ns (the year 2116 on TensorFlow's epoch clock), durations at most ``2**52`` ns
 (52 days) with ``start + dur < 2**62``, sizes and element counts at most ``2**44`` (16 TiB), steps at most
 ``2**40``, lanes ``0 .. 2**32 - 1`` (TensorFlow's uint32 thread ids), output slots ``-1 .. 2**31 - 1``; and
-(``CHOICES``) directions are ``pull``, ``push`` or ``other``, edge kinds ``data`` or ``control``.
+(``CHOICES``) directions are ``pull``, ``push`` or ``other``, edge kinds ``data`` or ``control``. Within a row
+(:func:`row_contradiction`, checked where tables are read back: :mod:`parsers.tables`): a data edge's slot is from
+0 up and a control edge's -1; a variable's dtype is one of ``DTYPE_BYTES``, its ``n_elements`` the product of its
+shape and its ``size_bytes`` that times the dtype's bytes; a direction is the one its devices give
+(:func:`direction_of`); and (:func:`outside_step`) every op and transfer lies within its step's start and end.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -119,6 +125,13 @@ SCHEMAS: Mapping[str, Mapping[str, str]] = {
 
 PULL, PUSH, OTHER = "pull", "push", "other"
 DIRECTIONS = (PULL, PUSH, OTHER)
+# Bytes per element of the dtypes a variable can have (``variables.dtype``); others (string, resource, variant) are
+# skipped by the readers, which have no size for them.
+DTYPE_BYTES: Mapping[str, int] = {
+    "float32": 4, "float64": 8, "int32": 4, "uint8": 1, "int16": 2, "int8": 1, "complex64": 8, "int64": 8,
+    "bool": 1, "bfloat16": 2, "uint16": 2, "complex128": 16, "float16": 2, "uint32": 4, "uint64": 8,
+}
+_SHAPE = re.compile(r"[0-9]+(?:x[0-9]+)*")
 
 MAX_TIME_NS = 2**62
 MAX_DUR_NS = 2**52
@@ -264,6 +277,87 @@ def _check_times(frame: pd.DataFrame, at: Callable[[int], str]) -> None:
             row = int(late.to_numpy().argmax())
             raise SchemaError(f"{at(row)}: ends at or after 2**62 ns (start_ns "
                               f"{frame['start_ns'].iloc[row]}, dur_ns {frame['dur_ns'].iloc[row]})")
+
+
+def row_contradiction(name: str, frame: pd.DataFrame) -> tuple[int, str] | None:
+    """The first row of table ``name`` (built by :func:`make_table`) whose columns contradict one another by the
+    table's meaning (module docstring), as (row, what is wrong); None when none does. Each cell may be in range and
+    the row still say two things: a data edge from output slot -1 (a control edge's), a variable of shape 784x512
+    holding 5 elements, or of 401408 float32 elements in 7 bytes, a pull from a worker to a PS. The readers of
+    TensorFlow's files derive the one from the other; a table edited or written by other hands may not, and a
+    prediction would take whichever column it reads."""
+    if frame.empty:
+        return None
+    if name == "graph_edges":
+        return _edge_contradiction(frame)
+    if name == "variables":
+        return _variable_contradiction(frame)
+    ends = {"transfers": ("src_device", "dst_device"), "rendezvous": ("send_device", "recv_device")}.get(name)
+    if ends is None:
+        return None
+    for row, (src, dst, direction) in enumerate(zip(frame[ends[0]], frame[ends[1]], frame["direction"],
+                                                    strict=True)):
+        expected = direction_of(src if isinstance(src, str) else None, dst)
+        if direction != expected:
+            sender = quoted(src) if isinstance(src, str) else "an unknown device"
+            return row, (f"'direction' must be {expected} for a tensor sent from {sender} to {quoted(dst)} "
+                         f"(got {quoted(direction)})")
+    return None
+
+
+def _edge_contradiction(frame: pd.DataFrame) -> tuple[int, str] | None:
+    """:func:`row_contradiction` of ``graph_edges``: a data edge's slot from 0 up, a control edge's -1."""
+    data = frame["kind"] == "data"
+    wrong = (data & (frame["src_output"] < 0)) | (~data & (frame["src_output"] != -1))
+    if not wrong.any():
+        return None
+    row = int(wrong.to_numpy().argmax())
+    kind, slot = frame["kind"].iloc[row], int(frame["src_output"].iloc[row])
+    rule = "from 0 up for a data edge" if kind == "data" else "-1 for a control edge"
+    return row, f"'src_output' must be {rule} (got {slot}, kind {kind!r})"
+
+
+def _variable_contradiction(frame: pd.DataFrame) -> tuple[int, str] | None:
+    """:func:`row_contradiction` of ``variables``: a dtype of known size, ``n_elements`` the product of the shape,
+    ``size_bytes`` that times the dtype's bytes."""
+    for row, (dtype, shape, n, size) in enumerate(zip(frame["dtype"], frame["shape"], frame["n_elements"],
+                                                      frame["size_bytes"], strict=True)):
+        why = None
+        if dtype not in DTYPE_BYTES:
+            why = f"'dtype' must be one of {', '.join(DTYPE_BYTES)} (got {quoted(dtype)})"
+        elif shape != "scalar" and not _SHAPE.fullmatch(shape):
+            why = f"'shape' must be 'scalar' or sizes joined by x, as 784x512 (got {quoted(shape)})"
+        else:
+            elements = 1 if shape == "scalar" else math.prod(int(d) for d in shape.split("x"))
+            if int(n) != elements:
+                why = f"'n_elements' must be the product of shape {shape}, {elements} (got {int(n)})"
+            elif int(size) != elements * DTYPE_BYTES[dtype]:
+                why = (f"'size_bytes' must be {elements} elements x {DTYPE_BYTES[dtype]} bytes of {dtype}, "
+                       f"{elements * DTYPE_BYTES[dtype]} (got {int(size)})")
+        if why is not None:
+            return row, why
+    return None
+
+
+def outside_step(tables: Mapping[str, pd.DataFrame]) -> tuple[str, int, str] | None:
+    """The first op or transfer that runs outside its step's ``start_ns`` .. ``end_ns`` (which span every record
+    of the step), as (table, row, what is wrong); None when none does. A step's length is read from those two
+    columns: one that ends before its own ops do would be replayed short."""
+    steps = tables["steps"].set_index("step")
+    for name in ("ops", "transfers"):
+        frame = tables[name]
+        if frame.empty:
+            continue
+        start = frame["step"].map(steps["start_ns"]).to_numpy()
+        end = frame["step"].map(steps["end_ns"]).to_numpy()
+        begins, ends = frame["start_ns"].to_numpy(), (frame["start_ns"] + frame["dur_ns"]).to_numpy()
+        wrong = (begins < start) | (ends > end)
+        if wrong.any():
+            row = int(wrong.argmax())
+            return name, row, (f"runs from {int(begins[row])} to {int(ends[row])} ns, outside its step "
+                               f"{int(frame['step'].iloc[row])}, from {int(start[row])} to {int(end[row])} ns "
+                               "in the steps table (a step spans every record of it)")
+    return None
 
 
 def step_fault(tables: Mapping[str, pd.DataFrame]) -> tuple[str, int, str] | None:

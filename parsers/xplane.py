@@ -42,8 +42,10 @@ calls (the coordinator's; the reference), as far as causality requires and no fu
   matched pair bounds how far the receiver's clock reads ahead of the sender's from above; pulls (PS → worker) and
   pushes (worker → PS) bound a worker and a PS from both sides. A step call starts before the worker runs it
   (``EagerLocalExecute: __inference_<step>_N``) and ends after (the coordinator waits for the result; every
-  bundled profile shows it), which bounds the coordinator and the worker from both sides: matched by order, and
-  only where one host runs the step function, once a call (with several workers the calls are not told apart);
+  bundled profile shows it), which bounds the coordinator and each worker from both sides, where the profile holds
+  one run a call: with one worker matched by order; with several, whose runs of which calls are not recorded, by
+  the offsets that put each of a worker's runs in some call at least as long, its k-th run starting after the k-th
+  call to start and its k-th from the last ending before the k-th call from the last ends;
 - the rule: where every bound holds with the clocks as they are (one machine, or clocks that agree within the
   slack, the shortest transfer each way: 0.1 to 0.5 ms on the bundled profiles), nothing moves. Else each host's
   events move by the least offset that has every bound hold, hosts nearest the reference first, and
@@ -79,8 +81,9 @@ from parsers.registration import (
     registered_functions,
     step_functions,
 )
-from parsers.runmetadata import DTYPE_BYTES, check_has_worker
+from parsers.runmetadata import check_has_worker
 from parsers.trace import (
+    DTYPE_BYTES,
     MAX_DUR_NS,
     MAX_SIZE_BYTES,
     MAX_TIME_NS,
@@ -168,13 +171,17 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
     trace-viewer file read alone) merges the hosts' times as they are, and matches a ``_Send`` with the first
     ``_Recv`` done after it starts."""
     sends, host_devices = _sends(events, skipped)
+    step_name, calls = _step_calls(events, source)
+    recvs, asked = _received(events, host_devices)
+    found = _Found(sends=sends, calls=calls, recvs=recvs, asked=asked,
+                   paired=_pairs(sends, recvs) if host_files is not None else {})
     clock_lost: list[str] = []
     if host_files is not None:
-        aligned, clock_lost = _align_clocks(events, sends, host_devices, host_files, source)
-        if aligned is not events:  # some host's events moved: the _Send records must hold the moved ones
+        aligned, clock_lost, shifts = _align_clocks(events, found, step_name, host_files)
+        if aligned is not events:  # some host's events moved: what was found in them must hold the moved ones
+            found = found.moved(events, aligned, shifts)
             events = aligned
-            sends, _ = _sends(events, {})
-    step_name, windows = _steps(events, source)
+    windows = sorted((e.start_ns, e.end_ns) for e in found.calls)
     functions = registered_functions(events, skipped)
     step_fdefs = step_functions(functions, step_name)
     variables: dict[str, Variable] = {}
@@ -197,8 +204,8 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
         return None
 
     ops = _op_rows(events, host_devices, step_of, skipped)
-    transfers, rendezvous, unsized = _transfers(sends, events, host_devices, step_of, (allocations, nodes,
-                                                                                       variables), skipped,
+    transfers, rendezvous, unsized = _transfers(found, step_of,
+                                                (allocations, nodes, variables), skipped,
                                                 by_order=host_files is not None)
     workers = {d for d in host_devices.values() if device_role(d) == "worker"}
     graph_nodes, graph_edges = partition_tables(step_fdefs, rendezvous, next(iter(workers)) if len(workers) == 1
@@ -247,6 +254,34 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
     return trace
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Found:
+    """What the reading takes from the events more than once, found in them once: the cross-task ``_Send``s
+    (:func:`_sends`), the step function's calls (:func:`_step_calls`), the ``_Recv`` done events and starts
+    (:func:`_received`) and the ``_Recv`` done of each ``_Send`` that order matches (:func:`_pairs`, by ``id`` of
+    the ``_Send``'s event; where the hosts' clocks are checked)."""
+
+    sends: list[_Send]
+    calls: list[Event]
+    recvs: dict[tuple[str, str], list[Event]]
+    asked: dict[tuple[str, str], list[int]]
+    paired: dict[int, Event]
+
+    def moved(self, events: Sequence[Event], aligned: Sequence[Event], shifts: Mapping[str, int]) -> _Found:
+        """The same found in ``aligned``, ``events`` with each host's moved by ``shifts`` (ns): as found in
+        ``aligned`` afresh. Order matches the same pairs: a host's events move together, keeping their order."""
+        new = {id(old): event for old, event in zip(events, aligned, strict=True)}
+        place = {id(event): i for i, event in enumerate(aligned)}  # ties in time stay in the events' order
+        return _Found(
+            sends=[dataclasses.replace(send, event=new[id(send.event)]) for send in self.sends],
+            calls=[new[id(call)] for call in self.calls],
+            recvs={key: sorted((new[id(r)] for r in done), key=lambda r: (r.end_ns, place[id(r)]))
+                   for key, done in self.recvs.items()},
+            asked={(host, name): [t + shifts.get(host, 0) for t in starts]
+                   for (host, name), starts in self.asked.items()},
+            paired={id(new[old]): new[id(done)] for old, done in self.paired.items()})
+
+
 def _sends(events: Sequence[Event], skipped: dict[str, int]) -> tuple[list[_Send], dict[str, str]]:
     """The cross-task ``_Send`` events, and the TensorFlow device each host serves (when only one)."""
     sends: list[_Send] = []
@@ -275,12 +310,6 @@ def _sends(events: Sequence[Event], skipped: dict[str, int]) -> tuple[list[_Send
     return sends, {h: next(iter(d)) for h, d in devices.items() if len(d) == 1}
 
 
-def _steps(events: Sequence[Event], source: str) -> tuple[str, list[tuple[int, int]]]:
-    """The step function's name and its calls' [start, end] windows, in time order."""
-    name, calls = _step_calls(events, source)
-    return name, sorted((e.start_ns, e.end_ns) for e in calls)
-
-
 def _step_calls(events: Sequence[Event], source: str) -> tuple[str, list[Event]]:
     """The step function's name and the events of its calls (module docstring)."""
     calls = [e for e in events if "tf_function_call" in e.stats]
@@ -300,18 +329,19 @@ def _step_calls(events: Sequence[Event], source: str) -> tuple[str, list[Event]]
 
 # ------------------------------------------------------------------------------------------ the hosts' clocks
 
-def _align_clocks(events: Sequence[Event], sends: Sequence[_Send], host_devices: Mapping[str, str],
-                 host_files: Mapping[str, str], source: str) -> tuple[Sequence[Event], list[str]]:
+def _align_clocks(events: Sequence[Event], found: _Found, step_name: str, host_files: Mapping[str, str]
+                  ) -> tuple[Sequence[Event], list[str], dict[str, int]]:
     """``events`` with each host's times put onto the clock of the host of the step calls, where causality
-    requires it (module docstring), and what ``Trace.lost`` says of it; TraceContentError when no offsets between
-    the hosts' clocks have every tensor received after it was sent."""
-    step_name, calls = _step_calls(events, source)
+    requires it (module docstring), what ``Trace.lost`` says of it, and how far each host's events moved (ns);
+    TraceContentError when no offsets between the hosts' clocks have every tensor received after it was sent.
+    ``found``: the ``_Send``s, the calls of the step function ``step_name`` and the pairs in ``events``."""
+    calls = found.calls
     hosts = sorted({e.host for e in events})
     if len(hosts) < 2:
-        return events, []
+        return events, [], {}
     by_host = collections.Counter(e.host for e in calls)
     reference = min(by_host, key=lambda h: (-by_host[h], h))
-    bounds = _clock_bounds(events, sends, host_devices, step_name, [e for e in calls if e.host == reference])
+    bounds = _clock_bounds(events, found.sends, found.paired, step_name, [e for e in calls if e.host == reference])
     for a, b in sorted(bounds):
         if (b, a) in bounds and bounds[(a, b)][0] + bounds[(b, a)][0] < 0:
             raise TraceContentError(contradiction(a, b, bounds, host_files))
@@ -328,7 +358,7 @@ def _align_clocks(events: Sequence[Event], sends: Sequence[_Send], host_devices:
                     f"{', '.join(h for h in hosts if h not in joined)}: no transfer or step call between them bounds "
                     "it; their times are merged as recorded")
     if not any(ahead_ns for ahead_ns, _, _ in offsets.values()):
-        return events, lost
+        return events, lost, {}
     # a host whose times count from its profile's start (a trace viewer's) moved earlier would start before 0:
     # then every host's events move later by as much, which changes no time between two events
     lift_ns = max((offsets.get(e.host, (0, 0, 0))[0] - e.start_ns for e in events), default=0)
@@ -336,41 +366,99 @@ def _align_clocks(events: Sequence[Event], sends: Sequence[_Send], host_devices:
     if lift_ns:
         lost.append(f"the hosts' common clock: every host's events were moved {lift_ns / 1e6:.3f} ms later, so that "
                     "none starts before 0 once the clocks are one")
+    shifts = {host: lift_ns - offsets.get(host, (0, 0, 0))[0] for host in hosts}
     moved = []
     for event in events:
-        shift_ns = lift_ns - offsets.get(event.host, (0, 0, 0))[0]
+        shift_ns = shifts[event.host]
         if shift_ns and event.start_ns + shift_ns > MAX_TIME_NS - 1 - event.dur_ns:
             raise TraceContentError(f"{event.where}: moved by {shift_ns / 1e6:+.3f} ms onto {reference}'s clock, "
                                     "it would end after 2**62 ns")
         moved.append(dataclasses.replace(event, start_ns=event.start_ns + shift_ns) if shift_ns else event)
-    return moved, lost
+    return moved, lost, shifts
 
 
-def _clock_bounds(events: Sequence[Event], sends: Sequence[_Send], host_devices: Mapping[str, str], step_name: str,
+def _clock_bounds(events: Sequence[Event], sends: Sequence[_Send], paired: Mapping[int, Event], step_name: str,
                   calls: Sequence[Event]) -> dict[tuple[str, str], tuple[int, str]]:
     """For each (host a, host b) that some events bound: how far b's clock reads ahead of a's at most, in ns, and
     what says so. A tensor is received (its ``_Recv`` done) after it was sent (its ``_Send`` started); a step call
-    starts before, and ends after, the worker's run of it (when one host runs the step function, once a call)."""
+    starts before, and ends after, the worker's run of it (where the profile holds one run of the step function a
+    call: with one worker matched by order, with several :func:`_within_calls`)."""
     bounds: dict[tuple[str, str], tuple[int, str]] = {}
 
     def bound(a: str, b: str, ahead_ns: int, why: str) -> None:
         if a != b and ((a, b) not in bounds or ahead_ns < bounds[(a, b)][0]):
             bounds[(a, b)] = (ahead_ns, why)
 
-    recvs, _ = _received(events, host_devices)
-    paired = _pairs(sends, recvs)
     for send in sends:
         done = paired.get(id(send.event))
         if done is not None:
             bound(send.event.host, done.host, done.end_ns - send.event.start_ns, "transfers")
-    runs = [e for e in events if e.host != (calls[0].host if calls else None) and e.name.startswith(_RUN)
+    coordinator = calls[0].host if calls else None
+    runs = [e for e in events if e.host != coordinator and e.name.startswith(_RUN)
             and (m := INFERENCE.match(e.name.removeprefix(_RUN))) and m["name"] == step_name and not m["part"]]
-    if calls and len({e.host for e in runs}) == 1 and len(runs) == len(calls):
+    if coordinator is None or len(runs) != len(calls):  # some call's run, or some run's call, is not in the profile
+        return bounds
+    by_host: dict[str, list[Event]] = collections.defaultdict(list)
+    for run in runs:
+        by_host[run.host].append(run)
+    if len(by_host) == 1:  # one worker: its k-th run is the k-th call's
         for call, run in zip(sorted(calls, key=lambda e: e.start_ns), sorted(runs, key=lambda e: e.start_ns),
                              strict=True):
             bound(call.host, run.host, run.start_ns - call.start_ns, "step calls")
             bound(run.host, call.host, call.end_ns - run.end_ns, "step calls")
+        return bounds
+    for host, mine in sorted(by_host.items()):
+        lo, hi = _within_calls(mine, calls)
+        bound(coordinator, host, hi, "step calls")
+        bound(host, coordinator, -lo, "step calls")
     return bounds
+
+
+def _within_calls(runs: Sequence[Event], calls: Sequence[Event]) -> tuple[int, int]:
+    """How far a worker's clock may read ahead of the coordinator's (ns, from the first to the second) where its
+    ``runs`` each lie in a step call of their own, the worker's among several (which runs which call is not
+    recorded). A worker's k-th run (by start) lies in a call of its own, as do its k - 1 before it, each starting no
+    later: so at least k calls start by its start, and the k-th call to start does; likewise its k-th run from the
+    last (by end) ends by the k-th call from the last's end. Within that range, the offsets that put every run in
+    some call at least as long as it (the range's hull: a run may fit more than one call)."""
+    starts = sorted(call.start_ns for call in calls)
+    ends = sorted((call.end_ns for call in calls), reverse=True)
+    hi = min(run.start_ns - start for run, start in zip(sorted(runs, key=lambda e: e.start_ns), starts, strict=False))
+    lo = max(run.end_ns - end for run, end in zip(sorted(runs, key=lambda e: -e.end_ns), ends, strict=False))
+    feasible = [(lo, hi)]
+    for run in runs:  # each run in a call: the coordinator's start <= the run's start, the run's end <= its end
+        fits = sorted((run.end_ns - call.end_ns, run.start_ns - call.start_ns) for call in calls
+                      if call.dur_ns >= run.dur_ns)
+        feasible = _overlap(feasible, _merged(fits))
+        if not feasible:  # no offset puts every run in a call: the order's range alone, which the transfers check
+            return lo, hi
+    return feasible[0][0], feasible[-1][1]
+
+
+def _merged(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted ``spans`` (lo, hi), those that overlap or touch made one."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in spans:
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _overlap(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where two sorted lists of disjoint spans (lo, hi) overlap, as one such list."""
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
 
 
 def _allocations(events: Sequence[Event]) -> dict[tuple[str, str], set[int]]:
@@ -443,14 +531,13 @@ def _pairs(sends: Sequence[_Send], recvs: Mapping[tuple[str, str], Sequence[Even
     return out
 
 
-def _transfers(sends: Sequence[_Send], events: Sequence[Event], host_devices: dict[str, str], step_of: Any,
-               sizes: Any, skipped: dict[str, int], *, by_order: bool
+def _transfers(found: _Found, step_of: Any, sizes: Any, skipped: dict[str, int], *, by_order: bool
                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
-    """The transfers, rendezvous and unsized tensors (module docstring). A ``_Send`` is matched with the first
-    unused ``_Recv`` done after it starts (the hosts' clocks must agree); ``by_order`` (the clocks were put onto
-    one): by order (:func:`_pairs`) where it can be, else by time within its step."""
-    recvs, asked = _received(events, host_devices)
-    paired = _pairs(sends, recvs) if by_order else {}
+    """The transfers, rendezvous and unsized tensors (module docstring) of the ``_Send``s, ``_Recv``s and pairs
+    ``found``. A ``_Send`` is matched with the first unused ``_Recv`` done after it starts (the hosts' clocks must
+    agree); ``by_order`` (the clocks were put onto one): by order (``found.paired``) where it can be, else by time
+    within its step."""
+    sends, recvs, asked, paired = found.sends, found.recvs, found.asked, found.paired
     used = {id(r) for r in paired.values()}
     rows: list[dict[str, Any]] = []
     pairs: dict[tuple[str, str, str], dict[str, Any]] = {}

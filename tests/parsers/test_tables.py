@@ -328,3 +328,77 @@ def test_a_manifest_missing_a_key_tracegen_writes_is_refused_naming_it(step_pb: 
     manifest = tmp_path / "trace.json"
     assert (refused_without_key(manifest, key, lambda _: read_trace(tmp_path), TraceFormatError)
             == f"{manifest}: {key!r} is missing (tracegen writes it in every table manifest)")
+
+
+def _first_line(path: pathlib.Path, column: str, value: str) -> int:
+    """The line (the header is line 1) of the first row of CSV table ``path`` whose ``column`` is ``value``."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    return int(frame.index[frame[column] == value][0]) + 2
+
+
+@pytest.mark.parametrize(("table", "find", "column", "value", "why"), [
+    ("graph_edges", ("kind", "data"), "src_output", "-1",
+     "'src_output' must be from 0 up for a data edge (got -1, kind 'data')"),
+    ("graph_edges", ("kind", "data"), "kind", "control", "'src_output' must be -1 for a control edge (got 0, kind "
+                                                         "'control')"),
+    ("variables", ("name", "fc1/kernel"), "n_elements", "401409",
+     "'n_elements' must be the product of shape 784x512, 401408 (got 401409)"),
+    ("variables", ("name", "fc1/kernel"), "shape", "784x513",
+     "'n_elements' must be the product of shape 784x513, 402192 (got 401408)"),
+    ("variables", ("name", "fc1/kernel"), "shape", "784*512",
+     "'shape' must be 'scalar' or sizes joined by x, as 784x512 (got '784*512')"),
+    ("variables", ("name", "global_step"), "shape", "2", "'n_elements' must be the product of shape 2, 2 (got 1)"),
+    ("variables", ("name", "fc1/kernel"), "size_bytes", "401408",
+     "'size_bytes' must be 401408 elements x 4 bytes of float32, 1605632 (got 401408)"),
+    ("variables", ("name", "fc1/kernel"), "dtype", "float64",
+     "'size_bytes' must be 401408 elements x 8 bytes of float64, 3211264 (got 1605632)"),
+    ("variables", ("name", "fc1/kernel"), "dtype", "float33", "'dtype' must be one of float32, float64, "),
+    ("transfers", ("direction", "pull"), "direction", "push",
+     "'direction' must be pull for a tensor sent from '/job:ps/replica:0/task:0/device:CPU:0' to "
+     "'/job:worker/replica:0/task:0/device:CPU:0' (got 'push')"),
+    ("rendezvous", ("direction", "push"), "direction", "other",
+     "'direction' must be push for a tensor sent from '/job:worker/replica:0/task:0/device:CPU:0' to "
+     "'/job:ps/replica:0/task:0/device:CPU:0' (got 'other')"),
+])
+def test_a_csv_row_whose_columns_contradict_each_other_is_refused(tmp_path: pathlib.Path, table: str,
+                                                                  find: tuple[str, str], column: str, value: str,
+                                                                  why: str) -> None:
+    """Each cell in range, the row saying two things: a data edge from slot -1, a variable whose shape, element
+    count, dtype and bytes disagree, a pull sent from a worker to a PS. Read without a word: the model takes the
+    one column it reads (a variable's size_bytes, a transfer's direction) and the prediction is wrong."""
+    write_tables(read_trace(TRACES / "mlp" / "step_000.pb"), tmp_path, "csv")
+    path = tmp_path / f"{table}.csv"
+    line = _first_line(path, *find)
+    _edit_cell(path, line, column, value)
+    with pytest.raises(TraceError) as caught:
+        read_tables(tmp_path)
+    assert str(caught.value).startswith(f"{path}: line {line}: {why}"), caught.value
+
+
+def test_a_parquet_row_whose_columns_contradict_each_other_is_named_by_its_row(tmp_path: pathlib.Path) -> None:
+    write_tables(read_trace(TRACES / "mlp" / "step_000.pb"), tmp_path, "parquet")
+    path = tmp_path / "graph_edges.parquet"
+    frame = pd.read_parquet(path)
+    row = int(frame.index[frame["kind"] == "data"][0])
+    frame.loc[row, "src_output"] = -1
+    frame.to_parquet(path, index=False)
+    with pytest.raises(TraceError) as caught:
+        read_tables(tmp_path)
+    assert str(caught.value) == (f"{path}: table 'graph_edges' row {row}: 'src_output' must be from 0 up for a data "
+                                 "edge (got -1, kind 'data')")
+
+
+def test_a_step_shorter_than_its_records_is_refused_naming_the_first_record_outside(tmp_path: pathlib.Path) -> None:
+    """A step's length is read from its start_ns and end_ns: one cut to end before its ops was replayed short."""
+    write_tables(read_trace(TRACES / "mlp" / "step_000.pb"), tmp_path, "csv")
+    steps = pd.read_csv(tmp_path / "steps.csv", dtype=str, keep_default_na=False)
+    start = int(steps.loc[0, "start_ns"])
+    _edit_cell(tmp_path / "steps.csv", 2, "end_ns", str(start + 1))
+    ops = pd.read_csv(tmp_path / "ops.csv")
+    row = int(((ops["start_ns"] < start) | (ops["start_ns"] + ops["dur_ns"] > start + 1)).to_numpy().argmax())
+    with pytest.raises(TraceError) as caught:
+        read_tables(tmp_path)
+    begins, ends = int(ops["start_ns"].iloc[row]), int(ops["start_ns"].iloc[row] + ops["dur_ns"].iloc[row])
+    assert str(caught.value) == (f"{tmp_path / 'ops.csv'}: line {row + 2}: runs from {begins} to {ends} ns, outside "
+                                 f"its step 0, from {start} to {start + 1} ns in the steps table (a step spans every "
+                                 "record of it)")

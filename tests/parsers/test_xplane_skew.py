@@ -5,12 +5,13 @@ _Send whose _Recv is missing is not matched with another step's."""
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 
 import pandas as pd
 import pytest
 
-from parsers import TraceContentError, read_trace
+from parsers import Trace, TraceContentError, read_trace
 from parsers.proto import xplane_pb2 as pb
 from parsers.xplane import trace_from_events
 from parsers.xspace import Event, host_events, host_name, parse_xspace
@@ -179,3 +180,46 @@ def test_a_send_whose_recv_is_missing_is_not_matched_with_another_steps(tmp_path
                              & (plain.transfers["step"] == 2))]
     assert others.reset_index(drop=True).equals(same.reset_index(drop=True))
     assert "transfers matched with a _Recv by time, not order" in " | ".join(trace.skipped)
+
+
+def _two_workers(coordinator_shift_ns: int) -> tuple[Trace, dict[str, str]]:
+    """The bundled run as the coordinator of two workers would record it: every other run of the step function
+    (``EagerLocalExecute: __inference_train_step_N``) on a second worker host, and the coordinator's clock read
+    ``coordinator_shift_ns`` ahead; with the hosts' names by role."""
+    events: list[Event] = []
+    lanes: dict[tuple[str, int], int] = {}
+    skipped: dict[str, int] = {}
+    files: dict[str, str] = {}
+    for path in sorted(RUN.iterdir(), key=lambda p: host_name(str(p))):
+        files[host_name(str(path))] = str(path)
+        events.extend(host_events(parse_xspace(path.read_bytes(), str(path)), str(path), lanes, skipped))
+    names = {role: host_name(str(path)) for role, path in HOSTS.items()} | {"worker2": "worker2"}
+    files["worker2"] = str(RUN / "worker2.xplane.pb")
+    runs = sorted((e for e in events if e.host == names["worker"] and e.name.startswith("EagerLocalExecute: "
+                                                                                       "__inference_train_step")),
+                  key=lambda e: e.start_ns)
+    assert len(runs) == 4
+    second = {id(run) for run in runs[1::2]}
+    moved = [dataclasses.replace(e, host="worker2") if id(e) in second
+             else dataclasses.replace(e, start_ns=e.start_ns + coordinator_shift_ns) if e.host == names["coordinator"]
+             else e for e in events]
+    return trace_from_events(moved, str(RUN), skipped, host_files=files), names
+
+
+@pytest.mark.parametrize("shift_ms", [40, -40])
+def test_a_coordinator_of_several_workers_whose_clock_is_off_is_put_onto_theirs(shift_ms: int) -> None:
+    """The step calls bounded the coordinator's clock only where one worker ran them all: with two, which runs
+    which call is not recorded, the coordinator (joined to the workers by its calls alone) was left as recorded,
+    and its steps' windows, 40 ms off, took the wrong ops or none. Each worker's runs, each within a call of its
+    own, bound it; every host is moved to within a millisecond of the skew (a step is some 7 ms)."""
+    plain, _ = _two_workers(0)
+    assert plain.ops.equals(read_trace(RUN).ops)  # clocks that agree: read as the one worker's profile, none moved
+    assert not any(MOVED in line for line in plain.lost), plain.lost
+    skewed, names = _two_workers(shift_ms * MS)
+    assert not any("merged as recorded" in line for line in skewed.lost), skewed.lost
+    said = {host: line for line in skewed.lost if MOVED in line for host in names.values() if
+            line.startswith(f"{MOVED}: {host}'s clock")}
+    assert set(said) == {names["worker"], names["ps"], "worker2"}, skewed.lost
+    for host, line in said.items():
+        moved_ms = float(line.split("its events were moved by ")[1].split(" ms")[0])
+        assert abs(moved_ms - shift_ms) < 1, (host, line)
