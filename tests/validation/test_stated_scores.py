@@ -106,7 +106,8 @@ def test_the_sets_roofline_cycle_wins_are_counted_right() -> None:
     assert (f"it has the lower MAPE on {COUNTS[len(cycle)]}, the simulator on {COUNTS[len(simulator)]} (this "
             "development set, the shards' test set, both holdouts;") in readme
     tf2 = (mape("tf2", "dev", "roofline_cycle"), mape("tf2", "dev", "simulator"))
-    assert f"TF2's development set went over to `roofline_cycle`, {percent(tf2[0])} against {percent(tf2[1])} %" in readme
+    assert (f"TF2's development set went over to `roofline_cycle`, {percent(tf2[0])} against {percent(tf2[1])} %"
+            in readme)
 
 
 def test_the_second_and_third_fresh_holdouts() -> None:
