@@ -82,6 +82,7 @@ from parsers.registration import (
     step_functions,
 )
 from parsers.runmetadata import check_has_worker
+from parsers.spans import intersection, union
 from parsers.trace import (
     DTYPE_BYTES,
     MAX_DUR_NS,
@@ -427,38 +428,12 @@ def _within_calls(runs: Sequence[Event], calls: Sequence[Event]) -> tuple[int, i
     lo = max(run.end_ns - end for run, end in zip(sorted(runs, key=lambda e: -e.end_ns), ends, strict=False))
     feasible = [(lo, hi)]
     for run in runs:  # each run in a call: the coordinator's start <= the run's start, the run's end <= its end
-        fits = sorted((run.end_ns - call.end_ns, run.start_ns - call.start_ns) for call in calls
-                      if call.dur_ns >= run.dur_ns)
-        feasible = _overlap(feasible, _merged(fits))
+        fits = [(run.end_ns - call.end_ns, run.start_ns - call.start_ns) for call in calls
+                if call.dur_ns >= run.dur_ns]
+        feasible = intersection(feasible, union(fits))
         if not feasible:  # no offset puts every run in a call: the order's range alone, which the transfers check
             return lo, hi
     return feasible[0][0], feasible[-1][1]
-
-
-def _merged(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted ``spans`` (lo, hi), those that overlap or touch made one."""
-    out: list[tuple[int, int]] = []
-    for lo, hi in spans:
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
-
-
-def _overlap(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Where two sorted lists of disjoint spans (lo, hi) overlap, as one such list."""
-    out: list[tuple[int, int]] = []
-    i = j = 0
-    while i < len(a) and j < len(b):
-        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if lo <= hi:
-            out.append((lo, hi))
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return out
 
 
 def _allocations(events: Sequence[Event]) -> dict[tuple[str, str], set[int]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from parsers.spans import union
 from parsers.trace import PULL, PUSH, Trace
 from tracegen.errors import ModelError
 
@@ -95,15 +96,5 @@ def _wire_rate(tasks: Sequence[int], preds: Callable[[int], Iterable[int]], obs:
 
 def busy_time(intervals: Sequence[tuple[int, int]]) -> tuple[int, int]:
     """(total time covered, number of disjoint periods) of a set of intervals."""
-    total = periods = 0
-    cur_s = cur_e = None
-    for s, e in sorted(intervals):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None and cur_s is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e, periods = s, e, periods + 1
-        else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None and cur_s is not None:
-        total += cur_e - cur_s
-    return total, periods
+    periods = union(intervals)
+    return sum(end - start for start, end in periods), len(periods)

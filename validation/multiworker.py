@@ -21,6 +21,7 @@ import statistics
 from collections.abc import Sequence
 
 from parsers.read import read_trace
+from parsers.spans import union
 from parsers.trace import PULL, PUSH, Trace
 from tracegen.model import StepModel, TaskKind
 from tracegen.simulate import SimConfig, simulate
@@ -40,16 +41,6 @@ class PhaseStats:
     both_busy: float
 
 
-def _union(intervals: Sequence[Interval]) -> list[Interval]:
-    merged: list[Interval] = []
-    for start, end in sorted(intervals):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
-
-
 def _overlap_ns(a: Sequence[Interval], b: Sequence[Interval]) -> int:
     total, j = 0, 0
     for start, end in a:
@@ -65,7 +56,7 @@ def _overlap_ns(a: Sequence[Interval], b: Sequence[Interval]) -> int:
 def _stats(n_workers: int, step_starts: Sequence[Sequence[int]], phases: dict[str, list[Interval]],
            wire: dict[str, list[Interval]]) -> PhaseStats:
     periods = [b - a for starts in step_starts for a, b in itertools.pairwise(starts)]
-    pulls, pushes = _union(wire[PULL]), _union(wire[PUSH])
+    pulls, pushes = union(wire[PULL]), union(wire[PUSH])
     lo = min(s for s, _ in pulls + pushes)
     hi = max(e for _, e in pulls + pushes)
     return PhaseStats(
