@@ -64,9 +64,11 @@ from validation.cluster_host import (
     NAMESPACE_PREFIX,
     RUN_ID_LENGTH,
     check_host,
+    hold_run_lock,
     kill_pids,
     namespace_pids,
     read_pids,
+    release_run_lock,
     remove_cgroup,
     run_command,
 )
@@ -129,6 +131,7 @@ class Cluster:
         self._procs: list[NodeProcess] = []
         self._log_dir: pathlib.Path | None = None
         self._old_handlers: dict[int, Handler] = {}
+        self._lock_fd: int | None = None  # hold_run_lock's, while the cluster stands
         self._up = False
 
     # ----- names and addresses
@@ -204,6 +207,7 @@ class Cluster:
                               f"cluster {self.run_id}", signum)
 
     def _build(self) -> None:
+        self._lock_fd = hold_run_lock(self.run_id)  # before anything it marks as this run's
         self._log_dir = pathlib.Path(tempfile.mkdtemp(prefix=f"tracegen_{self.run_id}_"))
         br = self.bridge_namespace
         self._add_namespace(br)
@@ -307,6 +311,9 @@ class Cluster:
                 problems = self._remove_everything()
             finally:
                 self._up = False
+            if self._lock_fd is not None and not problems:  # kept where something is left: once this process
+                release_run_lock(self.run_id, self._lock_fd)  # ends, the next run reaps it (reap_dead_runs)
+                self._lock_fd = None
             if problems:
                 message = f"emulated cluster {self.run_id}: could not remove " + "; ".join(problems)
                 if exc is None:

@@ -2,14 +2,17 @@
 
 Whether it can host one (:func:`check_host`: root, ``ip`` and ``tc``, the cgroup v1 ``cpu`` controller, CPU to
 spare, a subnet none of its addresses or routes overlaps); what runs left on it and their removal
-(:func:`leftovers`, :func:`clean`: ``tracegen testbed --clean``); and the steps that building and removing a
-cluster share with that removal: short ``ip``/``tc`` commands, killing processes, removing a cgroup.
+(:func:`leftovers`, :func:`clean`: ``tracegen testbed --clean``); the lock each running cluster holds
+(:func:`hold_run_lock`), by which what a killed run left is told from what a live one holds
+(:func:`reap_dead_runs`); and the steps that building and removing a cluster share with that removal: short
+``ip``/``tc`` commands, killing processes, removing a cgroup.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import ipaddress
 import json
 import os
@@ -17,6 +20,7 @@ import pathlib
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 
@@ -29,6 +33,10 @@ NAMESPACE_PREFIX = "tg_"
 CGROUP_PREFIX = "tracegen_"
 COMMAND_TIMEOUT_S = 30.0
 RUN_ID_LENGTH = 6
+# One file per cluster, locked (flock) by the process that built it for as long as it stands. The kernel drops
+# the lock when that process dies, SIGKILL included, so a run whose namespaces remain but whose lock is free is
+# dead. /run is a tmpfs: the files go at a reboot, as namespaces and cgroups do.
+RUN_LOCK_DIR = pathlib.Path("/run/tracegen")
 
 
 def available_cores() -> int:
@@ -106,6 +114,67 @@ def leftovers() -> list[str]:
     return found
 
 
+def hold_run_lock(run_id: str) -> int:
+    """Create and lock run ``run_id``'s lock file; the open descriptor, to keep until the cluster is removed
+    (:func:`release_run_lock`). Not inherited by the processes the cluster starts (Python's descriptors are not),
+    so an orphaned node process does not keep a dead run looking alive."""
+    try:
+        RUN_LOCK_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(RUN_LOCK_DIR / f"{run_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise ClusterError(f"{RUN_LOCK_DIR}: cannot create the lock of cluster {run_id}: {exc.strerror}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        raise ClusterError(f"{RUN_LOCK_DIR / f'{run_id}.lock'}: held by another process ({exc.strerror})") from exc
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def release_run_lock(run_id: str, fd: int) -> None:
+    """Remove run ``run_id``'s lock file, then let go of the lock ``fd`` holds."""
+    with contextlib.suppress(FileNotFoundError):
+        (RUN_LOCK_DIR / f"{run_id}.lock").unlink()
+    os.close(fd)
+
+
+def _run_id(leftover: str) -> str:
+    """The run id in a :func:`leftovers` entry (``netns tg_3fa9c1_w0``, ``cgroup .../tracegen_3fa9c1_ps``)."""
+    name = leftover.rsplit("/", 1)[-1].rsplit(" ", maxsplit=1)[-1]
+    return name.split("_")[1] if name.count("_") >= 2 else ""
+
+
+def dead_runs() -> list[str]:
+    """The runs whose namespaces or cgroups are on this machine and whose process is gone: their lock file is
+    there and nobody holds it. A run with no lock file (one from before the locks, or whose file was removed by
+    hand) is not among them: whether it still runs cannot be told, and ``tracegen testbed --clean`` removes it."""
+    dead = []
+    locked = {p.stem for p in RUN_LOCK_DIR.glob("*.lock")}  # and the locks of runs that died having removed all
+    for run_id in sorted({_run_id(x) for x in leftovers()} | locked):
+        if len(run_id) != RUN_ID_LENGTH or not all(c in "0123456789abcdef" for c in run_id):
+            continue  # not a run's name (a file put there by hand)
+        try:
+            fd = os.open(RUN_LOCK_DIR / f"{run_id}.lock", os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # held: the run is alive
+        finally:
+            os.close(fd)
+        dead.append(run_id)
+    return dead
+
+
+def reap_dead_runs() -> dict[str, list[str]]:
+    """Remove what each dead run (:func:`dead_runs`: one killed with SIGKILL, whose handlers never ran) left:
+    ``{run_id: what was removed}`` (empty where only its lock file was left). ClusterError lists what could not
+    be removed."""
+    return {run_id: clean(run_id) for run_id in dead_runs()}
+
+
 def clean(run_id: str) -> list[str]:
     """Remove what the run ``run_id`` left (``all``: every run's): its node processes, cgroups and namespaces
     (which take its veths, bridge and qdiscs). For a crashed run: a run still going is stopped. Returns what was
@@ -133,6 +202,12 @@ def clean(run_id: str) -> list[str]:
             problems.append(str(err))
     if problems:
         raise ClusterError("could not remove " + "; ".join(problems))
+    for lock in sorted(RUN_LOCK_DIR.glob(f"{run_id}.lock" if tag else "*.lock")):  # the run is gone: so is its lock
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+    if tag:  # and the nodes' stderr logs (validation.cluster: a temporary directory tracegen_RUNID_*)
+        for logs in pathlib.Path(tempfile.gettempdir()).glob(f"tracegen_{tag}*"):
+            shutil.rmtree(logs, ignore_errors=True)
     return removed
 
 

@@ -21,7 +21,7 @@ from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
 from validation import Progress
 from validation.capture import tensorflow_version
-from validation.cluster_host import check_host
+from validation.cluster_host import check_host, reap_dead_runs
 from validation.errors import ConfigError, NodeCrashedError
 from validation.staleness import STALENESS_NAME
 from validation.testbed_config import TestbedConfig
@@ -55,6 +55,7 @@ def _run_two_hosts(config: TestbedConfig, csv_path: pathlib.Path, trace_dir: pat
         if (trace_dir / name).exists():  # found there
             raise ConfigError(f"{trace_dir / name}: already exists; move it away to measure again")
     check_host(config.cluster_config(1))
+    _reap(report)
     trace_dir.mkdir(parents=True, exist_ok=True)
     if config.only_link_profile:
         _measure_profile(config, trace_dir, report)
@@ -85,6 +86,7 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
         return _run_two_hosts(config, csv_path, trace_dir, report)
     _refuse_earlier_outputs(out_dir)
     check_host(config.cluster_config(max(config.workers)))  # refuse before anything starts
+    _reap(report)
     tf_version = tensorflow_version()
     trace_dir.mkdir(parents=True, exist_ok=True)
     if config.link_profile:
@@ -120,6 +122,14 @@ def run_testbed(config: TestbedConfig, progress: Progress | None = None) -> Test
                        f"(fewer than {MIN_STEPS_PER_WORKER}); a longer window gives a steadier rate")
     _add_at_cap(config, trace_dir, [r for r in measurements if r.n_workers == 1], report)
     return TestbedResult(measurements=tuple(measurements), csv_path=csv_path, trace_dir=trace_dir)
+
+
+def _reap(report: Progress) -> None:
+    """Remove what runs killed outright (SIGKILL: no handler of theirs ran) left on this machine, saying what."""
+    for run_id, removed in reap_dead_runs().items():
+        if removed:
+            names = ", ".join(x.rsplit("/", 1)[-1].split(" ")[-1] for x in removed)
+            report(f"removed what the dead run {run_id} (killed, its cluster left standing) left: {names}")
 
 
 def _refuse_earlier_outputs(out_dir: pathlib.Path) -> None:

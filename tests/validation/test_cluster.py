@@ -260,6 +260,39 @@ def test_removes_everything_on_a_signal(signum: int, default_signals: Callable[[
     assert not pathlib.Path(f"/proc/{pid}").exists()
 
 
+@pytest.mark.root
+def test_a_killed_runs_cluster_is_reaped_and_a_live_ones_is_not(process_tree: Any) -> None:
+    """SIGKILL runs no handler: the run's namespaces, cgroups, node processes and logs stayed until someone ran
+    ``tracegen testbed --clean RUNID`` (a CI job killed at its time limit left seven namespaces). Its lock is
+    dropped by the kernel, so the next run's reap removes all of it, and leaves a run that is still going alone."""
+    with process_tree.started([sys.executable, "-c", _HOLDER, CLUSTER_SUBNET]) as live, \
+            process_tree.started([sys.executable, "-c", _HOLDER, "10.79.5.0/24"]) as killed:
+        assert live.stdout is not None and killed.stdout is not None
+        live_id, _ = live.stdout.readline().split()
+        dead_id, sleeper = killed.stdout.readline().split()
+        killed.kill()
+        killed.wait()
+        left = _gone(dead_id)
+        logs = sorted(pathlib.Path(tempfile.gettempdir()).glob(f"tracegen_{dead_id}_*"))
+        try:
+            assert left != [] and logs != [] and pathlib.Path(f"/proc/{sleeper}").exists()
+            dead = cluster_host.dead_runs()  # (and any other killed run's on this machine)
+            assert dead_id in dead and live_id not in dead
+            reaped = cluster_host.reap_dead_runs()
+            assert live_id not in reaped and sorted(reaped[dead_id]) == sorted(left)
+            assert _gone(dead_id) == [] and not any(d.exists() for d in logs)
+            assert not (cluster_host.RUN_LOCK_DIR / f"{dead_id}.lock").exists()
+            assert process_tree.wait_gone([int(sleeper)], timeout_s=5) == []
+            assert _gone(live_id) != [] and (cluster_host.RUN_LOCK_DIR / f"{live_id}.lock").exists()
+        finally:
+            live.terminate()  # ends as a run does on SIGTERM: its cluster removed
+            live.communicate(timeout=30)
+            for run_id in (dead_id, live_id):
+                if _gone(run_id):
+                    cluster_host.clean(run_id)
+    assert _gone(live_id) == [] and not (cluster_host.RUN_LOCK_DIR / f"{live_id}.lock").exists()
+
+
 class _Hangup(BaseException):
     """What the tracegen command's SIGHUP handler raises (tracegen.cli.Terminated), in a test."""
 
