@@ -49,10 +49,13 @@ from parsers.trace import (
     device_role,
     direction_of,
     make_table,
+    outside_step,
     printable,
     read_once,
     repeated_record,
+    row_contradiction,
     source_of,
+    step_fault,
     trace_from,
 )
 
@@ -548,16 +551,30 @@ def _read_own(events: Sequence[Any], extra: Any, source: str) -> Trace:
              for name in ("graph_nodes", "graph_edges", "rendezvous", "variables", "steps")}
     records = {"ops": make_table("ops", ops, where=source),
                "transfers": make_table("transfers", transfers, where=source)}
-    for name, frame in records.items():  # as the tables' reader refuses them: tracegen writes each record once
+    header = {"source": source_of(source, _text(extra.get("source", source), f"{source}: tracegen.source")),
+              "source_format": _text(extra.get("source_format", ""), f"{source}: tracegen.source_format"),
+              "lost": _own_lost(extra.get("lost"), source), "skipped": _own_skipped(extra.get("skipped"), source)}
+    _check_records(records, built, at, source)  # once the header is known good: its faults are named first
+    return trace_from(source, **header, **records, **built)
+
+
+def _check_records(records: dict[str, pd.DataFrame], built: dict[str, pd.DataFrame], at: dict[str, list[str]],
+                   source: str) -> None:
+    """Refuse what the tables' reader (:mod:`parsers.tables`) refuses, naming the event (``at``: each op's and
+    transfer's) or the row: a record written twice, a transfer whose direction its devices contradict, a record
+    of a step the steps table lacks or outside its step's span."""
+    for name, frame in records.items():  # tracegen writes each record once
         if (repeat := repeated_record(name, frame)) is not None:
             first = at[name][repeat[1]].removeprefix(f"{source}: ")
             raise TraceContentError(f"{at[name][repeat[0]]}: repeats {first} exactly (tracegen writes each record "
                                     "once: was the file edited?)")
-    return trace_from(
-        source, source=source_of(source, _text(extra.get("source", source), f"{source}: tracegen.source")),
-        source_format=_text(extra.get("source_format", ""), f"{source}: tracegen.source_format"),
-        lost=_own_lost(extra.get("lost"), source), skipped=_own_skipped(extra.get("skipped"), source), **records,
-        **built)
+        if (contradiction := row_contradiction(name, frame)) is not None:  # a pull from a worker to the PS, ...
+            raise TraceContentError(f"{at[name][contradiction[0]]}: {contradiction[1]}")
+    for check in (step_fault, outside_step):  # the second once each step is listed once
+        if (fault := check(records | built)) is not None:
+            name, row, why = fault
+            where = at[name][row] if name in at else f"{source}: tracegen.tables.{name}.rows[{row}]"
+            raise TraceContentError(f"{where}: {why}")
 
 
 def _own_table(name: str, table: Any, source: str) -> pd.DataFrame:
@@ -581,6 +598,8 @@ def _own_table(name: str, table: Any, source: str) -> pd.DataFrame:
     if name in ONCE_EACH and (repeat := repeated_record(name, frame)) is not None:
         raise TraceFormatError(f"{where}.rows[{repeat[0]}]: repeats rows[{repeat[1]}] exactly (tracegen writes each "
                                "record once: was the file edited?)")
+    if (contradiction := row_contradiction(name, frame)) is not None:  # columns that say two things
+        raise TraceContentError(f"{where}.rows[{contradiction[0]}]: {contradiction[1]}")
     return frame
 
 

@@ -349,3 +349,62 @@ def test_events_without_a_phase_or_of_other_phases_are_counted_as_skipped(model_
     assert trace.skipped == {"events without a phase ('ph')": 2,
                              "events of phases other than complete ('X'), metadata ('M') and flows ('s', 't', 'f')":
                              2}
+
+
+def _own_lines(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> tuple[list[str], dict[str, object]]:
+    """Our Chrome dialect of ``step_pb``, one event per line (edited as text below: a JSON round trip through
+    floats would move every ``ts`` by up to a quarter of a microsecond), and the document it parses to."""
+    path = tmp_path / "own.json"
+    write_trace(read_trace(step_pb), path)
+    return path.read_text().splitlines(), json.loads(path.read_text())
+
+
+def _refused(tmp_path: pathlib.Path, lines: list[str]) -> str:
+    path = tmp_path / "edited.json"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceContentError) as info:
+        read_trace(path)
+    return str(info.value).removeprefix(f"{path}: ")
+
+
+def test_own_chrome_with_a_direction_its_devices_contradict_is_refused(step_pb: pathlib.Path,
+                                                                      tmp_path: pathlib.Path) -> None:
+    """A pull event whose args say push: its tables read back refused it, the Chrome dialect took the word."""
+    lines, doc = _own_lines(step_pb, tmp_path)
+    events = doc["traceEvents"]
+    assert isinstance(events, list)
+    i = next(i for i, e in enumerate(events) if e.get("cat") == "transfer" and e["args"]["direction"] == "pull")
+    assert lines[i + 1].count('"direction": "pull"') == 1  # line 0 opens the document; event i is line i + 1
+    lines[i + 1] = lines[i + 1].replace('"direction": "pull"', '"direction": "push"')
+    src, dst = events[i]["args"]["src_device"], events[i]["args"]["dst_device"]
+    assert _refused(tmp_path, lines) == (f"traceEvents[{i}]: 'direction' must be pull for a tensor sent from "
+                                         f"{src!r} to {dst!r} (got 'push')")
+
+
+def test_own_chrome_with_a_record_outside_its_step_is_refused(step_pb: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """The steps table says how long a step is; a step that starts after its first op would be replayed short."""
+    lines, doc = _own_lines(step_pb, tmp_path)
+    events = doc["traceEvents"]
+    assert isinstance(events, list)
+    first = min((i for i, e in enumerate(events) if e.get("cat") in ("op", "transfer") and e["args"]["step"] == 0),
+                key=lambda i: Decimal(lines[i + 1].split('"ts": ', 1)[1].split(",", 1)[0]))
+    steps = next(n for n, line in enumerate(lines) if '"steps": {"columns"' in line)
+    row = lines[steps].split('"rows": [[0, ', 1)[1]
+    start = int(row.split(", ")[1])
+    lines[steps] = lines[steps].replace(f", {start}, ", f", {start + 1000}, ", 1)
+    assert _refused(tmp_path, lines).startswith(f"traceEvents[{first}]: runs from {start} to ")
+    assert f"outside its step 0, from {start + 1000} to " in _refused(tmp_path, lines)
+
+
+def test_own_chrome_table_row_that_contradicts_itself_is_refused(step_pb: pathlib.Path,
+                                                                 tmp_path: pathlib.Path) -> None:
+    """A variable of the right shape with a wrong element count, in the tables the Chrome dialect carries."""
+    lines, _ = _own_lines(step_pb, tmp_path)
+    text = "\n".join(lines)
+    table = text.index('"variables": {"columns"')
+    begin = text.index('"rows": [[', table) + len('"rows": [[')
+    end = text.index("]", begin)
+    cells = text[begin:end].split(", ")
+    cells[4] = str(int(cells[4]) + 1)  # n_elements
+    text = text[:begin] + ", ".join(cells) + text[end:]
+    assert "tracegen.tables.variables.rows[0]: 'n_elements' must be" in _refused(tmp_path, text.splitlines())
