@@ -118,16 +118,24 @@ def hold_run_lock(run_id: str) -> int:
     """Create and lock run ``run_id``'s lock file; the open descriptor, to keep until the cluster is removed
     (:func:`release_run_lock`). Not inherited by the processes the cluster starts (Python's descriptors are not),
     so an orphaned node process does not keep a dead run looking alive."""
-    try:
-        RUN_LOCK_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(RUN_LOCK_DIR / f"{run_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        raise ClusterError(f"{RUN_LOCK_DIR}: cannot create the lock of cluster {run_id}: {exc.strerror}") from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        os.close(fd)
-        raise ClusterError(f"{RUN_LOCK_DIR / f'{run_id}.lock'}: held by another process ({exc.strerror})") from exc
+    path = RUN_LOCK_DIR / f"{run_id}.lock"
+    while True:
+        try:
+            RUN_LOCK_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise ClusterError(f"{RUN_LOCK_DIR}: cannot create the lock of cluster {run_id}: {exc.strerror}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            raise ClusterError(f"{path}: held by another process ({exc.strerror})") from exc
+        try:
+            if path.stat().st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # another run's reap took the file for a dead run's between its creation and its lock: anew
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd
 
