@@ -26,6 +26,10 @@ What is read, from the events of each host's ``/host:CPU`` plane:
   dtype and shape from the step function's registration (its ``FunctionDef`` in the text of an
   ``EagerService:Enqueue`` event, which only a profile of the function's first call holds). Whatever is left
   stays ``<NA>`` and ``Trace.lost`` lists it; no size is guessed;
+- variables: the step function's resource arguments whose dtype and shape its registration records, each on the
+  PS device its pulls come from (a ``_Send`` from a PS whose producer takes the variable's handle as input 0), else
+  (no pull of it in the profile) on the device of the PS component that holds its argument: with several PS tasks
+  each keeps its own; a variable pulled from two PS devices is refused (TraceContentError naming the file);
 - graphs: from the same registrations, the partition graphs (:mod:`parsers.xgraph`): ``graph_nodes`` and
   ``graph_edges`` as a TF1 RunMetadata's, so that a step model can be built; op events of no graph node
   (runtime events named like ops, ``EagerService:Enqueue``) are then left out;
@@ -227,7 +231,9 @@ def trace_from_events(events: Sequence[Event], source: str, skipped: dict[str, i
     if first_call >= 0:
         tally(skipped, "steps that were the step function's first call (its registration: one-time costs)")
     ps_device = {r["src_device"] for r in transfers if r["direction"] == "pull"}
-    variable_rows = [{"name": v.arg, "device": next(iter(ps_device)) if len(ps_device) == 1 else None,
+    device_of = _variable_devices(variables, found.sends, nodes, step_fdefs, host_files or {}, source)
+    variable_rows = [{"name": v.arg, "device": device_of.get(v.arg, next(iter(ps_device)) if len(ps_device) == 1
+                                                             else None),
                       "dtype": v.dtype, "shape": "x".join(map(str, v.dims)) or "scalar",
                       "n_elements": v.size_bytes // DTYPE_BYTES[v.dtype], "size_bytes": v.size_bytes}
                      for v in variables.values()]
@@ -309,6 +315,35 @@ def _sends(events: Sequence[Event], skipped: dict[str, int]) -> tuple[list[_Send
     if several:
         tally(skipped, "hosts serving several TensorFlow tasks (their ops are not attributed)", len(several))
     return sends, {h: next(iter(d)) for h, d in devices.items() if len(d) == 1}
+
+
+def _variable_devices(variables: Mapping[str, Variable], sends: Sequence[_Send], nodes: Mapping[str, Any],
+                      fdefs: Sequence[Any], host_files: Mapping[str, str], source: str) -> dict[str, str]:
+    """The PS device of each variable (by its argument): the one its pulls come from, a pull being a ``_Send``
+    from a PS whose producer takes the variable's handle as input 0 (``ReadVariableOp``, ``ResourceGather``);
+    for a variable no pull reads, the device of the component that holds its argument. TraceContentError naming
+    the file (``host_files``, else ``source``) where a variable is pulled from two PS devices."""
+    pulled: dict[str, _Send] = {}
+    for send in sends:
+        producer = nodes.get(send.producer)
+        if device_role(send.src) != "ps" or producer is None or not producer.input:
+            continue
+        arg = node_name(producer.input[0])
+        if arg not in variables:
+            continue
+        first = pulled.setdefault(arg, send)
+        if first.src != send.src:
+            raise TraceContentError(f"{host_files.get(send.event.host, source)}: argument {quoted(arg)} is pulled "
+                                    f"from two PS devices, {send.src} here and {first.src} elsewhere: a variable "
+                                    "lives on one")
+    out = {arg: send.src for arg, send in pulled.items()}
+    for fdef in fdefs:  # a PS component: its nodes are on its device, and so are its arguments' variables
+        device = fdef.node_def[0].device if fdef.node_def else ""
+        if device_role(device) == "ps":
+            for arg in fdef.signature.input_arg:
+                if arg.name in variables:
+                    out.setdefault(arg.name, device)
+    return out
 
 
 def _step_calls(events: Sequence[Event], source: str) -> tuple[str, list[Event]]:

@@ -37,6 +37,8 @@ def _profile(args: argparse.Namespace) -> int:
     refuse_non_folder(out, "--out names the directory the trace goes into")  # else mkdir's bare 'File exists'
     if args.api == "tf2":
         return _profile_tf2(args, spec)
+    if args.ps != 1:
+        raise ConfigError(f"--ps: a tf1 profile runs one PS task; several need --api tf2 (got {args.ps})")
     config = ProfileConfig(model=spec, warmup_steps=5 if args.warmup is None else args.warmup,
                            traced_steps=args.steps)
     if args.netbench is not None:
@@ -61,6 +63,7 @@ def _profile_tf2(args: argparse.Namespace, spec: Any) -> int:
     """``profile --api tf2``: a ParameterServerStrategy job profiled from its first step (validation.capture_tf2)."""
     from validation.capture import MAX_TRACED_STEPS
     from validation.capture_tf2 import capture
+    from validation.cluster_config import MAX_PS
 
     if args.warmup:
         raise ConfigError("--api tf2 profiles from the first step: its registration holds the step function's "
@@ -69,8 +72,10 @@ def _profile_tf2(args: argparse.Namespace, spec: Any) -> int:
         raise ConfigError("--netbench is not available with --api tf2 yet; run 'tracegen netbench run' beside it")
     if not 1 <= args.steps <= MAX_TRACED_STEPS:
         raise ConfigError(f"--steps must be from 1 to {MAX_TRACED_STEPS} (got {args.steps})")
+    if not 1 <= args.ps <= MAX_PS:
+        raise ConfigError(f"--ps must be from 1 to {MAX_PS} PS tasks (got {args.ps})")
     out = option_path(args.out)
-    files = capture(out, steps=args.steps + 1, warmup=0, model=spec)
+    files = capture(out, steps=args.steps + 1, warmup=0, model=spec, ps_tasks=args.ps)
     print(f"profiled {counted(args.steps, 'step')} of {args.model} (batch {args.batch_size}) after the first call, "
           f"{counted(len(files), 'host')}, into {out} (a TensorBoard logdir)")
     return 0
@@ -361,7 +366,7 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
 
 def add_tf_commands(sub: Any) -> None:
     """Add ``profile``, ``testbed``, ``netbench`` and ``validate`` to the subparsers ``sub``."""
-    p = sub.add_parser("profile", help="run a real 1-PS, 1-worker TensorFlow job on localhost and trace it "
+    p = sub.add_parser("profile", help="run a real 1-worker TensorFlow job on localhost and trace it "
                                        "(needs the 'tf' extra)")
     p.add_argument("--model", choices=_model_names(), default="mlp", help="zoo model (default mlp)")
     p.add_argument("--batch-size", type=parse_count, default=32, metavar="B", help="examples per step (default 32)")
@@ -378,6 +383,9 @@ def add_tf_commands(sub: Any) -> None:
     p.add_argument("--steps", type=parse_count, default=10, metavar="STEPS",
                    help="traced steps (default 10: steps with records missing are left out, and the simulator "
                         "draws from the rest)")
+    p.add_argument("--ps", type=parse_count, default=1, metavar="K",
+                   help="PS tasks, each a process of its own, the variables placed on them round-robin (default 1; "
+                        "more than 1 only with --api tf2)")
     p.add_argument("--netbench", metavar="HOST:PORT",
                    help="after tracing, measure the link to a 'tracegen netbench serve' on the PS host you will use "
                         "and write OUT/link-profile.json beside the trace (an IPv6 address in brackets: "

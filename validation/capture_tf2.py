@@ -1,10 +1,11 @@
 """Capture a TensorFlow 2 ParameterServerStrategy job with TensorFlow's own profiler: ``xplane.pb`` files.
 
-:func:`capture` runs a real job on 127.0.0.1 — one PS task and one worker task, each a ``tf.distribute.Server``
-in a process of its own, and a coordinator process that builds a ``tf.distribute.ParameterServerStrategy`` with a
-``ClusterCoordinator`` — and profiles all three with the profiler server/client API: every process starts
-``tf.profiler.experimental.server``, and the coordinator asks all of them at once with
-``tf.profiler.experimental.client.trace`` while it schedules steps. TensorFlow then writes one
+:func:`capture` runs a real job on 127.0.0.1 — one PS task (or ``ps_tasks`` of them, ``--ps K``) and one worker
+task, each a ``tf.distribute.Server`` in a process of its own, and a coordinator process that builds a
+``tf.distribute.ParameterServerStrategy`` with a ``ClusterCoordinator`` — and profiles every process with the
+profiler server/client API: every process starts ``tf.profiler.experimental.server``, and the coordinator asks all
+of them at once with ``tf.profiler.experimental.client.trace`` while it schedules steps. With several PS tasks the
+strategy places the variables on them round-robin, in the order they are made. TensorFlow then writes one
 ``<host>.xplane.pb`` per process into ``<out>/plugins/profile/<run>/`` (a TensorBoard logdir).
 
 The model is tiny, Keras-free and known (:data:`MODEL`): a two-layer perceptron whose four float32 variables
@@ -13,7 +14,7 @@ variables' reads travel PS → worker and the gradients worker → PS. Or a zoo 
 --api tf2 --model NAME``): the same builders as the TF1 jobs (:func:`validation.zoo.variables_from`), the same
 plain SGD (:func:`zoo_step`). :func:`profiled` is the part a user adds to their own training loop.
 
-    python -m validation.capture_tf2 OUT_DIR [--steps N] [--warmup N]
+    python -m validation.capture_tf2 OUT_DIR [--steps N] [--warmup N] [--ps K]
 
 What this yields (TensorFlow 2.21, ``tensorflow-cpu``, 2 cores): the worker's file holds the step's ops
 (``name:Type``) and the gradient ``_Send`` events (worker → PS); the PS's file holds ``ReadVariableOp`` and the
@@ -40,8 +41,10 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from parsers.errors import counted
 from tracegen.outputs import OutputDir
 from validation.capture import MAX_TRACED_STEPS, MAX_WARMUP_STEPS, reap, tensorflow_version
+from validation.cluster_config import MAX_PS
 from validation.errors import ConfigError, JobError
 from validation.ports import free_ports
 from validation.stderr import summarize_stderr
@@ -57,14 +60,17 @@ LEARNING_RATE = 0.01
 
 
 def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s: float = JOB_TIMEOUT_S,
-            model: ModelSpec | None = None) -> list[pathlib.Path]:
+            model: ModelSpec | None = None, ps_tasks: int = 1) -> list[pathlib.Path]:
     """Run the job, profile ``steps`` scheduled steps after ``warmup`` unprofiled ones, write the TensorBoard
     logdir ``out_dir`` (which must not already hold a profile) and ``out_dir/meta.json``; return the
-    ``.xplane.pb`` files written. ``model``: a zoo model (:mod:`validation.zoo`) instead of :data:`MODEL`."""
+    ``.xplane.pb`` files written. ``model``: a zoo model (:mod:`validation.zoo`) instead of :data:`MODEL`;
+    ``ps_tasks``: the PS tasks the variables are placed on (each its own process, profiled)."""
     if not 1 <= steps <= MAX_TRACED_STEPS + 1:  # the first call and --steps after it
         raise ConfigError(f"'steps' must be from 1 to {MAX_TRACED_STEPS + 1} (got {steps})")
     if not 0 <= warmup <= MAX_WARMUP_STEPS:
         raise ConfigError(f"'warmup' must be from 0 to {MAX_WARMUP_STEPS} (got {warmup})")
+    if not 1 <= ps_tasks <= MAX_PS:
+        raise ConfigError(f"'ps_tasks' must be from 1 to {MAX_PS} (got {ps_tasks})")
     tf_version = tensorflow_version()
     if (out_dir / "plugins").exists() or (out_dir / "meta.json").exists():
         raise ConfigError(f"{out_dir}: already holds a profile (plugins/ or meta.json); choose an empty directory")
@@ -72,20 +78,21 @@ def capture(out_dir: pathlib.Path, *, steps: int = 3, warmup: int = 0, timeout_s
         check_sizes(model)
     with OutputDir(out_dir, ["meta.json"], command="profile") as written:
         with written.staged_folder() as logdir:  # in place only once all of it is: a stopped run leaves nothing
-            files, meta = _profile_job(logdir, steps, warmup, timeout_s, model)
+            files, meta = _profile_job(logdir, steps, warmup, timeout_s, model, ps_tasks)
         written.write("meta.json", json.dumps({**meta, "hosts": [f.name for f in files], "tensorflow": tf_version,
                                                "python": sys.version.split()[0]}, indent=2) + "\n")
     return sorted(out_dir.glob("plugins/profile/*/*.xplane.pb"))
 
 
 def _profile_job(logdir: pathlib.Path, steps: int, warmup: int, timeout_s: float,
-                 model: ModelSpec | None) -> tuple[list[pathlib.Path], dict[str, Any]]:
+                 model: ModelSpec | None, ps_tasks: int) -> tuple[list[pathlib.Path], dict[str, Any]]:
     """Run the job with its profiler writing into ``logdir``: the ``.xplane.pb`` files and meta.json's fields."""
-    names = ("ps", "worker", "ps_prof", "worker_prof", "chief_prof")
-    ports = dict(zip(names, free_ports(len(names)), strict=True))
+    ports = free_ports(2 * ps_tasks + 3)
+    ps_ports, ps_profilers, (worker, worker_profiler, chief_profiler) = (
+        ports[:ps_tasks], ports[ps_tasks:2 * ps_tasks], ports[2 * ps_tasks:])
     job = {
-        "cluster": {"ps": [f"127.0.0.1:{ports['ps']}"], "worker": [f"127.0.0.1:{ports['worker']}"]},
-        "profiler_ports": {"ps": ports["ps_prof"], "worker": ports["worker_prof"], "chief": ports["chief_prof"]},
+        "cluster": {"ps": [f"127.0.0.1:{p}" for p in ps_ports], "worker": [f"127.0.0.1:{worker}"]},
+        "profiler_ports": {"ps": ps_profilers, "worker": [worker_profiler], "chief": chief_profiler},
         "steps": steps, "warmup": warmup, "logdir": str(logdir.resolve()),
         "zoo": None if model is None else {"name": model.name, "batch_size": model.batch_size,
                                            "widths": list(model.resolved_widths())},
@@ -93,9 +100,9 @@ def _profile_job(logdir: pathlib.Path, steps: int, warmup: int, timeout_s: float
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
     procs: list[subprocess.Popen[str]] = []
     try:
-        for role in ("ps", "worker"):
-            procs.append(_start([role, json.dumps(job)], env, quiet=True))
-        coordinator = _start(["coordinator", json.dumps(job)], env, quiet=False)
+        for role, index in [*(("ps", j) for j in range(ps_tasks)), ("worker", 0)]:
+            procs.append(_start([role, str(index), json.dumps(job)], env, quiet=True))
+        coordinator = _start(["coordinator", "0", json.dumps(job)], env, quiet=False)
         procs.append(coordinator)
         try:
             out, err = coordinator.communicate(timeout=timeout_s)
@@ -115,7 +122,8 @@ def _profile_job(logdir: pathlib.Path, steps: int, warmup: int, timeout_s: float
         "tool": "validation.capture_tf2", "api": "tf.distribute.ParameterServerStrategy", **described,
         "dtype": "float32",
         "learning_rate": LEARNING_RATE, "warmup_steps": warmup, "profiled_steps": steps,
-        "cluster": "coordinator, 1 PS task, 1 worker task: separate processes on 127.0.0.1",
+        "cluster": f"coordinator, {counted(ps_tasks, 'PS task')}, 1 worker task: separate processes on 127.0.0.1",
+        "ps_tasks": ps_tasks,
         "profiler": "tf.profiler.experimental.server in every process, client.trace from the coordinator",
         "inter_op_threads": INTER_OP_THREADS, **report,
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -151,19 +159,20 @@ def _config(tf: Any) -> Any:
     return config
 
 
-def run_server(role: str, job: dict[str, Any]) -> None:
-    """Serve task 0 of ``role`` (``ps`` or ``worker``) with a profiler server beside it, until killed."""
+def run_server(role: str, task_index: int, job: dict[str, Any]) -> None:
+    """Serve task ``task_index`` of ``role`` (``ps`` or ``worker``) with a profiler server beside it, until
+    killed."""
     import tensorflow as tf
 
-    tf.profiler.experimental.server.start(job["profiler_ports"][role])
-    server = tf.distribute.Server(tf.train.ClusterSpec(job["cluster"]), job_name=role, task_index=0,
+    tf.profiler.experimental.server.start(job["profiler_ports"][role][task_index])
+    server = tf.distribute.Server(tf.train.ClusterSpec(job["cluster"]), job_name=role, task_index=task_index,
                                   protocol="grpc", config=_config(tf), start=True)
     server.join()
 
 
 def run_coordinator(job: dict[str, Any]) -> dict[str, Any]:
-    """Build the strategy and the model, run the warm-up steps, then schedule steps while all three processes
-    are profiled; return what it did."""
+    """Build the strategy and the model, run the warm-up steps, then schedule steps while every process is
+    profiled; return what it did."""
     import tensorflow as tf
 
     tf.config.threading.set_inter_op_parallelism_threads(INTER_OP_THREADS)
@@ -181,7 +190,8 @@ def run_coordinator(job: dict[str, Any]) -> dict[str, Any]:
         return [float(r.fetch()) for r in results]
 
     warm = run_steps(job["warmup"])
-    addresses = [f"grpc://127.0.0.1:{job['profiler_ports'][r]}" for r in ("chief", "worker", "ps")]
+    ports = [job["profiler_ports"]["chief"], *job["profiler_ports"]["worker"], *job["profiler_ports"]["ps"]]
+    addresses = [f"grpc://127.0.0.1:{port}" for port in ports]
     with profiled(job["logdir"], addresses):
         start = time.time()
         start_ns = time.time_ns()
@@ -271,18 +281,19 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--node"]:
         exit_with_parent()
-        role, job = args[1], json.loads(args[2])
+        role, index, job = args[1], int(args[2]), json.loads(args[3])
         if role == "coordinator":
             print(json.dumps(run_coordinator(job)), flush=True)
             os._exit(0)  # the strategy's background threads keep a normal exit waiting for the stopped servers
-        run_server(role, job)
+        run_server(role, index, job)
         return 0
     parser = argparse.ArgumentParser(prog="python -m validation.capture_tf2", description=__doc__.splitlines()[0])
     parser.add_argument("out", type=pathlib.Path, help="TensorBoard logdir to write (must hold no profile yet)")
     parser.add_argument("--steps", type=int, default=3, help="steps scheduled while profiling")
     parser.add_argument("--warmup", type=int, default=0, help="steps run before profiling starts")
+    parser.add_argument("--ps", type=int, default=1, metavar="K", help=f"PS tasks (default 1, at most {MAX_PS})")
     options = parser.parse_args(args)
-    for path in capture(options.out, steps=options.steps, warmup=options.warmup):
+    for path in capture(options.out, steps=options.steps, warmup=options.warmup, ps_tasks=options.ps):
         print(path)
     return 0
 

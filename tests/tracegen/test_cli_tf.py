@@ -141,6 +141,36 @@ def test_a_tf2_profile_of_one_step_and_one_host_is_said_in_the_singular(
     assert "profiled 1 step of " in line and ", 1 host, into " in line, line
 
 
+def test_profile_ps_goes_to_the_tf2_capture_and_is_refused_where_it_cannot_run(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """--ps K profiles a TF2 job on K PS tasks (tests/parsers/test_xplane_ps2.py reads one it made); a tf1 profile
+    runs one PS, and more than the emulated cluster's PS tasks are refused, each before any job."""
+    import validation.capture
+    import validation.capture_tf2
+
+    asked: list[object] = []
+
+    def capture(out: pathlib.Path, **kw: object) -> list[pathlib.Path]:
+        asked.append(kw["ps_tasks"])
+        return [out / "plugins/profile/run/h.xplane.pb"]
+
+    def no_job(*_args: object, **_kw: object) -> None:
+        raise AssertionError("ran a job with a --ps it cannot honour")
+
+    monkeypatch.setattr(validation.capture_tf2, "capture", capture)
+    monkeypatch.setattr(validation.capture, "profile", no_job)
+    assert main(["profile", "--api", "tf2", "--ps", "2", "--steps", "1", "--out", str(tmp_path / "o")]) == 0
+    assert asked == [2]
+    for argv, said in ((["--ps", "2"], "--ps: a tf1 profile runs one PS task; several need --api tf2 (got 2)"),
+                       (["--api", "tf2", "--ps", "9"], "--ps must be from 1 to 8 PS tasks (got 9)"),
+                       (["--api", "tf2", "--ps", "0"], "--ps must be from 1 to 8 PS tasks (got 0)")):
+        capsys.readouterr()
+        assert main(["profile", *argv, "--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and said in err, err
+    assert asked == [2] and not (tmp_path / "x").exists()
+
+
 @pytest.mark.parametrize(("steps", "said"), [(1, "traced 1 step of mlp"), (3, "traced 3 steps of mlp")])
 def test_a_tf1_profile_counts_its_steps_in_words(steps: int, said: str, tmp_path: pathlib.Path,
                                                   monkeypatch: pytest.MonkeyPatch,

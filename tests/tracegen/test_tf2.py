@@ -134,3 +134,27 @@ def test_predicts_report_page_carries_the_notes_on_the_trace_it_printed(
                if CLOCK_NOTE in line]
     page = html.unescape((tmp_path / "o" / "report.html").read_text())
     assert printed and printed[0] in page
+
+
+def test_a_profile_on_two_ps_tasks_keeps_each_parameter_on_its_traced_ps_task(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A job profiled on two PS tasks (the bundled tf2_ps2, mlp's kernels on task 0 and biases on task 1): its
+    variables were read with no device and predict refused the trace; now the step model has each parameter on its
+    traced PS task, as a TF1 trace on two PS tasks has, and predict keeps them there."""
+    from tracegen.cli import main
+
+    trace = read_trace(TRACES / "tf2_ps2")
+    model = build_model(trace)
+    variables = variable_map(model)
+    assert variables.n_variables == 6 and sorted(set(model.traced_ps_task)) == [0, 1]
+    held = trace.variables.groupby("device")["size_bytes"].sum()
+    for k, device in enumerate(sorted(held.index)):  # traced task numbers in order: task 0's device first
+        for kind in (TaskKind.PULL, TaskKind.PUSH):
+            moved = [model.size_bytes[t] for t in range(model.n_tasks) if model.kinds[t] == kind
+                     and model.traced_ps_task[t] == k and (kind == TaskKind.PUSH or variables.of_task[t] >= 0)]
+            assert sum(moved) == held[device], (device, kind)
+    out = tmp_path / "p"
+    assert main(["predict", str(TRACES / "tf2_ps2"), "--bandwidth", "1Gbit/s", "--workers", "1-4", "--steps", "10",
+                 "--seeds", "1", "--out", str(out)]) == 0
+    assert "traced with 2 PS tasks" in capsys.readouterr().out
+    assert (out / "curve.csv").read_text().count("\n") == 5  # the header and N = 1..4

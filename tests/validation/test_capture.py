@@ -57,11 +57,14 @@ def test_profile_tf2_captures_a_zoo_model_that_predict_can_use(tmp_path: pathlib
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cnn_tf2"
     assert main(["profile", "--api", "tf2", "--model", "cnn", "--batch-size", "4", "--widths", "3,5,7",
-                 "--steps", "3", "--out", str(out)]) == 0
+                 "--steps", "3", "--ps", "2", "--out", str(out)]) == 0
     meta = json.loads((out / "meta.json").read_text())
     assert meta["model"] == "cnn" and meta["widths"] == [3, 5, 7] and meta["batch_size"] == 4
+    assert meta["ps_tasks"] == 2 and len(meta["hosts"]) == 4  # coordinator, worker, two PS tasks
     trace = read_trace(out)
     assert len(trace.steps) == 3  # the first call left out
+    # the variables placed round-robin on the two PS tasks, each read where its pulls come from
+    assert set(trace.variables["device"]) == {f"/job:ps/replica:0/task:{k}/device:CPU:0" for k in range(2)}
     model = build_model(trace)
     # conv1 5x5x3x3+3, conv2 5x5x3x5+5, fc1 (8*8*5)x7+7, logits 7x10+10 float32 parameters: pulled, then updated
     sizes = [4 * n for n in (75 * 3, 3, 75 * 5, 5, 320 * 7, 7, 7 * 10, 10)]
