@@ -20,6 +20,7 @@ from parsers import read_trace
 from parsers.singleworker import read_single_worker
 from tracegen.model import build_model
 from validation import testbed
+from validation.cluster_config import ClusterConfig
 from validation.cluster_host import leftovers
 from validation.errors import ConfigError
 from validation.testbed import run_testbed, window_for
@@ -118,6 +119,20 @@ def test_both_two_host_measurements_are_refused_before_either_runs(tmp_path: pat
     (tmp_path / "trace" / "single-worker.json").write_text("{}\n")
     with pytest.raises(ConfigError, match=r"trace/single-worker\.json: already exists; move it away"):
         run_testbed(make_testbed_config(tmp_path, only_link_profile=True, only_single_worker=True))
+
+
+@pytest.mark.parametrize("api", ["tf1", "tf2"])
+def test_the_link_profile_of_several_ps_tasks_is_measured_on_one_ps_link(tmp_path: pathlib.Path, api: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every PS link has the same shape, so netbench measures one: with --ps 2 on 2 cores its cluster had both PS
+    tasks beside a client host that takes the cores one PS leaves ('CPU caps must total less than the 2 available
+    cores (got 2.2: 2 PS * 0.3 + 1 workers: 1.6)'), before any run."""
+    handed: list[ClusterConfig] = []
+    monkeypatch.setattr(testbed, "measure_link_profile", lambda config, *_a, **_k: handed.append(config))
+    config = make_testbed_config(tmp_path, api=api, trace_workers=api == "tf1", ps_tasks=2, cpu_cap_ps=0.3)
+    testbed._measure_profile(config, tmp_path, lambda _message: None)  # the step under test
+    (cluster,) = handed
+    assert (cluster.n_ps, cluster.n_workers, cluster.coordinator, cluster.cpu_cap_ps) == (1, 1, False, 0.3)
 
 
 def test_the_single_worker_record_is_the_median_of_every_run_of_one_worker(tmp_path: pathlib.Path) -> None:
