@@ -19,7 +19,7 @@ import pytest
 from parsers import read_trace
 from parsers.singleworker import read_single_worker
 from tracegen.model import build_model
-from validation import testbed
+from validation import testbed, testbed_tf2
 from validation.cluster_config import ClusterConfig
 from validation.cluster_host import leftovers
 from validation.errors import ConfigError
@@ -28,6 +28,7 @@ from validation.testbed_config import TestbedConfig
 from validation.testbed_files import MEASURED_COLUMNS
 from validation.testbed_single import AT_CAP_SHARE, measure_at_cap, write_single_worker_json
 from validation.testbed_window import Measurement
+from validation.windowcpu import WindowCpu
 
 from validation_support import TESTBED_SUBNET, make_testbed_config
 
@@ -298,6 +299,42 @@ def test_a_tf2_run_measures_the_coordinators_counter_and_profiles_n1(tmp_path: p
     assert build_model(trace).step_gap_ns > 0
     single = read_single_worker(result.trace_dir / "single-worker.json")
     assert single.steps_per_s == pytest.approx(result.measurements[0].steps_per_s)
+    _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
+
+
+@pytest.mark.slow
+@pytest.mark.root
+def test_a_tf2_run_on_two_ps_tasks_uses_and_profiles_both(tmp_path: pathlib.Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--api tf2 --ps 2`` (refused before): the strategy puts variables on both PS tasks, the window's PS CPU is
+    both PS nodes', each of which worked in it, and the N = 1 trace profiled both."""
+    per_ps: dict[str, list[tuple[str, float | None]]] = {}
+
+    class Recording(WindowCpu):  # each PS process's own CPU at both ends of the window, beside the sum
+        def _take(self, key: str) -> None:
+            super()._take(key)
+            per_ps[key] = [(p.node, p.cpu_s()) for p in self.pss]  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(testbed_tf2, "WindowCpu", Recording)
+    messages: list[str] = []
+    config = make_testbed_config(tmp_path, api="tf2", trace_workers=False, workers=(1,), ps_tasks=2,
+                                 cpu_cap_ps=0.3, cpu_cap_worker=0.4)
+    result = run_testbed(config, progress=messages.append)
+    (m,) = result.measurements
+    assert m.steps_per_s > 0 and len(m.ps_bytes) == 2 and min(m.ps_bytes) > 0 and sum(m.ps_bytes) == m.param_bytes
+    with result.csv_path.open(newline="") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert (row["api"], row["ps_tasks"], row["placement"]) == ("tf2", "2", "round-robin")
+    (start, end) = (per_ps["start"], per_ps["end"])
+    assert [node for node, _ in start] == [node for node, _ in end] == ["ps", "ps1"]
+    used = [(b or 0.0) - (a or 0.0) for (_, a), (_, b) in zip(start, end, strict=True)]
+    assert min(used) > 0.0  # both PS tasks served the window
+    assert float(row["ps_cpu_cores"]) == pytest.approx(sum(used) / m.window_s, rel=0.02)
+    hosts = list(result.trace_dir.glob("plugins/profile/*/*.xplane.pb"))
+    assert len(hosts) == 4  # the coordinator, both PS tasks and the worker, each profiled
+    trace = read_trace(result.trace_dir)
+    assert sorted(set(trace.variables["device"])) == [f"/job:ps/replica:0/task:{k}/device:CPU:0" for k in (0, 1)]
+    assert json.loads((result.trace_dir / "meta.json").read_text())["ps_tasks"] == 2
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
 
 
