@@ -225,16 +225,22 @@ def profiled(logdir: str | os.PathLike[str], addresses: Sequence[str], duration_
     tracing.join()
 
 
-def zoo_step(tf: Any, strategy: Any, spec: ModelSpec, learning_rate: float = LEARNING_RATE,
-             counter: Any = None) -> Any:
-    """The training step of a zoo model as a ``tf.function``: its variables made once under the strategy (on the
-    PS), the loss built inside :func:`validation.zoo.variables_from` so that every call uses them, plain SGD
-    applied on the PS (``assign_sub``; ``scatter_sub`` of the rows a sparse gradient touches); with ``counter``
-    (a variable on the PS), also one increment of it, in the same function (a nested ``tf.function`` would hide
-    the step's nodes behind a call in the registered graph)."""
+def zoo_variables(tf: Any, strategy: Any, spec: ModelSpec) -> dict[str, Any]:
+    """A zoo model's variables, made under the strategy (on the PS tasks, round robin in this order), by name."""
     with strategy.scope():
-        store = {name: tf.Variable(init(shape, dtype=tf.float32), name=name.replace("/", "_"))
-                 for name, shape, init in variable_specs(spec)}
+        return {name: tf.Variable(init(shape, dtype=tf.float32), name=name.replace("/", "_"))
+                for name, shape, init in variable_specs(spec)}
+
+
+def zoo_step(tf: Any, strategy: Any, spec: ModelSpec, learning_rate: float = LEARNING_RATE,
+             counter: Any = None, store: dict[str, Any] | None = None) -> Any:
+    """The training step of a zoo model as a ``tf.function``: its variables made once under the strategy (on the
+    PS; or ``store``, :func:`zoo_variables`' of ``spec``), the loss built inside :func:`validation.zoo.
+    variables_from` so that every call uses them, plain SGD applied on the PS (``assign_sub``; ``scatter_sub`` of
+    the rows a sparse gradient touches); with ``counter`` (a variable on the PS), also one increment of it, in the
+    same function (a nested ``tf.function`` would hide the step's nodes behind a call in the registered graph)."""
+    if store is None:
+        store = zoo_variables(tf, strategy, spec)
     variables = list(store.values())
 
     @tf.function  # type: ignore[untyped-decorator]  # TensorFlow ships no type hints

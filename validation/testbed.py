@@ -161,7 +161,7 @@ def _measure_profile(config: TestbedConfig, trace_dir: pathlib.Path, report: Pro
     client = config.netbench_client_cores or default_client_cores(config.cpu_cap_ps)
     report(f"link profile: tracegen netbench between the PS and one client host ({client:g} cores)")
     measure_link_profile(dataclasses.replace(config.cluster_config(1), cpu_cap_worker=client, worker_caps=(),
-                                             worker_links=(), coordinator=False),
+                                             worker_links=(), coordinator=False, n_ps=1),  # one PS link, as all are
                          trace_dir / PROFILE_NAME, progress=report, tensors=config.netbench_tensors,
                          tensor_bytes=config.netbench_tensor_bytes)
 

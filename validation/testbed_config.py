@@ -71,11 +71,13 @@ class TestbedConfig:
         self.model_spec()
         if self.api not in ("tf1", "tf2"):
             raise ConfigError(f"'api' must be tf1 or tf2 (got {self.api!r})")
-        if self.api == "tf2" and (self.ps_tasks > 1 or self.staleness or self.worker_caps or self.worker_links
-                                  or self.trace_workers):
-            raise ConfigError("--api tf2 runs one PS, workers alike, without staleness or per-worker traces")
+        if self.api == "tf2" and (self.staleness or self.worker_caps or self.worker_links or self.trace_workers):
+            raise ConfigError("--api tf2 runs workers alike, without staleness or per-worker traces")
         if self.placement not in PLACEMENTS:
             raise ConfigError(f"'placement' must be one of {', '.join(PLACEMENTS)} (got {self.placement!r})")
+        if self.api == "tf2" and self.placement != "round-robin":  # the strategy places them; no option of its own
+            raise ConfigError(f"'placement' must be round-robin with --api tf2, ParameterServerStrategy's own in "
+                              f"creation order (got {self.placement!r})")
         if not self.workers:
             raise ConfigError("'workers' must name at least one worker count (got none)")
         if any(n < 1 for n in self.workers):

@@ -67,6 +67,7 @@ import sys
 from collections.abc import Sequence
 
 from parsers.atomic import write_bytes_atomic
+from parsers.errors import counted
 from validation.testbed_config import TestbedConfig
 from validation.testbed_single import utc_now
 from validation.testbed_window import Measurement
@@ -188,7 +189,10 @@ def write_trace_meta(trace_dir: pathlib.Path, config: TestbedConfig, tf_version:
         "learning_rate": config.learning_rate,
         "warmup_steps": config.warmup_steps,
         "traced_steps": config.traced_steps,
-        "cluster": "1 PS + 1 worker, each in its own network namespace on one bridge (emulated cluster)",
+        "cluster": f"{counted(config.ps_tasks, 'PS task')} + 1 worker{' + a coordinator' * (config.api == 'tf2')}, "
+                   "each in its own network namespace on one bridge (emulated cluster)",
+        "ps_tasks": config.ps_tasks,
+        "api": config.api,
         "bandwidth_bits_per_s": config.bandwidth_bits_per_s,
         "burst_bytes": config.burst_bytes,
         "latency_ms": config.latency_ms,

@@ -5,9 +5,11 @@ node, ``chief``, unshaped and capped at ``cpu_cap_coordinator``; the job is :mod
 The measurement is the TF1 runs' (:func:`validation.testbed_window.measure`): after warm-up the controller sends one
 window on ``time.monotonic()``; the coordinator reads a step counter on the PS at its start and end, and steps
 of all workers together per second is the rate (ParameterServerStrategy does not say which worker ran which
-step, so ``worker_steps_per_s`` stays empty). The PS's CPU over the window comes from its cgroup. In the traced
-run (N = 1, first repeat), every process runs a profiler server and the coordinator profiles the step
-function's first call and ``traced_steps`` more into ``trace_dir`` (a TensorBoard logdir) before warm-up.
+step, so ``worker_steps_per_s`` stays empty). The PS's CPU over the window comes from its cgroup, summed over the
+PS tasks with ``ps_tasks`` > 1 (as the TF1 runs'), each PS task a node of its own with its own link and cap; the
+strategy places the variables on them round robin in creation order (the counter first). In the traced run
+(N = 1, first repeat), every process runs a profiler server and the coordinator profiles the step function's first
+call and ``traced_steps`` more into ``trace_dir`` (a TensorBoard logdir) before warm-up: every PS task's included.
 """
 
 from __future__ import annotations
@@ -80,7 +82,8 @@ def measure_tf2(config: TestbedConfig, n_workers: int, *, repeat: int = 0, trace
         raise JobError(f"the coordinator reported unusable step-counter reads {reads}")
     rate = (reads[1][1] - reads[0][1]) / (reads[1][0] - reads[0][0])
     return Measurement(n_workers=n_workers, repeat=repeat, steps_per_s=rate, worker_steps_per_s=(),
-                       global_steps_per_s=rate, window_s=window_len_s,
+                       global_steps_per_s=rate, window_s=window_len_s, param_bytes=int(done.get("param_bytes", 0)),
+                       ps_bytes=tuple(int(b) for b in done.get("ps_bytes", [])),
                        qdisc_drops=stats.pull_drops + stats.push_drops, tcp_retrans_segs=stats.tcp_retrans_segs,
                        **cpu_fields(cpu.figures(window_len_s)))
 

@@ -11,8 +11,12 @@ zoo_step`, plus one increment of a step counter on the PS), and drives the job:
 3. keeps every worker busy (at most two steps queued per worker, so that the queue never outgrows the window),
    reads the window ``{"start_s": A, "end_s": B}`` (``time.monotonic()``) from stdin, reads the counter at A and
    at B, stops scheduling, and prints ``{"event": "done", "counter_reads": [[t, count], [t, count]],
-   "param_bytes": ...}``. The steps of all workers together per second over the window is the measurement;
-   ParameterServerStrategy does not say which worker ran which step.
+   "param_bytes": ..., "ps_bytes": [...]}`` (the model's parameter bytes, and those on each PS task). The steps
+   of all workers together per second over the window is the measurement; ParameterServerStrategy does not say
+   which worker ran which step.
+
+With several PS tasks the strategy places the variables round robin in the order they are made: the counter
+first (on PS task 0), then the model's. The counter is read wherever it lies.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ def run_coordinator(job: dict[str, Any]) -> dict[str, Any]:
     """Drive the job (module docstring); return the ``done`` event."""
     import tensorflow as tf
 
-    from validation.capture_tf2 import profiled, zoo_step
+    from validation.capture_tf2 import profiled, zoo_step, zoo_variables
     from validation.zoo import ModelSpec
 
     tf.config.threading.set_inter_op_parallelism_threads(INTER_OP_THREADS)
@@ -60,7 +64,11 @@ def run_coordinator(job: dict[str, Any]) -> dict[str, Any]:
     spec = ModelSpec(name=model["name"], batch_size=model["batch_size"], widths=tuple(model["widths"]))
     with strategy.scope():
         counter = tf.Variable(0, dtype=tf.int64, name="steps_done")
-    counted_step = zoo_step(tf, strategy, spec, learning_rate=job["learning_rate"], counter=counter)
+    store = zoo_variables(tf, strategy, spec)
+    counted_step = zoo_step(tf, strategy, spec, learning_rate=job["learning_rate"], counter=counter, store=store)
+    ps_bytes = [0] * len(job["cluster"]["ps"])
+    for v in store.values():  # where the strategy put each parameter: "/job:ps/replica:0/task:J/device:CPU:0"
+        ps_bytes[tf.DeviceSpec.from_string(v.device).task or 0] += int(v.shape.num_elements()) * v.dtype.size
 
     def run(n: int) -> None:
         for _ in range(n):
@@ -95,7 +103,8 @@ def run_coordinator(job: dict[str, Any]) -> dict[str, Any]:
             reads.append((time.monotonic(), int(counter.numpy())))
             break
     coordinator.join()
-    return {"event": "done", "counter_reads": [list(r) for r in reads]}
+    return {"event": "done", "counter_reads": [list(r) for r in reads], "param_bytes": sum(ps_bytes),
+            "ps_bytes": ps_bytes}
 
 
 def main(argv: list[str]) -> int:

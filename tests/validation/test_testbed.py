@@ -19,7 +19,8 @@ import pytest
 from parsers import read_trace
 from parsers.singleworker import read_single_worker
 from tracegen.model import build_model
-from validation import testbed
+from validation import testbed, testbed_tf2
+from validation.cluster_config import ClusterConfig
 from validation.cluster_host import leftovers
 from validation.errors import ConfigError
 from validation.testbed import run_testbed, window_for
@@ -27,6 +28,7 @@ from validation.testbed_config import TestbedConfig
 from validation.testbed_files import MEASURED_COLUMNS
 from validation.testbed_single import AT_CAP_SHARE, measure_at_cap, write_single_worker_json
 from validation.testbed_window import Measurement
+from validation.windowcpu import WindowCpu
 
 from validation_support import TESTBED_SUBNET, make_testbed_config
 
@@ -118,6 +120,20 @@ def test_both_two_host_measurements_are_refused_before_either_runs(tmp_path: pat
     (tmp_path / "trace" / "single-worker.json").write_text("{}\n")
     with pytest.raises(ConfigError, match=r"trace/single-worker\.json: already exists; move it away"):
         run_testbed(make_testbed_config(tmp_path, only_link_profile=True, only_single_worker=True))
+
+
+@pytest.mark.parametrize("api", ["tf1", "tf2"])
+def test_the_link_profile_of_several_ps_tasks_is_measured_on_one_ps_link(tmp_path: pathlib.Path, api: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every PS link has the same shape, so netbench measures one: with --ps 2 on 2 cores its cluster had both PS
+    tasks beside a client host that takes the cores one PS leaves ('CPU caps must total less than the 2 available
+    cores (got 2.2: 2 PS * 0.3 + 1 workers: 1.6)'), before any run."""
+    handed: list[ClusterConfig] = []
+    monkeypatch.setattr(testbed, "measure_link_profile", lambda config, *_a, **_k: handed.append(config))
+    config = make_testbed_config(tmp_path, api=api, trace_workers=api == "tf1", ps_tasks=2, cpu_cap_ps=0.3)
+    testbed._measure_profile(config, tmp_path, lambda _message: None)  # the step under test
+    (cluster,) = handed
+    assert (cluster.n_ps, cluster.n_workers, cluster.coordinator, cluster.cpu_cap_ps) == (1, 1, False, 0.3)
 
 
 def test_the_single_worker_record_is_the_median_of_every_run_of_one_worker(tmp_path: pathlib.Path) -> None:
@@ -283,6 +299,42 @@ def test_a_tf2_run_measures_the_coordinators_counter_and_profiles_n1(tmp_path: p
     assert build_model(trace).step_gap_ns > 0
     single = read_single_worker(result.trace_dir / "single-worker.json")
     assert single.steps_per_s == pytest.approx(result.measurements[0].steps_per_s)
+    _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
+
+
+@pytest.mark.slow
+@pytest.mark.root
+def test_a_tf2_run_on_two_ps_tasks_uses_and_profiles_both(tmp_path: pathlib.Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--api tf2 --ps 2`` (refused before): the strategy puts variables on both PS tasks, the window's PS CPU is
+    both PS nodes', each of which worked in it, and the N = 1 trace profiled both."""
+    per_ps: dict[str, list[tuple[str, float | None]]] = {}
+
+    class Recording(WindowCpu):  # each PS process's own CPU at both ends of the window, beside the sum
+        def _take(self, key: str) -> None:
+            super()._take(key)
+            per_ps[key] = [(p.node, p.cpu_s()) for p in self.pss]  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(testbed_tf2, "WindowCpu", Recording)
+    messages: list[str] = []
+    config = make_testbed_config(tmp_path, api="tf2", trace_workers=False, workers=(1,), ps_tasks=2,
+                                 cpu_cap_ps=0.3, cpu_cap_worker=0.4)
+    result = run_testbed(config, progress=messages.append)
+    (m,) = result.measurements
+    assert m.steps_per_s > 0 and len(m.ps_bytes) == 2 and min(m.ps_bytes) > 0 and sum(m.ps_bytes) == m.param_bytes
+    with result.csv_path.open(newline="") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert (row["api"], row["ps_tasks"], row["placement"]) == ("tf2", "2", "round-robin")
+    (start, end) = (per_ps["start"], per_ps["end"])
+    assert [node for node, _ in start] == [node for node, _ in end] == ["ps", "ps1"]
+    used = [(b or 0.0) - (a or 0.0) for (_, a), (_, b) in zip(start, end, strict=True)]
+    assert min(used) > 0.0  # both PS tasks served the window
+    assert float(row["ps_cpu_cores"]) == pytest.approx(sum(used) / m.window_s, rel=0.02)
+    hosts = list(result.trace_dir.glob("plugins/profile/*/*.xplane.pb"))
+    assert len(hosts) == 4  # the coordinator, both PS tasks and the worker, each profiled
+    trace = read_trace(result.trace_dir)
+    assert sorted(set(trace.variables["device"])) == [f"/job:ps/replica:0/task:{k}/device:CPU:0" for k in (0, 1)]
+    assert json.loads((result.trace_dir / "meta.json").read_text())["ps_tasks"] == 2
     _assert_nothing_left(RUN_ID.findall("\n".join(messages)))
 
 

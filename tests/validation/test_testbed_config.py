@@ -47,7 +47,10 @@ from validation_support import TESTBED_SUBNET, make_testbed_config
         ({"placement": "random"}, "'placement' must be one of round-robin, greedy (got 'random')"),
         ({"ps_tasks": 0}, "'n_ps' must be from 1 to 8 (got 0)"),
         ({"api": "tf3"}, "'api' must be tf1 or tf2 (got 'tf3')"),
-        ({"api": "tf2", "ps_tasks": 2}, "--api tf2 runs one PS"),
+        # ParameterServerStrategy places the variables itself, round robin in creation order
+        ({"api": "tf2", "trace_workers": False, "ps_tasks": 2, "placement": "greedy"},
+         "'placement' must be round-robin with --api tf2, ParameterServerStrategy's own in creation order (got "
+         "'greedy')"),
     ],
 )
 def test_config_refuses_bad_values(tmp_path: pathlib.Path, changes: dict[str, object], message: str) -> None:
@@ -75,5 +78,13 @@ def test_each_run_gets_the_cluster_the_options_describe(tmp_path: pathlib.Path) 
                                      {"trace_workers": True}])
 def test_tf2_refuses_what_only_tf1_workers_do(tmp_path: pathlib.Path, changes: dict[str, object]) -> None:
     make_testbed_config(tmp_path, api="tf2", trace_workers=False)
-    with pytest.raises(ConfigError, match="--api tf2 runs one PS, workers alike, without staleness"):
+    with pytest.raises(ConfigError, match="--api tf2 runs workers alike, without staleness"):
         make_testbed_config(tmp_path, api="tf2", **{"trace_workers": False, **changes})
+
+
+def test_tf2_runs_on_several_ps_tasks(tmp_path: pathlib.Path) -> None:
+    """``--api tf2 --ps 2`` was refused ('--api tf2 runs one PS'): its cluster has both PS tasks and the coordinator,
+    the variables placed round robin, as the strategy does."""
+    config = make_testbed_config(tmp_path, api="tf2", trace_workers=False, ps_tasks=2)
+    cluster = config.cluster_config(2)
+    assert (cluster.n_ps, cluster.n_workers, cluster.coordinator, config.placement) == (2, 2, True, "round-robin")
