@@ -147,10 +147,21 @@ def release_run_lock(run_id: str, fd: int) -> None:
     os.close(fd)
 
 
+def leftover_name(leftover: str) -> str:
+    """The namespace's or cgroup's own name in a :func:`leftovers` entry (``netns tg_3fa9c1_w0``: ``tg_3fa9c1_w0``;
+    ``cgroup /sys/fs/cgroup/cpu/tracegen_3fa9c1_ps``: ``tracegen_3fa9c1_ps``)."""
+    return leftover.rsplit("/", 1)[-1].rsplit(" ", maxsplit=1)[-1]
+
+
 def _run_id(leftover: str) -> str:
-    """The run id in a :func:`leftovers` entry (``netns tg_3fa9c1_w0``, ``cgroup .../tracegen_3fa9c1_ps``)."""
-    name = leftover.rsplit("/", 1)[-1].rsplit(" ", maxsplit=1)[-1]
+    """The run id in a :func:`leftovers` entry, or "" where its name holds none."""
+    name = leftover_name(leftover)
     return name.split("_")[1] if name.count("_") >= 2 else ""
+
+
+def _is_run_id(text: str) -> bool:
+    """Whether ``text`` is a run id as :class:`validation.cluster.Cluster` makes them: RUN_ID_LENGTH hex digits."""
+    return len(text) == RUN_ID_LENGTH and all(c in "0123456789abcdef" for c in text)
 
 
 def dead_runs() -> list[str]:
@@ -160,7 +171,7 @@ def dead_runs() -> list[str]:
     dead = []
     locked = {p.stem for p in RUN_LOCK_DIR.glob("*.lock")}  # and the locks of runs that died having removed all
     for run_id in sorted({_run_id(x) for x in leftovers()} | locked):
-        if len(run_id) != RUN_ID_LENGTH or not all(c in "0123456789abcdef" for c in run_id):
+        if not _is_run_id(run_id):
             continue  # not a run's name (a file put there by hand)
         try:
             fd = os.open(RUN_LOCK_DIR / f"{run_id}.lock", os.O_RDWR)
@@ -187,7 +198,7 @@ def clean(run_id: str) -> list[str]:
     """Remove what the run ``run_id`` left (``all``: every run's): its node processes, cgroups and namespaces
     (which take its veths, bridge and qdiscs). For a crashed run: a run still going is stopped. Returns what was
     removed; ClusterError lists what could not be."""
-    if run_id != "all" and (len(run_id) != RUN_ID_LENGTH or not all(c in "0123456789abcdef" for c in run_id)):
+    if run_id != "all" and not _is_run_id(run_id):
         raise ConfigError(f"'run_id' must be the 6 hex digits a run printed ('cluster 3fa9c1 is up') or 'all' "
                           f"(got {run_id!r})")
     tag = "" if run_id == "all" else f"{run_id}_"

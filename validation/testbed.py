@@ -21,7 +21,7 @@ from parsers.linkprofile import PROFILE_NAME
 from parsers.singleworker import SINGLE_WORKER_NAME
 from validation import Progress
 from validation.capture import tensorflow_version
-from validation.cluster_host import check_host, reap_dead_runs
+from validation.cluster_host import check_host, leftover_name, reap_dead_runs
 from validation.errors import ConfigError, NodeCrashedError
 from validation.staleness import STALENESS_NAME
 from validation.testbed_config import TestbedConfig
@@ -128,7 +128,7 @@ def _reap(report: Progress) -> None:
     """Remove what runs killed outright (SIGKILL: no handler of theirs ran) left on this machine, saying what."""
     for run_id, removed in reap_dead_runs().items():
         if removed:
-            names = ", ".join(x.rsplit("/", 1)[-1].split(" ")[-1] for x in removed)
+            names = ", ".join(leftover_name(x) for x in removed)
             report(f"removed what the dead run {run_id} (killed, its cluster left standing) left: {names}")
 
 
