@@ -62,7 +62,8 @@ def _moved_bytes(s: dict[str, Any], direction: str) -> str:
     if not unsized or sized is None:
         return _fmt_bytes(s[f"{direction}_bytes"])
     return (f"{_fmt_bytes(sized)} in the {s[f'{direction}_count'] - unsized} sized, "
-            f"{counted(unsized, 'tensor')} never recorded with a size (predict: its variable's size, else 0 B)")
+            f"{counted(unsized, 'tensor')} never recorded with a size (predict: its variable's size; 0 B beside "
+            "a gather or a sparse update, or where no variable is near)")
 
 
 def _fmt_ms(ns: float | None) -> str:

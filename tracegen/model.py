@@ -48,6 +48,8 @@ SEND_OPS = frozenset({"_Send", "_HostSend"})
 RECV_OPS = frozenset({"_Recv", "_HostRecv"})
 APPLY_PREFIXES = ("ResourceApply", "Apply", "AssignAdd", "AssignSub", "ResourceSparseApply", "SparseApply",
                   "ResourceScatter", "ScatterSub", "ScatterAdd")  # AssignSub: TF2's plain SGD, var.assign_sub
+# ops that read or update some rows of a variable: a tensor they send or take is not the variable's size
+PART_OF_VARIABLE_OPS = ("ResourceGather", "Gather", "ResourceScatter", "Scatter", "ResourceSparseApply", "SparseApply")
 MAX_TASK_NS = MAX_STEP_NS  # a day: no op or gap of a training step takes longer (the readers refuse a step that does)
 MAX_TRANSFER_BYTES = 1 << 44  # 16 TiB: more than any tensor; keeps byte arithmetic exact in floats
 
@@ -276,6 +278,7 @@ class _Graph:
     tensor_task: dict[str, int]
     notes: list[str]
     ps_task: list[int]  # per task, the PS task it runs on or whose link it crosses (0 for worker ops)
+    op_type: list[str]  # per task, its node's op type ("" for a transfer)
 
     def preds(self, t: int) -> set[int]:
         return self.data[t] | self.control[t]
@@ -289,6 +292,7 @@ def _graph(trace: Trace, keep: set[str]) -> _Graph:
     recv_task: dict[tuple[str, str], int] = {}
     tensor_task: dict[str, int] = {}
     ps_task: list[int] = []
+    op_types: list[str] = []
     for row in _rows(trace.rendezvous.itertuples(index=False)):
         if row.direction not in (PULL, PUSH) or row.send_device not in keep or row.recv_device not in keep:
             continue
@@ -296,6 +300,7 @@ def _graph(trace: Trace, keep: set[str]) -> _Graph:
         ps_task.append(task_index(str(row.send_device if row.direction == PULL else row.recv_device)))
         names.append(str(row.tensor_name))
         kinds.append(TaskKind.PULL if row.direction == PULL else TaskKind.PUSH)
+        op_types.append("")
         tensor_task[str(row.tensor_name)] = t
         send_task[(str(row.send_device), str(row.send_node))] = t
         recv_task[(str(row.recv_device), str(row.recv_node))] = t
@@ -312,6 +317,7 @@ def _graph(trace: Trace, keep: set[str]) -> _Graph:
         ps_task.append(task_index(device) if device_role(device) == "ps" else 0)
         names.append(node if device_role(device) == "worker" else f"ps:{node}")
         kinds.append(_kind_for(device, op_type, node))
+        op_types.append(op_type)
     n = len(names)
     data: list[set[int]] = [set() for _ in range(n)]
     control: list[set[int]] = [set() for _ in range(n)]
@@ -327,7 +333,7 @@ def _graph(trace: Trace, keep: set[str]) -> _Graph:
     for t in range(n):
         control[t] -= data[t]
     notes = [f"{skipped} graph edges touch no modelled task (other devices, unpaired send/recv)"] if skipped else []
-    return _Graph(names, kinds, data, control, node_task, tensor_task, notes, ps_task)
+    return _Graph(names, kinds, data, control, node_task, tensor_task, notes, ps_task, op_types)
 
 
 def _observations(trace: Trace, g: _Graph, keep: set[str]) -> tuple[list[dict[int, tuple[int, int]]],
@@ -555,33 +561,37 @@ def _cycle_text(g: _Graph, indeg: Sequence[int]) -> str:
 def _sizes(trace: Trace, g: _Graph, sizes: Sequence[Sequence[int]], notes: list[str], *,
            recorded: Sequence[Mapping[int, object]]) -> list[int]:
     """Median recorded bytes per transfer; a transfer never recorded with a size takes its variable's size, or
-    0 bytes where no variable is near it (a control edge). ``recorded``: per task, the steps it was traced in
-    (only for the note, which named a TF2 profile's control edge, traced in every step without a size and left at
-    0 bytes, 'absent from every traced step ... (size from the variable)')."""
+    0 bytes where no variable is near it (a control edge) or where the op beside it reads or updates only some
+    rows of its variable (a gather's rows, a sparse update's indices and values: no part of a variable's size says
+    how many). ``recorded``: per task, the steps it was traced in (only for the note, which named a TF2 profile's
+    control edge, traced in every step without a size and left at 0 bytes, 'absent from every traced step ...
+    (size from the variable)')."""
     var_bytes = {(str(d), str(v)): int(b) for d, v, b in
                  zip(trace.variables["device"], trace.variables["name"], trace.variables["size_bytes"], strict=True)}
     by_task = {task: key for key, task in g.node_task.items()}
     size = [0] * len(g.names)
-    reconstructed: dict[tuple[bool, bool], list[str]] = {}  # (traced without a size, sized by a variable) -> names
+    reconstructed: dict[tuple[bool, str], list[str]] = {}  # (traced without a size, how it was sized) -> names
     for tensor, t in g.tensor_task.items():
         if sizes[t]:
             size[t] = _median_int(sizes[t])
             continue
         near = (list(g.data[t]) if g.kinds[t] == TaskKind.PULL
                 else [c for c in range(len(g.names)) if t in g.data[c] and g.kinds[c] == TaskKind.APPLY])
-        found = None
+        how = "no variable near, 0 bytes"
         for task in near:
             found = next((var_bytes[by_task[p]] for p in [*sorted(g.data[task]), task]
                           if p in by_task and by_task[p] in var_bytes), None)
-            if found is not None:
-                size[t] = found
+            if found is not None and g.op_type[task].startswith(PART_OF_VARIABLE_OPS):
+                how = f"beside a {g.op_type[task]}, some rows of a variable: size unknown, 0 bytes"
                 break
-        reconstructed.setdefault((bool(recorded[t]), found is not None), []).append(tensor)
-    for (traced, sized), names in sorted(reconstructed.items()):
+            if found is not None:
+                size[t], how = found, "size from the variable"
+                break
+        reconstructed.setdefault((bool(recorded[t]), how), []).append(tensor)
+    for (traced, how), names in sorted(reconstructed.items()):
         where = ("traced but never with a size" if traced else "absent from every traced step "
                  f"{'was' if len(names) == 1 else 'were'} reconstructed from the rendezvous")
-        size_from = "size from the variable" if sized else "no variable near, 0 bytes"
-        notes.append(f"{counted(len(names), 'transfer')} {where} ({size_from}): {', '.join(sorted(names)[:5])}"
+        notes.append(f"{counted(len(names), 'transfer')} {where} ({how}): {', '.join(sorted(names)[:5])}"
                      + (" ..." if len(names) > 5 else ""))
     return size
 
