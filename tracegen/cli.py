@@ -115,7 +115,8 @@ def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> st
     if (clocks := clock_note(s["lost"])) is not None:
         lines.append(f"note: {clocks}")
     if s["skipped"]:
-        lines.append("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())))
+        # each reason is a plural phrase ("op events outside every step"): its count after it reads right for 1 too
+        lines.append("skipped: " + "; ".join(f"{why}: {n}" for why, n in sorted(s["skipped"].items())))
     return "\n".join(lines)
 
 

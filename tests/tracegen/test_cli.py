@@ -181,6 +181,18 @@ def test_inspect_gives_a_whole_median_op_count_as_a_whole_number(capsys: pytest.
     assert line == "ops        48 per step (median)", line
 
 
+def test_inspect_counts_what_it_skipped_after_each_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    # the reasons are plural phrases: the line said "1 steps that were the step function's first call"
+    trace = ROOT / "data/traces/tf2_embed_ps2"
+    assert main(["inspect", str(trace), "--json"]) == 0
+    skipped = json.loads(capsys.readouterr().out)["skipped"]
+    assert 1 in skipped.values() and len(skipped) >= 2
+    assert main(["inspect", str(trace)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("skipped: "))
+    assert line == "skipped: " + "; ".join(f"{why}: {n}" for why, n in sorted(skipped.items())), line
+    assert not any(f"1 {why}" in line for why in skipped), line
+
+
 def test_inspect_says_the_transfer_figures_are_medians_taken_apart(capsys: pytest.CaptureFixture[str]) -> None:
     # on the mlp trace the overlap's share (the median of each step's) is not overlap / in flight as printed
     # (2.657 / 20.706 ms is 13 %, the line said 21 %): without the word, the line reads as inconsistent
