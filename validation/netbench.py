@@ -47,7 +47,7 @@ from tracegen.metrics import fraction_in_window
 from validation import Progress
 from validation.cpucap import cpu_allowance
 from validation.errors import ConfigError
-from validation.netbench_child import Child, child_processes
+from validation.netbench_child import START_LIMIT, Child, child_processes
 from validation.netbench_control import MAX_WORKERS, Control, split_address
 from validation.netbench_node import SMALL_BYTES, SMALL_TENSORS, TENSOR_BYTES, TENSORS, payload_fault, step_sizes
 from validation.ports import free_ports
@@ -151,9 +151,9 @@ class _Bench:
                    "tensor_bytes": self.config.tensor_bytes}
             started.append(Child(job, self.log_dir, f"client {i}"))
             self.children.append(started[-1])
-        deadline = time.monotonic() + self.config.timeout_s
-        for child in started:
-            child.receive("ready", deadline)
+        until = time.monotonic() + START_LIMIT * self.config.timeout_s
+        for child in started:  # they start side by side: later ones are mostly ready by the time they are read
+            child.receive_started("ready", self.config.timeout_s, until)
         return started
 
     def loaders(self, count: int) -> list[Child]:

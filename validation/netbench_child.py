@@ -24,6 +24,11 @@ from validation.errors import JobError
 from validation.signals import terminating
 from validation.stderr import NO_OUTPUT, summarize_stderr
 from validation.testbed_window import node_env
+from validation.windowcpu import process_cpu_s
+
+# a starting process is waited for while it uses CPU (TensorFlow's import on a loaded host) up to this many times
+# the time it may go using none
+START_LIMIT = 4
 
 
 def _node_argv(job: dict[str, Any]) -> list[str]:
@@ -50,6 +55,34 @@ class Child:
 
     def receive(self, want: str, deadline_s: float) -> dict[str, Any]:
         """The next ``{"event": want}`` line; JobError when the process dies or the deadline passes."""
+        event = self._receive(want, deadline_s)
+        if event is None:
+            raise JobError(f"netbench {self.name}: no '{want}' in time ({self.stderr_tail()})")
+        return event
+
+    def receive_started(self, want: str, quiet_s: float, until_s: float) -> dict[str, Any]:
+        """The next ``{"event": want}`` line of a process that is starting: importing TensorFlow takes seconds of
+        CPU, and many more of the wall clock on a loaded host, so it is waited for while it keeps using CPU, until
+        the monotonic clock reaches ``until_s``; JobError once it has used none for ``quiet_s`` (stuck), or then."""
+        begun = last_busy = time.monotonic()
+        last_cpu = process_cpu_s(self.popen.pid) or 0.0
+        while True:
+            now = time.monotonic()
+            event = self._receive(want, min(until_s, now + 1.0))
+            if event is not None:
+                return event
+            now = time.monotonic()
+            cpu = process_cpu_s(self.popen.pid)
+            if cpu is not None and cpu > last_cpu:
+                last_cpu, last_busy = cpu, now
+            if now >= until_s or now - last_busy >= quiet_s:
+                why = ("no CPU used in the last " f"{now - last_busy:.0f} s" if now < until_s
+                       else "the limit for starting reached")
+                raise JobError(f"netbench {self.name}: no '{want}' after {now - begun:.0f} s, {last_cpu:.1f} s of "
+                               f"CPU used ({why}; {self.stderr_tail()})")
+
+    def _receive(self, want: str, deadline_s: float) -> dict[str, Any] | None:
+        """The next ``{"event": want}`` line, or None once the deadline passes; JobError when the process dies."""
         assert self.popen.stdout is not None  # noqa: S101 - created with a pipe
         fd = self.popen.stdout.fileno()
         while True:
@@ -61,7 +94,7 @@ class Child:
                         return event
             left = deadline_s - time.monotonic()
             if left <= 0:
-                raise JobError(f"netbench {self.name}: no '{want}' in time ({self.stderr_tail()})")
+                return None
             readable, _, _ = select.select([fd], [], [], min(left, 1.0))
             if not readable:
                 continue

@@ -20,7 +20,7 @@ from tracegen.address import join_address, unmapped
 from validation import Progress
 from validation.cpucap import cpu_allowance, cpu_quota
 from validation.errors import ConfigError, JobError
-from validation.netbench_child import Child, child_processes
+from validation.netbench_child import START_LIMIT, Child, child_processes
 from validation.netbench_control import MAX_WORKERS, read_line, send_line, split_address
 from validation.signals import terminating, wait_readable
 
@@ -174,7 +174,7 @@ def _serve_requests(stream: io.BufferedIOBase, local_ip: str, tf_port: int, time
                 ps_address = join_address(local_ip, tf_port)  # [::1]:2222: gRPC's form of IPv6
                 job = {"role": "ps", "cluster": {"ps": [ps_address], "worker": workers}}
                 children.append(Child(job, log_dir, "ps"))
-                children[0].receive("ready", time.monotonic() + timeout_s)
+                children[0].receive_started("ready", timeout_s, time.monotonic() + START_LIMIT * timeout_s)
                 report(f"PS task up at {ps_address} for {len(workers)} client slots")
                 send_line(stream, {"ok": True, "ps": ps_address})
             elif op == "cpu" and children:
