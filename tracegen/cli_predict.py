@@ -147,7 +147,9 @@ def add_shard_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--ps-shards", metavar="K", help=what)
     parser.add_argument("--placement", default="round-robin", metavar="HOW",
                         help="how parameters go to the shards of --ps-shards: round-robin (TF's default, creation "
-                             "order), greedy (fewest bytes so far) or a CSV file variable,shard (default round-robin)")
+                             "order), greedy (each variable in creation order to the shard holding the fewest bytes so "
+                             "far, weighed by the bytes it holds, as TF1's GreedyLoadBalancingStrategy did) or a CSV "
+                             "file variable,shard (default round-robin)")
 
 
 def shard_counts(args: argparse.Namespace) -> tuple[int, ...]:

@@ -9,8 +9,10 @@ far). From a trace taken with one PS:
   (``VarHandleOp``/``VariableV2``, the global step among them; :func:`creation_order`); the parameters are
   :mod:`tracegen.variables`' (a variable both read by a pull and updated by an apply); without that list
   (a trace with no graph) the parameters in name order, the global step first;
-- a parameter's size is the bytes its pulls move in a step; a variable no pull moves (the global step) counts
-  as an 8-byte scalar, as a greedy ``ps_strategy`` weighs it;
+- greedy weighs a variable as ``byte_size_load_fn`` did: the bytes it holds (its shape times its dtype's size, as
+  the trace's variables table gives them), which for a table read sparsely (an embedding whose rows are gathered
+  on the PS) is the whole table, not the rows a step moves; where the trace gives no size, the bytes its pulls
+  move in a step, and a variable no pull moves (the global step) counts as an 8-byte scalar;
 - a pull and an apply run on the shard of their parameter; a push on the shard of the apply that consumes it;
   the PS ops that read or hold a parameter on its shard; everything else of the PS (the global step, the
   learning rate's push, constants) on shard 0, where TensorFlow's chief PS would put it.
@@ -27,6 +29,7 @@ import dataclasses
 import io
 import os
 import pathlib
+from collections.abc import Mapping
 
 from parsers.csvfile import Records, cell_int
 from parsers.errors import counted, quoted
@@ -80,6 +83,13 @@ def creation_order(trace: Trace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f"ps:{n}" for n in rows["node_name"]))
 
 
+def stored_bytes(trace: Trace) -> dict[str, int]:
+    """The bytes each of the PS's variables holds, as the trace's variables table gives them, by model name."""
+    table = trace.variables
+    keep = table["device"].map(lambda d: device_role(d) == "ps")
+    return {f"ps:{n}": int(b) for n, b in zip(table["name"][keep], table["size_bytes"][keep], strict=True)}
+
+
 def variable_order(variables: VariableMap, created: tuple[str, ...] = ()) -> list[str]:
     """Every variable the PS holds, in the order round-robin placement takes them: ``created`` (creation order),
     then any the model names that it lacks (a trace without partition graphs: the global step first)."""
@@ -87,14 +97,16 @@ def variable_order(variables: VariableMap, created: tuple[str, ...] = ()) -> lis
     return order + [n for n in variables.names if n not in order]
 
 
-def place(model: StepModel, n_shards: int, how: str, created: tuple[str, ...] = ()) -> Placement:
+def place(model: StepModel, n_shards: int, how: str, created: tuple[str, ...] = (),
+          stored: Mapping[str, int] | None = None) -> Placement:
     """Place ``model``'s parameters on ``n_shards`` shards by ``how``: ``round-robin``, ``greedy`` or the path of
-    a placement file; ``created``: every variable node in creation order (module docstring)."""
+    a placement file; ``created``: every variable node in creation order; ``stored``: the bytes each holds, where
+    known (:func:`stored_bytes`; module docstring)."""
     if not 1 <= n_shards <= MAX_SHARDS:
         raise ConfigError(f"'ps_shards' must be from 1 to {MAX_SHARDS} (got {n_shards})")
     variables = variable_map(model)
     order = variable_order(variables, created)
-    size = dict(zip(variables.names, variable_bytes(model, variables), strict=True))
+    size = {**dict(zip(variables.names, variable_bytes(model, variables), strict=True)), **(stored or {})}
     if how in PLACEMENTS:
         load = [0] * n_shards
         placed: dict[str, int] = {}

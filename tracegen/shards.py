@@ -26,7 +26,7 @@ from tracegen.errors import ConfigError
 from tracegen.link import LinkSpec
 from tracegen.metrics import busiest_shard
 from tracegen.model import StepModel
-from tracegen.placement import Placement, creation_order, place, variable_order
+from tracegen.placement import Placement, creation_order, place, stored_bytes, variable_order
 from tracegen.simulate import SimConfig, simulate
 from tracegen.variables import variable_map
 
@@ -53,8 +53,8 @@ class ShardRow:
 def placements(model: StepModel, trace: Trace, shards: Sequence[int], how: str) -> list[Placement]:
     """The placement for each number of shards in ``shards`` (ascending): quick, so a bad placement file is
     refused before anything is simulated."""
-    created = creation_order(trace)
-    return [place(model, k, how, created) for k in sorted(set(shards))]
+    created, stored = creation_order(trace), stored_bytes(trace)
+    return [place(model, k, how, created, stored) for k in sorted(set(shards))]
 
 
 def holding(model: StepModel, trace: Trace, shards: Sequence[int]) -> tuple[tuple[int, ...], str | None]:

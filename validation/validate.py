@@ -75,7 +75,7 @@ from tracegen.inputs import batch_size_of, profile_beside, single_worker_beside
 from tracegen.link import LinkSpec
 from tracegen.model import StepModel
 from tracegen.outputs import OutputDir
-from tracegen.placement import PLACEMENTS, Placement, creation_order, place, traced_placement
+from tracegen.placement import PLACEMENTS, Placement, creation_order, place, stored_bytes, traced_placement
 from tracegen.plots import curve_csv
 from tracegen.preparation import Prepared, prepared
 from tracegen.processes import processes_for
@@ -271,7 +271,7 @@ def ps_placement(measured: pathlib.Path, runs: pd.DataFrame, model: StepModel, t
                           "one setting at a time")
     if counts[0] == 1:
         return None
-    return place(model, counts[0], hows[0], creation_order(trace))
+    return place(model, counts[0], hows[0], creation_order(trace), stored_bytes(trace))
 
 
 def mismatches(trace: pathlib.Path, runs: pd.DataFrame, source: str = "the measurements file") -> list[str]:

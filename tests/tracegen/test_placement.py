@@ -222,3 +222,49 @@ def test_round_robin_and_greedy_by_hand_on_a_synthetic_model() -> None:
     for n in (0, MAX_SHARDS + 1):
         with pytest.raises(ConfigError, match=f"'ps_shards' must be from 1 to {MAX_SHARDS} \\(got {n}\\)"):
             place(model, n, "greedy")
+
+
+# TensorFlow's own placement of the zoo's embed on 2 PS tasks by the testbed's greedy ps_strategy: each variable op's
+# name and task, as JSON (run in a process of its own: the graph is TF1's)
+_TF_GREEDY = """
+import json, sys
+import tensorflow as tf
+from validation.node import GreedyBytes
+from validation.zoo import ModelSpec, build_loss
+v1 = tf.compat.v1
+v1.disable_eager_execution()
+setter = v1.train.replica_device_setter(ps_tasks=2, ps_strategy=GreedyBytes(2))
+with v1.device(setter):
+    v1.train.get_or_create_global_step()
+    build_loss(ModelSpec(name="embed", batch_size=32, widths=tuple(json.loads(sys.argv[1]))))
+print(json.dumps({v.op.name: tf.DeviceSpec.from_string(v.device).task for v in v1.global_variables()}))
+"""
+
+
+def test_greedy_weighs_a_sparsely_read_table_by_what_it_holds_as_tensorflow_does(tmp_path: pathlib.Path) -> None:
+    """byte_size_load_fn weighs a variable by the bytes it holds: an embedding table of 25.6 MB whose step gathers
+    32 kB of rows weighs 25.6 MB. Weighed by the rows it moves, the 256 kB dense kernel after it went to the other
+    PS and the rest beside the table: not what the testbed's job (validation.node.GreedyBytes) placed."""
+    import json
+    import subprocess
+    import sys
+
+    from tracegen.cli import main
+    from tracegen.placement import stored_bytes
+
+    widths = [100_000, 64, 4, 1024]  # 4 tokens a example: 32 x 4 rows of 64 floats gathered, a 64 x 1024 kernel
+    out = tmp_path / "trace"
+    assert main(["profile", "--model", "embed", "--widths", ",".join(map(str, widths)), "--warmup", "1",
+                 "--steps", "2", "--out", str(out)]) == 0
+    ran = subprocess.run([sys.executable, "-c", _TF_GREEDY, json.dumps(widths)], capture_output=True, text=True,
+                         check=True, timeout=300)
+    by_tf = json.loads(ran.stdout.strip().splitlines()[-1])
+    trace = read_trace(out)
+    model = build_model(trace)
+    greedy = place(model, 2, "greedy", creation_order(trace), stored_bytes(trace))
+    ours = {name.removeprefix("ps:"): shard for name, shard in
+            zip(greedy.variables.names, greedy.shard_of_variable, strict=True)}
+    assert ours == {name: task for name, task in by_tf.items() if name != "global_step"}, (ours, by_tf)
+    assert len(ours) == 5 and len(set(ours.values())) == 2  # every parameter, on both PS
+    by_moved = place(model, 2, "greedy", creation_order(trace))  # the rule this replaced: a different placement
+    assert by_moved.shard_of_variable != greedy.shard_of_variable
