@@ -6,7 +6,8 @@ or by a ``ps_strategy`` such as a greedy byte-balancing one (what ``tf.contrib``
 far). From a trace taken with one PS:
 
 - the variables are placed in creation order, as the trace's partition graph lists its variable nodes
-  (``VarHandleOp``/``VariableV2``, the global step among them; :func:`creation_order`); the parameters are
+  (``VarHandleOp``/``VariableV2``, the global step among them; a TF2 profile's in the order its step function
+  takes them; :func:`creation_order`); the parameters are
   :mod:`tracegen.variables`' (a variable both read by a pull and updated by an apply); without that list
   (a trace with no graph) the parameters in name order, the global step first;
 - greedy weighs a variable as ``byte_size_load_fn`` did: the bytes it holds (its shape times its dtype's size, as
@@ -77,10 +78,20 @@ def variable_bytes(model: StepModel, variables: VariableMap) -> list[int]:
 
 
 def creation_order(trace: Trace) -> tuple[str, ...]:
-    """The PS's variable nodes in the order the partition graph lists them (creation order), as model names."""
+    """The PS's variable nodes in the order the partition graph lists them (creation order), as model names. A TF2
+    profile has no variable nodes: its variables are the step function's resource arguments, and the variables
+    table lists them in the order the function takes them, the order it first reads them: creation order for a
+    model that reads its variables in the order it makes them (the zoo's mlp and resnet profiled on one PS task
+    and placed round robin in it land where ParameterServerStrategy put them on two, 6 of 6 and 43 of 43, on
+    2026-12-07), not for one it makes early and reads late (the testbed's step counter, made first, incremented
+    last), which goes last."""
     nodes = trace.graph_nodes
     rows = nodes[nodes["op_type"].isin(VARIABLE_OPS) & nodes["device"].map(lambda d: device_role(d) == "ps")]
-    return tuple(dict.fromkeys(f"ps:{n}" for n in rows["node_name"]))
+    if len(rows):
+        return tuple(dict.fromkeys(f"ps:{n}" for n in rows["node_name"]))
+    table = trace.variables
+    return tuple(dict.fromkeys(f"ps:{n}" for n, d in zip(table["name"], table["device"], strict=True)
+                               if device_role(d) == "ps"))
 
 
 def stored_bytes(trace: Trace) -> dict[str, int]:
