@@ -76,7 +76,7 @@ class Child:
             if cpu is not None and cpu > last_cpu:
                 last_cpu, last_busy = cpu, now
             if now >= until_s or now - last_busy >= quiet_s:
-                why = ("no CPU used in the last " f"{now - last_busy:.0f} s" if now < until_s
+                why = (f"no CPU used in the last {now - last_busy:.0f} s" if now < until_s
                        else "the limit for starting reached")
                 raise JobError(f"netbench {self.name}: no '{want}' after {now - begun:.0f} s, {last_cpu:.1f} s of "
                                f"CPU used ({why}; {self.stderr_tail()})")
