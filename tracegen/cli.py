@@ -66,6 +66,26 @@ def _moved_bytes(s: dict[str, Any], direction: str) -> str:
             "a gather or a sparse update, or where no variable is near)")
 
 
+LISTED_STEPS = 12  # a line lists at most this many steps' figures (a synthetic trace of 8 workers has hundreds)
+
+
+def _per_step(figures: list[str]) -> str:
+    """Each step's figure, comma-separated; past :data:`LISTED_STEPS`, the first ones and the last, and how many."""
+    if len(figures) <= LISTED_STEPS:
+        return ", ".join(figures)
+    return (", ".join(figures[:LISTED_STEPS - 2]) + f", ..., {figures[-1]} ({len(figures)} steps; each in "
+            "inspect --json)")
+
+
+def _recorded(counts: list[int]) -> str:
+    """Records per step as a list; a long one as one count, where every step has it, else shortened."""
+    if len(counts) <= LISTED_STEPS:
+        return str(counts)
+    if len(set(counts)) == 1:
+        return f"{counts[0]} in each of the {len(counts)} steps"
+    return "[" + _per_step([str(c) for c in counts]) + "]"
+
+
 def _fmt_ms(ns: float | None) -> str:
     return "unknown" if ns is None else f"{ns / 1e6:.3f} ms"
 
@@ -78,7 +98,7 @@ def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> st
     lines = [
         f"trace      {s['source']} ({s['source_format']})",
         f"steps      {s['n_steps']} traced; step time {_fmt_ms(s['step_time_ns'])} (median); per step: "
-        + ", ".join(_fmt_ms(t) for t in s["step_time_ns_per_step"]),
+        + _per_step([_fmt_ms(t) for t in s["step_time_ns_per_step"]]),
         f"devices    {len(s['devices'])}: " + ", ".join(s["devices"]),
         # a median of an even number of steps is a float: '48.0 per step' beside whole counts read as a measurement
         f"ops        {'unknown' if s['ops_per_step'] is None else format(s['ops_per_step'], 'g')} per step (median)",
@@ -88,11 +108,11 @@ def format_summary(s: dict[str, Any], profile: pathlib.Path | None = None) -> st
         + (f"; plus {counted(s['n_other_variables'], 'other variable')} ({_fmt_bytes(s['other_variable_bytes'])})"
            if s["n_other_variables"] else ""),
         f"pulls      {s['pull_count']} per step, {_moved_bytes(s, 'pull')}; recorded per step: "
-        f"{s['pull_count_recorded_per_step']}",
+        f"{_recorded(s['pull_count_recorded_per_step'])}",
         f"pushes     {s['push_count']} per step, {_moved_bytes(s, 'push')}"
         + (f" ({counted(s['gradient_push_count'], 'gradient')}, {_fmt_bytes(s['gradient_push_bytes'])})"
            if s["gradient_push_count"] is not None else "")
-        + f"; recorded per step: {s['push_count_recorded_per_step']}",
+        + f"; recorded per step: {_recorded(s['push_count_recorded_per_step'])}",
         # each figure is its own median over the steps, and the share the median of each step's own: on the mlp
         # trace 'in flight 20.706 ms; ... overlap 2.657 ms (21% of transfer time)', where 2.657 / 20.706 is 13 %
         f"transfers  in flight {_fmt_ms(s['transfer_time_ns'])}; compute {_fmt_ms(s['compute_time_ns'])}; "

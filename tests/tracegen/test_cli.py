@@ -193,6 +193,29 @@ def test_inspect_counts_what_it_skipped_after_each_reason(capsys: pytest.Capture
     assert not any(f"1 {why}" in line for why in skipped), line
 
 
+def test_inspect_shortens_the_per_step_figures_of_a_long_trace(tmp_path: pathlib.Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # a synthetic trace of 2 workers has dozens of steps: the steps line listed every one, and each recorded
+    # count, on lines hundreds of characters long
+    out = tmp_path / "pred"
+    assert main(["predict", str(ROOT / "data/traces/mlp"), "--workers", "2", "--bandwidth", "1Gbit/s",
+                 "--emit-traces", "2", "--out", str(out)]) == 0
+    capsys.readouterr()
+    synthetic = out / "traces" / "n2.json"
+    assert main(["inspect", str(synthetic), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    n = s["n_steps"]
+    assert n > 12 and len(s["step_time_ns_per_step"]) == n
+    assert main(["inspect", str(synthetic)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    steps = next(x for x in lines if x.startswith("steps "))
+    assert steps.endswith(f" ({n} steps; each in inspect --json)") and steps.count(" ms") == 1 + 11, steps
+    for key, prefix in (("pull_count_recorded_per_step", "pulls "), ("push_count_recorded_per_step", "pushes ")):
+        line = next(x for x in lines if x.startswith(prefix))
+        (count,) = set(s[key])  # every simulated step records all its transfers
+        assert line.endswith(f"; recorded per step: {count} in each of the {n} steps"), line
+
+
 def test_inspect_says_the_transfer_figures_are_medians_taken_apart(capsys: pytest.CaptureFixture[str]) -> None:
     # on the mlp trace the overlap's share (the median of each step's) is not overlap / in flight as printed
     # (2.657 / 20.706 ms is 13 %, the line said 21 %): without the word, the line reads as inconsistent
