@@ -267,7 +267,7 @@ def suspect_per_worker(runs: pd.DataFrame, source: str) -> list[str]:
     """A warning when the mean rate at a larger N is below :data:`PER_WORKER_FALL` of the smallest N's: that is how
     each worker's own steps per second fall as workers are added, and ``steps_per_s`` counts all workers' steps
     together; every prediction would be N times too high, and look it. Adding workers to an async PS job has not
-    cut the total rate so on any testbed run (over the 53 curves measured in ``data/`` the lowest is 1.13), but it
+    cut the total rate so on any testbed run (over the 54 curves measured in ``data/`` the lowest is 1.13), but it
     may, so the runs are still compared."""
     means = runs.groupby("n_workers")["steps_per_s"].mean()
     if len(means) < 2:
