@@ -5,16 +5,28 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import pathlib
 import re
+import subprocess
+import sys
 
 import pytest
 
 from parsers import read_trace
+from tracegen.cli import main
 from tracegen.config import PredictConfig
 from tracegen.errors import ConfigError
 from tracegen.model import TaskKind, build_model
-from tracegen.placement import MAX_SHARDS, creation_order, place, traced_placement, variable_bytes, variable_order
+from tracegen.placement import (
+    MAX_SHARDS,
+    creation_order,
+    place,
+    stored_bytes,
+    traced_placement,
+    variable_bytes,
+    variable_order,
+)
 from tracegen.synthetic import synthetic_model
 from tracegen.variables import VariableMap, variable_map
 
@@ -245,13 +257,6 @@ def test_greedy_weighs_a_sparsely_read_table_by_what_it_holds_as_tensorflow_does
     """byte_size_load_fn weighs a variable by the bytes it holds: an embedding table of 25.6 MB whose step gathers
     32 kB of rows weighs 25.6 MB. Weighed by the rows it moves, the 256 kB dense kernel after it went to the other
     PS and the rest beside the table: not what the testbed's job (validation.node.GreedyBytes) placed."""
-    import json
-    import subprocess
-    import sys
-
-    from tracegen.cli import main
-    from tracegen.placement import stored_bytes
-
     widths = [100_000, 64, 4, 1024]  # 4 tokens a example: 32 x 4 rows of 64 floats gathered, a 64 x 1024 kernel
     out = tmp_path / "trace"
     assert main(["profile", "--model", "embed", "--widths", ",".join(map(str, widths)), "--warmup", "1",
