@@ -81,10 +81,10 @@ def creation_order(trace: Trace) -> tuple[str, ...]:
     """The PS's variable nodes in the order the partition graph lists them (creation order), as model names. A TF2
     profile has no variable nodes: its variables are the step function's resource arguments, and the variables
     table lists them in the order the function takes them, the order it first reads them: creation order for a
-    model that reads its variables in the order it makes them (the zoo's mlp and resnet profiled on one PS task
-    and placed round robin in it land where ParameterServerStrategy put them on two, 6 of 6 and 43 of 43, on
-    2026-12-07), not for one it makes early and reads late (the testbed's step counter, made first, incremented
-    last), which goes last."""
+    model that reads its variables in the order it makes them (the zoo's mlp, embed and resnet profiled on one PS
+    task and placed round robin in it land where ParameterServerStrategy put them on two, 6 of 6, 5 of 5 and 43 of
+    43, on 2026-12-07), not for one it makes early and reads late (the testbed's step counter, made first,
+    incremented last), which goes last."""
     nodes = trace.graph_nodes
     rows = nodes[nodes["op_type"].isin(VARIABLE_OPS) & nodes["device"].map(lambda d: device_role(d) == "ps")]
     if len(rows):
