@@ -67,8 +67,7 @@ class Child:
         begun = last_busy = time.monotonic()
         last_cpu = process_cpu_s(self.popen.pid) or 0.0
         while True:
-            now = time.monotonic()
-            event = self._receive(want, min(until_s, now + 1.0))
+            event = self._receive(want, min(until_s, time.monotonic() + 1.0))
             if event is not None:
                 return event
             now = time.monotonic()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pathlib
 import sys
 import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -21,42 +22,40 @@ STUCK = "import time; time.sleep(60)"
 BUSY = "while True: pass"
 
 
-def _child(program: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Child:
-    monkeypatch.setattr(netbench_child, "_node_argv", lambda _job: [sys.executable, "-c", program])
-    return Child({"role": "client"}, tmp_path, "client 1")
+@pytest.fixture
+def start(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], Child]]:
+    """Starts a Child running ``program`` in place of the node's TensorFlow; each is closed after the test."""
+    started: list[Child] = []
+
+    def child(program: str) -> Child:
+        monkeypatch.setattr(netbench_child, "_node_argv", lambda _job: [sys.executable, "-c", program])
+        started.append(Child({"role": "client"}, tmp_path, "client 1"))
+        return started[-1]
+
+    yield child
+    for each in started:
+        each.close()
 
 
-def test_a_start_that_keeps_using_cpu_is_waited_for_past_the_quiet_limit(tmp_path: pathlib.Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    child = _child(SLOW_START, tmp_path, monkeypatch)
-    try:
-        begun = time.monotonic()
-        assert child.receive_started("ready", 1.5, begun + 60) == {"event": "ready"}
-        assert time.monotonic() - begun > 1.5  # longer than a process may go without CPU: it was busy throughout
-    finally:
-        child.close()
+def test_a_start_that_keeps_using_cpu_is_waited_for_past_the_quiet_limit(start: Callable[[str], Child]) -> None:
+    child = start(SLOW_START)
+    begun = time.monotonic()
+    assert child.receive_started("ready", 1.5, begun + 60) == {"event": "ready"}
+    assert time.monotonic() - begun > 1.5  # longer than a process may go without CPU: it was busy throughout
 
 
-def test_a_start_that_uses_no_cpu_is_refused_once_quiet_for_the_limit(tmp_path: pathlib.Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    child = _child(STUCK, tmp_path, monkeypatch)
-    try:
-        begun = time.monotonic()
-        with pytest.raises(JobError, match=r"^netbench client 1: no 'ready' after \d+ s, [\d.]+ s of CPU used "
-                                           r"\(no CPU used in the last \d+ s; "):
-            child.receive_started("ready", 2.0, begun + 60)
-        assert 2.0 <= time.monotonic() - begun < 30
-    finally:
-        child.close()
+def test_a_start_that_uses_no_cpu_is_refused_once_quiet_for_the_limit(start: Callable[[str], Child]) -> None:
+    child = start(STUCK)
+    begun = time.monotonic()
+    with pytest.raises(JobError, match=r"^netbench client 1: no 'ready' after \d+ s, [\d.]+ s of CPU used "
+                                       r"\(no CPU used in the last \d+ s; "):
+        child.receive_started("ready", 2.0, begun + 60)
+    assert 2.0 <= time.monotonic() - begun < 30
 
 
-def test_a_start_that_never_ends_is_refused_at_the_limit(tmp_path: pathlib.Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    child = _child(BUSY, tmp_path, monkeypatch)
-    try:
-        begun = time.monotonic()
-        with pytest.raises(JobError, match=r"\(the limit for starting reached; "):
-            child.receive_started("ready", 30.0, begun + 3)
-        assert 3 <= time.monotonic() - begun < 30
-    finally:
-        child.close()
+def test_a_start_that_never_ends_is_refused_at_the_limit(start: Callable[[str], Child]) -> None:
+    child = start(BUSY)
+    begun = time.monotonic()
+    with pytest.raises(JobError, match=r"\(the limit for starting reached; "):
+        child.receive_started("ready", 30.0, begun + 3)
+    assert 3 <= time.monotonic() - begun < 30
